@@ -1,0 +1,46 @@
+# Mimo — every command a developer needs. Each target installs what it needs first
+# (scripts/setup.sh is idempotent and quick when everything is there).
+SHELL := /bin/bash
+ENV := source scripts/env.sh &&
+
+.PHONY: dev test bench setup setup-browser worker web extension typescript clean
+
+## make dev: build everything and run the whole system locally on workerd.
+dev: setup worker
+	@$(ENV) scripts/dev.sh
+
+## make test: every test — Rust unit tests, lints, TypeScript checks, integration tests against
+## the built worker in miniflare, browser tests in Chromium.
+test: setup-browser worker
+	@$(ENV) scripts/test.sh
+
+## make bench: performance figures, measured in one run.
+bench: setup worker
+	@$(ENV) node tests/bench/bench.ts
+
+setup:
+	@scripts/setup.sh
+
+setup-browser:
+	@scripts/setup.sh browser
+
+RUST_SOURCES := $(shell find protocol agent durable worker r2-artifacts -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
+
+## The worker bundle (worker/build/index.js + wasm). Also run by wrangler's [build] command.
+worker: worker/build/index.js web
+
+worker/build/index.js: $(RUST_SOURCES)
+	@$(ENV) cd worker && worker-build --release
+
+web:
+	@$(ENV) node web/build.mjs
+
+extension:
+	@$(ENV) node extension/build.mjs
+
+## Regenerate protocol/ts/protocol.ts from the Rust protocol types.
+typescript:
+	@$(ENV) cargo run -q -p mimo-protocol --bin gen-ts
+
+clean:
+	rm -rf target worker/build web/dist extension/dist

@@ -1,0 +1,12 @@
+//! The sans-I/O core of Mimo.
+//!
+//! Nothing here performs I/O or reads a clock: callers feed in events together with the time and
+//! get back effects (events to emit, records to store, LLM calls to make), which the Durable
+//! Object shells in `mimo-durable` carry out. That keeps every rule testable natively and fast.
+
+pub mod conversation;
+pub mod llm;
+pub mod prompt;
+pub mod selection;
+pub mod snapshot;
+pub mod status;

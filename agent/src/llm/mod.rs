@@ -1,0 +1,26 @@
+//! LLM gateway logic without I/O, so it runs unchanged natively and on Workers.
+//!
+//! A caller drives one model turn like this:
+//! 1. [`build_request`] and `POST` the resulting [`HttpRequest`];
+//! 2. on a non-2xx status, turn the response into an error with [`classify_http_status`];
+//! 3. otherwise feed the body chunks to [`StreamParser::push`] as they arrive and call
+//!    [`StreamParser::finish`] at the end. The [`LlmEvent`]s end with exactly one `Done` or
+//!    `Error`.
+
+mod anthropic;
+mod config;
+mod error;
+mod message;
+mod openai;
+mod request;
+mod sse;
+mod stream;
+#[cfg(test)]
+mod tests;
+
+pub use config::{LlmConfig, Provider, UnknownProvider};
+pub use error::{classify_http_status, LlmError, LlmErrorKind};
+pub use message::{ChatMessage, Role, ToolCall, ToolSpec};
+pub use request::{build_request, HttpRequest};
+pub use sse::{SseDecoder, SseEvent};
+pub use stream::{LlmEvent, StopReason, StreamParser};

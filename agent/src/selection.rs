@@ -1,0 +1,92 @@
+//! Which extension instance a task uses (seed 000 `ExtensionRegistry`).
+
+use mimo_protocol::{ErrorCode, ErrorObject};
+
+/// What the registry knows about one extension instance when choosing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub client_id: String,
+    pub online: bool,
+    pub last_used_at: Option<u64>,
+    pub last_seen_at: u64,
+}
+
+/// Picks the extension for a task.
+///
+/// A task already bound to an extension keeps it: acting in a different browser than the one
+/// the person chose (or was shown) would be acting in the wrong place, so a bound extension that
+/// is offline is an error, not a reason to switch. An unbound task gets the only online
+/// extension, or, with several online, the most recently used one (then the most recently seen).
+pub fn choose_client(candidates: &[Candidate], bound: Option<&str>) -> Result<String, ErrorObject> {
+    if let Some(bound) = bound {
+        return match candidates.iter().find(|c| c.client_id == bound) {
+            Some(c) if c.online => Ok(c.client_id.clone()),
+            _ => Err(ErrorObject::new(
+                ErrorCode::PluginOffline,
+                format!(
+                    "The extension this task uses ({bound}) is offline. Open that browser with \
+                     the Mimo extension connected, or pick another extension for this task."
+                ),
+            )),
+        };
+    }
+    candidates
+        .iter()
+        .filter(|c| c.online)
+        .max_by_key(|c| (c.last_used_at, c.last_seen_at))
+        .map(|c| c.client_id.clone())
+        .ok_or_else(ErrorObject::plugin_offline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(id: &str, online: bool, used: Option<u64>, seen: u64) -> Candidate {
+        Candidate {
+            client_id: id.into(),
+            online,
+            last_used_at: used,
+            last_seen_at: seen,
+        }
+    }
+
+    #[test]
+    fn the_only_online_extension_is_chosen() {
+        let c = [cand("a", false, Some(9), 9), cand("b", true, None, 1)];
+        assert_eq!(choose_client(&c, None).unwrap(), "b");
+    }
+
+    #[test]
+    fn with_several_online_the_most_recently_used_wins() {
+        let c = [
+            cand("a", true, Some(5), 100),
+            cand("b", true, Some(7), 1),
+            cand("c", true, None, 200),
+        ];
+        assert_eq!(choose_client(&c, None).unwrap(), "b");
+        let never_used = [cand("a", true, None, 100), cand("b", true, None, 300)];
+        assert_eq!(choose_client(&never_used, None).unwrap(), "b");
+    }
+
+    #[test]
+    fn none_online_is_plugin_offline_and_retryable() {
+        let err = choose_client(&[cand("a", false, Some(1), 1)], None).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PluginOffline);
+        assert!(err.retryable);
+        assert_eq!(
+            choose_client(&[], None).unwrap_err().code,
+            ErrorCode::PluginOffline
+        );
+    }
+
+    #[test]
+    fn a_bound_extension_is_kept_and_never_silently_replaced() {
+        let c = [cand("a", true, Some(9), 9), cand("b", true, None, 1)];
+        assert_eq!(choose_client(&c, Some("b")).unwrap(), "b");
+        let offline = [cand("a", true, Some(9), 9), cand("b", false, None, 1)];
+        let err = choose_client(&offline, Some("b")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PluginOffline);
+        assert!(err.message.contains("(b)"));
+    }
+}

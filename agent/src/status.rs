@@ -1,0 +1,83 @@
+//! The task state machine (DESIGN.md, seed 000 §2.1): every allowed transition, in one place.
+
+use mimo_protocol::TaskStatus;
+
+/// Whether a task may move from `from` to `to`.
+///
+/// `created → running ⇄ ongoing → completed | error | canceled`, with `waiting_confirmation`
+/// (a risky action waits for the person) and `takeover` (the person drives; automation pauses)
+/// entered from an active state and left by resuming (`running`) or canceling. A finished task
+/// is not dead: a new user message starts another turn (`→ running`).
+pub fn can_transition(from: TaskStatus, to: TaskStatus) -> bool {
+    use TaskStatus::*;
+    matches!(
+        (from, to),
+        (Created, Running | Canceled)
+            | (
+                Running,
+                Ongoing | WaitingConfirmation | Takeover | Completed | Error | Canceled
+            )
+            | (Ongoing, Running | Takeover | Completed | Error | Canceled)
+            | (WaitingConfirmation, Running | Error | Canceled)
+            | (Takeover, Running | Canceled)
+            | (Completed | Error | Canceled, Running)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskStatus::*;
+
+    const ALL: [TaskStatus; 8] = [
+        Created,
+        Running,
+        Ongoing,
+        WaitingConfirmation,
+        Takeover,
+        Completed,
+        Error,
+        Canceled,
+    ];
+
+    #[test]
+    fn allowed_transitions_are_exactly_the_designed_ones() {
+        let allowed: Vec<(TaskStatus, TaskStatus)> = ALL
+            .iter()
+            .flat_map(|&f| ALL.iter().map(move |&t| (f, t)))
+            .filter(|&(f, t)| can_transition(f, t))
+            .collect();
+        let expected = vec![
+            (Created, Running),
+            (Created, Canceled),
+            (Running, Ongoing),
+            (Running, WaitingConfirmation),
+            (Running, Takeover),
+            (Running, Completed),
+            (Running, Error),
+            (Running, Canceled),
+            (Ongoing, Running),
+            (Ongoing, Takeover),
+            (Ongoing, Completed),
+            (Ongoing, Error),
+            (Ongoing, Canceled),
+            (WaitingConfirmation, Running),
+            (WaitingConfirmation, Error),
+            (WaitingConfirmation, Canceled),
+            (Takeover, Running),
+            (Takeover, Canceled),
+            (Completed, Running),
+            (Error, Running),
+            (Canceled, Running),
+        ];
+        assert_eq!(allowed, expected);
+    }
+
+    #[test]
+    fn no_state_transitions_to_itself_or_back_to_created() {
+        for s in ALL {
+            assert!(!can_transition(s, s), "{s:?} → itself");
+            assert!(!can_transition(s, Created), "{s:?} → created");
+        }
+    }
+}

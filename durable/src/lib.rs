@@ -1,0 +1,23 @@
+//! The Durable Objects: thin shells that feed I/O (sockets, SQLite, fetch, alarms) into the
+//! sans-I/O core in `mimo-agent` and carry its effects out.
+//!
+//! - [`TaskCoordinator`]: one per task. Holds the web app's sockets (hibernatable, tagged
+//!   `web`), the task's SQLite (task row, messages, event log, snapshot), and runs LLM turns.
+//! - [`ExtensionRegistry`]: one per deployment. Holds the extensions' sockets (tagged by client),
+//!   their presence and browser snapshots, and which task uses which extension.
+
+mod http;
+mod llm_client;
+mod registry;
+mod task;
+mod task_store;
+
+pub use http::{error_response, json_request};
+pub use registry::ExtensionRegistry;
+pub use task::TaskCoordinator;
+
+/// Binding names from `wrangler.toml`.
+pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";
+pub const EXTENSION_REGISTRY: &str = "EXTENSION_REGISTRY";
+/// The registry is a single object; its name is fixed.
+pub const REGISTRY_NAME: &str = "global";

@@ -1,0 +1,157 @@
+//! Performs an LLM call: the request is built and the stream parsed by `mimo_agent::llm`; this
+//! file only moves bytes and enforces the time budget.
+
+use futures_util::{future::Either, StreamExt};
+use mimo_agent::llm::{self, LlmConfig, LlmError, LlmEvent, Provider, StreamParser};
+use std::time::Duration;
+use worker::{AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit};
+
+/// The LLM settings of this deployment (`MIMO_LLM_*` vars and secrets), or why they are
+/// unusable. The key is read from a secret or a var, and never logged.
+pub fn config_from_env(env: &Env) -> Result<LlmConfig, LlmError> {
+    let get = |name: &str| {
+        env.var(name)
+            .ok()
+            .map(|v| v.to_string())
+            .filter(|v| !v.trim().is_empty())
+    };
+    let provider: Provider = get("MIMO_LLM_PROVIDER")
+        .unwrap_or_else(|| "openai".into())
+        .parse()
+        .map_err(|e| not_configured(&format!("{e}")))?;
+    let model = get("MIMO_LLM_MODEL").ok_or_else(|| not_configured("MIMO_LLM_MODEL is not set"))?;
+    let mut config = LlmConfig::new(provider, model);
+    if let Some(base_url) = get("MIMO_LLM_BASE_URL") {
+        config = config.with_base_url(base_url);
+    }
+    if config.base_url.is_empty() {
+        return Err(not_configured(
+            "MIMO_LLM_BASE_URL is required for openai_compatible",
+        ));
+    }
+    if let Some(key) = env
+        .secret("MIMO_LLM_API_KEY")
+        .ok()
+        .map(|v| v.to_string())
+        .filter(|v| !v.is_empty())
+    {
+        config = config.with_api_key(key);
+    }
+    if let Some(ms) = get("MIMO_LLM_TIMEOUT_MS").and_then(|v| v.parse().ok()) {
+        config.timeout_ms = ms;
+    }
+    Ok(config)
+}
+
+fn not_configured(why: &str) -> LlmError {
+    LlmError::new(
+        llm::LlmErrorKind::BadRequest,
+        format!("no LLM provider is configured ({why}); set MIMO_LLM_PROVIDER, MIMO_LLM_BASE_URL, MIMO_LLM_MODEL and MIMO_LLM_API_KEY"),
+    )
+}
+
+/// Streams one completion, handing each event to `on_event` until it returns `false` (the turn
+/// was stopped) or the stream ends. A stream that ends always ends with exactly one terminal
+/// event (`Done` or `Error`), including on timeout and network failure.
+pub async fn stream_completion(
+    config: &LlmConfig,
+    messages: &[llm::ChatMessage],
+    mut on_event: impl FnMut(LlmEvent) -> bool,
+) {
+    let controller = AbortController::default();
+    let budget = Duration::from_millis(config.timeout_ms);
+    let deadline = worker::Date::now().as_millis() + config.timeout_ms;
+    let response = match with_deadline(send(config, messages, &controller), budget).await {
+        Some(Ok(response)) => response,
+        Some(Err(error)) => {
+            on_event(LlmEvent::Error(error));
+            return;
+        }
+        None => {
+            controller.abort();
+            on_event(LlmEvent::Error(LlmError::timeout(config.timeout_ms)));
+            return;
+        }
+    };
+    let mut response = response;
+    if response.status_code() >= 300 {
+        let retry_after = response.headers().get("retry-after").ok().flatten();
+        let body = response.text().await.unwrap_or_default();
+        on_event(LlmEvent::Error(llm::classify_http_status(
+            config.provider,
+            response.status_code(),
+            retry_after.as_deref(),
+            &body,
+        )));
+        return;
+    }
+    let mut body = match response.stream() {
+        Ok(body) => body,
+        Err(e) => {
+            on_event(LlmEvent::Error(LlmError::network(format!(
+                "response has no body: {e}"
+            ))));
+            return;
+        }
+    };
+    let mut parser = StreamParser::new(config.provider);
+    loop {
+        let left = deadline.saturating_sub(worker::Date::now().as_millis());
+        let events = match with_deadline(body.next(), Duration::from_millis(left)).await {
+            None => vec![LlmEvent::Error(LlmError::timeout(config.timeout_ms))],
+            Some(None) => {
+                let mut events = parser.finish();
+                if !events.iter().any(LlmEvent::is_terminal) {
+                    events.push(LlmEvent::Error(LlmError::network(
+                        "the stream ended without a result",
+                    )));
+                }
+                events
+            }
+            Some(Some(Ok(bytes))) => parser.push(&bytes),
+            Some(Some(Err(e))) => vec![LlmEvent::Error(LlmError::network(e.to_string()))],
+        };
+        for event in events {
+            let terminal = event.is_terminal();
+            // Stop when the turn is over either way; aborting also frees the connection.
+            if !on_event(event) || terminal {
+                controller.abort();
+                return;
+            }
+        }
+    }
+}
+
+async fn send(
+    config: &LlmConfig,
+    messages: &[llm::ChatMessage],
+    controller: &AbortController,
+) -> Result<worker::Response, LlmError> {
+    let http = llm::build_request(config, messages, &[]);
+    let headers = Headers::new();
+    for (name, value) in &http.headers {
+        headers
+            .set(name, value)
+            .map_err(|e| LlmError::network(e.to_string()))?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(http.body.into()));
+    let request =
+        Request::new_with_init(&http.url, &init).map_err(|e| LlmError::network(e.to_string()))?;
+    Fetch::Request(request)
+        .send_with_signal(&controller.signal())
+        .await
+        .map_err(|e| LlmError::network(format!("could not reach {}: {e}", http.url)))
+}
+
+/// `Some(output)` if `future` finishes within `budget`, else `None`.
+async fn with_deadline<F: std::future::Future>(future: F, budget: Duration) -> Option<F::Output> {
+    let future = std::pin::pin!(future);
+    let timer = std::pin::pin!(Delay::from(budget));
+    match futures_util::future::select(future, timer).await {
+        Either::Left((output, _)) => Some(output),
+        Either::Right(_) => None,
+    }
+}

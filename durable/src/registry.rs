@@ -1,0 +1,404 @@
+//! `ExtensionRegistry`: the extensions of this deployment, their sockets and browsers, and which
+//! task uses which extension (seed 000 `ExtensionRegistry` + `SnapshotStore`).
+
+use mimo_agent::selection::{choose_client, Candidate};
+use mimo_agent::snapshot;
+use mimo_protocol::extension::ExtensionList;
+use mimo_protocol::{
+    limits::MAX_EXTENSION_FRAME_BYTES, parse_frame, BrowserInfo, BrowserSnapshot, ErrorCode,
+    ErrorObject, ExtensionInfo, ExtensionMessage, ServerToExtension,
+};
+use serde::{Deserialize, Serialize};
+use worker::*;
+
+use crate::http::{error_response, json_request, now_ms};
+use crate::task::{BindRequest, Binding, SnapshotPush};
+use crate::TASK_COORDINATOR;
+
+/// Tag of every extension socket; each also carries `client:<id>`.
+const EXTENSION: &str = "extension";
+
+/// Snapshot changes are pushed to the tasks most recently bound to the extension, at most this
+/// many (older tasks get the current snapshot when they bind again).
+const PUSH_TO_TASKS: u32 = 20;
+
+fn client_tag(client_id: &str) -> String {
+    format!("client:{client_id}")
+}
+
+/// What a socket remembers across hibernation.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SocketAttachment {
+    client_id: String,
+}
+
+#[derive(Deserialize)]
+struct ClientRow {
+    client_id: String,
+    name: String,
+    browser: String,
+    extension_version: String,
+    last_seen_at: u64,
+    last_used_at: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct SnapshotRow {
+    body: String,
+}
+
+#[derive(Deserialize)]
+struct TaskRow {
+    task_id: String,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS clients (
+    client_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    browser TEXT NOT NULL,
+    extension_version TEXT NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    last_used_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    client_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bindings (
+    task_id TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    bound_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bindings_by_client ON bindings (client_id, bound_at);";
+
+#[durable_object]
+pub struct ExtensionRegistry {
+    state: State,
+    env: Env,
+}
+
+impl DurableObject for ExtensionRegistry {
+    fn new(state: State, env: Env) -> Self {
+        state
+            .storage()
+            .sql()
+            .exec(SCHEMA, None)
+            .expect("registry schema");
+        Self { state, env }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let url = req.url()?;
+        match (req.method(), url.path()) {
+            (Method::Get, "/ws/extension") => {
+                let client_id = url
+                    .query_pairs()
+                    .find(|(k, _)| k == "clientId")
+                    .map(|(_, v)| v.into_owned());
+                match client_id.filter(|id| valid_client_id(id)) {
+                    Some(client_id) => self.accept_extension(client_id),
+                    None => error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        "clientId must be 1–128 characters of letters, digits, '-' or '_'",
+                    )),
+                }
+            }
+            (Method::Get, "/list") => Response::from_json(&ExtensionList {
+                extensions: self.list()?,
+            }),
+            (Method::Post, "/bind") => {
+                let bind: BindRequest = req.json().await?;
+                match self.bind(bind)? {
+                    Ok(binding) => Response::from_json(&binding),
+                    Err(error) => error_response(&error),
+                }
+            }
+            _ => error_response(&ErrorObject::new(
+                ErrorCode::NotFound,
+                "no such registry route",
+            )),
+        }
+    }
+
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
+        let Some(client_id) = ws
+            .deserialize_attachment::<SocketAttachment>()?
+            .map(|a| a.client_id)
+        else {
+            return Ok(());
+        };
+        let parsed = match message {
+            WebSocketIncomingMessage::String(text) => {
+                parse_frame::<ExtensionMessage>(&text, MAX_EXTENSION_FRAME_BYTES)
+            }
+            WebSocketIncomingMessage::Binary(_) => Err(ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                "binary frames are not part of the protocol; send JSON text",
+            )),
+        };
+        let message = match parsed {
+            Ok(message) => message,
+            Err(error) => return ws.send(&ServerToExtension::Error { error }),
+        };
+        self.touch(&client_id)?;
+        match message {
+            ExtensionMessage::Hello {
+                client_id: said,
+                name,
+                browser,
+                extension_version,
+            } => {
+                if said != client_id {
+                    let error = ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!("hello names client {said:?} but this socket was opened for {client_id:?}"),
+                    );
+                    return ws.send(&ServerToExtension::Error { error });
+                }
+                self.register(&client_id, &name, &browser, &extension_version)?;
+                ws.send(&ServerToExtension::Welcome { client_id })
+            }
+            ExtensionMessage::FullStateSync { snapshot } => {
+                self.snapshot_changed(&client_id, snapshot).await
+            }
+            ExtensionMessage::TabEvent { event } => {
+                let mut current = self.snapshot(&client_id)?.unwrap_or_default();
+                snapshot::apply(&mut current, event);
+                self.snapshot_changed(&client_id, current).await
+            }
+        }
+    }
+
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> Result<()> {
+        if let Some(attachment) = ws.deserialize_attachment::<SocketAttachment>()? {
+            self.touch(&attachment.client_id)?;
+        }
+        let code = if code == 1005 || code == 1006 {
+            1000
+        } else {
+            code as u16
+        };
+        let _ = ws.close(Some(code), Some("bye"));
+        Ok(())
+    }
+}
+
+fn valid_client_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn text(s: &str) -> SqlStorageValue {
+    SqlStorageValue::String(s.to_owned())
+}
+
+fn int(n: u64) -> SqlStorageValue {
+    SqlStorageValue::Integer(n as i64)
+}
+
+impl ExtensionRegistry {
+    fn sql(&self) -> SqlStorage {
+        self.state.storage().sql()
+    }
+
+    /// Accepts an extension's socket. A newer connection of the same client replaces the
+    /// older one (a restarted service worker leaves its old socket half-open).
+    fn accept_extension(&self, client_id: String) -> Result<Response> {
+        for old in self.state.get_websockets_with_tag(&client_tag(&client_id)) {
+            let _ = old.close(Some(4000), Some("replaced by a newer connection"));
+        }
+        let pair = WebSocketPair::new()?;
+        let tag = client_tag(&client_id);
+        self.state
+            .accept_websocket_with_tags(&pair.server, &[EXTENSION, &tag]);
+        pair.server.serialize_attachment(SocketAttachment {
+            client_id: client_id.clone(),
+        })?;
+        self.sql().exec(
+            "INSERT INTO clients (client_id, name, browser, extension_version, last_seen_at) VALUES (?, '', '{}', '', ?) \
+             ON CONFLICT (client_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+            vec![text(&client_id), int(now_ms())],
+        )?;
+        Response::from_websocket(pair.client)
+    }
+
+    fn register(
+        &self,
+        client_id: &str,
+        name: &str,
+        browser: &BrowserInfo,
+        version: &str,
+    ) -> Result<()> {
+        self.sql().exec(
+            "UPDATE clients SET name = ?, browser = ?, extension_version = ?, last_seen_at = ? WHERE client_id = ?",
+            vec![text(name), text(&serde_json::to_string(browser)?), text(version), int(now_ms()), text(client_id)],
+        )?;
+        Ok(())
+    }
+
+    fn touch(&self, client_id: &str) -> Result<()> {
+        self.sql().exec(
+            "UPDATE clients SET last_seen_at = ? WHERE client_id = ?",
+            vec![int(now_ms()), text(client_id)],
+        )?;
+        Ok(())
+    }
+
+    /// Online means an open socket: sockets survive hibernation, and a runtime restart drops
+    /// them, so presence is never stale.
+    fn is_online(&self, client_id: &str) -> bool {
+        self.state
+            .get_websockets_with_tag(&client_tag(client_id))
+            .iter()
+            .any(|ws| {
+                AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
+            })
+    }
+
+    fn list(&self) -> Result<Vec<ExtensionInfo>> {
+        let rows: Vec<ClientRow> = self
+            .sql()
+            .exec("SELECT * FROM clients ORDER BY last_seen_at DESC", None)?
+            .to_array()?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(ExtensionInfo {
+                    online: self.is_online(&r.client_id),
+                    browser: serde_json::from_str(&r.browser).unwrap_or(BrowserInfo {
+                        name: String::new(),
+                        version: String::new(),
+                        user_agent: String::new(),
+                    }),
+                    client_id: r.client_id,
+                    name: r.name,
+                    extension_version: r.extension_version,
+                    last_seen_at: r.last_seen_at,
+                    last_used_at: r.last_used_at,
+                })
+            })
+            .collect()
+    }
+
+    fn bind(&self, req: BindRequest) -> Result<std::result::Result<Binding, ErrorObject>> {
+        let extensions = self.list()?;
+        if let Some(explicit) = &req.client_id {
+            if !extensions.iter().any(|e| &e.client_id == explicit) {
+                return Ok(Err(ErrorObject::new(
+                    ErrorCode::NotFound,
+                    format!("no extension with clientId {explicit:?}"),
+                )));
+            }
+        }
+        let bound = match &req.client_id {
+            Some(explicit) => Some(explicit.clone()),
+            None => self.binding_of(&req.task_id)?,
+        };
+        let candidates: Vec<Candidate> = extensions
+            .iter()
+            .map(|e| Candidate {
+                client_id: e.client_id.clone(),
+                online: e.online,
+                last_used_at: e.last_used_at,
+                last_seen_at: e.last_seen_at,
+            })
+            .collect();
+        // An explicit choice is honoured even while that extension is offline: the person
+        // picked that browser, and the task waits for it.
+        let chosen = match (&req.client_id, choose_client(&candidates, bound.as_deref())) {
+            (Some(explicit), _) => explicit.clone(),
+            (None, Ok(chosen)) => chosen,
+            (None, Err(error)) => return Ok(Err(error)),
+        };
+        let now = now_ms();
+        self.sql().exec(
+            "INSERT OR REPLACE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",
+            vec![text(&req.task_id), text(&chosen), int(now)],
+        )?;
+        self.sql().exec(
+            "UPDATE clients SET last_used_at = ? WHERE client_id = ?",
+            vec![int(now), text(&chosen)],
+        )?;
+        Ok(Ok(Binding {
+            snapshot: self.snapshot(&chosen)?,
+            client_id: chosen,
+        }))
+    }
+
+    fn binding_of(&self, task_id: &str) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            client_id: String,
+        }
+        let rows: Vec<Row> = self
+            .sql()
+            .exec(
+                "SELECT client_id FROM bindings WHERE task_id = ?",
+                vec![text(task_id)],
+            )?
+            .to_array()?;
+        Ok(rows.into_iter().next().map(|r| r.client_id))
+    }
+
+    fn snapshot(&self, client_id: &str) -> Result<Option<BrowserSnapshot>> {
+        let rows: Vec<SnapshotRow> = self
+            .sql()
+            .exec(
+                "SELECT body FROM snapshots WHERE client_id = ?",
+                vec![text(client_id)],
+            )?
+            .to_array()?;
+        rows.into_iter()
+            .next()
+            .map(|r| {
+                serde_json::from_str(&r.body)
+                    .map_err(|e| Error::RustError(format!("corrupt snapshot: {e}")))
+            })
+            .transpose()
+    }
+
+    /// Stores the extension's new snapshot and pushes it to the tasks that use it.
+    async fn snapshot_changed(&self, client_id: &str, snapshot: BrowserSnapshot) -> Result<()> {
+        self.sql().exec(
+            "INSERT OR REPLACE INTO snapshots (client_id, body) VALUES (?, ?)",
+            vec![text(client_id), text(&serde_json::to_string(&snapshot)?)],
+        )?;
+        let tasks: Vec<TaskRow> = self
+            .sql()
+            .exec(
+                "SELECT task_id FROM bindings WHERE client_id = ? ORDER BY bound_at DESC LIMIT ?",
+                vec![text(client_id), int(PUSH_TO_TASKS.into())],
+            )?
+            .to_array()?;
+        let namespace = self.env.durable_object(TASK_COORDINATOR)?;
+        let push = SnapshotPush {
+            client_id: client_id.to_owned(),
+            snapshot,
+        };
+        let sends = tasks.into_iter().map(|t| {
+            let stub = namespace.get_by_name(&t.task_id);
+            let request = json_request(Method::Post, "/snapshot", Some(&push));
+            async move { stub?.fetch_with_request(request?).await }
+        });
+        for result in futures_util::future::join_all(sends).await {
+            // One unreachable task must not keep the others from their snapshot.
+            if let Err(e) = result {
+                console_error!("snapshot push failed: {e}");
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,405 @@
+//! `TaskCoordinator`: one Durable Object per task.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use mimo_agent::conversation::{Conversation, Effect};
+use mimo_agent::llm;
+use mimo_protocol::{
+    limits::MAX_WEB_FRAME_BYTES, parse_frame, BrowserSnapshot, ErrorCode, ErrorObject,
+    EventEnvelope, FrontendEvent, FrontendMessage,
+};
+use serde::{Deserialize, Serialize};
+use worker::*;
+
+use crate::http::{error_response, json_request, now_ms, read_json};
+use crate::task_store::TaskStore;
+use crate::{llm_client, EXTENSION_REGISTRY, REGISTRY_NAME};
+
+/// Tag of the web app's sockets.
+const WEB: &str = "web";
+
+#[durable_object]
+pub struct TaskCoordinator {
+    state: State,
+    env: Env,
+    store: TaskStore,
+    /// `None` until the task is created by `/init`.
+    conversation: RefCell<Option<Conversation>>,
+}
+
+/// Body of the registry's `/bind` request.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindRequest {
+    pub task_id: String,
+    /// An explicit choice; `None` asks for automatic selection.
+    pub client_id: Option<String>,
+}
+
+/// The registry's answer to `/bind`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    pub client_id: String,
+    pub snapshot: Option<BrowserSnapshot>,
+}
+
+/// Body of `/snapshot`, pushed by the registry when the task's extension reports a change.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotPush {
+    pub client_id: String,
+    pub snapshot: BrowserSnapshot,
+}
+
+impl DurableObject for TaskCoordinator {
+    fn new(state: State, env: Env) -> Self {
+        let store = TaskStore::open(state.storage().sql()).expect("task schema");
+        // Storage that cannot be read is unrecoverable for this object: fail loudly.
+        let conversation = store
+            .load_task()
+            .expect("load task")
+            .map(|task| Conversation::restore(task, store.load_messages().expect("load messages")));
+        Self {
+            state,
+            env,
+            store,
+            conversation: RefCell::new(conversation),
+        }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let url = req.url()?;
+        let query = |name: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        match (req.method(), url.path()) {
+            (Method::Post, "/init") => {
+                let task_id = query("taskId").unwrap_or_default();
+                self.init(task_id)
+            }
+            (Method::Get, "/ws/web") => {
+                let last_seq = query("lastSeq").and_then(|s| s.parse().ok()).unwrap_or(0);
+                self.connect_web(last_seq).await
+            }
+            (Method::Post, "/snapshot") => {
+                let mut req = req;
+                let push: SnapshotPush = req.json().await?;
+                self.snapshot_changed(push)?;
+                Response::empty()
+            }
+            _ => error_response(&ErrorObject::new(ErrorCode::NotFound, "no such task route")),
+        }
+    }
+
+    async fn websocket_message(
+        &self,
+        ws: WebSocket,
+        message: WebSocketIncomingMessage,
+    ) -> Result<()> {
+        let parsed = match message {
+            WebSocketIncomingMessage::String(text) => {
+                parse_frame::<FrontendMessage>(&text, MAX_WEB_FRAME_BYTES)
+            }
+            WebSocketIncomingMessage::Binary(_) => Err(ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                "binary frames are not part of the protocol; send JSON text",
+            )),
+        };
+        let message = match parsed {
+            Ok(message) => message,
+            Err(error) => return self.send_error(&ws, error),
+        };
+        let mut work = self.recover();
+        let now = now_ms();
+        match message {
+            FrontendMessage::UserMessage { content } => {
+                let result = self.with_conversation(|c| c.user_message(content, now))?;
+                match result {
+                    Ok(effects) => work.extend(effects),
+                    Err(error) => return self.send_error(&ws, error),
+                }
+            }
+            FrontendMessage::Stop {} => work.extend(self.with_conversation(|c| c.stop(now))?),
+            FrontendMessage::SelectClient { client_id } => {
+                if let Err(error) = self.bind_client(Some(client_id)).await? {
+                    return self.send_error(&ws, error);
+                }
+            }
+        }
+        self.run(work).await
+    }
+
+    async fn websocket_close(
+        &self,
+        ws: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> Result<()> {
+        // The client went away; completing the close handshake frees the socket. Code 1005/1006
+        // (no status / abnormal) may not be echoed back.
+        let code = if code == 1005 || code == 1006 {
+            1000
+        } else {
+            code as u16
+        };
+        let _ = ws.close(Some(code), Some("bye"));
+        Ok(())
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let work = self.recover();
+        self.run(work).await?;
+        Response::empty()
+    }
+}
+
+impl TaskCoordinator {
+    fn init(&self, task_id: String) -> Result<Response> {
+        if task_id.is_empty() {
+            return error_response(&ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                "taskId is required",
+            ));
+        }
+        let mut conversation = self.conversation.borrow_mut();
+        if let Some(existing) = conversation.as_ref() {
+            return Response::from_json(
+                &serde_json::json!({ "taskId": existing.task().task_id, "created": false }),
+            );
+        }
+        let created = Conversation::new(task_id.clone(), now_ms());
+        self.store.save_task(created.task())?;
+        *conversation = Some(created);
+        Ok(
+            Response::from_json(&serde_json::json!({ "taskId": task_id, "created": true }))?
+                .with_status(201),
+        )
+    }
+
+    /// Accepts a web socket, replays the history it missed, then the current state. Everything
+    /// up to `ready` happens synchronously, so no live event can slip between replayed ones.
+    async fn connect_web(&self, last_seq: u64) -> Result<Response> {
+        let Some((task_id, needs_recovery, has_client)) =
+            self.conversation.borrow().as_ref().map(|c| {
+                (
+                    c.task().task_id.clone(),
+                    c.needs_recovery(),
+                    c.task().selected_client_id.is_some(),
+                )
+            })
+        else {
+            return error_response(&ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+        };
+        let pair = WebSocketPair::new()?;
+        let server = pair.server;
+        self.state.accept_websocket_with_tags(&server, &[WEB]);
+        for envelope in self.store.events_after(&task_id, last_seq)? {
+            server.send(&envelope)?;
+        }
+        if let Some((client_id, snapshot)) = self.store.load_snapshot()? {
+            server.send(&self.envelope(FrontendEvent::SnapshotSync {
+                client_id,
+                snapshot,
+            }))?;
+        }
+        server.send(&self.envelope(FrontendEvent::Ready {
+            last_seq: self.store.last_seq()?,
+        }))?;
+        if needs_recovery {
+            // A turn was cut off by a restart. Run it again from the alarm, which may take as
+            // long as the model needs; this request must answer the upgrade now.
+            self.state.storage().set_alarm(0).await?;
+        }
+        if !has_client {
+            if let Err(error) = self.bind_client(None).await? {
+                server.send(&self.envelope(FrontendEvent::Error { error }))?;
+            }
+        }
+        Response::from_websocket(pair.client)
+    }
+
+    /// Binds the task to an extension through the registry (automatic selection when
+    /// `client_id` is `None`), then shows the binding and the extension's browser.
+    async fn bind_client(
+        &self,
+        client_id: Option<String>,
+    ) -> Result<std::result::Result<(), ErrorObject>> {
+        let Some(task_id) = self
+            .conversation
+            .borrow()
+            .as_ref()
+            .map(|c| c.task().task_id.clone())
+        else {
+            return Ok(Err(ErrorObject::new(ErrorCode::NotFound, "unknown task")));
+        };
+        let registry = self
+            .env
+            .durable_object(EXTENSION_REGISTRY)?
+            .get_by_name(REGISTRY_NAME)?;
+        let request = json_request(
+            Method::Post,
+            "/bind",
+            Some(&BindRequest { task_id, client_id }),
+        )?;
+        let binding: Binding = match read_json(registry.fetch_with_request(request).await?).await? {
+            Ok(binding) => binding,
+            Err(error) => return Ok(Err(error)),
+        };
+        let effects =
+            self.with_conversation(|c| c.select_client(binding.client_id.clone(), now_ms()))?;
+        self.run(effects).await?;
+        if let Some(snapshot) = binding.snapshot {
+            self.snapshot_changed(SnapshotPush {
+                client_id: binding.client_id,
+                snapshot,
+            })?;
+        }
+        Ok(Ok(()))
+    }
+
+    fn snapshot_changed(&self, push: SnapshotPush) -> Result<()> {
+        let selected = self
+            .conversation
+            .borrow()
+            .as_ref()
+            .and_then(|c| c.task().selected_client_id.clone());
+        if selected.as_deref() != Some(push.client_id.as_str()) {
+            // A push for an extension this task no longer uses: stale, ignore it.
+            return Ok(());
+        }
+        self.store.save_snapshot(&push.client_id, &push.snapshot)?;
+        self.broadcast(&self.envelope(FrontendEvent::SnapshotSync {
+            client_id: push.client_id,
+            snapshot: push.snapshot,
+        }));
+        Ok(())
+    }
+
+    /// Effects that close and re-run a turn cut off by a restart (nothing when there is none).
+    fn recover(&self) -> Vec<Effect> {
+        self.conversation
+            .borrow_mut()
+            .as_mut()
+            .map(|c| c.recover(now_ms()))
+            .unwrap_or_default()
+    }
+
+    fn with_conversation<T>(&self, f: impl FnOnce(&mut Conversation) -> T) -> Result<T> {
+        let mut conversation = self.conversation.borrow_mut();
+        let conversation = conversation
+            .as_mut()
+            .ok_or_else(|| Error::RustError("task not initialized".into()))?;
+        Ok(f(conversation))
+    }
+
+    /// Carries out effects in order. LLM calls run after the effects queued before them; the
+    /// events of each call are applied as they stream in.
+    async fn run(&self, effects: Vec<Effect>) -> Result<()> {
+        let mut queue: VecDeque<Effect> = effects.into();
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                Effect::CallLlm { turn_id, messages } => {
+                    let followups = self.stream_turn(&turn_id, &messages).await?;
+                    queue.extend(followups);
+                }
+                other => self.apply(other)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Streams one LLM turn, applying each event's effects at once so deltas reach the web app
+    /// as they arrive. Returns the LLM calls the turn's end asked for (a queued message).
+    async fn stream_turn(
+        &self,
+        turn_id: &str,
+        messages: &[llm::ChatMessage],
+    ) -> Result<Vec<Effect>> {
+        let mut followups = Vec::new();
+        let mut failure = None;
+        let mut handle = |event: llm::LlmEvent| -> bool {
+            let effects = match self.with_conversation(|c| c.llm_event(turn_id, event, now_ms())) {
+                Ok(effects) => effects,
+                Err(e) => {
+                    failure = Some(e);
+                    return false;
+                }
+            };
+            for effect in effects {
+                match effect {
+                    Effect::CallLlm { .. } => followups.push(effect),
+                    other => {
+                        if let Err(e) = self.apply(other) {
+                            failure = Some(e);
+                            return false;
+                        }
+                    }
+                }
+            }
+            // Stop (or a newer turn) makes this one no longer current: end the stream.
+            self.conversation
+                .borrow()
+                .as_ref()
+                .is_some_and(|c| c.is_current_turn(turn_id))
+        };
+        match llm_client::config_from_env(&self.env) {
+            Ok(config) => llm_client::stream_completion(&config, messages, &mut handle).await,
+            Err(error) => {
+                handle(llm::LlmEvent::Error(error));
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(followups),
+        }
+    }
+
+    fn apply(&self, effect: Effect) -> Result<()> {
+        match effect {
+            Effect::Emit(event) => {
+                let task_id = self.with_conversation(|c| c.task().task_id.clone())?;
+                let envelope = self.store.append_event(&task_id, event, now_ms())?;
+                self.broadcast(&envelope);
+            }
+            Effect::SaveTask => self.with_conversation(|c| self.store.save_task(c.task()))??,
+            Effect::SaveMessage(message) => self.store.save_message(&message)?,
+            Effect::CallLlm { .. } => unreachable!("LLM calls are run by `run`"),
+        }
+        Ok(())
+    }
+
+    /// An envelope for an event that is not history (no sequence number).
+    fn envelope(&self, event: FrontendEvent) -> EventEnvelope {
+        let task_id = self
+            .conversation
+            .borrow()
+            .as_ref()
+            .map(|c| c.task().task_id.clone())
+            .unwrap_or_default();
+        EventEnvelope {
+            seq: None,
+            task_id,
+            at: now_ms(),
+            event,
+        }
+    }
+
+    fn broadcast(&self, envelope: &EventEnvelope) {
+        let Ok(text) = serde_json::to_string(envelope) else {
+            return;
+        };
+        for socket in self.state.get_websockets_with_tag(WEB) {
+            // A socket that is closing fails to send; the others must still get the event.
+            let _ = socket.send_with_str(&text);
+        }
+    }
+
+    fn send_error(&self, ws: &WebSocket, error: ErrorObject) -> Result<()> {
+        ws.send(&self.envelope(FrontendEvent::Error { error }))
+    }
+}

@@ -1,0 +1,251 @@
+//! The task coordinator's SQLite: task row, messages, append-only event log, snapshot.
+
+use mimo_agent::conversation::{StoredMessage, TaskRecord};
+use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
+use serde::Deserialize;
+use worker::{Result, SqlStorage, SqlStorageValue};
+
+pub struct TaskStore {
+    sql: SqlStorage,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS task (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    task_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    title TEXT,
+    selected_client_id TEXT,
+    current_turn TEXT,
+    message_ids_issued INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    message_id TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    client_id TEXT NOT NULL,
+    body TEXT NOT NULL
+);";
+
+#[derive(Deserialize)]
+struct TaskRow {
+    task_id: String,
+    status: String,
+    title: Option<String>,
+    selected_client_id: Option<String>,
+    current_turn: Option<String>,
+    message_ids_issued: u32,
+    created_at: u64,
+    updated_at: u64,
+}
+
+#[derive(Deserialize)]
+struct MessageRow {
+    message_id: String,
+    position: u32,
+    role: String,
+    content: String,
+    created_at: u64,
+}
+
+#[derive(Deserialize)]
+struct EventRow {
+    seq: u64,
+    at: u64,
+    body: String,
+}
+
+#[derive(Deserialize)]
+struct SnapshotRow {
+    client_id: String,
+    body: String,
+}
+
+#[derive(Deserialize)]
+struct Count {
+    n: u64,
+}
+
+fn text(s: &str) -> SqlStorageValue {
+    SqlStorageValue::String(s.to_owned())
+}
+
+fn opt_text(s: Option<&str>) -> SqlStorageValue {
+    s.map(text).unwrap_or(SqlStorageValue::Null)
+}
+
+fn int(n: u64) -> SqlStorageValue {
+    // Times in ms and counters stay far below 2^53: exact in SQLite and in JavaScript.
+    SqlStorageValue::Integer(n as i64)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
+    serde_json::from_str(json)
+        .map_err(|e| worker::Error::RustError(format!("corrupt stored JSON: {e}")))
+}
+
+impl TaskStore {
+    pub fn open(sql: SqlStorage) -> Result<Self> {
+        sql.exec(SCHEMA, None)?;
+        Ok(Self { sql })
+    }
+
+    pub fn load_task(&self) -> Result<Option<TaskRecord>> {
+        let rows: Vec<TaskRow> = self
+            .sql
+            .exec("SELECT * FROM task WHERE id = 0", None)?
+            .to_array()?;
+        rows.into_iter()
+            .next()
+            .map(|r| {
+                Ok(TaskRecord {
+                    task_id: r.task_id,
+                    status: r.status.parse().map_err(worker::Error::RustError)?,
+                    title: r.title,
+                    selected_client_id: r.selected_client_id,
+                    current_turn: r.current_turn,
+                    message_ids_issued: r.message_ids_issued,
+                    created_at: r.created_at,
+                    updated_at: r.updated_at,
+                })
+            })
+            .transpose()
+    }
+
+    pub fn save_task(&self, t: &TaskRecord) -> Result<()> {
+        self.sql.exec(
+            "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
+             message_ids_issued, created_at, updated_at) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                text(&t.task_id),
+                text(t.status.as_str()),
+                opt_text(t.title.as_deref()),
+                opt_text(t.selected_client_id.as_deref()),
+                opt_text(t.current_turn.as_deref()),
+                int(t.message_ids_issued.into()),
+                int(t.created_at),
+                int(t.updated_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn load_messages(&self) -> Result<Vec<StoredMessage>> {
+        let rows: Vec<MessageRow> = self
+            .sql
+            .exec("SELECT * FROM messages ORDER BY position", None)?
+            .to_array()?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(StoredMessage {
+                    position: r.position,
+                    message: ChatMessage {
+                        message_id: r.message_id,
+                        role: parse(&format!("\"{}\"", r.role))?,
+                        content: r.content,
+                        created_at: r.created_at,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    pub fn save_message(&self, m: &StoredMessage) -> Result<()> {
+        let role = serde_json::to_value(m.message.role)?;
+        self.sql.exec(
+            "INSERT OR REPLACE INTO messages (message_id, position, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
+            vec![
+                text(&m.message.message_id),
+                int(m.position.into()),
+                text(role.as_str().unwrap_or_default()),
+                text(&m.message.content),
+                int(m.message.created_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Appends a history event and returns it as sent, with its sequence number.
+    pub fn append_event(
+        &self,
+        task_id: &str,
+        event: FrontendEvent,
+        at: u64,
+    ) -> Result<EventEnvelope> {
+        let body = serde_json::to_string(&event)?;
+        let rows: Vec<Count> = self
+            .sql
+            .exec(
+                "INSERT INTO events (at, body) VALUES (?, ?) RETURNING seq AS n",
+                vec![int(at), text(&body)],
+            )?
+            .to_array()?;
+        let seq = rows.first().map(|r| r.n);
+        Ok(EventEnvelope {
+            seq,
+            task_id: task_id.to_owned(),
+            at,
+            event,
+        })
+    }
+
+    /// Every history event after `after_seq`, in order.
+    pub fn events_after(&self, task_id: &str, after_seq: u64) -> Result<Vec<EventEnvelope>> {
+        let rows: Vec<EventRow> = self
+            .sql
+            .exec(
+                "SELECT seq, at, body FROM events WHERE seq > ? ORDER BY seq",
+                vec![int(after_seq)],
+            )?
+            .to_array()?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(EventEnvelope {
+                    seq: Some(r.seq),
+                    task_id: task_id.to_owned(),
+                    at: r.at,
+                    event: parse(&r.body)?,
+                })
+            })
+            .collect()
+    }
+
+    pub fn last_seq(&self) -> Result<u64> {
+        let rows: Vec<Count> = self
+            .sql
+            .exec("SELECT COALESCE(MAX(seq), 0) AS n FROM events", None)?
+            .to_array()?;
+        Ok(rows.first().map(|r| r.n).unwrap_or(0))
+    }
+
+    pub fn load_snapshot(&self) -> Result<Option<(String, BrowserSnapshot)>> {
+        let rows: Vec<SnapshotRow> = self
+            .sql
+            .exec("SELECT client_id, body FROM snapshot WHERE id = 0", None)?
+            .to_array()?;
+        rows.into_iter()
+            .next()
+            .map(|r| Ok((r.client_id, parse(&r.body)?)))
+            .transpose()
+    }
+
+    pub fn save_snapshot(&self, client_id: &str, snapshot: &BrowserSnapshot) -> Result<()> {
+        self.sql.exec(
+            "INSERT OR REPLACE INTO snapshot (id, client_id, body) VALUES (0, ?, ?)",
+            vec![text(client_id), text(&serde_json::to_string(snapshot)?)],
+        )?;
+        Ok(())
+    }
+}

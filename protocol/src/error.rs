@@ -1,0 +1,116 @@
+//! Error codes and the error object that travels on every wire.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// Every error code Mimo reports. Browser-side codes come from the design (seed 000 §5.1,
+/// seed 002 §5.2.1); the last group covers the server's own failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    PluginOffline,
+    PluginTimeoutAck,
+    PluginTimeoutExec,
+    PagePrepFailed,
+    CdpUnavailable,
+    InvalidTaskTab,
+    TaskTabClosed,
+    InvalidTarget,
+    TargetNotFound,
+    TargetNotInteractable,
+    ReadabilityTooLarge,
+    SchemaValidationFailed,
+    PermissionDenied,
+    ConfirmationRequired,
+    Timeout,
+    /// The LLM provider failed; the message says how (rate limit, auth, context, …).
+    LlmError,
+    /// Missing or wrong deployment token.
+    Unauthorized,
+    /// Unknown task, extension or route.
+    NotFound,
+    /// A bug or an infrastructure failure on the server.
+    InternalError,
+}
+
+impl ErrorCode {
+    /// Whether retrying the same request may succeed (seed 000 §5.1 retry classes).
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::PluginOffline
+                | ErrorCode::PluginTimeoutAck
+                | ErrorCode::PluginTimeoutExec
+                | ErrorCode::PagePrepFailed
+                | ErrorCode::CdpUnavailable
+                | ErrorCode::InternalError
+        )
+    }
+
+    /// The wire name, e.g. `PLUGIN_OFFLINE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::PluginOffline => "PLUGIN_OFFLINE",
+            ErrorCode::PluginTimeoutAck => "PLUGIN_TIMEOUT_ACK",
+            ErrorCode::PluginTimeoutExec => "PLUGIN_TIMEOUT_EXEC",
+            ErrorCode::PagePrepFailed => "PAGE_PREP_FAILED",
+            ErrorCode::CdpUnavailable => "CDP_UNAVAILABLE",
+            ErrorCode::InvalidTaskTab => "INVALID_TASK_TAB",
+            ErrorCode::TaskTabClosed => "TASK_TAB_CLOSED",
+            ErrorCode::InvalidTarget => "INVALID_TARGET",
+            ErrorCode::TargetNotFound => "TARGET_NOT_FOUND",
+            ErrorCode::TargetNotInteractable => "TARGET_NOT_INTERACTABLE",
+            ErrorCode::ReadabilityTooLarge => "READABILITY_TOO_LARGE",
+            ErrorCode::SchemaValidationFailed => "SCHEMA_VALIDATION_FAILED",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::ConfirmationRequired => "CONFIRMATION_REQUIRED",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::LlmError => "LLM_ERROR",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `{code, message, retryable}`: the error object of every wire message and HTTP error body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ErrorObject {
+    pub code: ErrorCode,
+    pub message: String,
+    pub retryable: bool,
+}
+
+impl ErrorObject {
+    /// An error whose retry class is the code's default.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retryable: code.retryable(),
+        }
+    }
+
+    /// The extension needed for a browser task is not connected.
+    pub fn plugin_offline() -> Self {
+        Self::new(
+            ErrorCode::PluginOffline,
+            "No Mimo extension is online. Open Chrome with the Mimo extension installed, enter this \
+             server's URL and token in its options page, and try again.",
+        )
+    }
+}
+
+impl std::fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ErrorObject {}

@@ -1,0 +1,69 @@
+//! Messages between the extension and the server on `/ws/extension`.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::{BrowserSnapshot, ErrorObject, TabEvent};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserInfo {
+    pub name: String,
+    pub version: String,
+    #[serde(default)]
+    pub user_agent: String,
+}
+
+/// Extension → server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ExtensionMessage {
+    /// First message on every connection: who this extension instance is.
+    #[serde(rename_all = "camelCase")]
+    Hello {
+        client_id: String,
+        name: String,
+        browser: BrowserInfo,
+        extension_version: String,
+    },
+    /// The whole browser state; replaces the stored snapshot.
+    FullStateSync { snapshot: BrowserSnapshot },
+    /// One incremental change.
+    TabEvent { event: TabEvent },
+}
+
+/// Server → extension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerToExtension {
+    /// Answer to `hello`: the connection is registered.
+    #[serde(rename_all = "camelCase")]
+    Welcome { client_id: String },
+    /// A frame was refused; the connection stays open.
+    Error { error: ErrorObject },
+}
+
+/// One extension instance as listed to the web app (`GET /api/extension/extension-list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionInfo {
+    pub client_id: String,
+    pub name: String,
+    pub browser: BrowserInfo,
+    pub extension_version: String,
+    pub online: bool,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub last_seen_at: u64,
+    /// When a task was last bound to it, in milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub last_used_at: Option<u64>,
+}
+
+/// Body of `GET /api/extension/extension-list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionList {
+    pub extensions: Vec<ExtensionInfo>,
+}

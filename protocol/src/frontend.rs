@@ -1,0 +1,133 @@
+//! Messages between the web app and the server on `/ws/web?taskId=…[&lastSeq=N]`.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::{BrowserSnapshot, ErrorObject, TaskStatus};
+
+/// Web → server (`frontend_message`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FrontendMessage {
+    /// The person says something in the task's chat.
+    UserMessage { content: String },
+    /// Bind the task to this extension instance.
+    #[serde(rename_all = "camelCase")]
+    SelectClient { client_id: String },
+    /// Stop whatever the task is doing.
+    Stop {},
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ChatRole {
+    User,
+    Assistant,
+}
+
+/// A stored chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatMessage {
+    pub message_id: String,
+    pub role: ChatRole,
+    pub content: String,
+    #[ts(type = "number")]
+    pub created_at: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStatus {
+    Ok,
+    Partial,
+    Error,
+}
+
+/// Server → web (`frontend_event`), always wrapped in an [`EventEnvelope`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum FrontendEvent {
+    /// A stored chat message (the person's, echoed to every tab of the task).
+    Message { message: ChatMessage },
+    /// A piece of the assistant's streamed reply; `finished` closes message `messageId`.
+    #[serde(rename_all = "camelCase")]
+    ChatDelta {
+        message_id: String,
+        delta: String,
+        finished: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    TaskStatus {
+        status: TaskStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        selected_client_id: Option<String>,
+    },
+    /// The current browser snapshot of the task's extension (not sequenced: state, not history).
+    #[serde(rename_all = "camelCase")]
+    SnapshotSync {
+        client_id: String,
+        snapshot: BrowserSnapshot,
+    },
+    /// The outcome of a turn.
+    StructuredOutput {
+        status: OutputStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "unknown")]
+        output: Option<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        error: Option<ErrorObject>,
+        #[serde(default)]
+        warnings: Vec<String>,
+    },
+    /// Replay after (re)connecting is complete; live events follow. Not sequenced.
+    #[serde(rename_all = "camelCase")]
+    Ready {
+        #[ts(type = "number")]
+        last_seq: u64,
+    },
+    /// Something the web app sent or asked for failed. Sent only to the socket concerned and not
+    /// stored: failures that are part of the task's history are `structuredOutput` errors.
+    Error { error: ErrorObject },
+}
+
+impl FrontendEvent {
+    /// Whether the event belongs to the task's history (stored with a sequence number and
+    /// replayed on reconnect) rather than being a view of current state or a reply to one socket.
+    pub fn is_history(&self) -> bool {
+        !matches!(
+            self,
+            FrontendEvent::SnapshotSync { .. }
+                | FrontendEvent::Ready { .. }
+                | FrontendEvent::Error { .. }
+        )
+    }
+}
+
+/// What actually goes on the web socket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct EventEnvelope {
+    /// Position in the task's event log; absent for events that are not history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub seq: Option<u64>,
+    pub task_id: String,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub at: u64,
+    #[serde(flatten)]
+    pub event: FrontendEvent,
+}
+
+/// Body of `GET /api/task/id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct NewTask {
+    pub task_id: String,
+}

@@ -1,0 +1,48 @@
+//! Every message that crosses a wire in Mimo, and every error code, as serde types.
+//!
+//! This crate is the single source of truth for the protocol: the worker, the Durable Objects
+//! and the sans-I/O core use these types directly, and the TypeScript types used by `web/` and
+//! `extension/` are generated from them (`cargo run -p mimo-protocol --bin gen-ts`), never
+//! retyped. A test fails when the checked-in TypeScript is stale.
+
+pub mod error;
+pub mod extension;
+pub mod frontend;
+pub mod limits;
+pub mod snapshot;
+pub mod task;
+pub mod typescript;
+
+pub use error::{ErrorCode, ErrorObject};
+pub use extension::{BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension};
+pub use frontend::{
+    ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
+};
+pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};
+pub use task::TaskStatus;
+
+/// Parses one text frame received on a socket, mapping every way it can be wrong (not JSON,
+/// not an object, unknown `type`, missing or mistyped field, too large) to a
+/// `SCHEMA_VALIDATION_FAILED` error whose message says what was wrong.
+pub fn parse_frame<T: serde::de::DeserializeOwned>(
+    text: &str,
+    max_bytes: usize,
+) -> Result<T, ErrorObject> {
+    if text.len() > max_bytes {
+        return Err(ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!(
+                "frame of {} bytes exceeds the limit of {max_bytes} bytes",
+                text.len()
+            ),
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        let what = if e.is_syntax() || e.is_eof() {
+            "frame is not valid JSON"
+        } else {
+            "frame does not match the protocol"
+        };
+        ErrorObject::new(ErrorCode::SchemaValidationFailed, format!("{what}: {e}"))
+    })
+}

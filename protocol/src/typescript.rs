@@ -1,0 +1,65 @@
+//! Generation of the TypeScript protocol module used by `web/` and `extension/`.
+
+use ts_rs::{Config, TS};
+
+use crate::{error, extension, frontend, snapshot, task};
+
+/// Where the generated module is checked in, relative to the workspace root.
+pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
+
+macro_rules! declarations {
+    ($cfg:expr; $($ty:ty),* $(,)?) => {
+        vec![$(format!("export {}", <$ty as TS>::decl($cfg))),*]
+    };
+}
+
+/// The whole generated module, deterministic so a test can compare it with the checked-in copy.
+pub fn typescript_module() -> String {
+    // Every integer we send fits in a double; `bigint` would not survive `JSON.parse`.
+    let cfg = &Config::new().with_large_int("number");
+    let decls = declarations![cfg;
+        error::ErrorCode,
+        error::ErrorObject,
+        task::TaskStatus,
+        snapshot::BrowserSnapshot,
+        snapshot::WindowInfo,
+        snapshot::TabInfo,
+        snapshot::TabGroupInfo,
+        snapshot::TabEvent,
+        extension::BrowserInfo,
+        extension::ExtensionMessage,
+        extension::ServerToExtension,
+        extension::ExtensionInfo,
+        extension::ExtensionList,
+        frontend::FrontendMessage,
+        frontend::ChatRole,
+        frontend::ChatMessage,
+        frontend::OutputStatus,
+        frontend::FrontendEvent,
+        frontend::EventEnvelope,
+        frontend::NewTask,
+    ];
+    let limits = [
+        ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),
+        (
+            "MAX_EXTENSION_FRAME_BYTES",
+            crate::limits::MAX_EXTENSION_FRAME_BYTES,
+        ),
+        (
+            "MAX_USER_MESSAGE_BYTES",
+            crate::limits::MAX_USER_MESSAGE_BYTES,
+        ),
+    ];
+    let mut out = String::from(
+        "// Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.\n\
+         // Do not edit: change the Rust types and regenerate.\n\n",
+    );
+    for decl in decls {
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    for (name, value) in limits {
+        out.push_str(&format!("export const {name} = {value};\n"));
+    }
+    out
+}

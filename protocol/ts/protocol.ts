@@ -1,0 +1,74 @@
+// Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
+// Do not edit: change the Rust types and regenerate.
+
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR";
+
+export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
+
+export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "completed" | "error" | "canceled";
+
+export type BrowserSnapshot = { windows: Array<WindowInfo>, tabs: Array<TabInfo>, groups: Array<TabGroupInfo>, 
+/**
+ * The active tab of the focused window, if any.
+ */
+activeTabId?: number, };
+
+export type WindowInfo = { windowId: number, focused: boolean, 
+/**
+ * `normal`, `popup`, …, as Chrome reports it.
+ */
+kind?: string, };
+
+export type TabInfo = { tabId: number, windowId: number, index: number, url: string, title: string, 
+/**
+ * `loading` or `complete`.
+ */
+status: string, active: boolean, groupId?: number, };
+
+export type TabGroupInfo = { groupId: number, windowId: number, title: string, color: string, collapsed: boolean, };
+
+export type TabEvent = { "kind": "tab_upserted", tab: TabInfo, } | { "kind": "tab_removed", tabId: number, } | { "kind": "tab_activated", tabId: number, windowId: number, } | { "kind": "window_upserted", window: WindowInfo, } | { "kind": "window_removed", windowId: number, } | { "kind": "window_focused", windowId: number | null, } | { "kind": "group_upserted", group: TabGroupInfo, } | { "kind": "group_removed", groupId: number, };
+
+export type BrowserInfo = { name: string, version: string, userAgent: string, };
+
+export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, };
+
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, };
+
+export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+lastSeenAt: number, 
+/**
+ * When a task was last bound to it, in milliseconds since the Unix epoch.
+ */
+lastUsedAt?: number, };
+
+export type ExtensionList = { extensions: Array<ExtensionInfo>, };
+
+export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", };
+
+export type ChatRole = "user" | "assistant";
+
+export type ChatMessage = { messageId: string, role: ChatRole, content: string, createdAt: number, };
+
+export type OutputStatus = "ok" | "partial" | "error";
+
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+
+export type EventEnvelope = { 
+/**
+ * Position in the task's event log; absent for events that are not history.
+ */
+seq?: number, taskId: string, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+
+export type NewTask = { taskId: string, };
+
+export const MAX_WEB_FRAME_BYTES = 65536;
+export const MAX_EXTENSION_FRAME_BYTES = 524288;
+export const MAX_USER_MESSAGE_BYTES = 32768;

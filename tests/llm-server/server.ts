@@ -1,0 +1,535 @@
+// Scripted LLM server: stands in for OpenAI and Anthropic in tests and local dev.
+//
+// It speaks both providers' real streaming wire formats (OpenAI Chat Completions SSE and
+// Anthropic Messages SSE) so the gateway code that parses its output is the same code that
+// talks to the real providers. Each provider request consumes the next scripted turn; with
+// nothing scripted it echoes the user, so local dev works without an API key.
+//
+// Runs directly under Node 22 type stripping: only erasable TypeScript syntax, no npm packages.
+
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+export type ScriptTurn = {
+  /** Streamed as several deltas, roughly one word each. */
+  text?: string;
+  /** Explicit text deltas, used instead of splitting `text`. */
+  chunks?: string[];
+  /** An object is JSON-encoded; a string is sent as is (lets tests send invalid JSON). */
+  toolCalls?: Array<{ id?: string; name: string; arguments: unknown }>;
+  /** Answer with this HTTP error instead of a stream. */
+  error?: { status: number; message?: string; type?: string; retryAfter?: number };
+  /** Start the stream, send the text, then an error event instead of the end of the message. */
+  midStreamError?: { message: string; type?: string };
+  /** Wait this long before sending the response headers. */
+  stallMs?: number;
+  /** Send the headers and the first chunk, then wait this long. */
+  stallAfterFirstChunkMs?: number;
+  /** Delay between chunks; defaults to 15 ms so streaming is visible in a browser. */
+  chunkDelayMs?: number;
+  /** Token counts to report; estimated from the text lengths when unset. */
+  usage?: { input: number; output: number };
+  /** Only use this turn for a request whose last user message contains this substring. */
+  match?: string;
+};
+
+export type RecordedRequest = {
+  path: string;
+  /** Node lower-cases header names. */
+  headers: IncomingHttpHeaders;
+  /** The parsed JSON body, or the raw text when it was not JSON. */
+  body: unknown;
+  /** Epoch milliseconds when the request was received. */
+  at: number;
+};
+
+export type LlmServerOptions = { port?: number; host?: string; turns?: ScriptTurn[] };
+
+export type LlmServer = {
+  url: string;
+  port: number;
+  /** Appends turns to the queue. */
+  script(turns: ScriptTurn[]): void;
+  /** Clears the queue and the request log. */
+  reset(): void;
+  requests(): RecordedRequest[];
+  close(): Promise<void>;
+};
+
+type Provider = 'openai' | 'anthropic';
+
+/** A turn resolved for one request: ids assigned, arguments serialized, usage known. */
+type Reply = {
+  model: string;
+  chunks: string[];
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  usage: { input: number; output: number };
+  midStreamError?: { message: string; type?: string };
+};
+
+// Loosely typed view of a request body: it comes from the gateway, not from this file.
+type JsonObject = Record<string, unknown>;
+
+const DEFAULT_CHUNK_DELAY_MS = 15;
+
+export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmServer> {
+  const host = opts.host ?? '127.0.0.1';
+  let queue: ScriptTurn[] = [...(opts.turns ?? [])];
+  let log: RecordedRequest[] = [];
+
+  const server = createServer((req, res) => {
+    // Aborts pending stalls and chunk delays when the client goes away or close() runs.
+    const closed = new AbortController();
+    res.once('close', () => closed.abort());
+    handle(req, res, closed.signal).catch((err: unknown) => {
+      if (closed.signal.aborted) return;
+      if (res.headersSent) res.destroy();
+      else sendJson(res, 500, { error: { message: String(err) } });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const raw = await readBody(req);
+
+    if (url.pathname.startsWith('/__control/')) {
+      handleControl(req.method, url, raw, res);
+      return;
+    }
+    const provider: Provider | undefined =
+      url.pathname === '/v1/chat/completions' ? 'openai' : url.pathname === '/v1/messages' ? 'anthropic' : undefined;
+    if (!provider) {
+      sendJson(res, 404, { error: { message: `No route for ${req.method} ${url.pathname}` } });
+      return;
+    }
+    if (req.method !== 'POST') {
+      sendError(res, provider, { status: 405, message: `${req.method} is not allowed; use POST` });
+      return;
+    }
+
+    let body: unknown = raw;
+    let validJson = true;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      validJson = false;
+    }
+    log.push({ path: url.pathname, headers: { ...req.headers }, body, at: Date.now() });
+    if (!validJson || !isObject(body)) {
+      sendError(res, provider, { status: 400, message: 'The request body is not a JSON object' });
+      return;
+    }
+
+    const userText = lastUserText(body);
+    const turn = takeTurn(userText) ?? { text: `You said: ${userText}` };
+    if (turn.stallMs) await sleep(turn.stallMs, undefined, { signal });
+    if (turn.error) {
+      sendError(res, provider, turn.error);
+      return;
+    }
+
+    const reply = resolveReply(turn, provider, body);
+    if (body.stream !== true) {
+      if (reply.midStreamError) {
+        const { message, type } = reply.midStreamError;
+        sendError(res, provider, { status: 500, message, type });
+      } else {
+        sendJson(res, 200, provider === 'openai' ? openAiCompletion(reply) : anthropicMessage(reply));
+      }
+      return;
+    }
+    const includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
+    const frames = provider === 'openai' ? openAiStreamFrames(reply, includeUsage) : anthropicStreamFrames(reply);
+    await streamFrames(res, frames, turn, signal);
+  }
+
+  function handleControl(method: string | undefined, url: URL, raw: string, res: ServerResponse): void {
+    const route = `${method} ${url.pathname}`;
+    if (route === 'GET /__control/health') {
+      sendJson(res, 200, { ok: true });
+    } else if (route === 'GET /__control/requests') {
+      sendJson(res, 200, log);
+    } else if (route === 'POST /__control/reset') {
+      queue = [];
+      log = [];
+      sendJson(res, 200, { ok: true });
+    } else if (route === 'POST /__control/script') {
+      let turns: unknown;
+      try {
+        turns = (JSON.parse(raw) as JsonObject).turns;
+      } catch {
+        // Reported just below as a missing `turns` array.
+      }
+      if (!Array.isArray(turns)) {
+        sendJson(res, 400, { error: { message: 'Expected a JSON body {"turns": [...]}' } });
+        return;
+      }
+      queue = url.searchParams.get('replace') === '1' ? [...turns] : [...queue, ...turns];
+      sendJson(res, 200, { ok: true, queued: queue.length });
+    } else {
+      sendJson(res, 404, { error: { message: `No control route for ${route}` } });
+    }
+  }
+
+  /** Removes and returns the first queued turn that applies to a request with this user text. */
+  function takeTurn(userText: string): ScriptTurn | undefined {
+    const index = queue.findIndex((turn) => turn.match === undefined || userText.includes(turn.match));
+    return index < 0 ? undefined : queue.splice(index, 1)[0];
+  }
+
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolveListen();
+    });
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The server has no TCP address');
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    port: address.port,
+    script(turns) {
+      queue.push(...turns);
+    },
+    reset() {
+      queue = [];
+      log = [];
+    },
+    requests() {
+      return [...log];
+    },
+    close() {
+      return new Promise<void>((resolveClose, reject) => {
+        server.close((err) => (err ? reject(err) : resolveClose()));
+        // Destroying every socket, busy ones included, ends stalled responses and keep-alive
+        // connections at once instead of waiting for them.
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+// ---- Requests -------------------------------------------------------------------------------
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The text of the last user message that has text. Both providers put it in `messages`, as a
+ * string or as an array of `{type: "text", text}` parts. Anthropic sends tool results as user
+ * messages made only of `tool_result` blocks; skipping those keeps a whole tool loop routed by
+ * the user's prompt, as it is with OpenAI (whose tool results have role "tool").
+ */
+function lastUserText(body: JsonObject): string {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message: unknown = messages[i];
+    if (!isObject(message) || message.role !== 'user') continue;
+    if (typeof message.content === 'string') return message.content;
+    if (!Array.isArray(message.content)) continue;
+    const texts = message.content
+      .filter((part): part is JsonObject => isObject(part) && part.type === 'text' && typeof part.text === 'string')
+      .map((part) => part.text as string);
+    if (texts.length > 0) return texts.join('\n');
+  }
+  return '';
+}
+
+function resolveReply(turn: ScriptTurn, provider: Provider, body: JsonObject): Reply {
+  const chunks = turn.chunks ?? splitWords(turn.text ?? '');
+  // A mid-stream error cuts the message after its text, so the tool calls are never sent.
+  const toolCalls = turn.midStreamError
+    ? []
+    : (turn.toolCalls ?? []).map((call) => ({
+        id: call.id ?? newId(provider === 'openai' ? 'call_' : 'toolu_'),
+        name: call.name,
+        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      }));
+  const output = chunks.join('') + toolCalls.map((call) => call.name + call.arguments).join('');
+  return {
+    model: typeof body.model === 'string' ? body.model : 'mimo-scripted',
+    chunks,
+    toolCalls,
+    usage: turn.usage ?? { input: estimateTokens(JSON.stringify(body)), output: estimateTokens(output) },
+    midStreamError: turn.midStreamError,
+  };
+}
+
+/** Splits text into word-sized deltas (each word keeps its trailing whitespace); they concatenate back to `text`. */
+function splitWords(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+}
+
+/**
+ * Splits tool-call arguments the way providers stream them: at least 3 pieces (when the string
+ * is that long), cut at even offsets, so the cuts fall inside keys and values rather than
+ * between JSON tokens. An empty string is one empty piece.
+ */
+function splitArguments(json: string): string[] {
+  const count = Math.min(json.length, Math.max(3, Math.min(8, Math.ceil(json.length / 16))));
+  if (count === 0) return [''];
+  const pieces: string[] = [];
+  for (let i = 0; i < count; i++) {
+    pieces.push(json.slice(Math.floor((i * json.length) / count), Math.floor(((i + 1) * json.length) / count)));
+  }
+  return pieces;
+}
+
+/** About four characters per token, like the usual rule of thumb. */
+function estimateTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function newId(prefix: string): string {
+  return prefix + randomBytes(12).toString('hex');
+}
+
+// ---- Responses ------------------------------------------------------------------------------
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** An HTTP error in the provider's own error body shape. */
+function sendError(res: ServerResponse, provider: Provider, error: NonNullable<ScriptTurn['error']>): void {
+  const { status } = error;
+  const message = error.message ?? `mimo-llm-server: scripted HTTP ${status} error`;
+  const retryAfter = error.retryAfter ?? (status === 429 ? 1 : undefined);
+  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
+  const body =
+    provider === 'openai'
+      ? { error: { message, type: error.type ?? openAiErrorType(status), param: null, code: openAiErrorCode(status) } }
+      : { type: 'error', error: { type: error.type ?? anthropicErrorType(status), message } };
+  sendJson(res, status, body, headers);
+}
+
+function openAiErrorType(status: number): string {
+  if (status === 429) return 'requests';
+  return status >= 500 ? 'server_error' : 'invalid_request_error';
+}
+
+function openAiErrorCode(status: number): string | null {
+  if (status === 401) return 'invalid_api_key';
+  return status === 429 ? 'rate_limit_exceeded' : null;
+}
+
+function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 529:
+      return 'overloaded_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+/** Writes the SSE frames with the turn's pacing. */
+async function streamFrames(res: ServerResponse, frames: string[], turn: ScriptTurn, signal: AbortSignal): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  const chunkDelayMs = turn.chunkDelayMs ?? DEFAULT_CHUNK_DELAY_MS;
+  for (const [i, frame] of frames.entries()) {
+    if (i === 1 && turn.stallAfterFirstChunkMs) await sleep(turn.stallAfterFirstChunkMs, undefined, { signal });
+    else if (i > 0 && chunkDelayMs > 0) await sleep(chunkDelayMs, undefined, { signal });
+    res.write(frame);
+  }
+  res.end();
+}
+
+function sseData(data: unknown): string {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}
+
+function sseEvent(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function openAiStreamFrames(reply: Reply, includeUsage: boolean): string[] {
+  const id = newId('chatcmpl-');
+  const created = Math.floor(Date.now() / 1000);
+  // With include_usage, OpenAI sends `usage: null` on every chunk before the usage chunk.
+  const chunk = (delta: JsonObject, finishReason: string | null = null): string =>
+    sseData({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: reply.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
+
+  const frames = [chunk({ role: 'assistant', content: reply.chunks.length > 0 ? '' : null })];
+  for (const text of reply.chunks) frames.push(chunk({ content: text }));
+  if (reply.midStreamError) {
+    // OpenAI reports a failure inside a stream as an `error` object and ends without [DONE].
+    const { message, type } = reply.midStreamError;
+    frames.push(sseData({ error: { message, type: type ?? 'server_error', param: null, code: null } }));
+    return frames;
+  }
+  reply.toolCalls.forEach((call, index) => {
+    frames.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    for (const piece of splitArguments(call.arguments)) {
+      frames.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  frames.push(chunk({}, reply.toolCalls.length > 0 ? 'tool_calls' : 'stop'));
+  if (includeUsage) {
+    const { input, output } = reply.usage;
+    frames.push(
+      sseData({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: reply.model,
+        choices: [],
+        usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+      }),
+    );
+  }
+  frames.push('data: [DONE]\n\n');
+  return frames;
+}
+
+function openAiCompletion(reply: Reply): JsonObject {
+  const { input, output } = reply.usage;
+  const message: JsonObject = { role: 'assistant', content: reply.chunks.length > 0 ? reply.chunks.join('') : null };
+  if (reply.toolCalls.length > 0) {
+    message.tool_calls = reply.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
+  }
+  return {
+    id: newId('chatcmpl-'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: reply.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: reply.toolCalls.length > 0 ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+  };
+}
+
+function anthropicStreamFrames(reply: Reply): string[] {
+  const ping = sseEvent('ping', { type: 'ping' });
+  const frames = [
+    sseEvent('message_start', {
+      type: 'message_start',
+      message: {
+        id: newId('msg_'),
+        type: 'message',
+        role: 'assistant',
+        model: reply.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        // Anthropic counts output cumulatively: message_delta carries the final total.
+        usage: { input_tokens: reply.usage.input, output_tokens: 1 },
+      },
+    }),
+  ];
+  let blocks = 0;
+  const block = (contentBlock: JsonObject, deltas: JsonObject[]): void => {
+    const index = blocks++;
+    frames.push(sseEvent('content_block_start', { type: 'content_block_start', index, content_block: contentBlock }));
+    // Anthropic sends its ping right after the first content_block_start.
+    if (index === 0) frames.push(ping);
+    for (const delta of deltas) frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index, delta }));
+    if (!reply.midStreamError) frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
+  };
+
+  if (reply.chunks.length > 0) {
+    block(
+      { type: 'text', text: '' },
+      reply.chunks.map((text) => ({ type: 'text_delta', text })),
+    );
+  }
+  if (reply.midStreamError) {
+    const { message, type } = reply.midStreamError;
+    frames.push(sseEvent('error', { type: 'error', error: { type: type ?? 'overloaded_error', message } }));
+    return frames;
+  }
+  for (const call of reply.toolCalls) {
+    block(
+      { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      splitArguments(call.arguments).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    );
+  }
+  if (blocks === 0) frames.push(ping);
+  frames.push(
+    sseEvent('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: reply.usage.output },
+    }),
+    sseEvent('message_stop', { type: 'message_stop' }),
+  );
+  return frames;
+}
+
+function anthropicMessage(reply: Reply): JsonObject {
+  const content: JsonObject[] = reply.chunks.length > 0 ? [{ type: 'text', text: reply.chunks.join('') }] : [];
+  for (const call of reply.toolCalls) {
+    content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseOrRaw(call.arguments) });
+  }
+  return {
+    id: newId('msg_'),
+    type: 'message',
+    role: 'assistant',
+    model: reply.model,
+    content,
+    stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: reply.usage.input, output_tokens: reply.usage.output },
+  };
+}
+
+/** Scripted arguments may be deliberately invalid JSON; those are passed on as the raw string. */
+function parseOrRaw(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
+}
+
+// ---- CLI ------------------------------------------------------------------------------------
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '8790' }, script: { type: 'string' } } });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`Invalid --port ${values.port}`);
+  let turns: ScriptTurn[] = [];
+  if (values.script !== undefined) {
+    const file: unknown = JSON.parse(await readFile(values.script, 'utf8'));
+    if (!isObject(file) || !Array.isArray(file.turns)) throw new Error(`${values.script}: expected {"turns": [...]}`);
+    turns = file.turns;
+  }
+  const server = await startLlmServer({ port, turns });
+  console.log(`mimo-llm-server listening on ${server.url}`);
+}

@@ -1,0 +1,167 @@
+// Protocol clients for tests: a web app socket and an extension socket, speaking the generated
+// protocol types, with helpers to wait for particular events.
+import WebSocket from "ws";
+import type {
+  BrowserSnapshot,
+  EventEnvelope,
+  ExtensionMessage,
+  FrontendMessage,
+  ServerToExtension,
+} from "../../protocol/ts/protocol.ts";
+import type { Mimo } from "./mimo.ts";
+
+export async function api(mimo: Mimo, route: string, token: string | null = mimo.token): Promise<Response> {
+  const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+  return fetch(`${mimo.url}${route}`, { headers });
+}
+
+export async function newTask(mimo: Mimo): Promise<string> {
+  const res = await api(mimo, "/api/task/id");
+  if (res.status !== 200) throw new Error(`task id: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { taskId: string }).taskId;
+}
+
+/** A socket that records every frame it receives and lets a test wait for one. */
+class RecordingSocket<In> {
+  readonly ws: WebSocket;
+  readonly received: In[] = [];
+  closed: { code: number; reason: string } | null = null;
+  private waiters: Array<() => void> = [];
+
+  constructor(url: string) {
+    this.ws = new WebSocket(url);
+    this.ws.on("message", (data) => {
+      this.received.push(JSON.parse(String(data)) as In);
+      this.wake();
+    });
+    this.ws.on("close", (code, reason) => {
+      this.closed = { code, reason: String(reason) };
+      this.wake();
+    });
+  }
+
+  private wake() {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  opened(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.ws.readyState === WebSocket.OPEN) return resolve();
+      this.ws.once("open", () => resolve());
+      this.ws.once("error", reject);
+      this.ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+    });
+  }
+
+  /** Resolves with the first received frame (from index `from`) that matches. */
+  async waitFor(match: (frame: In) => boolean, what = "frame", timeoutMs = 10_000, from = 0): Promise<In> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.received.slice(from).find(match);
+      if (found !== undefined) return found;
+      if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting for ${what}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.received.slice(-5))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  sendRaw(data: string | Buffer) {
+    this.ws.send(data);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve();
+      this.ws.once("close", () => resolve());
+      this.ws.close();
+    });
+  }
+}
+
+export class WebClient extends RecordingSocket<EventEnvelope> {
+  static async connect(mimo: Mimo, taskId: string, lastSeq?: number): Promise<WebClient> {
+    const q = new URLSearchParams({ taskId, token: mimo.token });
+    if (lastSeq !== undefined) q.set("lastSeq", String(lastSeq));
+    const client = new WebClient(`${mimo.url.replace("http", "ws")}/ws/web?${q}`);
+    await client.opened();
+    return client;
+  }
+
+  send(message: FrontendMessage) {
+    this.sendRaw(JSON.stringify(message));
+  }
+
+  /** Sequenced (history) events received so far. */
+  history(): EventEnvelope[] {
+    return this.received.filter((e) => e.seq !== undefined);
+  }
+
+  lastSeq(): number {
+    return Math.max(0, ...this.history().map((e) => e.seq ?? 0));
+  }
+
+  /** The assistant text of message `messageId` as streamed so far. */
+  assistantText(messageId: string): string {
+    return this.received
+      .filter((e) => e.type === "chatDelta" && e.messageId === messageId)
+      .map((e) => (e.type === "chatDelta" ? e.delta : ""))
+      .join("");
+  }
+
+  /** Waits for the assistant reply that finishes after index `from` and returns its text. */
+  async reply(from = 0, timeoutMs = 15_000): Promise<{ messageId: string; text: string }> {
+    const done = await this.waitFor(
+      (e) => e.type === "chatDelta" && e.finished,
+      "a finished assistant message",
+      timeoutMs,
+      from,
+    );
+    const messageId = done.type === "chatDelta" ? done.messageId : "";
+    return { messageId, text: this.assistantText(messageId) };
+  }
+}
+
+export class ExtensionClient extends RecordingSocket<ServerToExtension> {
+  readonly clientId: string;
+
+  private constructor(url: string, clientId: string) {
+    super(url);
+    this.clientId = clientId;
+  }
+
+  static async connect(mimo: Mimo, clientId: string, name = `Browser ${clientId}`): Promise<ExtensionClient> {
+    const q = new URLSearchParams({ clientId, token: mimo.token });
+    const client = new ExtensionClient(`${mimo.url.replace("http", "ws")}/ws/extension?${q}`, clientId);
+    await client.opened();
+    client.send({
+      type: "hello",
+      clientId,
+      name,
+      browser: { name: "Chromium", version: "156", userAgent: "test" },
+      extensionVersion: "0.1.0",
+    });
+    await client.waitFor((m) => m.type === "welcome", "welcome");
+    return client;
+  }
+
+  send(message: ExtensionMessage) {
+    this.sendRaw(JSON.stringify(message));
+  }
+
+  sync(snapshot: BrowserSnapshot) {
+    this.send({ type: "full_state_sync", snapshot });
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

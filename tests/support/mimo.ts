@@ -1,0 +1,98 @@
+// Starts the real, built worker (worker/build) in Miniflare — workerd with SQLite-backed
+// Durable Objects, R2 and the web app's assets — next to the scripted LLM server.
+import { Miniflare } from "miniflare";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startLlmServer } from "../llm-server/server.ts";
+import type { LlmServer, ScriptTurn } from "../llm-server/server.ts";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const WORKER_NAME = "mimo";
+
+/** The compatibility date of wrangler.toml, so tests run what `make dev` and deploy run. */
+const COMPATIBILITY_DATE = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(
+  readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"),
+)![1];
+
+export type MimoOptions = {
+  /** Turns queued on the scripted LLM server before the worker starts. */
+  turns?: ScriptTurn[];
+  /** Extra or overriding worker bindings (vars and secrets). */
+  bindings?: Record<string, string>;
+};
+
+export type Mimo = {
+  /** Origin of the worker, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  token: string;
+  llm: LlmServer;
+  mf: Miniflare;
+  /** Stops the runtime and starts it again on the same persisted storage and port. */
+  restart(): Promise<void>;
+  /** Evicts a task's coordinator, keeping its web sockets (hibernation). */
+  evictTask(taskId: string): Promise<void>;
+  dispose(): Promise<void>;
+};
+
+export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
+  const llm = await startLlmServer({ turns: opts.turns ?? [] });
+  const token = `test-${randomUUID()}`;
+  const persist = await mkdtemp(path.join(tmpdir(), "mimo-test-"));
+  const options = (port: number) => ({
+    name: WORKER_NAME,
+    host: "127.0.0.1",
+    port,
+    scriptPath: path.join(ROOT, "worker/build/index.js"),
+    modules: true,
+    modulesRules: [{ type: "CompiledWasm" as const, include: ["**/*.wasm"], fallthrough: true }],
+    compatibilityDate: COMPATIBILITY_DATE,
+    durableObjects: {
+      TASK_COORDINATOR: { className: "TaskCoordinator", useSQLite: true },
+      EXTENSION_REGISTRY: { className: "ExtensionRegistry", useSQLite: true },
+    },
+    r2Buckets: ["ARTIFACTS"],
+    assets: {
+      directory: path.join(ROOT, "web/dist"),
+      binding: "ASSETS",
+      routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*"] } },
+    },
+    bindings: {
+      MIMO_API_TOKEN: token,
+      MIMO_LLM_PROVIDER: "openai_compatible",
+      MIMO_LLM_BASE_URL: `${llm.url}/v1`,
+      MIMO_LLM_MODEL: "mimo-scripted",
+      MIMO_LLM_TIMEOUT_MS: "20000",
+      ...opts.bindings,
+    },
+    durableObjectsPersist: path.join(persist, "do"),
+    r2Persist: path.join(persist, "r2"),
+  });
+  let mf = new Miniflare(options(0));
+  const ready = await mf.ready;
+  const port = Number(ready.port);
+  const mimo: Mimo = {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    llm,
+    mf,
+    async restart() {
+      await mf.dispose();
+      mf = new Miniflare(options(port));
+      await mf.ready;
+      mimo.mf = mf;
+    },
+    async evictTask(taskId: string) {
+      await mf.unsafeEvictDurableObject(WORKER_NAME, "TaskCoordinator", { name: taskId, webSockets: "hibernate" });
+    },
+    async dispose() {
+      await mf.dispose();
+      await llm.close();
+      await rm(persist, { recursive: true, force: true });
+    },
+  };
+  return mimo;
+}

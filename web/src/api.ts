@@ -1,0 +1,94 @@
+// HTTP side of the app: the deployment token and the few JSON endpoints it guards.
+
+import type { ErrorCode, ErrorObject, ExtensionList, NewTask } from "../../protocol/ts/protocol";
+
+const TOKEN_KEY = "mimo.token";
+
+export function storedToken(): string | null {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function storeToken(token: string): void {
+  localStorage.setItem(TOKEN_KEY, token);
+}
+
+export function forgetToken(): void {
+  localStorage.removeItem(TOKEN_KEY);
+}
+
+/** A failed request, carrying the server's error object (or one made up for network errors). */
+export class ApiError extends Error {
+  readonly code: ErrorCode | "NETWORK";
+  readonly status: number;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode | "NETWORK", message: string, status: number, retryable: boolean) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = status;
+    this.retryable = retryable;
+  }
+
+  get unauthorized(): boolean {
+    return this.code === "UNAUTHORIZED" || this.status === 401;
+  }
+}
+
+function isErrorObject(v: unknown): v is ErrorObject {
+  return typeof v === "object" && v !== null && typeof (v as ErrorObject).code === "string" && typeof (v as ErrorObject).message === "string";
+}
+
+async function getJson<T>(path: string, token: string, signal?: AbortSignal): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
+      cache: "no-store",
+      signal,
+    });
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
+  }
+  let body: unknown = null;
+  const text = await response.text();
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    if (isErrorObject(body)) throw new ApiError(body.code, body.message, response.status, body.retryable);
+    const fallback = text.trim().slice(0, 200) || response.statusText || "request failed";
+    throw new ApiError(response.status === 401 ? "UNAUTHORIZED" : "INTERNAL_ERROR", `${response.status}: ${fallback}`, response.status, response.status >= 500);
+  }
+  return body as T;
+}
+
+export function listExtensions(token: string, signal?: AbortSignal): Promise<ExtensionList> {
+  return getJson<ExtensionList>("/api/extension/extension-list", token, signal);
+}
+
+/** Checks a token by making a real, harmless request with it. */
+export async function verifyToken(token: string): Promise<ExtensionList> {
+  return listExtensions(token);
+}
+
+/** Creates a task on the server and returns its id. */
+export async function createTask(token: string): Promise<string> {
+  const body = await getJson<NewTask>("/api/task/id", token);
+  return body.taskId;
+}
+
+/** The task socket's URL on this origin. WebSockets cannot set headers, so the token is a query. */
+export function taskSocketUrl(taskId: string, token: string, lastSeq: number): string {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const params = new URLSearchParams({ taskId, token });
+  if (lastSeq > 0) params.set("lastSeq", String(lastSeq));
+  return `${scheme}//${location.host}/ws/web?${params.toString()}`;
+}
