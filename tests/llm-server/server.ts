@@ -29,7 +29,7 @@ export type ScriptTurn = {
   midStreamError?: { message: string; type?: string };
   /** Wait this long before sending the response headers. */
   stallMs?: number;
-  /** Send the headers and the first chunk, then wait this long. */
+  /** Send the headers and the stream up to its first text delta, then wait this long. */
   stallAfterFirstChunkMs?: number;
   /** Delay between chunks; defaults to 15 ms so streaming is visible in a browser. */
   chunkDelayMs?: number;
@@ -353,8 +353,10 @@ function anthropicErrorType(status: number): string {
 async function streamFrames(res: ServerResponse, frames: string[], turn: ScriptTurn, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   const chunkDelayMs = turn.chunkDelayMs ?? DEFAULT_CHUNK_DELAY_MS;
+  // The stall comes after the first frame that carries text, so a client has seen a delta.
+  const firstText = frames.findIndex((f) => f.includes('"text_delta"') || /"content":"[^"]/.test(f));
   for (const [i, frame] of frames.entries()) {
-    if (i === 1 && turn.stallAfterFirstChunkMs) await sleep(turn.stallAfterFirstChunkMs, undefined, { signal });
+    if (i === firstText + 1 && turn.stallAfterFirstChunkMs) await sleep(turn.stallAfterFirstChunkMs, undefined, { signal });
     else if (i > 0 && chunkDelayMs > 0) await sleep(chunkDelayMs, undefined, { signal });
     res.write(frame);
   }

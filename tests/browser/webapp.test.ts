@@ -1,0 +1,275 @@
+// The web app in real Chromium against the built worker in Miniflare: token screen, a task's
+// chat streaming token by token, a second tab on the same task, reload (replay without
+// duplicates), the extensions panel and the live browser view, and reconnection after the
+// runtime restarts.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { chromium } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserSnapshot } from "../../protocol/ts/protocol.ts";
+import { ExtensionClient } from "../support/clients.ts";
+import { ROOT, startMimo } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+
+const OUT = path.join(ROOT, "tests/.out");
+const TASK_URL = /#\/task\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Builds web/dist when it is missing or older than its sources (the worker serves it). */
+function ensureWebBuilt(): void {
+  const web = path.join(ROOT, "web");
+  const built = path.join(web, "dist/app.js");
+  const newest = (dir: string): number =>
+    Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((d) => (d.isDirectory() ? newest(path.join(dir, d.name)) : statSync(path.join(dir, d.name)).mtimeMs)));
+  const sources = Math.max(newest(path.join(web, "src")), ...["index.html", "style.css", "build.mjs"].map((f) => statSync(path.join(web, f)).mtimeMs));
+  const distFiles = ["app.js", "index.html", "style.css"].map((f) => path.join(web, "dist", f));
+  if (existsSync(built) && distFiles.every(existsSync) && Math.min(...distFiles.map((f) => statSync(f).mtimeMs)) >= sources) return;
+  execFileSync(process.execPath, [path.join(web, "build.mjs")], { cwd: ROOT, stdio: "inherit" });
+}
+
+let mimo: Mimo;
+let browser: Browser;
+let context: BrowserContext;
+let page1: Page;
+let page2: Page;
+let taskUrl = "";
+
+before(async () => {
+  ensureWebBuilt();
+  mimo = await startMimo();
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    ],
+  });
+  context = await browser.newContext({ viewport: { width: 1360, height: 820 } });
+});
+
+after(async () => {
+  await context?.close();
+  await browser?.close();
+  await mimo?.dispose();
+});
+
+/** Console errors and uncaught exceptions of a page, to fail on broken scripts. */
+function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
+  page.on("console", (msg) => {
+    // Failed socket attempts while the runtime restarts are expected noise.
+    if (msg.type() === "error" && !/WebSocket|ERR_CONNECTION_REFUSED|Failed to load resource/.test(msg.text())) errors.push(msg.text());
+  });
+  return errors;
+}
+
+const errors = new Map<Page, string[]>();
+
+async function openPage(url: string): Promise<Page> {
+  const page = await context.newPage();
+  errors.set(page, watchErrors(page));
+  await page.goto(url);
+  return page;
+}
+
+async function waitLive(page: Page): Promise<void> {
+  await page.locator('[data-testid="connection-state"][data-state="live"]').waitFor({ timeout: 10_000 });
+}
+
+async function sendMessage(page: Page, text: string): Promise<void> {
+  const composer = page.getByTestId("composer");
+  await composer.fill(text);
+  await composer.press("Enter");
+}
+
+/** Texts of the messages in order, as `user: …` / `assistant: …`. */
+async function transcript(page: Page): Promise<string[]> {
+  return page.locator('[data-testid="message-user"], [data-testid="message-assistant"]').evaluateAll((els) =>
+    els.map((el) => `${el.getAttribute("data-testid") === "message-user" ? "user" : "assistant"}: ${el.textContent ?? ""}`),
+  );
+}
+
+/**
+ * Waits until the last assistant message streams `full`: first a moment where it holds a proper,
+ * non-empty prefix and is not finished, then the whole text, finished. Returns the prefix seen.
+ */
+async function watchStreaming(page: Page, full: string, nth: number): Promise<string> {
+  const partial = await page.waitForFunction(
+    ({ full, nth }) => {
+      const el = document.querySelectorAll('[data-testid="message-assistant"]')[nth];
+      const text = el?.textContent ?? "";
+      const streaming = el?.getAttribute("data-finished") !== "true";
+      return el && streaming && text.length > 0 && text.length < full.length && full.startsWith(text) ? text : false;
+    },
+    { full, nth },
+    { polling: "raf", timeout: 15_000 },
+  );
+  const prefix = (await partial.jsonValue()) as string;
+  await page.waitForFunction(
+    ({ full, nth }) => {
+      const el = document.querySelectorAll('[data-testid="message-assistant"]')[nth];
+      return el?.getAttribute("data-finished") === "true" && el.textContent === full;
+    },
+    { full, nth },
+    { timeout: 15_000 },
+  );
+  return prefix;
+}
+
+const REPLY_1 = "Sure. I will open the page, read the prices, and report the cheapest flight back to you.";
+const REPLY_2 = "Here is a second answer, streamed into every open tab of this task at the same time.";
+
+describe("web app", () => {
+  it("asks for the token, rejects a wrong one, then streams a chat reply token by token", async () => {
+    page1 = await openPage(`${mimo.url}/`);
+    const input = page1.getByTestId("token-input");
+    await input.waitFor();
+
+    await input.fill("not-the-token");
+    await page1.getByTestId("token-submit").click();
+    const tokenError = page1.getByTestId("token-error");
+    await tokenError.waitFor();
+    assert.match((await tokenError.textContent()) ?? "", /wrong token/, "the server's message is shown");
+    assert.equal(await page1.getByTestId("new-task").count(), 0, "still on the token screen");
+
+    await input.fill(mimo.token);
+    await page1.getByTestId("token-submit").click();
+    await page1.getByTestId("new-task").waitFor();
+    assert.equal(await page1.evaluate(() => localStorage.getItem("mimo.token")), mimo.token, "the token is kept");
+
+    await page1.getByTestId("new-task").click();
+    await page1.waitForURL(TASK_URL);
+    taskUrl = page1.url();
+    await waitLive(page1);
+    assert.equal(await page1.getByTestId("task-status").textContent(), "created");
+
+    // No extension is connected: the server says so, the app shows it, and it can be dismissed.
+    const offline = page1.locator('[data-testid="error-banner"][data-code="PLUGIN_OFFLINE"]');
+    await offline.waitFor();
+    await offline.getByRole("button", { name: "Dismiss" }).click();
+    await offline.waitFor({ state: "detached" });
+
+    mimo.llm.script([{ text: REPLY_1, chunkDelayMs: 60 }]);
+    await sendMessage(page1, "Find the cheapest flight on this site");
+    await page1.getByTestId("message-user").filter({ hasText: "Find the cheapest flight on this site" }).waitFor();
+    assert.equal(await page1.getByTestId("composer").inputValue(), "", "the composer is cleared");
+
+    const prefix = await watchStreaming(page1, REPLY_1, 0);
+    assert.ok(prefix.length > 0 && prefix.length < REPLY_1.length, `saw a partial reply: ${JSON.stringify(prefix)}`);
+    await page1.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
+    assert.equal(await page1.getByTestId("stop").isVisible(), false, "no Stop button once completed");
+    assert.deepEqual(await transcript(page1), ["user: Find the cheapest flight on this site", `assistant: ${REPLY_1}`]);
+    // The title comes from the first message and lands in the recent tasks list.
+    await page1.locator('[data-testid="recent-task"]', { hasText: "Find the cheapest flight" }).waitFor();
+  });
+
+  it("a second tab on the same task sees the conversation and the next reply streaming", async () => {
+    page2 = await openPage(taskUrl);
+    await waitLive(page2);
+    assert.equal(await page2.getByTestId("token-input").count(), 0, "the stored token is used");
+    assert.deepEqual(await transcript(page2), ["user: Find the cheapest flight on this site", `assistant: ${REPLY_1}`]);
+    assert.equal(await page2.getByTestId("task-status").textContent(), "completed");
+
+    mimo.llm.script([{ text: REPLY_2, chunkDelayMs: 60 }]);
+    await sendMessage(page1, "Thanks! And the second cheapest?");
+    // Both tabs render the person's message from the server's event, and both stream the reply.
+    const [prefix2] = await Promise.all([
+      watchStreaming(page2, REPLY_2, 1),
+      watchStreaming(page1, REPLY_2, 1),
+      page2.getByTestId("message-user").filter({ hasText: "And the second cheapest?" }).waitFor(),
+    ]);
+    assert.ok(prefix2.length < REPLY_2.length, "page 2 saw the reply while it streamed");
+    await page2.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
+    const expected = [
+      "user: Find the cheapest flight on this site",
+      `assistant: ${REPLY_1}`,
+      "user: Thanks! And the second cheapest?",
+      `assistant: ${REPLY_2}`,
+    ];
+    assert.deepEqual(await transcript(page1), expected);
+    assert.deepEqual(await transcript(page2), expected);
+  });
+
+  it("reloading restores the conversation from the replay, without duplicates", async () => {
+    const before = await transcript(page1);
+    await page1.reload();
+    await waitLive(page1);
+    assert.equal(page1.url(), taskUrl);
+    assert.deepEqual(await transcript(page1), before);
+    assert.equal(await page1.locator('[data-testid="message-assistant"][data-finished="true"]').count(), 2);
+    assert.equal(await page1.getByTestId("task-status").textContent(), "completed");
+    await page2.close();
+  });
+
+  it("lists extensions, binds one to the task and shows its browser live", async () => {
+    const snapshot: BrowserSnapshot = {
+      windows: [
+        { windowId: 1, focused: true, kind: "normal" },
+        { windowId: 2, focused: false, kind: "normal" },
+      ],
+      tabs: [
+        { tabId: 11, windowId: 1, index: 0, url: "https://flights.example.com/search?from=BER", title: "Flights from Berlin", status: "complete", active: true, groupId: 7 },
+        { tabId: 12, windowId: 1, index: 1, url: "https://flights.example.com/deals", title: "Deals of the week", status: "complete", active: false, groupId: 7 },
+        { tabId: 13, windowId: 1, index: 2, url: "https://notes.example.org/trip", title: "Trip notes", status: "loading", active: false },
+        { tabId: 21, windowId: 2, index: 0, url: "https://mail.example.net/inbox", title: "Inbox (3)", status: "complete", active: true },
+      ],
+      groups: [{ groupId: 7, windowId: 1, title: "Flights", color: "blue", collapsed: false }],
+      activeTabId: 11,
+    };
+    const ext = await ExtensionClient.connect(mimo, "client-laptop", "Work laptop");
+    try {
+      ext.sync(snapshot);
+      // The list refreshes by itself every few seconds; the refresh button does it at once.
+      await page1.getByTestId("extensions-refresh").click();
+      const item = page1.locator('[data-testid="extension-item"][data-client-id="client-laptop"]');
+      await item.waitFor();
+      assert.equal(await item.getAttribute("data-online"), "true");
+      assert.match((await item.textContent()) ?? "", /Work laptop/);
+
+      await item.getByTestId("extension-select").click();
+      await page1.locator('[data-testid="extension-item"].selected[data-client-id="client-laptop"]').waitFor();
+      await page1.locator('[data-testid="snapshot-tab"]').nth(3).waitFor();
+      assert.equal(await page1.getByTestId("snapshot-tab").count(), 4);
+      const active = page1.locator('[data-testid="snapshot-tab"][data-active="true"]');
+      assert.equal(await active.count(), 2, "one active tab per window");
+      assert.equal(await page1.locator('[data-testid="snapshot-tab"][data-tab-id="11"]').getAttribute("data-group"), "Flights");
+
+      // A change in the browser shows up without a reload.
+      ext.sync({ ...snapshot, tabs: [...snapshot.tabs, { tabId: 14, windowId: 1, index: 3, url: "https://hotels.example.com/", title: "Hotels near the airport", status: "complete", active: false }] });
+      await page1.locator('[data-testid="snapshot-tab"][data-tab-id="14"]').waitFor();
+
+      // The "no extension" warning from before the extension came is gone once one is bound.
+      assert.equal(await page1.locator('[data-testid="error-banner"][data-code="PLUGIN_OFFLINE"]').count(), 0);
+
+      mkdirSync(OUT, { recursive: true });
+      await page1.screenshot({ path: path.join(OUT, "webapp.png") });
+    } finally {
+      await ext.close();
+    }
+  });
+
+  it("reconnects after the runtime restarts and catches up without duplicates", async () => {
+    const before = await transcript(page1);
+    await mimo.restart();
+    // The socket drops, the app backs off and reconnects with lastSeq.
+    await page1.locator('[data-testid="connection-state"]:not([data-state="live"])').waitFor({ timeout: 10_000 });
+    await waitLive(page1);
+    assert.deepEqual(await transcript(page1), before);
+
+    const reply = "Back online, and nothing was lost.";
+    mimo.llm.script([{ text: reply, chunkDelayMs: 20 }]);
+    await sendMessage(page1, "Are you still there?");
+    await page1.locator('[data-testid="message-assistant"][data-finished="true"]', { hasText: reply }).waitFor({ timeout: 15_000 });
+    assert.deepEqual(await transcript(page1), [...before, "user: Are you still there?", `assistant: ${reply}`]);
+    assert.deepEqual(errors.get(page1), [], "no script errors on the page");
+  });
+});

@@ -1,0 +1,262 @@
+// The conversation: messages as the server stores them, assistant text streamed delta by delta,
+// structured outputs, and the composer.
+
+import type { ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol";
+import { clockTime, h } from "./dom";
+
+type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
+
+type Rendered = {
+  row: HTMLElement;
+  meta: HTMLElement;
+  bubble: HTMLElement;
+  role: "user" | "assistant";
+  text: string;
+  finished: boolean;
+};
+
+export type ChatHandlers = {
+  /** Returns false when the message could not be taken (the composer keeps the text). */
+  onSend: (text: string) => boolean | Promise<boolean>;
+  onStop: () => void;
+};
+
+/** Statuses in which the task is doing something that Stop can end. */
+export function isActive(status: TaskStatus): boolean {
+  return status === "running" || status === "ongoing" || status === "waiting_confirmation" || status === "takeover";
+}
+
+export class ChatView {
+  readonly el: HTMLElement;
+  private readonly scroller: HTMLElement;
+  private readonly list: HTMLElement;
+  private readonly empty: HTMLElement;
+  private readonly thinking: HTMLElement;
+  private readonly composer: HTMLTextAreaElement;
+  private readonly sendButton: HTMLButtonElement;
+  private readonly stopButton: HTMLButtonElement;
+  private readonly note: HTMLElement;
+  private readonly handlers: ChatHandlers;
+  private messages = new Map<string, Rendered>();
+  private status: TaskStatus = "created";
+  private sending = false;
+  /** The assistant message that finished last, until anything else happens (to mark it stopped). */
+  private justFinished: Rendered | null = null;
+
+  constructor(handlers: ChatHandlers) {
+    this.handlers = handlers;
+    this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
+    this.thinking = h("div", { class: "thinking", hidden: true, "aria-label": "Mimo is thinking" }, h("span"), h("span"), h("span"));
+    this.empty = h(
+      "div",
+      { class: "chat-empty" },
+      h("div", { class: "chat-empty-mark" }, "M"),
+      h("h2", {}, "What should Mimo do?"),
+      h("p", {}, "Describe a goal — Mimo plans the steps and carries them out in your browser through the extension. You can watch, stop, or take over at any time."),
+    );
+    this.scroller = h("div", { class: "chat-scroll" }, h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking));
+
+    this.composer = h("textarea", {
+      class: "composer-input",
+      "data-testid": "composer",
+      rows: 1,
+      placeholder: "Message Mimo…",
+      "aria-label": "Message",
+      onkeydown: ((e: KeyboardEvent) => {
+        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          void this.submit();
+        }
+      }) as EventListener,
+      oninput: () => this.syncComposer(),
+    });
+    this.sendButton = h("button", { class: "btn btn-primary", type: "submit", "data-testid": "send", disabled: true, title: "Send (Enter)" }, "Send");
+    this.stopButton = h("button", { class: "btn btn-danger", type: "button", "data-testid": "stop", hidden: true, onclick: () => this.handlers.onStop(), title: "Stop the task" }, h("span", { class: "stop-square" }), "Stop");
+    this.note = h("div", { class: "composer-note" }, "Enter to send · Shift+Enter for a new line");
+    const form = h(
+      "form",
+      { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
+      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, this.stopButton, this.sendButton)),
+      this.note,
+    );
+    this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
+  }
+
+  /** Empties the conversation (another task was opened). */
+  reset(): void {
+    this.messages.clear();
+    this.justFinished = null;
+    this.list.replaceChildren();
+    this.status = "created";
+    this.syncChrome();
+  }
+
+  focusComposer(): void {
+    this.composer.focus();
+  }
+
+  setNote(text: string | null): void {
+    this.note.textContent = text ?? "Enter to send · Shift+Enter for a new line";
+    this.note.classList.toggle("warn", text !== null);
+  }
+
+  setStatus(status: TaskStatus): void {
+    // Stop ends the streaming message and then cancels the task: say so on the message.
+    if (status === "canceled" && this.justFinished) {
+      this.justFinished.meta.append(h("span", { class: "msg-stopped" }, "· stopped"));
+    }
+    this.justFinished = null;
+    this.status = status;
+    this.syncChrome();
+  }
+
+  /** A stored message (the person's own included). Replaces the text of one already shown. */
+  showMessage(message: ChatMessage): void {
+    this.justFinished = null;
+    this.keepAtBottom(() => {
+      const existing = this.messages.get(message.messageId);
+      if (existing) {
+        existing.text = message.content;
+        existing.bubble.textContent = message.content;
+        if (existing.role === "assistant") this.finish(existing);
+        return;
+      }
+      const r = this.createRow(message.messageId, message.role, message.createdAt);
+      r.text = message.content;
+      r.bubble.textContent = message.content;
+      if (message.role === "assistant") this.finish(r);
+    });
+  }
+
+  applyDelta(messageId: string, delta: string, finished: boolean, at: number): void {
+    this.keepAtBottom(() => {
+      let r = this.messages.get(messageId);
+      if (!r) {
+        // An empty closing delta for a message never started (a turn stopped or cut off before
+        // any text): nothing to show.
+        if (delta === "" && finished) return;
+        r = this.createRow(messageId, "assistant", at);
+      }
+      if (delta) {
+        r.text += delta;
+        r.bubble.textContent = r.text;
+      }
+      if (finished) this.finish(r);
+    });
+  }
+
+  showOutput(event: StructuredOutput): void {
+    this.justFinished = null;
+    const warnings = event.warnings ?? [];
+    const extra = interestingOutput(event.output);
+    if (event.status === "ok" && warnings.length === 0 && extra === undefined) return;
+    this.keepAtBottom(() => {
+      const card = h("div", { class: `output-card output-${event.status}`, "data-testid": "structured-output", "data-status": event.status });
+      if (event.status === "error") {
+        card.append(h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "!"), "The task failed"));
+        if (event.error) {
+          card.append(h("div", { class: "output-error", "data-testid": "output-error" }, h("code", {}, event.error.code), " ", event.error.message));
+          if (event.error.retryable) card.append(h("div", { class: "output-hint" }, "This can be retried: send the message again."));
+        }
+      } else if (event.status === "partial") {
+        card.append(h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "~"), "Partly done"));
+      } else {
+        card.append(h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "✓"), "Result"));
+      }
+      if (warnings.length > 0) card.append(h("ul", { class: "output-warnings" }, warnings.map((w) => h("li", {}, w))));
+      if (extra !== undefined) {
+        card.append(h("details", { class: "output-json" }, h("summary", {}, "Structured output"), h("pre", {}, JSON.stringify(extra, null, 2))));
+      }
+      this.list.append(card);
+    });
+    this.syncChrome();
+  }
+
+  /** After a replay: the newest message in view. */
+  scrollToEnd(): void {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  private createRow(messageId: string, role: "user" | "assistant", at: number): Rendered {
+    const bubble = h("div", {
+      class: "bubble",
+      "data-testid": role === "user" ? "message-user" : "message-assistant",
+      "data-message-id": messageId,
+      "data-finished": role === "assistant" ? "false" : null,
+    });
+    const meta = h("div", { class: "msg-meta" }, role === "user" ? "You" : "Mimo", h("span", { class: "msg-time" }, clockTime(at)));
+    const row = h(
+      "div",
+      { class: `msg msg-${role}` },
+      role === "assistant" ? h("div", { class: "avatar", "aria-hidden": "true" }, "M") : null,
+      h("div", { class: "msg-col" }, meta, bubble),
+    );
+    const r: Rendered = { row, meta, bubble, role, text: "", finished: role === "user" };
+    this.messages.set(messageId, r);
+    this.list.append(row);
+    this.syncChrome();
+    return r;
+  }
+
+  private finish(r: Rendered): void {
+    if (r.finished) return;
+    r.finished = true;
+    r.bubble.setAttribute("data-finished", "true");
+    r.bubble.classList.toggle("is-empty", r.text === "");
+    this.justFinished = r;
+    this.syncChrome();
+  }
+
+  private streaming(): boolean {
+    for (const r of this.messages.values()) if (r.role === "assistant" && !r.finished) return true;
+    return false;
+  }
+
+  private syncChrome(): void {
+    const active = isActive(this.status);
+    this.stopButton.hidden = !active;
+    this.thinking.hidden = !(active && !this.streaming());
+    this.empty.hidden = this.list.childElementCount > 0;
+    this.syncComposer();
+  }
+
+  private syncComposer(): void {
+    this.composer.style.height = "auto";
+    this.composer.style.height = `${Math.min(this.composer.scrollHeight, 200)}px`;
+    this.sendButton.disabled = this.sending || this.composer.value.trim() === "";
+  }
+
+  private async submit(): Promise<void> {
+    const text = this.composer.value.trim();
+    if (!text || this.sending) return;
+    this.sending = true;
+    this.syncComposer();
+    try {
+      if (await this.handlers.onSend(text)) {
+        this.composer.value = "";
+      }
+    } finally {
+      this.sending = false;
+      this.syncComposer();
+      this.composer.focus();
+    }
+  }
+
+  /** Runs a change and keeps the view pinned to the bottom if it was there before. */
+  private keepAtBottom(change: () => void): void {
+    const s = this.scroller;
+    const pinned = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+    change();
+    if (pinned) s.scrollTop = s.scrollHeight;
+  }
+}
+
+/** Output worth showing beside the chat text: anything but `{text}` alone. */
+function interestingOutput(output: unknown): unknown {
+  if (output === undefined || output === null) return undefined;
+  if (typeof output === "object" && !Array.isArray(output)) {
+    const keys = Object.keys(output);
+    if (keys.length === 0 || (keys.length === 1 && keys[0] === "text")) return undefined;
+  }
+  return output;
+}

@@ -1,0 +1,323 @@
+// Mimo web app: wires the token, routing, the task socket and the views together.
+
+import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol";
+import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol";
+import { ApiError, createTask, forgetToken, listExtensions, storedToken, storeToken, verifyToken } from "./api";
+import { ChatView } from "./chat";
+import { h } from "./dom";
+import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router";
+import { TaskSocket } from "./socket";
+import { TaskModel } from "./task";
+import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view";
+
+const EXTENSIONS_REFRESH_MS = 5000;
+
+type Session = { model: TaskModel; socket: TaskSocket };
+
+class App {
+  private readonly root: HTMLElement;
+  private token: string | null = storedToken();
+  private session: Session | null = null;
+  private extensions: ExtensionInfo[] = [];
+  private extensionsTimer: ReturnType<typeof setInterval> | null = null;
+  private extensionsLoading = false;
+  private checkingToken = false;
+  private creatingTask = false;
+
+  private readonly header: Header;
+  private readonly banners = new Banners();
+  private readonly tasks: TaskList;
+  private readonly chat: ChatView;
+  private readonly extensionsPanel: ExtensionsPanel;
+  private readonly browserPanel = new BrowserPanel();
+  private readonly shell: HTMLElement;
+
+  constructor(root: HTMLElement) {
+    this.root = root;
+    this.header = new Header({
+      onChangeToken: () => this.showTokenForm(true),
+      onReconnect: () => this.session?.socket.reconnectNow(),
+      onToggleSidebar: () => this.shell.classList.toggle("sidebar-open"),
+    });
+    this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
+    this.chat = new ChatView({
+      onSend: (text) => this.send(text),
+      onStop: () => this.sendFrame({ type: "stop" }),
+    });
+    this.extensionsPanel = new ExtensionsPanel({
+      onRefresh: () => void this.refreshExtensions(),
+      onSelect: (clientId) => this.sendFrame({ type: "select_client", clientId }),
+    });
+    this.shell = h(
+      "div",
+      { class: "app" },
+      this.header.el,
+      h(
+        "div",
+        { class: "layout" },
+        this.tasks.el,
+        this.chat.el,
+        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el),
+      ),
+    );
+    // Errors show above the conversation they concern.
+    this.chat.el.prepend(this.banners.el);
+    onRouteChange(() => {
+      this.shell.classList.remove("sidebar-open");
+      if (this.token) this.openRoute();
+    });
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible" && this.token) void this.refreshExtensions();
+    });
+  }
+
+  start(): void {
+    if (this.token) this.showMain();
+    else this.showTokenForm(false);
+  }
+
+  // ------------------------------------------------------------ token
+
+  private showTokenForm(changing: boolean, error?: string): void {
+    this.stopExtensionsPolling();
+    const form = tokenForm({
+      changing,
+      onSubmit: async (token) => {
+        form.setBusy(true);
+        try {
+          const list = await verifyToken(token);
+          const changed = token !== this.token;
+          storeToken(token);
+          this.token = token;
+          this.setExtensions(list.extensions);
+          if (changed) this.closeSession();
+          this.showMain();
+        } catch (err) {
+          form.setBusy(false);
+          form.showError(err instanceof ApiError ? err.message : String(err));
+        }
+      },
+      onCancel: changing && this.token ? () => this.showMain() : undefined,
+    });
+    this.root.replaceChildren(form.el);
+    if (error) form.showError(error);
+    form.focus();
+    document.title = "Mimo — connect";
+  }
+
+  /** The token stopped working (revoked or changed on the server): ask for a new one. */
+  private tokenRejected(err: ApiError): void {
+    this.closeSession();
+    forgetToken();
+    this.token = null;
+    this.showTokenForm(false, `The saved token was rejected: ${err.message}`);
+  }
+
+  private async checkToken(): Promise<void> {
+    if (!this.token || this.checkingToken) return;
+    this.checkingToken = true;
+    try {
+      await verifyToken(this.token);
+    } catch (err) {
+      if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
+    } finally {
+      this.checkingToken = false;
+    }
+  }
+
+  // ------------------------------------------------------------ main screen
+
+  private showMain(): void {
+    if (!this.shell.isConnected) this.root.replaceChildren(this.shell);
+    this.openRoute();
+    void this.refreshExtensions();
+    this.startExtensionsPolling();
+  }
+
+  /** Opens the task named by the URL hash (or none). */
+  private openRoute(): void {
+    const taskId = currentTaskId();
+    if (taskId === null) {
+      this.closeSession();
+      this.banners.show({ code: "NOT_FOUND", message: "The address does not name a valid task. Start a new task instead." });
+      this.renderNoTask();
+      return;
+    }
+    if (taskId === undefined) {
+      this.closeSession();
+      this.renderNoTask();
+      return;
+    }
+    if (this.session?.model.taskId === taskId) return;
+    this.openSession(taskId);
+  }
+
+  private renderNoTask(): void {
+    this.chat.reset();
+    this.header.setTask(null);
+    this.header.setConnection(null);
+    this.browserPanel.render(null);
+    this.extensionsPanel.setSelected(undefined, false);
+    this.tasks.render(recentTasks(), null);
+    document.title = "Mimo";
+  }
+
+  private openSession(taskId: string): void {
+    this.closeSession();
+    this.banners.clear();
+    this.chat.reset();
+    this.chat.setNote(null);
+    this.browserPanel.render(null);
+    this.header.setTask(taskId);
+    this.extensionsPanel.setSelected(undefined, true);
+    this.tasks.render(rememberTask(taskId), taskId);
+    document.title = "Mimo — task";
+
+    const model = new TaskModel(taskId, {
+      message: (m) => this.chat.showMessage(m),
+      delta: (id, delta, finished, at) => this.chat.applyDelta(id, delta, finished, at),
+      status: (status, title, selectedClientId) => {
+        this.header.setStatus(status);
+        this.chat.setStatus(status);
+        this.extensionsPanel.setSelected(selectedClientId, true);
+        // A browser is attached now: an earlier "no extension" warning is moot.
+        if (selectedClientId) this.banners.clear("PLUGIN_OFFLINE");
+        if (title) {
+          this.header.setTask(taskId, title);
+          this.tasks.render(setTaskTitle(taskId, title), taskId);
+          document.title = `Mimo — ${title}`;
+        }
+      },
+      snapshot: () => this.renderSnapshot(),
+      output: (event) => this.chat.showOutput(event),
+      error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
+      ready: () => {
+        if (!model.statusKnown) {
+          this.header.setStatus(model.status);
+          this.chat.setStatus(model.status);
+        }
+        this.chat.scrollToEnd();
+      },
+    });
+    const socket = new TaskSocket({
+      taskId,
+      token: this.token ?? "",
+      lastSeq: () => model.lastSeq,
+      onEvent: (event) => {
+        if (this.session?.model === model) model.apply(event);
+      },
+      onConnection: (info) => {
+        if (this.session?.socket !== socket) return;
+        this.header.setConnection(info);
+        if (info.state === "live" && socket.queued === 0) this.chat.setNote(null);
+      },
+      onOpenFailed: () => void this.checkToken(),
+    });
+    this.session = { model, socket };
+    socket.start();
+    this.chat.focusComposer();
+  }
+
+  private closeSession(): void {
+    const s = this.session;
+    this.session = null;
+    s?.socket.close();
+  }
+
+  private renderSnapshot(): void {
+    const snap = this.session?.model.snapshot;
+    if (!snap) {
+      this.browserPanel.render(null);
+      return;
+    }
+    const name = this.extensions.find((x) => x.clientId === snap.clientId)?.name;
+    this.browserPanel.render({ clientId: snap.clientId, name, snapshot: snap.snapshot });
+  }
+
+  // ------------------------------------------------------------ actions
+
+  private async newTask(): Promise<string | null> {
+    if (!this.token || this.creatingTask) return null;
+    this.creatingTask = true;
+    try {
+      const taskId = await createTask(this.token);
+      openTask(taskId);
+      this.openRoute();
+      return taskId;
+    } catch (err) {
+      this.apiFailed(err, "Could not create a task");
+      return null;
+    } finally {
+      this.creatingTask = false;
+    }
+  }
+
+  private async send(text: string): Promise<boolean> {
+    const bytes = new TextEncoder().encode(text).length;
+    if (bytes > MAX_USER_MESSAGE_BYTES) {
+      this.banners.show({ code: "SCHEMA_VALIDATION_FAILED", message: `The message is ${bytes} bytes; the limit is ${MAX_USER_MESSAGE_BYTES}.` });
+      return false;
+    }
+    // Typing into the empty screen starts a task.
+    if (!this.session && !(await this.newTask())) return false;
+    this.sendFrame({ type: "user_message", content: text });
+    return true;
+  }
+
+  private sendFrame(message: FrontendMessage): void {
+    const socket = this.session?.socket;
+    if (!socket) return;
+    if (socket.send(message) === "queued") {
+      this.chat.setNote(socket.connection.state === "live" ? null : "Not connected — this will be sent as soon as the connection is back.");
+    }
+  }
+
+  private apiFailed(err: unknown, what: string): void {
+    if (err instanceof ApiError && err.unauthorized) {
+      this.tokenRejected(err);
+      return;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    const code = err instanceof ApiError && err.code !== "NETWORK" ? err.code : "INTERNAL_ERROR";
+    this.banners.show({ code, message: `${what}: ${message}` });
+  }
+
+  // ------------------------------------------------------------ extensions
+
+  private startExtensionsPolling(): void {
+    this.stopExtensionsPolling();
+    this.extensionsTimer = setInterval(() => {
+      if (document.visibilityState === "visible") void this.refreshExtensions();
+    }, EXTENSIONS_REFRESH_MS);
+  }
+
+  private stopExtensionsPolling(): void {
+    if (this.extensionsTimer) clearInterval(this.extensionsTimer);
+    this.extensionsTimer = null;
+  }
+
+  private async refreshExtensions(): Promise<void> {
+    if (!this.token || this.extensionsLoading) return;
+    this.extensionsLoading = true;
+    this.extensionsPanel.setLoading(true);
+    try {
+      const list = await listExtensions(this.token);
+      this.setExtensions(list.extensions);
+    } catch (err) {
+      if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
+      else this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      this.extensionsLoading = false;
+      this.extensionsPanel.setLoading(false);
+    }
+  }
+
+  private setExtensions(list: ExtensionInfo[]): void {
+    this.extensions = list;
+    this.extensionsPanel.setExtensions(list);
+    this.renderSnapshot();
+  }
+}
+
+const root = document.getElementById("app");
+if (root) new App(root).start();

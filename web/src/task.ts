@@ -1,0 +1,78 @@
+// One open task: its event stream applied exactly once, in order, to whatever renders it.
+
+import type { BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol";
+
+type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
+
+/** What the task's events drive. */
+export type TaskSink = {
+  message(message: ChatMessage): void;
+  delta(messageId: string, delta: string, finished: boolean, at: number): void;
+  status(status: TaskStatus, title: string | undefined, selectedClientId: string | undefined): void;
+  snapshot(clientId: string, snapshot: BrowserSnapshot): void;
+  output(event: StructuredOutput): void;
+  error(error: ErrorObject): void;
+  ready(): void;
+};
+
+export class TaskModel {
+  readonly taskId: string;
+  /** Highest history seq applied; events at or below it are duplicates. */
+  lastSeq = 0;
+  status: TaskStatus = "created";
+  title: string | undefined;
+  selectedClientId: string | undefined;
+  snapshot: { clientId: string; snapshot: BrowserSnapshot } | undefined;
+  /** Whether any `taskStatus` was seen (else the status shown is the default `created`). */
+  statusKnown = false;
+  /** Whether a replay has completed at least once. */
+  synced = false;
+  private readonly sink: TaskSink;
+
+  constructor(taskId: string, sink: TaskSink) {
+    this.taskId = taskId;
+    this.sink = sink;
+  }
+
+  /** Applies one event; returns false when it was a duplicate or for another task. */
+  apply(event: EventEnvelope): boolean {
+    if (event.taskId && event.taskId !== this.taskId) return false;
+    if (typeof event.seq === "number") {
+      if (event.seq <= this.lastSeq) return false;
+      this.lastSeq = event.seq;
+    }
+    switch (event.type) {
+      case "message":
+        this.sink.message(event.message);
+        break;
+      case "chatDelta":
+        this.sink.delta(event.messageId, event.delta ?? "", event.finished === true, event.at);
+        break;
+      case "taskStatus":
+        this.status = event.status;
+        this.statusKnown = true;
+        if (event.title) this.title = event.title;
+        if (event.selectedClientId) this.selectedClientId = event.selectedClientId;
+        this.sink.status(this.status, this.title, this.selectedClientId);
+        break;
+      case "snapshotSync":
+        this.snapshot = { clientId: event.clientId, snapshot: event.snapshot };
+        this.sink.snapshot(event.clientId, event.snapshot);
+        break;
+      case "structuredOutput":
+        this.sink.output(event);
+        break;
+      case "ready":
+        this.synced = true;
+        this.sink.ready();
+        break;
+      case "error":
+        this.sink.error(event.error);
+        break;
+      default:
+        // A newer server may send event types this build does not know: skip them.
+        break;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,424 @@
+// Everything around the chat: header, token screen, error banners, recent tasks, the
+// extensions panel and the live view of the person's browser.
+
+import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo, TaskStatus } from "../../protocol/ts/protocol";
+import { h, relativeTime, replaceChildren } from "./dom";
+import type { RecentTask } from "./router";
+import { taskHash } from "./router";
+import type { ConnectionInfo } from "./socket";
+
+// ---------------------------------------------------------------- token screen
+
+export type TokenForm = {
+  el: HTMLElement;
+  showError(message: string): void;
+  setBusy(busy: boolean): void;
+  focus(): void;
+};
+
+export function tokenForm(opts: { changing: boolean; onSubmit: (token: string) => void; onCancel?: () => void }): TokenForm {
+  const input = h("input", {
+    id: "token",
+    class: "input",
+    type: "password",
+    autocomplete: "current-password",
+    spellcheck: "false",
+    placeholder: "MIMO_API_TOKEN",
+    "data-testid": "token-input",
+    required: true,
+  });
+  const submit = h("button", { class: "btn btn-primary btn-block", type: "submit", "data-testid": "token-submit" }, "Connect");
+  const error = h("div", { class: "form-error", role: "alert", "data-testid": "token-error", hidden: true });
+  const form = h(
+    "form",
+    {
+      class: "token-card",
+      onsubmit: ((e: Event) => {
+        e.preventDefault();
+        const token = input.value.trim();
+        if (!token) {
+          show("Enter the token.");
+          return;
+        }
+        opts.onSubmit(token);
+      }) as EventListener,
+    },
+    h("div", { class: "brand brand-lg" }, h("span", { class: "logo" }, "M"), "Mimo"),
+    h("h1", {}, opts.changing ? "Change access token" : "Connect to Mimo"),
+    h("p", { class: "muted" }, "Enter this deployment's access token (", h("code", {}, "MIMO_API_TOKEN"), "). It is kept in this browser only."),
+    h("label", { class: "label", for: "token" }, "Access token"),
+    input,
+    error,
+    submit,
+    opts.onCancel ? h("button", { class: "btn btn-ghost btn-block", type: "button", onclick: () => opts.onCancel?.() }, "Cancel") : null,
+  );
+  function show(message: string): void {
+    error.textContent = message;
+    error.hidden = false;
+    input.classList.add("invalid");
+    input.select();
+  }
+  input.addEventListener("input", () => {
+    error.hidden = true;
+    input.classList.remove("invalid");
+  });
+  return {
+    el: h("main", { class: "token-screen" }, form),
+    showError: show,
+    setBusy(busy) {
+      submit.disabled = busy;
+      submit.textContent = busy ? "Checking…" : "Connect";
+    },
+    focus: () => input.focus(),
+  };
+}
+
+// ---------------------------------------------------------------- header
+
+export class Header {
+  readonly el: HTMLElement;
+  private readonly title: HTMLElement;
+  private readonly status: HTMLElement;
+  private readonly connection: HTMLElement;
+  private readonly connectionText: HTMLElement;
+  private retryTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void }) {
+    this.title = h("div", { class: "task-title", "data-testid": "task-title" });
+    this.status = h("span", { class: "badge", "data-testid": "task-status", hidden: true });
+    this.connectionText = h("span", {}, "offline");
+    this.connection = h(
+      "button",
+      { class: "conn", type: "button", "data-testid": "connection-state", "data-state": "closed", title: "Connection to the task", onclick: () => opts.onReconnect() },
+      h("span", { class: "conn-dot" }),
+      this.connectionText,
+    );
+    this.el = h(
+      "header",
+      { class: "topbar" },
+      h("button", { class: "icon-btn sidebar-toggle", type: "button", "aria-label": "Tasks", onclick: () => opts.onToggleSidebar() }, "☰"),
+      h("a", { class: "brand", href: "#/" }, h("span", { class: "logo" }, "M"), "Mimo"),
+      h("div", { class: "topbar-task" }, this.title, this.status),
+      h("div", { class: "topbar-right" }, this.connection, h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token")),
+    );
+  }
+
+  setTask(taskId: string | null, title?: string): void {
+    this.title.textContent = taskId ? title || "New task" : "No task open";
+    this.title.title = taskId ? `Task ${taskId}` : "";
+    if (!taskId) this.status.hidden = true;
+  }
+
+  setStatus(status: TaskStatus): void {
+    this.status.hidden = false;
+    this.status.textContent = status;
+    this.status.dataset.status = status;
+  }
+
+  setConnection(info: ConnectionInfo | null): void {
+    if (this.retryTimer) clearInterval(this.retryTimer);
+    this.retryTimer = null;
+    const state = info?.state ?? "closed";
+    this.connection.dataset.state = state;
+    const label = (): string => {
+      switch (state) {
+        case "connecting":
+          return info && info.attempt > 0 ? "reconnecting…" : "connecting…";
+        case "syncing":
+          return "syncing…";
+        case "live":
+          return "live";
+        case "reconnecting": {
+          const s = Math.max(0, Math.ceil(((info?.retryAt ?? Date.now()) - Date.now()) / 1000));
+          return `offline · retry in ${s}s`;
+        }
+        case "closed":
+          return "not connected";
+      }
+    };
+    this.connectionText.textContent = label();
+    this.connection.title = state === "reconnecting" ? "Connection lost. Click to retry now." : "Connection to the task";
+    if (state === "reconnecting") this.retryTimer = setInterval(() => (this.connectionText.textContent = label()), 500);
+  }
+}
+
+// ---------------------------------------------------------------- error banners
+
+export class Banners {
+  readonly el = h("div", { class: "banners", "aria-live": "assertive" });
+  private readonly shown = new Map<string, HTMLElement>();
+
+  /** Shows an error; the same code and message again replaces the old banner. */
+  show(error: Pick<ErrorObject, "code" | "message">, kind: "error" | "warn" = "error"): void {
+    const key = `${error.code}\n${error.message}`;
+    this.shown.get(key)?.remove();
+    const banner = h(
+      "div",
+      { class: `banner banner-${kind}`, role: "alert", "data-testid": "error-banner", "data-code": error.code },
+      h("span", { class: "banner-code" }, error.code),
+      h("span", { class: "banner-message" }, error.message),
+      h("button", { class: "banner-close", type: "button", "aria-label": "Dismiss", title: "Dismiss", onclick: () => this.dismiss(key) }, "×"),
+    );
+    this.shown.set(key, banner);
+    this.el.append(banner);
+  }
+
+  dismiss(key: string): void {
+    this.shown.get(key)?.remove();
+    this.shown.delete(key);
+  }
+
+  clear(code?: string): void {
+    for (const [key, el] of this.shown) {
+      if (code === undefined || el.dataset.code === code) {
+        el.remove();
+        this.shown.delete(key);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- recent tasks
+
+export class TaskList {
+  readonly el: HTMLElement;
+  private readonly list = h("nav", { class: "recent", "aria-label": "Recent tasks" });
+
+  constructor(opts: { onNewTask: () => void }) {
+    this.el = h(
+      "aside",
+      { class: "sidebar" },
+      h("button", { class: "btn btn-primary btn-block", type: "button", "data-testid": "new-task", onclick: () => opts.onNewTask() }, "+ New task"),
+      h("div", { class: "panel-title" }, "Recent"),
+      this.list,
+    );
+  }
+
+  render(tasks: RecentTask[], currentId: string | null): void {
+    if (tasks.length === 0) {
+      replaceChildren(this.list, h("p", { class: "muted small" }, "Your tasks will appear here."));
+      return;
+    }
+    replaceChildren(
+      this.list,
+      tasks.map((t) =>
+        h(
+          "a",
+          { class: `recent-item${t.taskId === currentId ? " current" : ""}`, href: taskHash(t.taskId), "data-testid": "recent-task", title: t.title ?? t.taskId },
+          h("span", { class: "recent-title" }, t.title || "Untitled task"),
+          h("span", { class: "recent-meta" }, `${t.taskId.slice(0, 8)} · ${relativeTime(t.visitedAt)}`),
+        ),
+      ),
+    );
+  }
+}
+
+// ---------------------------------------------------------------- extensions
+
+export class ExtensionsPanel {
+  readonly el: HTMLElement;
+  private readonly list = h("div", { class: "ext-list", "data-testid": "extension-list" });
+  private readonly status = h("div", { class: "panel-status muted small" });
+  private readonly refreshButton: HTMLButtonElement;
+  private extensions: ExtensionInfo[] = [];
+  private selected: string | undefined;
+  private hasTask = false;
+  private loaded = false;
+  private readonly onSelect: (clientId: string) => void;
+
+  constructor(opts: { onRefresh: () => void; onSelect: (clientId: string) => void }) {
+    this.onSelect = opts.onSelect;
+    this.refreshButton = h("button", { class: "icon-btn", type: "button", title: "Refresh", "aria-label": "Refresh extensions", "data-testid": "extensions-refresh", onclick: () => opts.onRefresh() }, "↻");
+    this.el = h("section", { class: "panel" }, h("div", { class: "panel-head" }, h("div", { class: "panel-title" }, "Extensions"), this.refreshButton), this.list, this.status);
+    this.render();
+  }
+
+  setLoading(loading: boolean): void {
+    this.refreshButton.classList.toggle("spinning", loading);
+  }
+
+  setExtensions(list: ExtensionInfo[]): void {
+    this.loaded = true;
+    this.extensions = [...list].sort((a, b) => Number(b.online) - Number(a.online) || b.lastSeenAt - a.lastSeenAt);
+    this.status.textContent = "";
+    this.render();
+  }
+
+  setError(message: string): void {
+    this.status.textContent = `Could not refresh: ${message}`;
+  }
+
+  setSelected(clientId: string | undefined, hasTask: boolean): void {
+    this.selected = clientId;
+    this.hasTask = hasTask;
+    this.render();
+  }
+
+  /** Re-renders relative times. */
+  tick(): void {
+    this.render();
+  }
+
+  private render(): void {
+    if (!this.loaded) {
+      replaceChildren(this.list, h("p", { class: "muted small" }, "Loading…"));
+      return;
+    }
+    if (this.extensions.length === 0) {
+      replaceChildren(this.list, h("p", { class: "muted small empty-note" }, "No extension has connected yet. Install the Mimo extension in your browser and give it this deployment's URL and token."));
+      return;
+    }
+    replaceChildren(
+      this.list,
+      this.extensions.map((x) => {
+        const selected = x.clientId === this.selected;
+        return h(
+          "div",
+          { class: `ext-item${selected ? " selected" : ""}`, "data-testid": "extension-item", "data-client-id": x.clientId, "data-online": String(x.online) },
+          h("span", { class: `dot ${x.online ? "dot-on" : "dot-off"}`, title: x.online ? "online" : "offline" }),
+          h(
+            "div",
+            { class: "ext-main" },
+            h("div", { class: "ext-name" }, x.name || x.clientId),
+            h("div", { class: "ext-meta" }, `${x.browser.name} ${x.browser.version}`.trim(), " · ", x.online ? "online" : `last seen ${relativeTime(x.lastSeenAt)}`),
+          ),
+          selected
+            ? h("span", { class: "pill pill-on" }, "In use")
+            : h(
+                "button",
+                {
+                  class: "btn btn-sm btn-outline",
+                  type: "button",
+                  "data-testid": "extension-select",
+                  disabled: !this.hasTask,
+                  title: this.hasTask ? "Use this browser for the task" : "Open a task first",
+                  onclick: () => this.onSelect(x.clientId),
+                },
+                "Use",
+              ),
+        );
+      }),
+    );
+  }
+}
+
+// ---------------------------------------------------------------- browser snapshot
+
+const GROUP_COLORS: Record<string, string> = {
+  grey: "#5f6368",
+  blue: "#1a73e8",
+  red: "#d93025",
+  yellow: "#e37400",
+  green: "#188038",
+  pink: "#d01884",
+  purple: "#9334e6",
+  cyan: "#007b83",
+  orange: "#fa7b17",
+};
+
+export function groupColor(name: string): string {
+  return GROUP_COLORS[name] ?? "#5f6368";
+}
+
+export class BrowserPanel {
+  readonly el: HTMLElement;
+  private readonly body = h("div", { class: "snapshot", "data-testid": "snapshot" });
+  private readonly caption = h("div", { class: "panel-caption muted small" });
+
+  constructor() {
+    this.el = h("section", { class: "panel" }, h("div", { class: "panel-head" }, h("div", { class: "panel-title" }, "Browser"), this.caption), this.body);
+    this.render(null);
+  }
+
+  render(view: { clientId: string; name?: string; snapshot: BrowserSnapshot } | null): void {
+    if (!view) {
+      this.caption.textContent = "";
+      replaceChildren(this.body, h("p", { class: "muted small empty-note" }, "No browser is attached to this task yet. When an extension is picked, its windows and tabs show up here live."));
+      return;
+    }
+    const { snapshot } = view;
+    this.caption.textContent = view.name ?? view.clientId.slice(0, 12);
+    const groups = new Map<number, TabGroupInfo>(snapshot.groups.map((g) => [g.groupId, g]));
+    const windows = [...snapshot.windows];
+    // Tabs of windows the snapshot does not list still deserve a place.
+    for (const t of snapshot.tabs) if (!windows.some((w) => w.windowId === t.windowId)) windows.push({ windowId: t.windowId, focused: false });
+    windows.sort((a, b) => Number(b.focused) - Number(a.focused) || a.windowId - b.windowId);
+    if (windows.length === 0) {
+      replaceChildren(this.body, h("p", { class: "muted small empty-note" }, "The browser has no open windows."));
+      return;
+    }
+    replaceChildren(
+      this.body,
+      windows.map((w, i) => {
+        const tabs = snapshot.tabs.filter((t) => t.windowId === w.windowId).sort((a, b) => a.index - b.index);
+        return h(
+          "div",
+          { class: `window${w.focused ? " focused" : ""}`, "data-window-id": w.windowId },
+          h("div", { class: "window-head" }, h("span", {}, `Window ${i + 1}`), w.kind && w.kind !== "normal" ? h("span", { class: "pill" }, w.kind) : null, w.focused ? h("span", { class: "pill pill-on" }, "focused") : null, h("span", { class: "window-count" }, `${tabs.length} tab${tabs.length === 1 ? "" : "s"}`)),
+          h("ul", { class: "tabs" }, renderTabs(tabs, groups, snapshot.activeTabId)),
+        );
+      }),
+    );
+  }
+}
+
+function renderTabs(tabs: TabInfo[], groups: Map<number, TabGroupInfo>, activeTabId: number | undefined): HTMLElement[] {
+  const out: HTMLElement[] = [];
+  let lastGroup: number | undefined;
+  for (const tab of tabs) {
+    const group = tab.groupId !== undefined && tab.groupId >= 0 ? groups.get(tab.groupId) : undefined;
+    if (group && group.groupId !== lastGroup) {
+      out.push(
+        h(
+          "li",
+          { class: "group-head", style: `--group:${groupColor(group.color)}` },
+          h("span", { class: "group-chip" }, group.title || "Group"),
+          group.collapsed ? h("span", { class: "muted small" }, "collapsed") : null,
+        ),
+      );
+    }
+    lastGroup = group?.groupId;
+    const focusedActive = tab.tabId === activeTabId;
+    out.push(
+      h(
+        "li",
+        {
+          class: `tab${tab.active ? " active" : ""}${focusedActive ? " focused-tab" : ""}${group ? " grouped" : ""}`,
+          style: group ? `--group:${groupColor(group.color)}` : null,
+          "data-testid": "snapshot-tab",
+          "data-tab-id": tab.tabId,
+          "data-active": String(tab.active),
+          "data-group": group ? group.title || String(group.groupId) : null,
+          title: `${tab.title}\n${tab.url}`,
+        },
+        h("span", { class: `tab-icon${tab.status === "loading" ? " loading" : ""}`, "aria-hidden": "true" }, initial(tab)),
+        h("span", { class: "tab-text" }, h("span", { class: "tab-title" }, tab.title || tab.url || "New tab"), h("span", { class: "tab-url" }, shortUrl(tab.url))),
+      ),
+    );
+  }
+  return out;
+}
+
+function initial(tab: TabInfo): string {
+  const host = hostOf(tab.url);
+  const c = (host || tab.title || "?").replace(/^www\./, "").charAt(0);
+  return c.toUpperCase();
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "";
+  }
+}
+
+function shortUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.protocol === "http:" || u.protocol === "https:") return (u.host + u.pathname).replace(/\/$/, "");
+    return url;
+  } catch {
+    return url;
+  }
+}
