@@ -5,6 +5,7 @@
 //   node web/build.mjs --watch    rebuild on change
 
 import * as esbuild from 'esbuild';
+import { watch as watchFile } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +48,8 @@ const options = {
 if (watch) {
   const ctx = await esbuild.context(options);
   await ctx.watch();
+  // esbuild only watches what it bundles; the static files are copied when they change.
+  for (const f of staticFiles) watchFile(join(here, f), () => copyStatic().catch((e) => console.error(e)));
   console.log('web: watching for changes');
 } else {
   const started = Date.now();

@@ -348,3 +348,290 @@ impl Conversation {
         format!("m{}", self.task.message_ids_issued)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{LlmError, LlmErrorKind, LlmEvent, Role, StopReason};
+
+    fn conversation() -> Conversation {
+        Conversation::new("task-1".into(), 1_000)
+    }
+
+    fn delta(text: &str) -> LlmEvent {
+        LlmEvent::TextDelta(text.into())
+    }
+
+    fn done() -> LlmEvent {
+        LlmEvent::Done {
+            stop_reason: StopReason::EndTurn,
+        }
+    }
+
+    /// The turn id of the single LLM call among `effects`.
+    fn llm_call(effects: &[Effect]) -> (String, Vec<llm::ChatMessage>) {
+        let calls: Vec<_> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::CallLlm { turn_id, messages } => Some((turn_id.clone(), messages.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 1, "exactly one LLM call in {effects:?}");
+        calls.into_iter().next().unwrap()
+    }
+
+    fn emitted(effects: &[Effect]) -> Vec<&FrontendEvent> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Emit(event) => Some(event),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn statuses(effects: &[Effect]) -> Vec<TaskStatus> {
+        emitted(effects)
+            .into_iter()
+            .filter_map(|e| match e {
+                FrontendEvent::TaskStatus { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn saved_messages(effects: &[Effect]) -> Vec<StoredMessage> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::SaveMessage(m) => Some(m.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
+        let mut c = conversation();
+        let effects = c
+            .user_message("  Find the blue mug  ".into(), 2_000)
+            .unwrap();
+        let saved = saved_messages(&effects);
+        assert_eq!(saved.len(), 1);
+        assert_eq!(saved[0].message.content, "Find the blue mug");
+        assert_eq!(saved[0].position, 0);
+        assert!(matches!(
+            effects[1],
+            Effect::Emit(FrontendEvent::Message { .. })
+        ));
+        assert_eq!(statuses(&effects), vec![TaskStatus::Running]);
+        assert_eq!(c.task().title.as_deref(), Some("Find the blue mug"));
+        let (turn, messages) = llm_call(&effects);
+        assert!(
+            matches!(effects.last(), Some(Effect::CallLlm { .. })),
+            "the call comes last"
+        );
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[0].role, Role::System);
+        assert_eq!(
+            (messages[1].role, messages[1].content.as_str()),
+            (Role::User, "Find the blue mug")
+        );
+        assert!(c.is_current_turn(&turn));
+        assert_eq!(c.task().current_turn.as_deref(), Some(turn.as_str()));
+
+        let streamed = c.llm_event(&turn, delta("Hel"), 2_100);
+        assert_eq!(
+            emitted(&streamed),
+            vec![&FrontendEvent::ChatDelta {
+                message_id: turn.clone(),
+                delta: "Hel".into(),
+                finished: false
+            }]
+        );
+        assert!(
+            c.llm_event(&turn, delta(""), 2_150).is_empty(),
+            "empty deltas are not events"
+        );
+        c.llm_event(&turn, delta("lo"), 2_200);
+        let finished = c.llm_event(&turn, done(), 2_300);
+        let saved = saved_messages(&finished);
+        assert_eq!(saved.len(), 1);
+        assert_eq!(saved[0].message.content, "Hello");
+        assert_eq!(saved[0].message.role, ChatRole::Assistant);
+        assert_eq!(saved[0].position, 1);
+        let events = emitted(&finished);
+        assert_eq!(
+            events[0],
+            &FrontendEvent::ChatDelta {
+                message_id: turn.clone(),
+                delta: String::new(),
+                finished: true
+            }
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            FrontendEvent::StructuredOutput { status: OutputStatus::Ok, output: Some(o), .. } if o["text"] == "Hello")));
+        assert_eq!(statuses(&finished), vec![TaskStatus::Completed]);
+        assert!(!c.is_current_turn(&turn));
+        assert_eq!(c.task().current_turn, None);
+    }
+
+    #[test]
+    fn messages_sent_during_a_turn_are_answered_next_in_conversation_order() {
+        let mut c = conversation();
+        let (first, _) = llm_call(&c.user_message("one".into(), 1).unwrap());
+        let queued = c.user_message("two".into(), 2).unwrap();
+        assert!(
+            queued.iter().all(|e| !matches!(e, Effect::CallLlm { .. })),
+            "no second call while one streams"
+        );
+        assert_eq!(
+            saved_messages(&queued)[0].position,
+            2,
+            "after the reserved place of the reply"
+        );
+        c.llm_event(&first, delta("answer one"), 3);
+        let effects = c.llm_event(&first, done(), 4);
+        let (second, messages) = llm_call(&effects);
+        assert_ne!(second, first);
+        let contents: Vec<_> = messages[1..]
+            .iter()
+            .map(|m| (m.role, m.content.as_str()))
+            .collect();
+        assert_eq!(
+            contents,
+            vec![
+                (Role::User, "one"),
+                (Role::Assistant, "answer one"),
+                (Role::User, "two")
+            ]
+        );
+        assert_eq!(
+            statuses(&effects),
+            vec![TaskStatus::Completed, TaskStatus::Running]
+        );
+    }
+
+    #[test]
+    fn events_of_a_turn_that_is_no_longer_current_are_ignored() {
+        let mut c = conversation();
+        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        assert!(c.llm_event("m99", delta("stray"), 2).is_empty());
+        c.llm_event(&turn, done(), 3);
+        assert!(c.llm_event(&turn, delta("late"), 4).is_empty());
+        assert!(c.llm_event(&turn, done(), 5).is_empty(), "a turn ends once");
+    }
+
+    #[test]
+    fn stop_keeps_the_partial_reply_and_cancels() {
+        let mut c = conversation();
+        let (turn, _) = llm_call(&c.user_message("tell me a story".into(), 1).unwrap());
+        c.llm_event(&turn, delta("Once upon"), 2);
+        let effects = c.stop(3);
+        assert_eq!(saved_messages(&effects)[0].message.content, "Once upon");
+        assert_eq!(statuses(&effects), vec![TaskStatus::Canceled]);
+        assert!(c.llm_event(&turn, delta(" a time"), 4).is_empty());
+        assert!(
+            c.stop(5).is_empty(),
+            "stopping a stopped task changes nothing"
+        );
+        // A new message starts again.
+        let restarted = c.user_message("again".into(), 6).unwrap();
+        assert_eq!(statuses(&restarted), vec![TaskStatus::Running]);
+    }
+
+    #[test]
+    fn an_llm_error_ends_the_turn_with_a_structured_error() {
+        let mut c = conversation();
+        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        let error = LlmError::new(LlmErrorKind::RateLimited, "slow down");
+        let effects = c.llm_event(&turn, LlmEvent::Error(error), 2);
+        let output = emitted(&effects)
+            .into_iter()
+            .find_map(|e| match e {
+                FrontendEvent::StructuredOutput {
+                    status: OutputStatus::Error,
+                    error: Some(error),
+                    ..
+                } => Some(error.clone()),
+                _ => None,
+            })
+            .expect("a structured error");
+        assert_eq!(output.code, ErrorCode::LlmError);
+        assert!(output.retryable, "rate limits are retryable");
+        assert!(output.message.contains("slow down"));
+        assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
+        let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
+        let (turn, _) = llm_call(&c.user_message("again".into(), 3).unwrap());
+        let effects = c.llm_event(&turn, LlmEvent::Error(auth), 4);
+        assert!(emitted(&effects).iter().any(|e| matches!(
+            e,
+            FrontendEvent::StructuredOutput {
+                error: Some(ErrorObject {
+                    retryable: false,
+                    ..
+                }),
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn invalid_messages_are_refused_and_change_nothing() {
+        let mut c = conversation();
+        for content in ["", "   \n ", &"x".repeat(MAX_USER_MESSAGE_BYTES + 1)] {
+            let error = c.user_message(content.to_owned(), 1).unwrap_err();
+            assert_eq!(error.code, ErrorCode::SchemaValidationFailed);
+        }
+        assert_eq!(c.history().count(), 0);
+        assert_eq!(c.task().status, TaskStatus::Created);
+        assert_eq!(c.task().message_ids_issued, 0);
+    }
+
+    #[test]
+    fn a_turn_cut_off_by_a_restart_is_closed_and_run_again_with_a_new_id() {
+        let mut c = conversation();
+        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        c.llm_event(&turn, delta("partial"), 2);
+        // What storage holds: the task row and the user message; the partial reply is lost.
+        let stored: Vec<StoredMessage> = c.history.clone();
+        let mut restored = Conversation::restore(c.task().clone(), stored);
+        assert!(restored.needs_recovery());
+        let effects = restored.recover(10);
+        assert_eq!(
+            emitted(&effects)[0],
+            &FrontendEvent::ChatDelta {
+                message_id: turn.clone(),
+                delta: String::new(),
+                finished: true
+            }
+        );
+        let (rerun, messages) = llm_call(&effects);
+        assert_ne!(rerun, turn, "ids are never reused");
+        assert_eq!(messages.last().unwrap().content, "hi");
+        assert!(!restored.needs_recovery());
+        assert!(restored.recover(11).is_empty(), "recovery happens once");
+        let finished = restored.llm_event(&rerun, done(), 12);
+        assert_eq!(
+            saved_messages(&finished)[0].position,
+            1,
+            "the reply takes the place reserved for it"
+        );
+    }
+
+    #[test]
+    fn selecting_the_same_client_again_is_a_no_op() {
+        let mut c = conversation();
+        let effects = c.select_client("alpha".into(), 1);
+        assert!(matches!(
+            effects[..],
+            [
+                Effect::SaveTask,
+                Effect::Emit(FrontendEvent::TaskStatus { .. })
+            ]
+        ));
+        assert!(c.select_client("alpha".into(), 2).is_empty());
+        assert_eq!(c.task().selected_client_id.as_deref(), Some("alpha"));
+    }
+}

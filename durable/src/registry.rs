@@ -325,7 +325,11 @@ impl ExtensionRegistry {
         };
         // Uses are ordered strictly even within one millisecond (the runtime's clock only moves
         // between I/O events), so "most recently used" is never a tie.
-        let latest = extensions.iter().filter_map(|e| e.last_used_at).max().unwrap_or(0);
+        let latest = extensions
+            .iter()
+            .filter_map(|e| e.last_used_at)
+            .max()
+            .unwrap_or(0);
         let now = now_ms().max(latest + 1);
         self.sql().exec(
             "INSERT OR REPLACE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",

@@ -4,6 +4,7 @@
 // runtime restarts.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -208,6 +209,32 @@ describe("web app", () => {
     assert.equal(await page1.locator('[data-testid="message-assistant"][data-finished="true"]').count(), 2);
     assert.equal(await page1.getByTestId("task-status").textContent(), "completed");
     await page2.close();
+  });
+
+  it("Stop ends a streaming reply where it is and cancels the task", async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    mimo.llm.script([{ text: long, chunkDelayMs: 100 }]);
+    await sendMessage(page1, "Write something long, slowly");
+    const stop = page1.getByTestId("stop");
+    await stop.waitFor();
+    const assistant = page1.getByTestId("message-assistant").nth(2);
+    await page1.waitForFunction(() => (document.querySelectorAll('[data-testid="message-assistant"]')[2]?.textContent ?? "").length > 0);
+    await stop.click();
+    await page1.locator('[data-testid="task-status"]', { hasText: "canceled" }).waitFor();
+    await page1.locator('[data-testid="message-assistant"][data-finished="true"]').nth(2).waitFor();
+    const text = (await assistant.textContent()) ?? "";
+    assert.ok(text.length > 0 && text.length < long.length && long.startsWith(text), `kept the text so far: ${JSON.stringify(text)}`);
+    assert.equal(await stop.isVisible(), false, "no Stop button once canceled");
+    // The text does not grow after the stop.
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(await assistant.textContent(), text);
+  });
+
+  it("a task link that the server does not know says so instead of spinning silently", async () => {
+    const page = await openPage(`${mimo.url}/#/task/${randomUUID()}`);
+    await page.locator('[data-testid="error-banner"][data-code="NOT_FOUND"]').waitFor({ timeout: 15_000 });
+    assert.notEqual(await page.getByTestId("connection-state").getAttribute("data-state"), "live");
+    await page.close();
   });
 
   it("lists extensions, binds one to the task and shows its browser live", async () => {

@@ -167,8 +167,8 @@ describe("chat streaming", () => {
     await web.waitFor((e) => e.type === "taskStatus" && e.status === "canceled", "canceled");
     assert.ok(stopped.text.length > 0 && stopped.text.length < "one two three four five six seven eight nine ten".length);
     await sleep(600);
-    const after = web.received.filter((e) => e.type === "chatDelta" && e.messageId === stopped.messageId);
-    assert.ok(after.at(-1)?.type === "chatDelta" && after.at(-1)!.finished, "no delta after the message finished");
+    const last = web.received.findLast((e) => e.type === "chatDelta" && e.messageId === stopped.messageId);
+    assert.ok(last?.type === "chatDelta" && last.finished, "no delta after the message finished");
     await web.close();
   });
 

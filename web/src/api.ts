@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { ErrorCode, ErrorObject, ExtensionList, NewTask } from "../../protocol/ts/protocol";
+import type { ErrorCode, ErrorObject, ExtensionList, NewTask } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 

@@ -1,8 +1,8 @@
 // The conversation: messages as the server stores them, assistant text streamed delta by delta,
 // structured outputs, and the composer.
 
-import type { ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol";
-import { clockTime, h } from "./dom";
+import type { ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
+import { clockTime, h } from "./dom.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 

@@ -1,16 +1,18 @@
 // Mimo web app: wires the token, routing, the task socket and the views together.
 
-import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol";
-import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol";
-import { ApiError, createTask, forgetToken, listExtensions, storedToken, storeToken, verifyToken } from "./api";
-import { ChatView } from "./chat";
-import { h } from "./dom";
-import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router";
-import { TaskSocket } from "./socket";
-import { TaskModel } from "./task";
-import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view";
+import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
+import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
+import { ApiError, createTask, forgetToken, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ChatView } from "./chat.ts";
+import { h } from "./dom.ts";
+import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
+import { TaskSocket } from "./socket.ts";
+import { TaskModel } from "./task.ts";
+import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
+/** Banner code for a task whose socket keeps being refused. */
+const UNREACHABLE = "NOT_FOUND";
 
 type Session = { model: TaskModel; socket: TaskSocket };
 
@@ -113,11 +115,19 @@ class App {
     this.showTokenForm(false, `The saved token was rejected: ${err.message}`);
   }
 
-  private async checkToken(): Promise<void> {
+  /**
+   * The task socket closed without opening. A browser cannot read why a WebSocket upgrade was
+   * refused, so ask the API: a rejected token goes back to the token screen; if the API answers
+   * fine, the task itself is the problem (most likely it does not exist on this server).
+   */
+  private async openFailed(taskId: string, attempt: number): Promise<void> {
     if (!this.token || this.checkingToken) return;
     this.checkingToken = true;
     try {
       await verifyToken(this.token);
+      if (attempt >= 2 && this.session?.model.taskId === taskId && !this.session.model.synced) {
+        this.banners.show({ code: UNREACHABLE, message: "Cannot open this task. The server is reachable, so the task probably does not exist here. Still retrying…" }, "warn");
+      }
     } catch (err) {
       if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
     } finally {
@@ -139,8 +149,8 @@ class App {
     const taskId = currentTaskId();
     if (taskId === null) {
       this.closeSession();
-      this.banners.show({ code: "NOT_FOUND", message: "The address does not name a valid task. Start a new task instead." });
       this.renderNoTask();
+      this.banners.show({ code: "NOT_FOUND", message: "The address does not name a valid task. Start a new task instead." });
       return;
     }
     if (taskId === undefined) {
@@ -153,6 +163,7 @@ class App {
   }
 
   private renderNoTask(): void {
+    this.banners.clear();
     this.chat.reset();
     this.header.setTask(null);
     this.header.setConnection(null);
@@ -170,7 +181,8 @@ class App {
     this.browserPanel.render(null);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
-    this.tasks.render(rememberTask(taskId), taskId);
+    // Remembered once the server has shown the task exists (first `ready`).
+    this.tasks.render(recentTasks(), taskId);
     document.title = "Mimo — task";
 
     const model = new TaskModel(taskId, {
@@ -192,6 +204,7 @@ class App {
       output: (event) => this.chat.showOutput(event),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
       ready: () => {
+        this.tasks.render(rememberTask(taskId, model.title), taskId);
         if (!model.statusKnown) {
           this.header.setStatus(model.status);
           this.chat.setStatus(model.status);
@@ -209,9 +222,12 @@ class App {
       onConnection: (info) => {
         if (this.session?.socket !== socket) return;
         this.header.setConnection(info);
-        if (info.state === "live" && socket.queued === 0) this.chat.setNote(null);
+        if (info.state === "live") {
+          this.banners.clear(UNREACHABLE);
+          if (socket.queued === 0) this.chat.setNote(null);
+        }
       },
-      onOpenFailed: () => void this.checkToken(),
+      onOpenFailed: (attempt) => void this.openFailed(taskId, attempt),
     });
     this.session = { model, socket };
     socket.start();

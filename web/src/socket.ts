@@ -1,8 +1,8 @@
 // The task's WebSocket: connects, hands every server event to the app, and reconnects with
 // exponential backoff and jitter, asking the server to replay from the last applied seq.
 
-import type { EventEnvelope, FrontendMessage } from "../../protocol/ts/protocol";
-import { taskSocketUrl } from "./api";
+import type { EventEnvelope, FrontendMessage } from "../../protocol/ts/protocol.ts";
+import { taskSocketUrl } from "./api.ts";
 
 export type ConnectionState =
   /** Opening the socket. */
@@ -155,8 +155,8 @@ export class TaskSocket {
       if (event.type === "ready" && ws === this.ws) {
         this.ready = true;
         this.attempt = 0;
-        this.setInfo({ state: "live", attempt: 0 });
         this.flush();
+        this.setInfo({ state: "live", attempt: 0 });
       }
     };
     ws.onclose = () => {

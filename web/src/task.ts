@@ -1,6 +1,6 @@
 // One open task: its event stream applied exactly once, in order, to whatever renders it.
 
-import type { BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol";
+import type { BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 

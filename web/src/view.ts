@@ -1,11 +1,11 @@
 // Everything around the chat: header, token screen, error banners, recent tasks, the
 // extensions panel and the live view of the person's browser.
 
-import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo, TaskStatus } from "../../protocol/ts/protocol";
-import { h, relativeTime, replaceChildren } from "./dom";
-import type { RecentTask } from "./router";
-import { taskHash } from "./router";
-import type { ConnectionInfo } from "./socket";
+import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo, TaskStatus } from "../../protocol/ts/protocol.ts";
+import { h, relativeTime, replaceChildren } from "./dom.ts";
+import type { RecentTask } from "./router.ts";
+import { taskHash } from "./router.ts";
+import type { ConnectionInfo } from "./socket.ts";
 
 // ---------------------------------------------------------------- token screen
 

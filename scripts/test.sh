@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Every test and check of the project, in order of speed. Called by `make test` (which builds
+# the worker and the web app first) and so by CI's .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
+
+step "rustfmt"
+cargo fmt --all -- --check
+
+step "clippy (native and wasm32)"
+cargo clippy --quiet --workspace --all-targets -- -D warnings
+cargo clippy --quiet -p mimo-worker --target wasm32-unknown-unknown -- -D warnings
+
+step "Rust unit tests (protocol, agent core, LLM gateway)"
+cargo test --quiet --workspace
+
+step "TypeScript type checks"
+tsc --noEmit -p web
+tsc --noEmit -p extension
+tsc --noEmit -p tests
+
+step "extension build"
+node extension/build.mjs
+
+step "Node tests: scripted LLM server, extension units, worker in Miniflare, browsers in Chromium"
+node --test --test-concurrency=1 \
+  tests/llm-server/*.test.ts \
+  extension/test/*.test.ts \
+  tests/integration/*.test.ts \
+  tests/browser/*.test.ts

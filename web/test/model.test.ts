@@ -1,0 +1,82 @@
+// Unit tests of the app's pure parts, run directly by Node (type stripping):
+//   node --test web/test/*.test.ts
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { EventEnvelope } from "../../protocol/ts/protocol.ts";
+import { backoffDelay } from "../src/socket.ts";
+import type { TaskSink } from "../src/task.ts";
+import { TaskModel } from "../src/task.ts";
+
+const TASK = "5f0c2d8e-6a4b-4c1e-9d3f-2b7a8c9e0f11";
+
+function recorder(): { sink: TaskSink; log: string[] } {
+  const log: string[] = [];
+  const sink: TaskSink = {
+    message: (m) => log.push(`message ${m.messageId} ${m.content}`),
+    delta: (id, delta, finished) => log.push(`delta ${id} ${JSON.stringify(delta)}${finished ? " finished" : ""}`),
+    status: (status, title) => log.push(`status ${status}${title ? ` ${title}` : ""}`),
+    snapshot: (clientId) => log.push(`snapshot ${clientId}`),
+    output: (e) => log.push(`output ${e.status}`),
+    error: (e) => log.push(`error ${e.code}`),
+    ready: () => log.push("ready"),
+  };
+  return { sink, log };
+}
+
+const at = 1_700_000_000_000;
+const history: EventEnvelope[] = [
+  { seq: 1, taskId: TASK, at, type: "message", message: { messageId: "m1", role: "user", content: "hi", createdAt: at } },
+  { seq: 2, taskId: TASK, at, type: "taskStatus", status: "running", title: "hi" },
+  { seq: 3, taskId: TASK, at, type: "chatDelta", messageId: "m2", delta: "Hel", finished: false },
+  { seq: 4, taskId: TASK, at, type: "chatDelta", messageId: "m2", delta: "lo", finished: false },
+  { seq: 5, taskId: TASK, at, type: "chatDelta", messageId: "m2", delta: "", finished: true },
+];
+
+describe("TaskModel", () => {
+  it("applies history once, whatever is replayed again", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    for (const e of history.slice(0, 4)) assert.equal(model.apply(e), true);
+    assert.equal(model.lastSeq, 4);
+    // A reconnect whose replay overlaps what was applied (or a duplicated frame).
+    const applied = history.map((e) => model.apply(e));
+    assert.deepEqual(applied, [false, false, false, false, true]);
+    assert.deepEqual(log, [
+      "message m1 hi",
+      "status running hi",
+      'delta m2 "Hel"',
+      'delta m2 "lo"',
+      'delta m2 "" finished',
+    ]);
+    assert.equal(model.lastSeq, 5);
+    assert.equal(model.status, "running");
+  });
+
+  it("always applies events without seq and ignores other tasks' events", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    model.apply(history[0]!);
+    const error: EventEnvelope = { taskId: TASK, at, type: "error", error: { code: "PLUGIN_OFFLINE", message: "none", retryable: true } };
+    assert.equal(model.apply(error), true);
+    assert.equal(model.apply(error), true);
+    assert.equal(model.apply({ taskId: TASK, at, type: "ready", lastSeq: 1 }), true);
+    assert.equal(model.apply({ ...history[1]!, seq: 9, taskId: "another-task" }), false);
+    assert.deepEqual(log, ["message m1 hi", "error PLUGIN_OFFLINE", "error PLUGIN_OFFLINE", "ready"]);
+    assert.equal(model.lastSeq, 1);
+    assert.equal(model.synced, true);
+  });
+});
+
+describe("backoffDelay", () => {
+  it("starts near 0.5 s, doubles, and never exceeds 10 s", () => {
+    const low = () => 0;
+    const high = () => 0.999999;
+    assert.ok(backoffDelay(0, low) >= 250 && backoffDelay(0, high) <= 625);
+    assert.ok(backoffDelay(1, low) >= 750 && backoffDelay(1, high) <= 1250);
+    for (let n = 0; n < 40; n++) {
+      assert.ok(backoffDelay(n, high) <= 10_000, `attempt ${n}`);
+      assert.ok(backoffDelay(n, low) >= 250, `attempt ${n}`);
+    }
+    assert.ok(backoffDelay(20, low) >= 7_500, "late attempts stay near the cap");
+  });
+});
