@@ -18,6 +18,7 @@ cargo test --quiet --workspace
 
 step "TypeScript type checks"
 tsc --noEmit -p web
+tsc --noEmit -p web/test
 tsc --noEmit -p extension
 tsc --noEmit -p tests
 
@@ -27,6 +28,7 @@ node extension/build.mjs
 step "Node tests: scripted LLM server, extension units, worker in Miniflare, browsers in Chromium"
 node --test --test-concurrency=1 \
   tests/llm-server/*.test.ts \
+  web/test/*.test.ts \
   extension/test/*.test.ts \
   tests/integration/*.test.ts \
   tests/browser/*.test.ts

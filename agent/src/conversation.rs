@@ -161,7 +161,8 @@ impl Conversation {
             ));
         }
         if self.task.title.is_none() {
-            self.task.title = Some(content.chars().take(TITLE_CHARS).collect());
+            let one_line = content.split_whitespace().collect::<Vec<_>>().join(" ");
+            self.task.title = Some(one_line.chars().take(TITLE_CHARS).collect());
         }
         let message = ChatMessage {
             message_id: self.next_message_id(),
@@ -415,18 +416,24 @@ mod tests {
     fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
         let mut c = conversation();
         let effects = c
-            .user_message("  Find the blue mug  ".into(), 2_000)
+            .user_message("  Find the blue mug\n  on this page ".into(), 2_000)
             .unwrap();
         let saved = saved_messages(&effects);
         assert_eq!(saved.len(), 1);
-        assert_eq!(saved[0].message.content, "Find the blue mug");
+        assert_eq!(
+            saved[0].message.content,
+            "Find the blue mug\n  on this page"
+        );
         assert_eq!(saved[0].position, 0);
         assert!(matches!(
             effects[1],
             Effect::Emit(FrontendEvent::Message { .. })
         ));
         assert_eq!(statuses(&effects), vec![TaskStatus::Running]);
-        assert_eq!(c.task().title.as_deref(), Some("Find the blue mug"));
+        assert_eq!(
+            c.task().title.as_deref(),
+            Some("Find the blue mug on this page")
+        );
         let (turn, messages) = llm_call(&effects);
         assert!(
             matches!(effects.last(), Some(Effect::CallLlm { .. })),
@@ -436,7 +443,7 @@ mod tests {
         assert_eq!(messages[0].role, Role::System);
         assert_eq!(
             (messages[1].role, messages[1].content.as_str()),
-            (Role::User, "Find the blue mug")
+            (Role::User, "Find the blue mug\n  on this page")
         );
         assert!(c.is_current_turn(&turn));
         assert_eq!(c.task().current_turn.as_deref(), Some(turn.as_str()));

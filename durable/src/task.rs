@@ -174,7 +174,11 @@ impl TaskCoordinator {
         }
         let created = Conversation::new(task_id.clone(), now_ms());
         self.store.save_task(created.task())?;
+        let first_event = created.status_event();
         *conversation = Some(created);
+        drop(conversation);
+        // The log starts with the task's status, so every client learns it from the history.
+        self.apply(first_event)?;
         Ok(
             Response::from_json(&serde_json::json!({ "taskId": task_id, "created": true }))?
                 .with_status(201),

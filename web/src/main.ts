@@ -203,7 +203,16 @@ class App {
       snapshot: () => this.renderSnapshot(),
       output: (event) => this.chat.showOutput(event),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
-      ready: () => {
+      ready: (behind) => {
+        if (behind) {
+          // The server's history is shorter than what is on screen: start over from it.
+          queueMicrotask(() => {
+            if (this.session?.model !== model) return;
+            this.openSession(taskId);
+            this.banners.show({ code: "INTERNAL_ERROR", message: "The server's history of this task was reset; showing what it has now." }, "warn");
+          });
+          return;
+        }
         this.tasks.render(rememberTask(taskId, model.title), taskId);
         if (!model.statusKnown) {
           this.header.setStatus(model.status);

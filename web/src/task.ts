@@ -12,7 +12,8 @@ export type TaskSink = {
   snapshot(clientId: string, snapshot: BrowserSnapshot): void;
   output(event: StructuredOutput): void;
   error(error: ErrorObject): void;
-  ready(): void;
+  /** Replay finished. `behind` when the server's log ends before what was applied (its storage was reset). */
+  ready(behind: boolean): void;
 };
 
 export class TaskModel {
@@ -64,7 +65,7 @@ export class TaskModel {
         break;
       case "ready":
         this.synced = true;
-        this.sink.ready();
+        this.sink.ready(typeof event.lastSeq === "number" && event.lastSeq < this.lastSeq);
         break;
       case "error":
         this.sink.error(event.error);

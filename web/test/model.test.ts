@@ -18,7 +18,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     snapshot: (clientId) => log.push(`snapshot ${clientId}`),
     output: (e) => log.push(`output ${e.status}`),
     error: (e) => log.push(`error ${e.code}`),
-    ready: () => log.push("ready"),
+    ready: (behind) => log.push(behind ? "ready behind" : "ready"),
   };
   return { sink, log };
 }
@@ -64,6 +64,15 @@ describe("TaskModel", () => {
     assert.deepEqual(log, ["message m1 hi", "error PLUGIN_OFFLINE", "error PLUGIN_OFFLINE", "ready"]);
     assert.equal(model.lastSeq, 1);
     assert.equal(model.synced, true);
+  });
+
+  it("notices a server whose history ends before what was applied", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    for (const e of history) model.apply(e);
+    model.apply({ taskId: TASK, at, type: "ready", lastSeq: 5 });
+    model.apply({ taskId: TASK, at, type: "ready", lastSeq: 2 });
+    assert.deepEqual(log.slice(-2), ["ready", "ready behind"]);
   });
 });
 

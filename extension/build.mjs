@@ -1,0 +1,63 @@
+// Builds the extension into extension/dist, the folder Chrome loads ("Load unpacked"):
+// src/background.ts → background.js (the service worker, an ES module) and src/options.ts →
+// options.js, plus manifest.json and options.html copied as they are.
+//
+//   node extension/build.mjs            (from the repository root, or `npm run build -w extension`)
+//   node extension/build.mjs --watch    rebuild on change
+
+import * as esbuild from 'esbuild';
+import { watch as watchFile } from 'node:fs';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const dist = join(here, 'dist');
+const staticFiles = ['manifest.json', 'options.html'];
+
+async function copyStatic() {
+  await mkdir(dist, { recursive: true });
+  await Promise.all(staticFiles.map((f) => copyFile(join(here, f), join(dist, f))));
+}
+
+/** @type {import('esbuild').BuildOptions} */
+const options = {
+  entryPoints: { background: join(here, 'src/background.ts'), options: join(here, 'src/options.ts') },
+  outdir: dist,
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  sourcemap: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  plugins: [
+    {
+      name: 'copy-static',
+      setup(build) {
+        build.onEnd(async (result) => {
+          if (result.errors.length === 0) await copyStatic();
+        });
+      },
+    },
+  ],
+};
+
+/** Builds once; resolves when extension/dist is complete. */
+export async function build() {
+  await esbuild.build(options);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes('--watch')) {
+    const ctx = await esbuild.context(options);
+    await ctx.watch();
+    // esbuild only watches what it bundles; the static files are copied when they change.
+    for (const f of staticFiles) watchFile(join(here, f), () => copyStatic().catch((e) => console.error(e)));
+    console.log('extension: watching for changes');
+  } else {
+    const started = Date.now();
+    await build();
+    console.log(`extension: built extension/dist in ${Date.now() - started} ms`);
+  }
+}

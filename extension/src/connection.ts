@@ -1,0 +1,205 @@
+// The extension's socket to the server: `ws(s)://<server>/ws/extension?clientId=…&token=…`.
+//
+// On open it sends `hello`; on `welcome` the connection is online and `onOnline` runs (the
+// browser sync starts). A dropped or refused connection is retried with exponential backoff and
+// jitter, reset by the next welcome. The retry timer dies with the service worker, so the
+// background script also calls `ensure()` whenever Chrome wakes the worker (an alarm every
+// 30 s, a tab event, the options page). The state is published in `chrome.storage.local` for
+// the options page.
+//
+// While online, `hello` is repeated every 20 s as a heartbeat: socket traffic is what keeps an
+// MV3 service worker alive (Chrome 116+), and the server's `welcome` in reply proves the
+// connection still works end to end (a half-open socket is replaced rather than trusted).
+import type { ExtensionMessage, ServerToExtension } from "../../protocol/ts/protocol.ts";
+import { backoffDelay } from "./backoff.ts";
+import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
+import { describeBrowser } from "./identity.ts";
+import { clientId, loadSettings, saveStatus } from "./storage.ts";
+import type { ConnectionState, ConnectionStatus } from "./storage.ts";
+
+/** How long the server gets to answer `hello` with `welcome`. */
+const WELCOME_TIMEOUT_MS = 10_000;
+/** Heartbeat period while online; below the service worker's 30 s idle limit. */
+const HEARTBEAT_MS = 20_000;
+
+export type ConnectionHooks = {
+  /** The server welcomed this connection. */
+  onOnline(): void;
+  /** The connection that was online is gone. */
+  onOffline(): void;
+};
+
+/** Why a connection ended, for the options page. */
+function closeReason(event: CloseEvent): string {
+  if (event.code === 1006) return "could not reach the server, or it refused the connection (check the address and token)";
+  if (event.code === 4000) return "replaced by a newer connection with the same client id";
+  return `the server closed the connection (${event.code}${event.reason ? `: ${event.reason}` : ""})`;
+}
+
+export class Connection {
+  readonly #hooks: ConnectionHooks;
+  #socket: WebSocket | null = null;
+  #online = false;
+  /** Failed attempts since the last welcome. */
+  #attempt = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #welcomeTimer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+  /** Incremented whenever a connection is abandoned, so late callbacks of older ones are ignored. */
+  #generation = 0;
+  #lastError: string | undefined;
+
+  constructor(hooks: ConnectionHooks) {
+    this.#hooks = hooks;
+  }
+
+  /** Connects unless a connection is open, being opened, or scheduled. */
+  ensure(): void {
+    if (this.#socket !== null || this.#retryTimer !== undefined) return;
+    this.#open();
+  }
+
+  /** Drops any connection and connects again at once (the settings changed). */
+  restart(): void {
+    this.#abandon();
+    this.#attempt = 0;
+    this.#lastError = undefined;
+    this.#open();
+  }
+
+  /** Sends a frame if the connection is online; false if it is not. */
+  send(frame: string): boolean {
+    if (!this.#online || this.#socket?.readyState !== WebSocket.OPEN) return false;
+    this.#socket.send(frame);
+    return true;
+  }
+
+  /** Gives up the current connection after a failure on this side, and retries later. */
+  fail(reason: string): void {
+    if (this.#socket === null) return;
+    this.#abandon();
+    this.#retry(reason);
+  }
+
+  #open(): void {
+    this.#connect(this.#generation).catch((error: unknown) => this.#publish("offline", `cannot connect: ${String(error)}`));
+  }
+
+  async #connect(generation: number): Promise<void> {
+    const [settings, id, self] = await Promise.all([loadSettings(), clientId(), describeBrowser()]);
+    // A restart or another ensure() may have happened while the settings were read.
+    if (generation !== this.#generation || this.#socket !== null) return;
+    const server = normalizeServerUrl(settings.serverUrl);
+    if (settings.serverUrl === "" || settings.token === "") {
+      return this.#publish("offline", "Not configured: set the server address and token on the options page.");
+    }
+    if (!server.ok) return this.#publish("offline", server.error);
+
+    let socket: WebSocket;
+    try {
+      socket = new WebSocket(extensionSocketUrl(server.url, id, settings.token));
+    } catch (error) {
+      return this.#publish("offline", `cannot open a connection: ${String(error)}`);
+    }
+    this.#socket = socket;
+    this.#publish("connecting");
+    const helloMessage: ExtensionMessage = {
+      type: "hello",
+      clientId: id,
+      name: settings.name.trim() || defaultName(self.browser, self.platform),
+      browser: self.browser,
+      extensionVersion: chrome.runtime.getManifest().version,
+    };
+    const hello = JSON.stringify(helloMessage);
+    const current = () => this.#socket === socket;
+
+    socket.onopen = () => {
+      if (!current()) return;
+      socket.send(hello);
+      this.#expectWelcome();
+    };
+    socket.onmessage = (event: MessageEvent) => {
+      if (current()) this.#receive(event.data, hello);
+    };
+    socket.onclose = (event: CloseEvent) => {
+      if (!current()) return;
+      this.#abandon();
+      this.#retry(closeReason(event));
+    };
+  }
+
+  #receive(data: unknown, hello: string): void {
+    let message: ServerToExtension;
+    try {
+      message = JSON.parse(String(data)) as ServerToExtension;
+    } catch {
+      console.warn("mimo: the server sent a frame that is not JSON", data);
+      return;
+    }
+    switch (message.type) {
+      case "welcome":
+        clearTimeout(this.#welcomeTimer);
+        this.#welcomeTimer = undefined;
+        if (this.#online) return; // the answer to a heartbeat
+        this.#online = true;
+        this.#attempt = 0;
+        this.#lastError = undefined;
+        this.#publish("online");
+        this.#heartbeatTimer = setInterval(() => {
+          this.#socket?.send(hello);
+          this.#expectWelcome();
+        }, HEARTBEAT_MS);
+        this.#hooks.onOnline();
+        return;
+      case "error":
+        // The server refused one frame; the connection itself is fine.
+        console.warn(`mimo: the server refused a frame: ${message.error.code}: ${message.error.message}`);
+        this.#lastError = `${message.error.code}: ${message.error.message}`;
+        this.#publish(this.#online ? "online" : "connecting");
+        return;
+      default:
+        console.warn("mimo: unknown frame from the server", message);
+    }
+  }
+
+  #expectWelcome(): void {
+    if (this.#welcomeTimer !== undefined) return;
+    this.#welcomeTimer = setTimeout(() => {
+      this.#welcomeTimer = undefined;
+      this.fail("the server did not answer hello in time");
+    }, WELCOME_TIMEOUT_MS);
+  }
+
+  /** Closes and forgets the current socket and its timers, without scheduling anything. */
+  #abandon(): void {
+    this.#generation++;
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#welcomeTimer);
+    clearInterval(this.#heartbeatTimer);
+    this.#retryTimer = this.#welcomeTimer = this.#heartbeatTimer = undefined;
+    const socket = this.#socket;
+    this.#socket = null;
+    if (socket !== null && socket.readyState !== WebSocket.CLOSED) socket.close(1000, "reconnecting");
+    if (this.#online) {
+      this.#online = false;
+      this.#hooks.onOffline();
+    }
+  }
+
+  #retry(reason: string): void {
+    const delay = backoffDelay(this.#attempt++, Math.random());
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#open();
+    }, delay);
+    this.#publish("offline", reason, Date.now() + delay);
+  }
+
+  #publish(state: ConnectionState, error?: string, retryAt?: number): void {
+    if (error !== undefined) this.#lastError = error;
+    const status: ConnectionStatus = { state, since: Date.now() };
+    if (this.#lastError !== undefined) status.lastError = this.#lastError;
+    if (retryAt !== undefined) status.retryAt = retryAt;
+    saveStatus(status).catch((e: unknown) => console.error("mimo: cannot store the connection state", e));
+  }
+}

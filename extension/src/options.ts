@@ -1,0 +1,111 @@
+// The options page: edits the server address, token and name, and shows the connection state
+// the service worker publishes in storage, live.
+import { defaultName, isValidClientId, normalizeServerUrl } from "./config.ts";
+import { describeBrowser } from "./identity.ts";
+import type { PageMessage } from "./messages.ts";
+import { CLIENT_ID_KEY, loadSettings, loadStatus, saveSettings, STATUS_KEY, storedClientId } from "./storage.ts";
+import type { ConnectionStatus, Settings } from "./storage.ts";
+
+function element<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (el === null) throw new Error(`options.html lacks #${id}`);
+  return el as T;
+}
+
+const form = element<HTMLFormElement>("settings");
+const serverUrl = element<HTMLInputElement>("server-url");
+const token = element<HTMLInputElement>("token");
+const name = element<HTMLInputElement>("name");
+const formError = element<HTMLParagraphElement>("form-error");
+const status = element<HTMLElement>("status");
+const statusState = element<HTMLElement>("status-state");
+const statusDetail = element<HTMLElement>("status-detail");
+const clientIdView = element<HTMLElement>("client-id");
+
+const STATE_LABELS: Record<ConnectionStatus["state"], string> = {
+  online: "Online",
+  connecting: "Connecting…",
+  offline: "Offline",
+};
+
+let shown: ConnectionStatus | undefined;
+let countdown: ReturnType<typeof setInterval> | undefined;
+
+function renderStatus(): void {
+  const current = shown ?? { state: "offline", since: Date.now() };
+  status.dataset.state = current.state;
+  statusState.textContent = STATE_LABELS[current.state];
+  const parts: string[] = [];
+  if (current.state === "online") parts.push(`since ${new Date(current.since).toLocaleTimeString()}`);
+  if (current.lastError !== undefined) parts.push(current.state === "online" ? `last refusal: ${current.lastError}` : current.lastError);
+  if (current.state === "offline" && current.retryAt !== undefined) {
+    const seconds = Math.max(0, Math.ceil((current.retryAt - Date.now()) / 1000));
+    parts.push(seconds > 0 ? `retrying in ${seconds} s` : "retrying…");
+  }
+  statusDetail.textContent = parts.join(" · ");
+  // A countdown only while a retry is pending.
+  const counting = current.state === "offline" && current.retryAt !== undefined && current.retryAt > Date.now();
+  if (counting && countdown === undefined) countdown = setInterval(renderStatus, 1000);
+  if (!counting && countdown !== undefined) {
+    clearInterval(countdown);
+    countdown = undefined;
+  }
+}
+
+function renderClientId(id: unknown): void {
+  if (isValidClientId(id)) clientIdView.textContent = id;
+}
+
+function send(message: PageMessage): void {
+  // Nothing answers; the promise only rejects when the worker could not be started.
+  chrome.runtime.sendMessage(message).catch(() => undefined);
+}
+
+async function save(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const server = normalizeServerUrl(serverUrl.value);
+  if (!server.ok) {
+    formError.textContent = server.error;
+    serverUrl.focus();
+    return;
+  }
+  if (token.value.trim() === "") {
+    formError.textContent = "Enter the token the server was configured with.";
+    token.focus();
+    return;
+  }
+  formError.textContent = "";
+  const next: Settings = { serverUrl: server.url, token: token.value.trim(), name: name.value.trim() };
+  serverUrl.value = next.serverUrl;
+  const previous = await loadSettings();
+  await saveSettings(next);
+  // Changed settings reach the worker through storage; unchanged ones mean "connect again now".
+  const unchanged = previous.serverUrl === next.serverUrl && previous.token === next.token && previous.name === next.name;
+  if (unchanged) send({ type: "mimo:reconnect" });
+}
+
+async function init(): Promise<void> {
+  const [settings, stored, id, self] = await Promise.all([loadSettings(), loadStatus(), storedClientId(), describeBrowser()]);
+  name.placeholder = defaultName(self.browser, self.platform);
+  serverUrl.value = settings.serverUrl;
+  token.value = settings.token;
+  name.value = settings.name;
+  shown = stored;
+  renderStatus();
+  renderClientId(id);
+
+  chrome.storage.onChanged.addListener((changes, area) => {
+    if (area !== "local") return;
+    const changed = changes[STATUS_KEY];
+    if (changed !== undefined) {
+      shown = changed.newValue as ConnectionStatus | undefined;
+      renderStatus();
+    }
+    const newId = changes[CLIENT_ID_KEY];
+    if (newId !== undefined) renderClientId(newId.newValue);
+  });
+  form.addEventListener("submit", (event) => void save(event));
+  send({ type: "mimo:wake" });
+}
+
+void init();

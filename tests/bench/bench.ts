@@ -1,0 +1,78 @@
+// `make bench`: performance figures of the spine, measured in one run on this machine.
+//   - worker bundle size (JS shim + wasm), raw and gzip
+//   - chat-delta broadcast latency, from the coordinator emitting a delta (its `at` stamp, taken
+//     when the LLM chunk arrived) to a web socket receiving it, with 1 and with 50 sockets
+// Figures, not pass/fail: speed goals live here, never in timed tests.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { newTask, WebClient } from "../support/clients.ts";
+import { ROOT, startMimo } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+
+const DELTAS = 200;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function bundleSize() {
+  const files = ["worker/build/index.js", "worker/build/index_bg.wasm"].map((f) => readFileSync(path.join(ROOT, f)));
+  const raw = files.reduce((n, f) => n + f.length, 0);
+  const gzip = files.reduce((n, f) => n + gzipSync(f, { level: 9 }).length, 0);
+  return { raw, gzip };
+}
+
+/** Streams one reply of DELTAS deltas to `sockets` web sockets; returns per-delta latencies. */
+async function broadcast(mimo: Mimo, sockets: number) {
+  const taskId = await newTask(mimo);
+  const clients = await Promise.all(Array.from({ length: sockets }, () => WebClient.connect(mimo, taskId)));
+  await Promise.all(clients.map((c) => c.waitFor((e) => e.type === "ready")));
+  const arrivals = new Map<WebClient, Array<{ seq: number; latency: number }>>();
+  for (const client of clients) {
+    const seen: Array<{ seq: number; latency: number }> = [];
+    arrivals.set(client, seen);
+    client.ws.on("message", (data) => {
+      const now = Date.now();
+      const event = JSON.parse(String(data));
+      if (event.type === "chatDelta" && !event.finished) seen.push({ seq: event.seq, latency: now - event.at });
+    });
+  }
+  const marker = `bench-${sockets}-${Date.now()}`;
+  mimo.llm.script([{ match: marker, chunks: Array.from({ length: DELTAS }, (_, i) => `t${i} `), chunkDelayMs: 20 }]);
+  clients[0]!.send({ type: "user_message", content: marker });
+  await Promise.all(clients.map((c) => c.reply(0, 60_000)));
+  const all = [...arrivals.values()].flat().map((a) => a.latency);
+  // Fan-out completion: for each delta, when the last socket got it.
+  const bySeq = new Map<number, number>();
+  for (const a of [...arrivals.values()].flat()) bySeq.set(a.seq, Math.max(bySeq.get(a.seq) ?? 0, a.latency));
+  await Promise.all(clients.map((c) => c.close()));
+  return { median: median(all), p90: percentile(all, 90), lastSocketMedian: median([...bySeq.values()]) };
+}
+
+const size = bundleSize();
+const mimo = await startMimo();
+try {
+  await broadcast(mimo, 1); // warm-up: first compile of the wasm, first object
+  const one = await broadcast(mimo, 1);
+  const fifty = await broadcast(mimo, 50);
+  const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  console.log("\nMimo benchmarks (one run, this machine)\n");
+  console.log(`worker bundle                raw ${kib(size.raw)}   gzip ${kib(size.gzip)}`);
+  console.log(`chat-delta broadcast (${DELTAS} deltas, ms from emit to receipt)`);
+  console.log(`  1 socket                   median ${one.median.toFixed(1)}   p90 ${one.p90.toFixed(1)}`);
+  console.log(
+    `  50 sockets                 median ${fifty.median.toFixed(1)}   p90 ${fifty.p90.toFixed(1)}   last socket median ${fifty.lastSocketMedian.toFixed(1)}`,
+  );
+  const ratio = fifty.median / Math.max(one.median, 0.5);
+  console.log(`  ratio 50 / 1 sockets       ${ratio.toFixed(2)}x (median)\n`);
+} finally {
+  await mimo.dispose();
+}
