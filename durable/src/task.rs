@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use mimo_agent::conversation::{Conversation, Effect};
 use mimo_agent::llm;
+use mimo_protocol::frontend::TaskSummary;
 use mimo_protocol::{
     limits::MAX_WEB_FRAME_BYTES, parse_frame, BrowserSnapshot, ErrorCode, ErrorObject,
     EventEnvelope, FrontendEvent, FrontendMessage,
@@ -85,6 +86,7 @@ impl DurableObject for TaskCoordinator {
                 let last_seq = query("lastSeq").and_then(|s| s.parse().ok()).unwrap_or(0);
                 self.connect_web(last_seq).await
             }
+            (Method::Get, "/summary") => self.summary(),
             (Method::Post, "/snapshot") => {
                 let mut req = req;
                 let push: SnapshotPush = req.json().await?;
@@ -183,6 +185,22 @@ impl TaskCoordinator {
             Response::from_json(&serde_json::json!({ "taskId": task_id, "created": true }))?
                 .with_status(201),
         )
+    }
+
+    fn summary(&self) -> Result<Response> {
+        let conversation = self.conversation.borrow();
+        let Some(task) = conversation.as_ref().map(|c| c.task()) else {
+            return error_response(&ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+        };
+        Response::from_json(&TaskSummary {
+            task_id: task.task_id.clone(),
+            status: task.status,
+            title: task.title.clone(),
+            selected_client_id: task.selected_client_id.clone(),
+            created_at: task.created_at,
+            updated_at: task.updated_at,
+            last_seq: self.store.last_seq()?,
+        })
     }
 
     /// Accepts a web socket, replays the history it missed, then the current state. Everything

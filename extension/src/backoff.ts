@@ -1,10 +1,10 @@
 // Reconnection delays: exponential from 0.5 s, doubling up to 30 s, with jitter so that many
 // browsers dropped by one server restart do not all come back in the same instant.
 
-export const BACKOFF_BASE_MS = 500;
+const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 30_000;
 /** Each delay is shortened by up to this fraction, at random. */
-export const BACKOFF_JITTER = 0.25;
+const BACKOFF_JITTER = 0.25;
 
 /**
  * The delay before reconnection attempt `attempt` (0 for the first retry after a drop).

@@ -8,7 +8,7 @@ export type ChromeWindow = Pick<chrome.windows.Window, "id" | "focused" | "type"
 export type ChromeGroup = Pick<chrome.tabGroups.TabGroup, "id" | "windowId" | "title" | "color" | "collapsed">;
 
 /** Chrome's "none" for window ids (`WINDOW_ID_NONE`), group ids (`TAB_GROUP_ID_NONE`) and tab ids (`TAB_ID_NONE`). */
-export const CHROME_ID_NONE = -1;
+const CHROME_ID_NONE = -1;
 
 /** How long URLs and titles may get in a frame (a `data:` URL can be megabytes). */
 export type TextLimits = { url: number; title: number };

@@ -131,3 +131,24 @@ pub struct EventEnvelope {
 pub struct NewTask {
     pub task_id: String,
 }
+
+/// Body of `GET /api/task/{taskId}`: where a task stands, without its history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSummary {
+    pub task_id: String,
+    pub status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub selected_client_id: Option<String>,
+    #[ts(type = "number")]
+    pub created_at: u64,
+    #[ts(type = "number")]
+    pub updated_at: u64,
+    /// Sequence number of the newest history event.
+    #[ts(type = "number")]
+    pub last_seq: u64,
+}

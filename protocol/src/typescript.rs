@@ -38,6 +38,7 @@ pub fn typescript_module() -> String {
         frontend::FrontendEvent,
         frontend::EventEnvelope,
         frontend::NewTask,
+        frontend::TaskSummary,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),

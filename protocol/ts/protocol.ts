@@ -69,6 +69,12 @@ at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "chatD
 
 export type NewTask = { taskId: string, };
 
+export type TaskSummary = { taskId: string, status: TaskStatus, title?: string, selectedClientId?: string, createdAt: number, updatedAt: number, 
+/**
+ * Sequence number of the newest history event.
+ */
+lastSeq: number, };
+
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;

@@ -3,6 +3,8 @@
 // tabs reaching a task live (a new tab, a navigation, a title change, a closed tab), and
 // reconnection with a fresh full sync after time offline, after Chrome stops the extension's
 // service worker, and after the runtime restarts and drops every socket.
+// `chrome` is for the code the test runs on the extension's options page.
+/// <reference types="chrome" />
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -231,6 +233,21 @@ describe("the extension", () => {
     const snapshot = await snapshotWhere(web, from, (s) => tabAt(s, "five")?.title === "Page five", "the tab opened while offline");
     assert.ok(tabAt(snapshot, "one"));
     await five.close();
+  });
+
+  it("keeps an idle connection alive with a heartbeat", { timeout: 60_000 }, async () => {
+    await sleep(500);
+    const connectedSince = (await connectionState()).since;
+    const seen = (await presence(true)).lastSeenAt;
+    // Nothing happens in the browser; the heartbeat (every 20 s) still reaches the server.
+    const deadline = Date.now() + 25_000;
+    while ((await presence(true)).lastSeenAt === seen) {
+      assert.ok(Date.now() < deadline, "no heartbeat within 25 s");
+      await sleep(500);
+    }
+    const state = await connectionState();
+    assert.equal(state.state, "online");
+    assert.equal(state.since, connectedSince, "the same connection");
   });
 
   it("reconnects when Chrome stops its service worker and a tab event starts it again", { timeout: 60_000 }, async () => {

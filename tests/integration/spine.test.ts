@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
-import type { EventEnvelope } from "../../protocol/ts/protocol.ts";
+import type { EventEnvelope, TaskSummary } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -80,6 +80,28 @@ describe("tasks", () => {
     const b = await newTask(mimo);
     assert.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.notEqual(a, b);
+  });
+
+  it("summarizes a task, and says 404 for one that does not exist", async () => {
+    const taskId = await newTask(mimo);
+    const fresh = (await (await api(mimo, `/api/task/${taskId}`)).json()) as TaskSummary;
+    assert.equal(fresh.taskId, taskId);
+    assert.equal(fresh.status, "created");
+    assert.equal(fresh.lastSeq, 1, "the log starts with the created status");
+    const web = await WebClient.connect(mimo, taskId);
+    web.send({ type: "user_message", content: "summarize me" });
+    await web.reply();
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "completed");
+    const done = (await (await api(mimo, `/api/task/${taskId}`)).json()) as TaskSummary;
+    assert.equal(done.status, "completed");
+    assert.equal(done.title, "summarize me");
+    assert.equal(done.lastSeq, web.lastSeq());
+    await web.close();
+    const unknown = await api(mimo, "/api/task/00000000-0000-4000-8000-000000000000");
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { code: string }).code, "NOT_FOUND");
+    assert.equal((await api(mimo, "/api/task/nonsense")).status, 400);
+    assert.equal((await api(mimo, `/api/task/${taskId}`, null)).status, 401);
   });
 
   it("refuses sockets for malformed and unknown task ids", async () => {

@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { ErrorCode, ErrorObject, ExtensionList, NewTask } from "../../protocol/ts/protocol.ts";
+import type { ErrorCode, ErrorObject, ExtensionList, NewTask, TaskSummary } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -91,4 +91,9 @@ export function taskSocketUrl(taskId: string, token: string, lastSeq: number): s
   const params = new URLSearchParams({ taskId, token });
   if (lastSeq > 0) params.set("lastSeq", String(lastSeq));
   return `${scheme}//${location.host}/ws/web?${params.toString()}`;
+}
+
+/** Where a task stands; a 404 `ApiError` when this server has no such task. */
+export function getTask(token: string, taskId: string): Promise<TaskSummary> {
+  return getJson<TaskSummary>(`/api/task/${encodeURIComponent(taskId)}`, token);
 }

@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, createTask, forgetToken, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, createTask, forgetToken, getTask, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
@@ -117,19 +117,20 @@ class App {
 
   /**
    * The task socket closed without opening. A browser cannot read why a WebSocket upgrade was
-   * refused, so ask the API: a rejected token goes back to the token screen; if the API answers
-   * fine, the task itself is the problem (most likely it does not exist on this server).
+   * refused, so ask the API about the task: a rejected token goes back to the token screen, an
+   * unknown task is said plainly, anything else is a passing failure the socket retries.
    */
-  private async openFailed(taskId: string, attempt: number): Promise<void> {
+  private async openFailed(taskId: string): Promise<void> {
     if (!this.token || this.checkingToken) return;
     this.checkingToken = true;
     try {
-      await verifyToken(this.token);
-      if (attempt >= 2 && this.session?.model.taskId === taskId && !this.session.model.synced) {
-        this.banners.show({ code: UNREACHABLE, message: "Cannot open this task. The server is reachable, so the task probably does not exist here. Still retrying…" }, "warn");
-      }
+      await getTask(this.token, taskId);
     } catch (err) {
       if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
+      else if (err instanceof ApiError && err.status === 404 && this.session?.model.taskId === taskId) {
+        this.closeSession();
+        this.banners.show({ code: UNREACHABLE, message: "This task does not exist on this server. Start a new task." }, "warn");
+      }
     } finally {
       this.checkingToken = false;
     }
@@ -236,7 +237,7 @@ class App {
           if (socket.queued === 0) this.chat.setNote(null);
         }
       },
-      onOpenFailed: (attempt) => void this.openFailed(taskId, attempt),
+      onOpenFailed: () => void this.openFailed(taskId),
     });
     this.session = { model, socket };
     socket.start();

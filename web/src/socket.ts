@@ -32,7 +32,7 @@ export type TaskSocketOptions = {
   onEvent: (event: EventEnvelope) => void;
   onConnection: (info: ConnectionInfo) => void;
   /** The socket closed without ever opening: the token may have been revoked. */
-  onOpenFailed?: (attempt: number) => void;
+  onOpenFailed?: () => void;
 };
 
 const BACKOFF_MIN_MS = 500;
@@ -181,7 +181,7 @@ export class TaskSocket {
     const delay = backoffDelay(this.attempt);
     this.attempt += 1;
     this.setInfo({ state: "reconnecting", attempt: this.attempt, retryAt: Date.now() + delay });
-    if (!opened) this.opts.onOpenFailed?.(this.attempt);
+    if (!opened) this.opts.onOpenFailed?.();
     this.timer = setTimeout(() => {
       this.timer = null;
       this.open();

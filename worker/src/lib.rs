@@ -38,6 +38,17 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .fetch_with_request(json_request::<()>(Method::Get, "/list", None)?)
                 .await
         }
+        (Method::Get, route) if route.starts_with("/api/task/") => {
+            let task_id = &route["/api/task/".len()..];
+            if !valid_task_id(task_id) {
+                return error_response(&bad_request(
+                    "the path must end in a task id from /api/task/id",
+                ));
+            }
+            task(&env, task_id)?
+                .fetch_with_request(json_request::<()>(Method::Get, "/summary", None)?)
+                .await
+        }
         (Method::Get, "/ws/web") => {
             let Some(task_id) = query("taskId").filter(|id| valid_task_id(id)) else {
                 return error_response(&bad_request("taskId must be a task id from /api/task/id"));
