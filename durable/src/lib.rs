@@ -9,6 +9,7 @@
 mod http;
 mod llm_client;
 mod registry;
+mod socket;
 mod task;
 mod task_store;
 

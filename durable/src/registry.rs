@@ -5,13 +5,14 @@ use mimo_agent::selection::{choose_client, Candidate};
 use mimo_agent::snapshot;
 use mimo_protocol::extension::ExtensionList;
 use mimo_protocol::{
-    limits::MAX_EXTENSION_FRAME_BYTES, parse_frame, BrowserInfo, BrowserSnapshot, ErrorCode,
-    ErrorObject, ExtensionInfo, ExtensionMessage, ServerToExtension,
+    limits::MAX_EXTENSION_FRAME_BYTES, BrowserInfo, BrowserSnapshot, ErrorCode, ErrorObject,
+    ExtensionInfo, ExtensionMessage, ServerToExtension,
 };
 use serde::{Deserialize, Serialize};
 use worker::*;
 
 use crate::http::{error_response, json_request, now_ms};
+use crate::socket::{finish_close, parse_message};
 use crate::task::{BindRequest, Binding, SnapshotPush};
 use crate::TASK_COORDINATOR;
 
@@ -133,15 +134,7 @@ impl DurableObject for ExtensionRegistry {
         else {
             return Ok(());
         };
-        let parsed = match message {
-            WebSocketIncomingMessage::String(text) => {
-                parse_frame::<ExtensionMessage>(&text, MAX_EXTENSION_FRAME_BYTES)
-            }
-            WebSocketIncomingMessage::Binary(_) => Err(ErrorObject::new(
-                ErrorCode::SchemaValidationFailed,
-                "binary frames are not part of the protocol; send JSON text",
-            )),
-        };
+        let parsed = parse_message::<ExtensionMessage>(message, MAX_EXTENSION_FRAME_BYTES);
         let message = match parsed {
             Ok(message) => message,
             Err(error) => return ws.send(&ServerToExtension::Error { error }),
@@ -185,12 +178,7 @@ impl DurableObject for ExtensionRegistry {
         if let Some(attachment) = ws.deserialize_attachment::<SocketAttachment>()? {
             self.touch(&attachment.client_id)?;
         }
-        let code = if code == 1005 || code == 1006 {
-            1000
-        } else {
-            code as u16
-        };
-        let _ = ws.close(Some(code), Some("bye"));
+        finish_close(&ws, code);
         Ok(())
     }
 }

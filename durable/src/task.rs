@@ -7,13 +7,14 @@ use mimo_agent::conversation::{Conversation, Effect};
 use mimo_agent::llm;
 use mimo_protocol::frontend::TaskSummary;
 use mimo_protocol::{
-    limits::MAX_WEB_FRAME_BYTES, parse_frame, BrowserSnapshot, ErrorCode, ErrorObject,
-    EventEnvelope, FrontendEvent, FrontendMessage,
+    limits::MAX_WEB_FRAME_BYTES, BrowserSnapshot, ErrorCode, ErrorObject, EventEnvelope,
+    FrontendEvent, FrontendMessage,
 };
 use serde::{Deserialize, Serialize};
 use worker::*;
 
 use crate::http::{error_response, json_request, now_ms, read_json};
+use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;
 use crate::{llm_client, EXTENSION_REGISTRY, REGISTRY_NAME};
 
@@ -102,15 +103,7 @@ impl DurableObject for TaskCoordinator {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        let parsed = match message {
-            WebSocketIncomingMessage::String(text) => {
-                parse_frame::<FrontendMessage>(&text, MAX_WEB_FRAME_BYTES)
-            }
-            WebSocketIncomingMessage::Binary(_) => Err(ErrorObject::new(
-                ErrorCode::SchemaValidationFailed,
-                "binary frames are not part of the protocol; send JSON text",
-            )),
-        };
+        let parsed = parse_message::<FrontendMessage>(message, MAX_WEB_FRAME_BYTES);
         let message = match parsed {
             Ok(message) => message,
             Err(error) => return self.send_error(&ws, error),
@@ -142,14 +135,7 @@ impl DurableObject for TaskCoordinator {
         _reason: String,
         _clean: bool,
     ) -> Result<()> {
-        // The client went away; completing the close handshake frees the socket. Code 1005/1006
-        // (no status / abnormal) may not be echoed back.
-        let code = if code == 1005 || code == 1006 {
-            1000
-        } else {
-            code as u16
-        };
-        let _ = ws.close(Some(code), Some("bye"));
+        finish_close(&ws, code);
         Ok(())
     }
 

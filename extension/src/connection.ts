@@ -29,9 +29,10 @@ export type ConnectionHooks = {
   onOffline(): void;
 };
 
-/** Why a connection ended, for the options page. */
-function closeReason(event: CloseEvent): string {
-  if (event.code === 1006) return "could not reach the server, or it refused the connection (check the address and token)";
+/** Why a connection ended, for the options page. Browsers hide why an upgrade failed. */
+function closeReason(event: CloseEvent, opened: boolean): string {
+  if (!opened) return "could not reach the server, or it refused the connection (check the address and token)";
+  if (event.code === 1006) return "the connection to the server was lost";
   if (event.code === 4000) return "replaced by a newer connection with the same client id";
   return `the server closed the connection (${event.code}${event.reason ? `: ${event.reason}` : ""})`;
 }
@@ -48,6 +49,8 @@ export class Connection {
   /** Incremented whenever a connection is abandoned, so late callbacks of older ones are ignored. */
   #generation = 0;
   #lastError: string | undefined;
+  /** What the options page was last told; `since` moves only when the state changes. */
+  #status: ConnectionStatus | undefined;
 
   constructor(hooks: ConnectionHooks) {
     this.#hooks = hooks;
@@ -67,11 +70,9 @@ export class Connection {
     this.#open();
   }
 
-  /** Sends a frame if the connection is online; false if it is not. */
-  send(frame: string): boolean {
-    if (!this.#online || this.#socket?.readyState !== WebSocket.OPEN) return false;
-    this.#socket.send(frame);
-    return true;
+  /** Sends a frame if the connection is online, else drops it. */
+  send(frame: string): void {
+    if (this.#online && this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(frame);
   }
 
   /** Gives up the current connection after a failure on this side, and retries later. */
@@ -103,6 +104,7 @@ export class Connection {
     }
     this.#socket = socket;
     this.#publish("connecting");
+    this.#expectWelcome();
     const helloMessage: ExtensionMessage = {
       type: "hello",
       clientId: id,
@@ -112,11 +114,12 @@ export class Connection {
     };
     const hello = JSON.stringify(helloMessage);
     const current = () => this.#socket === socket;
+    let opened = false;
 
     socket.onopen = () => {
       if (!current()) return;
+      opened = true;
       socket.send(hello);
-      this.#expectWelcome();
     };
     socket.onmessage = (event: MessageEvent) => {
       if (current()) this.#receive(event.data, hello);
@@ -124,7 +127,7 @@ export class Connection {
     socket.onclose = (event: CloseEvent) => {
       if (!current()) return;
       this.#abandon();
-      this.#retry(closeReason(event));
+      this.#retry(closeReason(event, opened));
     };
   }
 
@@ -162,11 +165,12 @@ export class Connection {
     }
   }
 
+  /** Gives the server until the timeout to welcome the connection (or answer a heartbeat). */
   #expectWelcome(): void {
     if (this.#welcomeTimer !== undefined) return;
     this.#welcomeTimer = setTimeout(() => {
       this.#welcomeTimer = undefined;
-      this.fail("the server did not answer hello in time");
+      this.fail("the server did not answer in time");
     }, WELCOME_TIMEOUT_MS);
   }
 
@@ -197,9 +201,11 @@ export class Connection {
 
   #publish(state: ConnectionState, error?: string, retryAt?: number): void {
     if (error !== undefined) this.#lastError = error;
-    const status: ConnectionStatus = { state, since: Date.now() };
+    const since = this.#status?.state === state ? this.#status.since : Date.now();
+    const status: ConnectionStatus = { state, since };
     if (this.#lastError !== undefined) status.lastError = this.#lastError;
     if (retryAt !== undefined) status.retryAt = retryAt;
+    this.#status = status;
     saveStatus(status).catch((e: unknown) => console.error("mimo: cannot store the connection state", e));
   }
 }

@@ -20,8 +20,8 @@ export type BrowserReader = {
 };
 
 export type SyncHooks = {
-  /** Sends one frame on the live connection; false if it is not open any more. */
-  send(frame: string): boolean;
+  /** Sends one frame on the live connection (if it just closed, the next full sync covers it). */
+  send(frame: string): void;
   /** A sync could not be done; the message is for the person (options page). */
   failed(message: string): void;
 };
@@ -157,7 +157,10 @@ export class BrowserSync {
   }
 
   async #refreshWindow(windowId: number): Promise<void> {
-    for (const tab of await this.#reader.tabsOf(windowId)) this.#upsert(tab);
+    const tabs = await this.#reader.tabsOf(windowId);
+    // The active tab first: the server then deactivates the one it replaces by itself, and
+    // never sees a window without an active tab in between.
+    for (const tab of tabs.sort((a, b) => Number(b.active) - Number(a.active))) this.#upsert(tab);
   }
 
   #upsert(tab: ChromeTab): void {

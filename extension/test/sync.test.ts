@@ -16,10 +16,7 @@ beforeEach(() => {
   frames = [];
   failures = [];
   sync = new BrowserSync(browser, {
-    send: (frame) => {
-      frames.push(JSON.parse(frame) as ExtensionMessage);
-      return true;
-    },
+    send: (frame) => frames.push(JSON.parse(frame) as ExtensionMessage),
     failed: (message) => failures.push(message),
   });
 });
@@ -101,6 +98,15 @@ describe("browser sync", () => {
     assert.deepEqual(created.tab, { tabId: 13, windowId: 1, index: 1, url: "http://127.0.0.1/13", title: "Tab 13", status: "complete", active: false });
   });
 
+  it("a new active tab is sent first, and the tab it deactivates is not sent at all", async () => {
+    await started();
+    browser.update(10, { active: false });
+    sync.tabCreated(browser.insert(chromeTab(13, 1, 3, { active: true })));
+    await sync.settled();
+    // The server deactivates tab 10 when it learns tab 13 is active; nothing else changed.
+    assert.deepEqual(summary(), ["+13@3"]);
+  });
+
   it("a closed tab is removed and its neighbours shift back; a closing window sends only removals", async () => {
     await started();
     browser.remove(10);
@@ -128,7 +134,8 @@ describe("browser sync", () => {
     browser.update(11, { index: 2 });
     sync.tabMoved(1);
     await sync.settled();
-    assert.deepEqual(summary(), ["+12@0", "+10@1", "+11@2"]);
+    // Window order, except that the active tab (10) goes first.
+    assert.deepEqual(summary(), ["+10@1", "+12@0", "+11@2"]);
 
     // Tab 10 goes to window 2, after tab 20.
     frames = [];

@@ -2,26 +2,16 @@
 // PLUGIN_OFFLINE, snapshot sync to web sockets (late joiners included), bad extension frames.
 // A protocol client stands in for the real extension here.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import WebSocket from "ws";
 import type { BrowserSnapshot, ExtensionList, TabInfo } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, sleep, WebClient } from "../support/clients.ts";
-import { startMimo } from "../support/mimo.ts";
+import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
-// The registry is one object per deployment, so this file has its own.
+// The registry is one object per deployment: each suite below has a runtime of its own.
 const MIMO_OPTIONS = {};
 let mimo: Mimo;
-
-/** Each suite gets its own runtime: suites may run concurrently, and the registry is global. */
-function ownRuntime() {
-  before(async () => {
-    mimo = await startMimo(MIMO_OPTIONS);
-  });
-  after(async () => {
-    await mimo.dispose();
-  });
-}
 
 async function extensions(): Promise<ExtensionList["extensions"]> {
   const res = await api(mimo, "/api/extension/extension-list");
@@ -61,7 +51,7 @@ const SNAPSHOT: BrowserSnapshot = {
 };
 
 describe("extension registry", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("with no extension online, a task gets PLUGIN_OFFLINE telling the person what to do", async () => {
     assert.deepEqual(await extensions(), []);
@@ -148,7 +138,7 @@ describe("extension registry", () => {
 });
 
 describe("snapshot sync", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("pushes the browser's state to the task's sockets and to late joiners", async () => {
     const ext = await ExtensionClient.connect(mimo, "snap");

@@ -1,27 +1,18 @@
 // The spine against the real built worker in workerd (Miniflare): auth, tasks, streaming chat
 // to several sockets, replay by sequence number, hibernation, restarts, bad input, LLM errors.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import WebSocket from "ws";
 import type { EventEnvelope, TaskSummary } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
-import { startMimo } from "../support/mimo.ts";
+import { ownRuntime, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
 const API_KEY = "sk-test-never-leaks-0123456789";
 
+// Each suite below has a runtime of its own (restarts and evictions stay in their suite).
 const MIMO_OPTIONS = { bindings: { MIMO_LLM_API_KEY: API_KEY } };
 let mimo: Mimo;
-
-/** Each suite gets its own runtime: suites may run concurrently, and the registry is global. */
-function ownRuntime() {
-  before(async () => {
-    mimo = await startMimo(MIMO_OPTIONS);
-  });
-  after(async () => {
-    await mimo.dispose();
-  });
-}
 
 /** Every history event of a task, as a fresh client replaying from the start sees it. */
 async function fullHistory(taskId: string): Promise<EventEnvelope[]> {
@@ -36,7 +27,7 @@ function seqs(events: EventEnvelope[]): number[] {
 }
 
 describe("auth", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("refuses every API route and socket without the right token", async () => {
     for (const route of ["/api/task/id", "/api/extension/extension-list"]) {
@@ -73,7 +64,7 @@ describe("auth", () => {
 });
 
 describe("tasks", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("hands out distinct random task ids", async () => {
     const a = await newTask(mimo);
@@ -119,7 +110,7 @@ describe("tasks", () => {
 });
 
 describe("chat streaming", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("streams every delta to two sockets of the same task, in the same order", async () => {
     const taskId = await newTask(mimo);
@@ -212,7 +203,7 @@ describe("chat streaming", () => {
 });
 
 describe("replay", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("a client reconnecting with lastSeq gets exactly what it missed, then live events", async () => {
     const taskId = await newTask(mimo);
@@ -255,7 +246,7 @@ describe("replay", () => {
 });
 
 describe("hibernation and restarts", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("keeps sockets and state when the coordinator is evicted", async () => {
     const taskId = await newTask(mimo);
@@ -316,7 +307,7 @@ describe("hibernation and restarts", () => {
 });
 
 describe("bad input", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("answers each malformed frame with SCHEMA_VALIDATION_FAILED, keeps the socket and stores nothing", async () => {
     const taskId = await newTask(mimo);
@@ -351,7 +342,7 @@ describe("bad input", () => {
 });
 
 describe("anthropic provider", () => {
-  ownRuntime();
+  ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
   it("streams a reply through the Anthropic Messages format", async () => {
     const anthropic = await startMimo({

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startLlmServer } from "../llm-server/server.ts";
 import type { LlmServer, ScriptTurn } from "../llm-server/server.ts";
@@ -95,4 +96,19 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
     },
   };
   return mimo;
+}
+
+/**
+ * Gives the calling test suite a runtime of its own, started before its tests and disposed
+ * after them, so one suite's extensions, restarts or failures never leak into another's.
+ */
+export function ownRuntime(options: MimoOptions, use: (mimo: Mimo) => void): void {
+  let mimo: Mimo | undefined;
+  before(async () => {
+    mimo = await startMimo(options);
+    use(mimo);
+  });
+  after(async () => {
+    await mimo?.dispose();
+  });
 }
