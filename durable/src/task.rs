@@ -28,6 +28,7 @@ pub struct TaskCoordinator {
     store: TaskStore,
     /// `None` until the task is created by `/init`.
     conversation: RefCell<Option<Conversation>>,
+    started_at: u64,
 }
 
 /// Body of the registry's `/bind` request.
@@ -68,6 +69,7 @@ impl DurableObject for TaskCoordinator {
             env,
             store,
             conversation: RefCell::new(conversation),
+            started_at: now_ms(),
         }
     }
 
@@ -186,6 +188,7 @@ impl TaskCoordinator {
             created_at: task.created_at,
             updated_at: task.updated_at,
             last_seq: self.store.last_seq()?,
+            instance_started_at: self.started_at,
         })
     }
 

@@ -151,4 +151,8 @@ pub struct TaskSummary {
     /// Sequence number of the newest history event.
     #[ts(type = "number")]
     pub last_seq: u64,
+    /// When the task's coordinator instance now in memory was constructed. It changes when the
+    /// object hibernates and wakes, or the runtime restarts: state must survive both.
+    #[ts(type = "number")]
+    pub instance_started_at: u64,
 }

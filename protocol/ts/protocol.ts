@@ -73,7 +73,12 @@ export type TaskSummary = { taskId: string, status: TaskStatus, title?: string, 
 /**
  * Sequence number of the newest history event.
  */
-lastSeq: number, };
+lastSeq: number, 
+/**
+ * When the task's coordinator instance now in memory was constructed. It changes when the
+ * object hibernates and wakes, or the runtime restarts: state must survive both.
+ */
+instanceStartedAt: number, };
 
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;

@@ -31,6 +31,8 @@ let profile: string;
 let context: BrowserContext;
 let extensionId: string;
 let options: Page;
+/** Errors and warnings the extension's own code logged (service worker and options page). */
+const extensionLogs: string[] = [];
 
 /** Tiny pages whose title is their path: `/one` is "Page one". */
 async function startPages(): Promise<{ server: Server; url: string }> {
@@ -67,6 +69,11 @@ before(async () => {
   });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
   extensionId = new URL(worker.url()).host;
+  context.on("console", (message) => {
+    const source = message.worker()?.url() ?? message.page()?.url() ?? "";
+    const fromExtension = source.startsWith(`chrome-extension://${extensionId}/`);
+    if (fromExtension && (message.type() === "error" || message.type() === "warning")) extensionLogs.push(message.text());
+  });
 });
 
 after(async () => {
@@ -312,5 +319,9 @@ describe("the extension", () => {
     await snapshotWhere(web, from, (s) => tabAt(s, "six")?.title === "Page six", "a change after the restart");
     await six.close();
     await web.close();
+  });
+
+  it("logged no errors or warnings on the way", () => {
+    assert.deepEqual(extensionLogs, []);
   });
 });

@@ -248,6 +248,28 @@ describe("replay", () => {
 describe("hibernation and restarts", () => {
   ownRuntime(MIMO_OPTIONS, (m) => (mimo = m));
 
+  it("hibernates when idle and wakes with its sockets and state intact", async () => {
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    web.send({ type: "user_message", content: "before sleeping" });
+    await web.reply();
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "completed");
+    const summary = async () => (await (await api(mimo, `/api/task/${taskId}`)).json()) as TaskSummary;
+    const awake = await summary();
+    // workerd evicts an idle object after some 10–15 s; its hibernatable socket stays open.
+    let asleep = awake;
+    for (let i = 0; i < 4 && asleep.instanceStartedAt === awake.instanceStartedAt; i++) {
+      await sleep(16_000);
+      asleep = await summary();
+    }
+    assert.ok(asleep.instanceStartedAt > awake.instanceStartedAt, "a new instance was constructed");
+    assert.deepEqual({ ...asleep, instanceStartedAt: 0 }, { ...awake, instanceStartedAt: 0 }, "state intact");
+    assert.equal(web.closed, null, "the socket survived");
+    web.send({ type: "user_message", content: "after waking" });
+    assert.equal((await web.reply(web.received.length)).text, "You said: after waking");
+    await web.close();
+  });
+
   it("keeps sockets and state when the coordinator is evicted", async () => {
     const taskId = await newTask(mimo);
     const web = await WebClient.connect(mimo, taskId);
