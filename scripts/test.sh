@@ -20,6 +20,7 @@ step "TypeScript type checks"
 tsc --noEmit -p web
 tsc --noEmit -p web/test
 tsc --noEmit -p extension
+tsc --noEmit -p extension/test
 tsc --noEmit -p tests
 
 step "extension build"

@@ -3,7 +3,7 @@
 
 use mimo_agent::selection::{choose_client, Candidate};
 use mimo_agent::snapshot;
-use mimo_protocol::extension::ExtensionList;
+use mimo_protocol::extension::{ExtensionList, PING_FRAME, PONG_FRAME};
 use mimo_protocol::{
     limits::MAX_EXTENSION_FRAME_BYTES, BrowserInfo, BrowserSnapshot, ErrorCode, ErrorObject,
     ExtensionInfo, ExtensionMessage, ServerToExtension,
@@ -87,6 +87,10 @@ impl DurableObject for ExtensionRegistry {
             .sql()
             .exec(SCHEMA, None)
             .expect("registry schema");
+        // Keep-alives are answered by the runtime itself: an idle extension never wakes us.
+        let keep_alive =
+            WebSocketRequestResponsePair::new(PING_FRAME, PONG_FRAME).expect("keep-alive pair");
+        state.set_websocket_auto_response(&keep_alive);
         Self { state, env }
     }
 
@@ -161,10 +165,18 @@ impl DurableObject for ExtensionRegistry {
                 self.snapshot_changed(&client_id, snapshot).await
             }
             ExtensionMessage::TabEvent { event } => {
-                let mut current = self.snapshot(&client_id)?.unwrap_or_default();
-                snapshot::apply(&mut current, event);
-                self.snapshot_changed(&client_id, current).await
+                let before = self.snapshot(&client_id)?.unwrap_or_default();
+                let mut after = before.clone();
+                snapshot::apply(&mut after, event);
+                if after == before {
+                    // Chrome reports many events that change nothing we show (a second
+                    // activation, a favicon): no push, no write.
+                    return Ok(());
+                }
+                self.snapshot_changed(&client_id, after).await
             }
+            // A keep-alive that did not match the auto-response byte for byte.
+            ExtensionMessage::Ping {} => ws.send(&ServerToExtension::Pong {}),
         }
     }
 
@@ -262,10 +274,12 @@ impl ExtensionRegistry {
             .sql()
             .exec("SELECT * FROM clients ORDER BY last_seen_at DESC", None)?
             .to_array()?;
+        let now = now_ms();
         rows.into_iter()
             .map(|r| {
+                let online = self.is_online(&r.client_id);
                 Ok(ExtensionInfo {
-                    online: self.is_online(&r.client_id),
+                    online,
                     browser: serde_json::from_str(&r.browser).unwrap_or(BrowserInfo {
                         name: String::new(),
                         version: String::new(),
@@ -274,7 +288,9 @@ impl ExtensionRegistry {
                     client_id: r.client_id,
                     name: r.name,
                     extension_version: r.extension_version,
-                    last_seen_at: r.last_seen_at,
+                    // Keep-alives never reach this object, so an open socket is the news: an
+                    // online extension is seen now.
+                    last_seen_at: if online { now } else { r.last_seen_at },
                     last_used_at: r.last_used_at,
                 })
             })

@@ -7,9 +7,11 @@
 // 30 s, a tab event, the options page). The state is published in `chrome.storage.local` for
 // the options page.
 //
-// While online, `hello` is repeated every 20 s as a heartbeat: socket traffic is what keeps an
-// MV3 service worker alive (Chrome 116+), and the server's `welcome` in reply proves the
-// connection still works end to end (a half-open socket is replaced rather than trusted).
+// While online, `ping` is sent every 20 s as a heartbeat: socket traffic is what keeps an MV3
+// service worker alive (Chrome 116+), and the `pong` in reply proves the connection still works
+// end to end (a half-open socket is replaced rather than trusted). The runtime answers the
+// ping itself, so an idle extension costs the server nothing.
+import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { ExtensionMessage, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
@@ -17,7 +19,7 @@ import { describeBrowser } from "./identity.ts";
 import { clientId, loadSettings, saveStatus } from "./storage.ts";
 import type { ConnectionState, ConnectionStatus } from "./storage.ts";
 
-/** How long the server gets to answer `hello` with `welcome`. */
+/** How long the server gets to answer `hello` with `welcome`, or `ping` with `pong`. */
 const WELCOME_TIMEOUT_MS = 10_000;
 /** Heartbeat period while online; below the service worker's 30 s idle limit. */
 const HEARTBEAT_MS = 20_000;
@@ -44,7 +46,7 @@ export class Connection {
   /** Failed attempts since the last welcome. */
   #attempt = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #welcomeTimer: ReturnType<typeof setTimeout> | undefined;
+  #answerTimer: ReturnType<typeof setTimeout> | undefined;
   #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   /** Incremented whenever a connection is abandoned, so late callbacks of older ones are ignored. */
   #generation = 0;
@@ -104,7 +106,7 @@ export class Connection {
     }
     this.#socket = socket;
     this.#publish("connecting");
-    this.#expectWelcome();
+    this.#expectAnswer();
     const helloMessage: ExtensionMessage = {
       type: "hello",
       clientId: id,
@@ -122,7 +124,7 @@ export class Connection {
       socket.send(hello);
     };
     socket.onmessage = (event: MessageEvent) => {
-      if (current()) this.#receive(event.data, hello);
+      if (current()) this.#receive(event.data);
     };
     socket.onclose = (event: CloseEvent) => {
       if (!current()) return;
@@ -131,7 +133,7 @@ export class Connection {
     };
   }
 
-  #receive(data: unknown, hello: string): void {
+  #receive(data: unknown): void {
     let message: ServerToExtension;
     try {
       message = JSON.parse(String(data)) as ServerToExtension;
@@ -140,17 +142,21 @@ export class Connection {
       return;
     }
     switch (message.type) {
+      case "pong":
+        clearTimeout(this.#answerTimer);
+        this.#answerTimer = undefined;
+        return;
       case "welcome":
-        clearTimeout(this.#welcomeTimer);
-        this.#welcomeTimer = undefined;
-        if (this.#online) return; // the answer to a heartbeat
+        clearTimeout(this.#answerTimer);
+        this.#answerTimer = undefined;
+        if (this.#online) return;
         this.#online = true;
         this.#attempt = 0;
         this.#lastError = undefined;
         this.#publish("online");
         this.#heartbeatTimer = setInterval(() => {
-          this.#socket?.send(hello);
-          this.#expectWelcome();
+          this.#socket?.send(PING_FRAME);
+          this.#expectAnswer();
         }, HEARTBEAT_MS);
         this.#hooks.onOnline();
         return;
@@ -165,11 +171,11 @@ export class Connection {
     }
   }
 
-  /** Gives the server until the timeout to welcome the connection (or answer a heartbeat). */
-  #expectWelcome(): void {
-    if (this.#welcomeTimer !== undefined) return;
-    this.#welcomeTimer = setTimeout(() => {
-      this.#welcomeTimer = undefined;
+  /** Gives the server until the timeout to welcome the connection (or answer a ping). */
+  #expectAnswer(): void {
+    if (this.#answerTimer !== undefined) return;
+    this.#answerTimer = setTimeout(() => {
+      this.#answerTimer = undefined;
       this.fail("the server did not answer in time");
     }, WELCOME_TIMEOUT_MS);
   }
@@ -178,9 +184,9 @@ export class Connection {
   #abandon(): void {
     this.#generation++;
     clearTimeout(this.#retryTimer);
-    clearTimeout(this.#welcomeTimer);
+    clearTimeout(this.#answerTimer);
     clearInterval(this.#heartbeatTimer);
-    this.#retryTimer = this.#welcomeTimer = this.#heartbeatTimer = undefined;
+    this.#retryTimer = this.#answerTimer = this.#heartbeatTimer = undefined;
     const socket = this.#socket;
     this.#socket = null;
     if (socket !== null && socket.readyState !== WebSocket.CLOSED) socket.close(1000, "reconnecting");

@@ -30,7 +30,14 @@ pub enum ExtensionMessage {
     FullStateSync { snapshot: BrowserSnapshot },
     /// One incremental change.
     TabEvent { event: TabEvent },
+    /// Keep-alive. Sent exactly as [`PING_FRAME`], it is answered by the runtime without waking
+    /// the registry (a hibernation auto-response).
+    Ping {},
 }
+
+/// The exact keep-alive frame an extension sends, and the exact answer.
+pub const PING_FRAME: &str = r#"{"type":"ping"}"#;
+pub const PONG_FRAME: &str = r#"{"type":"pong"}"#;
 
 /// Server → extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -41,6 +48,8 @@ pub enum ServerToExtension {
     Welcome { client_id: String },
     /// A frame was refused; the connection stays open.
     Error { error: ErrorObject },
+    /// Answer to `ping`.
+    Pong {},
 }
 
 /// One extension instance as listed to the web app (`GET /api/extension/extension-list`).

@@ -62,5 +62,11 @@ pub fn typescript_module() -> String {
     for (name, value) in limits {
         out.push_str(&format!("export const {name} = {value};\n"));
     }
+    for (name, value) in [
+        ("PING_FRAME", extension::PING_FRAME),
+        ("PONG_FRAME", extension::PONG_FRAME),
+    ] {
+        out.push_str(&format!("export const {name} = {value:?};\n"));
+    }
     out
 }

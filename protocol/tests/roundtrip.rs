@@ -96,6 +96,19 @@ fn extension_messages_round_trip() {
 }
 
 #[test]
+fn keep_alive_frames_are_the_serialized_messages() {
+    use mimo_protocol::extension::{PING_FRAME, PONG_FRAME};
+    assert_eq!(
+        serde_json::to_string(&ExtensionMessage::Ping {}).unwrap(),
+        PING_FRAME
+    );
+    assert_eq!(
+        serde_json::to_string(&ServerToExtension::Pong {}).unwrap(),
+        PONG_FRAME
+    );
+}
+
+#[test]
 fn error_objects_carry_code_message_and_retry_class() {
     let e = ErrorObject::plugin_offline();
     let v = serde_json::to_value(&e).unwrap();

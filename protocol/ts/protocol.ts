@@ -31,9 +31,9 @@ export type TabEvent = { "kind": "tab_upserted", tab: TabInfo, } | { "kind": "ta
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
-export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, };
+export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", };
 
-export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, };
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", };
 
 export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
 /**
@@ -83,3 +83,5 @@ instanceStartedAt: number, };
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;
+export const PING_FRAME = "{\"type\":\"ping\"}";
+export const PONG_FRAME = "{\"type\":\"pong\"}";

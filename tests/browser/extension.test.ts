@@ -170,6 +170,18 @@ describe("the extension", () => {
     assert.match(listed.browser.version, /^\d+\.\d+\.\d+\.\d+$/, "the full version from the client hints");
     assert.match(listed.browser.userAgent, /Chrome\/\d+/);
     assert.equal(listed.extensionVersion, "0.1.0");
+
+    // Saving unchanged settings means "connect again now".
+    const connectedSince = (await connectionState()).since;
+    await options.locator("#save").click();
+    await options.waitForFunction(
+      async (before) => {
+        const { connection } = await chrome.storage.local.get<{ connection?: { state: string; since: number } }>("connection");
+        return connection?.state === "online" && connection.since > before;
+      },
+      connectedSince,
+      { polling: 100, timeout: 10_000 },
+    );
     assert.deepEqual(pageErrors, []);
   });
 

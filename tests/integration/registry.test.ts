@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
+import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserSnapshot, ExtensionList, TabInfo } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
@@ -127,6 +128,16 @@ describe("extension registry", () => {
     await alpha.close();
   });
 
+  it("answers keep-alive pings, exact or not, with pong", async () => {
+    const ext = await ExtensionClient.connect(mimo, "pinger");
+    ext.sendRaw(PING_FRAME);
+    await ext.waitFor((m) => m.type === "pong", "pong from the auto-response");
+    const from = ext.received.length;
+    ext.sendRaw('{ "type": "ping" }');
+    await ext.waitFor((m) => m.type === "pong", "pong from the registry", 5000, from);
+    await ext.close();
+  });
+
   it("a newer connection of the same client replaces the older one", async () => {
     const old = await ExtensionClient.connect(mimo, "gamma");
     const fresh = await ExtensionClient.connect(mimo, "gamma");
@@ -168,8 +179,16 @@ describe("snapshot sync", () => {
       ],
     );
 
+    // An event that changes nothing is not pushed.
+    const settled = web.received.length;
+    ext.send({ type: "tab_event", event: { kind: "tab_activated", tabId: 12, windowId: 1 } });
     ext.send({ type: "tab_event", event: { kind: "tab_removed", tabId: 11 } });
     await web.waitFor((e) => e.type === "snapshotSync" && e.snapshot.tabs.length === 2, "tab removed", 10_000, from);
+    assert.equal(
+      web.received.slice(settled).filter((e) => e.type === "snapshotSync").length,
+      1,
+      "only the removal was pushed",
+    );
 
     // A web client connecting later gets the current snapshot at once.
     const late = await WebClient.connect(mimo, taskId);
