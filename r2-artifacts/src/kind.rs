@@ -177,7 +177,12 @@ mod tests {
         assert!(Readability.allows_content_type("text/markdown"));
         assert!(Readability.allows_content_type("text/plain"));
         assert!(!Html.allows_content_type("text/plain"));
-        for ct in ["image/gif", "image/svg+xml", "application/octet-stream", "image/jpg"] {
+        for ct in [
+            "image/gif",
+            "image/svg+xml",
+            "application/octet-stream",
+            "image/jpg",
+        ] {
             for k in ArtifactKind::ALL {
                 assert!(!k.allows_content_type(ct), "{k} {ct}");
             }

@@ -1,1 +1,42 @@
+//! Mimo's artifact store logic: screenshots, HTML snapshots and readability text kept in R2.
+//!
+//! Pure code only — no `worker` dependency, no clock, no randomness: the Worker passes the
+//! time (`Date.now()`) and random bytes (`crypto.getRandomValues`) in, and moves the bytes.
+//! Everything here is unit-tested natively and builds for `wasm32-unknown-unknown`.
+//!
+//! - [`limits`]: every size and time limit, including the readability thresholds
+//!   ([`readability_disposition`]).
+//! - [`kind`]: [`ArtifactKind`], its content types and size limit.
+//! - [`key`]: task ids, artifact ids (`<taskId>.<32 hex>`) and R2 keys
+//!   (`tasks/<taskId>/<kind>/<artifactId>`).
+//! - [`signing`]: our own HMAC-SHA256 presigned URLs, verified in constant time.
+//! - [`sigv4`]: R2's own (S3 SigV4) presigned URLs, for deployments with R2 API credentials.
+//! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415).
+//! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
 
+mod hex;
+pub mod http;
+pub mod key;
+pub mod kind;
+pub mod limits;
+pub mod presign;
+pub mod signing;
+pub mod sigv4;
+
+pub use http::{authorize, check_presign, check_streamed_length, check_upload, Refusal};
+pub use key::{parse_object_key, task_prefix, ArtifactId, IdError, TaskId};
+pub use kind::{media_type, same_media_type, ArtifactKind};
+pub use limits::{
+    readability_disposition, ReadabilityDisposition, DEFAULT_DOWNLOAD_EXPIRY_SECS,
+    DEFAULT_UPLOAD_EXPIRY_SECS, HTML_MAX_BYTES, PRESIGN_MAX_EXPIRY_SECS, PRESIGN_MIN_EXPIRY_SECS,
+    READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES,
+};
+pub use presign::{
+    grant_download, grant_upload, DownloadResponse, PresignRequest, PresignResponse, UrlSigner,
+};
+pub use signing::{
+    constant_time_eq, derive_signing_key, download_path, download_query, sign_download,
+    sign_upload, upload_path, upload_query, verify, verify_download, verify_upload, DownloadGrant,
+    Grant, Method, SignatureError, UploadGrant,
+};
+pub use sigv4::{R2Config, SigV4Error};

@@ -1,0 +1,387 @@
+//! The HTTP decisions of the artifact routes, as pure functions: which request is refused and
+//! with which status. The Worker routes only move bytes.
+//!
+//! - `POST /api/artifacts/presign` → [`check_presign`] (413, 415) before a grant is made;
+//! - `PUT /artifacts/upload/<id>?…` → [`authorize`] (404, 405, 403) then [`check_upload`]
+//!   (415, 413) before streaming, and [`UploadGrant::body_limit`] while streaming (413);
+//! - `GET /artifacts/download/<id>?…` → [`authorize`] (404, 405, 403).
+
+use std::fmt;
+
+use crate::key::ArtifactId;
+use crate::kind::{same_media_type, ArtifactKind};
+use crate::limits::READABILITY_MAX_BYTES;
+use crate::signing::{
+    verify, Grant, Method, SignatureError, UploadGrant, DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX,
+};
+
+/// A refused artifact request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// 404: not an artifact route, or an id that cannot exist.
+    NotFound,
+    /// 405: the route exists but takes another method; send `Allow: <allow>`.
+    MethodNotAllowed {
+        /// The one method the route takes.
+        allow: &'static str,
+    },
+    /// 403: the signed URL is expired, tampered or malformed.
+    Forbidden(SignatureError),
+    /// 413: the body is (or is declared) longer than `limit`.
+    PayloadTooLarge {
+        /// The artifact's kind.
+        kind: ArtifactKind,
+        /// The most bytes that were allowed.
+        limit: u64,
+    },
+    /// 415: the content type is missing, not allowed for the kind, or not the one granted.
+    UnsupportedMediaType {
+        /// The artifact's kind.
+        kind: ArtifactKind,
+    },
+}
+
+impl Refusal {
+    /// The HTTP status.
+    pub fn status(&self) -> u16 {
+        match self {
+            Refusal::NotFound => 404,
+            Refusal::MethodNotAllowed { .. } => 405,
+            Refusal::Forbidden(_) => 403,
+            Refusal::PayloadTooLarge { .. } => 413,
+            Refusal::UnsupportedMediaType { .. } => 415,
+        }
+    }
+
+    /// A stable machine-readable code for the error body. Readability text over the kind's
+    /// limit is `READABILITY_TOO_LARGE`, the code the design names.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Refusal::NotFound => "NOT_FOUND",
+            Refusal::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
+            Refusal::Forbidden(_) => "FORBIDDEN",
+            Refusal::PayloadTooLarge {
+                kind: ArtifactKind::Readability,
+                limit: READABILITY_MAX_BYTES,
+            } => "READABILITY_TOO_LARGE",
+            Refusal::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Refusal::UnsupportedMediaType { .. } => "UNSUPPORTED_MEDIA_TYPE",
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NotFound => f.write_str("no such artifact route"),
+            Refusal::MethodNotAllowed { allow } => write!(f, "method not allowed; use {allow}"),
+            Refusal::Forbidden(e) => e.fmt(f),
+            Refusal::PayloadTooLarge { kind, limit } => {
+                write!(f, "{kind} artifact is over {limit} bytes")
+            }
+            Refusal::UnsupportedMediaType { kind } => write!(
+                f,
+                "content type not allowed for a {kind} artifact (allowed: {})",
+                kind.allowed_media_types().join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// Checks a presign request: the content type must be allowed for the kind (415) and the
+/// declared length must not exceed the kind's limit (413).
+pub fn check_presign(
+    kind: ArtifactKind,
+    content_type: &str,
+    content_length: u64,
+) -> Result<(), Refusal> {
+    if !kind.allows_content_type(content_type) {
+        return Err(Refusal::UnsupportedMediaType { kind });
+    }
+    if content_length > kind.max_bytes() {
+        return Err(Refusal::PayloadTooLarge {
+            kind,
+            limit: kind.max_bytes(),
+        });
+    }
+    Ok(())
+}
+
+/// Authorizes a request to one of our signed-URL routes, from its method (`"PUT"`, `"GET"`,
+/// …), path (`/artifacts/upload/<id>` or `/artifacts/download/<id>`) and raw query string
+/// (without or with the leading `?`; pass `""` if there is none). Checks, in order: the route
+/// (404), the method (405), the artifact id (404), the signature and expiry (403).
+pub fn authorize(
+    signing_key: &[u8],
+    http_method: &str,
+    path: &str,
+    query: &str,
+    now_ms: u64,
+) -> Result<Grant, Refusal> {
+    let (method, id) = if let Some(id) = path.strip_prefix(UPLOAD_PATH_PREFIX) {
+        (Method::Put, id)
+    } else if let Some(id) = path.strip_prefix(DOWNLOAD_PATH_PREFIX) {
+        (Method::Get, id)
+    } else {
+        return Err(Refusal::NotFound);
+    };
+    if http_method != method.as_str() {
+        return Err(Refusal::MethodNotAllowed {
+            allow: method.as_str(),
+        });
+    }
+    let id = ArtifactId::parse(id).map_err(|_| Refusal::NotFound)?;
+    verify(signing_key, method, &id, query, now_ms).map_err(Refusal::Forbidden)
+}
+
+/// Checks an authorized upload's headers before reading the body, and returns the most body
+/// bytes to accept (count them while streaming: a body past this is a 413 too, since
+/// `Content-Length` may be absent or, behind some proxies, not enforced).
+///
+/// `Content-Type` must be present, allowed for the kind and the same media type as granted
+/// (parameters and case aside) → else 415. A declared `Content-Length` over the signed maximum
+/// or the kind's limit → 413.
+pub fn check_upload(
+    grant: &UploadGrant,
+    content_type: Option<&str>,
+    content_length: Option<u64>,
+) -> Result<u64, Refusal> {
+    let kind = grant.kind;
+    let type_ok = content_type
+        .is_some_and(|ct| kind.allows_content_type(ct) && same_media_type(ct, &grant.content_type));
+    if !type_ok {
+        return Err(Refusal::UnsupportedMediaType { kind });
+    }
+    let limit = grant.body_limit();
+    if content_length.is_some_and(|len| len > limit) {
+        return Err(Refusal::PayloadTooLarge { kind, limit });
+    }
+    Ok(limit)
+}
+
+/// The refusal for a streamed body that turned out longer than `limit` (from
+/// [`check_upload`]) once `received` bytes were read; `Ok` while within it.
+pub fn check_streamed_length(grant: &UploadGrant, received: u64) -> Result<(), Refusal> {
+    let limit = grant.body_limit();
+    if received > limit {
+        Err(Refusal::PayloadTooLarge {
+            kind: grant.kind,
+            limit,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::TaskId;
+    use crate::limits::{HTML_MAX_BYTES, SCREENSHOT_MAX_BYTES};
+    use crate::signing::{derive_signing_key, download_path, upload_path, DownloadGrant};
+
+    const NOW: u64 = 1_700_000_000_000;
+    const TASK: &str = "3f2b8c4e-9a1d-4e7f-8b2c-0d5e6f7a8b9c";
+
+    fn key() -> [u8; 32] {
+        derive_signing_key(b"secret")
+    }
+
+    fn grant(kind: ArtifactKind, ct: &str, max: u64) -> UploadGrant {
+        UploadGrant {
+            artifact_id: ArtifactId::new(&TaskId::parse(TASK).unwrap(), [1; 16]),
+            kind,
+            content_type: ct.into(),
+            max_length: max,
+            expires_at_ms: NOW + 60_000,
+        }
+    }
+
+    fn split(path_and_query: &str) -> (&str, &str) {
+        path_and_query.split_once('?').unwrap()
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(Refusal::NotFound.status(), 404);
+        assert_eq!(Refusal::MethodNotAllowed { allow: "PUT" }.status(), 405);
+        assert_eq!(Refusal::Forbidden(SignatureError::Expired).status(), 403);
+        assert_eq!(
+            Refusal::Forbidden(SignatureError::BadSignature).status(),
+            403
+        );
+        assert_eq!(
+            Refusal::Forbidden(SignatureError::Malformed("x")).status(),
+            403
+        );
+        let k = ArtifactKind::Html;
+        assert_eq!(Refusal::PayloadTooLarge { kind: k, limit: 1 }.status(), 413);
+        assert_eq!(Refusal::UnsupportedMediaType { kind: k }.status(), 415);
+    }
+
+    #[test]
+    fn presign_checks() {
+        use ArtifactKind::*;
+        assert_eq!(check_presign(Screenshot, "image/png", 0), Ok(()));
+        assert_eq!(
+            check_presign(Screenshot, "image/webp", SCREENSHOT_MAX_BYTES),
+            Ok(())
+        );
+        let r = check_presign(Screenshot, "image/png", SCREENSHOT_MAX_BYTES + 1).unwrap_err();
+        assert_eq!((r.status(), r.code()), (413, "PAYLOAD_TOO_LARGE"));
+        assert_eq!(
+            check_presign(Html, "text/html; charset=utf-8", HTML_MAX_BYTES),
+            Ok(())
+        );
+        let r = check_presign(Html, "image/png", 10).unwrap_err();
+        assert_eq!((r.status(), r.code()), (415, "UNSUPPORTED_MEDIA_TYPE"));
+        assert_eq!(
+            check_presign(Readability, "text/markdown", READABILITY_MAX_BYTES),
+            Ok(())
+        );
+        let r = check_presign(Readability, "text/plain", READABILITY_MAX_BYTES + 1).unwrap_err();
+        assert_eq!((r.status(), r.code()), (413, "READABILITY_TOO_LARGE"));
+        // Content type is judged first: a wrong type is 415 whatever the size.
+        assert_eq!(
+            check_presign(Html, "text/plain", u64::MAX)
+                .unwrap_err()
+                .status(),
+            415
+        );
+    }
+
+    #[test]
+    fn authorize_upload_and_download() {
+        let g = grant(ArtifactKind::Screenshot, "image/png", 1000);
+        let pq = upload_path(&key(), &g);
+        let (path, query) = split(&pq);
+        assert_eq!(
+            authorize(&key(), "PUT", path, query, NOW),
+            Ok(Grant::Upload(g.clone()))
+        );
+        let d = DownloadGrant {
+            artifact_id: g.artifact_id.clone(),
+            kind: g.kind,
+            expires_at_ms: g.expires_at_ms,
+        };
+        let pq = download_path(&key(), &d);
+        let (path, query) = split(&pq);
+        assert_eq!(
+            authorize(&key(), "GET", path, query, NOW),
+            Ok(Grant::Download(d))
+        );
+    }
+
+    #[test]
+    fn authorize_refusals() {
+        let g = grant(ArtifactKind::Screenshot, "image/png", 1000);
+        let pq = upload_path(&key(), &g);
+        let (path, query) = split(&pq);
+        for m in ["GET", "POST", "HEAD", "OPTIONS", "put"] {
+            assert_eq!(
+                authorize(&key(), m, path, query, NOW),
+                Err(Refusal::MethodNotAllowed { allow: "PUT" }),
+                "{m}"
+            );
+        }
+        let dpath = path.replace("/upload/", "/download/");
+        assert_eq!(
+            authorize(&key(), "PUT", &dpath, query, NOW),
+            Err(Refusal::MethodNotAllowed { allow: "GET" })
+        );
+        // The upload query on the download route (with the right method) is malformed there.
+        assert!(matches!(
+            authorize(&key(), "GET", &dpath, query, NOW),
+            Err(Refusal::Forbidden(SignatureError::Malformed(_)))
+        ));
+        for p in [
+            "/artifacts/other/x",
+            "/api/artifacts/presign",
+            "/",
+            "/artifacts/upload",
+        ] {
+            assert_eq!(
+                authorize(&key(), "PUT", p, query, NOW),
+                Err(Refusal::NotFound),
+                "{p}"
+            );
+        }
+        for bad_id in [
+            "",
+            "x",
+            &format!("{}/x", g.artifact_id),
+            &g.artifact_id.as_str().to_uppercase(),
+        ] {
+            let p = format!("/artifacts/upload/{bad_id}");
+            assert_eq!(
+                authorize(&key(), "PUT", &p, query, NOW),
+                Err(Refusal::NotFound),
+                "{p}"
+            );
+        }
+        assert_eq!(
+            authorize(&key(), "PUT", path, query, g.expires_at_ms),
+            Err(Refusal::Forbidden(SignatureError::Expired))
+        );
+        assert_eq!(
+            authorize(&derive_signing_key(b"other"), "PUT", path, query, NOW),
+            Err(Refusal::Forbidden(SignatureError::BadSignature))
+        );
+        assert!(matches!(
+            authorize(&key(), "PUT", path, "", NOW),
+            Err(Refusal::Forbidden(SignatureError::Malformed(_)))
+        ));
+    }
+
+    #[test]
+    fn upload_header_checks() {
+        let g = grant(ArtifactKind::Screenshot, "image/png", 1000);
+        assert_eq!(check_upload(&g, Some("image/png"), Some(1000)), Ok(1000));
+        assert_eq!(check_upload(&g, Some("IMAGE/PNG; x=y"), None), Ok(1000));
+        assert_eq!(check_upload(&g, Some("image/png"), Some(0)), Ok(1000));
+        let too_large = Refusal::PayloadTooLarge {
+            kind: ArtifactKind::Screenshot,
+            limit: 1000,
+        };
+        assert_eq!(
+            check_upload(&g, Some("image/png"), Some(1001)),
+            Err(too_large.clone())
+        );
+        let unsupported = Err(Refusal::UnsupportedMediaType {
+            kind: ArtifactKind::Screenshot,
+        });
+        assert_eq!(check_upload(&g, None, Some(1)), unsupported);
+        assert_eq!(check_upload(&g, Some(""), Some(1)), unsupported);
+        // Allowed for the kind but not the type granted.
+        assert_eq!(check_upload(&g, Some("image/jpeg"), Some(1)), unsupported);
+        assert_eq!(check_upload(&g, Some("text/html"), Some(1)), unsupported);
+        // 415 is judged before 413.
+        assert_eq!(
+            check_upload(&g, Some("text/html"), Some(u64::MAX)),
+            unsupported
+        );
+
+        assert_eq!(check_streamed_length(&g, 1000), Ok(()));
+        assert_eq!(check_streamed_length(&g, 1001), Err(too_large));
+    }
+
+    #[test]
+    fn kind_limit_caps_a_larger_signed_maximum() {
+        // A grant made without check_presign still cannot exceed the kind's limit.
+        let g = grant(ArtifactKind::Readability, "text/markdown", u64::MAX);
+        assert_eq!(g.body_limit(), READABILITY_MAX_BYTES);
+        let r =
+            check_upload(&g, Some("text/markdown"), Some(READABILITY_MAX_BYTES + 1)).unwrap_err();
+        assert_eq!((r.status(), r.code()), (413, "READABILITY_TOO_LARGE"));
+        assert_eq!(
+            check_upload(&g, Some("text/markdown"), Some(READABILITY_MAX_BYTES)),
+            Ok(READABILITY_MAX_BYTES)
+        );
+        // Under the kind's limit but over the signed maximum: a plain 413.
+        let g = grant(ArtifactKind::Readability, "text/markdown", 10);
+        let r = check_streamed_length(&g, 11).unwrap_err();
+        assert_eq!((r.status(), r.code()), (413, "PAYLOAD_TOO_LARGE"));
+    }
+}
