@@ -26,10 +26,12 @@ if [ "$(worker-build --version 2>/dev/null)" != "$worker_build_version" ]; then
 fi
 
 # npm packages (wrangler, miniflare, esbuild, binaryen's wasm-opt, Node 22, test tools), from
-# package-lock.json. Re-run only when the lock file changed since the last install.
+# package-lock.json. Re-run only when the lock file changed since the last install. No install
+# scripts: every binary we use ships in a platform package, and esbuild's postinstall check can
+# fail spuriously (ETXTBSY) while npm is still writing the binary it runs.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm packages"
-  npm ci --no-audit --no-fund --loglevel=error
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
 
 if [ "${1:-}" = browser ] && [ ! -x /usr/bin/chromium ]; then
