@@ -13,6 +13,10 @@ pub fn error_response(error: &ErrorObject) -> Result<Response> {
         ErrorCode::SchemaValidationFailed => 400,
         ErrorCode::PluginOffline => 409,
         ErrorCode::InternalError => 500,
+        ErrorCode::MethodNotAllowed => 405,
+        ErrorCode::PayloadTooLarge | ErrorCode::ReadabilityTooLarge => 413,
+        ErrorCode::UnsupportedMediaType => 415,
+        ErrorCode::LengthRequired => 411,
         _ => 422,
     };
     Ok(Response::from_json(error)?.with_status(status))
@@ -37,6 +41,15 @@ pub fn now_ms() -> u64 {
     worker::Date::now().as_millis()
 }
 
+/// Whether another object's answer was a success, or the error object it sent.
+pub async fn read_outcome(mut response: Response) -> Result<std::result::Result<(), ErrorObject>> {
+    if response.status_code() < 300 {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(response.json().await?))
+    }
+}
+
 /// Reads the body of a response from another object: the value, or the error object it sent.
 pub async fn read_json<T: serde::de::DeserializeOwned>(
     mut response: Response,
@@ -46,4 +59,18 @@ pub async fn read_json<T: serde::de::DeserializeOwned>(
     } else {
         Ok(Err(response.json().await?))
     }
+}
+
+/// Bytes from the runtime's CSPRNG (`crypto.getRandomValues`).
+pub fn random_bytes<const N: usize>() -> Result<[u8; N]> {
+    use worker::js_sys::{global, Function, Reflect, Uint8Array};
+    use worker::wasm_bindgen::JsCast;
+    let array = Uint8Array::new_with_length(N as u32);
+    let crypto = Reflect::get(&global(), &"crypto".into())?;
+    let get_random_values: Function =
+        Reflect::get(&crypto, &"getRandomValues".into())?.dyn_into()?;
+    get_random_values.call1(&crypto, &array)?;
+    let mut bytes = [0u8; N];
+    array.copy_to(&mut bytes);
+    Ok(bytes)
 }

@@ -6,6 +6,7 @@
 //! - [`ExtensionRegistry`]: one per deployment. Holds the extensions' sockets (tagged by client),
 //!   their presence and browser snapshots, and which task uses which extension.
 
+mod artifacts;
 mod http;
 mod llm_client;
 mod registry;
@@ -13,7 +14,8 @@ mod socket;
 mod task;
 mod task_store;
 
-pub use http::{error_response, json_request};
+pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored};
+pub use http::{error_response, json_request, now_ms, random_bytes, read_json, read_outcome};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;
 
@@ -22,3 +24,4 @@ pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";
 pub const EXTENSION_REGISTRY: &str = "EXTENSION_REGISTRY";
 /// The registry is a single object; its name is fixed.
 pub const REGISTRY_NAME: &str = "global";
+pub const ARTIFACTS: &str = "ARTIFACTS";

@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use mimo_agent::conversation::{Conversation, Effect};
 use mimo_agent::llm;
@@ -13,10 +14,12 @@ use mimo_protocol::{
 use serde::{Deserialize, Serialize};
 use worker::*;
 
+use crate::artifacts::{ArtifactGrant, ArtifactStore, ArtifactStored};
 use crate::http::{error_response, json_request, now_ms, read_json};
 use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;
-use crate::{llm_client, EXTENSION_REGISTRY, REGISTRY_NAME};
+use crate::{llm_client, ARTIFACTS, EXTENSION_REGISTRY, REGISTRY_NAME};
+use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
 
 /// Tag of the web app's sockets.
 const WEB: &str = "web";
@@ -26,7 +29,8 @@ pub struct TaskCoordinator {
     state: State,
     env: Env,
     store: TaskStore,
-    /// `None` until the task is created by `/init`.
+    artifacts: ArtifactStore,
+    /// `None` until the task is created by `/init`, and again once it is deleted.
     conversation: RefCell<Option<Conversation>>,
     started_at: u64,
 }
@@ -59,6 +63,7 @@ pub struct SnapshotPush {
 impl DurableObject for TaskCoordinator {
     fn new(state: State, env: Env) -> Self {
         let store = TaskStore::open(state.storage().sql()).expect("task schema");
+        let artifacts = ArtifactStore::open(state.storage().sql()).expect("artifact schema");
         // Storage that cannot be read is unrecoverable for this object: fail loudly.
         let conversation = store
             .load_task()
@@ -68,6 +73,7 @@ impl DurableObject for TaskCoordinator {
             state,
             env,
             store,
+            artifacts,
             conversation: RefCell::new(conversation),
             started_at: now_ms(),
         }
@@ -90,6 +96,40 @@ impl DurableObject for TaskCoordinator {
                 self.connect_web(last_seq).await
             }
             (Method::Get, "/summary") => self.summary(),
+            (Method::Post, "/delete") => self.delete().await,
+            (Method::Post, "/artifacts/granted") => {
+                let mut req = req;
+                let grant: ArtifactGrant = req.json().await?;
+                if !self.exists() {
+                    return error_response(&unknown_task());
+                }
+                self.artifacts.grant(&grant, now_ms())?;
+                Ok(Response::empty()?.with_status(201))
+            }
+            (Method::Post, "/artifacts/stored") => {
+                let mut req = req;
+                let stored: ArtifactStored = req.json().await?;
+                if !self.exists() || !self.artifacts.stored(&stored, now_ms())? {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::NotFound,
+                        "no such artifact in this task",
+                    ));
+                }
+                self.schedule_retention().await?;
+                Response::empty()
+            }
+            (Method::Get, "/artifacts/get") => {
+                let record = match query("artifactId") {
+                    Some(id) if self.exists() => self.artifacts.get(&id)?,
+                    _ => None,
+                };
+                match record {
+                    Some(record) => Response::from_json(&record),
+                    None => {
+                        error_response(&ErrorObject::new(ErrorCode::NotFound, "no such artifact"))
+                    }
+                }
+            }
             (Method::Post, "/snapshot") => {
                 let mut req = req;
                 let push: SnapshotPush = req.json().await?;
@@ -141,14 +181,105 @@ impl DurableObject for TaskCoordinator {
         Ok(())
     }
 
+    /// Runs what is due: a turn cut off by a restart, and the artifact retention sweep.
     async fn alarm(&self) -> Result<Response> {
         let work = self.recover();
         self.run(work).await?;
+        self.sweep_artifacts().await?;
         Response::empty()
     }
 }
 
+fn unknown_task() -> ErrorObject {
+    ErrorObject::new(ErrorCode::NotFound, "unknown task")
+}
+
 impl TaskCoordinator {
+    fn exists(&self) -> bool {
+        self.conversation.borrow().is_some()
+    }
+
+    fn bucket(&self) -> Result<Bucket> {
+        self.env.bucket(ARTIFACTS)
+    }
+
+    fn retention_ms(&self) -> u64 {
+        let configured = self
+            .env
+            .var("MIMO_ARTIFACT_RETENTION_DAYS")
+            .ok()
+            .map(|v| v.to_string());
+        retention::retention_ms(configured.as_deref())
+    }
+
+    /// Sets the alarm to `at` unless it is already due sooner: one alarm serves every purpose.
+    async fn wake_at(&self, at: u64) -> Result<()> {
+        let storage = self.state.storage();
+        match storage.get_alarm().await? {
+            Some(current) if (current.max(0) as u64) <= at => Ok(()),
+            // `set_alarm` takes an offset from now.
+            _ => {
+                let offset = Duration::from_millis(at.saturating_sub(now_ms()));
+                storage.set_alarm(offset).await
+            }
+        }
+    }
+
+    async fn schedule_retention(&self) -> Result<()> {
+        let stored: Vec<u64> = self
+            .artifacts
+            .stored_artifacts()?
+            .into_iter()
+            .map(|(_, _, at)| at)
+            .collect();
+        match retention::sweep(&stored, self.retention_ms(), now_ms()).1 {
+            Some(next) => self.wake_at(next).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Deletes the artifacts past their retention, from R2 first (a crash in between leaves a
+    /// record whose object is gone, which the next sweep removes; never an unlisted object).
+    async fn sweep_artifacts(&self) -> Result<()> {
+        let stored = self.artifacts.stored_artifacts()?;
+        let times: Vec<u64> = stored.iter().map(|(_, _, at)| *at).collect();
+        let (expired, next) = retention::sweep(&times, self.retention_ms(), now_ms());
+        if !expired.is_empty() {
+            let keys: Vec<String> = expired.iter().map(|&i| stored[i].1.clone()).collect();
+            self.bucket()?.delete_multiple(keys).await?;
+            let ids: Vec<String> = expired.iter().map(|&i| stored[i].0.clone()).collect();
+            self.artifacts.forget(&ids)?;
+        }
+        if let Some(next) = next {
+            self.wake_at(next).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the task: its artifacts in R2, every stored row, and its sockets.
+    async fn delete(&self) -> Result<Response> {
+        let Some(task_id) = self
+            .conversation
+            .borrow()
+            .as_ref()
+            .map(|c| c.task().task_id.clone())
+        else {
+            return error_response(&unknown_task());
+        };
+        let prefix = TaskId::parse(&task_id)
+            .map(|id| task_prefix(&id))
+            .map_err(|e| Error::RustError(format!("stored task id: {e}")))?;
+        store::delete_prefix(&self.bucket()?, &prefix).await?;
+        self.artifacts.clear()?;
+        self.store.clear()?;
+        self.state.storage().delete_alarm().await?;
+        *self.conversation.borrow_mut() = None;
+        for socket in self.state.get_websockets_with_tag(WEB) {
+            let _ = socket.close(Some(4404), Some("task deleted"));
+        }
+        Response::empty()
+    }
+
     fn init(&self, task_id: String) -> Result<Response> {
         if task_id.is_empty() {
             return error_response(&ErrorObject::new(
@@ -224,7 +355,7 @@ impl TaskCoordinator {
         if needs_recovery {
             // A turn was cut off by a restart. Run it again from the alarm, which may take as
             // long as the model needs; this request must answer the upgrade now.
-            self.state.storage().set_alarm(0).await?;
+            self.wake_at(now_ms()).await?;
         }
         if !has_client {
             if let Err(error) = self.bind_client(None).await? {

@@ -230,6 +230,15 @@ impl TaskStore {
         Ok(rows.first().map(|r| r.n).unwrap_or(0))
     }
 
+    /// Forgets the task: every row of every table (the tables stay, ready for nothing).
+    pub fn clear(&self) -> Result<()> {
+        self.sql.exec(
+            "DELETE FROM task; DELETE FROM messages; DELETE FROM events; DELETE FROM snapshot;",
+            None,
+        )?;
+        Ok(())
+    }
+
     pub fn load_snapshot(&self) -> Result<Option<(String, BrowserSnapshot)>> {
         let rows: Vec<SnapshotRow> = self
             .sql

@@ -31,6 +31,15 @@ pub enum ErrorCode {
     NotFound,
     /// A bug or an infrastructure failure on the server.
     InternalError,
+    /// The route exists but takes another HTTP method.
+    MethodNotAllowed,
+    /// A body over the signed or the kind's size limit (readability text over its limit is
+    /// `READABILITY_TOO_LARGE`).
+    PayloadTooLarge,
+    /// A content type that the artifact kind does not allow, or not the one signed.
+    UnsupportedMediaType,
+    /// An upload without `Content-Length`: the length is signed and must be declared.
+    LengthRequired,
 }
 
 impl ErrorCode {
@@ -69,6 +78,10 @@ impl ErrorCode {
             ErrorCode::Unauthorized => "UNAUTHORIZED",
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            ErrorCode::LengthRequired => "LENGTH_REQUIRED",
         }
     }
 }

@@ -39,6 +39,10 @@ pub fn typescript_module() -> String {
         frontend::EventEnvelope,
         frontend::NewTask,
         frontend::TaskSummary,
+        mimo_r2_artifacts::ArtifactKind,
+        mimo_r2_artifacts::PresignRequest,
+        mimo_r2_artifacts::PresignResponse,
+        mimo_r2_artifacts::DownloadResponse,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),

@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -79,6 +79,63 @@ lastSeq: number,
  * object hibernates and wakes, or the runtime restarts: state must survive both.
  */
 instanceStartedAt: number, };
+
+export type ArtifactKind = "screenshot" | "html" | "readability";
+
+export type PresignRequest = { 
+/**
+ * The task the artifact belongs to (canonical lowercase UUID; refused at parse time
+ * otherwise).
+ */
+taskId: string, 
+/**
+ * What the artifact holds.
+ */
+kind: ArtifactKind, 
+/**
+ * The `Content-Type` the upload will send.
+ */
+contentType: string, 
+/**
+ * The exact number of bytes the upload will send (also the signed maximum).
+ */
+contentLength: number, 
+/**
+ * The action that produced the artifact, if any (for the caller's records; not signed).
+ */
+actionId?: string, };
+
+export type PresignResponse = { 
+/**
+ * The new artifact's id.
+ */
+artifactId: string, 
+/**
+ * Where to `PUT` the body.
+ */
+uploadUrl: string, 
+/**
+ * When the URL stops working, milliseconds since the Unix epoch.
+ */
+expiresAt: number, };
+
+export type DownloadResponse = { 
+/**
+ * The artifact's id.
+ */
+artifactId: string, 
+/**
+ * The artifact's kind.
+ */
+kind: ArtifactKind, 
+/**
+ * Where to `GET` the body.
+ */
+downloadUrl: string, 
+/**
+ * When the URL stops working, milliseconds since the Unix epoch.
+ */
+expiresAt: number, };
 
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;

@@ -59,7 +59,7 @@ impl Refusal {
         match self {
             Refusal::NotFound => "NOT_FOUND",
             Refusal::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
-            Refusal::Forbidden(_) => "FORBIDDEN",
+            Refusal::Forbidden(_) => "PERMISSION_DENIED",
             Refusal::PayloadTooLarge {
                 kind: ArtifactKind::Readability,
                 limit: READABILITY_MAX_BYTES,

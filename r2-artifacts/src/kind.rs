@@ -14,6 +14,7 @@ pub const MAX_CONTENT_TYPE_LEN: usize = 200;
 /// What an artifact holds. Serialized in snake_case (`"screenshot"`, `"html"`,
 /// `"readability"`), which is also the kind segment of the R2 key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "typescript", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
     /// A PNG, JPEG or WebP capture of the page.

@@ -1,6 +1,6 @@
 //! Mimo's artifact store logic: screenshots, HTML snapshots and readability text kept in R2.
 //!
-//! Pure code only — no `worker` dependency, no clock, no randomness: the Worker passes the
+//! Pure code apart from `store` (feature `r2`) — no clock, no randomness: the Worker passes the
 //! time (`Date.now()`) and random bytes (`crypto.getRandomValues`) in, and moves the bytes.
 //! Everything here is unit-tested natively and builds for `wasm32-unknown-unknown`.
 //!
@@ -13,6 +13,8 @@
 //! - [`sigv4`]: R2's own (S3 SigV4) presigned URLs, for deployments with R2 API credentials.
 //! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415).
 //! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
+//! - [`retention`]: how long stored artifacts are kept.
+//! - `store` (feature `r2`): streaming R2 reads and writes, the crate's only I/O.
 
 mod hex;
 pub mod http;
@@ -20,8 +22,11 @@ pub mod key;
 pub mod kind;
 pub mod limits;
 pub mod presign;
+pub mod retention;
 pub mod signing;
 pub mod sigv4;
+#[cfg(feature = "r2")]
+pub mod store;
 
 pub use http::{authorize, check_presign, check_streamed_length, check_upload, Refusal};
 pub use key::{parse_object_key, task_prefix, ArtifactId, IdError, TaskId};

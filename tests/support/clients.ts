@@ -74,6 +74,21 @@ class RecordingSocket<In> {
     }
   }
 
+  /**
+   * The code of the close frame the server sent, once the closing handshake is done, even
+   * before the TCP connection ends (ws fires `close` only then, up to 30 s later when the
+   * server leaves the connection open; browsers give up on waiting much sooner).
+   */
+  async serverCloseCode(timeoutMs = 5000): Promise<number | undefined> {
+    const internals = this.ws as unknown as { _closeFrameReceived: boolean; _closeCode: number };
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+      if (this.closed) return this.closed.code;
+      if (internals._closeFrameReceived) return internals._closeCode;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return undefined;
+  }
+
   sendRaw(data: string | Buffer) {
     this.ws.send(data);
   }

@@ -59,7 +59,7 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
     assets: {
       directory: path.join(ROOT, "web/dist"),
       binding: "ASSETS",
-      routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*"] } },
+      routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*", "/artifacts/*"] } },
     },
     bindings: {
       MIMO_API_TOKEN: token,

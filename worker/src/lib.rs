@@ -1,6 +1,7 @@
 //! The Worker entry: HTTP router, auth, WebSocket routing to the Durable Objects. The web app's
 //! static files are served by the assets binding before this code runs (see `wrangler.toml`).
 
+mod artifacts;
 mod auth;
 
 use mimo_durable::{
@@ -20,6 +21,10 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if path == "/api/health" {
         return Response::from_json(&serde_json::json!({ "ok": true }));
     }
+    // Signed artifact URLs carry their own authentication (the signature), not the token.
+    if path.starts_with("/artifacts/") {
+        return artifacts::signed(req, &env).await;
+    }
     if !(path.starts_with("/api/") || path.starts_with("/ws/")) {
         return env.assets("ASSETS")?.fetch_request(req).await;
     }
@@ -38,15 +43,24 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .fetch_with_request(json_request::<()>(Method::Get, "/list", None)?)
                 .await
         }
-        (Method::Get, route) if route.starts_with("/api/task/") => {
+        (Method::Post, "/api/artifacts/presign") => artifacts::presign(req, &env).await,
+        (Method::Get, route) if route.starts_with("/api/artifacts/") => {
+            artifacts::lookup(&req, &env, &route["/api/artifacts/".len()..]).await
+        }
+        (method @ (Method::Get | Method::Delete), route) if route.starts_with("/api/task/") => {
             let task_id = &route["/api/task/".len()..];
             if !valid_task_id(task_id) {
                 return error_response(&bad_request(
                     "the path must end in a task id from /api/task/id",
                 ));
             }
+            // Deleting removes the task's history and every artifact it stored in R2.
+            let (verb, object_route) = match method {
+                Method::Delete => (Method::Post, "/delete"),
+                _ => (Method::Get, "/summary"),
+            };
             task(&env, task_id)?
-                .fetch_with_request(json_request::<()>(Method::Get, "/summary", None)?)
+                .fetch_with_request(json_request::<()>(verb, object_route, None)?)
                 .await
         }
         (Method::Get, "/ws/web") => {
@@ -120,6 +134,14 @@ fn forward(req: &Request) -> Result<RequestInit> {
 
 fn urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// A configured var or secret, if set and not empty.
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.var(name)
+        .ok()
+        .map(|v| v.to_string())
+        .filter(|v| !v.is_empty())
 }
 
 fn task(env: &Env, task_id: &str) -> Result<Stub> {

@@ -1,0 +1,163 @@
+//! The task's artifact records: which artifacts were granted, which are stored, and their
+//! retention. The bytes live in R2; the coordinator keeps the list so that an artifact is
+//! "listed" only once its upload completed, and so a task's deletion or retention can find
+//! every object.
+
+use serde::{Deserialize, Serialize};
+use worker::{Result, SqlStorage, SqlStorageValue};
+
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS artifacts (
+    artifact_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    max_length INTEGER NOT NULL,
+    action_id TEXT,
+    granted_at INTEGER NOT NULL,
+    size INTEGER,
+    sha256 TEXT,
+    stored_at INTEGER
+);";
+
+/// A presign granted an upload (body of the coordinator's `/artifacts/granted`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactGrant {
+    pub artifact_id: String,
+    pub kind: String,
+    pub key: String,
+    pub content_type: String,
+    pub max_length: u64,
+    pub action_id: Option<String>,
+}
+
+/// An upload completed (body of `/artifacts/stored`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactStored {
+    pub artifact_id: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// One artifact of the task as recorded; `stored_at` is `None` until its upload completed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactRecord {
+    pub artifact_id: String,
+    pub kind: String,
+    pub key: String,
+    pub content_type: String,
+    pub max_length: u64,
+    pub action_id: Option<String>,
+    pub granted_at: u64,
+    pub size: Option<u64>,
+    pub sha256: Option<String>,
+    pub stored_at: Option<u64>,
+}
+
+pub struct ArtifactStore {
+    sql: SqlStorage,
+}
+
+fn text(s: &str) -> SqlStorageValue {
+    SqlStorageValue::String(s.to_owned())
+}
+
+fn int(n: u64) -> SqlStorageValue {
+    SqlStorageValue::Integer(n as i64)
+}
+
+impl ArtifactStore {
+    pub fn open(sql: SqlStorage) -> Result<Self> {
+        sql.exec(SCHEMA, None)?;
+        Ok(Self { sql })
+    }
+
+    pub fn grant(&self, grant: &ArtifactGrant, now: u64) -> Result<()> {
+        self.sql.exec(
+            "INSERT OR IGNORE INTO artifacts (artifact_id, kind, key, content_type, max_length, \
+             action_id, granted_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                text(&grant.artifact_id),
+                text(&grant.kind),
+                text(&grant.key),
+                text(&grant.content_type),
+                int(grant.max_length),
+                grant
+                    .action_id
+                    .as_deref()
+                    .map(text)
+                    .unwrap_or(SqlStorageValue::Null),
+                int(now),
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn get(&self, artifact_id: &str) -> Result<Option<ArtifactRecord>> {
+        let rows: Vec<ArtifactRecord> = self
+            .sql
+            .exec(
+                "SELECT artifact_id AS artifactId, kind, key, content_type AS contentType, \
+                 max_length AS maxLength, action_id AS actionId, granted_at AS grantedAt, size, \
+                 sha256, stored_at AS storedAt FROM artifacts WHERE artifact_id = ?",
+                vec![text(artifact_id)],
+            )?
+            .to_array()?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// Marks an upload complete; `false` when the artifact was never granted here. A repeated
+    /// upload to the same URL replaces the object and the record says so.
+    pub fn stored(&self, stored: &ArtifactStored, now: u64) -> Result<bool> {
+        let cursor = self.sql.exec(
+            "UPDATE artifacts SET size = ?, sha256 = ?, stored_at = ? WHERE artifact_id = ?",
+            vec![
+                int(stored.size),
+                text(&stored.sha256),
+                int(now),
+                text(&stored.artifact_id),
+            ],
+        )?;
+        Ok(cursor.rows_written() > 0)
+    }
+
+    /// Stored artifacts as `(artifact_id, key, stored_at)`.
+    pub fn stored_artifacts(&self) -> Result<Vec<(String, String, u64)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            artifact_id: String,
+            key: String,
+            stored_at: u64,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec(
+                "SELECT artifact_id, key, stored_at FROM artifacts WHERE stored_at IS NOT NULL",
+                None,
+            )?
+            .to_array()?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.artifact_id, r.key, r.stored_at))
+            .collect())
+    }
+
+    /// Forgets every record, granted or stored (the task is being deleted).
+    pub fn clear(&self) -> Result<()> {
+        self.sql.exec("DELETE FROM artifacts", None)?;
+        Ok(())
+    }
+
+    pub fn forget(&self, artifact_ids: &[String]) -> Result<()> {
+        for id in artifact_ids {
+            self.sql.exec(
+                "DELETE FROM artifacts WHERE artifact_id = ?",
+                vec![text(id)],
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,273 @@
+// Artifacts in R2 behind signed URLs, against the built worker in Miniflare with its real R2
+// emulation: round trips (20 MiB included), Range and If-None-Match, every refusal, concurrent
+// uploads, interrupted uploads, task deletion and retention.
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import http from "node:http";
+import { describe, it } from "node:test";
+import type { DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
+import { api, newTask, sleep, WebClient } from "../support/clients.ts";
+import { ownRuntime } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+
+let mimo: Mimo;
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+async function presign(body: Partial<PresignRequest>, token: string | null = mimo.token): Promise<Response> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  return fetch(`${mimo.url}/api/artifacts/presign`, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+async function granted(body: PresignRequest): Promise<PresignResponse> {
+  const res = await presign(body);
+  assert.equal(res.status, 200, await res.clone().text());
+  return (await res.json()) as PresignResponse;
+}
+
+function upload(url: string, bytes: Uint8Array, contentType: string): Promise<Response> {
+  return fetch(url, { method: "PUT", headers: { "content-type": contentType }, body: Buffer.from(bytes) });
+}
+
+async function lookup(artifactId: string): Promise<Response> {
+  return api(mimo, `/api/artifacts/${artifactId}`);
+}
+
+async function downloadUrl(artifactId: string): Promise<string> {
+  const res = await lookup(artifactId);
+  assert.equal(res.status, 200, await res.clone().text());
+  return ((await res.json()) as DownloadResponse).downloadUrl;
+}
+
+async function errorCode(res: Response): Promise<string> {
+  return ((await res.json()) as { code: string }).code;
+}
+
+/** Stores `bytes` as a new artifact of `taskId` and returns its id. */
+async function store(taskId: string, bytes: Uint8Array, kind: PresignRequest["kind"] = "screenshot", contentType = "image/png") {
+  const grant = await granted({ taskId, kind, contentType, contentLength: bytes.length });
+  const res = await upload(grant.uploadUrl, bytes, contentType);
+  assert.equal(res.status, 201, await res.clone().text());
+  return { grant, stored: (await res.json()) as { size: number; sha256: string } };
+}
+
+async function r2Keys(prefix: string): Promise<string[]> {
+  // Miniflare's own typing of the bucket does not resolve here; its `list` is R2's.
+  type Listing = { objects: Array<{ key: string }> };
+  const bucket = (await mimo.mf.getR2Bucket("ARTIFACTS")) as unknown as { list(o: { prefix: string }): Promise<Listing> };
+  const listed = await bucket.list({ prefix });
+  return listed.objects.map((o) => o.key);
+}
+
+describe("artifact round trips", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("stores what is uploaded and serves it back byte for byte, with its type, length and etag", async () => {
+    const taskId = await newTask(mimo);
+    const png = randomBytes(4096);
+    const { grant, stored } = await store(taskId, png);
+    assert.match(grant.artifactId, new RegExp(`^${taskId}\\.[0-9a-f]{32}$`));
+    assert.ok(grant.expiresAt > Date.now());
+    assert.equal(stored.size, png.length);
+    assert.equal(stored.sha256, sha256(png));
+    const res = await fetch(await downloadUrl(grant.artifactId));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "image/png");
+    assert.equal(res.headers.get("content-length"), String(png.length));
+    assert.ok(res.headers.get("etag"));
+    assert.deepEqual(new Uint8Array(await res.arrayBuffer()), new Uint8Array(png));
+  });
+
+  it("round-trips a 20 MiB screenshot", async () => {
+    const taskId = await newTask(mimo);
+    const big = randomBytes(20 * 1024 * 1024);
+    const { grant, stored } = await store(taskId, big);
+    assert.equal(stored.sha256, sha256(big));
+    const body = new Uint8Array(await (await fetch(await downloadUrl(grant.artifactId))).arrayBuffer());
+    assert.equal(body.length, big.length);
+    assert.equal(sha256(body), sha256(big));
+  });
+
+  it("honours Range and If-None-Match", async () => {
+    const taskId = await newTask(mimo);
+    const text = new TextEncoder().encode("# Title\n\n" + "0123456789".repeat(100));
+    const { grant } = await store(taskId, text, "readability", "text/markdown");
+    const url = await downloadUrl(grant.artifactId);
+    const part = await fetch(url, { headers: { range: "bytes=9-18" } });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get("content-range"), `bytes 9-18/${text.length}`);
+    assert.equal(part.headers.get("content-length"), "10");
+    assert.equal(await part.text(), "0123456789");
+    const tail = await fetch(url, { headers: { range: "bytes=-4" } });
+    assert.equal(await tail.text(), "6789");
+    const beyond = await fetch(url, { headers: { range: `bytes=${text.length + 10}-` } });
+    assert.equal(beyond.status, 416);
+    const etag = (await fetch(url)).headers.get("etag")!;
+    const cached = await fetch(url, { headers: { "if-none-match": etag } });
+    assert.equal(cached.status, 304);
+    assert.equal((await fetch(url, { headers: { "if-none-match": '"other"' } })).status, 200);
+  });
+
+  it("takes two concurrent uploads to one task", async () => {
+    const taskId = await newTask(mimo);
+    const a = randomBytes(300_000);
+    const b = randomBytes(500_000);
+    const [first, second] = await Promise.all([store(taskId, a), store(taskId, b, "html", "text/html; charset=utf-8")]);
+    assert.notEqual(first.grant.artifactId, second.grant.artifactId);
+    const got = await Promise.all(
+      [first, second].map(async (s) => new Uint8Array(await (await fetch(await downloadUrl(s.grant.artifactId))).arrayBuffer())),
+    );
+    assert.equal(sha256(got[0]!), sha256(a));
+    assert.equal(sha256(got[1]!), sha256(b));
+  });
+});
+
+describe("artifact refusals", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("refuses bad presign requests with 400, 401, 404, 413 and 415", async () => {
+    const taskId = await newTask(mimo);
+    const ok: PresignRequest = { taskId, kind: "screenshot", contentType: "image/png", contentLength: 10 };
+    assert.equal((await presign(ok, null)).status, 401);
+    let res = await presign({ ...ok, contentType: "application/pdf" });
+    assert.equal(res.status, 415);
+    assert.equal(await errorCode(res), "UNSUPPORTED_MEDIA_TYPE");
+    res = await presign({ ...ok, contentLength: 20 * 1024 * 1024 + 1 });
+    assert.equal(res.status, 413);
+    assert.equal(await errorCode(res), "PAYLOAD_TOO_LARGE");
+    res = await presign({ ...ok, kind: "readability", contentType: "text/markdown", contentLength: 2 * 1024 * 1024 + 1 });
+    assert.equal(res.status, 413);
+    assert.equal(await errorCode(res), "READABILITY_TOO_LARGE");
+    res = await presign({ ...ok, taskId: "00000000-0000-4000-8000-000000000000" });
+    assert.equal(res.status, 404);
+    assert.equal(await errorCode(res), "NOT_FOUND");
+    for (const bad of [{ ...ok, kind: "video" }, { ...ok, taskId: "nope" }, { kind: "screenshot" }]) {
+      res = await presign(bad as Partial<PresignRequest>);
+      assert.equal(res.status, 400, JSON.stringify(bad));
+      assert.equal(await errorCode(res), "SCHEMA_VALIDATION_FAILED");
+    }
+  });
+
+  it("refuses uploads that break the signed terms, and stores nothing", async () => {
+    const taskId = await newTask(mimo);
+    const bytes = randomBytes(1000);
+    const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: bytes.length });
+    const url = new URL(grant.uploadUrl);
+    const tampered = (name: string, value: string) => {
+      const u = new URL(url);
+      u.searchParams.set(name, value);
+      return u.toString();
+    };
+    const cases: Array<[string, () => Promise<Response>, number, string]> = [
+      ["tampered signature", () => upload(tampered("sig", "0".repeat(64)), bytes, "image/png"), 403, "PERMISSION_DENIED"],
+      ["extended expiry", () => upload(tampered("expires", String(grant.expiresAt + 60_000)), bytes, "image/png"), 403, "PERMISSION_DENIED"],
+      ["raised maximum", () => upload(tampered("max", "5000"), randomBytes(5000), "image/png"), 403, "PERMISSION_DENIED"],
+      ["other content type", () => upload(url.toString(), bytes, "image/jpeg"), 415, "UNSUPPORTED_MEDIA_TYPE"],
+      ["body over the signed length", () => upload(url.toString(), randomBytes(1001), "image/png"), 413, "PAYLOAD_TOO_LARGE"],
+      ["wrong method", () => fetch(url, { method: "POST", headers: { "content-type": "image/png" }, body: bytes }), 405, "METHOD_NOT_ALLOWED"],
+      [
+        "no Content-Length",
+        () =>
+          fetch(url, {
+            method: "PUT",
+            headers: { "content-type": "image/png" },
+            body: new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) }),
+            duplex: "half",
+          } as RequestInit),
+        411,
+        "LENGTH_REQUIRED",
+      ],
+    ];
+    for (const [what, send, status, code] of cases) {
+      const res = await send();
+      assert.equal(res.status, status, `${what}: ${await res.clone().text()}`);
+      assert.equal(await errorCode(res), code, what);
+      if (status === 405) assert.equal(res.headers.get("allow"), "PUT");
+    }
+    assert.equal((await lookup(grant.artifactId)).status, 404, "nothing was stored");
+    assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
+    // The untouched URL still works.
+    assert.equal((await upload(url.toString(), bytes, "image/png")).status, 201);
+  });
+
+  it("an interrupted upload leaves no object and no listed artifact", async () => {
+    const taskId = await newTask(mimo);
+    const grant = await granted({ taskId, kind: "html", contentType: "text/html", contentLength: 1_000_000 });
+    const url = new URL(grant.uploadUrl);
+    await new Promise<void>((resolve) => {
+      const req = http.request(url, { method: "PUT", headers: { "content-type": "text/html", "content-length": 1_000_000 } });
+      req.on("error", () => resolve());
+      req.on("close", () => resolve());
+      req.write(randomBytes(300_000), () => setTimeout(() => req.destroy(), 200));
+    });
+    await sleep(500);
+    assert.equal((await lookup(grant.artifactId)).status, 404);
+    assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
+  });
+
+  it("refuses tampered download URLs and unknown artifacts", async () => {
+    const taskId = await newTask(mimo);
+    const { grant } = await store(taskId, randomBytes(64));
+    const url = new URL(await downloadUrl(grant.artifactId));
+    url.searchParams.set("expires", String(Number(url.searchParams.get("expires")) + 1));
+    const res = await fetch(url);
+    assert.equal(res.status, 403);
+    assert.equal(await errorCode(res), "PERMISSION_DENIED");
+    assert.equal((await fetch(url, { method: "PUT", body: "x" })).status, 405);
+    const unknown = `${taskId}.${"ab".repeat(16)}`;
+    assert.equal((await lookup(unknown)).status, 404);
+    assert.equal((await lookup("not-an-artifact")).status, 404);
+    assert.equal((await api(mimo, `/api/artifacts/${grant.artifactId}`, null)).status, 401);
+    assert.equal((await fetch(`${mimo.url}/artifacts/download/${unknown}?kind=screenshot&expires=1&sig=00`)).status, 403);
+  });
+});
+
+describe("artifact expiry, deletion and retention", () => {
+  ownRuntime(
+    { bindings: { MIMO_ARTIFACT_UPLOAD_EXPIRY_SECS: "1", MIMO_ARTIFACT_RETENTION_DAYS: "0.00004" } },
+    (m) => (mimo = m),
+  );
+
+  it("refuses an upload URL after it expires", async () => {
+    const taskId = await newTask(mimo);
+    const bytes = randomBytes(100);
+    const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: 100 });
+    await sleep(Math.max(0, grant.expiresAt - Date.now()) + 50);
+    const res = await upload(grant.uploadUrl, bytes, "image/png");
+    assert.equal(res.status, 403);
+    const body = (await res.json()) as { code: string; message: string };
+    assert.equal(body.code, "PERMISSION_DENIED");
+    assert.match(body.message, /expired/i);
+  });
+
+  it("deleting a task deletes its artifacts and closes its sockets", async () => {
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: 10 });
+    assert.equal((await upload(grant.uploadUrl, randomBytes(10), "image/png")).status, 201);
+    assert.equal((await r2Keys(`tasks/${taskId}/`)).length, 1);
+    const res = await fetch(`${mimo.url}/api/task/${taskId}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
+    assert.equal((await api(mimo, `/api/task/${taskId}`)).status, 404);
+    assert.equal((await lookup(grant.artifactId)).status, 404);
+    assert.equal(await web.serverCloseCode(), 4404);
+  });
+
+  it("removes artifacts past their retention through the coordinator's alarm", async () => {
+    const taskId = await newTask(mimo);
+    const { grant } = await store(taskId, randomBytes(32));
+    assert.equal((await lookup(grant.artifactId)).status, 200);
+    // Retention here is 0.00004 days, about 3.5 s.
+    let keys = await r2Keys(`tasks/${taskId}/`);
+    for (let i = 0; i < 20 && keys.length > 0; i++) {
+      await sleep(500);
+      keys = await r2Keys(`tasks/${taskId}/`);
+    }
+    assert.deepEqual(keys, [], "the object is gone from R2");
+    assert.equal((await lookup(grant.artifactId)).status, 404, "and no longer listed");
+  });
+});

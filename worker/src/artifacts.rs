@@ -1,0 +1,240 @@
+//! The artifact routes: presign and look up (token-authenticated API), and the signed-URL
+//! upload and download (the signature is the authentication). The decisions come from
+//! `mimo_r2_artifacts`; this file moves requests, records and bytes.
+
+use mimo_durable::{
+    error_response, json_request, now_ms, random_bytes, read_json, read_outcome, ArtifactGrant,
+    ArtifactRecord, ArtifactStored, ARTIFACTS,
+};
+use mimo_protocol::{ErrorCode, ErrorObject};
+use mimo_r2_artifacts::{
+    authorize, check_upload, derive_signing_key, grant_download, grant_upload, store, ArtifactId,
+    ArtifactKind, DownloadResponse, Grant, PresignRequest, PresignResponse, R2Config, Refusal,
+    UrlSigner, DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
+};
+use worker::{Env, Method, Request, Response, Result};
+
+use crate::{task, var};
+
+/// `POST /api/artifacts/presign`.
+pub async fn presign(mut req: Request, env: &Env) -> Result<Response> {
+    let body = req.text().await?;
+    let request: PresignRequest = match serde_json::from_str(&body) {
+        Ok(request) => request,
+        Err(e) => {
+            return error_response(&ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                format!("presign body does not match the protocol: {e}"),
+            ))
+        }
+    };
+    let now = now_ms();
+    let expiry_secs = var(env, "MIMO_ARTIFACT_UPLOAD_EXPIRY_SECS")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_UPLOAD_EXPIRY_SECS);
+    let grant = match grant_upload(&request, random_bytes()?, now, expiry_secs) {
+        Ok(grant) => grant,
+        Err(refusal) => return refuse(&refusal),
+    };
+    let record = ArtifactGrant {
+        artifact_id: grant.artifact_id.to_string(),
+        kind: grant.kind.as_str().to_owned(),
+        key: grant.key(),
+        content_type: grant.content_type.clone(),
+        max_length: grant.max_length,
+        action_id: request.action_id.clone(),
+    };
+    let granted = json_request(Method::Post, "/artifacts/granted", Some(&record))?;
+    let task = task(env, request.task_id.as_str())?;
+    if let Err(error) = read_outcome(task.fetch_with_request(granted).await?).await? {
+        return error_response(&error);
+    }
+    let upload_url = signer(env, &req)?
+        .upload_url(&grant, now)
+        .map_err(|e| worker::Error::RustError(e.to_string()))?;
+    Response::from_json(&PresignResponse {
+        artifact_id: grant.artifact_id,
+        upload_url,
+        expires_at: grant.expires_at_ms,
+    })
+}
+
+/// `GET /api/artifacts/{artifactId}`: a fresh download URL for a stored artifact.
+pub async fn lookup(req: &Request, env: &Env, artifact_id: &str) -> Result<Response> {
+    let Ok(id) = ArtifactId::parse(artifact_id) else {
+        return error_response(&unknown_artifact());
+    };
+    let Some(record) = record(env, &id).await? else {
+        return error_response(&unknown_artifact());
+    };
+    let stored = record.stored_at.is_some() || confirm_direct_upload(env, &id, &record).await?;
+    let kind: Option<ArtifactKind> = record.kind.parse().ok();
+    let (true, Some(kind)) = (stored, kind) else {
+        return error_response(&ErrorObject::new(
+            ErrorCode::NotFound,
+            "the artifact was granted but its upload has not completed",
+        ));
+    };
+    let now = now_ms();
+    let grant = grant_download(id.clone(), kind, now, DEFAULT_DOWNLOAD_EXPIRY_SECS);
+    let download_url = signer(env, req)?
+        .download_url(&grant, now)
+        .map_err(|e| worker::Error::RustError(e.to_string()))?;
+    Response::from_json(&DownloadResponse {
+        artifact_id: id,
+        kind,
+        download_url,
+        expires_at: grant.expires_at_ms,
+    })
+}
+
+/// `PUT /artifacts/upload/…` and `GET /artifacts/download/…` (and any other method on them).
+pub async fn signed(mut req: Request, env: &Env) -> Result<Response> {
+    let url = req.url()?;
+    let method = req.method().to_string();
+    let grant = match authorize(
+        &signing_key(env)?,
+        &method,
+        url.path(),
+        url.query().unwrap_or(""),
+        now_ms(),
+    ) {
+        Ok(grant) => grant,
+        Err(refusal) => return refuse(&refusal),
+    };
+    let bucket = env.bucket(ARTIFACTS)?;
+    match grant {
+        Grant::Download(grant) => match store::serve(&bucket, &grant.key(), req.headers()).await? {
+            Some(response) => Ok(response),
+            None => error_response(&unknown_artifact()),
+        },
+        Grant::Upload(grant) => {
+            let content_type = req.headers().get("content-type")?;
+            let Some(length) = req
+                .headers()
+                .get("content-length")?
+                .and_then(|l| l.parse::<u64>().ok())
+            else {
+                return error_response(&ErrorObject::new(
+                    ErrorCode::LengthRequired,
+                    "send Content-Length: the upload's length is part of what was signed",
+                ));
+            };
+            if let Err(refusal) = check_upload(&grant, content_type.as_deref(), Some(length)) {
+                return refuse(&refusal);
+            }
+            // Only an artifact this task granted may be stored: a deleted task's URLs die with it.
+            if record(env, &grant.artifact_id).await?.is_none() {
+                return error_response(&unknown_artifact());
+            }
+            let content_type = content_type.unwrap_or_default();
+            let object = match store::put_streaming(
+                &bucket,
+                &grant.key(),
+                &content_type,
+                req.stream()?,
+                length,
+            )
+            .await
+            {
+                Ok(object) => object,
+                Err(e) => {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!("the upload did not complete, nothing was stored: {e}"),
+                    ))
+                }
+            };
+            let stored = ArtifactStored {
+                artifact_id: grant.artifact_id.to_string(),
+                size: object.size,
+                sha256: object.sha256.clone(),
+            };
+            let request = json_request(Method::Post, "/artifacts/stored", Some(&stored))?;
+            let task = task(env, grant.artifact_id.task_id_str())?;
+            if let Err(error) = read_outcome(task.fetch_with_request(request).await?).await? {
+                // The task went away while the bytes streamed: keep no unlisted object.
+                bucket.delete(grant.key()).await?;
+                return error_response(&error);
+            }
+            Ok(Response::from_json(&stored)?.with_status(201))
+        }
+    }
+}
+
+async fn record(env: &Env, id: &ArtifactId) -> Result<Option<ArtifactRecord>> {
+    let path = format!("/artifacts/get?artifactId={id}");
+    let response = task(env, id.task_id_str())?
+        .fetch_with_request(json_request::<()>(Method::Get, &path, None)?)
+        .await?;
+    Ok(read_json::<ArtifactRecord>(response).await?.ok())
+}
+
+/// With R2 presigned URLs the upload bypasses the Worker, so completion is learned here: the
+/// object exists in R2 (with its size), and the record is updated.
+async fn confirm_direct_upload(
+    env: &Env,
+    id: &ArtifactId,
+    record: &ArtifactRecord,
+) -> Result<bool> {
+    let Some(object) = env.bucket(ARTIFACTS)?.head(record.key.clone()).await? else {
+        return Ok(false);
+    };
+    let stored = ArtifactStored {
+        artifact_id: id.to_string(),
+        size: object.size(),
+        // R2 computed no SHA-256 for a direct upload; its MD5 etag is what there is.
+        sha256: String::new(),
+    };
+    let request = json_request(Method::Post, "/artifacts/stored", Some(&stored))?;
+    let response = task(env, id.task_id_str())?
+        .fetch_with_request(request)
+        .await?;
+    Ok(response.status_code() < 300)
+}
+
+fn unknown_artifact() -> ErrorObject {
+    ErrorObject::new(ErrorCode::NotFound, "no such artifact")
+}
+
+/// A refusal as an error response; a 405 names the method the route takes.
+fn refuse(refusal: &Refusal) -> Result<Response> {
+    let code = serde_json::from_value(serde_json::json!(refusal.code()))
+        .unwrap_or(ErrorCode::InternalError);
+    let mut response = error_response(&ErrorObject::new(code, refusal.to_string()))?;
+    if let Refusal::MethodNotAllowed { allow } = refusal {
+        response.headers_mut().set("allow", allow)?;
+    }
+    Ok(response)
+}
+
+/// The key our signed URLs are made with: from `MIMO_ARTIFACT_SIGNING_SECRET`, else derived
+/// from the deployment token (so a deployment works with one secret, and the token itself never
+/// signs anything).
+fn signing_key(env: &Env) -> Result<[u8; 32]> {
+    let secret = var(env, "MIMO_ARTIFACT_SIGNING_SECRET")
+        .or_else(|| var(env, "MIMO_API_TOKEN"))
+        .ok_or_else(|| worker::Error::RustError("no secret to sign artifact URLs with".into()))?;
+    Ok(derive_signing_key(secret.as_bytes()))
+}
+
+/// R2's own presigned URLs when R2 API credentials are configured (uploads then go straight to
+/// R2); otherwise our signed URLs on this Worker's origin.
+fn signer(env: &Env, req: &Request) -> Result<UrlSigner> {
+    let r2 = (
+        var(env, "MIMO_R2_ACCOUNT_ID"),
+        var(env, "MIMO_R2_ACCESS_KEY_ID"),
+        var(env, "MIMO_R2_SECRET_ACCESS_KEY"),
+    );
+    if let (Some(account), Some(access_key), Some(secret)) = r2 {
+        let bucket = var(env, "MIMO_R2_BUCKET").unwrap_or_else(|| "mimo-artifacts".into());
+        let config = R2Config::new(&account, &bucket, &access_key, &secret)
+            .map_err(|e| worker::Error::RustError(format!("R2 configuration: {e}")))?;
+        return Ok(UrlSigner::R2(config));
+    }
+    let url = req.url()?;
+    Ok(UrlSigner::Worker {
+        signing_key: signing_key(env)?,
+        origin: url.origin().ascii_serialization(),
+    })
+}
