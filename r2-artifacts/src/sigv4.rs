@@ -299,6 +299,9 @@ pub struct R2Config {
     bucket: String,
     access_key_id: String,
     secret_access_key: String,
+    /// Another S3 endpoint than R2's, as `(scheme, host, path prefix)`: Miniflare serves a
+    /// local S3 API for its R2 emulation at `http://<host>/cdn-cgi/local/r2/s3`.
+    endpoint: Option<(String, String, String)>,
 }
 
 impl fmt::Debug for R2Config {
@@ -353,12 +356,46 @@ impl R2Config {
             bucket: bucket.to_owned(),
             access_key_id: access_key_id.to_owned(),
             secret_access_key: secret_access_key.to_owned(),
+            endpoint: None,
         })
     }
 
-    /// The S3 endpoint host: `<account_id>.r2.cloudflarestorage.com`.
+    /// Uses another S3-compatible endpoint, `http(s)://host[:port][/prefix]`; requests go to
+    /// (and are signed for) `<prefix>/<bucket>/<key>` on that host.
+    pub fn with_endpoint(mut self, endpoint: &str) -> Result<Self, SigV4Error> {
+        let (scheme, rest) = endpoint
+            .split_once("://")
+            .filter(|(scheme, _)| matches!(*scheme, "http" | "https"))
+            .ok_or(SigV4Error::InvalidConfig(
+                "endpoint must start with http:// or https://",
+            ))?;
+        let (host, prefix) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
+        let host_ok = !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+        if !host_ok || prefix.contains(['?', '#']) {
+            return Err(SigV4Error::InvalidConfig(
+                "endpoint must be scheme://host[:port][/path]",
+            ));
+        }
+        let prefix = prefix.trim_end_matches('/');
+        let prefix = if prefix.is_empty() {
+            String::new()
+        } else {
+            format!("/{prefix}")
+        };
+        self.endpoint = Some((scheme.to_owned(), host.to_owned(), prefix));
+        Ok(self)
+    }
+
+    /// The S3 endpoint host: `<account_id>.r2.cloudflarestorage.com`, or the configured
+    /// endpoint's.
     pub fn host(&self) -> String {
-        format!("{}.{R2_ENDPOINT_DOMAIN}", self.account_id)
+        match &self.endpoint {
+            Some((_, host, _)) => host.clone(),
+            None => format!("{}.{R2_ENDPOINT_DOMAIN}", self.account_id),
+        }
     }
 
     /// The bucket name.
@@ -407,8 +444,12 @@ impl R2Config {
             return Err(SigV4Error::InvalidConfig("object key is empty"));
         }
         let host = self.host();
-        let path = format!("/{}/{key}", self.bucket);
-        presign(&PresignInput {
+        let prefix = self
+            .endpoint
+            .as_ref()
+            .map_or("", |(_, _, prefix)| prefix.as_str());
+        let path = format!("{prefix}/{}/{key}", self.bucket);
+        let url = presign(&PresignInput {
             method,
             host: &host,
             path: &path,
@@ -419,6 +460,13 @@ impl R2Config {
             unix_seconds,
             expires_secs,
             extra_signed_headers,
+        })?;
+        Ok(match &self.endpoint {
+            // The scheme is not signed: a plain-HTTP endpoint (a local one) gets the same URL.
+            Some((scheme, _, _)) if scheme != "https" => {
+                format!("{scheme}://{}", &url["https://".len()..])
+            }
+            _ => url,
         })
     }
 }
@@ -693,6 +741,35 @@ mod tests {
         assert!(!ok(ACCOUNT, "abc", "", "s"));
         assert!(!ok(ACCOUNT, "abc", "K1", ""));
         assert_eq!(r2().host(), format!("{ACCOUNT}.r2.cloudflarestorage.com"));
+        let local = r2()
+            .with_endpoint("http://127.0.0.1:8787/cdn-cgi/local/r2/s3/")
+            .unwrap();
+        assert_eq!(local.host(), "127.0.0.1:8787");
+        let url = local.presign_get(KEY, 1_700_000_000, 300).unwrap();
+        assert!(url.starts_with(&format!(
+            "http://127.0.0.1:8787/cdn-cgi/local/r2/s3/mimo-artifacts/{KEY}?X-Amz-"
+        )));
+        // Signed for the endpoint's host and the whole path, prefix included.
+        let signed = presign(&PresignInput {
+            method: "GET",
+            host: "127.0.0.1:8787",
+            path: &format!("/cdn-cgi/local/r2/s3/mimo-artifacts/{KEY}"),
+            region: R2_REGION,
+            service: S3_SERVICE,
+            access_key_id: "AKIAIOSFODNN7EXAMPLE",
+            secret_access_key: AWS_S3_SECRET,
+            unix_seconds: 1_700_000_000,
+            expires_secs: 300,
+            extra_signed_headers: &[],
+        })
+        .unwrap();
+        assert_eq!(
+            url.split_once('?').unwrap().1,
+            signed.split_once('?').unwrap().1
+        );
+        for bad in ["ftp://x", "127.0.0.1:8787", "http://", "http://h/p?q"] {
+            assert!(r2().with_endpoint(bad).is_err(), "{bad}");
+        }
         assert_eq!(r2().bucket(), "mimo-artifacts");
         assert!(r2().presign_get("", 0, 1).is_err());
     }

@@ -2,7 +2,10 @@
 //   - worker bundle size (JS shim + wasm), raw and gzip
 //   - chat-delta broadcast latency, from the coordinator emitting a delta (its `at` stamp, taken
 //     when the LLM chunk arrived) to a web socket receiving it, with 1 and with 50 sockets
+//   - artifact upload throughput through a presigned URL (the Worker streams it into R2) versus
+//     a direct R2 binding put of the same bytes
 // Figures, not pass/fail: speed goals live here, never in timed tests.
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -57,6 +60,41 @@ async function broadcast(mimo: Mimo, sockets: number) {
   return { median: median(all), p90: percentile(all, 90), lastSocketMedian: median([...bySeq.values()]) };
 }
 
+const UPLOAD_BYTES = 16 * 1024 * 1024;
+const UPLOAD_ROUNDS = 4;
+
+/** MB/s of uploading UPLOAD_BYTES, through presigned URLs and through the R2 binding. */
+async function uploadThroughput(mimo: Mimo) {
+  const taskId = await newTask(mimo);
+  const body = randomBytes(UPLOAD_BYTES);
+  const headers = { authorization: `Bearer ${mimo.token}`, "content-type": "application/json" };
+  const presigned: number[] = [];
+  for (let i = 0; i < UPLOAD_ROUNDS; i++) {
+    const start = performance.now();
+    const grant = (await (
+      await fetch(`${mimo.url}/api/artifacts/presign`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ taskId, kind: "screenshot", contentType: "image/png", contentLength: body.length }),
+      })
+    ).json()) as { uploadUrl: string };
+    const res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": "image/png" }, body });
+    if (res.status !== 201) throw new Error(`upload: ${res.status} ${await res.text()}`);
+    presigned.push(performance.now() - start);
+  }
+  const bucket = (await mimo.mf.getR2Bucket("ARTIFACTS")) as unknown as {
+    put(key: string, value: Uint8Array): Promise<unknown>;
+  };
+  const direct: number[] = [];
+  for (let i = 0; i < UPLOAD_ROUNDS; i++) {
+    const start = performance.now();
+    await bucket.put(`bench/direct-${i}`, body);
+    direct.push(performance.now() - start);
+  }
+  const mbps = (ms: number) => UPLOAD_BYTES / (1024 * 1024) / (ms / 1000);
+  return { presigned: mbps(median(presigned)), direct: mbps(median(direct)) };
+}
+
 const size = bundleSize();
 const mimo = await startMimo();
 try {
@@ -72,7 +110,12 @@ try {
     `  50 sockets                 median ${fifty.median.toFixed(1)}   p90 ${fifty.p90.toFixed(1)}   last socket median ${fifty.lastSocketMedian.toFixed(1)}`,
   );
   const ratio = fifty.median / Math.max(one.median, 0.5);
-  console.log(`  ratio 50 / 1 sockets       ${ratio.toFixed(2)}x (median)\n`);
+  console.log(`  ratio 50 / 1 sockets       ${ratio.toFixed(2)}x (median)`);
+  const upload = await uploadThroughput(mimo);
+  console.log(`artifact upload (${UPLOAD_BYTES / (1024 * 1024)} MiB, median of ${UPLOAD_ROUNDS})`);
+  console.log(`  presigned URL via Worker   ${upload.presigned.toFixed(1)} MB/s`);
+  console.log(`  direct R2 binding put      ${upload.direct.toFixed(1)} MB/s`);
+  console.log(`  ratio presigned / direct   ${(upload.presigned / upload.direct).toFixed(2)}x\n`);
 } finally {
   await mimo.dispose();
 }

@@ -271,3 +271,39 @@ describe("artifact expiry, deletion and retention", () => {
     assert.equal((await lookup(grant.artifactId)).status, 404, "and no longer listed");
   });
 });
+
+describe("R2's own presigned URLs (SigV4), through Miniflare's local S3 API", () => {
+  const credentials = { accessKeyId: "mimolocalkey", secretAccessKey: "local-secret-for-tests" };
+  ownRuntime(
+    {
+      r2S3Credentials: credentials,
+      bindings: {
+        MIMO_R2_ACCOUNT_ID: "local",
+        MIMO_R2_ACCESS_KEY_ID: credentials.accessKeyId,
+        MIMO_R2_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+        MIMO_R2_S3_ENDPOINT: "/cdn-cgi/local/r2/s3",
+      },
+    },
+    (m) => (mimo = m),
+  );
+
+  it("uploads straight to R2 and downloads through an R2 URL", async () => {
+    const taskId = await newTask(mimo);
+    const bytes = randomBytes(200_000);
+    const grant = await granted({ taskId, kind: "screenshot", contentType: "image/webp", contentLength: bytes.length });
+    const url = new URL(grant.uploadUrl);
+    assert.equal(url.origin, mimo.url);
+    assert.ok(url.pathname.startsWith(`/cdn-cgi/local/r2/s3/mimo-artifacts/tasks/${taskId}/screenshot/`), url.pathname);
+    assert.equal(url.searchParams.get("X-Amz-Algorithm"), "AWS4-HMAC-SHA256");
+    assert.match(url.searchParams.get("X-Amz-Credential") ?? "", /^mimolocalkey\/\d{8}\/auto\/s3\/aws4_request$/);
+    // R2 enforces what was signed: another content type is refused, the right one stored.
+    assert.equal((await upload(grant.uploadUrl, bytes, "image/png")).status, 403);
+    assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
+    const res = await upload(grant.uploadUrl, bytes, "image/webp");
+    assert.equal(res.status, 200, await res.clone().text());
+    const download = new URL(await downloadUrl(grant.artifactId));
+    assert.ok(download.pathname.startsWith("/cdn-cgi/local/r2/s3/mimo-artifacts/"));
+    const got = new Uint8Array(await (await fetch(download)).arrayBuffer());
+    assert.equal(sha256(got), sha256(bytes));
+  });
+});

@@ -24,6 +24,8 @@ export type MimoOptions = {
   turns?: ScriptTurn[];
   /** Extra or overriding worker bindings (vars and secrets). */
   bindings?: Record<string, string>;
+  /** Serve R2's S3 API locally for the artifact bucket, with these credentials. */
+  r2S3Credentials?: { accessKeyId: string; secretAccessKey: string };
 };
 
 export type Mimo = {
@@ -55,7 +57,8 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
       TASK_COORDINATOR: { className: "TaskCoordinator", useSQLite: true },
       EXTENSION_REGISTRY: { className: "ExtensionRegistry", useSQLite: true },
     },
-    r2Buckets: ["ARTIFACTS"],
+    // The bucket's id is its name in wrangler.toml, which R2's S3 API addresses it by.
+    r2Buckets: { ARTIFACTS: { id: "mimo-artifacts", s3Credentials: opts.r2S3Credentials } },
     assets: {
       directory: path.join(ROOT, "web/dist"),
       binding: "ASSETS",

@@ -228,8 +228,17 @@ fn signer(env: &Env, req: &Request) -> Result<UrlSigner> {
     );
     if let (Some(account), Some(access_key), Some(secret)) = r2 {
         let bucket = var(env, "MIMO_R2_BUCKET").unwrap_or_else(|| "mimo-artifacts".into());
-        let config = R2Config::new(&account, &bucket, &access_key, &secret)
-            .map_err(|e| worker::Error::RustError(format!("R2 configuration: {e}")))?;
+        let invalid = |e| worker::Error::RustError(format!("R2 configuration: {e}"));
+        let mut config = R2Config::new(&account, &bucket, &access_key, &secret).map_err(invalid)?;
+        // Another S3 endpoint; a path means this Worker's own origin (Miniflare serves its R2
+        // emulation's S3 API at /cdn-cgi/local/r2/s3).
+        if let Some(endpoint) = var(env, "MIMO_R2_S3_ENDPOINT") {
+            let endpoint = match endpoint.starts_with('/') {
+                true => format!("{}{endpoint}", req.url()?.origin().ascii_serialization()),
+                false => endpoint,
+            };
+            config = config.with_endpoint(&endpoint).map_err(invalid)?;
+        }
         return Ok(UrlSigner::R2(config));
     }
     let url = req.url()?;
