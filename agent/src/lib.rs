@@ -4,6 +4,7 @@
 //! get back effects (events to emit, records to store, LLM calls to make), which the Durable
 //! Object shells in `mimo-durable` carry out. That keeps every rule testable natively and fast.
 
+pub mod actions;
 pub mod conversation;
 pub mod llm;
 pub mod prompt;

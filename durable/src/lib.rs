@@ -6,18 +6,21 @@
 //! - [`ExtensionRegistry`]: one per deployment. Holds the extensions' sockets (tagged by client),
 //!   their presence and browser snapshots, and which task uses which extension.
 
+mod action_store;
 mod artifacts;
 mod http;
 mod llm_client;
 mod registry;
 mod socket;
 mod task;
+mod task_actions;
 mod task_store;
 
 pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 pub use http::{error_response, json_request, now_ms, random_bytes, read_json, read_outcome};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;
+pub use task_actions::{ActionEvent, Dispatch};
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";

@@ -14,6 +14,7 @@ use worker::*;
 use crate::http::{error_response, json_request, now_ms};
 use crate::socket::{finish_close, parse_message};
 use crate::task::{BindRequest, Binding, SnapshotPush};
+use crate::task_actions::{ActionEvent, Dispatch};
 use crate::TASK_COORDINATOR;
 
 /// Tag of every extension socket; each also carries `client:<id>`.
@@ -110,6 +111,10 @@ impl DurableObject for ExtensionRegistry {
                     )),
                 }
             }
+            (Method::Post, "/dispatch") => {
+                let dispatch: Dispatch = req.json().await?;
+                self.dispatch(dispatch)
+            }
             (Method::Get, "/list") => Response::from_json(&ExtensionList {
                 extensions: self.list()?,
             }),
@@ -177,6 +182,24 @@ impl DurableObject for ExtensionRegistry {
             }
             // A keep-alive that did not match the auto-response byte for byte.
             ExtensionMessage::Ping {} => ws.send(&ServerToExtension::Pong {}),
+            ExtensionMessage::ActionAck {
+                action_id,
+                attempt,
+                task_id,
+            } => {
+                self.relay(
+                    &client_id,
+                    &task_id,
+                    &ActionEvent::Ack { action_id, attempt },
+                    &ws,
+                )
+                .await
+            }
+            ExtensionMessage::ActionResult { outcome } => {
+                let task_id = outcome.task_id.clone();
+                self.relay(&client_id, &task_id, &ActionEvent::Outcome { outcome }, &ws)
+                    .await
+            }
         }
     }
 
@@ -379,6 +402,56 @@ impl ExtensionRegistry {
                     .map_err(|e| Error::RustError(format!("corrupt snapshot: {e}")))
             })
             .transpose()
+    }
+
+    /// Sends an action on the extension's socket.
+    fn dispatch(&self, dispatch: Dispatch) -> Result<Response> {
+        let socket = self
+            .state
+            .get_websockets_with_tag(&client_tag(&dispatch.client_id))
+            .into_iter()
+            .find(|ws| {
+                AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
+            });
+        let Some(socket) = socket else {
+            return error_response(&ErrorObject::new(
+                ErrorCode::PluginOffline,
+                format!(
+                    "The extension this task uses ({}) is offline. Open that browser with the \
+                     Mimo extension connected.",
+                    dispatch.client_id
+                ),
+            ));
+        };
+        socket.send(&ServerToExtension::BrowserAction {
+            action: dispatch.action,
+        })?;
+        Response::empty()
+    }
+
+    /// Passes an ack or a result to its task, if that task is bound to this extension: an
+    /// extension cannot report on another browser's actions.
+    async fn relay(
+        &self,
+        client_id: &str,
+        task_id: &str,
+        event: &ActionEvent,
+        ws: &WebSocket,
+    ) -> Result<()> {
+        if self.binding_of(task_id)?.as_deref() != Some(client_id) {
+            let error = ErrorObject::new(
+                ErrorCode::PermissionDenied,
+                format!("task {task_id} is not bound to this extension"),
+            );
+            return ws.send(&ServerToExtension::Error { error });
+        }
+        let stub = self
+            .env
+            .durable_object(TASK_COORDINATOR)?
+            .get_by_name(task_id)?;
+        stub.fetch_with_request(json_request(Method::Post, "/action-event", Some(event))?)
+            .await?;
+        Ok(())
     }
 
     /// Stores the extension's new snapshot and pushes it to the tasks that use it.

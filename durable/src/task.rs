@@ -14,12 +14,17 @@ use mimo_protocol::{
 use serde::{Deserialize, Serialize};
 use worker::*;
 
+use crate::action_store::ActionStore;
 use crate::artifacts::{ArtifactGrant, ArtifactStore, ArtifactStored};
 use crate::http::{error_response, json_request, now_ms, read_json};
 use crate::socket::{finish_close, parse_message};
+use crate::task_actions::{ActionEvent, SubmitAction};
 use crate::task_store::TaskStore;
 use crate::{llm_client, ARTIFACTS, EXTENSION_REGISTRY, REGISTRY_NAME};
+use futures_channel::oneshot;
+use mimo_agent::actions::{ActionQueue, ActionRecord, Timeouts};
 use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
+use std::collections::HashMap;
 
 /// Tag of the web app's sockets.
 const WEB: &str = "web";
@@ -27,9 +32,13 @@ const WEB: &str = "web";
 #[durable_object]
 pub struct TaskCoordinator {
     state: State,
-    env: Env,
+    pub(crate) env: Env,
     store: TaskStore,
     artifacts: ArtifactStore,
+    pub(crate) action_store: ActionStore,
+    pub(crate) actions: RefCell<ActionQueue>,
+    /// Requests of the developer API waiting for their action to end, by action id.
+    pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<ActionRecord>>>,
     /// `None` until the task is created by `/init`, and again once it is deleted.
     conversation: RefCell<Option<Conversation>>,
     started_at: u64,
@@ -64,6 +73,9 @@ impl DurableObject for TaskCoordinator {
     fn new(state: State, env: Env) -> Self {
         let store = TaskStore::open(state.storage().sql()).expect("task schema");
         let artifacts = ArtifactStore::open(state.storage().sql()).expect("artifact schema");
+        let action_store = ActionStore::open(state.storage().sql()).expect("action schema");
+        let actions =
+            ActionQueue::restore(action_store.load().expect("load actions"), timeouts(&env));
         // Storage that cannot be read is unrecoverable for this object: fail loudly.
         let conversation = store
             .load_task()
@@ -74,6 +86,9 @@ impl DurableObject for TaskCoordinator {
             env,
             store,
             artifacts,
+            action_store,
+            actions: RefCell::new(actions),
+            waiters: RefCell::new(HashMap::new()),
             conversation: RefCell::new(conversation),
             started_at: now_ms(),
         }
@@ -96,6 +111,24 @@ impl DurableObject for TaskCoordinator {
                 self.connect_web(last_seq).await
             }
             (Method::Get, "/summary") => self.summary(),
+            (Method::Post, "/actions") => {
+                let mut req = req;
+                let body = req.text().await?;
+                match serde_json::from_str::<SubmitAction>(&body) {
+                    Ok(submit) => self.submit_action(submit).await,
+                    Err(e) => error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!("the action does not match the protocol: {e}"),
+                    )),
+                }
+            }
+            (Method::Get, "/actions") if self.exists() => self.list_actions(),
+            (Method::Post, "/action-event") => {
+                let mut req = req;
+                let event: ActionEvent = req.json().await?;
+                self.action_event(event).await?;
+                Response::empty()
+            }
             (Method::Post, "/delete") => self.delete().await,
             (Method::Post, "/artifacts/granted") => {
                 let mut req = req;
@@ -160,7 +193,10 @@ impl DurableObject for TaskCoordinator {
                     Err(error) => return self.send_error(&ws, error),
                 }
             }
-            FrontendMessage::Stop {} => work.extend(self.with_conversation(|c| c.stop(now))?),
+            FrontendMessage::Stop {} => {
+                work.extend(self.with_conversation(|c| c.stop(now))?);
+                self.cancel_actions().await?;
+            }
             FrontendMessage::SelectClient { client_id } => {
                 if let Err(error) = self.bind_client(Some(client_id)).await? {
                     return self.send_error(&ws, error);
@@ -183,10 +219,29 @@ impl DurableObject for TaskCoordinator {
 
     /// Runs what is due: a turn cut off by a restart, and the artifact retention sweep.
     async fn alarm(&self) -> Result<Response> {
+        // This alarm is being handled: clear it, so that what the work below schedules is set
+        // anew instead of being mistaken for already pending.
+        self.state.storage().delete_alarm().await?;
         let work = self.recover();
         self.run(work).await?;
+        self.tick_actions().await?;
         self.sweep_artifacts().await?;
         Response::empty()
+    }
+}
+
+/// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS` and `MIMO_ACTION_EXEC_TIMEOUT_MS` where set.
+fn timeouts(env: &Env) -> Timeouts {
+    let ms = |name: &str| {
+        env.var(name)
+            .ok()
+            .and_then(|v| v.to_string().parse::<u64>().ok())
+    };
+    let defaults = Timeouts::default();
+    Timeouts {
+        ack_ms: ms("MIMO_ACTION_ACK_TIMEOUT_MS").unwrap_or(defaults.ack_ms),
+        exec_ms: ms("MIMO_ACTION_EXEC_TIMEOUT_MS").unwrap_or(defaults.exec_ms),
+        ..defaults
     }
 }
 
@@ -195,6 +250,16 @@ fn unknown_task() -> ErrorObject {
 }
 
 impl TaskCoordinator {
+    /// The task's id and its extension, if the task exists.
+    pub(crate) fn task_and_client(&self) -> Option<(String, Option<String>)> {
+        self.conversation.borrow().as_ref().map(|c| {
+            (
+                c.task().task_id.clone(),
+                c.task().selected_client_id.clone(),
+            )
+        })
+    }
+
     fn exists(&self) -> bool {
         self.conversation.borrow().is_some()
     }
@@ -213,7 +278,7 @@ impl TaskCoordinator {
     }
 
     /// Sets the alarm to `at` unless it is already due sooner: one alarm serves every purpose.
-    async fn wake_at(&self, at: u64) -> Result<()> {
+    pub(crate) async fn wake_at(&self, at: u64) -> Result<()> {
         let storage = self.state.storage();
         match storage.get_alarm().await? {
             Some(current) if (current.max(0) as u64) <= at => Ok(()),
@@ -271,6 +336,8 @@ impl TaskCoordinator {
             .map_err(|e| Error::RustError(format!("stored task id: {e}")))?;
         store::delete_prefix(&self.bucket()?, &prefix).await?;
         self.artifacts.clear()?;
+        self.action_store.clear()?;
+        *self.actions.borrow_mut() = ActionQueue::new(timeouts(&self.env));
         self.store.clear()?;
         self.state.storage().delete_alarm().await?;
         *self.conversation.borrow_mut() = None;
@@ -367,7 +434,7 @@ impl TaskCoordinator {
 
     /// Binds the task to an extension through the registry (automatic selection when
     /// `client_id` is `None`), then shows the binding and the extension's browser.
-    async fn bind_client(
+    pub(crate) async fn bind_client(
         &self,
         client_id: Option<String>,
     ) -> Result<std::result::Result<(), ErrorObject>> {

@@ -40,6 +40,8 @@ pub enum ErrorCode {
     UnsupportedMediaType,
     /// An upload without `Content-Length`: the length is signed and must be declared.
     LengthRequired,
+    /// The task was stopped before the action ended.
+    Canceled,
 }
 
 impl ErrorCode {
@@ -82,6 +84,7 @@ impl ErrorCode {
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::LengthRequired => "LENGTH_REQUIRED",
+            ErrorCode::Canceled => "CANCELED",
         }
     }
 }

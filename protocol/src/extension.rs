@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{BrowserSnapshot, ErrorObject, TabEvent};
+use crate::{ActionOutcome, BrowserAction, BrowserSnapshot, ErrorObject, TabEvent};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -33,6 +33,15 @@ pub enum ExtensionMessage {
     /// Keep-alive. Sent exactly as [`PING_FRAME`], it is answered by the runtime without waking
     /// the registry (a hibernation auto-response).
     Ping {},
+    /// An action was received (sent at once, before it runs).
+    #[serde(rename_all = "camelCase")]
+    ActionAck {
+        action_id: String,
+        attempt: u32,
+        task_id: String,
+    },
+    /// An action ended.
+    ActionResult { outcome: ActionOutcome },
 }
 
 /// The exact keep-alive frame an extension sends, and the exact answer.
@@ -50,6 +59,8 @@ pub enum ServerToExtension {
     Error { error: ErrorObject },
     /// Answer to `ping`.
     Pong {},
+    /// Run this action (the extension acks it at once).
+    BrowserAction { action: BrowserAction },
 }
 
 /// One extension instance as listed to the web app (`GET /api/extension/extension-list`).

@@ -5,6 +5,7 @@
 //! `extension/` are generated from them (`cargo run -p mimo-protocol --bin gen-ts`), never
 //! retyped. A test fails when the checked-in TypeScript is stale.
 
+pub mod action;
 pub mod error;
 pub mod extension;
 pub mod frontend;
@@ -13,6 +14,7 @@ pub mod snapshot;
 pub mod task;
 pub mod typescript;
 
+pub use action::{ActionCommand, ActionOutcome, ActionStatus, BrowserAction, Target};
 pub use error::{ErrorCode, ErrorObject};
 pub use extension::{BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension};
 pub use frontend::{

@@ -2,7 +2,7 @@
 
 use ts_rs::{Config, TS};
 
-use crate::{error, extension, frontend, snapshot, task};
+use crate::{action, error, extension, frontend, snapshot, task};
 
 /// Where the generated module is checked in, relative to the workspace root.
 pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
@@ -26,6 +26,21 @@ pub fn typescript_module() -> String {
         snapshot::TabInfo,
         snapshot::TabGroupInfo,
         snapshot::TabEvent,
+        action::ScanScope,
+        action::ClickStrategy,
+        action::TypeStrategy,
+        action::ScrollDirection,
+        action::Target,
+        action::ActionCommand,
+        action::BrowserAction,
+        action::ActionStatus,
+        action::ActionOutcome,
+        action::TaskStartResult,
+        action::ScreenshotResult,
+        action::ReadabilityResult,
+        action::BoundingBox,
+        action::DomElement,
+        action::DomIndexResult,
         extension::BrowserInfo,
         extension::ExtensionMessage,
         extension::ServerToExtension,

@@ -183,3 +183,66 @@ fn every_artifact_refusal_is_a_protocol_error_code() {
         assert_eq!(code.as_str(), refusal.code());
     }
 }
+
+#[test]
+fn browser_actions_carry_ids_name_and_params() {
+    let m: ServerToExtension = roundtrip(json!({
+        "type": "browser_action",
+        "action": {
+            "actionId": "a1", "attempt": 1, "taskId": "t1", "clientId": "c1", "tabId": 7,
+            "name": "browser_click", "params": {"clickId": 12, "strategy": "cdp_mouse"}
+        }
+    }));
+    let ServerToExtension::BrowserAction { action } = m else {
+        panic!("not an action")
+    };
+    assert_eq!(action.command.name(), "browser_click");
+    assert!(action.command.needs_tab());
+    assert_eq!(
+        action.command,
+        ActionCommand::BrowserClick {
+            target: Target {
+                click_id: Some(12),
+                xpath: None
+            },
+            strategy: Some(mimo_protocol::action::ClickStrategy::CdpMouse),
+        }
+    );
+    let start: ActionCommand =
+        roundtrip(json!({"name": "task_start", "params": {"url": "http://127.0.0.1/"}}));
+    assert!(!start.needs_tab());
+    let _: ActionCommand = roundtrip(json!({"name": "browser_back", "params": {}}));
+    let _: ActionCommand = roundtrip(json!({
+        "name": "browser_type", "params": {"xpath": "//input[1]", "text": "blue mug", "submit": true}
+    }));
+    let _: ActionCommand = roundtrip(
+        json!({"name": "browser_wait_for", "params": {"text": "Cart", "timeoutMs": 5000}}),
+    );
+    assert!(
+        serde_json::from_value::<ActionCommand>(json!({"name": "browser_fly", "params": {}}))
+            .is_err()
+    );
+    assert!(serde_json::from_value::<ActionCommand>(
+        json!({"name": "browser_navigate", "params": {}})
+    )
+    .is_err());
+}
+
+#[test]
+fn acks_and_outcomes_round_trip() {
+    let _: ExtensionMessage =
+        roundtrip(json!({"type": "action_ack", "actionId": "a1", "attempt": 1, "taskId": "t1"}));
+    let m: ExtensionMessage = roundtrip(json!({
+        "type": "action_result",
+        "outcome": {
+            "actionId": "a1", "attempt": 2, "taskId": "t1", "status": "error",
+            "error": {"code": "TARGET_NOT_FOUND", "message": "no element 12", "retryable": false},
+            "warnings": ["fell back to DOM events"]
+        }
+    }));
+    let ExtensionMessage::ActionResult { outcome } = m else {
+        panic!("not a result")
+    };
+    assert_eq!(outcome.status, ActionStatus::Error);
+    assert_eq!(outcome.error.unwrap().code, ErrorCode::TargetNotFound);
+}

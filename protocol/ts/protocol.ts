@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -29,11 +29,94 @@ export type TabGroupInfo = { groupId: number, windowId: number, title: string, c
 
 export type TabEvent = { "kind": "tab_upserted", tab: TabInfo, } | { "kind": "tab_removed", tabId: number, } | { "kind": "tab_activated", tabId: number, windowId: number, } | { "kind": "window_upserted", window: WindowInfo, } | { "kind": "window_removed", windowId: number, } | { "kind": "window_focused", windowId: number | null, } | { "kind": "group_upserted", group: TabGroupInfo, } | { "kind": "group_removed", groupId: number, };
 
+export type ScanScope = "viewport" | "document";
+
+export type ClickStrategy = "cdp_mouse" | "dom_click";
+
+export type TypeStrategy = "cdp_key" | "dom_input";
+
+export type ScrollDirection = "up" | "down" | "left" | "right";
+
+export type Target = { clickId?: number, xpath?: string, };
+
+export type ActionCommand = { "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+/**
+ * The attribute the click ids are written to; `data-mimo_click_id` by default.
+ */
+assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_type", "params": { text: string, 
+/**
+ * Press Enter after typing.
+ */
+submit?: boolean, strategy?: TypeStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+/**
+ * Pixels; a viewport (or container) height/width by default.
+ */
+amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+/**
+ * The option's value or its visible label.
+ */
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } };
+
+export type BrowserAction = { actionId: string, 
+/**
+ * 1 for the first delivery; a retry after a retryable failure is a new attempt, run anew.
+ * A repeated delivery of the same attempt is answered from the extension's stored result.
+ */
+attempt: number, taskId: string, clientId: string, tabId?: number, } & ({ "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+/**
+ * The attribute the click ids are written to; `data-mimo_click_id` by default.
+ */
+assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_type", "params": { text: string, 
+/**
+ * Press Enter after typing.
+ */
+submit?: boolean, strategy?: TypeStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+/**
+ * Pixels; a viewport (or container) height/width by default.
+ */
+amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+/**
+ * The option's value or its visible label.
+ */
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } });
+
+export type ActionStatus = "ok" | "partial" | "error";
+
+export type ActionOutcome = { actionId: string, attempt: number, taskId: string, status: ActionStatus, 
+/**
+ * The action's result (its shape depends on the action: see the `*Result` types).
+ */
+result?: unknown, error?: ErrorObject, warnings: Array<string>, };
+
+export type TaskStartResult = { tabId: number, windowId: number, groupId?: number, url: string, title?: string, };
+
+export type ScreenshotResult = { artifactId: string, url: string, width: number, height: number, };
+
+export type ReadabilityResult = { artifactId?: string, text?: string, markdown?: string, title?: string, contentLengthBytes: number, truncated: boolean, };
+
+export type BoundingBox = { x: number, y: number, w: number, h: number, };
+
+export type DomElement = { clickId: number, tag: string, role?: string, 
+/**
+ * Accessible name or visible text, shortened.
+ */
+text?: string, xpath?: string, bbox?: BoundingBox, 
+/**
+ * The frame the element lives in (0 = top frame).
+ */
+frameId: number, value?: string, checked?: boolean, disabled?: boolean, expanded?: boolean, };
+
+export type DomIndexResult = { elements: Array<DomElement>, 
+/**
+ * The compact text form for the model: one line per element, indented by structure.
+ */
+text: string, url: string, title: string, scrollX: number, scrollY: number, };
+
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
-export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", };
+export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", } | { "type": "action_ack", actionId: string, attempt: number, taskId: string, } | { "type": "action_result", outcome: ActionOutcome, };
 
-export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", };
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, };
 
 export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
 /**

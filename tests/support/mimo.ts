@@ -1,6 +1,6 @@
 // Starts the real, built worker (worker/build) in Miniflare — workerd with SQLite-backed
 // Durable Objects, R2 and the web app's assets — next to the scripted LLM server.
-import { Miniflare } from "miniflare";
+import { Log, LogLevel, Miniflare } from "miniflare";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -47,6 +47,8 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
   const persist = await mkdtemp(path.join(tmpdir(), "mimo-test-"));
   const options = (port: number) => ({
     name: WORKER_NAME,
+    // MIMO_TEST_VERBOSE=1 shows the worker's console output, for debugging a test.
+    log: process.env.MIMO_TEST_VERBOSE ? new Log(LogLevel.DEBUG) : undefined,
     host: "127.0.0.1",
     port,
     scriptPath: path.join(ROOT, "worker/build/index.js"),

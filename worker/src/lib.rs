@@ -47,20 +47,42 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         (Method::Get, route) if route.starts_with("/api/artifacts/") => {
             artifacts::lookup(&req, &env, &route["/api/artifacts/".len()..]).await
         }
-        (method @ (Method::Get | Method::Delete), route) if route.starts_with("/api/task/") => {
-            let task_id = &route["/api/task/".len()..];
+        (method, route) if route.starts_with("/api/task/") => {
+            let (task_id, rest) = route["/api/task/".len()..]
+                .split_once('/')
+                .unwrap_or((&route["/api/task/".len()..], ""));
             if !valid_task_id(task_id) {
                 return error_response(&bad_request(
-                    "the path must end in a task id from /api/task/id",
+                    "the path must name a task id from /api/task/id",
                 ));
             }
-            // Deleting removes the task's history and every artifact it stored in R2.
-            let (verb, object_route) = match method {
-                Method::Delete => (Method::Post, "/delete"),
-                _ => (Method::Get, "/summary"),
+            // Deleting removes the task's history and every artifact it stored in R2; the
+            // actions route is the developer API that drives the task's browser directly.
+            let object_route = match (&method, rest) {
+                (Method::Get, "") => "/summary",
+                (Method::Delete, "") => "/delete",
+                (Method::Get | Method::Post, "actions") => "/actions",
+                _ => {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::NotFound,
+                        format!("no route for {method} {route}"),
+                    ))
+                }
             };
+            let verb = if method == Method::Get {
+                Method::Get
+            } else {
+                Method::Post
+            };
+            let mut init = RequestInit::new();
+            init.with_method(verb);
+            if method == Method::Post {
+                let mut req = req;
+                init.with_body(Some(req.text().await?.into()));
+            }
+            let target = format!("https://internal{object_route}");
             task(&env, task_id)?
-                .fetch_with_request(json_request::<()>(verb, object_route, None)?)
+                .fetch_with_request(Request::new_with_init(&target, &init)?)
                 .await
         }
         (Method::Get, "/ws/web") => {

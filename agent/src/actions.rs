@@ -1,0 +1,757 @@
+//! The action scheduler (seed 000 `ActionScheduler`): a task's browser actions, one in flight,
+//! each observed to its end — a result, or a timeout that becomes an error code.
+//!
+//! Lifecycle: `pending → sent → acked → succeeded | failed | timed_out | canceled`. Every
+//! record is saved (effect [`ActionEffect::Save`]) before it is dispatched, so after an eviction
+//! or restart the queue is rebuilt from storage and nothing runs twice: a dispatched attempt is
+//! never dispatched again, only retried as a new attempt after a retryable failure (once, after
+//! [`Timeouts::retry_delay_ms`]). Duplicate acks and results are ignored.
+
+use mimo_protocol::{
+    ActionCommand, ActionOutcome, ActionStatus, BrowserAction, ErrorCode, ErrorObject,
+};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionState {
+    /// Waiting its turn, or waiting to be retried.
+    Pending,
+    /// Delivered to the extension, not yet acknowledged.
+    Sent,
+    /// The extension has it and is running it.
+    Acked,
+    Succeeded,
+    Failed,
+    TimedOut,
+    Canceled,
+}
+
+impl ActionState {
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            ActionState::Succeeded
+                | ActionState::Failed
+                | ActionState::TimedOut
+                | ActionState::Canceled
+        )
+    }
+}
+
+/// One action as stored and as shown to the web app and the developer API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRecord {
+    pub action_id: String,
+    pub task_id: String,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<i32>,
+    pub command: ActionCommand,
+    pub state: ActionState,
+    /// The attempt dispatched last (0 before the first dispatch).
+    pub attempt: u32,
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
+    /// When the current wait ends: the ack or execution timeout, or the retry time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ActionOutcome>,
+}
+
+impl ActionRecord {
+    fn dispatch(&self) -> BrowserAction {
+        BrowserAction {
+            action_id: self.action_id.clone(),
+            attempt: self.attempt,
+            task_id: self.task_id.clone(),
+            client_id: self.client_id.clone(),
+            tab_id: self.tab_id,
+            command: self.command.clone(),
+        }
+    }
+}
+
+/// How long the extension gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// From dispatch to `action_ack`.
+    pub ack_ms: u64,
+    /// From ack to the result, for actions that do not say how long they wait.
+    pub exec_ms: u64,
+    /// Actions that load pages or upload artifacts.
+    pub slow_exec_ms: u64,
+    /// Extra time beyond an action's own `timeoutMs` (waits).
+    pub grace_ms: u64,
+    pub retry_delay_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            ack_ms: 5_000,
+            exec_ms: 15_000,
+            slow_exec_ms: 45_000,
+            grace_ms: 5_000,
+            retry_delay_ms: 1_000,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The execution budget of one action, after its ack.
+    pub fn exec_ms(&self, command: &ActionCommand) -> u64 {
+        use ActionCommand::*;
+        match command {
+            BrowserWaitForLoaded { timeout_ms } | BrowserWaitFor { timeout_ms, .. } => {
+                u64::from(timeout_ms.unwrap_or(10_000)) + self.grace_ms
+            }
+            TaskStart { .. }
+            | BrowserNavigate { .. }
+            | BrowserBack {}
+            | BrowserScreenshot { .. }
+            | BrowserReadabilityExtract {}
+            | BrowserGetHtml { .. } => self.slow_exec_ms,
+            _ => self.exec_ms,
+        }
+    }
+}
+
+/// What the shell must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ActionEffect {
+    /// Store the record (insert or replace by `action_id`).
+    Save(ActionRecord),
+    /// Send to the extension; on failure report [`ActionQueue::dispatch_failed`].
+    Dispatch(BrowserAction),
+    /// The action ended (whoever waits for it can stop waiting).
+    Finished(ActionRecord),
+}
+
+#[derive(Debug, Default)]
+pub struct ActionQueue {
+    records: Vec<ActionRecord>,
+    timeouts: Timeouts,
+}
+
+impl ActionQueue {
+    pub fn new(timeouts: Timeouts) -> Self {
+        ActionQueue {
+            records: Vec::new(),
+            timeouts,
+        }
+    }
+
+    /// Rebuilds the queue from stored records (in creation order).
+    pub fn restore(mut records: Vec<ActionRecord>, timeouts: Timeouts) -> Self {
+        records.sort_by_key(|r| r.created_at);
+        ActionQueue { records, timeouts }
+    }
+
+    pub fn records(&self) -> &[ActionRecord] {
+        &self.records
+    }
+
+    pub fn get(&self, action_id: &str) -> Option<&ActionRecord> {
+        self.records.iter().find(|r| r.action_id == action_id)
+    }
+
+    /// The task's own tab: the one its latest successful `task_start` opened.
+    pub fn task_tab(&self) -> Option<i32> {
+        self.records
+            .iter()
+            .rev()
+            .filter(|r| {
+                matches!(r.command, ActionCommand::TaskStart { .. })
+                    && r.state == ActionState::Succeeded
+            })
+            .find_map(|r| r.outcome.as_ref()?.result.as_ref()?.get("tabId")?.as_i64())
+            .map(|id| id as i32)
+    }
+
+    /// When [`ActionQueue::tick`] must run next.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.records
+            .iter()
+            .filter(|r| !r.state.is_final())
+            .filter_map(|r| r.deadline)
+            .min()
+    }
+
+    /// Queues an action; it is dispatched at once when nothing else is in flight. Actions on
+    /// the task's tab get that tab when the caller named none.
+    pub fn submit(
+        &mut self,
+        action_id: String,
+        task_id: String,
+        client_id: String,
+        tab_id: Option<i32>,
+        command: ActionCommand,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        let tab_id = tab_id.or_else(|| command.needs_tab().then(|| self.task_tab()).flatten());
+        let record = ActionRecord {
+            action_id,
+            task_id,
+            client_id,
+            tab_id,
+            command,
+            state: ActionState::Pending,
+            attempt: 0,
+            created_at: now,
+            sent_at: None,
+            acked_at: None,
+            finished_at: None,
+            deadline: None,
+            outcome: None,
+        };
+        self.records.push(record.clone());
+        let mut effects = vec![ActionEffect::Save(record)];
+        effects.extend(self.dispatch_next(now));
+        effects
+    }
+
+    /// The extension acknowledged an attempt.
+    pub fn acked(&mut self, action_id: &str, attempt: u32, now: u64) -> Vec<ActionEffect> {
+        let timeouts = self.timeouts;
+        let Some(record) = self.current_attempt(action_id, attempt) else {
+            return Vec::new();
+        };
+        if record.state != ActionState::Sent {
+            return Vec::new();
+        }
+        record.state = ActionState::Acked;
+        record.acked_at = Some(now);
+        record.deadline = Some(now + timeouts.exec_ms(&record.command));
+        vec![ActionEffect::Save(record.clone())]
+    }
+
+    /// The extension reported how an attempt ended. A result for an attempt that already
+    /// ended (a duplicate, or one that timed out first) changes nothing.
+    pub fn outcome(&mut self, outcome: ActionOutcome, now: u64) -> Vec<ActionEffect> {
+        let Some(record) = self.current_attempt(&outcome.action_id, outcome.attempt) else {
+            return Vec::new();
+        };
+        if !matches!(record.state, ActionState::Sent | ActionState::Acked) {
+            return Vec::new();
+        }
+        let action_id = record.action_id.clone();
+        let failed = outcome.status == ActionStatus::Error;
+        let retryable = outcome.error.as_ref().is_some_and(|e| e.retryable);
+        if failed && retryable {
+            return self.retry_or_fail(&action_id, ActionState::Failed, outcome, now);
+        }
+        let state = if failed {
+            ActionState::Failed
+        } else {
+            ActionState::Succeeded
+        };
+        self.finish(&action_id, state, outcome, now)
+    }
+
+    /// The action could not be delivered (no extension online, say).
+    pub fn dispatch_failed(
+        &mut self,
+        action_id: &str,
+        error: ErrorObject,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        let Some(record) = self
+            .records
+            .iter()
+            .find(|r| r.action_id == action_id && r.state == ActionState::Sent)
+        else {
+            return Vec::new();
+        };
+        let outcome = error_outcome(record, error);
+        self.retry_or_fail(action_id, ActionState::Failed, outcome, now)
+    }
+
+    /// Timeouts and due retries.
+    pub fn tick(&mut self, now: u64) -> Vec<ActionEffect> {
+        let mut effects = Vec::new();
+        let due: Vec<(String, ActionState)> = self
+            .records
+            .iter()
+            .filter(|r| !r.state.is_final() && r.deadline.is_some_and(|d| d <= now))
+            .map(|r| (r.action_id.clone(), r.state))
+            .collect();
+        for (action_id, state) in due {
+            let record = self.get(&action_id).expect("due record").clone();
+            match state {
+                ActionState::Sent => {
+                    let error = ErrorObject::new(
+                        ErrorCode::PluginTimeoutAck,
+                        format!(
+                            "the extension did not acknowledge {} in time",
+                            record.command.name()
+                        ),
+                    );
+                    effects.extend(self.retry_or_fail(
+                        &action_id,
+                        ActionState::TimedOut,
+                        error_outcome(&record, error),
+                        now,
+                    ));
+                }
+                ActionState::Acked => {
+                    let error = ErrorObject::new(
+                        ErrorCode::PluginTimeoutExec,
+                        format!("{} did not finish in time", record.command.name()),
+                    );
+                    effects.extend(self.retry_or_fail(
+                        &action_id,
+                        ActionState::TimedOut,
+                        error_outcome(&record, error),
+                        now,
+                    ));
+                }
+                ActionState::Pending => effects.extend(self.dispatch_next(now)),
+                _ => {}
+            }
+        }
+        effects
+    }
+
+    /// Cancels everything not yet finished (the task was stopped).
+    pub fn cancel_all(&mut self, now: u64) -> Vec<ActionEffect> {
+        let open: Vec<String> = self
+            .records
+            .iter()
+            .filter(|r| !r.state.is_final())
+            .map(|r| r.action_id.clone())
+            .collect();
+        let mut effects = Vec::new();
+        for action_id in open {
+            let record = self.get(&action_id).expect("open record").clone();
+            let error = ErrorObject::new(
+                ErrorCode::Canceled,
+                "the task was stopped before the action ended",
+            );
+            let outcome = error_outcome(&record, error);
+            effects.extend(self.end(&action_id, ActionState::Canceled, outcome, now));
+        }
+        effects
+    }
+
+    fn current_attempt(&mut self, action_id: &str, attempt: u32) -> Option<&mut ActionRecord> {
+        self.records
+            .iter_mut()
+            .find(|r| r.action_id == action_id && r.attempt == attempt)
+    }
+
+    /// A retryable failure of the first attempt is retried once after the retry delay;
+    /// otherwise the action ends in `state` with `outcome`.
+    fn retry_or_fail(
+        &mut self,
+        action_id: &str,
+        state: ActionState,
+        outcome: ActionOutcome,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        let delay = self.timeouts.retry_delay_ms;
+        let record = self
+            .records
+            .iter_mut()
+            .find(|r| r.action_id == action_id)
+            .expect("record");
+        let retryable = outcome.error.as_ref().is_some_and(|e| e.retryable);
+        if retryable && record.attempt < 2 {
+            record.state = ActionState::Pending;
+            record.deadline = Some(now + delay);
+            record.outcome = Some(outcome);
+            return vec![ActionEffect::Save(record.clone())];
+        }
+        self.finish(action_id, state, outcome, now)
+    }
+
+    /// Ends an action, then dispatches the next one.
+    fn finish(
+        &mut self,
+        action_id: &str,
+        state: ActionState,
+        outcome: ActionOutcome,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        let mut effects = self.end(action_id, state, outcome, now);
+        effects.extend(self.dispatch_next(now));
+        effects
+    }
+
+    fn end(
+        &mut self,
+        action_id: &str,
+        state: ActionState,
+        outcome: ActionOutcome,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        let record = self
+            .records
+            .iter_mut()
+            .find(|r| r.action_id == action_id)
+            .expect("record");
+        record.state = state;
+        record.finished_at = Some(now);
+        record.deadline = None;
+        record.outcome = Some(outcome);
+        let ended = record.clone();
+        vec![
+            ActionEffect::Save(ended.clone()),
+            ActionEffect::Finished(ended),
+        ]
+    }
+
+    /// Dispatches the oldest pending action that is due, if nothing is in flight.
+    fn dispatch_next(&mut self, now: u64) -> Vec<ActionEffect> {
+        let in_flight = self
+            .records
+            .iter()
+            .any(|r| matches!(r.state, ActionState::Sent | ActionState::Acked));
+        if in_flight {
+            return Vec::new();
+        }
+        let ack_ms = self.timeouts.ack_ms;
+        let Some(record) = self
+            .records
+            .iter_mut()
+            .find(|r| r.state == ActionState::Pending)
+            .filter(|r| r.deadline.is_none_or(|d| d <= now))
+        else {
+            return Vec::new();
+        };
+        record.state = ActionState::Sent;
+        record.attempt += 1;
+        record.sent_at = Some(now);
+        record.acked_at = None;
+        record.deadline = Some(now + ack_ms);
+        vec![
+            ActionEffect::Save(record.clone()),
+            ActionEffect::Dispatch(record.dispatch()),
+        ]
+    }
+}
+
+fn error_outcome(record: &ActionRecord, error: ErrorObject) -> ActionOutcome {
+    ActionOutcome {
+        action_id: record.action_id.clone(),
+        attempt: record.attempt,
+        task_id: record.task_id.clone(),
+        status: ActionStatus::Error,
+        result: None,
+        error: Some(error),
+        warnings: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const T: Timeouts = Timeouts {
+        ack_ms: 100,
+        exec_ms: 1_000,
+        slow_exec_ms: 5_000,
+        grace_ms: 500,
+        retry_delay_ms: 1_000,
+    };
+
+    fn click(id: u32) -> ActionCommand {
+        ActionCommand::BrowserClick {
+            target: mimo_protocol::Target {
+                click_id: Some(id),
+                xpath: None,
+            },
+            strategy: None,
+        }
+    }
+
+    fn submit(
+        q: &mut ActionQueue,
+        id: &str,
+        command: ActionCommand,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        q.submit(
+            id.into(),
+            "task".into(),
+            "client".into(),
+            None,
+            command,
+            now,
+        )
+    }
+
+    fn dispatched(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                ActionEffect::Dispatch(a) => Some((a.action_id.clone(), a.attempt)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn finished(effects: &[ActionEffect]) -> Vec<(String, ActionState)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                ActionEffect::Finished(r) => Some((r.action_id.clone(), r.state)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn outcome(
+        id: &str,
+        attempt: u32,
+        status: ActionStatus,
+        error: Option<ErrorObject>,
+    ) -> ActionOutcome {
+        ActionOutcome {
+            action_id: id.into(),
+            attempt,
+            task_id: "task".into(),
+            status,
+            result: Some(json!({})),
+            error,
+            warnings: vec![],
+        }
+    }
+
+    fn ok(id: &str, attempt: u32) -> ActionOutcome {
+        outcome(id, attempt, ActionStatus::Ok, None)
+    }
+
+    #[test]
+    fn one_action_in_flight_the_rest_wait_their_turn_in_order() {
+        let mut q = ActionQueue::new(T);
+        let first = submit(&mut q, "a", click(1), 0);
+        assert!(
+            matches!(first[0], ActionEffect::Save(ref r) if r.state == ActionState::Pending),
+            "saved before sent"
+        );
+        assert_eq!(dispatched(&first), vec![("a".into(), 1)]);
+        assert!(dispatched(&submit(&mut q, "b", click(2), 1)).is_empty());
+        assert!(dispatched(&submit(&mut q, "c", click(3), 2)).is_empty());
+        q.acked("a", 1, 10);
+        let done = q.outcome(ok("a", 1), 20);
+        assert_eq!(finished(&done), vec![("a".into(), ActionState::Succeeded)]);
+        assert_eq!(dispatched(&done), vec![("b".into(), 1)]);
+        let done = q.outcome(ok("b", 1), 30);
+        assert_eq!(dispatched(&done), vec![("c".into(), 1)]);
+    }
+
+    #[test]
+    fn no_ack_in_time_is_plugin_timeout_ack_retried_once_after_the_delay() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        assert_eq!(q.next_deadline(), Some(100));
+        assert!(q.tick(99).is_empty());
+        let timed_out = q.tick(100);
+        assert!(finished(&timed_out).is_empty(), "retried, not finished");
+        assert_eq!(q.get("a").unwrap().state, ActionState::Pending);
+        assert_eq!(q.next_deadline(), Some(1_100));
+        assert!(dispatched(&q.tick(1_099)).is_empty());
+        assert_eq!(
+            dispatched(&q.tick(1_100)),
+            vec![("a".into(), 2)],
+            "a new attempt"
+        );
+        let failed = q.tick(1_200);
+        assert_eq!(finished(&failed), vec![("a".into(), ActionState::TimedOut)]);
+        let error = q
+            .get("a")
+            .unwrap()
+            .outcome
+            .as_ref()
+            .unwrap()
+            .error
+            .clone()
+            .unwrap();
+        assert_eq!(error.code, ErrorCode::PluginTimeoutAck);
+    }
+
+    #[test]
+    fn an_acked_action_that_runs_too_long_is_plugin_timeout_exec() {
+        let mut q = ActionQueue::new(Timeouts {
+            retry_delay_ms: 10,
+            ..T
+        });
+        submit(&mut q, "a", click(1), 0);
+        q.acked("a", 1, 50);
+        assert_eq!(q.next_deadline(), Some(1_050));
+        q.tick(1_050);
+        q.tick(1_060);
+        q.acked("a", 2, 1_070);
+        let effects = q.tick(2_070);
+        assert_eq!(
+            finished(&effects),
+            vec![("a".into(), ActionState::TimedOut)]
+        );
+        let error = q
+            .get("a")
+            .unwrap()
+            .outcome
+            .as_ref()
+            .unwrap()
+            .error
+            .clone()
+            .unwrap();
+        assert_eq!(error.code, ErrorCode::PluginTimeoutExec);
+        assert!(error.retryable);
+    }
+
+    #[test]
+    fn waits_get_their_own_timeout_and_page_loads_the_slow_one() {
+        let wait = ActionCommand::BrowserWaitFor {
+            text: Some("Cart".into()),
+            url: None,
+            selector: None,
+            timeout_ms: Some(20_000),
+        };
+        assert_eq!(T.exec_ms(&wait), 20_500);
+        assert_eq!(
+            T.exec_ms(&ActionCommand::BrowserNavigate {
+                url: "http://x/".into()
+            }),
+            5_000
+        );
+        assert_eq!(T.exec_ms(&click(1)), 1_000);
+    }
+
+    #[test]
+    fn retryable_errors_are_retried_once_others_fail_at_once() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        let cdp = ErrorObject::new(ErrorCode::CdpUnavailable, "debugger detached");
+        assert!(
+            finished(&q.outcome(outcome("a", 1, ActionStatus::Error, Some(cdp.clone())), 10))
+                .is_empty()
+        );
+        assert_eq!(dispatched(&q.tick(1_010)), vec![("a".into(), 2)]);
+        let effects = q.outcome(outcome("a", 2, ActionStatus::Error, Some(cdp)), 1_020);
+        assert_eq!(finished(&effects), vec![("a".into(), ActionState::Failed)]);
+
+        submit(&mut q, "b", click(2), 2_000);
+        let missing = ErrorObject::new(ErrorCode::TargetNotFound, "no element 2");
+        let effects = q.outcome(outcome("b", 1, ActionStatus::Error, Some(missing)), 2_010);
+        assert_eq!(finished(&effects), vec![("b".into(), ActionState::Failed)]);
+        assert_eq!(q.get("b").unwrap().attempt, 1);
+    }
+
+    #[test]
+    fn duplicate_and_stale_acks_and_results_are_ignored() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        assert_eq!(q.acked("a", 1, 5).len(), 1);
+        assert!(q.acked("a", 1, 6).is_empty(), "second ack");
+        assert_eq!(finished(&q.outcome(ok("a", 1), 10)).len(), 1);
+        assert!(q.outcome(ok("a", 1), 11).is_empty(), "second result");
+        assert!(q.outcome(ok("zzz", 1), 12).is_empty(), "unknown action");
+        submit(&mut q, "b", click(2), 20);
+        assert!(
+            q.outcome(ok("b", 7), 21).is_empty(),
+            "result of an attempt never sent"
+        );
+        assert_eq!(q.get("b").unwrap().state, ActionState::Sent);
+    }
+
+    #[test]
+    fn after_a_restart_nothing_is_sent_twice_and_late_results_still_land() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        q.acked("a", 1, 5);
+        submit(&mut q, "b", click(2), 6);
+        // Storage holds what was saved; the process restarts.
+        let mut restored = ActionQueue::restore(q.records().to_vec(), T);
+        assert!(
+            dispatched(&restored.tick(10)).is_empty(),
+            "the in-flight attempt is not re-sent"
+        );
+        let effects = restored.outcome(ok("a", 1), 20);
+        assert_eq!(
+            finished(&effects),
+            vec![("a".into(), ActionState::Succeeded)]
+        );
+        assert_eq!(dispatched(&effects), vec![("b".into(), 1)]);
+    }
+
+    #[test]
+    fn a_failed_delivery_is_retried_then_reported() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        let offline = ErrorObject::plugin_offline();
+        assert!(finished(&q.dispatch_failed("a", offline.clone(), 1)).is_empty());
+        q.tick(1_001);
+        let effects = q.dispatch_failed("a", offline, 1_002);
+        assert_eq!(finished(&effects), vec![("a".into(), ActionState::Failed)]);
+        let error = q
+            .get("a")
+            .unwrap()
+            .outcome
+            .as_ref()
+            .unwrap()
+            .error
+            .clone()
+            .unwrap();
+        assert_eq!(error.code, ErrorCode::PluginOffline);
+    }
+
+    #[test]
+    fn the_task_tab_comes_from_task_start_and_fills_in_tab_actions() {
+        let mut q = ActionQueue::new(T);
+        submit(
+            &mut q,
+            "start",
+            ActionCommand::TaskStart {
+                url: None,
+                reuse_existing_tab: None,
+                group_title: None,
+            },
+            0,
+        );
+        let mut started = ok("start", 1);
+        started.result = Some(json!({"tabId": 42, "windowId": 3, "url": "about:blank"}));
+        q.outcome(started, 10);
+        assert_eq!(q.task_tab(), Some(42));
+        let effects = submit(&mut q, "c", click(1), 20);
+        let ActionEffect::Dispatch(action) = &effects[2] else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(action.tab_id, Some(42));
+        let explicit = q.submit(
+            "d".into(),
+            "task".into(),
+            "client".into(),
+            Some(7),
+            click(1),
+            30,
+        );
+        assert!(matches!(&explicit[0], ActionEffect::Save(r) if r.tab_id == Some(7)));
+    }
+
+    #[test]
+    fn stopping_cancels_what_is_open() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        submit(&mut q, "b", click(2), 1);
+        let effects = q.cancel_all(5);
+        assert_eq!(
+            finished(&effects),
+            vec![
+                ("a".into(), ActionState::Canceled),
+                ("b".into(), ActionState::Canceled)
+            ]
+        );
+        assert!(dispatched(&effects).is_empty());
+        assert_eq!(q.next_deadline(), None);
+    }
+}

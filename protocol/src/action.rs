@@ -1,0 +1,355 @@
+//! Browser actions (seed 000 §4): what the server asks the extension to do, and what comes back.
+//!
+//! Every action carries `actionId` (the idempotency key), `taskId`, `clientId` and `tabId`
+//! where a tab is concerned. The extension answers `action_ack` at once and `action_result` when
+//! done; an action delivered twice is executed once and its stored result is sent again.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::snapshot::ChromeId;
+use crate::ErrorObject;
+
+/// Where a DOM scan looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ScanScope {
+    /// The visible viewport, with a margin.
+    #[default]
+    Viewport,
+    /// The whole document.
+    Document,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ClickStrategy {
+    /// `Input.dispatchMouseEvent` through `chrome.debugger`: trusted events.
+    CdpMouse,
+    /// `element.click()` and synthetic events.
+    DomClick,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TypeStrategy {
+    /// `Input.insertText` / `Input.dispatchKeyEvent` through `chrome.debugger`.
+    CdpKey,
+    /// Setting the value with the native setter and firing `input`/`change`.
+    DomInput,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// Which element an action targets: a `clickId` from the latest `browser_dom_index`
+/// (preferred), or an XPath as the fallback.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub click_id: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub xpath: Option<String>,
+}
+
+/// The action catalog: the action's name and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "name", content = "params", rename_all = "snake_case")]
+pub enum ActionCommand {
+    /// Opens the task's own tab, in its own unfocused window, grouped and titled.
+    #[serde(rename_all = "camelCase")]
+    TaskStart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reuse_existing_tab: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        group_title: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    TaskStop {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        close_tab: Option<bool>,
+    },
+    BrowserDebuggerAttach {},
+    #[serde(rename_all = "camelCase")]
+    BrowserWaitForLoaded {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        timeout_ms: Option<u32>,
+    },
+    #[serde(rename_all = "camelCase")]
+    BrowserScreenshot {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        full_page: Option<bool>,
+    },
+    BrowserReadabilityExtract {},
+    #[serde(rename_all = "camelCase")]
+    BrowserDomIndex {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        scope: Option<ScanScope>,
+        /// The attribute the click ids are written to; `data-mimo_click_id` by default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        assign_attr: Option<String>,
+    },
+    BrowserXpathScan {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        scope: Option<ScanScope>,
+    },
+    BrowserClick {
+        #[serde(flatten)]
+        target: Target,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        strategy: Option<ClickStrategy>,
+    },
+    BrowserType {
+        #[serde(flatten)]
+        target: Target,
+        text: String,
+        /// Press Enter after typing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        submit: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        strategy: Option<TypeStrategy>,
+    },
+    BrowserGetHtml {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        xpath: Option<String>,
+    },
+    /// Scrolls the page, or the element targeted (a scrollable container).
+    BrowserScroll {
+        #[serde(flatten)]
+        target: Target,
+        direction: ScrollDirection,
+        /// Pixels; a viewport (or container) height/width by default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        amount: Option<u32>,
+    },
+    BrowserNavigate {
+        url: String,
+    },
+    BrowserBack {},
+    BrowserSelectOption {
+        #[serde(flatten)]
+        target: Target,
+        /// The option's value or its visible label.
+        option: String,
+    },
+    /// A key such as `Enter`, `Escape`, `Tab`, `ArrowDown`, optionally with modifiers
+    /// (`Control+a`).
+    BrowserPressKey {
+        key: String,
+    },
+    BrowserHover {
+        #[serde(flatten)]
+        target: Target,
+    },
+    /// Waits until the page shows a text, reaches a URL (substring), or has an element
+    /// matching a CSS selector.
+    #[serde(rename_all = "camelCase")]
+    BrowserWaitFor {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        selector: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        timeout_ms: Option<u32>,
+    },
+}
+
+impl ActionCommand {
+    /// The catalog name, e.g. `browser_click`.
+    pub fn name(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_owned))
+            .unwrap_or_default()
+    }
+
+    /// Whether the action acts on (and so needs) the task's tab.
+    pub fn needs_tab(&self) -> bool {
+        !matches!(
+            self,
+            ActionCommand::TaskStart { .. } | ActionCommand::TaskStop { .. }
+        )
+    }
+}
+
+/// Server → extension: one action to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserAction {
+    pub action_id: String,
+    /// 1 for the first delivery; a retry after a retryable failure is a new attempt, run anew.
+    /// A repeated delivery of the same attempt is answered from the extension's stored result.
+    pub attempt: u32,
+    pub task_id: String,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tab_id: Option<ChromeId>,
+    #[serde(flatten)]
+    pub command: ActionCommand,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionStatus {
+    Ok,
+    /// Done, with something missing or degraded: see `warnings` (and `missing`).
+    Partial,
+    Error,
+}
+
+/// Extension → server: how an action ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionOutcome {
+    pub action_id: String,
+    pub attempt: u32,
+    pub task_id: String,
+    pub status: ActionStatus,
+    /// The action's result (its shape depends on the action: see the `*Result` types).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ErrorObject>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// Result of `task_start`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStartResult {
+    pub tab_id: ChromeId,
+    pub window_id: ChromeId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub group_id: Option<ChromeId>,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+}
+
+/// Result of `browser_screenshot`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreenshotResult {
+    pub artifact_id: String,
+    pub url: String,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Result of `browser_readability_extract` (size rules: `READABILITY_*` constants).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadabilityResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub artifact_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub markdown: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[ts(type = "number")]
+    pub content_length_bytes: u64,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+pub struct BoundingBox {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+/// One interactive element found by `browser_dom_index`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DomElement {
+    pub click_id: u32,
+    pub tag: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub role: Option<String>,
+    /// Accessible name or visible text, shortened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub xpath: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub bbox: Option<BoundingBox>,
+    /// The frame the element lives in (0 = top frame).
+    #[serde(default)]
+    pub frame_id: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub checked: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub disabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub expanded: Option<bool>,
+}
+
+/// Result of `browser_dom_index` (and, with the same elements, `browser_xpath_scan`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DomIndexResult {
+    pub elements: Vec<DomElement>,
+    /// The compact text form for the model: one line per element, indented by structure.
+    #[serde(default)]
+    pub text: String,
+    pub url: String,
+    pub title: String,
+    #[serde(default)]
+    pub scroll_x: f64,
+    #[serde(default)]
+    pub scroll_y: f64,
+}

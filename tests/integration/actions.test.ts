@@ -1,0 +1,229 @@
+// The server side of browser actions, against the built worker in Miniflare, with a protocol
+// client standing in for the extension (the real extension's tests are in tests/browser/):
+// dispatch with ids, ack and result, timeouts, retry once, duplicates, offline, tab guard,
+// eviction mid-action, stop.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ActionCommand, BrowserAction, ServerToExtension } from "../../protocol/ts/protocol.ts";
+import { ExtensionClient, newTask, WebClient } from "../support/clients.ts";
+import { ownRuntime } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+
+let mimo: Mimo;
+
+type ActionRecord = {
+  actionId: string;
+  state: string;
+  attempt: number;
+  tabId?: number;
+  command: ActionCommand;
+  outcome?: { status: string; result?: unknown; error?: { code: string; retryable: boolean }; warnings: string[] };
+};
+
+async function submit(taskId: string, command: ActionCommand, extra: Record<string, unknown> = {}) {
+  const res = await fetch(`${mimo.url}/api/task/${taskId}/actions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ command, ...extra }),
+  });
+  return { status: res.status, body: (await res.json()) as ActionRecord & { code?: string } };
+}
+
+/** The next `browser_action` the stand-in extension receives (from index `from`). */
+async function nextAction(ext: ExtensionClient, from = 0): Promise<BrowserAction> {
+  const frame = await ext.waitFor((m) => m.type === "browser_action", "a browser action", 10_000, from);
+  return (frame as Extract<ServerToExtension, { type: "browser_action" }>).action;
+}
+
+function respond(ext: ExtensionClient, action: BrowserAction, result: unknown = { done: true }) {
+  ext.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
+  ext.send({
+    type: "action_result",
+    outcome: { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "ok", result, warnings: [] },
+  });
+}
+
+/** A task bound to a fresh stand-in extension. */
+async function boundTask(clientId: string) {
+  const ext = await ExtensionClient.connect(mimo, clientId);
+  const taskId = await newTask(mimo);
+  const web = await WebClient.connect(mimo, taskId);
+  await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === clientId, "bound");
+  return { ext, taskId, web };
+}
+
+const click: ActionCommand = { name: "browser_click", params: { clickId: 3 } };
+
+describe("actions through the coordinator and the registry", () => {
+  ownRuntime({ bindings: { MIMO_ACTION_ACK_TIMEOUT_MS: "400", MIMO_ACTION_EXEC_TIMEOUT_MS: "800" } }, (m) => (mimo = m));
+
+  it("dispatches with its ids, and answers with the result once acked and done", async () => {
+    const { ext, taskId, web } = await boundTask("runner");
+    const pending = submit(taskId, { name: "task_start", params: { url: "http://127.0.0.1/shop" } });
+    const action = await nextAction(ext);
+    assert.equal(action.taskId, taskId);
+    assert.equal(action.clientId, "runner");
+    assert.equal(action.attempt, 1);
+    assert.match(action.actionId, /^act_[0-9a-f]{24}$/);
+    assert.equal(action.name, "task_start");
+    respond(ext, action, { tabId: 41, windowId: 2, url: "http://127.0.0.1/shop" });
+    const { status, body } = await pending;
+    assert.equal(status, 200);
+    assert.equal(body.state, "succeeded");
+    assert.deepEqual(body.outcome?.result, { tabId: 41, windowId: 2, url: "http://127.0.0.1/shop" });
+
+    // Later tab actions go to the task's tab.
+    const next = submit(taskId, click);
+    const clickAction = await nextAction(ext, ext.received.indexOf(ext.received.find((m) => m.type === "browser_action")!) + 1);
+    assert.equal(clickAction.tabId, 41);
+    respond(ext, clickAction);
+    assert.equal((await next).body.state, "succeeded");
+
+    const list = (await (await fetch(`${mimo.url}/api/task/${taskId}/actions`, { headers: { authorization: `Bearer ${mimo.token}` } })).json()) as ActionRecord[];
+    assert.deepEqual(list.map((a) => [a.command.name, a.state]), [["task_start", "succeeded"], ["browser_click", "succeeded"]]);
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("ignores a duplicate result and an unknown one", async () => {
+    const { ext, taskId, web } = await boundTask("dupes");
+    const pending = submit(taskId, click);
+    const action = await nextAction(ext);
+    respond(ext, action, { first: true });
+    const { body } = await pending;
+    respond(ext, action, { second: true });
+    ext.send({ type: "action_result", outcome: { actionId: "act_nope", attempt: 1, taskId, status: "ok", warnings: [] } });
+    await new Promise((r) => setTimeout(r, 300));
+    const list = (await (await fetch(`${mimo.url}/api/task/${taskId}/actions`, { headers: { authorization: `Bearer ${mimo.token}` } })).json()) as ActionRecord[];
+    assert.equal(list.length, 1);
+    assert.deepEqual(list[0]!.outcome?.result, { first: true });
+    assert.deepEqual(body.outcome?.result, { first: true });
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("times out without an ack (PLUGIN_TIMEOUT_ACK), retrying once as a new attempt", async () => {
+    const { ext, taskId, web } = await boundTask("silent");
+    const pending = submit(taskId, click);
+    const first = await nextAction(ext);
+    const second = await nextAction(ext, ext.received.indexOf(ext.received.find((m) => m.type === "browser_action")!) + 1);
+    assert.equal(second.actionId, first.actionId);
+    assert.equal(second.attempt, 2);
+    const { status, body } = await pending;
+    assert.equal(status, 200);
+    assert.equal(body.state, "timed_out");
+    assert.equal(body.outcome?.error?.code, "PLUGIN_TIMEOUT_ACK");
+    assert.equal(body.outcome?.error?.retryable, true);
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("times out an acked action that never ends (PLUGIN_TIMEOUT_EXEC)", async () => {
+    const { ext, taskId, web } = await boundTask("slowpoke");
+    const pending = submit(taskId, click);
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const from = ext.received.filter((m) => m.type === "browser_action").length;
+      const action = await ext.waitFor(
+        (m) => m.type === "browser_action" && m.action.attempt === attempt,
+        `attempt ${attempt}`,
+      );
+      assert.ok(action.type === "browser_action" && from >= 0);
+      ext.send({ type: "action_ack", actionId: action.action.actionId, attempt, taskId });
+    }
+    const { body } = await pending;
+    assert.equal(body.state, "timed_out");
+    assert.equal(body.outcome?.error?.code, "PLUGIN_TIMEOUT_EXEC");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("retries a retryable failure once and reports a final one at once", async () => {
+    const { ext, taskId, web } = await boundTask("flaky");
+    const pending = submit(taskId, click);
+    const first = await nextAction(ext);
+    ext.send({ type: "action_ack", actionId: first.actionId, attempt: 1, taskId });
+    ext.send({
+      type: "action_result",
+      outcome: { actionId: first.actionId, attempt: 1, taskId, status: "error", error: { code: "CDP_UNAVAILABLE", message: "detached", retryable: true }, warnings: [] },
+    });
+    const second = await ext.waitFor((m) => m.type === "browser_action" && m.action.attempt === 2, "the retry");
+    assert.ok(second.type === "browser_action");
+    respond(ext, second.action, { clicked: true });
+    const { body } = await pending;
+    assert.equal(body.state, "succeeded");
+    assert.equal(body.attempt, 2);
+
+    const again = submit(taskId, click);
+    const action = await ext.waitFor((m) => m.type === "browser_action" && m.action.actionId !== first.actionId, "next action");
+    assert.ok(action.type === "browser_action");
+    ext.send({
+      type: "action_result",
+      outcome: { actionId: action.action.actionId, attempt: 1, taskId, status: "error", error: { code: "TARGET_NOT_FOUND", message: "no element 3", retryable: false }, warnings: [] },
+    });
+    const failed = (await again).body;
+    assert.equal(failed.state, "failed");
+    assert.equal(failed.attempt, 1);
+    assert.equal(failed.outcome?.error?.code, "TARGET_NOT_FOUND");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("keeps an action across an eviction of the coordinator: the late result still lands", async () => {
+    const { ext, taskId, web } = await boundTask("evicted");
+    const pending = submit(taskId, click, { waitMs: 500 });
+    const action = await nextAction(ext);
+    ext.send({ type: "action_ack", actionId: action.actionId, attempt: 1, taskId });
+    assert.equal((await pending).status, 202, "still running when the request gave up");
+    await mimo.evictTask(taskId);
+    respond(ext, action, { late: true });
+    let record: ActionRecord | undefined;
+    for (let i = 0; i < 30 && record?.state !== "succeeded"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const list = (await (await fetch(`${mimo.url}/api/task/${taskId}/actions`, { headers: { authorization: `Bearer ${mimo.token}` } })).json()) as ActionRecord[];
+      record = list[0];
+    }
+    assert.equal(record?.state, "succeeded");
+    assert.equal(ext.received.filter((m) => m.type === "browser_action").length, 1, "dispatched once");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("refuses results for a task bound to another extension", async () => {
+    const { ext, taskId, web } = await boundTask("owner");
+    const intruder = await ExtensionClient.connect(mimo, "intruder");
+    const pending = submit(taskId, click, { waitMs: 1500 });
+    const action = await nextAction(ext);
+    intruder.send({ type: "action_ack", actionId: action.actionId, attempt: 1, taskId });
+    const refused = await intruder.waitFor((m) => m.type === "error", "refusal");
+    assert.ok(refused.type === "error");
+    assert.equal(refused.error.code, "PERMISSION_DENIED");
+    respond(ext, action);
+    assert.equal((await pending).body.state, "succeeded");
+    await Promise.all([ext.close(), web.close(), intruder.close()]);
+  });
+
+  it("stop cancels what is open", async () => {
+    const { ext, taskId, web } = await boundTask("stopper");
+    const pending = submit(taskId, click);
+    await nextAction(ext);
+    web.send({ type: "stop" });
+    const { body } = await pending;
+    assert.equal(body.state, "canceled");
+    assert.equal(body.outcome?.error?.code, "CANCELED");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("refuses malformed commands and unknown tasks", async () => {
+    const taskId = await newTask(mimo);
+    const bad = await submit(taskId, { name: "browser_fly", params: {} } as unknown as ActionCommand);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, "SCHEMA_VALIDATION_FAILED");
+    const unknown = await submit("00000000-0000-4000-8000-000000000000", click);
+    assert.equal(unknown.status, 404);
+  });
+});
+
+describe("actions with no extension online", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("is PLUGIN_OFFLINE at once", async () => {
+    const taskId = await newTask(mimo);
+    const { status, body } = await submit(taskId, click);
+    assert.equal(status, 409);
+    assert.equal(body.code, "PLUGIN_OFFLINE");
+  });
+});
