@@ -139,6 +139,8 @@ pub enum ActionEffect {
 pub struct ActionQueue {
     records: Vec<ActionRecord>,
     timeouts: Timeouts,
+    /// The person has taken over: nothing new is dispatched (what is in flight may finish).
+    paused: bool,
 }
 
 impl ActionQueue {
@@ -146,13 +148,33 @@ impl ActionQueue {
         ActionQueue {
             records: Vec::new(),
             timeouts,
+            paused: false,
         }
     }
 
     /// Rebuilds the queue from stored records (in creation order).
     pub fn restore(mut records: Vec<ActionRecord>, timeouts: Timeouts) -> Self {
         records.sort_by_key(|r| r.created_at);
-        ActionQueue { records, timeouts }
+        ActionQueue {
+            records,
+            timeouts,
+            paused: false,
+        }
+    }
+
+    /// Pauses dispatching (takeover) or resumes it, dispatching what waits.
+    pub fn set_paused(&mut self, paused: bool, now: u64) -> Vec<ActionEffect> {
+        self.paused = paused;
+        if paused {
+            Vec::new()
+        } else {
+            self.dispatch_next(now)
+        }
+    }
+
+    /// Whether nothing is waiting or running.
+    pub fn is_idle(&self) -> bool {
+        self.records.iter().all(|r| r.state.is_final())
     }
 
     pub fn records(&self) -> &[ActionRecord] {
@@ -414,7 +436,7 @@ impl ActionQueue {
             .records
             .iter()
             .any(|r| matches!(r.state, ActionState::Sent | ActionState::Acked));
-        if in_flight {
+        if in_flight || self.paused {
             return Vec::new();
         }
         let ack_ms = self.timeouts.ack_ms;
@@ -736,6 +758,24 @@ mod tests {
             30,
         );
         assert!(matches!(&explicit[0], ActionEffect::Save(r) if r.tab_id == Some(7)));
+    }
+
+    #[test]
+    fn a_takeover_holds_new_dispatches_until_resumed() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        assert!(q.set_paused(true, 1).is_empty());
+        let done = q.outcome(ok("a", 1), 2);
+        assert_eq!(finished(&done).len(), 1, "what was in flight finishes");
+        assert!(dispatched(&submit(&mut q, "b", click(2), 3)).is_empty());
+        assert!(dispatched(&q.tick(5_000)).is_empty());
+        assert!(!q.is_idle());
+        assert_eq!(
+            dispatched(&q.set_paused(false, 5_001)),
+            vec![("b".into(), 1)]
+        );
+        q.outcome(ok("b", 1), 5_002);
+        assert!(q.is_idle());
     }
 
     #[test]

@@ -256,6 +256,35 @@ impl Conversation {
         effects
     }
 
+    /// The person took over the browser: automation pauses (from a running task only).
+    pub fn takeover(&mut self, now: u64) -> Vec<Effect> {
+        self.transition(TaskStatus::Takeover, now)
+    }
+
+    /// The person handed the browser back.
+    pub fn resume(&mut self, now: u64) -> Vec<Effect> {
+        if self.task.status != TaskStatus::Takeover {
+            return Vec::new();
+        }
+        self.transition(TaskStatus::Running, now)
+    }
+
+    /// Browser actions started running for the task (the developer API drives it directly).
+    pub fn actions_started(&mut self, now: u64) -> Vec<Effect> {
+        if matches!(self.task.status, TaskStatus::Running | TaskStatus::Takeover) {
+            return Vec::new();
+        }
+        self.transition(TaskStatus::Running, now)
+    }
+
+    /// The last queued action ended and no reply is streaming: the task waits for what's next.
+    pub fn actions_idle(&mut self, now: u64) -> Vec<Effect> {
+        if self.task.status != TaskStatus::Running || self.turn.is_some() {
+            return Vec::new();
+        }
+        self.transition(TaskStatus::Ongoing, now)
+    }
+
     pub fn select_client(&mut self, client_id: String, now: u64) -> Vec<Effect> {
         if self.task.selected_client_id.as_deref() == Some(client_id.as_str()) {
             return Vec::new();
@@ -625,6 +654,27 @@ mod tests {
             1,
             "the reply takes the place reserved for it"
         );
+    }
+
+    #[test]
+    fn takeover_pauses_a_running_task_and_resume_continues_it() {
+        let mut c = conversation();
+        assert!(
+            c.takeover(1).is_empty(),
+            "nothing to take over in a new task"
+        );
+        assert_eq!(statuses(&c.actions_started(2)), vec![TaskStatus::Running]);
+        assert!(c.actions_started(3).is_empty());
+        assert_eq!(statuses(&c.takeover(4)), vec![TaskStatus::Takeover]);
+        assert!(
+            c.actions_started(5).is_empty(),
+            "new actions do not end a takeover"
+        );
+        assert!(c.actions_idle(6).is_empty());
+        assert_eq!(statuses(&c.resume(7)), vec![TaskStatus::Running]);
+        assert!(c.resume(8).is_empty(), "resume only ends a takeover");
+        assert_eq!(statuses(&c.actions_idle(9)), vec![TaskStatus::Ongoing]);
+        assert_eq!(statuses(&c.stop(10)), vec![TaskStatus::Canceled]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use worker::*;
 use crate::http::{error_response, json_request, now_ms};
 use crate::socket::{finish_close, parse_message};
 use crate::task::{BindRequest, Binding, SnapshotPush};
-use crate::task_actions::{ActionEvent, Dispatch};
+use crate::task_actions::{ActionEvent, Dispatch, Notify};
 use crate::TASK_COORDINATOR;
 
 /// Tag of every extension socket; each also carries `client:<id>`.
@@ -111,6 +111,13 @@ impl DurableObject for ExtensionRegistry {
                     )),
                 }
             }
+            (Method::Post, "/notify") => {
+                let notify: Notify = req.json().await?;
+                if let Some(socket) = self.open_socket(&notify.client_id) {
+                    socket.send(&notify.message)?;
+                }
+                Response::empty()
+            }
             (Method::Post, "/dispatch") => {
                 let dispatch: Dispatch = req.json().await?;
                 self.dispatch(dispatch)
@@ -194,6 +201,22 @@ impl DurableObject for ExtensionRegistry {
                     &ws,
                 )
                 .await
+            }
+            ExtensionMessage::TaskControl { task_id, control } => {
+                if self.binding_of(&task_id)?.as_deref() != Some(client_id.as_str()) {
+                    let error = ErrorObject::new(
+                        ErrorCode::PermissionDenied,
+                        format!("task {task_id} is not bound to this extension"),
+                    );
+                    return ws.send(&ServerToExtension::Error { error });
+                }
+                let stub = self
+                    .env
+                    .durable_object(TASK_COORDINATOR)?
+                    .get_by_name(&task_id)?;
+                stub.fetch_with_request(json_request(Method::Post, "/control", Some(&control))?)
+                    .await?;
+                Ok(())
             }
             ExtensionMessage::ActionResult { outcome } => {
                 let task_id = outcome.task_id.clone();
@@ -284,12 +307,7 @@ impl ExtensionRegistry {
     /// Online means an open socket: sockets survive hibernation, and a runtime restart drops
     /// them, so presence is never stale.
     fn is_online(&self, client_id: &str) -> bool {
-        self.state
-            .get_websockets_with_tag(&client_tag(client_id))
-            .iter()
-            .any(|ws| {
-                AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
-            })
+        self.open_socket(client_id).is_some()
     }
 
     fn list(&self) -> Result<Vec<ExtensionInfo>> {
@@ -404,16 +422,19 @@ impl ExtensionRegistry {
             .transpose()
     }
 
-    /// Sends an action on the extension's socket.
-    fn dispatch(&self, dispatch: Dispatch) -> Result<Response> {
-        let socket = self
-            .state
-            .get_websockets_with_tag(&client_tag(&dispatch.client_id))
+    /// The extension's open socket, if it is online.
+    fn open_socket(&self, client_id: &str) -> Option<WebSocket> {
+        self.state
+            .get_websockets_with_tag(&client_tag(client_id))
             .into_iter()
             .find(|ws| {
                 AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
-            });
-        let Some(socket) = socket else {
+            })
+    }
+
+    /// Sends an action on the extension's socket.
+    fn dispatch(&self, dispatch: Dispatch) -> Result<Response> {
+        let Some(socket) = self.open_socket(&dispatch.client_id) else {
             return error_response(&ErrorObject::new(
                 ErrorCode::PluginOffline,
                 format!(

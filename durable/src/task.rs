@@ -23,6 +23,7 @@ use crate::task_store::TaskStore;
 use crate::{llm_client, ARTIFACTS, EXTENSION_REGISTRY, REGISTRY_NAME};
 use futures_channel::oneshot;
 use mimo_agent::actions::{ActionQueue, ActionRecord, Timeouts};
+use mimo_protocol::{TaskControl, TaskStatus};
 use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
 use std::collections::HashMap;
 
@@ -81,6 +82,14 @@ impl DurableObject for TaskCoordinator {
             .load_task()
             .expect("load task")
             .map(|task| Conversation::restore(task, store.load_messages().expect("load messages")));
+        let mut actions = actions;
+        if conversation
+            .as_ref()
+            .is_some_and(|c| c.task().status == TaskStatus::Takeover)
+        {
+            // A takeover outlives restarts: pausing returns no effects.
+            actions.set_paused(true, now_ms());
+        }
         Self {
             state,
             env,
@@ -123,6 +132,12 @@ impl DurableObject for TaskCoordinator {
                 }
             }
             (Method::Get, "/actions") if self.exists() => self.list_actions(),
+            (Method::Post, "/control") => {
+                let mut req = req;
+                let control: TaskControl = req.json().await?;
+                self.control(control).await?;
+                Response::empty()
+            }
             (Method::Post, "/action-event") => {
                 let mut req = req;
                 let event: ActionEvent = req.json().await?;
@@ -193,10 +208,8 @@ impl DurableObject for TaskCoordinator {
                     Err(error) => return self.send_error(&ws, error),
                 }
             }
-            FrontendMessage::Stop {} => {
-                work.extend(self.with_conversation(|c| c.stop(now))?);
-                self.cancel_actions().await?;
-            }
+            FrontendMessage::Stop {} => self.control(TaskControl::Stop).await?,
+            FrontendMessage::Resume {} => self.control(TaskControl::Resume).await?,
             FrontendMessage::SelectClient { client_id } => {
                 if let Err(error) = self.bind_client(Some(client_id)).await? {
                     return self.send_error(&ws, error);
@@ -498,7 +511,7 @@ impl TaskCoordinator {
             .unwrap_or_default()
     }
 
-    fn with_conversation<T>(&self, f: impl FnOnce(&mut Conversation) -> T) -> Result<T> {
+    pub(crate) fn with_conversation<T>(&self, f: impl FnOnce(&mut Conversation) -> T) -> Result<T> {
         let mut conversation = self.conversation.borrow_mut();
         let conversation = conversation
             .as_mut()
@@ -508,13 +521,29 @@ impl TaskCoordinator {
 
     /// Carries out effects in order. LLM calls run after the effects queued before them; the
     /// events of each call are applied as they stream in.
-    async fn run(&self, effects: Vec<Effect>) -> Result<()> {
+    pub(crate) async fn run(&self, effects: Vec<Effect>) -> Result<()> {
         let mut queue: VecDeque<Effect> = effects.into();
         while let Some(effect) = queue.pop_front() {
             match effect {
                 Effect::CallLlm { turn_id, messages } => {
                     let followups = self.stream_turn(&turn_id, &messages).await?;
                     queue.extend(followups);
+                }
+                Effect::Emit(FrontendEvent::TaskStatus {
+                    status,
+                    title,
+                    selected_client_id,
+                }) => {
+                    let client = selected_client_id.clone();
+                    self.apply(Effect::Emit(FrontendEvent::TaskStatus {
+                        status,
+                        title,
+                        selected_client_id,
+                    }))?;
+                    // The extension's overlay follows the task's status.
+                    if let Some(client_id) = client {
+                        self.tell_extension(&client_id, status).await?;
+                    }
                 }
                 other => self.apply(other)?,
             }

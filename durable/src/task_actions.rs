@@ -7,7 +7,10 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::future::{select, Either};
 use mimo_agent::actions::{ActionEffect, ActionRecord};
-use mimo_protocol::{ActionCommand, ActionOutcome, BrowserAction, ErrorCode, ErrorObject};
+use mimo_protocol::{
+    ActionCommand, ActionOutcome, BrowserAction, ErrorCode, ErrorObject, ServerToExtension,
+    TaskControl, TaskStatus,
+};
 use serde::{Deserialize, Serialize};
 use worker::{Delay, Method, Response, Result};
 
@@ -39,6 +42,14 @@ pub enum ActionEvent {
     Outcome {
         outcome: ActionOutcome,
     },
+}
+
+/// Body of the registry's `/notify`: a message for an extension, if it is online.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Notify {
+    pub client_id: String,
+    pub message: ServerToExtension,
 }
 
 /// Body of the registry's `/dispatch`.
@@ -87,6 +98,8 @@ impl TaskCoordinator {
             now_ms(),
         );
         self.run_action_effects(effects).await?;
+        let started = self.with_conversation(|c| c.actions_started(now_ms()))?;
+        self.run(started).await?;
         let wait =
             Duration::from_millis(request.wait_ms.unwrap_or(DEFAULT_WAIT_MS).min(MAX_WAIT_MS));
         let finished = match select(receiver, Delay::from(wait)).await {
@@ -119,15 +132,50 @@ impl TaskCoordinator {
         self.run_action_effects(effects).await
     }
 
+    /// Takeover, resume or stop, from the web app or the extension's overlay.
+    pub(crate) async fn control(&self, control: TaskControl) -> Result<()> {
+        let now = now_ms();
+        let (work, action_effects) = match control {
+            TaskControl::Takeover => (
+                self.with_conversation(|c| c.takeover(now))?,
+                self.actions.borrow_mut().set_paused(true, now),
+            ),
+            TaskControl::Resume => (
+                self.with_conversation(|c| c.resume(now))?,
+                self.actions.borrow_mut().set_paused(false, now),
+            ),
+            TaskControl::Stop => (
+                self.with_conversation(|c| c.stop(now))?,
+                self.actions.borrow_mut().cancel_all(now),
+            ),
+        };
+        self.run(work).await?;
+        self.run_action_effects(action_effects).await
+    }
+
+    /// Tells the task's extension its new status (best effort: an offline extension learns it
+    /// from the next action).
+    pub(crate) async fn tell_extension(&self, client_id: &str, status: TaskStatus) -> Result<()> {
+        let Some((task_id, _)) = self.task_and_client() else {
+            return Ok(());
+        };
+        let registry = self
+            .env
+            .durable_object(EXTENSION_REGISTRY)?
+            .get_by_name(REGISTRY_NAME)?;
+        let body = Notify {
+            client_id: client_id.to_owned(),
+            message: ServerToExtension::TaskState { task_id, status },
+        };
+        registry
+            .fetch_with_request(json_request(Method::Post, "/notify", Some(&body))?)
+            .await?;
+        Ok(())
+    }
+
     /// Timeouts and retries that are due (from the alarm).
     pub(crate) async fn tick_actions(&self) -> Result<()> {
         let effects = self.actions.borrow_mut().tick(now_ms());
-        self.run_action_effects(effects).await
-    }
-
-    /// Cancels every open action (the task was stopped).
-    pub(crate) async fn cancel_actions(&self) -> Result<()> {
-        let effects = self.actions.borrow_mut().cancel_all(now_ms());
         self.run_action_effects(effects).await
     }
 
@@ -153,6 +201,10 @@ impl TaskCoordinator {
         let next = self.actions.borrow().next_deadline();
         if let Some(at) = next {
             self.wake_at(at).await?;
+        }
+        if self.actions.borrow().is_idle() {
+            let idle = self.with_conversation(|c| c.actions_idle(now_ms()))?;
+            self.run(idle).await?;
         }
         Ok(())
     }

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{ActionOutcome, BrowserAction, BrowserSnapshot, ErrorObject, TabEvent};
+use crate::task::TaskControl;
+use crate::{ActionOutcome, BrowserAction, BrowserSnapshot, ErrorObject, TabEvent, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -42,6 +43,12 @@ pub enum ExtensionMessage {
     },
     /// An action ended.
     ActionResult { outcome: ActionOutcome },
+    /// The person took over the task's tab, resumed, or stopped the task from the overlay.
+    #[serde(rename_all = "camelCase")]
+    TaskControl {
+        task_id: String,
+        control: TaskControl,
+    },
 }
 
 /// The exact keep-alive frame an extension sends, and the exact answer.
@@ -61,6 +68,9 @@ pub enum ServerToExtension {
     Pong {},
     /// Run this action (the extension acks it at once).
     BrowserAction { action: BrowserAction },
+    /// The task's status changed (the overlay follows it: takeover, resumed, stopped, done).
+    #[serde(rename_all = "camelCase")]
+    TaskState { task_id: String, status: TaskStatus },
 }
 
 /// One extension instance as listed to the web app (`GET /api/extension/extension-list`).

@@ -16,6 +16,8 @@ pub enum FrontendMessage {
     SelectClient { client_id: String },
     /// Stop whatever the task is doing.
     Stop {},
+    /// The person hands the browser back after taking over.
+    Resume {},
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -21,7 +21,7 @@ pub use frontend::{
     ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
 };
 pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};
-pub use task::TaskStatus;
+pub use task::{TaskControl, TaskStatus};
 
 /// Parses one text frame received on a socket, mapping every way it can be wrong (not JSON,
 /// not an object, unknown `type`, missing or mistyped field, too large) to a

@@ -40,6 +40,16 @@ impl TaskStatus {
     }
 }
 
+/// Who drives the task's browser: the person taking over pauses automation until they resume
+/// (seed 000 §2.1 rule 4); stop ends the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskControl {
+    Takeover,
+    Resume,
+    Stop,
+}
+
 impl std::str::FromStr for TaskStatus {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

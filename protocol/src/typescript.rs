@@ -21,6 +21,7 @@ pub fn typescript_module() -> String {
         error::ErrorCode,
         error::ErrorObject,
         task::TaskStatus,
+        task::TaskControl,
         snapshot::BrowserSnapshot,
         snapshot::WindowInfo,
         snapshot::TabInfo,

@@ -7,6 +7,8 @@ export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean
 
 export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "completed" | "error" | "canceled";
 
+export type TaskControl = "takeover" | "resume" | "stop";
+
 export type BrowserSnapshot = { windows: Array<WindowInfo>, tabs: Array<TabInfo>, groups: Array<TabGroupInfo>, 
 /**
  * The active tab of the focused window, if any.
@@ -114,9 +116,9 @@ text: string, url: string, title: string, scrollX: number, scrollY: number, };
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
-export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", } | { "type": "action_ack", actionId: string, attempt: number, taskId: string, } | { "type": "action_result", outcome: ActionOutcome, };
+export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", } | { "type": "action_ack", actionId: string, attempt: number, taskId: string, } | { "type": "action_result", outcome: ActionOutcome, } | { "type": "task_control", taskId: string, control: TaskControl, };
 
-export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, };
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, };
 
 export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
 /**
@@ -130,7 +132,7 @@ lastUsedAt?: number, };
 
 export type ExtensionList = { extensions: Array<ExtensionInfo>, };
 
-export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", };
+export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", };
 
 export type ChatRole = "user" | "assistant";
 

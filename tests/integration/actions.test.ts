@@ -165,7 +165,9 @@ describe("actions through the coordinator and the registry", () => {
 
   it("keeps an action across an eviction of the coordinator: the late result still lands", async () => {
     const { ext, taskId, web } = await boundTask("evicted");
-    const pending = submit(taskId, click, { waitMs: 500 });
+    // A wait has its own budget, so the eviction below cannot outlast it.
+    const wait: ActionCommand = { name: "browser_wait_for", params: { text: "Cart", timeoutMs: 20_000 } };
+    const pending = submit(taskId, wait, { waitMs: 500 });
     const action = await nextAction(ext);
     ext.send({ type: "action_ack", actionId: action.actionId, attempt: 1, taskId });
     assert.equal((await pending).status, 202, "still running when the request gave up");
@@ -225,5 +227,47 @@ describe("actions with no extension online", () => {
     const { status, body } = await submit(taskId, click);
     assert.equal(status, 409);
     assert.equal(body.code, "PLUGIN_OFFLINE");
+  });
+});
+
+describe("takeover and resume", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("the person's takeover pauses dispatching until they resume; the overlay is told", async () => {
+    const { ext, taskId, web } = await boundTask("driver");
+    const first = submit(taskId, click);
+    respond(ext, await nextAction(ext));
+    assert.equal((await first).body.state, "succeeded");
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "ongoing", "ongoing once idle");
+
+    ext.send({ type: "task_control", taskId, control: "takeover" });
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "takeover", "takeover status");
+    await ext.waitFor((m) => m.type === "task_state" && m.status === "takeover", "the overlay hears of it");
+
+    const held = submit(taskId, click, { waitMs: 800 });
+    const { status, body } = await held;
+    assert.equal(status, 202);
+    assert.equal(body.state, "pending", "not dispatched during a takeover");
+    assert.equal(ext.received.filter((m) => m.type === "browser_action").length, 1);
+
+    web.send({ type: "resume" });
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "running", "running again");
+    const resumed = await ext.waitFor(
+      (m) => m.type === "browser_action" && m.action.actionId === body.actionId,
+      "the held action, dispatched on resume",
+    );
+    assert.ok(resumed.type === "browser_action");
+    await ext.waitFor((m) => m.type === "task_state" && m.status === "running", "the overlay hears of it");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("refuses control messages for a task bound to another extension", async () => {
+    const { ext, taskId, web } = await boundTask("rightful");
+    const other = await ExtensionClient.connect(mimo, "other");
+    other.send({ type: "task_control", taskId, control: "stop" });
+    const refused = await other.waitFor((m) => m.type === "error", "refusal");
+    assert.ok(refused.type === "error" && refused.error.code === "PERMISSION_DENIED");
+    assert.ok(!web.received.some((e) => e.type === "taskStatus" && e.status === "canceled"));
+    await Promise.all([ext.close(), web.close(), other.close()]);
   });
 });
