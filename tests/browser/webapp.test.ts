@@ -284,6 +284,44 @@ describe("web app", () => {
     }
   });
 
+  it("shows a takeover and hands the browser back with Resume", async () => {
+    const ext = await ExtensionClient.connect(mimo, "client-takeover", "Takeover laptop");
+    try {
+      const previous = page1.url();
+      await page1.getByTestId("new-task").click();
+      await page1.waitForURL((url) => url.toString() !== previous && /#\/task\//.test(url.toString()));
+      const taskId = decodeURIComponent(new URL(page1.url()).hash.split("/").pop() ?? "");
+      // The only online extension: the new task binds it by itself.
+      await page1.getByTestId("extensions-refresh").click();
+      await page1.locator('[data-testid="extension-item"].selected[data-client-id="client-takeover"]').waitFor();
+      // An action makes the task run; the stand-in extension answers it.
+      const submitted = fetch(`${mimo.url}/api/task/${taskId}/actions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${mimo.token}` },
+        body: JSON.stringify({ command: { name: "browser_back", params: {} } }),
+      });
+      const frame = await ext.waitFor((m) => m.type === "browser_action", "the action");
+      assert.ok(frame.type === "browser_action");
+      const { actionId, attempt } = frame.action;
+      ext.send({ type: "action_ack", actionId, attempt, taskId });
+      ext.send({ type: "action_result", outcome: { actionId, attempt, taskId, status: "ok", result: {}, warnings: [] } });
+      assert.equal((await submitted).status, 200);
+      await page1.locator('[data-testid="task-status"]', { hasText: "ongoing" }).waitFor();
+
+      ext.send({ type: "task_control", taskId, control: "takeover" });
+      const resume = page1.getByTestId("resume");
+      await resume.waitFor({ state: "visible" });
+      await page1.locator('[data-testid="task-status"]', { hasText: "takeover" }).waitFor();
+      await resume.click();
+      // Nothing is queued, so the task runs again and, idle, waits for what's next.
+      await page1.locator('[data-testid="task-status"]', { hasText: "ongoing" }).waitFor();
+      assert.equal(await resume.isVisible(), false);
+      await ext.waitFor((m) => m.type === "task_state" && m.status === "running", "the extension hears of the resume");
+    } finally {
+      await ext.close();
+    }
+  });
+
   it("reconnects after the runtime restarts and catches up without duplicates", async () => {
     const before = await transcript(page1);
     await mimo.restart();

@@ -19,6 +19,8 @@ export type ChatHandlers = {
   /** Returns false when the message could not be taken (the composer keeps the text). */
   onSend: (text: string) => boolean | Promise<boolean>;
   onStop: () => void;
+  /** Hand the browser back to Mimo after taking over. */
+  onResume: () => void;
 };
 
 /** Statuses in which the task is doing something that Stop can end. */
@@ -35,6 +37,7 @@ export class ChatView {
   private readonly composer: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
+  private readonly resumeButton: HTMLButtonElement;
   private readonly note: HTMLElement;
   private readonly handlers: ChatHandlers;
   private messages = new Map<string, Rendered>();
@@ -71,12 +74,13 @@ export class ChatView {
       oninput: () => this.syncComposer(),
     });
     this.sendButton = h("button", { class: "btn btn-primary", type: "submit", "data-testid": "send", disabled: true, title: "Send (Enter)" }, "Send");
+    this.resumeButton = h("button", { class: "btn", type: "button", "data-testid": "resume", hidden: true, onclick: () => this.handlers.onResume(), title: "Hand the browser back to Mimo" }, "Resume");
     this.stopButton = h("button", { class: "btn btn-danger", type: "button", "data-testid": "stop", hidden: true, onclick: () => this.handlers.onStop(), title: "Stop the task" }, h("span", { class: "stop-square" }), "Stop");
     this.note = h("div", { class: "composer-note" }, "Enter to send · Shift+Enter for a new line");
     const form = h(
       "form",
       { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
-      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, this.stopButton, this.sendButton)),
+      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, this.resumeButton, this.stopButton, this.sendButton)),
       this.note,
     );
     this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
@@ -215,6 +219,8 @@ export class ChatView {
   private syncChrome(): void {
     const active = isActive(this.status);
     this.stopButton.hidden = !active;
+    // The person took over the browser: automation waits until they hand it back.
+    this.resumeButton.hidden = this.status !== "takeover";
     this.thinking.hidden = !(active && !this.streaming());
     this.empty.hidden = this.list.childElementCount > 0;
     this.syncComposer();

@@ -45,6 +45,7 @@ class App {
     this.chat = new ChatView({
       onSend: (text) => this.send(text),
       onStop: () => this.sendFrame({ type: "stop" }),
+      onResume: () => this.sendFrame({ type: "resume" }),
     });
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
