@@ -194,33 +194,18 @@ impl DurableObject for ExtensionRegistry {
                 attempt,
                 task_id,
             } => {
-                self.relay(
-                    &client_id,
-                    &task_id,
-                    &ActionEvent::Ack { action_id, attempt },
-                    &ws,
-                )
-                .await
+                let ack = ActionEvent::Ack { action_id, attempt };
+                self.relay(&client_id, &task_id, "/action-event", &ack, &ws)
+                    .await
             }
             ExtensionMessage::TaskControl { task_id, control } => {
-                if self.binding_of(&task_id)?.as_deref() != Some(client_id.as_str()) {
-                    let error = ErrorObject::new(
-                        ErrorCode::PermissionDenied,
-                        format!("task {task_id} is not bound to this extension"),
-                    );
-                    return ws.send(&ServerToExtension::Error { error });
-                }
-                let stub = self
-                    .env
-                    .durable_object(TASK_COORDINATOR)?
-                    .get_by_name(&task_id)?;
-                stub.fetch_with_request(json_request(Method::Post, "/control", Some(&control))?)
-                    .await?;
-                Ok(())
+                self.relay(&client_id, &task_id, "/control", &control, &ws)
+                    .await
             }
             ExtensionMessage::ActionResult { outcome } => {
                 let task_id = outcome.task_id.clone();
-                self.relay(&client_id, &task_id, &ActionEvent::Outcome { outcome }, &ws)
+                let event = ActionEvent::Outcome { outcome };
+                self.relay(&client_id, &task_id, "/action-event", &event, &ws)
                     .await
             }
         }
@@ -450,13 +435,14 @@ impl ExtensionRegistry {
         Response::empty()
     }
 
-    /// Passes an ack or a result to its task, if that task is bound to this extension: an
-    /// extension cannot report on another browser's actions.
-    async fn relay(
+    /// Passes what the extension says about a task (an ack, a result, a takeover) to that task,
+    /// if it is bound to this extension: an extension cannot report on another browser's task.
+    async fn relay<T: Serialize>(
         &self,
         client_id: &str,
         task_id: &str,
-        event: &ActionEvent,
+        route: &str,
+        body: &T,
         ws: &WebSocket,
     ) -> Result<()> {
         if self.binding_of(task_id)?.as_deref() != Some(client_id) {
@@ -470,7 +456,7 @@ impl ExtensionRegistry {
             .env
             .durable_object(TASK_COORDINATOR)?
             .get_by_name(task_id)?;
-        stub.fetch_with_request(json_request(Method::Post, "/action-event", Some(event))?)
+        stub.fetch_with_request(json_request(Method::Post, route, Some(body))?)
             .await?;
         Ok(())
     }

@@ -336,12 +336,7 @@ impl TaskCoordinator {
 
     /// Deletes the task: its artifacts in R2, every stored row, and its sockets.
     async fn delete(&self) -> Result<Response> {
-        let Some(task_id) = self
-            .conversation
-            .borrow()
-            .as_ref()
-            .map(|c| c.task().task_id.clone())
-        else {
+        let Some((task_id, _)) = self.task_and_client() else {
             return error_response(&unknown_task());
         };
         let prefix = TaskId::parse(&task_id)
@@ -451,13 +446,8 @@ impl TaskCoordinator {
         &self,
         client_id: Option<String>,
     ) -> Result<std::result::Result<(), ErrorObject>> {
-        let Some(task_id) = self
-            .conversation
-            .borrow()
-            .as_ref()
-            .map(|c| c.task().task_id.clone())
-        else {
-            return Ok(Err(ErrorObject::new(ErrorCode::NotFound, "unknown task")));
+        let Some((task_id, _)) = self.task_and_client() else {
+            return Ok(Err(unknown_task()));
         };
         let registry = self
             .env
