@@ -1,11 +1,21 @@
 // The service worker. Chrome may stop it at any time and start it again for an event, so every
 // listener is registered synchronously at the top level (MV3 delivers events only to listeners
 // registered during the first run of the script), and every start connects to the server.
+import type { BrowserAction, ExtensionMessage, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
+import { ActionLog } from "./action-log.ts";
+import { ActionDispatcher } from "./actions.ts";
+import { Debugger } from "./cdp.ts";
 import { Connection } from "./connection.ts";
+import { Executor } from "./executor.ts";
+import { isContentMessage } from "./frame-protocol.ts";
+import type { ContentMessage } from "./frame-protocol.ts";
+import { everyFrame } from "./frames.ts";
 import { isPageMessage } from "./messages.ts";
-import { SETTING_KEYS } from "./storage.ts";
+import { loadSettings, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
+import { TAKEOVER_LOG_KEY, TaskRegistry } from "./tasks.ts";
+import { overlayFor } from "./overlay-state.ts";
 
 /** Wakes the worker to reconnect when Chrome stopped it; 30 s is the shortest period Chrome allows. */
 const RECONNECT_ALARM = "mimo-reconnect";
@@ -24,21 +34,118 @@ const reader: BrowserReader = {
   tab: (tabId) => chrome.tabs.get(tabId).catch(() => null),
 };
 
+const storage = chrome.storage.local;
+const tasks = new TaskRegistry(storage);
+const cdp = new Debugger();
+const executor = new Executor({
+  tasks,
+  cdp,
+  server: async () => {
+    const s = await loadSettings();
+    return { serverUrl: s.serverUrl, token: s.token };
+  },
+  now: () => Date.now(),
+});
+
+function send(message: ExtensionMessage): boolean {
+  return connection.send(JSON.stringify(message));
+}
+
+const dispatcher = new ActionDispatcher({
+  log: new ActionLog(storage),
+  execute: (action) => executor.execute(action),
+  send: (message) => send(message),
+  now: () => Date.now(),
+});
+
 const connection = new Connection({
-  onOnline: () => sync.start(),
+  onOnline: () => {
+    sync.start();
+    void dispatcher.online();
+    void flushControls();
+  },
   onOffline: () => sync.stop(),
+  onAction: (action: BrowserAction) => void dispatcher.receive(action),
+  onTaskState: (taskId: string, status: TaskStatus) => void taskState(taskId, status),
 });
 const sync = new BrowserSync(reader, {
   send: (frame) => connection.send(frame),
   failed: (message) => connection.fail(message),
 });
 
+/** The server told us a task's status: the overlay of its tab follows. */
+async function taskState(taskId: string, status: TaskStatus): Promise<void> {
+  await tasks.setStatus(taskId, status, Date.now());
+  const task = await tasks.update(taskId, (t) => {
+    t.overlay = overlayFor(status);
+    if (status === "takeover") t.takeover ??= { at: Date.now(), reason: "the task was taken over" };
+    else delete t.takeover;
+  });
+  if (task !== undefined && task.tabClosed !== true) {
+    await everyFrame(task.tabId, task.label === undefined ? { op: "overlay", state: task.overlay } : { op: "overlay", state: task.overlay, label: task.label });
+  }
+}
+
+/** Tells the server of a takeover, resume or stop; kept for the next connection when offline. */
+function sendControl(taskId: string, control: TaskControl): boolean {
+  return send({ type: "task_control", taskId, control });
+}
+
+async function flushControls(): Promise<void> {
+  for (const task of await tasks.all()) {
+    const control = task.pendingControl;
+    if (control !== undefined && sendControl(task.taskId, control)) await tasks.update(task.taskId, (t) => delete t.pendingControl);
+  }
+}
+
+/** The person acted in a task tab's overlay (or on the page while Mimo worked). */
+async function personAction(message: ContentMessage, tabId: number): Promise<unknown> {
+  const task = await tasks.byTab(tabId);
+  if (message.type === "mimo:overlay-state") {
+    return task === undefined ? { state: "idle" } : { state: task.overlay, label: task.label };
+  }
+  if (task === undefined) return null;
+  const at = Date.now();
+  let control: TaskControl | undefined;
+  const updated = await tasks.update(task.taskId, (t) => {
+    if (message.type === "mimo:takeover") {
+      if (t.overlay !== "ongoing") return;
+      t.takeover = { at, reason: message.reason };
+      t.overlay = "takeover";
+      control = "takeover";
+    } else if (message.type === "mimo:resume") {
+      if (t.overlay !== "takeover") return;
+      delete t.takeover;
+      // Until the server says whether the task has work to do.
+      t.overlay = "hidden";
+      control = "resume";
+    } else if (message.type === "mimo:stop") {
+      delete t.takeover;
+      t.stopRequested = { at };
+      t.overlay = "idle";
+      control = "stop";
+    }
+  });
+  if (control === undefined || updated === undefined) return { state: updated?.overlay ?? "idle" };
+  if (!sendControl(task.taskId, control)) await tasks.update(task.taskId, (t) => (t.pendingControl = control));
+  const stored = await storage.get(TAKEOVER_LOG_KEY);
+  const log = Array.isArray(stored[TAKEOVER_LOG_KEY]) ? (stored[TAKEOVER_LOG_KEY] as unknown[]) : [];
+  log.push({ taskId: task.taskId, tabId, type: control, at, ...(message.type === "mimo:takeover" ? { reason: message.reason } : {}) });
+  await storage.set({ [TAKEOVER_LOG_KEY]: log.slice(-50) });
+  if (control === "stop") await cdp.detach(tabId);
+  await everyFrame(tabId, { op: "overlay", state: updated.overlay });
+  return { state: updated.overlay };
+}
+
 chrome.tabs.onCreated.addListener((tab) => sync.tabCreated(tab));
 chrome.tabs.onUpdated.addListener((_tabId, _change, tab) => sync.tabUpdated(tab));
 chrome.tabs.onMoved.addListener((_tabId, move) => sync.tabMoved(move.windowId));
 chrome.tabs.onDetached.addListener((_tabId, detach) => sync.tabMoved(detach.oldWindowId));
 chrome.tabs.onAttached.addListener((_tabId, attach) => sync.tabMoved(attach.newWindowId));
-chrome.tabs.onRemoved.addListener((tabId, remove) => sync.tabRemoved(tabId, remove.windowId, remove.isWindowClosing));
+chrome.tabs.onRemoved.addListener((tabId, remove) => {
+  sync.tabRemoved(tabId, remove.windowId, remove.isWindowClosing);
+  void tasks.byTab(tabId).then((task) => task && tasks.update(task.taskId, (t) => (t.tabClosed = true)));
+});
 chrome.tabs.onActivated.addListener((active) => sync.tabActivated(active.tabId, active.windowId));
 chrome.tabs.onReplaced.addListener((addedTabId, removedTabId) => sync.tabReplaced(addedTabId, removedTabId));
 chrome.windows.onCreated.addListener((window) => sync.windowCreated(window));
@@ -53,14 +160,26 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === RECONNECT_ALARM) connection.ensure();
+
 });
-chrome.runtime.onMessage.addListener((message) => {
-  if (!isPageMessage(message)) return;
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  if (isContentMessage(message)) {
+    const tabId = sender.tab?.id;
+    if (tabId === undefined) return false;
+    personAction(message, tabId).then(sendResponse, (error: unknown) => {
+      console.error("mimo: handling the overlay", error);
+      sendResponse(null);
+    });
+    return true;
+  }
+  if (!isPageMessage(message)) return false;
   if (message.type === "mimo:wake") connection.ensure();
   else connection.restart();
+  return false;
 });
 // Without a listener here Chrome would not start the worker when the browser starts.
 chrome.runtime.onStartup.addListener(() => connection.ensure());
+chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => undefined);
 
 // Alarms usually survive a stopped worker but not always a browser restart.
 void chrome.alarms.get(RECONNECT_ALARM).then(async (alarm) => {
@@ -68,3 +187,25 @@ void chrome.alarms.get(RECONNECT_ALARM).then(async (alarm) => {
 });
 
 connection.ensure();
+
+// Test hooks, only where the tests turned them on: feed a raw server frame into the connection
+// (as if the server had sent it) and see the frames the extension sent.
+type TestHooks = { deliver(frame: string): void; sent: string[]; execute(action: BrowserAction): Promise<unknown> };
+const TEST_HOOKS_KEY = "testHooks";
+function installTestHooks(on: boolean): void {
+  const g = globalThis as unknown as { __mimoTest?: TestHooks };
+  if (!on) {
+    delete g.__mimoTest;
+    return;
+  }
+  const sent: string[] = [];
+  g.__mimoTest = { deliver: (frame) => connection.receiveForTest(frame), sent, execute: (action) => executor.execute(action) };
+  connection.onSent = (frame) => {
+    sent.push(frame);
+    if (sent.length > 200) sent.shift();
+  };
+}
+void chrome.storage.local.get(TEST_HOOKS_KEY).then((s) => installTestHooks(s[TEST_HOOKS_KEY] === true));
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && TEST_HOOKS_KEY in changes) installTestHooks(changes[TEST_HOOKS_KEY]!.newValue === true);
+});

@@ -12,7 +12,7 @@
 // end to end (a half-open socket is replaced rather than trusted). The runtime answers the
 // ping itself, so an idle extension costs the server nothing.
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
-import type { ExtensionMessage, ServerToExtension } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, ExtensionMessage, ServerToExtension, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
@@ -29,6 +29,10 @@ export type ConnectionHooks = {
   onOnline(): void;
   /** The connection that was online is gone. */
   onOffline(): void;
+  /** The server sent an action to run. */
+  onAction(action: BrowserAction): void;
+  /** The server says a task's status changed. */
+  onTaskState(taskId: string, status: TaskStatus): void;
 };
 
 /** Why a connection ended, for the options page. Browsers hide why an upgrade failed. */
@@ -72,9 +76,25 @@ export class Connection {
     this.#open();
   }
 
-  /** Sends a frame if the connection is online, else drops it. */
-  send(frame: string): void {
-    if (this.#online && this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(frame);
+  /** Sends a frame if the connection is online, else drops it; says which. */
+  send(frame: string): boolean {
+    if (!this.#online || this.#socket?.readyState !== WebSocket.OPEN) return false;
+    this.#socket.send(frame);
+    this.onSent?.(frame);
+    return true;
+  }
+
+  /** Sees every frame sent (test hooks only). */
+  onSent: ((frame: string) => void) | undefined;
+
+  /** Handles a frame as if the server had sent it (test hooks only). */
+  receiveForTest(frame: string): void {
+    this.#receive(frame);
+  }
+
+  /** Whether a connection is online now. */
+  get online(): boolean {
+    return this.#online;
   }
 
   /** Gives up the current connection after a failure on this side, and retries later. */
@@ -165,6 +185,12 @@ export class Connection {
         console.warn(`mimo: the server refused a frame: ${message.error.code}: ${message.error.message}`);
         this.#lastError = `${message.error.code}: ${message.error.message}`;
         this.#publish(this.#online ? "online" : "connecting");
+        return;
+      case "browser_action":
+        this.#hooks.onAction(message.action);
+        return;
+      case "task_state":
+        this.#hooks.onTaskState(message.taskId, message.status);
         return;
       default:
         console.warn("mimo: unknown frame from the server", message);

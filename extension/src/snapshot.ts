@@ -26,7 +26,8 @@ function isId(id: number | undefined): id is number {
 
 /** A tab as the protocol describes it, or null for tabs Chrome gives no id (devtools, apps). */
 export function tabInfo(tab: ChromeTab, limits: TextLimits = TEXT_LIMITS): TabInfo | null {
-  if (!isId(tab.id)) return null;
+  // A tab on its way between windows, or closing, has no index (-1): a later event covers it.
+  if (!isId(tab.id) || tab.index < 0) return null;
   const info: TabInfo = {
     tabId: tab.id,
     windowId: tab.windowId,

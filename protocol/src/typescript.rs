@@ -70,6 +70,20 @@ pub fn typescript_module() -> String {
             "MAX_USER_MESSAGE_BYTES",
             crate::limits::MAX_USER_MESSAGE_BYTES,
         ),
+        // The artifact limits live in r2-artifacts; the extension reads them from here.
+        (
+            "READABILITY_INLINE_LIMIT_BYTES",
+            mimo_r2_artifacts::READABILITY_INLINE_LIMIT_BYTES as usize,
+        ),
+        (
+            "READABILITY_MAX_BYTES",
+            mimo_r2_artifacts::READABILITY_MAX_BYTES as usize,
+        ),
+        (
+            "SCREENSHOT_MAX_BYTES",
+            mimo_r2_artifacts::SCREENSHOT_MAX_BYTES as usize,
+        ),
+        ("HTML_MAX_BYTES", mimo_r2_artifacts::HTML_MAX_BYTES as usize),
     ];
     let mut out = String::from(
         "// Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.\n\

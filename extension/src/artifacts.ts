@@ -1,0 +1,41 @@
+// Uploads an artifact (screenshot, HTML, readability text) through the server's presigned URLs:
+// `POST /api/artifacts/presign`, `PUT` the body to the URL it returns, then
+// `GET /api/artifacts/{id}` for a download URL.
+import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
+import { ActionError } from "./results.ts";
+
+export type ServerAccess = { serverUrl: string; token: string };
+
+async function failure(what: string, res: Response): Promise<ActionError> {
+  const body = await res.text().catch(() => "");
+  return new ActionError("PAGE_PREP_FAILED", `${what} failed: ${res.status} ${body.slice(0, 200)}`, true);
+}
+
+export async function uploadArtifact(
+  server: ServerAccess,
+  request: { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string },
+  body: Uint8Array,
+): Promise<{ artifactId: string; url: string }> {
+  const base = server.serverUrl.replace(/\/+$/, "");
+  const auth = { authorization: `Bearer ${server.token}` };
+  const presign: PresignRequest = { ...request, contentLength: body.byteLength };
+  let res: Response;
+  try {
+    res = await fetch(`${base}/api/artifacts/presign`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify(presign),
+    });
+    if (res.status !== 200) throw await failure("asking for an upload URL", res);
+    const grant = (await res.json()) as PresignResponse;
+    res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType }, body: body as BodyInit });
+    if (res.status !== 201 && res.status !== 200) throw await failure("the upload", res);
+    res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth });
+    if (res.status !== 200) throw await failure("asking for the download URL", res);
+    const download = (await res.json()) as DownloadResponse;
+    return { artifactId: grant.artifactId, url: download.downloadUrl };
+  } catch (error) {
+    if (error instanceof ActionError) throw error;
+    throw new ActionError("PAGE_PREP_FAILED", `cannot upload the ${request.kind}: ${error instanceof Error ? error.message : String(error)}`, true);
+  }
+}

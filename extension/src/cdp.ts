@@ -1,0 +1,68 @@
+// The Chrome DevTools Protocol through `chrome.debugger`: attached once per task tab and
+// reused; every failure is a `CDP_UNAVAILABLE` `ActionError` (callers fall back to DOM events
+// unless a CDP strategy was required).
+import { ActionError } from "./results.ts";
+
+export class CdpFailure extends ActionError {
+  constructor(message: string) {
+    super("CDP_UNAVAILABLE", message, true);
+  }
+}
+
+function text(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The setting that turns CDP off (`false`): input then goes through DOM events only. */
+export const USE_CDP_KEY = "useCdp";
+
+export class Debugger {
+  readonly #attached = new Set<number>();
+  /** Why Chrome detached us last, by tab (e.g. the person cancelled the infobar). */
+  readonly detachReasons = new Map<number, string>();
+  #enabled: Promise<boolean>;
+
+  constructor() {
+    chrome.debugger.onDetach.addListener((source, reason) => {
+      if (source.tabId === undefined) return;
+      this.#attached.delete(source.tabId);
+      this.detachReasons.set(source.tabId, reason);
+    });
+    this.#enabled = chrome.storage.local.get(USE_CDP_KEY).then((s) => s[USE_CDP_KEY] !== false, () => true);
+    chrome.storage.onChanged.addListener((changes, area) => {
+      if (area === "local" && USE_CDP_KEY in changes) this.#enabled = Promise.resolve(changes[USE_CDP_KEY]!.newValue !== false);
+    });
+  }
+
+  attached(tabId: number): boolean {
+    return this.#attached.has(tabId);
+  }
+
+  async attach(tabId: number): Promise<void> {
+    if (!(await this.#enabled)) throw new CdpFailure("CDP is turned off in the extension's settings");
+    if (this.#attached.has(tabId)) return;
+    try {
+      await chrome.debugger.attach({ tabId }, "1.3");
+    } catch (error) {
+      // A worker that Chrome restarted forgets that it had attached.
+      const targets = await chrome.debugger.getTargets().catch(() => []);
+      const already = /already attached/i.test(text(error)) && targets.some((t) => t.tabId === tabId && t.attached);
+      if (!already) throw new CdpFailure(`cannot attach the debugger to tab ${tabId}: ${text(error)}`);
+    }
+    this.#attached.add(tabId);
+  }
+
+  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}): Promise<T> {
+    await this.attach(tabId);
+    try {
+      return (await chrome.debugger.sendCommand({ tabId }, method, params)) as T;
+    } catch (error) {
+      throw new CdpFailure(`${method} failed: ${text(error)}`);
+    }
+  }
+
+  async detach(tabId: number): Promise<void> {
+    this.#attached.delete(tabId);
+    await chrome.debugger.detach({ tabId }).catch(() => undefined);
+  }
+}

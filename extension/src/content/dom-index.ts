@@ -1,0 +1,300 @@
+// The DOM index of one frame: every interactive element that a person could click or type into
+// now, with a click id written to an attribute, a bounding box, and a line of compact text.
+//
+// Fast on large pages: one pass with TreeWalkers (into open shadow roots) reads only attributes
+// and, for the few elements that need it, computed style; then all boxes are read (one layout);
+// then the elements within the viewport are hit-tested; only then are attributes written, so
+// nothing invalidates layout between reads.
+import type { BoundingBox, ScanScope } from "../../../protocol/ts/protocol.ts";
+import type { ChildFrame, FrameIndex, IndexedElement, IndexLine } from "../frame-protocol.ts";
+import { elementLine, scrollableLine } from "../index-text.ts";
+import type { LineFacts } from "../index-text.ts";
+import { shownValue } from "../secrets.ts";
+import { deepElementFromPoint, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
+import { contentBox } from "./interact.ts";
+
+/** How far beyond the viewport a `viewport` scope index still looks. */
+const VIEWPORT_MARGIN = 200;
+const MAX_TEXT = 80;
+
+const SKIP = new Set(["script", "style", "noscript", "template", "head", "meta", "link", "title", "base"]);
+const INTERACTIVE_TAGS = new Set(["button", "select", "textarea", "summary"]);
+const ROLES = new Set([
+  "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
+  "switch", "combobox", "textbox", "searchbox", "slider", "spinbutton", "listbox", "treeitem", "gridcell",
+]);
+
+type Ctx = {
+  xpath: string;
+  /** Index of the nearest structural item (element, scroll container, iframe) above, or -1. */
+  item: number;
+  /** Inside an interactive element or a `cursor: pointer` region already indexed. */
+  pointer: boolean;
+  /** Same-name sibling counters for the children's xpath steps. */
+  counters: Map<string, number>;
+};
+
+type Item = { el: Element; kind: "element" | "scroll" | "frame"; parent: number; xpath: string; keep: boolean; rect?: DOMRect };
+
+function isCandidate(el: Element, tag: string): boolean {
+  if (INTERACTIVE_TAGS.has(tag)) return true;
+  if (tag === "a") return el.hasAttribute("href");
+  if (tag === "input") return (el as HTMLInputElement).type !== "hidden";
+  const role = el.getAttribute("role");
+  if (role !== null && ROLES.has(role)) return true;
+  if (el.hasAttribute("onclick")) return true;
+  const editable = el.getAttribute("contenteditable");
+  if (editable !== null && editable !== "false") {
+    const parent = el.parentElement;
+    return parent === null || !parent.isContentEditable;
+  }
+  const tabindex = el.getAttribute("tabindex");
+  return tabindex !== null && Number(tabindex) >= 0;
+}
+
+function collapse(text: string | null | undefined): string {
+  if (!text) return "";
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > MAX_TEXT ? `${t.slice(0, MAX_TEXT - 1)}…` : t;
+}
+
+/**
+ * Label texts by the control they label, collected during the walk: `input.labels` searches the
+ * whole document for every input (seconds on a page of thousands of inputs).
+ */
+const labelTexts = new Map<Element, string>();
+
+/** What the element is called: its ARIA name, label, text, or image alt. */
+function nameOf(el: Element, tag: string): string {
+  const aria = el.getAttribute("aria-label");
+  if (aria) return collapse(aria);
+  const by = el.getAttribute("aria-labelledby");
+  if (by) {
+    const label = by.split(/\s+/).map((id) => el.ownerDocument.getElementById(id)?.textContent ?? "").join(" ");
+    if (label.trim()) return collapse(label);
+  }
+  if (tag === "input" || tag === "select" || tag === "textarea") {
+    const type = (el as HTMLInputElement).type;
+    if (tag === "input" && (type === "submit" || type === "button" || type === "reset")) return collapse((el as HTMLInputElement).value);
+    const label = labelTexts.get(el);
+    if (label !== undefined) return collapse(label);
+    return collapse(el.getAttribute("title") ?? el.getAttribute("placeholder"));
+  }
+  // A fast bound on huge containers: textContent of a small element is cheap.
+  const text = collapse(el.textContent);
+  if (text) return text;
+  const img = el.querySelector("img[alt], [aria-label]");
+  if (img) return collapse(img.getAttribute("alt") ?? img.getAttribute("aria-label"));
+  return collapse(el.getAttribute("title"));
+}
+
+function facts(el: Element, tag: string, clickId: number): { line: LineFacts; element: Omit<IndexedElement, "bbox"> } {
+  const role = el.getAttribute("role") ?? undefined;
+  const text = nameOf(el, tag);
+  const line: LineFacts = { clickId, tag, text };
+  const element: Omit<IndexedElement, "bbox"> = { clickId, tag };
+  if (role !== undefined) line.role = element.role = role;
+  if (text) element.text = text;
+  if (tag === "input") {
+    const input = el as HTMLInputElement;
+    line.type = input.type;
+    line.name = input.name;
+    line.placeholder = input.placeholder;
+    if (input.type === "checkbox" || input.type === "radio") line.checked = element.checked = input.checked;
+    else if (!["submit", "button", "reset", "image", "file"].includes(input.type)) line.value = element.value = shownValue(el, input.value);
+  } else if (tag === "textarea") {
+    const area = el as HTMLTextAreaElement;
+    line.name = area.name;
+    line.placeholder = area.placeholder;
+    line.value = element.value = shownValue(el, collapse(area.value));
+  } else if (tag === "select") {
+    const select = el as HTMLSelectElement;
+    line.name = select.name;
+    const selected = select.selectedOptions[0];
+    line.value = element.value = selected ? collapse(selected.label || selected.textContent) : "";
+    line.text = element.text = collapse(Array.from(select.options).slice(0, 8).map((o) => o.label || o.textContent).join(" | "));
+  } else if (tag === "a") {
+    line.href = el.getAttribute("href") ?? undefined;
+  } else if ((el as HTMLElement).isContentEditable) {
+    line.text = element.text = shownValue(el, text);
+  }
+  const ariaChecked = el.getAttribute("aria-checked");
+  if (ariaChecked !== null) line.checked = element.checked = ariaChecked === "true";
+  const expanded = el.getAttribute("aria-expanded");
+  if (expanded !== null) line.expanded = element.expanded = expanded === "true";
+  else if (tag === "summary" && el.parentElement?.tagName === "DETAILS") line.expanded = element.expanded = (el.parentElement as HTMLDetailsElement).open;
+  if (isDisabled(el)) line.disabled = element.disabled = true;
+  return { line, element };
+}
+
+function xpathStep(el: Element, counters: Map<string, number>): string {
+  const name = el.localName;
+  const n = (counters.get(name) ?? 0) + 1;
+  counters.set(name, n);
+  return el.namespaceURI === "http://www.w3.org/1999/xhtml" ? `/${name}[${n}]` : `/*[local-name()='${name}'][${n}]`;
+}
+
+const OVERFLOWS = new Set(["auto", "scroll", "overlay"]);
+
+export type IndexOptions = { scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean };
+
+export function indexFrame(opts: IndexOptions): FrameIndex {
+  const started = performance.now();
+  // Forget the previous index.
+  for (const el of indexed.values()) el.removeAttribute(lastAttr.name);
+  indexed.clear();
+  lastAttr.name = opts.attr;
+
+  const items: Item[] = [];
+  labelTexts.clear();
+
+  const visit = (el: Element, ctx: Ctx): Ctx | null => {
+    const tag = el.localName;
+    if (SKIP.has(tag) || isOverlay(el)) return null;
+    const xpath = ctx.xpath + xpathStep(el, ctx.counters);
+    if (tag === "label") {
+      const control = (el as HTMLLabelElement).control;
+      if (control !== null && !labelTexts.has(control)) labelTexts.set(control, el.textContent ?? "");
+    }
+    let item = ctx.item;
+    let pointer = ctx.pointer;
+    if (tag === "iframe" || tag === "frame") {
+      // Every iframe gets its token, so the worker can match all child frames at once.
+      tagFrame(el);
+      items.push({ el, kind: "frame", parent: ctx.item, xpath, keep: false });
+      return null;
+    }
+    if (isCandidate(el, tag)) {
+      item = items.push({ el, kind: "element", parent: ctx.item, xpath, keep: false }) - 1;
+      pointer = true;
+    } else if (!pointer && tag !== "html" && tag !== "body") {
+      // Elements that only a click handler makes interactive show a pointer cursor; the
+      // cursor is inherited, so only where a pointer region starts.
+      const style = getComputedStyle(el);
+      if (style.cursor === "pointer") {
+        item = items.push({ el, kind: "element", parent: ctx.item, xpath, keep: false }) - 1;
+        pointer = true;
+      } else if ((OVERFLOWS.has(style.overflowY) || OVERFLOWS.has(style.overflowX)) && (el.scrollHeight > el.clientHeight + 2 || el.scrollWidth > el.clientWidth + 2)) {
+        item = items.push({ el, kind: "scroll", parent: ctx.item, xpath, keep: false }) - 1;
+      }
+    }
+    const child: Ctx = { xpath, item, pointer, counters: new Map() };
+    if (el.shadowRoot !== null) walk(el.shadowRoot, { ...child, xpath: xpath + "/#shadow-root", counters: new Map() });
+    return el.firstElementChild !== null ? child : null;
+  };
+
+  const walk = (root: Document | ShadowRoot, rootCtx: Ctx) => {
+    const w = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    const stack: Ctx[] = [rootCtx];
+    let node: Node | null = w.firstChild();
+    while (node !== null) {
+      const ctx = visit(node as Element, stack[stack.length - 1]!);
+      if (ctx !== null && w.firstChild() !== null) {
+        stack.push(ctx);
+        node = w.currentNode;
+        continue;
+      }
+      node = null;
+      for (;;) {
+        if (w.nextSibling() !== null) {
+          node = w.currentNode;
+          break;
+        }
+        if (w.parentNode() === null || w.currentNode === root) break;
+        stack.pop();
+      }
+    }
+  };
+  walk(document, { xpath: "", item: -1, pointer: false, counters: new Map() });
+  const walked = performance.now();
+
+  // All boxes, in one layout.
+  for (const it of items) it.rect = it.el.getBoundingClientRect();
+  const boxed = performance.now();
+
+  const vw = window.innerWidth;
+  const vh = window.innerHeight;
+  const clip = opts.clip ?? { x: 0, y: 0, w: vw, h: vh };
+  const view = {
+    left: Math.max(0, clip.x),
+    top: Math.max(0, clip.y),
+    right: Math.min(vw, clip.x + clip.w),
+    bottom: Math.min(vh, clip.y + clip.h),
+  };
+  const margin = opts.scope === "viewport" ? VIEWPORT_MARGIN : Infinity;
+  for (const it of items) {
+    const r = it.rect!;
+    if (r.width < 1 || r.height < 1) continue;
+    if (r.right < view.left - margin || r.left > view.right + margin || r.bottom < view.top - margin || r.top > view.bottom + margin) continue;
+    if (!isRendered(it.el)) continue;
+    const inView = r.right > view.left && r.left < view.right && r.bottom > view.top && r.top < view.bottom;
+    if (inView && it.kind !== "scroll") {
+      if (it.kind === "frame") {
+        const hit = deepElementFromPoint(Math.min(Math.max(r.left + r.width / 2, 0), vw - 1), Math.min(Math.max(r.top + r.height / 2, 0), vh - 1));
+        if (hit !== it.el && !isOverlay(hit)) continue;
+      } else if ("covered" in hitTest(it.el, r)) continue;
+    }
+    it.keep = true;
+  }
+
+  const checked = performance.now();
+
+  // Structure: depth counts kept structural ancestors.
+  const base: number[] = new Array<number>(items.length);
+  const depthOf = (i: number) => {
+    const p = items[i]!.parent;
+    return p < 0 ? 0 : base[p]!;
+  };
+  const lines: IndexLine[] = [];
+  const elements: IndexedElement[] = [];
+  const frames: ChildFrame[] = [];
+  const writes: Array<[Element, number]> = [];
+  let next = opts.startId;
+  for (const [i, it] of items.entries()) {
+    const depth = depthOf(i);
+    base[i] = it.keep ? depth + 1 : depth;
+    if (!it.keep) continue;
+    const r = it.rect!;
+    const bbox = { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) };
+    if (it.kind === "scroll") {
+      const el = it.el;
+      lines.push({
+        depth,
+        text: scrollableLine(el.localName, el.scrollTop, el.scrollHeight - el.clientHeight - el.scrollTop, el.scrollLeft, el.scrollWidth - el.clientWidth - el.scrollLeft),
+      });
+    } else if (it.kind === "frame") {
+      const token = tagFrame(it.el);
+      frames.push({ token, box: contentBox(it.el) });
+      lines.push({ depth, frame: token });
+    } else {
+      const clickId = next++;
+      const tag = it.el.localName;
+      const { line, element } = facts(it.el, tag, clickId);
+      lines.push({ depth, text: elementLine(line) });
+      const out: IndexedElement = { ...element, bbox };
+      if (opts.xpath) out.xpath = it.xpath;
+      elements.push(out);
+      writes.push([it.el, clickId]);
+    }
+  }
+  const described = performance.now();
+  for (const [el, id] of writes) {
+    el.setAttribute(opts.attr, String(id));
+    indexed.set(id, el);
+  }
+  const root = document.documentElement;
+  return {
+    elements,
+    lines,
+    frames,
+    nextId: next,
+    url: location.href,
+    title: document.title,
+    scrollX: window.scrollX,
+    scrollY: window.scrollY,
+    viewport: { w: vw, h: vh },
+    size: { w: Math.max(root.scrollWidth, vw), h: Math.max(root.scrollHeight, vh) },
+    ms: performance.now() - started,
+    phases: { walk: walked - started, boxes: boxed - walked, checks: checked - boxed, output: performance.now() - checked, describe: described - checked, items: items.length },
+  };
+}

@@ -1,0 +1,218 @@
+// DOM helpers shared by the content script's operations: errors with protocol codes, shadow-DOM
+// aware hit testing, visibility, and element targets (click id or xpath).
+import type { ErrorCode } from "../../../protocol/ts/protocol.ts";
+import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
+import type { FrameTarget, Point } from "../frame-protocol.ts";
+
+export class FrameError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The host element of Mimo's overlay, ignored by indexing and hit tests. */
+export const OVERLAY_HOST_ID = "mimo-overlay-host";
+
+export function isOverlay(el: Element | null): boolean {
+  return el !== null && el.id === OVERLAY_HOST_ID && el.parentNode === document.documentElement;
+}
+
+/** `elementFromPoint` that descends into open shadow roots. */
+export function deepElementFromPoint(x: number, y: number): Element | null {
+  let el = document.elementFromPoint(x, y);
+  while (el?.shadowRoot) {
+    const inner = el.shadowRoot.elementFromPoint(x, y);
+    if (inner === null || inner === el) break;
+    el = inner;
+  }
+  return el;
+}
+
+/** The parent element, stepping out of shadow roots to their host. */
+export function composedParent(node: Node): Element | null {
+  const parent = node.parentNode;
+  if (parent === null) return null;
+  if (parent instanceof ShadowRoot) return parent.host;
+  return parent instanceof Element ? parent : null;
+}
+
+export function deepContains(ancestor: Element, node: Element | null): boolean {
+  for (let n: Element | null = node; n !== null; n = composedParent(n)) if (n === ancestor) return true;
+  return false;
+}
+
+const VISIBILITY_OPTIONS = { checkOpacity: true, checkVisibilityCSS: true, opacityProperty: true, visibilityProperty: true };
+
+/** Rendered, not `visibility: hidden`, not fully transparent (itself or an ancestor). */
+export function isRendered(el: Element): boolean {
+  return el.checkVisibility(VISIBILITY_OPTIONS as CheckVisibilityOptions);
+}
+
+export function isDisabled(el: Element): boolean {
+  if (el.getAttribute("aria-disabled") === "true") return true;
+  try {
+    return el.matches(":disabled");
+  } catch {
+    return false;
+  }
+}
+
+/** A short description of an element for messages: `<div id=modal class="a b">`. */
+export function describe(el: Element): string {
+  const tag = el.tagName.toLowerCase();
+  const id = el.id ? ` id=${el.id}` : "";
+  const cls = typeof el.className === "string" && el.className.trim() ? ` class="${el.className.trim().slice(0, 40)}"` : "";
+  return `<${tag}${id}${cls}>`;
+}
+
+/** Whether a hit at a point counts as the element: itself, inside it, or its label. */
+export function hitIs(el: Element, hit: Element | null): boolean {
+  if (hit === null) return false;
+  if (deepContains(el, hit) || isOverlay(hit)) return true;
+  const label = hit.closest("label");
+  return label !== null && (label as HTMLLabelElement).control === el;
+}
+
+/**
+ * Points to hit-test inside a rectangle, clipped to the viewport: the centre of the visible part
+ * first, then two more inside it (a sticky bar may cover only one side).
+ */
+export function probePoints(rect: DOMRect, vw: number, vh: number): Point[] {
+  const left = Math.max(rect.left, 0);
+  const right = Math.min(rect.right, vw);
+  const top = Math.max(rect.top, 0);
+  const bottom = Math.min(rect.bottom, vh);
+  if (right - left < 1 || bottom - top < 1) return [];
+  const cx = (left + right) / 2;
+  const cy = (top + bottom) / 2;
+  const pts: Point[] = [{ x: cx, y: cy }];
+  if (right - left >= 8 && bottom - top >= 8) {
+    pts.push({ x: left + (right - left) / 4, y: top + (bottom - top) / 4 });
+    pts.push({ x: right - (right - left) / 4, y: bottom - (bottom - top) / 4 });
+  }
+  return pts;
+}
+
+/** The first probe point at which the element is on top, or what covers its centre. */
+export function hitTest(el: Element, rect: DOMRect): { point: Point } | { covered: Element | null } {
+  const points = probePoints(rect, window.innerWidth, window.innerHeight);
+  let first: Element | null = null;
+  for (const [i, p] of points.entries()) {
+    const hit = deepElementFromPoint(p.x, p.y);
+    if (hitIs(el, hit)) return { point: p };
+    if (i === 0) first = hit;
+  }
+  return { covered: first };
+}
+
+// ---- iframes ----
+
+/** Tokens of this frame's iframes (see `ChildFrame`). */
+const frameTokens = new WeakMap<Element, string>();
+
+/** Gives an iframe its token (once) and posts it to the iframe's window (again: it may have navigated). */
+export function tagFrame(iframe: Element): string {
+  let token = frameTokens.get(iframe);
+  if (token === undefined) {
+    token = crypto.randomUUID();
+    frameTokens.set(iframe, token);
+  }
+  (iframe as HTMLIFrameElement).contentWindow?.postMessage({ [FRAME_TOKEN_KEY]: token }, "*");
+  return token;
+}
+
+/** Every iframe of this document, in open shadow roots too. */
+export function allIframes(root: Document | ShadowRoot = document): Element[] {
+  const out = Array.from(root.querySelectorAll("iframe, frame"));
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+  for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+    const shadow = (n as Element).shadowRoot;
+    if (shadow) out.push(...allIframes(shadow));
+  }
+  return out;
+}
+
+export function iframeByToken(token: string): Element | null {
+  return allIframes().find((f) => frameTokens.get(f) === token) ?? null;
+}
+
+// ---- targets ----
+
+/** Elements of the last index in this frame, by click id. */
+export const indexed = new Map<number, Element>();
+/** The attribute the last index wrote. */
+export const lastAttr = { name: "" };
+
+/** `querySelector` over the document and every open shadow root in it. */
+export function deepQuery(selector: string, root: Document | ShadowRoot = document): Element | null {
+  const found = root.querySelector(selector);
+  if (found !== null) return found;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+  for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+    const shadow = (n as Element).shadowRoot;
+    if (shadow) {
+      const inner = deepQuery(selector, shadow);
+      if (inner !== null) return inner;
+    }
+  }
+  return null;
+}
+
+/** Evaluates an xpath; `/#shadow-root/` steps enter an open shadow root (as our xpaths write them). */
+export function evaluateXpath(xpath: string): Element | null {
+  const [first, ...shadowParts] = xpath.split("/#shadow-root");
+  let node: Node | null;
+  try {
+    node = document.evaluate(first!, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+  } catch (error) {
+    throw new FrameError("INVALID_TARGET", `invalid xpath ${JSON.stringify(xpath)}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  for (const part of shadowParts) {
+    if (!(node instanceof Element) || node.shadowRoot === null) return null;
+    node = stepShadow(node.shadowRoot, part, xpath);
+  }
+  return node instanceof Element ? node : null;
+}
+
+/** Follows `/tag[n]/tag[n]` steps from a shadow root. */
+function stepShadow(root: ShadowRoot, path: string, whole: string): Element | null {
+  let parent: ParentNode = root;
+  for (const step of path.split("/").filter((s) => s !== "")) {
+    const m = /^([a-zA-Z][\w-]*|\*)(?:\[(\d+)\])?$/.exec(step);
+    if (m === null) throw new FrameError("INVALID_TARGET", `invalid xpath ${JSON.stringify(whole)}: cannot read step ${JSON.stringify(step)} inside a shadow root`);
+    const tag = m[1]!.toLowerCase();
+    const n = Number(m[2] ?? "1");
+    let count = 0;
+    let next: Element | null = null;
+    for (const child of Array.from(parent.children)) {
+      if (tag === "*" || child.localName === tag) {
+        if (++count === n) {
+          next = child;
+          break;
+        }
+      }
+    }
+    if (next === null) return null;
+    parent = next;
+  }
+  return parent instanceof Element ? parent : null;
+}
+
+/** The element a target names, or a `FrameError` saying why there is none. */
+export function resolveTarget(target: FrameTarget): Element {
+  if (target.clickId !== undefined) {
+    const id = target.clickId;
+    const el = indexed.get(id) ?? deepQuery(`[${CSS.escape(target.attr)}="${id}"]`);
+    if (el === null) throw new FrameError("TARGET_NOT_FOUND", `no element has click id ${id} (the page changed since the last index: index it again)`);
+    if (!el.isConnected) throw new FrameError("TARGET_NOT_FOUND", `the element with click id ${id} is no longer in the page (index it again)`);
+    return el;
+  }
+  if (target.xpath !== undefined) {
+    const el = evaluateXpath(target.xpath);
+    if (el === null) throw new FrameError("TARGET_NOT_FOUND", `no element matches the xpath ${target.xpath}`);
+    return el;
+  }
+  throw new FrameError("INVALID_TARGET", "name the element by clickId or xpath");
+}

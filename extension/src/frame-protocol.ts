@@ -1,0 +1,101 @@
+// Messages between the service worker and the content script of one frame
+// (`chrome.tabs.sendMessage(tabId, request, { frameId })`). Every answer is a `FrameReply`:
+// the content script never lets an exception cross, it names a protocol error code instead.
+import type { BoundingBox, ErrorCode, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
+
+export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
+
+/** An element named by the model: by click id (written to `attr` by the last index) or xpath. */
+export type FrameTarget = { clickId?: number; xpath?: string; attr: string };
+
+/** A point or rectangle in a frame's own viewport (CSS pixels). */
+export type Point = { x: number; y: number };
+
+export type OverlayState = "idle" | "hidden" | "ongoing" | "takeover";
+
+export type IndexedElement = {
+  clickId: number;
+  tag: string;
+  role?: string;
+  text?: string;
+  xpath?: string;
+  bbox: BoundingBox;
+  value?: string;
+  checked?: boolean;
+  disabled?: boolean;
+  expanded?: boolean;
+};
+
+/** A line of the compact text; `frame` lines stand for an iframe's content, spliced in by the worker. */
+export type IndexLine = { depth: number; text: string } | { depth: number; frame: string };
+
+/**
+ * An iframe of the frame that answered, with where its content box is. Chrome gives content
+ * scripts no way to name an iframe element's frame id, so each iframe gets a token, posted to
+ * its window; the worker asks the child frames for theirs (`whoami`) to match them up.
+ */
+export type ChildFrame = { token: string; box: BoundingBox };
+
+/** The message a frame posts to an iframe's window to give it its token. */
+export const FRAME_TOKEN_KEY = "__mimoFrameToken";
+
+export type FrameIndex = {
+  elements: IndexedElement[];
+  lines: IndexLine[];
+  frames: ChildFrame[];
+  nextId: number;
+  url: string;
+  title: string;
+  scrollX: number;
+  scrollY: number;
+  viewport: { w: number; h: number };
+  /** The document's scrollable size. */
+  size: { w: number; h: number };
+  /** Time spent, in ms: in total and per phase (walk, boxes, checks, output). */
+  ms: number;
+  phases: Record<string, number>;
+};
+
+export type Prepared = {
+  /** Where to click, in the frame's viewport. */
+  point: Point;
+  tag: string;
+  /** For typing: what kind of editable the element is. */
+  editable?: "input" | "textarea" | "contenteditable";
+};
+
+export type FrameRequest =
+  | { op: "ping" }
+  | { op: "index"; scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean }
+  | { op: "prepare"; target: FrameTarget; purpose: "click" | "type" | "hover" }
+  | { op: "frameBox"; token: string; point?: Point }
+  | { op: "tagFrames" }
+  | { op: "whoami"; waitMs: number }
+  | { op: "domClick"; target: FrameTarget }
+  | { op: "domHover"; target: FrameTarget }
+  | { op: "focusForTyping"; target: FrameTarget }
+  | { op: "domType"; target: FrameTarget; text: string; submit: boolean }
+  | { op: "readValue"; target: FrameTarget }
+  | { op: "domKey"; key: string; code: string; keyCode: number; modifiers: number }
+  | { op: "select"; target: FrameTarget; option: string }
+  | { op: "scroll"; target?: FrameTarget; direction: ScrollDirection; amount?: number }
+  | { op: "html"; xpath?: string }
+  | { op: "probe"; text?: string; selector?: string }
+  | { op: "readyState" }
+  | { op: "exists"; xpath: string }
+  | { op: "mark"; untilMs: number }
+  | { op: "overlay"; state: OverlayState; label?: string };
+
+export type FrameReply<T = unknown> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
+
+/** Messages from a content script to the worker (`chrome.runtime.sendMessage`). */
+export type ContentMessage =
+  | { type: "mimo:overlay-state" }
+  | { type: "mimo:takeover"; reason: string }
+  | { type: "mimo:resume" }
+  | { type: "mimo:stop" };
+
+export function isContentMessage(message: unknown): message is ContentMessage {
+  const type = typeof message === "object" && message !== null ? (message as { type?: unknown }).type : undefined;
+  return type === "mimo:overlay-state" || type === "mimo:takeover" || type === "mimo:resume" || type === "mimo:stop";
+}

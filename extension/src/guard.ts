@@ -1,0 +1,45 @@
+// Where the extension may act (seed 000 §4.3): only in the task's own tab, never on the web
+// app's or the server's origin, never on the browser's own pages. Pure: tested under node:test.
+import { ActionError } from "./results.ts";
+
+/** Schemes a task tab may show. `about:blank` is where a task without a URL starts. */
+const ALLOWED_SCHEMES = new Set(["http:", "https:"]);
+
+/**
+ * Refuses a URL the task may not act on or go to. `serverUrl` is the configured server (which
+ * also serves the web app); `extraOrigins` any other origin of the web app.
+ */
+export function checkUrl(url: string, serverUrl: string, extraOrigins: readonly string[] = []): void {
+  if (url === "about:blank" || url === "") return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(url)} is not a URL`);
+  }
+  if (!ALLOWED_SCHEMES.has(parsed.protocol)) {
+    throw new ActionError("PERMISSION_DENIED", `Mimo does not act on ${parsed.protocol} pages (${url})`);
+  }
+  const forbidden = new Set(extraOrigins);
+  try {
+    if (serverUrl !== "") forbidden.add(new URL(serverUrl).origin);
+  } catch {
+    // An unset or broken server address forbids nothing more.
+  }
+  if (forbidden.has(parsed.origin)) {
+    throw new ActionError("PERMISSION_DENIED", `Mimo does not act on its own web app or server (${parsed.origin})`);
+  }
+}
+
+export type TaskTab = { tabId: number };
+
+/** The tab an action runs in: the task's own; another tab id is refused. */
+export function taskTabFor(task: TaskTab | undefined, requested: number | undefined, taskId: string): number {
+  if (task === undefined) {
+    throw new ActionError("INVALID_TASK_TAB", `task ${taskId} has no task tab in this browser: start it with task_start`);
+  }
+  if (requested !== undefined && requested !== task.tabId) {
+    throw new ActionError("INVALID_TASK_TAB", `tab ${requested} is not the task's tab (${task.tabId})`);
+  }
+  return task.tabId;
+}

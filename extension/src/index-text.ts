@@ -1,0 +1,114 @@
+// The compact text of a DOM index, for the model: one line per element, indented by structure
+// (interactive elements, scrollable containers and iframes nest), e.g.
+//
+//   page https://shop.example/ "Shop" scroll 0,1200 of 1280x4800, viewport 1280x720
+//   [1]<a href="/cart">Cart</a>
+//   <div scrollable: 0px above, 900px below>
+//     [2]<button>Add to cart</button>
+//
+// And the budget that keeps an index within one socket frame. Pure: tested under node:test.
+import type { DomElement, DomIndexResult } from "../../protocol/ts/protocol.ts";
+
+export type LineFacts = {
+  clickId: number;
+  tag: string;
+  role?: string;
+  text?: string;
+  type?: string;
+  name?: string;
+  placeholder?: string;
+  href?: string;
+  value?: string;
+  checked?: boolean;
+  disabled?: boolean;
+  expanded?: boolean;
+};
+
+const MAX_ATTR = 60;
+
+function quote(value: string): string {
+  const short = value.length > MAX_ATTR ? `${value.slice(0, MAX_ATTR - 1)}…` : value;
+  return /^[\w./:-]+$/.test(short) ? short : JSON.stringify(short);
+}
+
+/** `[12]<button>Add to cart</button>`, `[3]<input type=email placeholder="Email" value="a@b">`. */
+export function elementLine(f: LineFacts): string {
+  const attrs: string[] = [];
+  if (f.role !== undefined) attrs.push(`role=${quote(f.role)}`);
+  if (f.type !== undefined) attrs.push(`type=${quote(f.type)}`);
+  if (f.name !== undefined && f.name !== "") attrs.push(`name=${quote(f.name)}`);
+  if (f.placeholder !== undefined && f.placeholder !== "") attrs.push(`placeholder=${quote(f.placeholder)}`);
+  if (f.href !== undefined && f.href !== "") attrs.push(`href=${quote(f.href)}`);
+  if (f.value !== undefined && f.value !== "") attrs.push(`value=${quote(f.value)}`);
+  if (f.checked === true) attrs.push("checked");
+  if (f.disabled === true) attrs.push("disabled");
+  if (f.expanded !== undefined) attrs.push(`expanded=${f.expanded}`);
+  const open = `[${f.clickId}]<${f.tag}${attrs.length > 0 ? " " + attrs.join(" ") : ""}>`;
+  const voidTag = f.tag === "input" || f.tag === "img";
+  if (voidTag) return f.text !== undefined && f.text !== "" ? `${open} ${f.text}` : open;
+  return `${open}${f.text ?? ""}</${f.tag}>`;
+}
+
+export function scrollableLine(tag: string, above: number, below: number, left: number, right: number): string {
+  const parts: string[] = [];
+  if (above > 0 || below > 0) parts.push(`${Math.round(above)}px above, ${Math.round(below)}px below`);
+  if (left > 0 || right > 0) parts.push(`${Math.round(left)}px left, ${Math.round(right)}px right`);
+  return `<${tag} scrollable: ${parts.join(", ")}>`;
+}
+
+export function pageLine(p: { url: string; title: string; scrollX: number; scrollY: number; width: number; height: number; vw: number; vh: number }): string {
+  const below = Math.max(0, p.height - p.scrollY - p.vh);
+  return `page ${p.url} ${JSON.stringify(p.title)}: scrolled to ${Math.round(p.scrollX)},${Math.round(p.scrollY)} of ${Math.round(p.width)}x${Math.round(p.height)}, viewport ${p.vw}x${p.vh}, ${Math.round(below)}px below`;
+}
+
+export function indent(depth: number, text: string): string {
+  return "  ".repeat(Math.max(0, depth)) + text;
+}
+
+function utf8Length(s: string): number {
+  return new TextEncoder().encode(s).length;
+}
+
+/**
+ * Cuts an index to fit in `maxBytes` of JSON: first without xpaths (unless `keepXpath`), then
+ * keeping the first elements (and the text lines up to the last kept element). Returns the
+ * result and a warning when anything was cut.
+ */
+export function fitIndex(result: DomIndexResult, maxBytes: number, keepXpath: boolean): { result: DomIndexResult; warning?: string } {
+  if (utf8Length(JSON.stringify(result)) <= maxBytes) return { result };
+  let elements: DomElement[] = result.elements;
+  let droppedXpath = false;
+  if (!keepXpath) {
+    elements = elements.map(({ xpath: _xpath, ...rest }) => rest);
+    droppedXpath = true;
+    const slim = { ...result, elements };
+    if (utf8Length(JSON.stringify(slim)) <= maxBytes) return { result: slim, warning: "xpaths were left out to fit the index in one message" };
+  }
+  // One pass: the size of everything but the elements and the text, then elements (and the
+  // text lines up to each) while they fit.
+  const lines = result.text.split("\n");
+  const lineOf = new Map<number, number>();
+  lines.forEach((l, i) => {
+    const m = /^\s*\[(\d+)\]/.exec(l);
+    if (m !== null) lineOf.set(Number(m[1]), i);
+  });
+  const lineBytes = lines.map((l) => utf8Length(JSON.stringify(l)) - 2 + 2);
+  const TRAILER = 200;
+  let used = utf8Length(JSON.stringify({ ...result, elements: [], text: "" })) + lineBytes[0]! + TRAILER;
+  let lastLine = 0;
+  let lo = 0;
+  for (const e of elements) {
+    const line = Math.max(lastLine, lineOf.get(e.clickId) ?? lastLine);
+    let more = utf8Length(JSON.stringify(e)) + 1;
+    for (let i = lastLine + 1; i <= line; i++) more += lineBytes[i]!;
+    if (used + more > maxBytes) break;
+    used += more;
+    lastLine = line;
+    lo++;
+  }
+  const cut = (n: number): DomIndexResult => ({ ...result, elements: elements.slice(0, n), text: lines.slice(0, lastLine + 1).join("\n") });
+  const final = cut(lo);
+  final.text += `\n… ${elements.length - lo} more elements left out; index with scope "viewport" or scroll`;
+  const why = droppedXpath ? "xpaths were left out and " : "";
+  return { result: final, warning: `${why}the index was cut to its first ${lo} of ${elements.length} elements to fit in one message` };
+}

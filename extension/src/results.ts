@@ -1,0 +1,68 @@
+// How an action ends: a success (possibly partial, with warnings) or an `ActionError` carrying
+// one of the protocol's error codes. Executors throw `ActionError`; the dispatcher turns
+// either into an `ActionOutcome`. No Chrome APIs here.
+import type { ActionOutcome, BrowserAction, ErrorCode, ErrorObject } from "../../protocol/ts/protocol.ts";
+
+/** Codes a retry may cure (seed 000 §5.1); TIMEOUT too, since a later try may find the page ready. */
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "PLUGIN_OFFLINE",
+  "PLUGIN_TIMEOUT_ACK",
+  "PLUGIN_TIMEOUT_EXEC",
+  "PAGE_PREP_FAILED",
+  "CDP_UNAVAILABLE",
+  "TIMEOUT",
+]);
+
+export function defaultRetryable(code: ErrorCode): boolean {
+  return RETRYABLE.has(code);
+}
+
+export class ActionError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, retryable: boolean = defaultRetryable(code)) {
+    super(message);
+    this.code = code;
+    this.retryable = retryable;
+  }
+
+  toObject(): ErrorObject {
+    return { code: this.code, message: this.message, retryable: this.retryable };
+  }
+}
+
+/** What an executor returns when the action worked. `partial` marks a degraded success. */
+export type ActionSuccess = {
+  result: unknown;
+  warnings?: string[];
+  partial?: boolean;
+};
+
+type Ids = Pick<BrowserAction, "actionId" | "attempt" | "taskId">;
+
+export function successOutcome(action: Ids, success: ActionSuccess): ActionOutcome {
+  const warnings = success.warnings ?? [];
+  return {
+    actionId: action.actionId,
+    attempt: action.attempt,
+    taskId: action.taskId,
+    status: success.partial === true ? "partial" : "ok",
+    result: success.result,
+    warnings,
+  };
+}
+
+/** Any thrown value as an outcome: `ActionError`s keep their code, anything else is internal. */
+export function errorOutcome(action: Ids, error: unknown, warnings: string[] = []): ActionOutcome {
+  const object: ErrorObject =
+    error instanceof ActionError
+      ? error.toObject()
+      : { code: "INTERNAL_ERROR", message: error instanceof Error ? error.message : String(error), retryable: false };
+  return { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
+}
+
+/** The dedupe key of one delivery: an action id and its attempt. */
+export function actionKey(action: Pick<BrowserAction, "actionId" | "attempt">): string {
+  return `${action.actionId}#${action.attempt}`;
+}

@@ -1,0 +1,115 @@
+// The tasks this browser runs: each task's own tab (seed 000 §4.7), the overlay state shown in
+// it, whether the person took over, and where the click ids of its last DOM index live. Kept in
+// `chrome.storage.local` under one key, so it survives the worker being stopped and the side
+// panel can show it.
+import type { KeyValue } from "./action-log.ts";
+import type { TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { OverlayState } from "./frame-protocol.ts";
+
+export const TASKS_KEY = "tasks";
+/** Takeovers, resumes and stops the person made in a task tab (until the protocol carries them). */
+export const TAKEOVER_LOG_KEY = "takeovers";
+/** The last status the server reported per task (also for tasks without a tab yet). */
+export const TASK_STATUS_KEY = "taskStatus";
+const MAX_STATUSES = 100;
+
+export type TaskRecord = {
+  taskId: string;
+  tabId: number;
+  windowId: number;
+  groupId?: number;
+  startedAt: number;
+  overlay: OverlayState;
+  /** What the overlay says Mimo is doing. */
+  label?: string;
+  /** The person took over; automation waits until they resume. */
+  takeover?: { at: number; reason: string };
+  /** The person pressed Stop in the overlay. */
+  stopRequested?: { at: number };
+  /** Click id ranges of the last index: `[first, last, frameId]`. */
+  clicks?: Array<[number, number, number]>;
+  /** The attribute the last index wrote click ids to. */
+  attr?: string;
+  /** The person closed the tab. */
+  tabClosed?: boolean;
+  /** The last action, for the side panel. */
+  lastAction?: { name: string; at: number };
+  /** A takeover, resume or stop the server has not been told of (it was offline). */
+  pendingControl?: TaskControl;
+};
+
+export class TaskRegistry {
+  readonly #kv: KeyValue;
+  #tasks: Record<string, TaskRecord> | undefined;
+  #writes: Promise<void> = Promise.resolve();
+  #statuses: Record<string, { status: TaskStatus; at: number }> | undefined;
+
+  constructor(kv: KeyValue) {
+    this.#kv = kv;
+  }
+
+  async #all(): Promise<Record<string, TaskRecord>> {
+    if (this.#tasks === undefined) {
+      const stored = (await this.#kv.get([TASKS_KEY]))[TASKS_KEY];
+      this.#tasks ??= typeof stored === "object" && stored !== null ? (stored as Record<string, TaskRecord>) : {};
+    }
+    return this.#tasks;
+  }
+
+  async all(): Promise<TaskRecord[]> {
+    return Object.values(await this.#all());
+  }
+
+  async status(taskId: string): Promise<TaskStatus | undefined> {
+    return (await this.#allStatuses())[taskId]?.status;
+  }
+
+  async setStatus(taskId: string, status: TaskStatus, at: number): Promise<void> {
+    const statuses = await this.#allStatuses();
+    delete statuses[taskId];
+    statuses[taskId] = { status, at };
+    const keys = Object.keys(statuses);
+    for (const old of keys.slice(0, Math.max(0, keys.length - MAX_STATUSES))) delete statuses[old];
+    await this.#kv.set({ [TASK_STATUS_KEY]: statuses });
+  }
+
+  async #allStatuses(): Promise<Record<string, { status: TaskStatus; at: number }>> {
+    if (this.#statuses === undefined) {
+      const stored = (await this.#kv.get([TASK_STATUS_KEY]))[TASK_STATUS_KEY];
+      this.#statuses ??= typeof stored === "object" && stored !== null ? (stored as Record<string, { status: TaskStatus; at: number }>) : {};
+    }
+    return this.#statuses;
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    return (await this.#all())[taskId];
+  }
+
+  async byTab(tabId: number): Promise<TaskRecord | undefined> {
+    return Object.values(await this.#all()).find((t) => t.tabId === tabId && t.tabClosed !== true);
+  }
+
+  async put(task: TaskRecord): Promise<void> {
+    (await this.#all())[task.taskId] = task;
+    await this.#save();
+  }
+
+  async update(taskId: string, change: (task: TaskRecord) => void): Promise<TaskRecord | undefined> {
+    const task = (await this.#all())[taskId];
+    if (task === undefined) return undefined;
+    change(task);
+    await this.#save();
+    return task;
+  }
+
+  async remove(taskId: string): Promise<void> {
+    delete (await this.#all())[taskId];
+    await this.#save();
+  }
+
+  #save(): Promise<void> {
+    const next = this.#writes.then(() => this.#kv.set({ [TASKS_KEY]: this.#tasks }));
+    this.#writes = next.catch((error: unknown) => console.error("mimo: cannot store the tasks", error));
+    return next;
+  }
+}

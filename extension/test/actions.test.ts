@@ -1,0 +1,210 @@
+import assert from "node:assert/strict";
+import { beforeEach, describe, it } from "node:test";
+import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
+import { ActionLog, INDEX_KEY, MAX_FINISHED, RUNNING_KEY } from "../src/action-log.ts";
+import type { KeyValue } from "../src/action-log.ts";
+import { ActionDispatcher, RESEND_WINDOW_MS } from "../src/actions.ts";
+import { ActionError } from "../src/results.ts";
+import type { ActionSuccess } from "../src/results.ts";
+
+/** `chrome.storage.local` as a map, with JSON copies like Chrome's. */
+class MemoryKv implements KeyValue {
+  data = new Map<string, string>();
+  writes = 0;
+  async get(keys: string[]): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const k of keys) if (this.data.has(k)) out[k] = JSON.parse(this.data.get(k)!);
+    return out;
+  }
+  async set(items: Record<string, unknown>): Promise<void> {
+    this.writes++;
+    for (const [k, v] of Object.entries(items)) this.data.set(k, JSON.stringify(v));
+  }
+  async remove(keys: string[]): Promise<void> {
+    for (const k of keys) this.data.delete(k);
+  }
+}
+
+function action(id: string, name: BrowserAction["name"] = "browser_click", attempt = 1, taskId = "t1"): BrowserAction {
+  const params = name === "browser_click" ? { clickId: 1 } : name === "browser_wait_for" ? { text: "x" } : {};
+  return { actionId: id, attempt, taskId, clientId: "c", tabId: 5, name, params } as BrowserAction;
+}
+
+let kv: MemoryKv;
+let sent: ExtensionMessage[];
+let online: boolean;
+let runs: string[];
+let clock: number;
+let behaviour: (a: BrowserAction) => Promise<ActionSuccess>;
+
+function dispatcher(): ActionDispatcher {
+  return new ActionDispatcher({
+    log: new ActionLog(kv),
+    execute: (a) => {
+      runs.push(`${a.actionId}#${a.attempt}`);
+      return behaviour(a);
+    },
+    send: (m) => {
+      if (online) sent.push(m);
+      return online;
+    },
+    now: () => clock,
+  });
+}
+
+const results = () => sent.flatMap((m) => (m.type === "action_result" ? [m.outcome] : []));
+const acks = () => sent.filter((m) => m.type === "action_ack").length;
+
+beforeEach(() => {
+  kv = new MemoryKv();
+  sent = [];
+  online = true;
+  runs = [];
+  clock = 1_000_000;
+  behaviour = async (a) => ({ result: { ran: a.actionId } });
+});
+
+describe("dispatch", () => {
+  it("acks at once, before the action runs, then sends its outcome", async () => {
+    let release!: () => void;
+    behaviour = () => new Promise((resolve) => (release = () => resolve({ result: { done: true } })));
+    const d = dispatcher();
+    const done = d.receive(action("a"));
+    assert.deepEqual(sent.map((m) => m.type), ["action_ack"], "acked synchronously");
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(results().length, 0);
+    release();
+    await done;
+    assert.deepEqual(results(), [{ actionId: "a", attempt: 1, taskId: "t1", status: "ok", result: { done: true }, warnings: [] }]);
+  });
+
+  it("reports errors with their codes, partial successes, and internal errors", async () => {
+    const d = dispatcher();
+    behaviour = async () => {
+      throw new ActionError("TARGET_NOT_FOUND", "gone");
+    };
+    await d.receive(action("e"));
+    behaviour = async () => ({ result: { x: 1 }, partial: true, warnings: ["fell back"] });
+    await d.receive(action("p"));
+    behaviour = async () => {
+      throw new TypeError("boom");
+    };
+    await d.receive(action("i"));
+    const [e, p, i] = results();
+    assert.deepEqual(e!.error, { code: "TARGET_NOT_FOUND", message: "gone", retryable: false });
+    assert.deepEqual([p!.status, p!.warnings], ["partial", ["fell back"]]);
+    assert.deepEqual(i!.error, { code: "INTERNAL_ERROR", message: "boom", retryable: false });
+  });
+
+  it("runs one action at a time per task, and tasks side by side", async () => {
+    const order: string[] = [];
+    behaviour = async (a) => {
+      order.push(`start ${a.actionId}`);
+      await new Promise((r) => setTimeout(r, a.actionId === "slow" ? 30 : 1));
+      order.push(`end ${a.actionId}`);
+      return { result: null };
+    };
+    const d = dispatcher();
+    await Promise.all([d.receive(action("slow")), d.receive(action("next")), d.receive(action("other", "browser_click", 1, "t2"))]);
+    assert.ok(order.indexOf("end slow") < order.indexOf("start next"), order.join());
+    assert.ok(order.indexOf("start other") < order.indexOf("end slow"), "another task does not wait");
+  });
+});
+
+describe("exactly once", () => {
+  it("a delivery of a running attempt is only acked again", async () => {
+    let release!: () => void;
+    behaviour = () => new Promise((resolve) => (release = () => resolve({ result: 1 })));
+    const d = dispatcher();
+    const first = d.receive(action("a"));
+    await new Promise((r) => setTimeout(r, 5));
+    await d.receive(action("a"));
+    assert.equal(acks(), 2);
+    release();
+    await first;
+    assert.deepEqual(runs, ["a#1"]);
+    assert.equal(results().length, 1);
+  });
+
+  it("a delivery of a finished attempt gets the stored outcome, also in a new worker", async () => {
+    await dispatcher().receive(action("a"));
+    const d = dispatcher();
+    await d.receive(action("a"));
+    assert.deepEqual(runs, ["a#1"]);
+    assert.equal(results().length, 2);
+    assert.deepEqual(results()[1], results()[0]);
+  });
+
+  it("a new attempt runs anew", async () => {
+    const d = dispatcher();
+    await d.receive(action("a", "browser_click", 1));
+    await d.receive(action("a", "browser_click", 2));
+    assert.deepEqual(runs, ["a#1", "a#2"]);
+  });
+
+  it("on restart, reports a page-changing action that was running as a retryable TIMEOUT, and runs a read-only one again", async () => {
+    const log = new ActionLog(kv);
+    await log.load();
+    await log.start({ key: "click#1", action: action("click"), startedAt: clock });
+    await log.start({ key: "wait#1", action: action("wait", "browser_wait_for"), startedAt: clock });
+    online = false;
+    const d = dispatcher();
+    await d.ready();
+    await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(runs, ["wait#1"], "only the read-only one runs again");
+    assert.equal(results().length, 0, "nothing is sent while offline");
+    online = true;
+    await d.online();
+    const byId = new Map(results().map((o) => [o.actionId, o]));
+    assert.equal(byId.get("click")!.error!.code, "TIMEOUT");
+    assert.equal(byId.get("click")!.error!.retryable, true);
+    assert.match(byId.get("click")!.error!.message, /restarted while browser_click was running/);
+    assert.equal(byId.get("wait")!.status, "ok");
+    // Delivered again now: answered, not run.
+    await d.receive(action("click"));
+    assert.deepEqual(runs, ["wait#1"]);
+  });
+
+  it("resends on welcome what was never sent, and what finished recently", async () => {
+    online = false;
+    const d = dispatcher();
+    await d.receive(action("lost"));
+    online = true;
+    await d.receive(action("recent"));
+    clock += RESEND_WINDOW_MS + 1;
+    await d.receive(action("fresh"));
+    sent = [];
+    await d.online();
+    assert.deepEqual(results().map((o) => o.actionId).sort(), ["fresh", "lost"]);
+    sent = [];
+    await d.online();
+    assert.deepEqual(results().map((o) => o.actionId), ["fresh"], "once sent, only the recent one again");
+  });
+
+  it("keeps a large read-only result out of storage, and runs it again when delivered again", async () => {
+    behaviour = async () => ({ result: { text: "x".repeat(100_000) } });
+    await dispatcher().receive(action("idx", "browser_wait_for"));
+    assert.ok(![...kv.data.keys()].some((k) => k.includes("idx#1") && k.startsWith("actions.out.")));
+    const d = dispatcher();
+    await d.receive(action("idx", "browser_wait_for"));
+    assert.deepEqual(runs, ["idx#1", "idx#1"]);
+    assert.equal(results().length, 2);
+  });
+});
+
+describe("the action log", () => {
+  it("remembers the last MAX_FINISHED outcomes and forgets older ones", async () => {
+    const log = new ActionLog(kv);
+    await log.load();
+    const outcome = (id: string): ActionOutcome => ({ actionId: id, attempt: 1, taskId: "t", status: "ok", warnings: [] });
+    for (let i = 0; i < MAX_FINISHED + 5; i++) {
+      await log.finish({ key: `a${i}#1`, taskId: "t", name: "browser_click", status: "ok", startedAt: i, finishedAt: i }, outcome(`a${i}`));
+    }
+    const index = JSON.parse(kv.data.get(INDEX_KEY)!) as Array<{ key: string }>;
+    assert.equal(index.length, MAX_FINISHED);
+    assert.equal(index[0]!.key, "a5#1");
+    assert.equal(await log.outcome("a0#1"), undefined);
+    assert.equal((await log.outcome("a5#1"))?.actionId, "a5");
+    assert.deepEqual(JSON.parse(kv.data.get(RUNNING_KEY)!), {});
+  });
+});

@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
+import { checkUrl, taskTabFor } from "../src/guard.ts";
+import { imageSize } from "../src/image.ts";
+import { elementLine, fitIndex, pageLine, scrollableLine } from "../src/index-text.ts";
+import { parseKey } from "../src/keys.ts";
+import { actionLabel, overlayFor } from "../src/overlay-state.ts";
+import { ActionError } from "../src/results.ts";
+import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../src/secrets.ts";
+import { tabInfo } from "../src/snapshot.ts";
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof ActionError);
+    return error.code;
+  }
+  return "none";
+}
+
+describe("the tab guard", () => {
+  const server = "http://127.0.0.1:8787";
+  it("allows web pages and about:blank", () => {
+    assert.equal(code(() => checkUrl("https://shop.example/cart", server)), "none");
+    assert.equal(code(() => checkUrl("about:blank", server)), "none");
+  });
+  it("refuses the server's origin, other origins of the web app, browser pages and non-URLs", () => {
+    assert.equal(code(() => checkUrl("http://127.0.0.1:8787/task/x", server)), "PERMISSION_DENIED");
+    assert.equal(code(() => checkUrl("https://app.mimo.example/", server, ["https://app.mimo.example"])), "PERMISSION_DENIED");
+    assert.equal(code(() => checkUrl("http://127.0.0.1:9999/", server)), "none", "another port is another origin");
+    for (const url of ["chrome://settings", "chrome-extension://abc/options.html", "file:///etc/passwd", "javascript:alert(1)"]) {
+      assert.equal(code(() => checkUrl(url, server)), "PERMISSION_DENIED", url);
+    }
+    assert.equal(code(() => checkUrl("not a url", server)), "SCHEMA_VALIDATION_FAILED");
+  });
+  it("only lets an action run in its task's tab", () => {
+    assert.equal(taskTabFor({ tabId: 7 }, undefined, "t"), 7);
+    assert.equal(taskTabFor({ tabId: 7 }, 7, "t"), 7);
+    assert.equal(code(() => taskTabFor({ tabId: 7 }, 8, "t")), "INVALID_TASK_TAB");
+    assert.equal(code(() => taskTabFor(undefined, 7, "t")), "INVALID_TASK_TAB");
+  });
+});
+
+describe("keys", () => {
+  it("reads names, characters and combinations", () => {
+    assert.deepEqual(parseKey("Enter"), { key: "Enter", code: "Enter", keyCode: 13, modifiers: 0, text: "\r" });
+    assert.deepEqual(parseKey("escape"), { key: "Escape", code: "Escape", keyCode: 27, modifiers: 0 });
+    assert.deepEqual(parseKey("a"), { key: "a", code: "KeyA", keyCode: 65, modifiers: 0, text: "a" });
+    assert.deepEqual(parseKey("ctrl+a"), { key: "a", code: "KeyA", keyCode: 65, modifiers: 2 });
+    assert.deepEqual(parseKey("Shift+b"), { key: "B", code: "KeyB", keyCode: 66, modifiers: 8, text: "B" });
+    assert.deepEqual(parseKey("F5"), { key: "F5", code: "F5", keyCode: 116, modifiers: 0 });
+    assert.equal(parseKey("+").key, "+");
+    assert.equal(code(() => parseKey("hyper+q")), "SCHEMA_VALIDATION_FAILED");
+    assert.equal(code(() => parseKey("NotAKey")), "SCHEMA_VALIDATION_FAILED");
+  });
+});
+
+describe("secrets", () => {
+  const field = (tag: string, attrs: Record<string, string>) => ({ tagName: tag.toUpperCase(), getAttribute: (n: string) => attrs[n] ?? null });
+  it("knows password fields, card and password autocomplete, and data-sensitive", () => {
+    assert.ok(isSensitiveField(field("input", { type: "password" })));
+    assert.ok(isSensitiveField(field("input", { type: "PASSWORD" })));
+    assert.ok(isSensitiveField(field("input", { autocomplete: "cc-number" })));
+    assert.ok(isSensitiveField(field("input", { autocomplete: "section-pay billing cc-csc" })));
+    assert.ok(isSensitiveField(field("input", { autocomplete: "new-password" })));
+    assert.ok(isSensitiveField(field("input", { autocomplete: "one-time-code" })));
+    assert.ok(isSensitiveField(field("div", { "data-sensitive": "" })));
+    assert.ok(!isSensitiveField(field("input", { "data-sensitive": "false" })));
+    assert.ok(!isSensitiveField(field("input", { type: "email", autocomplete: "email" })));
+    assert.equal(shownValue(field("input", { type: "password" }), "hunter2"), SECRET_PLACEHOLDER);
+    assert.equal(shownValue(field("input", { type: "password" }), ""), "");
+    assert.equal(shownValue(field("input", { type: "text" }), "hello"), "hello");
+  });
+});
+
+describe("the index text", () => {
+  it("writes one line per element", () => {
+    assert.equal(elementLine({ clickId: 12, tag: "button", text: "Add to cart" }), "[12]<button>Add to cart</button>");
+    assert.equal(elementLine({ clickId: 3, tag: "input", type: "email", placeholder: "Your email", value: "a@b.c" }), '[3]<input type=email placeholder="Your email" value="a@b.c">');
+    assert.equal(elementLine({ clickId: 4, tag: "div", role: "checkbox", text: "Agree", checked: true, disabled: true }), "[4]<div role=checkbox checked disabled>Agree</div>");
+    assert.equal(elementLine({ clickId: 5, tag: "a", href: "/cart", text: "Cart", expanded: false }), "[5]<a href=/cart expanded=false>Cart</a>");
+    assert.equal(scrollableLine("div", 0, 900, 0, 0), "<div scrollable: 0px above, 900px below>");
+    assert.equal(
+      pageLine({ url: "https://x/", title: "X", scrollX: 0, scrollY: 100, width: 1280, height: 3000, vw: 1280, vh: 700 }),
+      'page https://x/ "X": scrolled to 0,100 of 1280x3000, viewport 1280x700, 2200px below',
+    );
+  });
+
+  function big(n: number): DomIndexResult {
+    const elements = Array.from({ length: n }, (_, i) => ({ clickId: i + 1, tag: "button", text: `Buy ${i}`, xpath: `/html[1]/body[1]/div[${i + 1}]/button[1]`, frameId: 0, bbox: { x: 1, y: i * 20, w: 50, h: 18 } }));
+    const text = ["page …", ...elements.map((e) => `  [${e.clickId}]<button>${e.text}</button>`)].join("\n");
+    return { elements, text, url: "https://x/", title: "X", scrollX: 0, scrollY: 0 };
+  }
+
+  it("keeps an index that fits as it is", () => {
+    const r = big(10);
+    assert.deepEqual(fitIndex(r, 100_000, false), { result: r });
+  });
+
+  it("drops xpaths first, then cuts elements and their lines to fit", () => {
+    const r = big(2000);
+    const size = JSON.stringify(r).length;
+    const noXpath = fitIndex(r, size - 10, false);
+    assert.equal(noXpath.result.elements.length, 2000);
+    assert.equal(noXpath.result.elements[0]!.xpath, undefined);
+    assert.match(noXpath.warning!, /xpaths/);
+
+    const cut = fitIndex(r, 50_000, false);
+    assert.ok(JSON.stringify(cut.result).length <= 50_000);
+    const n = cut.result.elements.length;
+    assert.ok(n > 100 && n < 2000);
+    assert.match(cut.result.text, new RegExp(`\\[${n}\\]<button>Buy ${n - 1}</button>\\n… ${2000 - n} more elements left out`));
+    assert.ok(!cut.result.text.includes(`[${n + 1}]`));
+    assert.match(cut.warning!, new RegExp(`first ${n} of 2000`));
+
+    const scan = fitIndex(r, 50_000, true);
+    assert.ok(scan.result.elements.every((e) => e.xpath !== undefined), "an xpath scan keeps its xpaths");
+  });
+});
+
+describe("images", () => {
+  it("reads the size of a PNG and a JPEG", () => {
+    const png = Buffer.alloc(24);
+    png.writeUInt32BE(0x89504e47, 0);
+    png.writeUInt32BE(0x49484452, 12);
+    png.writeUInt32BE(1280, 16);
+    png.writeUInt32BE(720, 20);
+    assert.deepEqual(imageSize(png), { width: 1280, height: 720 });
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0, 0, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x02, 0xd0, 0x05, 0x00, 0x03, 0, 0, 0, 0]);
+    assert.deepEqual(imageSize(jpeg), { width: 1280, height: 720 });
+    assert.equal(imageSize(Buffer.from("GIF89a")), undefined);
+  });
+});
+
+describe("the overlay", () => {
+  it("follows the task's status", () => {
+    assert.equal(overlayFor("running"), "ongoing");
+    assert.equal(overlayFor("takeover"), "takeover");
+    assert.equal(overlayFor("ongoing"), "hidden");
+    assert.equal(overlayFor("waiting_confirmation"), "hidden");
+    assert.equal(overlayFor("created"), "hidden");
+    for (const s of ["completed", "error", "canceled"] as const) assert.equal(overlayFor(s), "idle");
+  });
+  it("says what Mimo does", () => {
+    const base = { actionId: "a", attempt: 1, taskId: "t", clientId: "c" };
+    assert.equal(actionLabel({ ...base, name: "browser_click", params: { clickId: 12 } }), "clicking [12]");
+    assert.equal(actionLabel({ ...base, name: "browser_wait_for", params: { text: "Done" } }), "waiting for Done");
+    assert.equal(actionLabel({ ...base, name: "browser_dom_index", params: {} }), "reading the page");
+  });
+});
+
+describe("the snapshot", () => {
+  it("leaves out a tab without an index (between windows, or closing)", () => {
+    const tab = { id: 4, windowId: 1, index: -1, url: "https://x/", title: "X", status: "complete" as const, active: false, groupId: -1 };
+    assert.equal(tabInfo(tab), null);
+    assert.equal(tabInfo({ ...tab, index: 0 })?.index, 0);
+  });
+});

@@ -1,0 +1,460 @@
+// Browser actions end to end: the server's developer API (`POST /api/task/{id}/actions`) sends
+// each action to the real extension in Debian's Chromium, which runs it in the task's own tab on
+// the fixture pages of tests/fixtures. Clicks and typing must arrive as trusted (CDP) events,
+// and each error code comes from a case made for it.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
+import { newTask } from "../support/clients.ts";
+import { act, extensionStorage, fails, logged, ok, pageAt, pageLog, serviceWorker, startHarness, startTask } from "./harness.ts";
+import type { Harness } from "./harness.ts";
+
+let h: Harness;
+before(async () => (h = await startHarness()));
+after(async () => {
+  await h?.close();
+});
+
+/** The element whose text (or value) contains `text`. */
+function el(index: DomIndexResult, text: string): DomElement {
+  const found = index.elements.find((e) => e.text?.includes(text));
+  assert.ok(found, `no element "${text}" in:\n${index.text}`);
+  return found;
+}
+
+async function index(taskId: string, params: { scope?: "viewport" | "document"; assignAttr?: string } = {}): Promise<DomIndexResult> {
+  return (await ok<DomIndexResult>(h, taskId, { name: "browser_dom_index", params })).result;
+}
+
+async function goto(taskId: string, url: string): Promise<void> {
+  await ok(h, taskId, { name: "browser_navigate", params: { url } });
+}
+
+describe("the task tab", () => {
+  it("task_start opens it in a window of its own, unfocused, in a tab group", { timeout: 30_000 }, async () => {
+    const taskId = await newTask(h.mimo);
+    const url = `${h.a}/buttons.html?start`;
+    const { result } = await ok<TaskStartResult>(h, taskId, { name: "task_start", params: { url, groupTitle: "Shopping" } });
+    assert.equal(result.url, url);
+    assert.equal(result.title, "Buttons");
+    assert.ok(result.groupId !== undefined && result.groupId >= 0);
+    const facts = await h.options.evaluate(async (r) => {
+      const tab = await chrome.tabs.get(r.tabId);
+      const win = await chrome.windows.get(r.windowId, { populate: true });
+      const group = await chrome.tabGroups.get(r.groupId!);
+      const optionsTab = await chrome.tabs.getCurrent();
+      return { windowId: tab.windowId, tabs: win.tabs!.length, focused: win.focused, group: group.title, optionsWindow: optionsTab!.windowId };
+    }, result);
+    assert.equal(facts.windowId, result.windowId);
+    assert.equal(facts.tabs, 1, "the task tab is alone in its window");
+    assert.notEqual(facts.windowId, facts.optionsWindow, "not in the person's window");
+    assert.equal(facts.focused, false);
+    assert.equal(facts.group, "Shopping");
+    const stored = await extensionStorage<{ tasks: Record<string, { tabId: number }> }>(h, ["tasks"]);
+    assert.equal(stored.tasks[taskId]?.tabId, result.tabId, "taskId → tabId is stored");
+
+    // The default group title.
+    const other = await newTask(h.mimo);
+    const second = await ok<TaskStartResult>(h, other, { name: "task_start", params: { url: `${h.a}/page2.html?start` } });
+    const title = await h.options.evaluate((g) => chrome.tabGroups.get(g).then((x) => x.title), second.result.groupId!);
+    assert.equal(title, "Mimo");
+
+    // task_stop with closeTab closes it.
+    await ok(h, other, { name: "task_stop", params: { closeTab: true } });
+    const gone = await h.options.evaluate((id) => chrome.tabs.get(id).then(() => false, () => true), second.result.tabId);
+    assert.ok(gone);
+    await fails(h, other, { name: "browser_dom_index", params: {} }, "INVALID_TASK_TAB");
+  });
+
+  it("refuses other tabs, tasks without a tab, and Mimo's own origin", { timeout: 30_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/buttons.html?guard`);
+    const optionsTab = await h.options.evaluate(() => chrome.tabs.getCurrent().then((t) => t!.id!));
+    const wrong = await fails(h, taskId, { name: "browser_click", params: { clickId: 1 } }, "INVALID_TASK_TAB", { tabId: optionsTab });
+    assert.match(wrong.message, /not the task's tab/);
+    assert.equal(wrong.retryable, false);
+
+    const fresh = await newTask(h.mimo);
+    const none = await fails(h, fresh, { name: "browser_dom_index", params: {} }, "INVALID_TASK_TAB");
+    assert.match(none.message, /task_start/);
+
+    await fails(h, taskId, { name: "browser_navigate", params: { url: `${h.mimo.url}/` } }, "PERMISSION_DENIED");
+    await fails(h, taskId, { name: "browser_navigate", params: { url: "chrome://settings" } }, "PERMISSION_DENIED");
+    await fails(h, taskId, { name: "browser_navigate", params: { url: "not a url" } }, "SCHEMA_VALIDATION_FAILED");
+    await fails(h, fresh, { name: "task_start", params: { url: `${h.mimo.url}/api/health` } }, "PERMISSION_DENIED");
+  });
+});
+
+describe("DOM index, click and type", () => {
+  let taskId: string;
+  let page: import("playwright-core").Page;
+
+  before(async () => {
+    ({ taskId, page } = await startTask(h, `${h.a}/buttons.html`));
+  });
+
+  it("indexes what a person could click, and nothing hidden, covered or inert", async () => {
+    const result = await index(taskId);
+    const texts = result.elements.map((e) => e.text);
+    for (const t of ["Go to page two", "Add to cart", "Sold out", "Div with onclick", "Pointer span bold", "ARIA button", "ARIA checkbox", "Menu", "More"]) {
+      assert.ok(texts.includes(t), `${t} is indexed:\n${result.text}`);
+    }
+    for (const t of ["Display none", "Visibility hidden", "Opacity zero", "Covered button", "Not a link", "Far below", "Details body"]) {
+      assert.ok(!texts.includes(t), `${t} is not indexed`);
+    }
+    assert.equal(el(result, "Sold out").disabled, true);
+    assert.equal(el(result, "Menu").expanded, false);
+    assert.equal(el(result, "ARIA checkbox").role, "checkbox");
+    assert.equal(el(result, "Add to cart").frameId, 0);
+    assert.equal(el(result, "Add to cart").xpath, "/html[1]/body[1]/p[2]/button[1]");
+    assert.match(result.text, /^page http:\/\/127\.0\.0\.1:\d+\/buttons\.html "Buttons": scrolled to 0,0 of \d+x\d+, viewport \d+x\d+/);
+    assert.match(result.text, /\n\[\d+\]<button>Add to cart<\/button>\n/);
+    assert.equal(result.title, "Buttons");
+    assert.equal(result.scrollY, 0);
+
+    // Click ids are unique, in the attribute, and the boxes are where the page has them.
+    assert.equal(new Set(result.elements.map((e) => e.clickId)).size, result.elements.length);
+    const buy = el(result, "Add to cart");
+    assert.equal(await page.locator("#buy").getAttribute("data-mimo_click_id"), String(buy.clickId));
+    const box = (await page.locator("#buy").boundingBox())!;
+    assert.deepEqual(buy.bbox, { x: Math.round(box.x), y: Math.round(box.y), w: Math.round(box.width), h: Math.round(box.height) });
+    assert.equal(await page.locator("[data-mimo_click_id]").count(), result.elements.length);
+
+    // The whole document reaches the button far below; a custom attribute replaces the default.
+    const whole = await index(taskId, { scope: "document", assignAttr: "data-agent-id" });
+    assert.ok(whole.elements.some((e) => e.text === "Far below"));
+    assert.equal(await page.locator("[data-mimo_click_id]").count(), 0, "the old attribute is gone");
+    assert.equal(await page.locator("[data-agent-id]").count(), whole.elements.length);
+  });
+
+  it("clicks with trusted CDP mouse events, scrolling the target into view", async () => {
+    let result = await index(taskId, { scope: "document" });
+    const { result: clicked } = await ok<{ strategy: string }>(h, taskId, { name: "browser_click", params: { clickId: el(result, "Add to cart").clickId } });
+    assert.equal(clicked.strategy, "cdp_mouse");
+    await logged(page, "click:buy:trusted=true");
+
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(result, "Far below").clickId } });
+    await logged(page, "click:below:trusted=true");
+    assert.ok((await page.evaluate(() => window.scrollY)) > 1000, "scrolled to the button");
+
+    await ok(h, taskId, { name: "browser_click", params: { xpath: "//div[@id='aria']" } });
+    await logged(page, "click:aria:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(result, "ARIA checkbox").clickId } });
+    await logged(page, "click:check:trusted=true");
+    result = await index(taskId, { scope: "document" });
+    assert.equal(el(result, "ARIA checkbox").checked, true);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(result, "Div with onclick").clickId } });
+    await logged(page, "click:onclick:trusted=true");
+
+    // A DOM click when asked for: untrusted, but it works.
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(result, "Pointer span").clickId, strategy: "dom_click" } });
+    await logged(page, "click:pointer:trusted=false");
+  });
+
+  it("hovers and presses keys with trusted events", async () => {
+    const result = await index(taskId, { scope: "document" });
+    await ok(h, taskId, { name: "browser_hover", params: { clickId: el(result, "Add to cart").clickId } });
+    await logged(page, "hover:buy:trusted=true");
+    await ok(h, taskId, { name: "browser_press_key", params: { key: "Escape" } });
+    await logged(page, "key:Escape:trusted=true");
+    await ok(h, taskId, { name: "browser_press_key", params: { key: "ctrl+a" } });
+    await logged(page, "key:a:trusted=true");
+    await fails(h, taskId, { name: "browser_press_key", params: { key: "hyper+q" } }, "SCHEMA_VALIDATION_FAILED");
+  });
+
+  it("names each reason a target cannot be clicked", async () => {
+    const result = await index(taskId, { scope: "document" });
+    const notFound = await fails(h, taskId, { name: "browser_click", params: { clickId: 9999 } }, "TARGET_NOT_FOUND");
+    assert.match(notFound.message, /9999/);
+    await fails(h, taskId, { name: "browser_click", params: { clickId: el(result, "Sold out").clickId } }, "TARGET_NOT_INTERACTABLE");
+    const hidden = await fails(h, taskId, { name: "browser_click", params: { xpath: "//*[@id='gone']" } }, "TARGET_NOT_INTERACTABLE");
+    assert.match(hidden.message, /hidden/);
+    await fails(h, taskId, { name: "browser_click", params: { xpath: "//*[@id='invisible']" } }, "TARGET_NOT_INTERACTABLE");
+    const covered = await fails(h, taskId, { name: "browser_click", params: { xpath: "//*[@id='covered']" } }, "TARGET_NOT_INTERACTABLE");
+    assert.match(covered.message, /covered by <div id=modal>/);
+    await fails(h, taskId, { name: "browser_click", params: { xpath: "//button[" } }, "INVALID_TARGET");
+    await fails(h, taskId, { name: "browser_click", params: {} }, "INVALID_TARGET");
+    await fails(h, taskId, { name: "browser_click", params: { xpath: "//*[@id='nothing-here']" } }, "TARGET_NOT_FOUND");
+    // An indexed element that left the page.
+    const buy = el(result, "Add to cart").clickId;
+    await page.evaluate(() => document.getElementById("buy")!.remove());
+    const detached = await fails(h, taskId, { name: "browser_click", params: { clickId: buy } }, "TARGET_NOT_FOUND");
+    assert.match(detached.message, /no longer in the page|no element/);
+    assert.equal((await pageLog(page)).filter((l) => l.startsWith("click:covered")).length, 0, "nothing was clicked");
+  });
+
+  it("types into inputs, textareas and secrets with trusted input, and submits", { timeout: 30_000 }, async () => {
+    await goto(taskId, `${h.a}/form.html`);
+    page = await pageAt(h, `${h.a}/form.html`);
+    const result = await index(taskId);
+    const field = (id: string) => `//*[@id='${id}']`;
+
+    const { result: typed, warnings } = await ok<{ strategy: string; value: string }>(h, taskId, { name: "browser_type", params: { xpath: field("name"), text: "Ada Lovelace" } });
+    assert.deepEqual([typed.strategy, typed.value, warnings], ["cdp_key", "Ada Lovelace", []]);
+    assert.equal(await page.locator("#name").inputValue(), "Ada Lovelace");
+    await logged(page, "input:name:trusted=true");
+
+    // Existing content is replaced.
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("email"), text: "ada@example.com" } });
+    assert.equal(await page.locator("#email").inputValue(), "ada@example.com");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("comment"), text: "line one\nline two" } });
+    assert.equal(await page.locator("#comment").inputValue(), "line one\nline two");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("age"), text: "36" } });
+    assert.equal(await page.locator("#age").inputValue(), "36");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("comment"), text: "" } });
+    assert.equal(await page.locator("#comment").inputValue(), "", "empty text clears the field");
+
+    // A password is typed, but its value never comes back.
+    const secret = await ok<{ value: string }>(h, taskId, { name: "browser_type", params: { clickId: el(result, "Password").clickId, text: "s3cret-typed" } });
+    assert.equal(secret.result.value, "••••");
+    assert.equal(await page.locator("#password").inputValue(), "s3cret-typed");
+
+    for (const [id, code] of [["readonly", "TARGET_NOT_INTERACTABLE"], ["disabled-input", "TARGET_NOT_INTERACTABLE"], ["agree", "TARGET_NOT_INTERACTABLE"], ["submit", "TARGET_NOT_INTERACTABLE"]] as const) {
+      await fails(h, taskId, { name: "browser_type", params: { xpath: field(id), text: "x" } }, code);
+    }
+
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("name"), text: "Grace", submit: true } });
+    await logged(page, "submitted:name=Grace:trusted=true");
+
+    // DOM input when asked for.
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("name"), text: "Dom typed", strategy: "dom_input" } });
+    assert.equal(await page.locator("#name").inputValue(), "Dom typed");
+    await logged(page, "input:name:trusted=false");
+
+    // Checkbox and radio by click.
+    const fresh = await index(taskId);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(fresh, "I agree").clickId } });
+    assert.equal(await page.locator("#agree").isChecked(), true);
+  });
+
+  it("never sends a secret in the index", async () => {
+    const result = await index(taskId);
+    const json = JSON.stringify(result);
+    for (const secret of ["hunter2-initial", "s3cret-typed", "4111111111111111", "my-secret-note"]) assert.ok(!json.includes(secret), `${secret} leaked`);
+    assert.equal(el(result, "Password").value, "••••");
+    assert.equal(el(result, "Card").value, "••••");
+    assert.equal(el(result, "Secret note").value, "••••");
+    assert.equal(el(result, "Email").value, "ada@example.com");
+  });
+
+  it("types into React's controlled inputs (production build)", async () => {
+    await goto(taskId, `${h.a}/react.html`);
+    page = await pageAt(h, `${h.a}/react.html`);
+    await page.locator("#react-name").waitFor();
+    const { result, warnings } = await ok<{ value: string }>(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "ada" } });
+    // The component upper-cases what it is given: React saw the input.
+    assert.equal(result.value, "ADA");
+    assert.match(warnings.join(), /ADA/);
+    assert.equal(await page.locator("#greeting").innerText(), "Hello, ADA");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-bio']", text: "Mathematician" } });
+    assert.equal(await page.locator("#bio-echo").innerText(), "Mathematician");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "grace", submit: true } });
+    assert.equal(await page.locator("#sent").innerText(), "sent=GRACE");
+    // And the DOM fallback works with React too.
+    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "dom", strategy: "dom_input" } });
+    assert.equal(await page.locator("#greeting").innerText(), "Hello, DOM");
+  });
+
+  it("types into contenteditable", async () => {
+    await goto(taskId, `${h.a}/editable.html`);
+    page = await pageAt(h, `${h.a}/editable.html`);
+    const result = await index(taskId);
+    const editor = el(result, "Old text");
+    assert.equal(editor.tag, "div");
+    await ok(h, taskId, { name: "browser_type", params: { clickId: editor.clickId, text: "New notes" } });
+    assert.equal(await page.locator("#editor").innerText(), "New notes");
+    await logged(page, "input:editor:trusted=true");
+  });
+});
+
+describe("shadow DOM, iframes, selects, scrolling", () => {
+  let taskId: string;
+  let page: import("playwright-core").Page;
+  before(async () => {
+    ({ taskId, page } = await startTask(h, `${h.a}/shadow.html`));
+  });
+
+  it("reaches into open shadow roots", async () => {
+    const result = await index(taskId);
+    const button = el(result, "Shadow button");
+    assert.equal(button.xpath, "/html[1]/body[1]/mimo-card[1]/#shadow-root/button[1]");
+    const deep = el(result, "Deep link");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: button.clickId } });
+    await logged(page, "click:shadow-btn:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: deep.clickId } });
+    await logged(page, "click:deep-link:trusted=true");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: button.xpath!.replace("button[1]", "input[1]"), text: "in shadow" } });
+    await logged(page, "input:shadow-input=in shadow:trusted=true");
+  });
+
+  it("indexes same- and cross-origin iframes, nested, with boxes in the page's coordinates, and acts in them", { timeout: 30_000 }, async () => {
+    const url = `${h.a}/frames.html?other=${new URL(h.b).port}`;
+    await goto(taskId, url);
+    page = await pageAt(h, url);
+    await page.frameLocator("#cross").frameLocator("iframe").locator("#frame-btn").waitFor();
+    const result = await index(taskId);
+    const top = el(result, "Top button");
+    const same = el(result, "Button in same");
+    const cross = el(result, "Button in cross");
+    const nested = el(result, "Button in cross-nested");
+    assert.equal(top.frameId, 0);
+    assert.ok(same.frameId > 0 && cross.frameId > 0 && nested.frameId > 0);
+    assert.equal(new Set([same.frameId, cross.frameId, nested.frameId]).size, 3);
+    assert.equal(new Set(result.elements.map((e) => e.clickId)).size, result.elements.length, "click ids are unique across frames");
+    assert.match(result.text, /<iframe frame=\d+ src="http:\/\/127\.0\.0\.1:\d+\/inner\.html\?name=cross&nest=1">\n\s+\[\d+\]<button>Button in cross<\/button>/);
+    // Boxes: where Playwright sees the buttons in the page.
+    for (const [e, locator] of [
+      [same, page.frameLocator("#same").locator("#frame-btn")],
+      [cross, page.frameLocator("#cross").locator("#frame-btn")],
+      [nested, page.frameLocator("#cross").frameLocator("iframe").locator("#frame-btn")],
+    ] as const) {
+      const box = (await locator.boundingBox())!;
+      assert.ok(Math.abs(e.bbox!.x - box.x) <= 1 && Math.abs(e.bbox!.y - box.y) <= 1, `${e.text}: ${JSON.stringify(e.bbox)} vs ${JSON.stringify(box)}`);
+    }
+    await ok(h, taskId, { name: "browser_click", params: { clickId: same.clickId } });
+    await logged(page, "click:same:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: cross.clickId } });
+    await logged(page, "click:cross:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: nested.clickId } });
+    await logged(page, "click:cross-nested:trusted=true");
+    await ok(h, taskId, { name: "browser_type", params: { clickId: el(result, "Frame field").clickId, text: "typed in a frame" } });
+    await logged(page, "input:same=typed in a frame:trusted=true");
+  });
+
+  it("selects native options by value or label, and custom dropdowns by clicks", async () => {
+    await goto(taskId, `${h.a}/select.html`);
+    page = await pageAt(h, `${h.a}/select.html`);
+    const fruit = "//*[@id='fruit']";
+    const { result } = await ok<{ value: string; label: string }>(h, taskId, { name: "browser_select_option", params: { xpath: fruit, option: "banana" } });
+    assert.deepEqual(result, { selected: true, value: "banana", label: "Banana" });
+    await logged(page, "input:fruit=banana");
+    await logged(page, "change:fruit=banana");
+    await ok(h, taskId, { name: "browser_select_option", params: { xpath: fruit, option: "Apple" } });
+    assert.equal(await page.locator("#fruit").inputValue(), "apple");
+    await ok(h, taskId, { name: "browser_select_option", params: { xpath: fruit, option: "  banana " } });
+    const missing = await fails(h, taskId, { name: "browser_select_option", params: { xpath: fruit, option: "Durian" } }, "TARGET_NOT_FOUND");
+    assert.match(missing.message, /"Apple"/);
+    await fails(h, taskId, { name: "browser_select_option", params: { xpath: fruit, option: "cherry" } }, "TARGET_NOT_INTERACTABLE");
+    await fails(h, taskId, { name: "browser_select_option", params: { xpath: "//*[@id='locked']", option: "Locked" } }, "TARGET_NOT_INTERACTABLE");
+    await fails(h, taskId, { name: "browser_select_option", params: { xpath: "//*[@id='combo']", option: "Red" } }, "TARGET_NOT_INTERACTABLE");
+
+    let index_ = await index(taskId);
+    const combo = el(index_, "Pick a colour");
+    assert.equal(combo.role, "combobox");
+    assert.ok(!index_.elements.some((e) => e.text === "Green"), "the closed list is not indexed");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: combo.clickId } });
+    index_ = await index(taskId);
+    assert.equal(el(index_, "Pick a colour").expanded, true);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(index_, "Green").clickId } });
+    await logged(page, "picked:Green:trusted=true");
+  });
+
+  it("scrolls the page and scrollable containers", async () => {
+    await goto(taskId, `${h.a}/scroll.html`);
+    page = await pageAt(h, `${h.a}/scroll.html`);
+    let result = await index(taskId);
+    assert.match(result.text, /<div scrollable: 0px above, \d+px below>\n  \[\d+\]<button>Item 1<\/button>/);
+    const item = el(result, "Item 2");
+    const inBox = await ok<{ target: string; scrolledY: number }>(h, taskId, { name: "browser_scroll", params: { direction: "down", clickId: item.clickId, amount: 200 } });
+    assert.deepEqual([inBox.result.target, inBox.result.scrolledY], ["element", 200]);
+    assert.equal(await page.evaluate(() => document.getElementById("box")!.scrollTop), 200);
+    assert.equal(await page.evaluate(() => window.scrollY), 0, "the page stayed");
+
+    const down = await ok<{ target: string; scrolledY: number }>(h, taskId, { name: "browser_scroll", params: { direction: "down" } });
+    assert.equal(down.result.target, "page");
+    assert.ok(down.result.scrolledY > 300);
+    result = await index(taskId);
+    assert.ok(result.scrollY > 300);
+    const up = await ok(h, taskId, { name: "browser_scroll", params: { direction: "up", amount: 10_000 } });
+    assert.deepEqual(up.warnings, []);
+    const again = await ok(h, taskId, { name: "browser_scroll", params: { direction: "up" } });
+    assert.match(again.warnings.join(), /already at the top/);
+  });
+});
+
+describe("navigation and waiting", () => {
+  let taskId: string;
+  let page: import("playwright-core").Page;
+  before(async () => {
+    ({ taskId, page } = await startTask(h, `${h.a}/buttons.html?nav`));
+  });
+
+  it("navigates, goes back, and waits for loads", { timeout: 30_000 }, async () => {
+    const nav = await ok<{ url: string; title: string }>(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/page2.html` } });
+    assert.deepEqual([nav.result.url, nav.result.title], [`${h.a}/page2.html`, "Page two"]);
+    const back = await ok<{ url: string; title: string }>(h, taskId, { name: "browser_back", params: {} });
+    assert.equal(back.result.url, `${h.a}/buttons.html?nav`);
+    const loaded = await ok<{ status: string }>(h, taskId, { name: "browser_wait_for_loaded", params: {} });
+    assert.equal(loaded.result.status, "complete");
+
+    // A page that takes 3 s: waiting 300 ms is a TIMEOUT.
+    page = await pageAt(h, `${h.a}/buttons.html?nav`);
+    await page.evaluate((u) => setTimeout(() => (location.href = u), 0), `${h.a}/slow?ms=3000`);
+    await new Promise((r) => setTimeout(r, 200));
+    const timeout = await fails(h, taskId, { name: "browser_wait_for_loaded", params: { timeoutMs: 300 } }, "TIMEOUT");
+    assert.match(timeout.message, /300 ms/);
+    await ok(h, taskId, { name: "browser_wait_for_loaded", params: { timeoutMs: 10_000 } });
+    const history = await act(h, taskId, { name: "browser_dom_index", params: {} });
+    assert.equal((history.outcome?.result as DomIndexResult).title, "Slow");
+  });
+
+  it("waits for text, a url and a selector on a page that changes after load", { timeout: 30_000 }, async () => {
+    await goto(taskId, `${h.a}/mutate.html`);
+    page = await pageAt(h, `${h.a}/mutate.html`);
+    const text = await ok<{ matched: string; elapsedMs: number }>(h, taskId, { name: "browser_wait_for", params: { text: "Data ready", timeoutMs: 5000 } });
+    assert.equal(text.result.matched, "text");
+    const selector = await ok<{ matched: string }>(h, taskId, { name: "browser_wait_for", params: { selector: "#late" } });
+    assert.equal(selector.result.matched, "selector");
+    const url = await ok<{ matched: string }>(h, taskId, { name: "browser_wait_for", params: { url: "mutate.html" } });
+    assert.equal(url.result.matched, "url");
+    const late = await index(taskId);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(late, "Late button").clickId } });
+    await logged(page, "click:late:trusted=true");
+    const never = await fails(h, taskId, { name: "browser_wait_for", params: { text: "never shown", timeoutMs: 400 } }, "TIMEOUT");
+    assert.match(never.message, /never shown/);
+    await fails(h, taskId, { name: "browser_wait_for", params: { selector: "##bad" } }, "INVALID_TARGET");
+    await fails(h, taskId, { name: "browser_wait_for", params: {} }, "SCHEMA_VALIDATION_FAILED");
+  });
+});
+
+describe("a 10,000-element page", () => {
+  it("is indexed well under a second", { timeout: 60_000 }, async () => {
+    const { taskId, tabId, page } = await startTask(h, `${h.a}/big`);
+    assert.equal(await page.evaluate(() => document.querySelectorAll("body *").length), 10_001);
+    const timings: Record<string, number[]> = { viewport: [], document: [] };
+    let whole: DomIndexResult | undefined;
+    let warnings: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const scope of ["viewport", "document"] as const) {
+        const started = performance.now();
+        const out = await ok<DomIndexResult>(h, taskId, { name: "browser_dom_index", params: { scope } }, { partial: true });
+        timings[scope]!.push(performance.now() - started);
+        if (scope === "document") ({ result: whole, warnings } = out);
+      }
+    }
+    // In the extension alone (no server, socket or storage): the worker and the content script.
+    const worker = await serviceWorker(h);
+    const inExtension: Record<string, number[]> = { viewport: [], document: [] };
+    for (let i = 0; i < 3; i++) {
+      for (const scope of ["viewport", "document"] as const) {
+        inExtension[scope]!.push(
+          await worker.evaluate(async ({ taskId, tabId, scope }) => {
+            const hooks = (globalThis as unknown as { __mimoTest: { execute(a: unknown): Promise<unknown> } }).__mimoTest;
+            const started = performance.now();
+            await hooks.execute({ actionId: "timing", attempt: 1, taskId, clientId: "timing", tabId, name: "browser_dom_index", params: { scope } });
+            return performance.now() - started;
+          }, { taskId, tabId, scope }),
+        );
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+    console.log(
+      `DOM index of 10,000 elements: in the extension, viewport scope ${median(inExtension.viewport!).toFixed(0)} ms, document scope ${median(inExtension.document!).toFixed(0)} ms; ` +
+        `through the server, viewport scope ${median(timings.viewport!).toFixed(0)} ms, document scope ${median(timings.document!).toFixed(0)} ms ` +
+        `(medians of 3; ${whole!.elements.length} elements returned${warnings.length ? `; ${warnings.join("; ")}` : ""})`,
+    );
+    assert.ok(median(inExtension.document!) < 500, `document scope took ${median(inExtension.document!)} ms in the extension`);
+    assert.ok(median(timings.document!) < 1000, `document scope took ${median(timings.document!)} ms`);
+    assert.ok(median(timings.viewport!) < 500);
+    assert.ok(whole!.elements.length >= 2000, "the document scope reaches far down the page");
+  });
+});

@@ -1,0 +1,242 @@
+// The browser action tests' setup: the built worker in Miniflare, the fixture pages of
+// tests/fixtures on two origins (for cross-origin iframes), Debian's Chromium with the real
+// extension configured for the worker, and helpers to run actions through the server's
+// developer API (`POST /api/task/{taskId}/actions`) and to read the fixture pages' logs.
+// The extension is built first, unless MIMO_TEST_PREBUILT=1 says extension/dist is ready.
+// Its test hooks (`globalThis.__mimoTest` in the service worker) are turned on.
+/// <reference types="chrome" />
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { build } from "esbuild";
+import { chromium } from "playwright-core";
+import type { BrowserContext, Page, Worker } from "playwright-core";
+import type { ActionCommand, ActionOutcome } from "../../protocol/ts/protocol.ts";
+import { newTask, sleep } from "../support/clients.ts";
+import { ROOT, startMimo } from "../support/mimo.ts";
+import type { Mimo, MimoOptions } from "../support/mimo.ts";
+
+export const EXTENSION = path.join(ROOT, "extension/dist");
+const FIXTURES = path.join(ROOT, "tests/fixtures");
+
+export type ActionRecord = {
+  actionId: string;
+  attempt: number;
+  state: string;
+  tabId?: number;
+  command: ActionCommand;
+  outcome?: ActionOutcome;
+};
+
+export type Harness = {
+  mimo: Mimo;
+  context: BrowserContext;
+  extensionId: string;
+  /** The fixtures on two origins: `a` for pages, `b` for cross-origin frames. */
+  a: string;
+  b: string;
+  /** The options page, kept open to read the extension's storage. */
+  options: Page;
+  /** Errors and warnings the extension's own code logged. */
+  logs: string[];
+  close(): Promise<void>;
+};
+
+const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css" };
+
+/** 10,000 elements: 2,000 rows of a div, a span, a button, a link and an input. */
+export function bigPage(rows = 2000): string {
+  const parts = ["<!doctype html><html><head><meta charset=utf-8><title>Big</title></head><body><h1>Big page</h1>"];
+  for (let i = 0; i < rows; i++) {
+    parts.push(`<div class=row><span>Item ${i}</span> <button id=b${i}>Buy ${i}</button> <a href="#r${i}">Link ${i}</a> <input placeholder="Qty ${i}"></div>`);
+  }
+  parts.push("</body></html>");
+  return parts.join("\n");
+}
+
+/** An article of about `kb` KiB of text. */
+function textPage(kb: number): string {
+  const sentence = "The tide came in over the flat sand and the birds moved up the beach ahead of it. ";
+  const paragraph = `<p>${sentence.repeat(12)}</p>`;
+  const count = Math.ceil((kb * 1024) / (sentence.length * 12));
+  return `<!doctype html><html><head><meta charset=utf-8><title>Long read</title></head><body><article><h1>Long read</h1>${paragraph.repeat(count)}</article></body></html>`;
+}
+
+async function startFixtures(bundle: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const send = (status: number, type: string, body: string | Buffer) => {
+      res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
+      res.end(body);
+    };
+    if (url.pathname === "/big") return send(200, TYPES[".html"]!, bigPage(Number(url.searchParams.get("rows") ?? 2000)));
+    if (url.pathname === "/text") return send(200, TYPES[".html"]!, textPage(Number(url.searchParams.get("kb") ?? 10)));
+    if (url.pathname === "/react/bundle.js") return send(200, TYPES[".js"]!, bundle);
+    if (url.pathname === "/slow") {
+      setTimeout(() => send(200, TYPES[".html"]!, "<!doctype html><title>Slow</title><h1>Slow page</h1>"), Number(url.searchParams.get("ms") ?? 3000));
+      return;
+    }
+    const file = path.normalize(path.join(FIXTURES, decodeURIComponent(url.pathname)));
+    if (!file.startsWith(FIXTURES)) return send(403, "text/plain", "no");
+    readFile(file).then(
+      (body) => send(200, TYPES[path.extname(file)] ?? "application/octet-stream", body),
+      () => send(404, "text/plain", "not found"),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+async function reactBundle(): Promise<string> {
+  const out = await build({
+    entryPoints: [path.join(FIXTURES, "react/app.js")],
+    bundle: true,
+    write: false,
+    minify: true,
+    format: "iife",
+    define: { "process.env.NODE_ENV": '"production"' },
+    nodePaths: [path.join(ROOT, "node_modules"), path.join(ROOT, "tests/node_modules")],
+    logLevel: "error",
+  });
+  return out.outputFiles[0]!.text;
+}
+
+const ARGS = [
+  `--disable-extensions-except=${EXTENSION}`,
+  `--load-extension=${EXTENSION}`,
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--silent-debugger-extension-api",
+  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+];
+
+export async function startHarness(options: MimoOptions = {}): Promise<Harness> {
+  if (process.env.MIMO_TEST_PREBUILT !== "1") execFileSync(process.execPath, [path.join(ROOT, "extension/build.mjs")], { cwd: ROOT, stdio: "inherit" });
+  const bundle = await reactBundle();
+  const [mimo, one, two] = await Promise.all([startMimo(options), startFixtures(bundle), startFixtures(bundle)]);
+  const profile = await mkdtemp(path.join(tmpdir(), "mimo-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: ARGS });
+  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
+  const extensionId = new URL(worker.url()).host;
+  const logs: string[] = [];
+  context.on("console", (message) => {
+    const source = message.worker()?.url() ?? message.page()?.url() ?? "";
+    if (source.startsWith(`chrome-extension://${extensionId}/`) && (message.type() === "error" || message.type() === "warning")) logs.push(message.text());
+  });
+  const options_ = await context.newPage();
+  await options_.goto(`chrome-extension://${extensionId}/options.html`);
+  await options_.evaluate(({ url, token }) => chrome.storage.local.set({ serverUrl: url, token, name: "Actions test", testHooks: true }), { url: mimo.url, token: mimo.token });
+  await options_.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
+  const port = (s: Server) => (s.address() as AddressInfo).port;
+  return {
+    mimo,
+    context,
+    extensionId,
+    a: `http://127.0.0.1:${port(one)}`,
+    b: `http://127.0.0.1:${port(two)}`,
+    options: options_,
+    logs,
+    async close() {
+      await context.close();
+      await mimo.dispose();
+      await Promise.all([one, two].map((s) => new Promise((resolve) => s.close(resolve))));
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs one action through the server and returns its record once it ended. */
+export async function act(h: Harness, taskId: string, command: ActionCommand, extra: { tabId?: number; waitMs?: number } = {}): Promise<ActionRecord> {
+  const res = await fetch(`${h.mimo.url}/api/task/${taskId}/actions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ command, ...extra }),
+  });
+  const body = (await res.json()) as ActionRecord;
+  assert.equal(res.status, 200, `${command.name}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** The action's result, asserting it succeeded (`ok`, or `partial` when allowed). */
+export async function ok<T>(h: Harness, taskId: string, command: ActionCommand, extra: { tabId?: number; partial?: boolean } = {}): Promise<{ result: T; warnings: string[]; record: ActionRecord }> {
+  const record = await act(h, taskId, command, extra.tabId !== undefined ? { tabId: extra.tabId } : {});
+  const outcome = record.outcome;
+  assert.ok(outcome, `${command.name}: no outcome in ${JSON.stringify(record)}`);
+  const allowed = extra.partial === true ? ["ok", "partial"] : ["ok"];
+  assert.ok(allowed.includes(outcome.status), `${command.name} ${JSON.stringify(command.params)}: ${JSON.stringify(outcome)}`);
+  return { result: outcome.result as T, warnings: outcome.warnings, record };
+}
+
+/** The action's error, asserting it failed with `code`. */
+export async function fails(h: Harness, taskId: string, command: ActionCommand, code: string, extra: { tabId?: number } = {}): Promise<{ message: string; retryable: boolean }> {
+  const record = await act(h, taskId, command, extra);
+  const outcome = record.outcome;
+  assert.equal(outcome?.status, "error", `${command.name} should fail with ${code}: ${JSON.stringify(record)}`);
+  assert.equal(outcome?.error?.code, code, `${command.name}: ${JSON.stringify(outcome)}`);
+  return { message: outcome!.error!.message, retryable: outcome!.error!.retryable };
+}
+
+/** A new task with its own tab at `url` (task_start through the server). */
+export async function startTask(h: Harness, url: string): Promise<{ taskId: string; tabId: number; page: Page }> {
+  const taskId = await newTask(h.mimo);
+  const { result } = await ok<{ tabId: number; windowId: number; url: string }>(h, taskId, { name: "task_start", params: { url } });
+  return { taskId, tabId: result.tabId, page: await pageAt(h, url) };
+}
+
+/** The Playwright page showing `url` (the task's tab, which the extension opened). */
+export async function pageAt(h: Harness, url: string, timeoutMs = 10_000): Promise<Page> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const page = h.context.pages().find((p) => p.url() === url);
+    if (page !== undefined) return page;
+    if (Date.now() > deadline) assert.fail(`no page at ${url}: ${h.context.pages().map((p) => p.url()).join(", ")}`);
+    await sleep(50);
+  }
+}
+
+/** The fixture page's visible log lines. */
+export async function pageLog(page: Page): Promise<string[]> {
+  return page.locator("#log li").allInnerTexts();
+}
+
+/** Waits for a log line to appear (from the end of `before`). */
+export async function logged(page: Page, line: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const lines = await pageLog(page);
+    if (lines.includes(line)) return;
+    if (Date.now() > deadline) assert.fail(`the page never logged ${line}; it logged ${JSON.stringify(lines)}`);
+    await sleep(50);
+  }
+}
+
+/** Stops the extension's service worker as Chrome does when it idles out. */
+export async function stopServiceWorker(h: Harness): Promise<void> {
+  const cdp = await h.context.browser()!.newBrowserCDPSession();
+  const { targetInfos } = await cdp.send("Target.getTargets");
+  const worker = targetInfos.find((t) => t.type === "service_worker" && t.url === `chrome-extension://${h.extensionId}/background.js`);
+  assert.ok(worker, "the extension's service worker is running");
+  assert.equal((await cdp.send("Target.closeTarget", { targetId: worker.targetId })).success, true);
+  await cdp.detach();
+}
+
+/** The extension's service worker now (after a restart, the new one). */
+export async function serviceWorker(h: Harness): Promise<Worker> {
+  const url = `chrome-extension://${h.extensionId}/background.js`;
+  return h.context.serviceWorkers().find((w) => w.url() === url) ?? (await h.context.waitForEvent("serviceworker"));
+}
+
+/** Reads keys of the extension's `chrome.storage.local` (through its options page). */
+export async function extensionStorage<T = Record<string, unknown>>(h: Harness, keys: string[]): Promise<T> {
+  return h.options.evaluate((k) => chrome.storage.local.get<Record<string, unknown>>(k), keys) as Promise<T>;
+}

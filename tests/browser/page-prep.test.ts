@@ -1,0 +1,117 @@
+// Page preparation and the HTML snapshot end to end: screenshots (CDP, any size, uploaded
+// through presigned URLs), readability text and markdown (inline under the limit, artifact only
+// at or over it, refused over the maximum), the page's HTML — and secrets never leaving the page.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ReadabilityResult, ScreenshotResult } from "../../protocol/ts/protocol.ts";
+import { api } from "../support/clients.ts";
+import { fails, ok, pageAt, startHarness, startTask } from "./harness.ts";
+import type { Harness } from "./harness.ts";
+
+let h: Harness;
+before(async () => (h = await startHarness()));
+after(async () => {
+  await h?.close();
+});
+
+async function download(artifactId: string): Promise<Response> {
+  const res = await api(h.mimo, `/api/artifacts/${artifactId}`);
+  assert.equal(res.status, 200);
+  const { downloadUrl } = (await res.json()) as DownloadResponse;
+  return fetch(downloadUrl);
+}
+
+function pngSize(bytes: Buffer): { width: number; height: number } {
+  assert.equal(bytes.subarray(1, 4).toString(), "PNG");
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+describe("screenshots", () => {
+  it("captures the task tab through CDP (it is not the focused window) and uploads it", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/buttons.html?shot`);
+    const viewport = await page.evaluate(() => ({ w: window.innerWidth, h: window.innerHeight, dpr: devicePixelRatio }));
+    const { result, warnings } = await ok<ScreenshotResult>(h, taskId, { name: "browser_screenshot", params: {} });
+    assert.deepEqual(warnings, []);
+    assert.equal(result.width, viewport.w * viewport.dpr);
+    assert.equal(result.height, viewport.h * viewport.dpr);
+    const res = await fetch(result.url);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "image/png");
+    assert.deepEqual(pngSize(Buffer.from(await res.arrayBuffer())), { width: result.width, height: result.height });
+
+    const full = await ok<ScreenshotResult>(h, taskId, { name: "browser_screenshot", params: { fullPage: true } });
+    const docHeight = await page.evaluate(() => document.documentElement.scrollHeight);
+    assert.equal(full.result.height, docHeight * viewport.dpr);
+    assert.notEqual(full.result.artifactId, result.artifactId);
+    const bytes = Buffer.from(await (await download(full.result.artifactId)).arrayBuffer());
+    assert.equal(pngSize(bytes).height, full.result.height);
+  });
+});
+
+describe("readability", () => {
+  let taskId: string;
+  before(async () => {
+    ({ taskId } = await startTask(h, `${h.a}/article.html`));
+  });
+
+  it("extracts the article as text and markdown, inline and as an artifact", { timeout: 30_000 }, async () => {
+    const { result, warnings } = await ok<ReadabilityResult>(h, taskId, { name: "browser_readability_extract", params: {} });
+    assert.deepEqual(warnings, []);
+    assert.equal(result.title, "The Quiet Harbour");
+    assert.equal(result.truncated, false);
+    assert.match(result.text!, /The harbour was quiet that morning\./);
+    assert.match(result.text!, /Nobody noticed the stranger/);
+    assert.doesNotMatch(result.text!, /Footer text|News/, "the page's chrome is left out");
+    assert.match(result.markdown!, /^## The market$/m);
+    assert.match(result.markdown!, /\*\*mackerel\*\*/);
+    assert.match(result.markdown!, /^\s*[-*]\s+Mackerel: 4 a kilo$/m);
+    assert.equal(result.contentLengthBytes, Buffer.byteLength(result.text!, "utf8"));
+    assert.ok(!JSON.stringify(result).includes("article-password-value"));
+    const stored = await download(result.artifactId!);
+    assert.match(stored.headers.get("content-type")!, /^text\/markdown/);
+    assert.equal(await stored.text(), result.markdown);
+  });
+
+  it("returns only the artifact at or over the inline limit, and refuses text over the maximum", { timeout: 60_000 }, async () => {
+    const kb = Math.ceil(READABILITY_INLINE_LIMIT_BYTES / 1024) + 20;
+    await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/text?kb=${kb}` } });
+    const { result } = await ok<ReadabilityResult>(h, taskId, { name: "browser_readability_extract", params: {} });
+    assert.equal(result.truncated, true);
+    assert.equal(result.text, undefined);
+    assert.equal(result.markdown, undefined);
+    assert.ok(result.contentLengthBytes >= READABILITY_INLINE_LIMIT_BYTES);
+    assert.ok(result.contentLengthBytes <= READABILITY_MAX_BYTES);
+    const stored = await (await download(result.artifactId!)).text();
+    assert.ok(Buffer.byteLength(stored) >= READABILITY_INLINE_LIMIT_BYTES);
+
+    await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/text?kb=${Math.ceil(READABILITY_MAX_BYTES / 1024) + 50}` } });
+    const tooLarge = await fails(h, taskId, { name: "browser_readability_extract", params: {} }, "READABILITY_TOO_LARGE");
+    assert.equal(tooLarge.retryable, false);
+  });
+});
+
+describe("the HTML snapshot", () => {
+  it("uploads the page's HTML with what fields hold, secrets masked, or one element's", { timeout: 30_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/form.html?html`);
+    const page = await pageAt(h, `${h.a}/form.html?html`);
+    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='name']", text: "Typed name" } });
+    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='password']", text: "typed-password" } });
+    await page.locator("#agree").check();
+    const { result } = await ok<{ artifactId: string; url: string }>(h, taskId, { name: "browser_get_html", params: {} });
+    const res = await fetch(result.url);
+    assert.match(res.headers.get("content-type")!, /^text\/html/);
+    const html = await res.text();
+    assert.match(html, /^<!DOCTYPE html>/);
+    assert.match(html, /<input id="name" name="name" type="text" placeholder="Your name"[^>]* value="Typed name">/);
+    assert.match(html, /id="agree"[^>]* checked/);
+    for (const secret of ["typed-password", "hunter2-initial", "4111111111111111", "my-secret-note"]) assert.ok(!html.includes(secret), `${secret} leaked`);
+    assert.ok(html.includes("••••"));
+    assert.ok(!html.includes("mimo-overlay-host"), "the overlay is not part of the page");
+
+    const one = await ok<{ artifactId: string; url: string }>(h, taskId, { name: "browser_get_html", params: { xpath: "//*[@id='email']" } });
+    assert.equal(await (await fetch(one.result.url)).text(), '<input id="email" name="email" type="email" value="old@example.com">');
+    await fails(h, taskId, { name: "browser_get_html", params: { xpath: "//*[" } }, "INVALID_TARGET");
+    await fails(h, taskId, { name: "browser_get_html", params: { xpath: "//nothing" } }, "TARGET_NOT_FOUND");
+  });
+});
