@@ -15,8 +15,9 @@ test: setup-browser worker
 	@$(ENV) scripts/test.sh
 
 ## make bench: performance figures, measured in one run.
-bench: setup worker
+bench: setup-browser worker extension
 	@$(ENV) node tests/bench/bench.ts
+	@$(ENV) MIMO_TEST_PREBUILT=1 node tests/bench/extension.ts
 
 setup:
 	@scripts/setup.sh
