@@ -18,6 +18,7 @@ import { chromium } from "playwright-core";
 import type { BrowserContext, Page } from "playwright-core";
 import type { BrowserSnapshot, EventEnvelope, ExtensionInfo, ExtensionList, TabInfo } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
+import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
@@ -51,21 +52,9 @@ before(async () => {
   pages = await startPages();
   profile = await mkdtemp(path.join(tmpdir(), "mimo-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
+    executablePath: CHROMIUM,
     headless: true,
-    args: [
-      `--disable-extensions-except=${EXTENSION}`,
-      `--load-extension=${EXTENSION}`,
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--silent-debugger-extension-api",
-      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    ],
+    args: chromiumArgs(EXTENSION),
   });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
   extensionId = new URL(worker.url()).host;

@@ -18,6 +18,7 @@ import { chromium } from "playwright-core";
 import type { BrowserContext, Page, Worker } from "playwright-core";
 import type { ActionCommand, ActionOutcome } from "../../protocol/ts/protocol.ts";
 import { newTask, sleep } from "../support/clients.ts";
+import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo, MimoOptions } from "../support/mimo.ts";
 
@@ -106,26 +107,13 @@ async function reactBundle(): Promise<string> {
   return out.outputFiles[0]!.text;
 }
 
-const ARGS = [
-  `--disable-extensions-except=${EXTENSION}`,
-  `--load-extension=${EXTENSION}`,
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--silent-debugger-extension-api",
-  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-];
 
 export async function startHarness(options: MimoOptions = {}): Promise<Harness> {
   if (process.env.MIMO_TEST_PREBUILT !== "1") execFileSync(process.execPath, [path.join(ROOT, "extension/build.mjs")], { cwd: ROOT, stdio: "inherit" });
   const bundle = await reactBundle();
   const [mimo, one, two] = await Promise.all([startMimo(options), startFixtures(bundle), startFixtures(bundle)]);
   const profile = await mkdtemp(path.join(tmpdir(), "mimo-chromium-"));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: "/usr/bin/chromium", headless: true, args: ARGS });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: chromiumArgs(EXTENSION) });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
   const extensionId = new URL(worker.url()).host;
   const logs: string[] = [];

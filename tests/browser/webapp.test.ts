@@ -11,6 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { chromium } from "playwright-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { BrowserSnapshot } from "../../protocol/ts/protocol.ts";
+import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
 import { ExtensionClient } from "../support/clients.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -41,17 +42,8 @@ before(async () => {
   ensureWebBuilt();
   mimo = await startMimo();
   browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    ],
+    executablePath: CHROMIUM,
+    args: chromiumArgs(),
   });
   context = await browser.newContext({ viewport: { width: 1360, height: 820 } });
 });
