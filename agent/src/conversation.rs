@@ -47,11 +47,23 @@ pub enum Effect {
     /// Store the task row as it is now ([`Conversation::task`]).
     SaveTask,
     SaveMessage(StoredMessage),
-    /// Stream a completion and feed each event to [`Conversation::llm_event`] with `turn_id`.
+    /// Stream a completion, after waiting `delay_ms` (a retry's backoff), and feed each event
+    /// to [`Conversation::llm_event`] with `turn_id`.
     CallLlm {
         turn_id: String,
         messages: Vec<llm::ChatMessage>,
+        delay_ms: u64,
     },
+}
+
+/// How many times one turn's LLM call is retried after a retryable failure (seed 001).
+pub const LLM_RETRIES: u32 = 3;
+
+/// The wait before retry `attempt` (1-based): exponential from 1 s, or what the provider asked
+/// for (`Retry-After`), capped at 20 s.
+pub fn llm_backoff_ms(attempt: u32, retry_after_ms: Option<u64>) -> u64 {
+    let exponential = 1_000u64 << attempt.saturating_sub(1).min(5);
+    retry_after_ms.unwrap_or(exponential).min(20_000)
 }
 
 #[derive(Debug)]
@@ -59,6 +71,8 @@ struct Turn {
     message_id: String,
     position: u32,
     text: String,
+    /// Retries of the LLM call made so far.
+    retries: u32,
 }
 
 #[derive(Debug)]
@@ -228,6 +242,20 @@ impl Conversation {
                 effects
             }
             llm::LlmEvent::Error(error) => {
+                // A retryable failure before any text reached the person is retried with
+                // backoff; after text, a retry would repeat it, so the turn fails.
+                let turn = self.turn.as_mut().expect("current turn");
+                if error.retryable && turn.text.is_empty() && turn.retries < LLM_RETRIES {
+                    turn.retries += 1;
+                    let delay_ms = llm_backoff_ms(turn.retries, error.retry_after_ms);
+                    let messages =
+                        prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
+                    return vec![Effect::CallLlm {
+                        turn_id: turn_id.to_owned(),
+                        messages,
+                        delay_ms,
+                    }];
+                }
                 let mut effects = self.finish_turn(now);
                 effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
                     status: OutputStatus::Error,
@@ -314,6 +342,7 @@ impl Conversation {
             message_id: self.next_message_id(),
             position: self.next_position(),
             text: String::new(),
+            retries: 0,
         };
         let turn_id = turn.message_id.clone();
         let messages = prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
@@ -323,7 +352,11 @@ impl Conversation {
         if effects.is_empty() {
             effects.push(Effect::SaveTask);
         }
-        effects.push(Effect::CallLlm { turn_id, messages });
+        effects.push(Effect::CallLlm {
+            turn_id,
+            messages,
+            delay_ms: 0,
+        });
         effects
     }
 
@@ -403,7 +436,9 @@ mod tests {
         let calls: Vec<_> = effects
             .iter()
             .filter_map(|e| match e {
-                Effect::CallLlm { turn_id, messages } => Some((turn_id.clone(), messages.clone())),
+                Effect::CallLlm {
+                    turn_id, messages, ..
+                } => Some((turn_id.clone(), messages.clone())),
                 _ => None,
             })
             .collect();
@@ -582,6 +617,15 @@ mod tests {
         let mut c = conversation();
         let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
         let error = LlmError::new(LlmErrorKind::RateLimited, "slow down");
+        // Retried with backoff first, as the same turn.
+        for attempt in 1..=LLM_RETRIES {
+            let retry = c.llm_event(&turn, LlmEvent::Error(error.clone()), 2);
+            assert!(
+                matches!(&retry[..], [Effect::CallLlm { turn_id, delay_ms, .. }]
+                    if *turn_id == turn && *delay_ms == llm_backoff_ms(attempt, None)),
+                "{retry:?}"
+            );
+        }
         let effects = c.llm_event(&turn, LlmEvent::Error(error), 2);
         let output = emitted(&effects)
             .into_iter()
@@ -611,6 +655,28 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    #[test]
+    fn a_failure_after_text_was_shown_is_not_retried() {
+        let mut c = conversation();
+        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        c.llm_event(&turn, delta("Half an ans"), 2);
+        let cut = LlmError::network("connection reset");
+        let effects = c.llm_event(&turn, LlmEvent::Error(cut), 3);
+        assert!(effects.iter().all(|e| !matches!(e, Effect::CallLlm { .. })));
+        assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
+        assert_eq!(saved_messages(&effects)[0].message.content, "Half an ans");
+    }
+
+    #[test]
+    fn backoff_grows_and_honours_retry_after() {
+        assert_eq!(llm_backoff_ms(1, None), 1_000);
+        assert_eq!(llm_backoff_ms(2, None), 2_000);
+        assert_eq!(llm_backoff_ms(3, None), 4_000);
+        assert_eq!(llm_backoff_ms(30, None), 20_000);
+        assert_eq!(llm_backoff_ms(1, Some(3_000)), 3_000);
+        assert_eq!(llm_backoff_ms(1, Some(60_000)), 20_000);
     }
 
     #[test]

@@ -515,7 +515,23 @@ impl TaskCoordinator {
         let mut queue: VecDeque<Effect> = effects.into();
         while let Some(effect) = queue.pop_front() {
             match effect {
-                Effect::CallLlm { turn_id, messages } => {
+                Effect::CallLlm {
+                    turn_id,
+                    messages,
+                    delay_ms,
+                } => {
+                    if delay_ms > 0 {
+                        Delay::from(Duration::from_millis(delay_ms)).await;
+                        // Stopped while waiting to retry: no call to make.
+                        let current = self
+                            .conversation
+                            .borrow()
+                            .as_ref()
+                            .is_some_and(|c| c.is_current_turn(&turn_id));
+                        if !current {
+                            continue;
+                        }
+                    }
                     let followups = self.stream_turn(&turn_id, &messages).await?;
                     queue.extend(followups);
                 }

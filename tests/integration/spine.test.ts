@@ -185,17 +185,34 @@ describe("chat streaming", () => {
     await web.close();
   });
 
+  it("retries a rate-limited call after the time the provider asked for, then streams", async () => {
+    const taskId = await newTask(mimo);
+    mimo.llm.script([
+      { match: "busy now", error: { status: 429, message: "Rate limit reached", retryAfter: 1 } },
+      { match: "busy now", text: "Answered on the second try" },
+    ]);
+    const web = await WebClient.connect(mimo, taskId);
+    const started = Date.now();
+    web.send({ type: "user_message", content: "busy now" });
+    assert.equal((await web.reply()).text, "Answered on the second try");
+    assert.ok(Date.now() - started >= 1000, "waited the Retry-After second");
+    assert.equal(mimo.llm.requests().filter((r) => JSON.stringify(r.body).includes("busy now")).length, 2);
+    assert.ok(!web.received.some((e) => e.type === "structuredOutput" && e.status === "error"));
+    await web.close();
+  });
+
   it("reports an LLM failure as a structured error and never leaks the key", async () => {
     const taskId = await newTask(mimo);
-    mimo.llm.script([{ match: "rate me", error: { status: 429, message: "Rate limit reached", retryAfter: 2 } }]);
+    mimo.llm.script([{ match: "rate me", error: { status: 401, message: "Invalid API key provided" } }]);
     const web = await WebClient.connect(mimo, taskId);
     web.send({ type: "user_message", content: "rate me" });
     const output = await web.waitFor((e) => e.type === "structuredOutput", "structured output");
     assert.ok(output.type === "structuredOutput");
     assert.equal(output.status, "error");
     assert.equal(output.error?.code, "LLM_ERROR");
-    assert.equal(output.error?.retryable, true);
-    assert.match(output.error?.message ?? "", /Rate limit reached/);
+    assert.equal(output.error?.retryable, false, "a bad key is not retried");
+    assert.match(output.error?.message ?? "", /Invalid API key/);
+    assert.equal(mimo.llm.requests().filter((r) => JSON.stringify(r.body).includes("rate me")).length, 1);
     await web.waitFor((e) => e.type === "taskStatus" && e.status === "error", "error status");
     assert.ok(!JSON.stringify(web.received).includes(API_KEY));
     await web.close();
