@@ -88,8 +88,26 @@ pub async fn lookup(req: &Request, env: &Env, artifact_id: &str) -> Result<Respo
     })
 }
 
+/// A refused upload's body up to this size is read before answering.
+const DRAIN_LIMIT_BYTES: u64 = 256 * 1024;
+
 /// `PUT /artifacts/upload/…` and `GET /artifacts/download/…` (and any other method on them).
 pub async fn signed(mut req: Request, env: &Env) -> Result<Response> {
+    let response = serve_signed(&mut req, env).await?;
+    // A refusal comes before the body is read. Answering with it unread makes the runtime drop
+    // the connection under a client that may still be sending, which breaks the client's next
+    // request on it; a small body is read (and dropped) first so the connection stays usable.
+    let declared = req
+        .headers()
+        .get("content-length")?
+        .and_then(|l| l.parse::<u64>().ok());
+    if response.status_code() >= 400 && declared.is_some_and(|l| l <= DRAIN_LIMIT_BYTES) {
+        let _ = req.bytes().await;
+    }
+    Ok(response)
+}
+
+async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
     let url = req.url()?;
     let method = req.method().to_string();
     let grant = match authorize(
