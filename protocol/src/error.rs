@@ -42,6 +42,8 @@ pub enum ErrorCode {
     LengthRequired,
     /// The task was stopped before the action ended.
     Canceled,
+    /// The agent used its step limit without finishing (`MIMO_AGENT_MAX_STEPS`).
+    StepLimitExceeded,
 }
 
 impl ErrorCode {
@@ -85,6 +87,7 @@ impl ErrorCode {
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::LengthRequired => "LENGTH_REQUIRED",
             ErrorCode::Canceled => "CANCELED",
+            ErrorCode::StepLimitExceeded => "STEP_LIMIT_EXCEEDED",
         }
     }
 }

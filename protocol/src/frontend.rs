@@ -3,7 +3,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{BrowserSnapshot, ErrorObject, TaskStatus};
+use crate::{
+    AgentAction, BrowserSnapshot, ErrorObject, Reflection, TaskStatus, TokenUsage, ToolPhase,
+    ToolResult,
+};
 
 /// Web → server (`frontend_message`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -84,6 +87,49 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         error: Option<ErrorObject>,
+        #[serde(default)]
+        warnings: Vec<String>,
+    },
+    /// A step of the agent: `start` when the model chose the action, `end` with its result.
+    #[serde(rename_all = "camelCase")]
+    ToolUsed {
+        /// 1-based step number within the run.
+        step: u32,
+        tool_call_id: String,
+        phase: ToolPhase,
+        /// Present on `start`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reflection: Option<Reflection>,
+        action: AgentAction,
+        /// Present on `end`: what goes back to the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        result: Option<ToolResult>,
+        /// Present on `end`: one line for people.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        summary: Option<String>,
+        /// Tokens of the model call that chose this step (on `start`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        usage: Option<TokenUsage>,
+    },
+    /// The page was prepared for the model (loaded, screenshot, readability, element index).
+    #[serde(rename_all = "camelCase")]
+    PageObserved {
+        /// The step the observation follows (0 before the first action's result).
+        step: u32,
+        url: String,
+        title: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        screenshot_artifact_id: Option<String>,
+        /// How many interactive elements the index found.
+        elements: u32,
+        /// What could not be captured (`screenshot`, `readability`, `dom_index`).
+        #[serde(default)]
+        missing: Vec<String>,
         #[serde(default)]
         warnings: Vec<String>,
     },

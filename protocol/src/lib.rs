@@ -6,6 +6,7 @@
 //! retyped. A test fails when the checked-in TypeScript is stale.
 
 pub mod action;
+pub mod agent;
 pub mod error;
 pub mod extension;
 pub mod frontend;
@@ -15,6 +16,7 @@ pub mod task;
 pub mod typescript;
 
 pub use action::{ActionCommand, ActionOutcome, ActionStatus, BrowserAction, Target};
+pub use agent::{AgentAction, AgentOutput, Reflection, TokenUsage, ToolPhase, ToolResult};
 pub use error::{ErrorCode, ErrorObject};
 pub use extension::{BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension};
 pub use frontend::{

@@ -2,7 +2,7 @@
 
 use ts_rs::{Config, TS};
 
-use crate::{action, error, extension, frontend, snapshot, task};
+use crate::{action, agent, error, extension, frontend, snapshot, task};
 
 /// Where the generated module is checked in, relative to the workspace root.
 pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
@@ -42,6 +42,12 @@ pub fn typescript_module() -> String {
         action::BoundingBox,
         action::DomElement,
         action::DomIndexResult,
+        agent::Reflection,
+        agent::AgentOutput,
+        agent::AgentAction,
+        agent::ToolResult,
+        agent::TokenUsage,
+        agent::ToolPhase,
         extension::BrowserInfo,
         extension::ExtensionMessage,
         extension::ServerToExtension,

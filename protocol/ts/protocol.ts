@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -114,6 +114,52 @@ export type DomIndexResult = { elements: Array<DomElement>,
  */
 text: string, url: string, title: string, scrollX: number, scrollY: number, };
 
+export type Reflection = { 
+/**
+ * Did the previous action achieve its goal? Say success, failure or unknown, and why,
+ * judging from the current page.
+ */
+evaluation_previous_goal: string, 
+/**
+ * What to remember for the rest of the task: progress so far, values found, what is left.
+ */
+memory: string, 
+/**
+ * The immediate goal of this step's action, in one sentence.
+ */
+next_goal: string, };
+
+export type AgentOutput = { 
+/**
+ * The one action to take now.
+ */
+action: AgentAction, 
+/**
+ * Did the previous action achieve its goal? Say success, failure or unknown, and why,
+ * judging from the current page.
+ */
+evaluation_previous_goal: string, 
+/**
+ * What to remember for the rest of the task: progress so far, values found, what is left.
+ */
+memory: string, 
+/**
+ * The immediate goal of this step's action, in one sentence.
+ */
+next_goal: string, };
+
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, } };
+
+export type ToolResult = { toolCallId: string, 
+/**
+ * The action's name.
+ */
+name: string, ok: boolean, result?: unknown, error?: ErrorObject, warnings: Array<string>, };
+
+export type TokenUsage = { inputTokens: number, outputTokens: number, };
+
+export type ToolPhase = "start" | "end";
+
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
 export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", } | { "type": "action_ack", actionId: string, attempt: number, taskId: string, } | { "type": "action_result", outcome: ActionOutcome, } | { "type": "task_control", taskId: string, control: TaskControl, };
@@ -140,7 +186,39 @@ export type ChatMessage = { messageId: string, role: ChatRole, content: string, 
 
 export type OutputStatus = "ok" | "partial" | "error";
 
-export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
+/**
+ * 1-based step number within the run.
+ */
+step: number, toolCallId: string, phase: ToolPhase, 
+/**
+ * Present on `start`.
+ */
+reflection?: Reflection, action: AgentAction, 
+/**
+ * Present on `end`: what goes back to the model.
+ */
+result?: ToolResult, 
+/**
+ * Present on `end`: one line for people.
+ */
+summary?: string, 
+/**
+ * Tokens of the model call that chose this step (on `start`).
+ */
+usage?: TokenUsage, } | { "type": "pageObserved", 
+/**
+ * The step the observation follows (0 before the first action's result).
+ */
+step: number, url: string, title: string, screenshotArtifactId?: string, 
+/**
+ * How many interactive elements the index found.
+ */
+elements: number, 
+/**
+ * What could not be captured (`screenshot`, `readability`, `dom_index`).
+ */
+missing: Array<string>, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type EventEnvelope = { 
 /**
@@ -150,7 +228,39 @@ seq?: number, taskId: string,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
+/**
+ * 1-based step number within the run.
+ */
+step: number, toolCallId: string, phase: ToolPhase, 
+/**
+ * Present on `start`.
+ */
+reflection?: Reflection, action: AgentAction, 
+/**
+ * Present on `end`: what goes back to the model.
+ */
+result?: ToolResult, 
+/**
+ * Present on `end`: one line for people.
+ */
+summary?: string, 
+/**
+ * Tokens of the model call that chose this step (on `start`).
+ */
+usage?: TokenUsage, } | { "type": "pageObserved", 
+/**
+ * The step the observation follows (0 before the first action's result).
+ */
+step: number, url: string, title: string, screenshotArtifactId?: string, 
+/**
+ * How many interactive elements the index found.
+ */
+elements: number, 
+/**
+ * What could not be captured (`screenshot`, `readability`, `dom_index`).
+ */
+missing: Array<string>, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 

@@ -1,0 +1,221 @@
+//! The agent's tool (seed 001's macro tool, seed 003 §3): what the model returns at each step,
+//! and the tool result it gets back (seed 000 §5).
+//!
+//! The JSON Schema offered to the model is generated from these types ([`agent_output_schema`]),
+//! so the schema, the parser of the model's arguments and the TypeScript the web app renders
+//! steps with all come from one definition.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::action::ScrollDirection;
+use crate::ErrorObject;
+
+/// The name of the one tool the model calls at every step.
+pub const AGENT_TOOL_NAME: &str = "AgentOutput";
+
+/// What the model thinks before acting (page-agent's reflection).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct Reflection {
+    /// Did the previous action achieve its goal? Say success, failure or unknown, and why,
+    /// judging from the current page.
+    pub evaluation_previous_goal: String,
+    /// What to remember for the rest of the task: progress so far, values found, what is left.
+    pub memory: String,
+    /// The immediate goal of this step's action, in one sentence.
+    pub next_goal: String,
+}
+
+/// The arguments of the `AgentOutput` tool: a reflection and exactly one action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct AgentOutput {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub reflection: Reflection,
+    /// The one action to take now.
+    pub action: AgentAction,
+}
+
+/// The actions the model can take. Elements are named by their `index` in the page's element
+/// list (`[12]<button>…`), which is the extension's `clickId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentAction {
+    /// Open a URL in the task's tab.
+    Navigate { url: String },
+    /// Click the element with this index.
+    Click { index: u32 },
+    /// Replace the content of the input, textarea or editable element with this index by
+    /// `text`; `submit` presses Enter afterwards.
+    Type {
+        index: u32,
+        text: String,
+        #[serde(default)]
+        submit: bool,
+    },
+    /// Choose an option (by its value or visible label) in the select with this index.
+    SelectOption { index: u32, option: String },
+    /// Scroll the page, or the scrollable element with `index`; `amount` in pixels (one screen
+    /// by default).
+    Scroll {
+        direction: ScrollDirection,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        index: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        amount: Option<u32>,
+    },
+    /// Press a key such as `Enter`, `Escape`, `Tab`, `ArrowDown`, optionally with modifiers
+    /// (`Control+a`).
+    PressKey { key: String },
+    /// Move the pointer over the element with this index (opens hover menus).
+    Hover { index: u32 },
+    /// Go back to the previous page.
+    Back {},
+    /// Wait until the page shows `text`, its URL contains `url`, or an element matches the CSS
+    /// `selector`.
+    WaitFor {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        selector: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        timeout_ms: Option<u32>,
+    },
+    /// End the task: `success` says whether the goal was reached, `text` is the final answer
+    /// for the person (what was done, values found, or why it could not be done).
+    Done { success: bool, text: String },
+}
+
+impl AgentAction {
+    /// The action's name, e.g. `click`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentAction::Navigate { .. } => "navigate",
+            AgentAction::Click { .. } => "click",
+            AgentAction::Type { .. } => "type",
+            AgentAction::SelectOption { .. } => "select_option",
+            AgentAction::Scroll { .. } => "scroll",
+            AgentAction::PressKey { .. } => "press_key",
+            AgentAction::Hover { .. } => "hover",
+            AgentAction::Back {} => "back",
+            AgentAction::WaitFor { .. } => "wait_for",
+            AgentAction::Done { .. } => "done",
+        }
+    }
+}
+
+/// A tool result as it goes back to the model (seed 000 §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    /// The action's name.
+    pub name: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ErrorObject>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// Tokens one model call used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    #[ts(type = "number")]
+    pub input_tokens: u64,
+    #[ts(type = "number")]
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolPhase {
+    Start,
+    End,
+}
+
+/// The JSON Schema of [`AgentOutput`], with every sub-schema inlined: several
+/// OpenAI-compatible servers do not resolve `$ref`.
+pub fn agent_output_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<AgentOutput>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schema_requires_the_reflection_and_one_action() {
+        let schema = agent_output_schema();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        for field in ["evaluation_previous_goal", "memory", "next_goal", "action"] {
+            assert!(required.contains(&field), "{field} not required: {schema}");
+        }
+        let text = schema.to_string();
+        assert!(
+            !text.contains("$ref"),
+            "sub-schemas must be inlined: {text}"
+        );
+        for action in ["navigate", "click", "type", "scroll", "done", "wait_for"] {
+            assert!(text.contains(&format!("\"{action}\"")), "{action} missing");
+        }
+        // The doc comments become the model's guidance.
+        assert!(text.contains("End the task"));
+    }
+
+    #[test]
+    fn arguments_parse_in_the_shape_the_schema_describes() {
+        let output: AgentOutput = serde_json::from_value(json!({
+            "evaluation_previous_goal": "Start",
+            "memory": "nothing yet",
+            "next_goal": "Open the shop",
+            "action": { "type": { "index": 4, "text": "mug" } }
+        }))
+        .unwrap();
+        assert_eq!(
+            output.action,
+            AgentAction::Type {
+                index: 4,
+                text: "mug".into(),
+                submit: false
+            }
+        );
+        let missing_memory = serde_json::from_value::<AgentOutput>(json!({
+            "evaluation_previous_goal": "", "next_goal": "", "action": { "back": {} }
+        }));
+        assert!(missing_memory.unwrap_err().to_string().contains("memory"));
+        let two_actions = serde_json::from_value::<AgentOutput>(json!({
+            "evaluation_previous_goal": "", "memory": "", "next_goal": "",
+            "action": { "back": {}, "click": { "index": 1 } }
+        }));
+        assert!(two_actions.is_err());
+    }
+}
