@@ -5,11 +5,12 @@
 //! must carry out, in order. The shell never decides anything itself.
 
 use mimo_protocol::{
-    limits::MAX_USER_MESSAGE_BYTES, ChatMessage, ChatRole, ErrorCode, ErrorObject, FrontendEvent,
-    OutputStatus, TaskStatus,
+    limits::MAX_USER_MESSAGE_BYTES, ActionCommand, ChatMessage, ChatRole, ErrorCode, ErrorObject,
+    FrontendEvent, OutputStatus, TaskStatus, TokenUsage,
 };
 use serde_json::json;
 
+use crate::run::{AgentRun, Phase, RunConfig};
 use crate::{llm, prompt, status::can_transition};
 
 /// The task row as stored.
@@ -40,6 +41,8 @@ pub struct StoredMessage {
 
 /// What the shell must do, in order.
 #[derive(Debug, Clone, PartialEq)]
+// Effects are short-lived (returned, carried out, dropped); their size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Effect {
     /// Append to the task's event log (it gets the next sequence number) and send to every web
     /// socket of the task.
@@ -47,12 +50,24 @@ pub enum Effect {
     /// Store the task row as it is now ([`Conversation::task`]).
     SaveTask,
     SaveMessage(StoredMessage),
-    /// Stream a completion, after waiting `delay_ms` (a retry's backoff), and feed each event
-    /// to [`Conversation::llm_event`] with `turn_id`.
+    /// Store the browser run as it is now ([`Conversation::run`]).
+    SaveRun,
+    /// Stream a completion offering `tools`, after waiting `delay_ms` (a retry's backoff), and
+    /// feed each event to [`Conversation::llm_event`] with `turn_id`.
     CallLlm {
         turn_id: String,
         messages: Vec<llm::ChatMessage>,
+        tools: Vec<llm::ToolSpec>,
         delay_ms: u64,
+    },
+    /// Bind the task to an extension (automatic selection) and report to
+    /// [`Conversation::client_bound`].
+    BindClient,
+    /// Queue a browser action on the task's extension; its end is reported to
+    /// [`Conversation::action_finished`].
+    SubmitAction {
+        action_id: String,
+        command: ActionCommand,
     },
 }
 
@@ -73,13 +88,18 @@ struct Turn {
     text: String,
     /// Retries of the LLM call made so far.
     retries: u32,
+    tool_calls: Vec<llm::ToolCall>,
+    usage: TokenUsage,
 }
 
 #[derive(Debug)]
 pub struct Conversation {
-    task: TaskRecord,
-    history: Vec<StoredMessage>,
+    pub(crate) task: TaskRecord,
+    pub(crate) history: Vec<StoredMessage>,
     turn: Option<Turn>,
+    /// The browser run of the latest message that needed the browser.
+    pub(crate) run: Option<AgentRun>,
+    pub(crate) config: RunConfig,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -101,17 +121,30 @@ impl Conversation {
             task,
             history: Vec::new(),
             turn: None,
+            run: None,
+            config: RunConfig::default(),
         }
+    }
+
+    pub fn with_config(mut self, config: RunConfig) -> Self {
+        self.config = config;
+        self
     }
 
     /// Rebuilds the conversation from storage (after eviction or a restart). Call
     /// [`Conversation::recover`] before feeding it new input.
-    pub fn restore(task: TaskRecord, mut history: Vec<StoredMessage>) -> Self {
+    pub fn restore(
+        task: TaskRecord,
+        mut history: Vec<StoredMessage>,
+        run: Option<AgentRun>,
+    ) -> Self {
         history.sort_by_key(|m| m.position);
         Self {
             task,
             history,
             turn: None,
+            run,
+            config: RunConfig::default(),
         }
     }
 
@@ -149,7 +182,13 @@ impl Conversation {
             finished: true,
         })];
         self.task.current_turn = None;
-        if self.awaits_reply() {
+        if self
+            .run
+            .as_ref()
+            .is_some_and(|r| r.phase == Phase::Thinking)
+        {
+            effects.extend(self.think(0, now));
+        } else if self.awaits_reply() {
             effects.extend(self.start_turn(now));
         } else {
             effects.push(Effect::SaveTask);
@@ -191,9 +230,15 @@ impl Conversation {
         self.history.push(stored.clone());
         let mut effects = vec![
             Effect::SaveMessage(stored),
-            Effect::Emit(FrontendEvent::Message { message }),
+            Effect::Emit(FrontendEvent::Message {
+                message: message.clone(),
+            }),
         ];
-        if self.turn.is_none() {
+        if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
+            // The run reads it at its next step.
+            run.updates.push(message.content);
+            effects.push(Effect::SaveRun);
+        } else if self.turn.is_none() {
             effects.extend(self.start_turn(now));
         } else {
             // Answered by the next turn, which starts when the current one ends.
@@ -220,9 +265,33 @@ impl Conversation {
                     finished: false,
                 })]
             }
-            // No tools are offered to a chat turn; the agent loop handles tool calls.
-            llm::LlmEvent::ToolCall(_) | llm::LlmEvent::Usage { .. } => Vec::new(),
+            llm::LlmEvent::ToolCall(call) => {
+                self.turn
+                    .as_mut()
+                    .expect("current turn")
+                    .tool_calls
+                    .push(call);
+                Vec::new()
+            }
+            llm::LlmEvent::Usage {
+                input_tokens,
+                output_tokens,
+            } => {
+                self.turn.as_mut().expect("current turn").usage = TokenUsage {
+                    input_tokens,
+                    output_tokens,
+                };
+                Vec::new()
+            }
             llm::LlmEvent::Done { .. } => {
+                let in_run = self.run_is_active();
+                let turn = self.turn.as_mut().expect("current turn");
+                if in_run || !turn.tool_calls.is_empty() {
+                    let tool_calls = std::mem::take(&mut turn.tool_calls);
+                    let thought = turn.text.clone();
+                    let usage = turn.usage;
+                    return self.run_turn_done(tool_calls, thought, usage, now);
+                }
                 let mut effects = self.finish_turn(now);
                 let text = self
                     .history
@@ -241,6 +310,9 @@ impl Conversation {
                 }
                 effects
             }
+            llm::LlmEvent::Error(error) if self.run_is_active() => {
+                self.retry_run_call(error, Vec::new(), now)
+            }
             llm::LlmEvent::Error(error) => {
                 // A retryable failure before any text reached the person is retried with
                 // backoff; after text, a retry would repeat it, so the turn fails.
@@ -253,6 +325,7 @@ impl Conversation {
                     return vec![Effect::CallLlm {
                         turn_id: turn_id.to_owned(),
                         messages,
+                        tools: vec![prompt::agent_tool()],
                         delay_ms,
                     }];
                 }
@@ -280,6 +353,10 @@ impl Conversation {
         } else {
             Vec::new()
         };
+        if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
+            run.phase = Phase::Finished;
+            effects.push(Effect::SaveRun);
+        }
         effects.extend(self.transition(TaskStatus::Canceled, now));
         effects
     }
@@ -307,7 +384,7 @@ impl Conversation {
 
     /// The last queued action ended and no reply is streaming: the task waits for what's next.
     pub fn actions_idle(&mut self, now: u64) -> Vec<Effect> {
-        if self.task.status != TaskStatus::Running || self.turn.is_some() {
+        if self.task.status != TaskStatus::Running || self.turn.is_some() || self.run_is_active() {
             return Vec::new();
         }
         self.transition(TaskStatus::Ongoing, now)
@@ -337,27 +414,52 @@ impl Conversation {
             .is_some_and(|m| m.message.role == ChatRole::User)
     }
 
+    /// Answers the latest message: the model may reply in text or start a browser run.
     fn start_turn(&mut self, now: u64) -> Vec<Effect> {
+        // A new message that needs the browser starts a new run.
+        self.run = None;
+        let messages = prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
+        let turn_id = self.open_turn();
+        let mut effects = self.transition(TaskStatus::Running, now);
+        effects.push(Effect::SaveTask);
+        effects.push(Effect::SaveRun);
+        effects.push(Effect::CallLlm {
+            turn_id,
+            messages,
+            tools: vec![prompt::agent_tool()],
+            delay_ms: 0,
+        });
+        effects
+    }
+
+    /// Reserves the next message for a model turn and makes it current.
+    pub(crate) fn open_turn(&mut self) -> String {
         let turn = Turn {
             message_id: self.next_message_id(),
             position: self.next_position(),
             text: String::new(),
             retries: 0,
+            tool_calls: Vec::new(),
+            usage: TokenUsage::default(),
         };
         let turn_id = turn.message_id.clone();
-        let messages = prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
         self.task.current_turn = Some(turn_id.clone());
         self.turn = Some(turn);
-        let mut effects = self.transition(TaskStatus::Running, now);
-        if effects.is_empty() {
-            effects.push(Effect::SaveTask);
+        turn_id
+    }
+
+    /// Ends a turn of a run: text the model wrote is kept as a message; a turn without text
+    /// leaves none.
+    pub(crate) fn finish_run_turn(&mut self, now: u64) -> Vec<Effect> {
+        match &self.turn {
+            Some(turn) if turn.text.is_empty() => {
+                self.turn = None;
+                self.task.current_turn = None;
+                vec![Effect::SaveTask]
+            }
+            Some(_) => self.finish_turn(now),
+            None => Vec::new(),
         }
-        effects.push(Effect::CallLlm {
-            turn_id,
-            messages,
-            delay_ms: 0,
-        });
-        effects
     }
 
     /// Ends the current turn: its message is closed for the web app and stored.
@@ -389,7 +491,7 @@ impl Conversation {
     }
 
     /// Moves to `to` if the state machine allows it; a refused move changes nothing.
-    fn transition(&mut self, to: TaskStatus, now: u64) -> Vec<Effect> {
+    pub(crate) fn transition(&mut self, to: TaskStatus, now: u64) -> Vec<Effect> {
         if !can_transition(self.task.status, to) {
             return Vec::new();
         }
@@ -398,7 +500,7 @@ impl Conversation {
         vec![Effect::SaveTask, self.status_event()]
     }
 
-    fn next_position(&self) -> u32 {
+    pub(crate) fn next_position(&self) -> u32 {
         let reserved = self.turn.as_ref().map(|t| t.position + 1).unwrap_or(0);
         let stored = self.history.last().map(|m| m.position + 1).unwrap_or(0);
         reserved.max(stored)
@@ -406,7 +508,7 @@ impl Conversation {
 
     /// Message ids are unique within the task and need no randomness: the task id is already
     /// unguessable and the counter only grows.
-    fn next_message_id(&mut self) -> String {
+    pub(crate) fn next_message_id(&mut self) -> String {
         self.task.message_ids_issued += 1;
         format!("m{}", self.task.message_ids_issued)
     }
@@ -698,7 +800,7 @@ mod tests {
         c.llm_event(&turn, delta("partial"), 2);
         // What storage holds: the task row and the user message; the partial reply is lost.
         let stored: Vec<StoredMessage> = c.history.clone();
-        let mut restored = Conversation::restore(c.task().clone(), stored);
+        let mut restored = Conversation::restore(c.task().clone(), stored, None);
         assert!(restored.needs_recovery());
         let effects = restored.recover(10);
         assert_eq!(

@@ -8,6 +8,7 @@ pub mod actions;
 pub mod conversation;
 pub mod llm;
 pub mod prompt;
+pub mod run;
 pub mod selection;
 pub mod snapshot;
 pub mod status;

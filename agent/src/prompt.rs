@@ -1,33 +1,440 @@
-//! The system prompt and the message list sent to the model.
+//! What the model sees: the system prompt with the sections of seed 003 §4 (goal, page, tools,
+//! strategy, completion), the chat, and, during a browser run, its steps and the latest page,
+//! compacted to fit the context budget (seed 003 §5).
 
-use mimo_protocol::{ChatMessage, ChatRole};
+use mimo_protocol::agent::{agent_output_schema, AGENT_TOOL_NAME};
+use mimo_protocol::{ChatMessage, ChatRole, ToolResult};
 
 use crate::llm;
+use crate::run::{Observation, Step};
 
-/// Who the model is. The browser-task sections of seed 003 §4 join this when the agent loop
-/// offers browser tools.
-pub const SYSTEM_PROMPT: &str = "You are Mimo, an assistant that can operate the user's web \
-browser on their behalf. Answer plainly and concisely. When the user asks for something that \
-needs the browser, say what you would do step by step.";
+/// Who the model is and when it uses the browser.
+pub const SYSTEM_PROMPT: &str = "You are Mimo, an assistant that operates the user's own web \
+browser on their behalf. When the request needs the browser (opening a site, clicking, typing, \
+reading a page), call the AgentOutput tool with your first action; a browser task starts with \
+`navigate` to the site. Otherwise answer in plain text, concisely, without calling any tool.";
 
-/// The model's view of the conversation: the system prompt, then the stored chat in order.
+/// The browser sections of the system prompt (seed 003 §4: tools, strategy, completion; the goal
+/// and the page come as user messages).
+const BROWSER_SECTIONS: &str = "<tools>
+Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
+next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
+hover, back, wait_for, done. Elements are named by the number in brackets in the page's element \
+list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
+use only those of the latest page.
+</tools>
+<strategy>
+- Look at the latest <page> before acting; judge whether your previous action worked from it.
+- Prefer one precise action per step; type into a search box with submit=true to search.
+- If an action failed, read the error and try another way (scroll to reveal an element, pick a \
+different index, navigate directly).
+- Keep memory short and factual: what is done, what values you found, what is left.
+- Never enter passwords or secrets you were not given; never buy, pay or delete unless the goal \
+says so.
+</strategy>
+<completion>
+When the goal is reached, call AgentOutput with the done action: success=true and a text that \
+answers the user (what you did, the values asked for). If it cannot be done, call done with \
+success=false and say why and what the user could do. Do not stop without calling done.
+</completion>";
+
+/// The one tool of the agent, its schema generated from the Rust types.
+pub fn agent_tool() -> llm::ToolSpec {
+    llm::ToolSpec {
+        name: AGENT_TOOL_NAME.to_owned(),
+        description: "Report your reflection on the latest page and take exactly one browser \
+                      action (or finish with done)."
+            .to_owned(),
+        parameters: agent_output_schema(),
+    }
+}
+
+/// The model's view of a plain conversation: the system prompt, then the stored chat in order.
 pub fn chat_messages(history: &[ChatMessage]) -> Vec<llm::ChatMessage> {
-    std::iter::once(message(llm::Role::System, SYSTEM_PROMPT.to_owned()))
-        .chain(history.iter().map(|m| {
-            let role = match m.role {
-                ChatRole::User => llm::Role::User,
-                ChatRole::Assistant => llm::Role::Assistant,
-            };
-            message(role, m.content.clone())
-        }))
+    std::iter::once(llm::ChatMessage::system(SYSTEM_PROMPT))
+        .chain(history.iter().map(chat_message))
         .collect()
 }
 
-fn message(role: llm::Role, content: String) -> llm::ChatMessage {
-    llm::ChatMessage {
-        role,
-        content,
-        tool_calls: Vec::new(),
-        tool_call_id: None,
+fn chat_message(m: &ChatMessage) -> llm::ChatMessage {
+    match m.role {
+        ChatRole::User => llm::ChatMessage::user(m.content.clone()),
+        ChatRole::Assistant => llm::ChatMessage::assistant(m.content.clone()),
+    }
+}
+
+/// How much context a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// The model's context window in tokens, minus what its answer needs.
+    pub context_tokens: usize,
+    /// Longest page text (element list, readable content) in characters, before compaction.
+    pub text_limit: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            context_tokens: 60_000,
+            text_limit: 10_000,
+        }
+    }
+}
+
+/// A run as the prompt needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunView<'a> {
+    /// The chat up to and including the message that started the run.
+    pub chat: &'a [ChatMessage],
+    pub steps: &'a [Step],
+    pub observation: Option<&'a Observation>,
+    /// What the person wrote while the run was going.
+    pub updates: &'a [String],
+    /// The model's last malformed reply and what was wrong with it, for its retry.
+    pub corrections: &'a [llm::ChatMessage],
+}
+
+/// A rough token count: about three bytes a token for English and markup, rounded up, plus a
+/// little per message. Deliberately pessimistic, so a prompt that fits here fits the provider.
+pub fn estimate_tokens(messages: &[llm::ChatMessage], tools: &[llm::ToolSpec]) -> usize {
+    let bytes: usize = messages
+        .iter()
+        .map(|m| {
+            m.content.len()
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>()
+                + 16
+        })
+        .sum::<usize>()
+        + tools
+            .iter()
+            .map(|t| t.description.len() + t.parameters.to_string().len())
+            .sum::<usize>();
+    bytes.div_ceil(3)
+}
+
+/// Cuts `text` to at most `limit` characters, saying so.
+pub fn cut(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(limit).collect();
+    format!(
+        "{kept}\n… (cut: {} more characters)",
+        text.chars().count() - limit
+    )
+}
+
+/// The messages of a run's next model call, compacted until they fit the budget: page text
+/// cut at the text limit; only the latest page in full (older ones are a one-line
+/// placeholder); then, while too large, the oldest steps summarized to one line each, the page
+/// text shortened, summary lines dropped, and finally the oldest chat dropped.
+pub fn run_messages(view: RunView<'_>, budget: Budget) -> Vec<llm::ChatMessage> {
+    let tools = [agent_tool()];
+    let mut shape = Shape {
+        summarized: 0,
+        dropped_summaries: 0,
+        text_limit: budget.text_limit,
+        dropped_chat: 0,
+    };
+    loop {
+        let messages = shape.render(&view);
+        if estimate_tokens(&messages, &tools) <= budget.context_tokens {
+            return messages;
+        }
+        // The most recent step stays whole: the model must see what it just did.
+        if shape.summarized + 1 < view.steps.len() {
+            shape.summarized += 1;
+        } else if shape.text_limit > 500 {
+            shape.text_limit /= 2;
+        } else if shape.dropped_summaries < shape.summarized {
+            shape.dropped_summaries += 1;
+        } else if shape.dropped_chat + 1 < view.chat.len() {
+            shape.dropped_chat += 1;
+        } else {
+            // Nothing left to shrink but the goal itself and the system prompt.
+            return messages;
+        }
+    }
+}
+
+/// How far a run's prompt is compacted.
+struct Shape {
+    /// The oldest steps shown as one summary line each.
+    summarized: usize,
+    /// Of those, how many are left out entirely.
+    dropped_summaries: usize,
+    text_limit: usize,
+    /// The oldest chat messages left out (the goal, last, always stays).
+    dropped_chat: usize,
+}
+
+impl Shape {
+    fn render(&self, view: &RunView<'_>) -> Vec<llm::ChatMessage> {
+        let mut system = String::from(SYSTEM_PROMPT);
+        system.push_str("\n\n");
+        system.push_str(BROWSER_SECTIONS);
+        let mut messages = vec![llm::ChatMessage::system(system)];
+        let chat = &view.chat[self.dropped_chat.min(view.chat.len().saturating_sub(1))..];
+        if let Some((goal, earlier)) = chat.split_last() {
+            messages.extend(earlier.iter().map(chat_message));
+            messages.push(llm::ChatMessage::user(format!(
+                "<goal>\n{}\n</goal>",
+                goal.content
+            )));
+        }
+        let (old, recent) = view.steps.split_at(self.summarized.min(view.steps.len()));
+        if !old.is_empty() {
+            let mut summary = String::from("<earlier_steps>\n");
+            if self.dropped_summaries > 0 {
+                summary.push_str(&format!(
+                    "({} earlier steps omitted)\n",
+                    self.dropped_summaries
+                ));
+            }
+            for step in &old[self.dropped_summaries.min(old.len())..] {
+                summary.push_str(&step.summary_line());
+                summary.push('\n');
+            }
+            summary.push_str("</earlier_steps>");
+            messages.push(llm::ChatMessage::user(summary));
+        }
+        for (i, step) in recent.iter().enumerate() {
+            messages.push(llm::ChatMessage::assistant_with_tool_calls(
+                cut(&step.thought, 1_000),
+                vec![llm::ToolCall {
+                    id: step.tool_call_id.clone(),
+                    name: AGENT_TOOL_NAME.to_owned(),
+                    arguments: serde_json::to_value(&step.output).unwrap_or_default(),
+                }],
+            ));
+            let result = step.result.clone().unwrap_or_else(|| ToolResult {
+                tool_call_id: step.tool_call_id.clone(),
+                name: step.output.action.name().to_owned(),
+                ok: false,
+                result: None,
+                error: None,
+                warnings: vec!["no result was recorded".into()],
+            });
+            messages.push(llm::ChatMessage::tool_result(
+                step.tool_call_id.clone(),
+                cut(&serde_json::to_string(&result).unwrap_or_default(), 2_000),
+            ));
+            let latest = i + 1 == recent.len();
+            if !latest {
+                if let Some(page) = &step.page {
+                    messages.push(llm::ChatMessage::user(format!(
+                        "<page_placeholder>after step {}: {page} (details omitted; see the latest page)</page_placeholder>",
+                        step.number
+                    )));
+                }
+            }
+        }
+        let mut now = String::new();
+        if let Some(observation) = view.observation {
+            now.push_str(&observation.render(self.text_limit));
+        } else if !view.steps.is_empty() {
+            now.push_str("<page>\nNo page is open in the task's tab.\n</page>");
+        }
+        for update in view.updates {
+            now.push_str(&format!(
+                "\n<user_update>\n{}\n</user_update>",
+                cut(update, 4_000)
+            ));
+        }
+        if !now.is_empty() {
+            messages.push(llm::ChatMessage::user(now.trim_start().to_owned()));
+        }
+        messages.extend(view.corrections.iter().cloned());
+        messages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mimo_protocol::{AgentAction, AgentOutput, Reflection, TokenUsage};
+
+    fn chat(content: &str) -> ChatMessage {
+        ChatMessage {
+            message_id: "m1".into(),
+            role: ChatRole::User,
+            content: content.into(),
+            created_at: 0,
+        }
+    }
+
+    fn step(number: u32, memory: &str) -> Step {
+        Step {
+            number,
+            turn_id: format!("m{number}"),
+            tool_call_id: format!("call_{number}"),
+            thought: String::new(),
+            output: AgentOutput {
+                reflection: Reflection {
+                    evaluation_previous_goal: "ok".into(),
+                    memory: memory.into(),
+                    next_goal: "click it".into(),
+                },
+                action: AgentAction::Click { index: number },
+            },
+            result: Some(ToolResult {
+                tool_call_id: format!("call_{number}"),
+                name: "click".into(),
+                ok: true,
+                result: Some(serde_json::json!({ "clicked": true })),
+                error: None,
+                warnings: vec![],
+            }),
+            usage: TokenUsage::default(),
+            page: Some(format!("https://shop.test/p{number} \"Page {number}\"")),
+        }
+    }
+
+    fn observation(elements: usize, content: usize) -> Observation {
+        Observation {
+            after_step: 1,
+            url: "https://shop.test/".into(),
+            title: "Shop".into(),
+            elements: "[1]<button>Add</button>\n".repeat(elements / 24 + 1),
+            element_count: 1,
+            content: "x".repeat(content),
+            screenshot_artifact_id: None,
+            missing: vec![],
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn a_run_prompt_has_every_section_and_pairs_each_call_with_its_result() {
+        let goal = [chat("Add two blue mugs to the cart")];
+        let steps = [step(1, "opened"), step(2, "found the mug")];
+        let obs = observation(100, 100);
+        let messages = run_messages(
+            RunView {
+                chat: &goal,
+                steps: &steps,
+                observation: Some(&obs),
+                updates: &["only the large ones".to_owned()],
+                corrections: &[],
+            },
+            Budget::default(),
+        );
+        let system = &messages[0].content;
+        for section in ["<tools>", "<strategy>", "<completion>"] {
+            assert!(system.contains(section), "{section} missing");
+        }
+        assert!(messages[1].content.starts_with("<goal>"));
+        let calls: Vec<_> = messages
+            .iter()
+            .filter(|m| !m.tool_calls.is_empty())
+            .collect();
+        assert_eq!(calls.len(), 2);
+        for (i, m) in messages.iter().enumerate() {
+            if let Some(call) = m.tool_calls.first() {
+                assert_eq!(
+                    messages[i + 1].tool_call_id.as_deref(),
+                    Some(call.id.as_str())
+                );
+                let result: serde_json::Value =
+                    serde_json::from_str(&messages[i + 1].content).unwrap();
+                assert_eq!(result["toolCallId"], call.id.as_str());
+                assert_eq!(result["ok"], true);
+            }
+        }
+        // Only the latest page in full; the older one is a placeholder.
+        let all: String = messages[1..].iter().map(|m| m.content.clone()).collect();
+        assert_eq!(all.matches("<page>").count(), 1);
+        assert!(all.contains("<page_placeholder>after step 1"));
+        assert!(!all.contains("<page_placeholder>after step 2"));
+        assert!(messages
+            .last()
+            .unwrap()
+            .content
+            .contains("only the large ones"));
+    }
+
+    #[test]
+    fn long_page_text_is_cut_at_the_limit() {
+        let goal = [chat("read it")];
+        let steps = [step(1, "")];
+        let obs = observation(50_000, 50_000);
+        let budget = Budget {
+            context_tokens: 1_000_000,
+            text_limit: 2_000,
+        };
+        let messages = run_messages(
+            RunView {
+                chat: &goal,
+                steps: &steps,
+                observation: Some(&obs),
+                updates: &[],
+                corrections: &[],
+            },
+            budget,
+        );
+        let page = &messages.last().unwrap().content;
+        assert!(
+            page.len() < 2 * 2_000 + 1_000,
+            "page is {} bytes",
+            page.len()
+        );
+        assert!(page.contains("(cut: "));
+    }
+
+    #[test]
+    fn long_runs_are_summarized_to_fit_the_budget() {
+        let goal = [chat("a long task")];
+        let steps: Vec<Step> = (1..=60)
+            .map(|n| step(n, &format!("memory of step {n} ").repeat(20)))
+            .collect();
+        let obs = observation(20_000, 20_000);
+        for context_tokens in [4_000, 8_000, 20_000] {
+            let budget = Budget {
+                context_tokens,
+                text_limit: 10_000,
+            };
+            let messages = run_messages(
+                RunView {
+                    chat: &goal,
+                    steps: &steps,
+                    observation: Some(&obs),
+                    updates: &[],
+                    corrections: &[],
+                },
+                budget,
+            );
+            let tokens = estimate_tokens(&messages, &[agent_tool()]);
+            assert!(tokens <= context_tokens, "{tokens} > {context_tokens}");
+            // The goal and the last step always survive.
+            assert!(messages.iter().any(|m| m.content.contains("a long task")));
+            assert!(messages
+                .iter()
+                .any(|m| m.tool_calls.iter().any(|c| c.id == "call_60")));
+            let all: String = messages.iter().map(|m| m.content.clone()).collect();
+            assert!(all.contains("<earlier_steps>"));
+        }
+        // With room to spare nothing is summarized.
+        let roomy = run_messages(
+            RunView {
+                chat: &goal,
+                steps: &steps[..3],
+                observation: Some(&obs),
+                updates: &[],
+                corrections: &[],
+            },
+            Budget::default(),
+        );
+        assert!(!roomy.iter().any(|m| m.content.contains("<earlier_steps>")));
+    }
+
+    #[test]
+    fn the_chat_prompt_offers_plain_answers() {
+        let messages = chat_messages(&[chat("hello")]);
+        assert_eq!(messages[0].role, llm::Role::System);
+        assert!(messages[0].content.contains("plain text"));
+        assert_eq!(messages[1].content, "hello");
     }
 }

@@ -56,12 +56,13 @@ fn not_configured(why: &str) -> LlmError {
 pub async fn stream_completion(
     config: &LlmConfig,
     messages: &[llm::ChatMessage],
+    tools: &[llm::ToolSpec],
     mut on_event: impl FnMut(LlmEvent) -> bool,
 ) {
     let controller = AbortController::default();
     let budget = Duration::from_millis(config.timeout_ms);
     let deadline = worker::Date::now().as_millis() + config.timeout_ms;
-    let response = match with_deadline(send(config, messages, &controller), budget).await {
+    let response = match with_deadline(send(config, messages, tools, &controller), budget).await {
         Some(Ok(response)) => response,
         Some(Err(error)) => {
             on_event(LlmEvent::Error(error));
@@ -125,9 +126,10 @@ pub async fn stream_completion(
 async fn send(
     config: &LlmConfig,
     messages: &[llm::ChatMessage],
+    tools: &[llm::ToolSpec],
     controller: &AbortController,
 ) -> Result<worker::Response, LlmError> {
-    let http = llm::build_request(config, messages, &[]);
+    let http = llm::build_request(config, messages, tools);
     let headers = Headers::new();
     for (name, value) in &http.headers {
         headers

@@ -22,10 +22,18 @@ use crate::task_actions::{ActionEvent, SubmitAction};
 use crate::task_store::TaskStore;
 use crate::{llm_client, ARTIFACTS, EXTENSION_REGISTRY, REGISTRY_NAME};
 use futures_channel::oneshot;
-use mimo_agent::actions::{ActionQueue, ActionRecord, Timeouts};
+use mimo_agent::actions::{ActionEffect, ActionQueue, ActionRecord, Timeouts};
+use mimo_agent::prompt::Budget;
+use mimo_agent::run::RunConfig;
 use mimo_protocol::{TaskControl, TaskStatus};
 use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
 use std::collections::HashMap;
+
+/// An effect for the work loop: the conversation's or the scheduler's.
+enum Work {
+    Conversation(Effect),
+    Action(ActionEffect),
+}
 
 /// Tag of the web app's sockets.
 const WEB: &str = "web";
@@ -78,10 +86,14 @@ impl DurableObject for TaskCoordinator {
         let actions =
             ActionQueue::restore(action_store.load().expect("load actions"), timeouts(&env));
         // Storage that cannot be read is unrecoverable for this object: fail loudly.
-        let conversation = store
-            .load_task()
-            .expect("load task")
-            .map(|task| Conversation::restore(task, store.load_messages().expect("load messages")));
+        let conversation = store.load_task().expect("load task").map(|task| {
+            Conversation::restore(
+                task,
+                store.load_messages().expect("load messages"),
+                store.load_run().expect("load run"),
+            )
+            .with_config(run_config(&env))
+        });
         let mut actions = actions;
         if conversation
             .as_ref()
@@ -258,6 +270,26 @@ fn timeouts(env: &Env) -> Timeouts {
     }
 }
 
+/// The agent's limits, from `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS` and
+/// `MIMO_AGENT_TEXT_LIMIT` where set.
+fn run_config(env: &Env) -> RunConfig {
+    let number = |name: &str| {
+        env.var(name)
+            .ok()
+            .and_then(|v| v.to_string().trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+    };
+    let defaults = RunConfig::default();
+    RunConfig {
+        max_steps: number("MIMO_AGENT_MAX_STEPS").map_or(defaults.max_steps, |n| n as u32),
+        budget: Budget {
+            context_tokens: number("MIMO_AGENT_CONTEXT_TOKENS")
+                .unwrap_or(defaults.budget.context_tokens),
+            text_limit: number("MIMO_AGENT_TEXT_LIMIT").unwrap_or(defaults.budget.text_limit),
+        },
+    }
+}
+
 fn unknown_task() -> ErrorObject {
     ErrorObject::new(ErrorCode::NotFound, "unknown task")
 }
@@ -368,7 +400,8 @@ impl TaskCoordinator {
                 &serde_json::json!({ "taskId": existing.task().task_id, "created": false }),
             );
         }
-        let created = Conversation::new(task_id.clone(), now_ms());
+        let created =
+            Conversation::new(task_id.clone(), now_ms()).with_config(run_config(&self.env));
         self.store.save_task(created.task())?;
         let first_event = created.status_event();
         *conversation = Some(created);
@@ -446,6 +479,21 @@ impl TaskCoordinator {
         &self,
         client_id: Option<String>,
     ) -> Result<std::result::Result<(), ErrorObject>> {
+        match self.bind(client_id).await? {
+            Ok(effects) => {
+                self.run(effects).await?;
+                Ok(Ok(()))
+            }
+            Err(error) => Ok(Err(error)),
+        }
+    }
+
+    /// Asks the registry for a binding and shows the extension's browser; returns the
+    /// conversation's effects of the new selection, for the caller to carry out.
+    async fn bind(
+        &self,
+        client_id: Option<String>,
+    ) -> Result<std::result::Result<Vec<Effect>, ErrorObject>> {
         let Some((task_id, _)) = self.task_and_client() else {
             return Ok(Err(unknown_task()));
         };
@@ -464,14 +512,13 @@ impl TaskCoordinator {
         };
         let effects =
             self.with_conversation(|c| c.select_client(binding.client_id.clone(), now_ms()))?;
-        self.run(effects).await?;
         if let Some(snapshot) = binding.snapshot {
             self.snapshot_changed(SnapshotPush {
                 client_id: binding.client_id,
                 snapshot,
             })?;
         }
-        Ok(Ok(()))
+        Ok(Ok(effects))
     }
 
     fn snapshot_changed(&self, push: SnapshotPush) -> Result<()> {
@@ -492,12 +539,19 @@ impl TaskCoordinator {
         Ok(())
     }
 
-    /// Effects that close and re-run a turn cut off by a restart (nothing when there is none).
+    /// Effects that pick up what a restart cut off: a model turn is re-run, a browser run
+    /// continues from the stored action queue (nothing when there is nothing to pick up).
     fn recover(&self) -> Vec<Effect> {
+        let now = now_ms();
+        let actions = self.actions.borrow();
         self.conversation
             .borrow_mut()
             .as_mut()
-            .map(|c| c.recover(now_ms()))
+            .map(|c| {
+                let mut effects = c.recover(now);
+                effects.extend(c.resume_run(|id| actions.get(id).cloned(), now));
+                effects
+            })
             .unwrap_or_default()
     }
 
@@ -509,60 +563,162 @@ impl TaskCoordinator {
         Ok(f(conversation))
     }
 
-    /// Carries out effects in order. LLM calls run after the effects queued before them; the
-    /// events of each call are applied as they stream in.
+    /// Carries out the conversation's effects in order (see [`TaskCoordinator::work`]).
     pub(crate) async fn run(&self, effects: Vec<Effect>) -> Result<()> {
-        let mut queue: VecDeque<Effect> = effects.into();
-        while let Some(effect) = queue.pop_front() {
-            match effect {
-                Effect::CallLlm {
-                    turn_id,
-                    messages,
-                    delay_ms,
-                } => {
-                    if delay_ms > 0 {
-                        Delay::from(Duration::from_millis(delay_ms)).await;
-                        // Stopped while waiting to retry: no call to make.
-                        let current = self
-                            .conversation
-                            .borrow()
-                            .as_ref()
-                            .is_some_and(|c| c.is_current_turn(&turn_id));
-                        if !current {
-                            continue;
-                        }
+        self.work(effects.into_iter().map(Work::Conversation).collect())
+            .await
+    }
+
+    /// Carries out the scheduler's effects in order (see [`TaskCoordinator::work`]).
+    pub(crate) async fn run_action_effects(&self, effects: Vec<ActionEffect>) -> Result<()> {
+        self.work(effects.into_iter().map(Work::Action).collect())
+            .await
+    }
+
+    /// The one loop that carries out effects, the conversation's and the scheduler's, in order.
+    /// Each may produce more (an ended action moves the run on, a model turn asks for an
+    /// action), which join the queue. LLM calls stream here, their deltas sent as they arrive.
+    /// At the end the alarm is set for the scheduler's next deadline.
+    async fn work(&self, work: Vec<Work>) -> Result<()> {
+        let mut queue: VecDeque<Work> = work.into();
+        let mut touched_actions = false;
+        loop {
+            while let Some(item) = queue.pop_front() {
+                match item {
+                    Work::Conversation(effect) => {
+                        let more = self.carry_out(effect).await?;
+                        queue.extend(more);
                     }
-                    let followups = self.stream_turn(&turn_id, &messages).await?;
-                    queue.extend(followups);
+                    Work::Action(effect) => {
+                        touched_actions = true;
+                        let more = self.carry_out_action(effect).await?;
+                        queue.extend(more);
+                    }
                 }
-                Effect::Emit(FrontendEvent::TaskStatus {
+            }
+            if !touched_actions {
+                return Ok(());
+            }
+            touched_actions = false;
+            let next = self.actions.borrow().next_deadline();
+            if let Some(at) = next {
+                self.wake_at(at).await?;
+            }
+            if self.actions.borrow().is_idle() {
+                let idle = self.with_conversation(|c| c.actions_idle(now_ms()))?;
+                queue.extend(idle.into_iter().map(Work::Conversation));
+            }
+            if queue.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn carry_out(&self, effect: Effect) -> Result<Vec<Work>> {
+        match effect {
+            Effect::CallLlm {
+                turn_id,
+                messages,
+                tools,
+                delay_ms,
+            } => {
+                if delay_ms > 0 {
+                    Delay::from(Duration::from_millis(delay_ms)).await;
+                }
+                // Stopped (or replaced) while waiting: no call to make.
+                let current = self
+                    .conversation
+                    .borrow()
+                    .as_ref()
+                    .is_some_and(|c| c.is_current_turn(&turn_id));
+                if !current {
+                    return Ok(Vec::new());
+                }
+                let followups = self.stream_turn(&turn_id, &messages, &tools).await?;
+                Ok(followups.into_iter().map(Work::Conversation).collect())
+            }
+            Effect::BindClient => {
+                let (effects, bound) = match self.bind(None).await? {
+                    Ok(effects) => (effects, Ok(())),
+                    Err(error) => (Vec::new(), Err(error)),
+                };
+                let mut work: Vec<Work> = effects.into_iter().map(Work::Conversation).collect();
+                let next = self.with_conversation(|c| c.client_bound(bound, now_ms()))?;
+                work.extend(next.into_iter().map(Work::Conversation));
+                Ok(work)
+            }
+            Effect::SubmitAction { action_id, command } => {
+                let Some((task_id, client_id)) = self.task_and_client() else {
+                    return Ok(Vec::new());
+                };
+                // Without a bound extension the dispatch fails as PLUGIN_OFFLINE, through the
+                // scheduler's usual path.
+                let effects = self.actions.borrow_mut().submit(
+                    action_id,
+                    task_id,
+                    client_id.unwrap_or_default(),
+                    None,
+                    command,
+                    now_ms(),
+                );
+                Ok(effects.into_iter().map(Work::Action).collect())
+            }
+            Effect::Emit(FrontendEvent::TaskStatus {
+                status,
+                title,
+                selected_client_id,
+            }) => {
+                let client = selected_client_id.clone();
+                self.apply(Effect::Emit(FrontendEvent::TaskStatus {
                     status,
                     title,
                     selected_client_id,
-                }) => {
-                    let client = selected_client_id.clone();
-                    self.apply(Effect::Emit(FrontendEvent::TaskStatus {
-                        status,
-                        title,
-                        selected_client_id,
-                    }))?;
-                    // The extension's overlay follows the task's status.
-                    if let Some(client_id) = client {
-                        self.tell_extension(&client_id, status).await?;
-                    }
+                }))?;
+                // The extension's overlay follows the task's status.
+                if let Some(client_id) = client {
+                    self.tell_extension(&client_id, status).await?;
                 }
-                other => self.apply(other)?,
+                Ok(Vec::new())
+            }
+            other => {
+                self.apply(other)?;
+                Ok(Vec::new())
             }
         }
-        Ok(())
     }
 
-    /// Streams one LLM turn, applying each event's effects at once so deltas reach the web app
-    /// as they arrive. Returns the LLM calls the turn's end asked for (a queued message).
+    async fn carry_out_action(&self, effect: ActionEffect) -> Result<Vec<Work>> {
+        match effect {
+            ActionEffect::Save(record) => {
+                self.action_store.save(&record)?;
+                Ok(Vec::new())
+            }
+            ActionEffect::Dispatch(action) => match self.dispatch(action.clone()).await? {
+                Ok(()) => Ok(Vec::new()),
+                Err(error) => {
+                    let more = self.actions.borrow_mut().dispatch_failed(
+                        &action.action_id,
+                        error,
+                        now_ms(),
+                    );
+                    Ok(more.into_iter().map(Work::Action).collect())
+                }
+            },
+            ActionEffect::Finished(record) => {
+                self.notify(record.clone());
+                let next = self.with_conversation(|c| c.action_finished(&record, now_ms()))?;
+                Ok(next.into_iter().map(Work::Conversation).collect())
+            }
+        }
+    }
+
+    /// Streams one LLM turn. Deltas reach the web app as they arrive; what the turn's end asks
+    /// for (an action, another call, a status change) is returned for the work loop.
     async fn stream_turn(
         &self,
         turn_id: &str,
         messages: &[llm::ChatMessage],
+        tools: &[llm::ToolSpec],
     ) -> Result<Vec<Effect>> {
         let mut followups = Vec::new();
         let mut failure = None;
@@ -576,13 +732,13 @@ impl TaskCoordinator {
             };
             for effect in effects {
                 match effect {
-                    Effect::CallLlm { .. } => followups.push(effect),
-                    other => {
-                        if let Err(e) = self.apply(other) {
+                    Effect::Emit(FrontendEvent::ChatDelta { .. }) if followups.is_empty() => {
+                        if let Err(e) = self.apply(effect) {
                             failure = Some(e);
                             return false;
                         }
                     }
+                    other => followups.push(other),
                 }
             }
             // Stop (or a newer turn) makes this one no longer current: end the stream.
@@ -591,8 +747,16 @@ impl TaskCoordinator {
                 .as_ref()
                 .is_some_and(|c| c.is_current_turn(turn_id))
         };
-        match llm_client::config_from_env(&self.env) {
-            Ok(config) => llm_client::stream_completion(&config, messages, &mut handle).await,
+        let config = llm_client::config_from_env(&self.env);
+        if let Ok(config) = &config {
+            // Should the runtime restart during the call, this alarm finds the turn cut off
+            // and runs it again (`recover`).
+            self.wake_at(now_ms() + config.timeout_ms + 5_000).await?;
+        }
+        match config {
+            Ok(config) => {
+                llm_client::stream_completion(&config, messages, tools, &mut handle).await
+            }
             Err(error) => {
                 handle(llm::LlmEvent::Error(error));
             }
@@ -612,7 +776,10 @@ impl TaskCoordinator {
             }
             Effect::SaveTask => self.with_conversation(|c| self.store.save_task(c.task()))??,
             Effect::SaveMessage(message) => self.store.save_message(&message)?,
-            Effect::CallLlm { .. } => unreachable!("LLM calls are run by `run`"),
+            Effect::SaveRun => self.with_conversation(|c| self.store.save_run(c.run()))??,
+            Effect::CallLlm { .. } | Effect::BindClient | Effect::SubmitAction { .. } => {
+                unreachable!("carried out by `carry_out`")
+            }
         }
         Ok(())
     }

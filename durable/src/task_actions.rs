@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::{select, Either};
-use mimo_agent::actions::{ActionEffect, ActionRecord};
+use mimo_agent::actions::ActionRecord;
 use mimo_protocol::{
     ActionCommand, ActionOutcome, BrowserAction, ErrorCode, ErrorObject, ServerToExtension,
     TaskControl, TaskStatus,
@@ -179,37 +179,7 @@ impl TaskCoordinator {
         self.run_action_effects(effects).await
     }
 
-    /// Carries out the scheduler's effects in order, then sets the alarm for its next deadline.
-    pub(crate) async fn run_action_effects(&self, effects: Vec<ActionEffect>) -> Result<()> {
-        let mut queue = std::collections::VecDeque::from(effects);
-        while let Some(effect) = queue.pop_front() {
-            match effect {
-                ActionEffect::Save(record) => self.action_store.save(&record)?,
-                ActionEffect::Dispatch(action) => {
-                    if let Err(error) = self.dispatch(action.clone()).await? {
-                        let more = self.actions.borrow_mut().dispatch_failed(
-                            &action.action_id,
-                            error,
-                            now_ms(),
-                        );
-                        queue.extend(more);
-                    }
-                }
-                ActionEffect::Finished(record) => self.notify(record),
-            }
-        }
-        let next = self.actions.borrow().next_deadline();
-        if let Some(at) = next {
-            self.wake_at(at).await?;
-        }
-        if self.actions.borrow().is_idle() {
-            let idle = self.with_conversation(|c| c.actions_idle(now_ms()))?;
-            self.run(idle).await?;
-        }
-        Ok(())
-    }
-
-    fn notify(&self, record: ActionRecord) {
+    pub(crate) fn notify(&self, record: ActionRecord) {
         if let Some(sender) = self.waiters.borrow_mut().remove(&record.action_id) {
             // The waiting request may have given up already; nothing to tell then.
             let _ = sender.send(record);
@@ -217,7 +187,7 @@ impl TaskCoordinator {
     }
 
     /// Hands an action to the registry, which sends it on the extension's socket.
-    async fn dispatch(
+    pub(crate) async fn dispatch(
         &self,
         action: BrowserAction,
     ) -> Result<std::result::Result<(), ErrorObject>> {

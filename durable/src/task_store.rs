@@ -1,6 +1,7 @@
 //! The task coordinator's SQLite: task row, messages, append-only event log, snapshot.
 
 use mimo_agent::conversation::{StoredMessage, TaskRecord};
+use mimo_agent::run::AgentRun;
 use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
@@ -37,6 +38,10 @@ CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     client_id TEXT NOT NULL,
     body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_run (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    body TEXT NOT NULL
 );";
 
 #[derive(Deserialize)]
@@ -70,6 +75,11 @@ struct EventRow {
 #[derive(Deserialize)]
 struct SnapshotRow {
     client_id: String,
+    body: String,
+}
+
+#[derive(Deserialize)]
+struct RunRow {
     body: String,
 }
 
@@ -233,9 +243,30 @@ impl TaskStore {
     /// Forgets the task: every row of every table (the tables stay, ready for nothing).
     pub fn clear(&self) -> Result<()> {
         self.sql.exec(
-            "DELETE FROM task; DELETE FROM messages; DELETE FROM events; DELETE FROM snapshot;",
+            "DELETE FROM task; DELETE FROM messages; DELETE FROM events; DELETE FROM snapshot; \
+             DELETE FROM agent_run;",
             None,
         )?;
+        Ok(())
+    }
+
+    /// The browser run, stored whole: it changes at every step and is read only on restart.
+    pub fn load_run(&self) -> Result<Option<AgentRun>> {
+        let rows: Vec<RunRow> = self
+            .sql
+            .exec("SELECT body FROM agent_run WHERE id = 0", None)?
+            .to_array()?;
+        rows.into_iter().next().map(|r| parse(&r.body)).transpose()
+    }
+
+    pub fn save_run(&self, run: Option<&AgentRun>) -> Result<()> {
+        match run {
+            Some(run) => self.sql.exec(
+                "INSERT OR REPLACE INTO agent_run (id, body) VALUES (0, ?)",
+                vec![text(&serde_json::to_string(run)?)],
+            )?,
+            None => self.sql.exec("DELETE FROM agent_run", None)?,
+        };
         Ok(())
     }
 

@@ -1,0 +1,846 @@
+//! A browser run: the agent loop of seed 001 (observe → think → act) inside a conversation.
+//!
+//! The model's first reply to a message decides: plain text ends as chat; a call of the
+//! `AgentOutput` tool starts a run. Then, step by step: the step's action is carried out (the
+//! task bound to an extension and its tab opened first), the page is prepared (loaded →
+//! screenshot + readability → element index, seed 000 §4.5), and the model is asked for the next
+//! step, until it calls `done`, the person stops, an error ends it, or the step limit is reached.
+//!
+//! The run is persisted as a whole after every change ([`Effect::SaveRun`]); together with the
+//! stored action queue that lets a restarted coordinator continue where it was without running
+//! any action twice ([`Conversation::resume_run`]).
+
+use mimo_protocol::action::{DomIndexResult, ReadabilityResult};
+use mimo_protocol::agent::AGENT_TOOL_NAME;
+use mimo_protocol::{
+    ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole, ErrorCode,
+    ErrorObject, FrontendEvent, OutputStatus, Target, TaskStatus, TokenUsage, ToolPhase,
+    ToolResult,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::actions::{ActionRecord, ActionState};
+use crate::conversation::{llm_backoff_ms, Conversation, Effect, StoredMessage, LLM_RETRIES};
+use crate::llm::{self, LlmError, LlmErrorKind};
+use crate::prompt::{self, Budget, RunView};
+
+/// Limits of a run (`MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
+/// `MIMO_AGENT_TEXT_LIMIT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunConfig {
+    pub max_steps: u32,
+    pub budget: Budget,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_steps: 40,
+            budget: Budget::default(),
+        }
+    }
+}
+
+/// One step: what the model chose and how it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// 1-based.
+    pub number: u32,
+    /// The model turn that chose it; the step's actions are named after it.
+    pub turn_id: String,
+    pub tool_call_id: String,
+    /// Text the model wrote before its tool call.
+    pub thought: String,
+    pub output: AgentOutput,
+    pub result: Option<ToolResult>,
+    pub usage: TokenUsage,
+    /// `url "title"` of the page after the step (the placeholder for older pages).
+    pub page: Option<String>,
+}
+
+impl Step {
+    /// The step in one line, for the summary of earlier steps.
+    pub fn summary_line(&self) -> String {
+        let action = serde_json::to_string(&self.output.action).unwrap_or_default();
+        let outcome = match &self.result {
+            Some(r) if r.ok => "ok".to_owned(),
+            Some(r) => match &r.error {
+                Some(e) => format!("failed ({})", e.code),
+                None => "failed".to_owned(),
+            },
+            None => "no result".to_owned(),
+        };
+        format!(
+            "Step {}: {} → {}. Memory: {}",
+            self.number,
+            prompt::cut(&action, 200),
+            outcome,
+            prompt::cut(&self.output.reflection.memory, 300)
+        )
+    }
+}
+
+/// The prepared page the model acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    pub after_step: u32,
+    pub url: String,
+    pub title: String,
+    /// The element index in its compact text form.
+    pub elements: String,
+    pub element_count: u32,
+    /// The readable content (markdown or text).
+    pub content: String,
+    pub screenshot_artifact_id: Option<String>,
+    pub missing: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Observation {
+    /// The `<page>` section, page texts cut at `text_limit` characters each.
+    pub fn render(&self, text_limit: usize) -> String {
+        let mut out = format!(
+            "<page>\nThe task's tab after step {} (earlier pages are omitted).\nurl: {}\ntitle: {}\n",
+            self.after_step, self.url, self.title
+        );
+        if !self.missing.is_empty() {
+            out.push_str(&format!("missing: {}\n", self.missing.join(", ")));
+        }
+        for warning in &self.warnings {
+            out.push_str(&format!("warning: {warning}\n"));
+        }
+        out.push_str("<interactive_elements>\n");
+        out.push_str(&prompt::cut(&self.elements, text_limit));
+        out.push_str("\n</interactive_elements>\n<content>\n");
+        out.push_str(&prompt::cut(&self.content, text_limit));
+        out.push_str("\n</content>\n</page>");
+        out
+    }
+}
+
+/// What the run waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Phase {
+    /// The model's reply (the task's current turn).
+    Thinking,
+    /// An extension to be bound to the task.
+    Binding,
+    /// An action, submitted for `purpose`.
+    #[serde(rename_all = "camelCase")]
+    Acting {
+        action_id: String,
+        command: ActionCommand,
+        purpose: Purpose,
+    },
+    Finished,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// Opening the task's tab (with the step's URL when the step navigates).
+    TaskStart,
+    /// The step's own action.
+    Step,
+    WaitLoaded,
+    Screenshot,
+    Readability,
+    DomIndex,
+}
+
+impl Purpose {
+    fn suffix(self) -> &'static str {
+        match self {
+            Purpose::TaskStart => "start",
+            Purpose::Step => "act",
+            Purpose::WaitLoaded => "load",
+            Purpose::Screenshot => "shot",
+            Purpose::Readability => "read",
+            Purpose::DomIndex => "index",
+        }
+    }
+}
+
+/// A browser run, as persisted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRun {
+    /// Position of the message that started the run: the chat up to it is the run's context.
+    pub goal_position: u32,
+    pub phase: Phase,
+    pub steps: Vec<Step>,
+    /// The latest prepared page.
+    pub observation: Option<Observation>,
+    /// The page being prepared.
+    pub preparing: Option<Observation>,
+    /// Whether the task's tab is open (`task_start` succeeded and it was not closed since).
+    pub tab_open: bool,
+    /// Retries of the model call for the next step.
+    pub llm_retries: u32,
+    /// The model's last malformed reply and what was wrong, shown on its retry.
+    pub corrections: Vec<llm::ChatMessage>,
+    /// Messages the person sent during the run.
+    pub updates: Vec<String>,
+}
+
+impl AgentRun {
+    pub fn is_active(&self) -> bool {
+        self.phase != Phase::Finished
+    }
+}
+
+/// The action a step's choice becomes (`None` for `done`).
+pub fn command_for(action: &AgentAction) -> Option<ActionCommand> {
+    let target = |index: u32| Target {
+        click_id: Some(index),
+        xpath: None,
+    };
+    Some(match action.clone() {
+        AgentAction::Navigate { url } => ActionCommand::BrowserNavigate { url },
+        AgentAction::Click { index } => ActionCommand::BrowserClick {
+            target: target(index),
+            strategy: None,
+        },
+        AgentAction::Type {
+            index,
+            text,
+            submit,
+        } => ActionCommand::BrowserType {
+            target: target(index),
+            text,
+            submit: Some(submit),
+            strategy: None,
+        },
+        AgentAction::SelectOption { index, option } => ActionCommand::BrowserSelectOption {
+            target: target(index),
+            option,
+        },
+        AgentAction::Scroll {
+            direction,
+            index,
+            amount,
+        } => ActionCommand::BrowserScroll {
+            target: Target {
+                click_id: index,
+                xpath: None,
+            },
+            direction,
+            amount,
+        },
+        AgentAction::PressKey { key } => ActionCommand::BrowserPressKey { key },
+        AgentAction::Hover { index } => ActionCommand::BrowserHover {
+            target: target(index),
+        },
+        AgentAction::Back {} => ActionCommand::BrowserBack {},
+        AgentAction::WaitFor {
+            text,
+            url,
+            selector,
+            timeout_ms,
+        } => ActionCommand::BrowserWaitFor {
+            text,
+            url,
+            selector,
+            timeout_ms,
+        },
+        AgentAction::Done { .. } => return None,
+    })
+}
+
+/// The tool result of an ended action (seed 000 §5).
+fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
+    let outcome = record.outcome.as_ref();
+    let ok = record.state == ActionState::Succeeded;
+    let error = if ok {
+        None
+    } else {
+        Some(
+            outcome
+                .and_then(|o| o.error.clone())
+                .unwrap_or_else(|| ErrorObject::new(ErrorCode::InternalError, "the action failed")),
+        )
+    };
+    ToolResult {
+        tool_call_id: step.tool_call_id.clone(),
+        name: step.output.action.name().to_owned(),
+        ok,
+        result: outcome.and_then(|o| o.result.clone()).filter(|_| ok),
+        error,
+        warnings: outcome.map(|o| o.warnings.clone()).unwrap_or_default(),
+    }
+}
+
+/// One line for people: what the step did.
+fn result_summary(action: &AgentAction, result: &ToolResult) -> String {
+    match (&result.error, action) {
+        (Some(error), _) => format!("{} failed: {}", action.name(), error),
+        (None, AgentAction::Done { text, .. }) => prompt::cut(text, 200),
+        (None, _) if result.warnings.is_empty() => format!("{}: done", action.name()),
+        (None, _) => format!("{}: done ({})", action.name(), result.warnings.join("; ")),
+    }
+}
+
+impl Conversation {
+    pub fn run(&self) -> Option<&AgentRun> {
+        self.run.as_ref()
+    }
+
+    pub(crate) fn run_is_active(&self) -> bool {
+        self.run.as_ref().is_some_and(AgentRun::is_active)
+    }
+
+    /// The model's turn ended with tool calls, or while a run is going: the run takes it.
+    pub(crate) fn run_turn_done(
+        &mut self,
+        tool_calls: Vec<llm::ToolCall>,
+        thought: String,
+        usage: TokenUsage,
+        now: u64,
+    ) -> Vec<Effect> {
+        let turn_id = self.task.current_turn.clone().unwrap_or_default();
+        let mut effects = self.finish_run_turn(now);
+        if self.run.is_none() {
+            let goal_position = self
+                .history
+                .iter()
+                .rev()
+                .find(|m| m.message.role == ChatRole::User)
+                .map(|m| m.position)
+                .unwrap_or(0);
+            self.run = Some(AgentRun {
+                goal_position,
+                phase: Phase::Thinking,
+                steps: Vec::new(),
+                observation: None,
+                preparing: None,
+                tab_open: false,
+                llm_retries: 0,
+                corrections: Vec::new(),
+                updates: Vec::new(),
+            });
+        }
+        let Some(call) = tool_calls.into_iter().next() else {
+            let error = LlmError::new(
+                LlmErrorKind::NoToolCall,
+                "the model answered without calling AgentOutput",
+            );
+            let correction = vec![
+                llm::ChatMessage::assistant(prompt::cut(&thought, 2_000)),
+                llm::ChatMessage::user(
+                    "You must reply with a call of the AgentOutput tool: a reflection and one \
+                     action, or the done action to finish.",
+                ),
+            ];
+            effects.extend(self.retry_run_call(error, correction, now));
+            return effects;
+        };
+        let parsed = if call.name == AGENT_TOOL_NAME {
+            serde_json::from_value::<AgentOutput>(call.arguments.clone()).map_err(|e| e.to_string())
+        } else {
+            Err(format!(
+                "there is no tool named {:?}; call {AGENT_TOOL_NAME}",
+                call.name
+            ))
+        };
+        let output = match parsed {
+            Ok(output) => output,
+            Err(why) => {
+                let error = ErrorObject::new(
+                    ErrorCode::SchemaValidationFailed,
+                    format!("the arguments do not match the AgentOutput schema: {why}. Call AgentOutput again with valid arguments."),
+                );
+                let correction = vec![
+                    llm::ChatMessage::assistant_with_tool_calls(
+                        prompt::cut(&thought, 2_000),
+                        vec![call.clone()],
+                    ),
+                    llm::ChatMessage::tool_result(
+                        call.id.clone(),
+                        serde_json::to_string(&ToolResult {
+                            tool_call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            ok: false,
+                            result: None,
+                            error: Some(error.clone()),
+                            warnings: Vec::new(),
+                        })
+                        .unwrap_or_default(),
+                    ),
+                ];
+                let llm_error = LlmError::new(LlmErrorKind::InvalidToolArguments, error.message);
+                effects.extend(self.retry_run_call(llm_error, correction, now));
+                return effects;
+            }
+        };
+        let run = self.run.as_mut().expect("run");
+        run.llm_retries = 0;
+        run.corrections.clear();
+        let step = Step {
+            number: run.steps.len() as u32 + 1,
+            turn_id: turn_id.clone(),
+            tool_call_id: call.id,
+            thought,
+            output,
+            result: None,
+            usage,
+            page: None,
+        };
+        effects.push(Effect::Emit(FrontendEvent::ToolUsed {
+            step: step.number,
+            tool_call_id: step.tool_call_id.clone(),
+            phase: ToolPhase::Start,
+            reflection: Some(step.output.reflection.clone()),
+            action: step.output.action.clone(),
+            result: None,
+            summary: None,
+            usage: Some(usage),
+        }));
+        run.steps.push(step);
+        effects.extend(self.act(&turn_id, now));
+        effects
+    }
+
+    /// A failed model call of the run: retried with backoff while retries last (a new turn, so
+    /// text already shown stays as it was), else the run ends with `LLM_ERROR`.
+    pub(crate) fn retry_run_call(
+        &mut self,
+        error: LlmError,
+        correction: Vec<llm::ChatMessage>,
+        now: u64,
+    ) -> Vec<Effect> {
+        let mut effects = self.finish_run_turn(now);
+        let run = self.run.as_mut().expect("run");
+        if error.retryable && run.llm_retries < LLM_RETRIES {
+            run.llm_retries += 1;
+            run.corrections = correction;
+            let delay_ms = match error.kind {
+                // The model is told what was wrong; there is nothing to wait for.
+                LlmErrorKind::NoToolCall | LlmErrorKind::InvalidToolArguments => 0,
+                _ => llm_backoff_ms(run.llm_retries, error.retry_after_ms),
+            };
+            effects.extend(self.think(delay_ms, now));
+            return effects;
+        }
+        effects.extend(self.fail_run(
+            ErrorObject {
+                code: ErrorCode::LlmError,
+                message: format!("The language model failed: {error}"),
+                retryable: error.retryable,
+            },
+            now,
+        ));
+        effects
+    }
+
+    /// Carries out the latest step's choice.
+    fn act(&mut self, turn_id: &str, now: u64) -> Vec<Effect> {
+        let run = self.run.as_ref().expect("run");
+        let step = run.steps.last().expect("step");
+        if let AgentAction::Done { success, text } = step.output.action.clone() {
+            let result = ToolResult {
+                tool_call_id: step.tool_call_id.clone(),
+                name: "done".into(),
+                ok: true,
+                result: Some(json!({ "success": success })),
+                error: None,
+                warnings: Vec::new(),
+            };
+            let mut effects = self.end_step(result);
+            effects.extend(self.finish_run(success, text, now));
+            return effects;
+        }
+        if !run.tab_open {
+            if self.task.selected_client_id.is_none() {
+                self.run.as_mut().expect("run").phase = Phase::Binding;
+                return vec![Effect::SaveRun, Effect::BindClient];
+            }
+            let url = match &step.output.action {
+                AgentAction::Navigate { url } => Some(url.clone()),
+                _ => None,
+            };
+            let command = ActionCommand::TaskStart {
+                url,
+                reuse_existing_tab: None,
+                group_title: Some(format!(
+                    "Mimo: {}",
+                    self.task.title.clone().unwrap_or_default()
+                )),
+            };
+            return self.submit(turn_id, command, Purpose::TaskStart);
+        }
+        let command = command_for(&step.output.action).expect("not done");
+        self.submit(turn_id, command, Purpose::Step)
+    }
+
+    fn submit(&mut self, turn_id: &str, command: ActionCommand, purpose: Purpose) -> Vec<Effect> {
+        let action_id = format!("{}.{turn_id}.{}", self.task.task_id, purpose.suffix());
+        self.run.as_mut().expect("run").phase = Phase::Acting {
+            action_id: action_id.clone(),
+            command: command.clone(),
+            purpose,
+        };
+        vec![Effect::SaveRun, Effect::SubmitAction { action_id, command }]
+    }
+
+    /// The registry answered the run's request for an extension.
+    pub fn client_bound(&mut self, bound: Result<(), ErrorObject>, now: u64) -> Vec<Effect> {
+        if self.run.as_ref().map(|r| &r.phase) != Some(&Phase::Binding) {
+            return Vec::new();
+        }
+        match bound {
+            Ok(()) if self.task.selected_client_id.is_some() => {
+                let turn_id = self.step_turn_id();
+                self.act(&turn_id, now)
+            }
+            Ok(()) => self.fail_run(ErrorObject::plugin_offline(), now),
+            Err(error) => self.fail_run(error, now),
+        }
+    }
+
+    /// An action of the task ended. Only the one the run waits for moves it on.
+    pub fn action_finished(&mut self, record: &ActionRecord, now: u64) -> Vec<Effect> {
+        let Some(Phase::Acting {
+            action_id, purpose, ..
+        }) = self.run.as_ref().map(|r| r.phase.clone())
+        else {
+            return Vec::new();
+        };
+        if action_id != record.action_id || !record.state.is_final() {
+            return Vec::new();
+        }
+        let turn_id = self.step_turn_id();
+        let ok = record.state == ActionState::Succeeded;
+        let outcome = record.outcome.as_ref();
+        let failure = || {
+            outcome
+                .and_then(|o| o.error.as_ref())
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| format!("{:?}", record.state))
+        };
+        match purpose {
+            Purpose::TaskStart | Purpose::Step => {
+                let run = self.run.as_mut().expect("run");
+                let step = run.steps.last().expect("step");
+                let starting_navigation = purpose == Purpose::TaskStart
+                    && matches!(step.output.action, AgentAction::Navigate { .. });
+                if purpose == Purpose::TaskStart && ok {
+                    run.tab_open = true;
+                    if !starting_navigation {
+                        // The tab is open; now the step's own action.
+                        return self.act(&turn_id, now);
+                    }
+                }
+                let result = tool_result(step, record);
+                let tab_closed = result
+                    .error
+                    .as_ref()
+                    .is_some_and(|e| e.code == ErrorCode::TaskTabClosed);
+                if tab_closed {
+                    // The next browser action opens a new tab (seed 000 §4.7).
+                    run.tab_open = false;
+                }
+                let mut effects = self.end_step(result);
+                let run = self.run.as_mut().expect("run");
+                if run.tab_open {
+                    run.preparing = Some(Observation {
+                        after_step: run.steps.len() as u32,
+                        ..Observation::default()
+                    });
+                    effects.extend(self.submit(
+                        &turn_id,
+                        ActionCommand::BrowserWaitForLoaded { timeout_ms: None },
+                        Purpose::WaitLoaded,
+                    ));
+                } else {
+                    run.observation = None;
+                    effects.extend(self.think(0, now));
+                }
+                effects
+            }
+            Purpose::WaitLoaded => {
+                if !ok {
+                    self.preparing()
+                        .warnings
+                        .push(format!("the page did not finish loading: {}", failure()));
+                }
+                self.submit(
+                    &turn_id,
+                    ActionCommand::BrowserScreenshot { full_page: None },
+                    Purpose::Screenshot,
+                )
+            }
+            Purpose::Screenshot => {
+                let screenshot = outcome
+                    .and_then(|o| o.result.as_ref())
+                    .and_then(|r| r.get("artifactId"))
+                    .and_then(|id| id.as_str())
+                    .map(str::to_owned);
+                match screenshot.filter(|_| ok) {
+                    Some(id) => self.preparing().screenshot_artifact_id = Some(id),
+                    None => self.prep_missing("screenshot", failure()),
+                }
+                self.submit(
+                    &turn_id,
+                    ActionCommand::BrowserReadabilityExtract {},
+                    Purpose::Readability,
+                )
+            }
+            Purpose::Readability => {
+                let readable = outcome
+                    .and_then(|o| o.result.clone())
+                    .and_then(|r| serde_json::from_value::<ReadabilityResult>(r).ok())
+                    .filter(|_| ok);
+                match readable {
+                    Some(r) => {
+                        let page = self.preparing();
+                        page.content = r.markdown.or(r.text).unwrap_or_default();
+                        if r.truncated {
+                            page.warnings.push(format!(
+                                "the readable text ({} bytes) is too long to show; only the element list is",
+                                r.content_length_bytes
+                            ));
+                        }
+                        if let Some(title) = r.title {
+                            page.title = title;
+                        }
+                    }
+                    None => self.prep_missing("readability", failure()),
+                }
+                let page = self.preparing();
+                if page.missing.iter().any(|m| m == "screenshot")
+                    && page.missing.iter().any(|m| m == "readability")
+                {
+                    // Seed 000 §4.5: both failing fails the preparation.
+                    let why = page.warnings.join("; ");
+                    return self.fail_run(
+                        ErrorObject::new(
+                            ErrorCode::PagePrepFailed,
+                            format!("The page could not be prepared: neither a screenshot nor its text could be captured ({why})."),
+                        ),
+                        now,
+                    );
+                }
+                self.submit(
+                    &turn_id,
+                    ActionCommand::BrowserDomIndex {
+                        scope: None,
+                        assign_attr: None,
+                    },
+                    Purpose::DomIndex,
+                )
+            }
+            Purpose::DomIndex => {
+                let index = outcome
+                    .and_then(|o| o.result.clone())
+                    .and_then(|r| serde_json::from_value::<DomIndexResult>(r).ok())
+                    .filter(|_| ok);
+                match index {
+                    Some(index) => {
+                        let page = self.preparing();
+                        page.url = index.url;
+                        if !index.title.is_empty() {
+                            page.title = index.title;
+                        }
+                        page.element_count = index.elements.len() as u32;
+                        page.elements = index.text;
+                        if outcome.is_some_and(|o| o.status == ActionStatus::Partial) {
+                            page.warnings.extend(outcome.unwrap().warnings.clone());
+                        }
+                    }
+                    None => self.prep_missing("dom_index", failure()),
+                }
+                let run = self.run.as_mut().expect("run");
+                let page = run.preparing.take().unwrap_or_default();
+                if let Some(step) = run.steps.last_mut() {
+                    step.page = Some(format!("{} {:?}", page.url, page.title));
+                }
+                let event = FrontendEvent::PageObserved {
+                    step: page.after_step,
+                    url: page.url.clone(),
+                    title: page.title.clone(),
+                    screenshot_artifact_id: page.screenshot_artifact_id.clone(),
+                    elements: page.element_count,
+                    missing: page.missing.clone(),
+                    warnings: page.warnings.clone(),
+                };
+                run.observation = Some(page);
+                let mut effects = vec![Effect::Emit(event)];
+                effects.extend(self.think(0, now));
+                effects
+            }
+        }
+    }
+
+    /// After a restart: picks the run up where storage says it was. `lookup` finds an action
+    /// in the stored queue. An action the queue never stored was never sent, so it is
+    /// submitted (once); one that ended while nobody listened is taken as it ended.
+    pub fn resume_run(
+        &mut self,
+        lookup: impl Fn(&str) -> Option<ActionRecord>,
+        now: u64,
+    ) -> Vec<Effect> {
+        match self.run.as_ref().map(|r| r.phase.clone()) {
+            Some(Phase::Binding) => vec![Effect::BindClient],
+            Some(Phase::Acting {
+                action_id, command, ..
+            }) => match lookup(&action_id) {
+                None => vec![Effect::SubmitAction { action_id, command }],
+                Some(record) if record.state.is_final() => self.action_finished(&record, now),
+                Some(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// Asks the model for the next step (after `delay_ms`), unless the step limit is reached.
+    pub(crate) fn think(&mut self, delay_ms: u64, now: u64) -> Vec<Effect> {
+        let max_steps = self.config.max_steps;
+        let run = self.run.as_mut().expect("run");
+        if run.steps.len() as u32 >= max_steps {
+            return self.fail_run(
+                ErrorObject::new(
+                    ErrorCode::StepLimitExceeded,
+                    format!("The task used all of its {max_steps} steps without finishing. Give a narrower goal, or raise MIMO_AGENT_MAX_STEPS."),
+                ),
+                now,
+            );
+        }
+        run.phase = Phase::Thinking;
+        let turn_id = self.open_turn();
+        let messages = self.run_messages();
+        let mut effects = self.transition(TaskStatus::Running, now);
+        effects.push(Effect::SaveTask);
+        effects.push(Effect::SaveRun);
+        effects.push(Effect::CallLlm {
+            turn_id,
+            messages,
+            tools: vec![prompt::agent_tool()],
+            delay_ms,
+        });
+        effects
+    }
+
+    /// The messages of the run's next model call.
+    pub(crate) fn run_messages(&self) -> Vec<llm::ChatMessage> {
+        let run = self.run.as_ref().expect("run");
+        let chat: Vec<ChatMessage> = self
+            .history
+            .iter()
+            .filter(|m| m.position <= run.goal_position)
+            .map(|m| m.message.clone())
+            .collect();
+        prompt::run_messages(
+            RunView {
+                chat: &chat,
+                steps: &run.steps,
+                observation: run.observation.as_ref(),
+                updates: &run.updates,
+                corrections: &run.corrections,
+            },
+            self.config.budget,
+        )
+    }
+
+    /// Records the latest step's result and tells the web app.
+    fn end_step(&mut self, result: ToolResult) -> Vec<Effect> {
+        let run = self.run.as_mut().expect("run");
+        let step = run.steps.last_mut().expect("step");
+        let summary = result_summary(&step.output.action, &result);
+        step.result = Some(result.clone());
+        vec![Effect::Emit(FrontendEvent::ToolUsed {
+            step: step.number,
+            tool_call_id: step.tool_call_id.clone(),
+            phase: ToolPhase::End,
+            reflection: None,
+            action: step.output.action.clone(),
+            result: Some(result),
+            summary: Some(summary),
+            usage: None,
+        })]
+    }
+
+    /// The model called `done`: its text is the answer.
+    fn finish_run(&mut self, success: bool, text: String, now: u64) -> Vec<Effect> {
+        let steps = {
+            let run = self.run.as_mut().expect("run");
+            run.phase = Phase::Finished;
+            run.steps.len()
+        };
+        let message = ChatMessage {
+            message_id: self.next_message_id(),
+            role: ChatRole::Assistant,
+            content: text.clone(),
+            created_at: now,
+        };
+        let stored = StoredMessage {
+            position: self.next_position(),
+            message: message.clone(),
+        };
+        self.history.push(stored.clone());
+        let mut effects = vec![
+            Effect::SaveRun,
+            Effect::SaveMessage(stored),
+            Effect::Emit(FrontendEvent::Message { message }),
+            Effect::Emit(FrontendEvent::StructuredOutput {
+                status: if success {
+                    OutputStatus::Ok
+                } else {
+                    OutputStatus::Partial
+                },
+                output: Some(json!({ "success": success, "text": text, "steps": steps })),
+                error: None,
+                warnings: if success {
+                    Vec::new()
+                } else {
+                    vec!["The agent could not complete the task.".into()]
+                },
+            }),
+        ];
+        effects.extend(self.transition(TaskStatus::Completed, now));
+        effects
+    }
+
+    /// The run ends with an error the person can act on.
+    pub(crate) fn fail_run(&mut self, error: ErrorObject, now: u64) -> Vec<Effect> {
+        let mut effects = self.finish_run_turn(now);
+        if let Some(run) = self.run.as_mut() {
+            run.phase = Phase::Finished;
+        }
+        effects.push(Effect::SaveRun);
+        effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
+            status: OutputStatus::Error,
+            output: None,
+            error: Some(error),
+            warnings: Vec::new(),
+        }));
+        effects.extend(self.transition(TaskStatus::Error, now));
+        effects
+    }
+
+    /// The id of the turn that chose the latest step (actions are named after it).
+    fn step_turn_id(&self) -> String {
+        self.run
+            .as_ref()
+            .and_then(|r| r.steps.last())
+            .map(|s| s.turn_id.clone())
+            .unwrap_or_default()
+    }
+
+    fn preparing(&mut self) -> &mut Observation {
+        self.run
+            .as_mut()
+            .expect("run")
+            .preparing
+            .get_or_insert_with(Observation::default)
+    }
+
+    fn prep_missing(&mut self, what: &str, why: String) {
+        let page = self.preparing();
+        page.missing.push(what.to_owned());
+        page.warnings.push(format!("no {what}: {why}"));
+    }
+}
