@@ -844,3 +844,6 @@ impl Conversation {
         page.warnings.push(format!("no {what}: {why}"));
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,678 @@
+//! The run driven natively: a scripted model, and the extension's answers as action records.
+
+use mimo_protocol::{
+    ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject, FrontendEvent,
+    OutputStatus, TaskStatus, ToolPhase,
+};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::actions::{ActionRecord, ActionState};
+use crate::conversation::{Conversation, Effect};
+use crate::llm::{LlmError, LlmErrorKind, LlmEvent, StopReason, ToolCall};
+
+const TASK: &str = "task-1";
+
+/// A conversation with a bound extension, so runs go straight to `task_start`.
+fn bound() -> Conversation {
+    let mut c = Conversation::new(TASK.into(), 0);
+    c.select_client("client-1".into(), 0);
+    c
+}
+
+fn turn_of(effects: &[Effect]) -> (String, Vec<llm::ChatMessage>) {
+    let calls: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::CallLlm {
+                turn_id,
+                messages,
+                tools,
+                ..
+            } => {
+                assert_eq!(tools.len(), 1, "the agent tool is offered");
+                Some((turn_id.clone(), messages.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 1, "one model call in {effects:#?}");
+    calls.into_iter().next().unwrap()
+}
+
+fn submitted(effects: &[Effect]) -> (String, ActionCommand) {
+    let actions: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SubmitAction { action_id, command } => {
+                Some((action_id.clone(), command.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(actions.len(), 1, "one action in {effects:#?}");
+    actions.into_iter().next().unwrap()
+}
+
+fn events(effects: &[Effect]) -> Vec<FrontendEvent> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Emit(event) => Some(event.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn output_of(effects: &[Effect]) -> (OutputStatus, Option<Value>, Option<ErrorObject>) {
+    events(effects)
+        .into_iter()
+        .find_map(|e| match e {
+            FrontendEvent::StructuredOutput {
+                status,
+                output,
+                error,
+                ..
+            } => Some((status, output, error)),
+            _ => None,
+        })
+        .expect("a structured output")
+}
+
+fn agent_call(id: &str, action: Value) -> LlmEvent {
+    LlmEvent::ToolCall(ToolCall {
+        id: id.into(),
+        name: "AgentOutput".into(),
+        arguments: json!({
+            "evaluation_previous_goal": "fine",
+            "memory": format!("memory at {id}"),
+            "next_goal": "go on",
+            "action": action,
+        }),
+    })
+}
+
+/// The model replies with one tool call (and maybe some text first).
+fn reply(c: &mut Conversation, turn: &str, events: Vec<LlmEvent>) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for event in events {
+        effects.extend(c.llm_event(turn, event, 10));
+    }
+    effects.extend(c.llm_event(
+        turn,
+        LlmEvent::Done {
+            stop_reason: StopReason::ToolUse,
+        },
+        10,
+    ));
+    effects
+}
+
+fn record(
+    action_id: &str,
+    command: ActionCommand,
+    state: ActionState,
+    result: Value,
+) -> ActionRecord {
+    let (status, error) = match state {
+        ActionState::Succeeded => (ActionStatus::Ok, None),
+        _ => (
+            ActionStatus::Error,
+            Some(ErrorObject::new(
+                serde_json::from_value(result.clone()).unwrap_or(ErrorCode::InternalError),
+                "it failed",
+            )),
+        ),
+    };
+    ActionRecord {
+        action_id: action_id.into(),
+        task_id: TASK.into(),
+        client_id: "client-1".into(),
+        tab_id: Some(7),
+        command,
+        state,
+        attempt: 1,
+        created_at: 0,
+        sent_at: None,
+        acked_at: None,
+        finished_at: Some(20),
+        deadline: None,
+        outcome: Some(ActionOutcome {
+            action_id: action_id.into(),
+            attempt: 1,
+            task_id: TASK.into(),
+            status,
+            result: (state == ActionState::Succeeded).then_some(result),
+            error,
+            warnings: Vec::new(),
+        }),
+    }
+}
+
+fn ok(c: &mut Conversation, (id, command): (String, ActionCommand), result: Value) -> Vec<Effect> {
+    c.action_finished(&record(&id, command, ActionState::Succeeded, result), 20)
+}
+
+fn failed(c: &mut Conversation, (id, command): (String, ActionCommand), code: &str) -> Vec<Effect> {
+    c.action_finished(&record(&id, command, ActionState::Failed, json!(code)), 20)
+}
+
+/// Answers the page preparation (load, screenshot, readability, index) and returns the next
+/// model call's effects.
+fn prepare_page(c: &mut Conversation, first: Vec<Effect>, index_text: &str) -> Vec<Effect> {
+    let load = submitted(&first);
+    assert!(matches!(load.1, ActionCommand::BrowserWaitForLoaded { .. }));
+    let shot = submitted(&ok(c, load, json!({ "status": "complete" })));
+    assert!(matches!(shot.1, ActionCommand::BrowserScreenshot { .. }));
+    let read = submitted(&ok(
+        c,
+        shot,
+        json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 }),
+    ));
+    assert!(matches!(
+        read.1,
+        ActionCommand::BrowserReadabilityExtract {}
+    ));
+    let index = submitted(&ok(
+        c,
+        read,
+        json!({ "text": "Blue mug, 12 €", "title": "Shop", "contentLengthBytes": 14, "truncated": false }),
+    ));
+    assert!(matches!(index.1, ActionCommand::BrowserDomIndex { .. }));
+    ok(
+        c,
+        index,
+        json!({ "elements": [{ "clickId": 1, "tag": "button" }], "text": index_text, "url": "http://shop.test/", "title": "Shop" }),
+    )
+}
+
+#[test]
+fn a_browser_task_runs_step_by_step_to_its_answer() {
+    let mut c = bound();
+    let (turn, messages) = turn_of(&c.user_message("buy a blue mug".into(), 1).unwrap());
+    assert!(messages[0].content.contains("AgentOutput"));
+
+    // Step 1 navigates: the tab opens at the URL.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![
+            LlmEvent::TextDelta("Opening the shop.".into()),
+            agent_call(
+                "call_a",
+                json!({ "navigate": { "url": "http://shop.test/" } }),
+            ),
+            LlmEvent::Usage {
+                input_tokens: 100,
+                output_tokens: 20,
+            },
+        ],
+    );
+    let started = events(&effects);
+    assert!(started.iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { step: 1, phase: ToolPhase::Start, reflection: Some(r), usage: Some(u), .. }
+            if r.memory == "memory at call_a" && u.input_tokens == 100)));
+    let start = submitted(&effects);
+    assert_eq!(start.0, format!("{TASK}.{turn}.start"));
+    assert!(
+        matches!(&start.1, ActionCommand::TaskStart { url: Some(u), .. } if u == "http://shop.test/")
+    );
+    assert!(effects.contains(&Effect::SaveRun));
+
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://shop.test/" }),
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { step: 1, phase: ToolPhase::End, result: Some(r), .. } if r.ok && r.tool_call_id == "call_a")));
+    let effects = prepare_page(&mut c, effects, "[1]<button>Add to cart</button>");
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { step: 1, screenshot_artifact_id: Some(a), elements: 1, missing, .. }
+            if a == "art_1" && missing.is_empty())));
+    let (turn, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(page.contains("[1]<button>Add to cart</button>") && page.contains("Blue mug, 12 €"));
+    let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
+    assert_eq!(
+        (result["toolCallId"].as_str(), result["ok"].as_bool()),
+        (Some("call_a"), Some(true))
+    );
+
+    // Step 2 clicks a target that is gone: the failure goes back to the model.
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    assert!(
+        matches!(&click.1, ActionCommand::BrowserClick { target, .. } if target.click_id == Some(1))
+    );
+    let effects = failed(&mut c, click, "TARGET_NOT_FOUND");
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { step: 2, phase: ToolPhase::End, result: Some(r), summary: Some(s), .. }
+            if !r.ok && r.error.as_ref().unwrap().code == ErrorCode::TargetNotFound && s.contains("TARGET_NOT_FOUND"))));
+    let (turn, messages) = turn_of(&prepare_page(
+        &mut c,
+        effects,
+        "[2]<button>Add to cart</button>",
+    ));
+    let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
+    assert_eq!(result["ok"], false);
+    assert_eq!(result["error"]["code"], "TARGET_NOT_FOUND");
+    // The older page is a placeholder now, the latest in full.
+    let all: String = messages[1..].iter().map(|m| m.content.clone()).collect();
+    assert!(all.contains("<page_placeholder>after step 1"));
+    assert!(all.contains("[2]<button>") && !all.contains("[1]<button>"));
+
+    // Step 3 finishes.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_c",
+            json!({ "done": { "success": true, "text": "Added two mugs." } }),
+        )],
+    );
+    let (status, output, _) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Ok);
+    assert_eq!(output.unwrap()["text"], "Added two mugs.");
+    assert!(events(&effects).iter().any(
+        |e| matches!(e, FrontendEvent::Message { message } if message.content == "Added two mugs.")
+    ));
+    assert_eq!(c.task().status, TaskStatus::Completed);
+    assert!(!c.run().unwrap().is_active());
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
+}
+
+#[test]
+fn a_plain_answer_ends_as_chat_without_a_run() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("what is 2+2?".into(), 1).unwrap());
+    let mut effects = c.llm_event(&turn, LlmEvent::TextDelta("4".into()), 2);
+    effects.extend(c.llm_event(
+        &turn,
+        LlmEvent::Done {
+            stop_reason: StopReason::EndTurn,
+        },
+        3,
+    ));
+    assert!(c.run().is_none());
+    assert_eq!(c.task().status, TaskStatus::Completed);
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::BindClient)));
+}
+
+#[test]
+fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
+    let navigate = || {
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )]
+    };
+    let mut c = Conversation::new(TASK.into(), 0);
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    let effects = reply(&mut c, &turn, navigate());
+    assert!(effects.contains(&Effect::BindClient));
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    // The registry bound one (the shell selects it, then reports): task_start follows.
+    c.select_client("client-1".into(), 5);
+    let effects = c.client_bound(Ok(()), 5);
+    assert!(matches!(
+        submitted(&effects).1,
+        ActionCommand::TaskStart { .. }
+    ));
+
+    // Nobody online.
+    let mut c = Conversation::new(TASK.into(), 0);
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    reply(&mut c, &turn, navigate());
+    let effects = c.client_bound(Err(ErrorObject::plugin_offline()), 5);
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    assert_eq!(error.unwrap().code, ErrorCode::PluginOffline);
+    assert_eq!(c.task().status, TaskStatus::Error);
+}
+
+#[test]
+fn a_reply_without_a_tool_call_or_with_bad_arguments_is_retried_with_the_reason() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (turn, _) = turn_of(&prepare_page(&mut c, effects, "[1]<a>Home</a>"));
+
+    // Text only: retried at once, the model told to call the tool.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![LlmEvent::TextDelta("I will click Home.".into())],
+    );
+    let (turn, messages) = turn_of(&effects);
+    assert!(messages
+        .last()
+        .unwrap()
+        .content
+        .contains("must reply with a call of the AgentOutput tool"));
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::CallLlm { delay_ms: 0, .. })));
+
+    // Arguments that do not match the schema: the tool result says what was wrong.
+    let bad = LlmEvent::ToolCall(ToolCall {
+        id: "call_bad".into(),
+        name: "AgentOutput".into(),
+        arguments: json!({ "action": { "click": { "index": "one" } } }),
+    });
+    let (turn, messages) = turn_of(&reply(&mut c, &turn, vec![bad]));
+    let last = messages.last().unwrap();
+    assert_eq!(last.tool_call_id.as_deref(), Some("call_bad"));
+    assert!(
+        last.content.contains("SCHEMA_VALIDATION_FAILED"),
+        "{}",
+        last.content
+    );
+
+    // A third failure in a row (network) is retried with backoff; the fourth ends the run.
+    let effects = c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 30);
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::CallLlm { delay_ms, .. } if *delay_ms > 0)));
+    let (turn, _) = turn_of(&effects);
+    let effects = c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset again")), 40);
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    assert_eq!(error.unwrap().code, ErrorCode::LlmError);
+    assert_eq!(c.task().status, TaskStatus::Error);
+}
+
+#[test]
+fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
+    let effects = c.llm_event(&turn, LlmEvent::Error(auth), 30);
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+    assert_eq!(output_of(&effects).2.unwrap().code, ErrorCode::LlmError);
+}
+
+#[test]
+fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let load = submitted(&ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    ));
+    let shot = submitted(&ok(&mut c, load, json!({})));
+    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
+    let index = submitted(&ok(
+        &mut c,
+        read,
+        json!({ "text": "hello", "contentLengthBytes": 5, "truncated": false }),
+    ));
+    let effects = ok(
+        &mut c,
+        index,
+        json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" }),
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { missing, .. } if missing == &vec!["screenshot".to_owned()])));
+    let (turn, messages) = turn_of(&effects);
+    assert!(messages
+        .last()
+        .unwrap()
+        .content
+        .contains("missing: screenshot"));
+
+    // Next step: both captures fail.
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let load = submitted(&ok(&mut c, click, json!({ "clicked": true })));
+    let shot = submitted(&failed(&mut c, load, "TIMEOUT"));
+    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
+    let effects = failed(&mut c, read, "READABILITY_TOO_LARGE");
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::PagePrepFailed);
+    assert!(error.retryable);
+    assert_eq!(c.task().status, TaskStatus::Error);
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
+}
+
+#[test]
+fn the_step_limit_ends_the_run_with_a_clear_error() {
+    let mut c = bound().with_config(RunConfig {
+        max_steps: 2,
+        ..RunConfig::default()
+    });
+    let (turn, _) = turn_of(&c.user_message("loop".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let scroll = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "scroll": { "direction": "down" } }),
+        )],
+    ));
+    assert!(matches!(scroll.1, ActionCommand::BrowserScroll { .. }));
+    let effects = ok(&mut c, scroll, json!({}));
+    let effects = prepare_page(&mut c, effects, "");
+    let (_, _, error) = output_of(&effects);
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::StepLimitExceeded);
+    assert!(error.message.contains("MIMO_AGENT_MAX_STEPS"));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+}
+
+#[test]
+fn stop_ends_the_run_and_late_results_change_nothing() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    c.stop(15);
+    assert_eq!(c.task().status, TaskStatus::Canceled);
+    assert!(ok(&mut c, start, json!({ "tabId": 7 })).is_empty());
+}
+
+#[test]
+fn a_closed_task_tab_is_reopened_by_the_next_step() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    // The person closed the tab: no preparation, the model hears about it at once.
+    let effects = failed(&mut c, click, "TASK_TAB_CLOSED");
+    let (turn, messages) = turn_of(&effects);
+    assert!(messages.last().unwrap().content.contains("No page is open"));
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_c", json!({ "click": { "index": 1 } }))],
+    );
+    let (_, command) = submitted(&effects);
+    assert!(matches!(
+        command,
+        ActionCommand::TaskStart { url: None, .. }
+    ));
+}
+
+#[test]
+fn a_restarted_coordinator_continues_without_running_an_action_twice() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let stored_run = c.run().cloned();
+    let restore = || Conversation::restore(c.task().clone(), c.history.clone(), stored_run.clone());
+
+    // The queue never stored the action: it was never sent, so it is submitted now, once.
+    let mut fresh = restore();
+    let effects = fresh.resume_run(|_| None, 30);
+    assert_eq!(submitted(&effects), start);
+    // The queue has it in flight: wait for its result.
+    let mut fresh = restore();
+    let in_flight = record(&start.0, start.1.clone(), ActionState::Acked, json!({}));
+    assert!(fresh.resume_run(|_| Some(in_flight.clone()), 30).is_empty());
+    // It ended while nobody listened: the run takes the result and prepares the page.
+    let mut fresh = restore();
+    let done = record(
+        &start.0,
+        start.1.clone(),
+        ActionState::Succeeded,
+        json!({ "tabId": 7 }),
+    );
+    let effects = fresh.resume_run(|_| Some(done.clone()), 30);
+    assert!(matches!(
+        submitted(&effects).1,
+        ActionCommand::BrowserWaitForLoaded { .. }
+    ));
+
+    // A model call cut off by the restart is made again.
+    let mut thinking = bound();
+    let (turn, _) = turn_of(&thinking.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut thinking,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = ok(
+        &mut thinking,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (cut_turn, _) = turn_of(&prepare_page(&mut thinking, effects, "[1]<a>Home</a>"));
+    let mut fresh = Conversation::restore(
+        thinking.task().clone(),
+        thinking.history.clone(),
+        thinking.run().cloned(),
+    );
+    assert!(fresh.needs_recovery());
+    let effects = fresh.recover(40);
+    let (new_turn, messages) = turn_of(&effects);
+    assert_ne!(new_turn, cut_turn);
+    assert!(messages.last().unwrap().content.contains("[1]<a>Home</a>"));
+}
+
+#[test]
+fn what_the_person_writes_during_a_run_reaches_the_next_step() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = c.user_message("only the large mug".into(), 12).unwrap();
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
+        "no second turn"
+    );
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (_, messages) = turn_of(&prepare_page(&mut c, effects, ""));
+    assert!(messages
+        .last()
+        .unwrap()
+        .content
+        .contains("<user_update>\nonly the large mug"));
+}
