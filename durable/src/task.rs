@@ -565,13 +565,15 @@ impl TaskCoordinator {
 
     /// Carries out the conversation's effects in order (see [`TaskCoordinator::work`]).
     pub(crate) async fn run(&self, effects: Vec<Effect>) -> Result<()> {
-        self.work(effects.into_iter().map(Work::Conversation).collect())
+        self.work(effects.into_iter().map(Work::Conversation).collect(), false)
             .await
     }
 
     /// Carries out the scheduler's effects in order (see [`TaskCoordinator::work`]).
+    /// Carries out the scheduler's effects in order (see [`TaskCoordinator::work`]); the alarm
+    /// is set for its next deadline even when there are none (a tick that found nothing due).
     pub(crate) async fn run_action_effects(&self, effects: Vec<ActionEffect>) -> Result<()> {
-        self.work(effects.into_iter().map(Work::Action).collect())
+        self.work(effects.into_iter().map(Work::Action).collect(), true)
             .await
     }
 
@@ -579,9 +581,8 @@ impl TaskCoordinator {
     /// Each may produce more (an ended action moves the run on, a model turn asks for an
     /// action), which join the queue. LLM calls stream here, their deltas sent as they arrive.
     /// At the end the alarm is set for the scheduler's next deadline.
-    async fn work(&self, work: Vec<Work>) -> Result<()> {
+    async fn work(&self, work: Vec<Work>, mut touched_actions: bool) -> Result<()> {
         let mut queue: VecDeque<Work> = work.into();
-        let mut touched_actions = false;
         loop {
             while let Some(item) = queue.pop_front() {
                 match item {
