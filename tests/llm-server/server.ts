@@ -37,6 +37,12 @@ export type ScriptTurn = {
   usage?: { input: number; output: number };
   /** Only use this turn for a request whose last user message contains this substring. */
   match?: string;
+  /**
+   * Decides the turn when a request takes it, from that request (in-process scripts only: a
+   * function does not survive the control API's JSON). Lets a test play a model that reads
+   * the page it is shown, e.g. to pick an element's index by its label.
+   */
+  respond?: (request: { userText: string; body: unknown }) => ScriptTurn;
 };
 
 export type RecordedRequest = {
@@ -127,7 +133,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
 
     const userText = lastUserText(body);
-    const turn = takeTurn(userText) ?? { text: `You said: ${userText}` };
+    const taken = takeTurn(userText) ?? { text: `You said: ${userText}` };
+    const turn = taken.respond ? taken.respond({ userText, body }) : taken;
     if (turn.stallMs) await sleep(turn.stallMs, undefined, { signal });
     if (turn.error) {
       sendError(res, provider, turn.error);

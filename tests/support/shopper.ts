@@ -1,0 +1,46 @@
+// A scripted model for agent runs: turns that call the AgentOutput tool the way a real model
+// would, picking elements by their label in the page they are shown (the `<interactive_elements>`
+// list of the run's latest observation), so a script does not depend on the index numbers the
+// extension happens to assign.
+import type { ScriptTurn } from "../llm-server/server.ts";
+
+/** The index of the first element whose line in the page's element list contains `label`. */
+export function indexOf(userText: string, label: string): number {
+  const list = /<interactive_elements>\n([\s\S]*?)\n<\/interactive_elements>/.exec(userText)?.[1] ?? "";
+  for (const line of list.split("\n")) {
+    const index = /\[(\d+)\]</.exec(line);
+    if (index !== null && line.includes(label)) return Number(index[1]);
+  }
+  throw new Error(`the model sees no element "${label}" on the page:\n${list || userText}`);
+}
+
+/** A turn calling AgentOutput with `action`. */
+export function agentStep(action: Record<string, unknown>, memory = "", text?: string): ScriptTurn {
+  return {
+    text,
+    toolCalls: [
+      {
+        name: "AgentOutput",
+        arguments: { evaluation_previous_goal: "As expected.", memory, next_goal: `Do ${Object.keys(action)[0]}.`, action },
+      },
+    ],
+  };
+}
+
+/** A turn acting on the element labelled `label` in the page the request shows. */
+export function onElement(label: string, action: (index: number) => Record<string, unknown>, memory = ""): ScriptTurn {
+  return { respond: ({ userText }) => agentStep(action(indexOf(userText, label)), memory) };
+}
+
+/** The whole purchase of two blue mugs at the fixture shop at `shop` (…/shop/index.html). */
+export function buyTwoBlueMugs(shop: string): ScriptTurn[] {
+  return [
+    agentStep({ navigate: { url: shop } }, "Nothing done yet.", "I'll open the shop first."),
+    onElement("Search products", (index) => ({ type: { index, text: "blue mug", submit: true } }), "Shop open."),
+    onElement("Blue mug", (index) => ({ click: { index } }), "Search results show the blue mug."),
+    onElement("Quantity", (index) => ({ type: { index, text: "2" } }), "On the blue mug's page."),
+    onElement("Add to cart", (index) => ({ click: { index } }), "Quantity set to 2."),
+    onElement("Cart (", (index) => ({ click: { index } }), "Added 2 blue mugs."),
+    agentStep({ done: { success: true, text: "Added two blue mugs to the cart: it shows Blue mug × 2, 24 €." } }, "Cart checked."),
+  ];
+}
