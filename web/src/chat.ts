@@ -3,6 +3,8 @@
 
 import type { ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { clockTime, h } from "./dom.ts";
+import { describeAction } from "./steps.ts";
+import type { PageObserved, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -41,6 +43,8 @@ export class ChatView {
   private readonly note: HTMLElement;
   private readonly handlers: ChatHandlers;
   private messages = new Map<string, Rendered>();
+  /** The agent's step cards by step number (of the latest run). */
+  private steps = new Map<number, { card: HTMLElement; body: HTMLElement }>();
   private status: TaskStatus = "created";
   private sending = false;
   /** The assistant message that finished last, until anything else happens (to mark it stopped). */
@@ -89,6 +93,7 @@ export class ChatView {
   /** Empties the conversation (another task was opened). */
   reset(): void {
     this.messages.clear();
+    this.steps.clear();
     this.justFinished = null;
     this.list.replaceChildren();
     this.status = "created";
@@ -174,6 +179,50 @@ export class ChatView {
       this.list.append(card);
     });
     this.syncChrome();
+  }
+
+  /** A step of the agent: its action and reflection when chosen, its result when done. */
+  showStep(event: ToolUsed): void {
+    this.justFinished = null;
+    this.keepAtBottom(() => {
+      let step = this.steps.get(event.step);
+      if (event.phase === "start" || step === undefined) {
+        // A new run numbers its steps from 1 again: a start always opens a new card.
+        const body = h("div", { class: "step-body" });
+        const card = h(
+          "div",
+          { class: "step-card", "data-testid": "step", "data-step": String(event.step), "data-state": "running" },
+          h("div", { class: "step-title" }, h("span", { class: "step-number" }, `Step ${event.step}`), " ", describeAction(event.action)),
+          body,
+        );
+        step = { card, body };
+        this.steps.set(event.step, step);
+        this.list.append(card);
+      }
+      if (event.phase === "start" && event.reflection) {
+        const r = event.reflection;
+        step.body.append(
+          h("div", { class: "step-goal" }, r.next_goal),
+          h("details", { class: "step-reflection" }, h("summary", {}, "Reflection"), h("p", {}, `Previous step: ${r.evaluation_previous_goal}`), h("p", {}, `Memory: ${r.memory}`)),
+        );
+      }
+      if (event.phase === "end" && event.result) {
+        const ok = event.result.ok;
+        step.card.setAttribute("data-state", ok ? "ok" : "failed");
+        step.body.append(h("div", { class: `step-result ${ok ? "step-ok" : "step-failed"}`, "data-testid": "step-result" }, ok ? "✓ " : "✗ ", event.summary ?? ""));
+      }
+    });
+    this.syncChrome();
+  }
+
+  /** The page the agent looked at after a step. */
+  showPage(event: PageObserved): void {
+    const step = this.steps.get(event.step);
+    if (step === undefined) return;
+    this.keepAtBottom(() => {
+      const missing = event.missing.length > 0 ? ` · missing ${event.missing.join(", ")}` : "";
+      step.body.append(h("div", { class: "step-page", title: event.url }, `Page: ${event.title || event.url} · ${event.elements} elements${missing}`));
+    });
   }
 
   /** After a replay: the newest message in view. */

@@ -204,6 +204,8 @@ class App {
       },
       snapshot: () => this.renderSnapshot(),
       output: (event) => this.chat.showOutput(event),
+      step: (event) => this.chat.showStep(event),
+      page: (event) => this.chat.showPage(event),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
       ready: (behind) => {
         if (behind) {

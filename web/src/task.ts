@@ -3,6 +3,8 @@
 import type { BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
+export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
+export type PageObserved = Extract<EventEnvelope, { type: "pageObserved" }>;
 
 /** What the task's events drive. */
 export type TaskSink = {
@@ -11,6 +13,9 @@ export type TaskSink = {
   status(status: TaskStatus, title: string | undefined, selectedClientId: string | undefined): void;
   snapshot(clientId: string, snapshot: BrowserSnapshot): void;
   output(event: StructuredOutput): void;
+  /** A step of the agent: chosen (`start`), then done (`end`). */
+  step(event: ToolUsed): void;
+  page(event: PageObserved): void;
   error(error: ErrorObject): void;
   /** Replay finished. `behind` when the server's log ends before what was applied (its storage was reset). */
   ready(behind: boolean): void;
@@ -62,6 +67,12 @@ export class TaskModel {
         break;
       case "structuredOutput":
         this.sink.output(event);
+        break;
+      case "toolUsed":
+        this.sink.step(event);
+        break;
+      case "pageObserved":
+        this.sink.page(event);
         break;
       case "ready":
         this.synced = true;

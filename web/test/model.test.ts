@@ -17,6 +17,8 @@ function recorder(): { sink: TaskSink; log: string[] } {
     status: (status, title) => log.push(`status ${status}${title ? ` ${title}` : ""}`),
     snapshot: (clientId) => log.push(`snapshot ${clientId}`),
     output: (e) => log.push(`output ${e.status}`),
+    step: (e) => log.push(`step ${e.step} ${e.phase}`),
+    page: (e) => log.push(`page ${e.step} ${e.url}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),
   };
@@ -87,5 +89,16 @@ describe("backoffDelay", () => {
       assert.ok(backoffDelay(n, low) >= 250, `attempt ${n}`);
     }
     assert.ok(backoffDelay(20, low) >= 7_500, "late attempts stay near the cap");
+  });
+});
+
+describe("describeAction", () => {
+  it("says what each action does in a few words", async () => {
+    const { describeAction } = await import("../src/steps.ts");
+    assert.equal(describeAction({ click: { index: 12 } }), "click [12]");
+    assert.equal(describeAction({ type: { index: 3, text: "blue mug", submit: true } }), "type “blue mug” into [3] and submit");
+    assert.equal(describeAction({ navigate: { url: "http://shop.test/" } }), "navigate to http://shop.test/");
+    assert.equal(describeAction({ wait_for: { text: "Added" } }), "wait for text “Added”");
+    assert.equal(describeAction({ done: { success: false, text: "no" } }), "give up");
   });
 });

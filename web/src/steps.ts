@@ -1,0 +1,26 @@
+// How the agent's steps read in the conversation: one line per action, for people.
+
+import type { AgentAction } from "../../protocol/ts/protocol.ts";
+
+function quoted(text: string, max = 60): string {
+  const short = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return `“${short}”`;
+}
+
+/** `click [12]`, `type “blue mug” into [3] and submit`, `navigate https://…`. */
+export function describeAction(action: AgentAction): string {
+  if ("navigate" in action) return `navigate to ${action.navigate.url}`;
+  if ("click" in action) return `click [${action.click.index}]`;
+  if ("type" in action) return `type ${quoted(action.type.text)} into [${action.type.index}]${action.type.submit ? " and submit" : ""}`;
+  if ("select_option" in action) return `select ${quoted(action.select_option.option)} in [${action.select_option.index}]`;
+  if ("scroll" in action) return `scroll ${action.scroll.direction}${action.scroll.index !== undefined ? ` in [${action.scroll.index}]` : ""}`;
+  if ("press_key" in action) return `press ${action.press_key.key}`;
+  if ("hover" in action) return `hover over [${action.hover.index}]`;
+  if ("back" in action) return "go back";
+  if ("wait_for" in action) {
+    const w = action.wait_for;
+    const what = w.text !== undefined ? `text ${quoted(w.text)}` : w.url !== undefined ? `URL ${quoted(w.url)}` : `element ${quoted(w.selector ?? "")}`;
+    return `wait for ${what}`;
+  }
+  return action.done.success ? "finish" : "give up";
+}
