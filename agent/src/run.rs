@@ -712,7 +712,13 @@ impl Conversation {
         run.phase = Phase::Thinking;
         let turn_id = self.open_turn();
         let messages = self.run_messages();
-        let mut effects = self.transition(TaskStatus::Running, now);
+        // While the person has taken over, the model may think; only `resume` hands the
+        // browser back.
+        let mut effects = if self.task.status == TaskStatus::Takeover {
+            Vec::new()
+        } else {
+            self.transition(TaskStatus::Running, now)
+        };
         effects.push(Effect::SaveTask);
         effects.push(Effect::SaveRun);
         effects.push(Effect::CallLlm {

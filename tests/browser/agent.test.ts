@@ -3,9 +3,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
-import { api, newTask, WebClient } from "../support/clients.ts";
-import { agentStep, buyTwoBlueMugs, onElement } from "../support/shopper.ts";
-import { pageAt, startHarness } from "./harness.ts";
+import type { Page } from "playwright-core";
+import { api, newTask, sleep, WebClient } from "../support/clients.ts";
+import { startMimo } from "../support/mimo.ts";
+import { agentStep, buyTwoBlueMugs } from "../support/shopper.ts";
+import { extensionStorage, pageAt, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -37,11 +39,23 @@ async function actions(taskId: string): Promise<ActionRecord[]> {
   return (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as ActionRecord[];
 }
 
-/** Every action ran once: one attempt each, no action id twice. */
-function ranOnce(records: ActionRecord[]): void {
+/**
+ * No action ran twice: the server gave each its own id, and the extension's log of what it
+ * executed (`actionId#attempt`) has every action at most once — exactly once for those that
+ * succeeded. (A retry after a delivery that failed is a second attempt, not a second run.)
+ */
+async function ranOnce(taskId: string): Promise<ActionRecord[]> {
+  const records = await actions(taskId);
   const ids = records.map((r) => r.actionId);
   assert.equal(new Set(ids).size, ids.length, `duplicate action ids: ${ids.join(", ")}`);
-  for (const r of records) assert.equal(r.attempt, 1, `${r.command.name} ran ${r.attempt} times: ${JSON.stringify(r.outcome)}`);
+  type Log = { "actions.index": Array<{ key: string }> };
+  const executed = (await extensionStorage<Log>(h, ["actions.index"]))["actions.index"].map((e) => e.key.slice(0, e.key.lastIndexOf("#")));
+  for (const r of records) {
+    const runs = executed.filter((id) => id === r.actionId).length;
+    assert.ok(runs <= 1, `${r.command.name} (${r.actionId}) ran ${runs} times`);
+    if (r.state === "succeeded") assert.equal(runs, 1, `${r.command.name} succeeded without running`);
+  }
+  return records;
 }
 
 describe("a browser task", () => {
@@ -89,8 +103,7 @@ describe("a browser task", () => {
     assert.deepEqual([toolResult.ok, toolResult.error.code, toolResult.name], [false, "TARGET_NOT_FOUND", "click"]);
     assert.deepEqual(requests[5]!.body, requests[4]!.body, "the retry sends the same request");
 
-    const records = await actions(taskId);
-    ranOnce(records);
+    const records = await ranOnce(taskId);
     assert.ok(records.every((r) => r.state === "succeeded" || r.outcome?.error?.code === "TARGET_NOT_FOUND"), JSON.stringify(records.map((r) => [r.command.name, r.state])));
     const summary = (await (await api(h.mimo, `/api/task/${taskId}`)).json()) as { status: string };
     assert.equal(summary.status, "completed");
@@ -105,5 +118,138 @@ describe("a browser task", () => {
     assert.equal(steps(web, "start").length, 0);
     assert.deepEqual(await actions(taskId), []);
     web.close();
+  });
+});
+
+/** The web app in a tab of the test's browser, signed in, on a new task. */
+async function openApp(url: string, token: string): Promise<{ app: Page; taskId: string }> {
+  const app = await h.context.newPage();
+  await app.goto(url);
+  // A token entered before in this browser is remembered.
+  await app.getByTestId("token-input").or(app.getByTestId("new-task")).first().waitFor();
+  if (await app.getByTestId("token-input").isVisible()) {
+    await app.getByTestId("token-input").fill(token);
+    await app.getByTestId("token-submit").click();
+  }
+  await app.getByTestId("new-task").click();
+  await app.waitForURL(/#\/task\//);
+  const taskId = /#\/task\/([0-9a-f-]+)/.exec(app.url())![1]!;
+  return { app, taskId };
+}
+
+async function say(app: Page, text: string): Promise<void> {
+  await app.getByTestId("composer").fill(text);
+  await app.getByTestId("send").click();
+}
+
+async function serverStatus(taskId: string): Promise<string> {
+  return ((await (await api(h.mimo, `/api/task/${taskId}`)).json()) as { status: string }).status;
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(100)) assert.ok(Date.now() < deadline, what);
+}
+
+/** Waits until the scripted model has received `count` requests since `from`. */
+async function llmRequests(from: number, count: number): Promise<void> {
+  await until(`${count} model requests`, async () => h.mimo.llm.requests().length - from >= count);
+}
+
+describe("the web app during a run", () => {
+  it("shows each step, and Stop ends the run within the step", { timeout: 90_000 }, async () => {
+    const shop = `${h.a}/shop/index.html?stop`;
+    const [navigate, search] = buyTwoBlueMugs(shop);
+    // The second step's model call stalls: the person stops the task meanwhile.
+    h.mimo.llm.script([navigate!, { ...search!, stallMs: 4_000 }]);
+    const from = h.mimo.llm.requests().length;
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await say(app, `Open ${shop} and search for a blue mug`);
+    await app.locator('[data-testid="step"][data-step="1"][data-state="ok"]').waitFor({ timeout: 30_000 });
+    assert.match(await app.locator('[data-testid="step"][data-step="1"]').innerText(), /navigate to .*shop\/index\.html/);
+    await llmRequests(from, 2);
+    const before = (await actions(taskId)).length;
+    await app.getByTestId("stop").click();
+    await until("the task is canceled", async () => (await serverStatus(taskId)) === "canceled");
+    await app.locator('[data-testid="task-status"]', { hasText: /cancel/i }).waitFor();
+    // The stalled reply arrives after the stop: nothing more runs.
+    await sleep(5_000);
+    assert.equal((await actions(taskId)).length, before, "no action after stop");
+    assert.equal(h.mimo.llm.requests().length - from, 2, "no model call after stop");
+    assert.equal(await app.locator('[data-testid="step"][data-step="2"]').count(), 0);
+    await app.close();
+  });
+
+  it("pauses while the person takes over the task tab and goes on after Resume", { timeout: 90_000 }, async () => {
+    // Origin b: a cart of its own (the shop keeps it in localStorage).
+    const shop = `${h.b}/shop/index.html`;
+    const script = buyTwoBlueMugs(shop);
+    // While the model thinks about step 2, the person clicks in the task's tab.
+    script[1] = { ...script[1]!, stallMs: 3_000 };
+    h.mimo.llm.script(script);
+    const from = h.mimo.llm.requests().length;
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await say(app, `Open ${shop}, find the blue mug and add two to the cart`);
+    await llmRequests(from, 2);
+    const tab = await pageAt(h, shop);
+    await tab.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "ongoing", null, { timeout: 10_000 });
+    await tab.mouse.click(600, 400);
+    await until("the server knows of the takeover", async () => (await serverStatus(taskId)) === "takeover");
+    await app.getByTestId("resume").waitFor();
+    // The model's next action waits, undelivered, while the person has the browser.
+    await sleep(4_000);
+    const held = (await actions(taskId)).at(-1)!;
+    assert.equal(held.command.name, "browser_type");
+    assert.equal(held.state, "pending", JSON.stringify(held));
+    assert.equal(await serverStatus(taskId), "takeover");
+
+    await app.getByTestId("resume").click();
+    await app.locator('[data-testid="structured-output"][data-status="ok"], [data-testid="step"][data-step="7"][data-state="ok"]').first().waitFor({ timeout: 60_000 });
+    await until("the task completes", async () => (await serverStatus(taskId)) === "completed", 60_000);
+    await ranOnce(taskId);
+    const cart = await pageAt(h, `${h.b}/shop/cart.html`);
+    assert.deepEqual(await cart.locator("#cart tr:not(:first-child) td").allInnerTexts(), ["Blue mug", "2"]);
+    await app.close();
+  });
+
+  it("finishes after the extension's service worker is killed mid-task, running no action twice", { timeout: 90_000 }, async () => {
+    const shop = `${h.a}/shop/index.html`;
+    const script = buyTwoBlueMugs(shop);
+    // Chrome stops the worker while the model thinks about step 3.
+    script[2] = { ...script[2]!, stallMs: 4_000 };
+    h.mimo.llm.script(script);
+    const from = h.mimo.llm.requests().length;
+    const { taskId, web } = await ask(`Open ${shop}, find the blue mug and add two to the cart`);
+    await llmRequests(from, 3);
+    type Connection = { connection: { state: string; since: number } };
+    const since = (await extensionStorage<Connection>(h, ["connection"])).connection.since;
+    await stopServiceWorker(h);
+    await sleep(200);
+    // Anything that wakes the worker will do; the options page asks for its state.
+    await h.options.reload();
+    await until("the worker is back online", async () => {
+      const { connection } = await extensionStorage<Connection>(h, ["connection"]);
+      return connection.state === "online" && connection.since > since;
+    });
+    const result = await outcome(web, 60_000);
+    assert.equal(result.status, "ok", JSON.stringify(result));
+    await ranOnce(taskId);
+    web.close();
+  });
+});
+
+describe("with no extension online", () => {
+  it("says PLUGIN_OFFLINE in the web app", { timeout: 60_000 }, async () => {
+    const lonely = await startMimo({ turns: [agentStep({ navigate: { url: "http://127.0.0.1:9/" } })] });
+    try {
+      const { app } = await openApp(lonely.url, lonely.token);
+      await say(app, "Open my shop and buy a mug");
+      const card = app.locator('[data-testid="structured-output"][data-status="error"]');
+      await card.waitFor({ timeout: 30_000 });
+      assert.match(await card.getByTestId("output-error").innerText(), /PLUGIN_OFFLINE.*extension/s);
+      await app.locator('[data-testid="task-status"]', { hasText: /error/i }).waitFor();
+      await app.close();
+    } finally {
+      await lonely.dispose();
+    }
   });
 });

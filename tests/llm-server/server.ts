@@ -134,7 +134,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
 
     const userText = lastUserText(body);
     const taken = takeTurn(userText) ?? { text: `You said: ${userText}` };
-    const turn = taken.respond ? taken.respond({ userText, body }) : taken;
+    // What the function decides is the turn's content; its timing and matching stay.
+    const turn = taken.respond ? { ...taken, ...taken.respond({ userText, body }) } : taken;
     if (turn.stallMs) await sleep(turn.stallMs, undefined, { signal });
     if (turn.error) {
       sendError(res, provider, turn.error);

@@ -676,3 +676,31 @@ fn what_the_person_writes_during_a_run_reaches_the_next_step() {
         .content
         .contains("<user_update>\nonly the large mug"));
 }
+
+#[test]
+fn a_takeover_lasts_through_the_model_thinking_until_resume() {
+    let mut c = bound();
+    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "http://x/" } }),
+        )],
+    ));
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    c.takeover(50);
+    assert_eq!(c.task().status, TaskStatus::Takeover);
+    // A failed call is retried while the person drives: still their browser.
+    let effects = c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 60);
+    turn_of(&effects);
+    assert_eq!(c.task().status, TaskStatus::Takeover);
+    c.resume(70);
+    assert_eq!(c.task().status, TaskStatus::Running);
+}
