@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: dev test bench setup setup-browser worker web extension typescript clean
+.PHONY: dev test bench demo setup setup-browser worker web extension typescript clean
 
 ## make dev: build everything and run the whole system locally on workerd.
 dev: setup worker
@@ -13,6 +13,11 @@ dev: setup worker
 ## the built worker in miniflare, browser tests in Chromium.
 test: setup-browser worker
 	@$(ENV) scripts/test.sh
+
+## make demo: one browser task end to end, headless and without an API key (scripted model,
+## real worker, real extension in Chromium, a fixture shop); prints the event stream.
+demo: setup-browser worker
+	@$(ENV) node scripts/demo.ts
 
 ## make bench: performance figures, measured in one run.
 bench: setup-browser worker extension

@@ -3,9 +3,15 @@
 //   - DOM index time and serialized size (bytes, and tokens estimated at 4 bytes each) for a
 //     10,000-element page and for a mid-size page, viewport and whole-document scope
 //   - the round trip of a CDP click: server → extension → page → back, through the worker
-import type { DomElement, DomIndexResult } from "../../protocol/ts/protocol.ts";
+//   - the agent's step overhead without the LLM: from the model's tool call complete (the
+//     scripted LLM server wrote its last frame) to the next LLM request, for click steps on the
+//     750-element page — the click, the page preparation (load, screenshot, readability, index)
+//     and the prompt — beside the bare click round trip measured in the same run
+import type { DomElement, DomIndexResult, EventEnvelope } from "../../protocol/ts/protocol.ts";
 import { act, ok, startHarness, startTask } from "../browser/harness.ts";
-import type { Harness } from "../browser/harness.ts";
+import type { ActionRecord, Harness } from "../browser/harness.ts";
+import { api, newTask, WebClient } from "../support/clients.ts";
+import { agentStep, onElement } from "../support/shopper.ts";
 
 const RUNS = 5;
 const CLICKS = 30;
@@ -53,9 +59,42 @@ async function clickRoundTrip(h: Harness) {
     times.push(performance.now() - started);
   }
   console.log(`  CDP click, server → page → server: median ${median(times).toFixed(1)} ms   p90 ${percentile(times, 90).toFixed(1)} ms (${CLICKS} clicks)`);
+  return median(times);
 }
 
-const h = await startHarness();
+const STEPS = 50;
+
+async function stepOverhead(h: Harness, clickMedian: number) {
+  const page = `${h.a}/big?rows=150`;
+  const from = h.mimo.llm.requests().length;
+  h.mimo.llm.script([
+    agentStep({ navigate: { url: page } }),
+    ...Array.from({ length: STEPS }, (_, i) => onElement(`Buy ${i % 10}<`, (index) => ({ click: { index } }))),
+    agentStep({ done: { success: true, text: "Clicked." } }),
+  ]);
+  const taskId = await newTask(h.mimo);
+  const web = await WebClient.connect(h.mimo, taskId);
+  web.send({ type: "user_message", content: `Open ${page} and click the first ${STEPS} Buy buttons` });
+  const outcome = (await web.waitFor((e) => e.type === "structuredOutput", "the run's end", 600_000)) as EventEnvelope & { status: string };
+  web.close();
+  if (outcome.status !== "ok") throw new Error(`the run failed: ${JSON.stringify(outcome)}`);
+  // Request k+1 follows the tool call of request k; requests 2…51 follow click steps.
+  const requests = h.mimo.llm.requests().slice(from);
+  const overhead = requests.slice(2, 2 + STEPS).map((r, i) => r.at - requests[i + 1]!.answeredAt!);
+  const m = median(overhead);
+  console.log(`  tool call → next LLM request, click step: median ${m.toFixed(0)} ms   p90 ${percentile(overhead, 90).toFixed(0)} ms (${STEPS} steps; ${(m / clickMedian).toFixed(1)}× the bare click)`);
+  const records = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as Array<ActionRecord & { sentAt?: number; finishedAt?: number }>;
+  const byAction = new Map<string, number[]>();
+  for (const r of records) {
+    if (r.sentAt === undefined || r.finishedAt === undefined) continue;
+    byAction.set(r.command.name, [...(byAction.get(r.command.name) ?? []), r.finishedAt - r.sentAt]);
+  }
+  const parts = [...byAction].filter(([name]) => name !== "task_start").map(([name, t]) => `${name} ${median(t)} ms`);
+  console.log(`  of which, per action (median, sent → result): ${parts.join(", ")}`);
+}
+
+// The step bench runs past the default step limit (40).
+const h = await startHarness({ bindings: { MIMO_AGENT_MAX_STEPS: String(STEPS + 5) } });
 try {
   console.log("\nMimo extension benchmarks (one run, this machine)\n");
   console.log("DOM index (median of 5, through the worker)");
@@ -63,7 +102,9 @@ try {
   await indexFigures(h, "form page (every input type)", `${h.a}/form.html`);
   await indexFigures(h, "750-element page", `${h.a}/big?rows=150`);
   console.log("Click");
-  await clickRoundTrip(h);
+  const click = await clickRoundTrip(h);
+  console.log("Agent step overhead (no LLM time)");
+  await stepOverhead(h, click);
   console.log();
 } finally {
   await h.close();

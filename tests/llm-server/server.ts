@@ -53,6 +53,8 @@ export type RecordedRequest = {
   body: unknown;
   /** Epoch milliseconds when the request was received. */
   at: number;
+  /** Epoch milliseconds when the whole response was written (a stream's last frame). */
+  answeredAt?: number;
 };
 
 export type LlmServerOptions = { port?: number; host?: string; turns?: ScriptTurn[] };
@@ -126,7 +128,9 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     } catch {
       validJson = false;
     }
-    log.push({ path: url.pathname, headers: { ...req.headers }, body, at: Date.now() });
+    const record: RecordedRequest = { path: url.pathname, headers: { ...req.headers }, body, at: Date.now() };
+    log.push(record);
+    res.once('finish', () => (record.answeredAt = Date.now()));
     if (!validJson || !isObject(body)) {
       sendError(res, provider, { status: 400, message: 'The request body is not a JSON object' });
       return;
