@@ -90,7 +90,7 @@ pub struct LlmConfig {
 
 impl LlmConfig {
     pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-    pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+    pub const DEFAULT_TIMEOUT_MS: u64 = 90_000;
 
     /// A keyless config using the provider's default base URL, which is empty for
     /// [`Provider::OpenAiCompatible`]: set one with [`LlmConfig::with_base_url`].
