@@ -1,0 +1,82 @@
+// The agent loop over the wire with the Anthropic provider: the built worker in Miniflare, the
+// scripted LLM server speaking Anthropic Messages, and a protocol client standing in for the
+// extension (the real extension runs the agent in tests/browser/agent.test.ts).
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
+import { ExtensionClient, newTask, WebClient } from "../support/clients.ts";
+import { ownRuntime } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+import { agentStep } from "../support/shopper.ts";
+
+let mimo: Mimo;
+ownRuntime({ bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test" } }, (m) => (mimo = m));
+
+/** What the stand-in answers for each action: a result, or an error code. */
+function answer(action: BrowserAction): { result: unknown } | { code: string; retryable: boolean } {
+  switch (action.name) {
+    case "task_start":
+      return { result: { tabId: 11, windowId: 3, url: action.params.url ?? "about:blank" } };
+    case "browser_wait_for_loaded":
+      return { result: { status: "complete" } };
+    case "browser_screenshot":
+      return { code: "CDP_UNAVAILABLE", retryable: false };
+    case "browser_readability_extract":
+      return { result: { text: "Docs home. Install with npm.", title: "Docs", contentLengthBytes: 28, truncated: false } };
+    case "browser_dom_index":
+      return { result: { elements: [{ clickId: 1, tag: "a", text: "Install", frameId: 0 }], text: "[1]<a>Install</a>", url: "http://docs.test/", title: "Docs", scrollX: 0, scrollY: 0 } };
+    default:
+      return { result: {} };
+  }
+}
+
+/** Acks and answers every action it is sent, as an extension would. */
+function standIn(ext: ExtensionClient): void {
+  ext.ws.on("message", (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; action?: BrowserAction };
+    if (frame.type !== "browser_action" || frame.action === undefined) return;
+    const action = frame.action;
+    const base = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
+    ext.send({ type: "action_ack", ...base });
+    const a = answer(action);
+    const outcome: ExtensionMessage =
+      "result" in a
+        ? { type: "action_result", outcome: { ...base, status: "ok", result: a.result, warnings: [] } }
+        : { type: "action_result", outcome: { ...base, status: "error", error: { code: a.code as "CDP_UNAVAILABLE", message: "no debugger", retryable: a.retryable }, warnings: [] } };
+    ext.send(outcome);
+  });
+}
+
+describe("an agent run with Anthropic Messages", () => {
+  it("sends the tool, the tool results and the page in Anthropic's shapes, and finishes", async () => {
+    const ext = await ExtensionClient.connect(mimo, "stand-in");
+    standIn(ext);
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://docs.test/" } }, "Opening the docs."),
+      agentStep({ done: { success: true, text: "The docs say: install with npm." } }, "Read the page."),
+    ]);
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    web.send({ type: "user_message", content: "How do I install it? Check http://docs.test/" });
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "ok", JSON.stringify(outcome));
+    const page = web.received.find((e) => e.type === "pageObserved");
+    assert.ok(page?.type === "pageObserved");
+    assert.deepEqual(page.missing, ["screenshot"], "one capture missing is a warning, not a failure");
+
+    const [first, second] = mimo.llm.requests().map((r) => r.body as { tools: Array<{ name: string; input_schema: { required: string[] } }>; messages: Array<{ role: string; content: unknown }> });
+    assert.equal(first!.tools[0]!.name, "AgentOutput");
+    assert.ok(first!.tools[0]!.input_schema.required.includes("action"));
+    // The model's call and its result, then the page, alternating as Anthropic requires.
+    const roles = second!.messages.map((m) => m.role);
+    assert.deepEqual(roles.slice(-2), ["assistant", "user"]);
+    const call = (second!.messages.at(-2)!.content as Array<{ type: string; id?: string; name?: string }>).find((b) => b.type === "tool_use")!;
+    assert.equal(call.name, "AgentOutput");
+    const reply = second!.messages.at(-1)!.content as Array<{ type: string; tool_use_id?: string; content?: string; text?: string }>;
+    assert.equal(reply[0]!.type, "tool_result");
+    assert.equal(reply[0]!.tool_use_id, call.id);
+    assert.equal(JSON.parse(reply[0]!.content!).ok, true);
+    assert.match(reply[1]!.text!, /<page>[\s\S]*missing: screenshot[\s\S]*\[1\]<a>Install<\/a>/);
+    await Promise.all([ext.close(), web.close()]);
+  });
+});
