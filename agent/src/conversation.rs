@@ -420,14 +420,31 @@ impl Conversation {
         self.run = None;
         let messages = prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
         let turn_id = self.open_turn();
-        let mut effects = self.transition(TaskStatus::Running, now);
+        self.call_model(turn_id, messages, 0, now)
+    }
+
+    /// Calls the model for turn `turn_id`, offering the agent's tool; the task is running
+    /// (unless the person has taken over: the model may think, but only `resume` hands the
+    /// browser back).
+    pub(crate) fn call_model(
+        &mut self,
+        turn_id: String,
+        messages: Vec<llm::ChatMessage>,
+        delay_ms: u64,
+        now: u64,
+    ) -> Vec<Effect> {
+        let mut effects = if self.task.status == TaskStatus::Takeover {
+            Vec::new()
+        } else {
+            self.transition(TaskStatus::Running, now)
+        };
         effects.push(Effect::SaveTask);
         effects.push(Effect::SaveRun);
         effects.push(Effect::CallLlm {
             turn_id,
             messages,
             tools: vec![prompt::agent_tool()],
-            delay_ms: 0,
+            delay_ms,
         });
         effects
     }

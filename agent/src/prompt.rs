@@ -307,6 +307,21 @@ mod tests {
         }
     }
 
+    /// A run with no updates or corrections.
+    fn view<'a>(
+        chat: &'a [ChatMessage],
+        steps: &'a [Step],
+        observation: &'a Observation,
+    ) -> RunView<'a> {
+        RunView {
+            chat,
+            steps,
+            observation: Some(observation),
+            updates: &[],
+            corrections: &[],
+        }
+    }
+
     #[test]
     fn a_run_prompt_has_every_section_and_pairs_each_call_with_its_result() {
         let goal = [chat("Add two blue mugs to the cart")];
@@ -365,16 +380,7 @@ mod tests {
             context_tokens: 1_000_000,
             text_limit: 2_000,
         };
-        let messages = run_messages(
-            RunView {
-                chat: &goal,
-                steps: &steps,
-                observation: Some(&obs),
-                updates: &[],
-                corrections: &[],
-            },
-            budget,
-        );
+        let messages = run_messages(view(&goal, &steps, &obs), budget);
         let page = &messages.last().unwrap().content;
         assert!(
             page.len() < 2 * 2_000 + 1_000,
@@ -396,16 +402,7 @@ mod tests {
                 context_tokens,
                 text_limit: 10_000,
             };
-            let messages = run_messages(
-                RunView {
-                    chat: &goal,
-                    steps: &steps,
-                    observation: Some(&obs),
-                    updates: &[],
-                    corrections: &[],
-                },
-                budget,
-            );
+            let messages = run_messages(view(&goal, &steps, &obs), budget);
             let tokens = estimate_tokens(&messages, &[agent_tool()]);
             assert!(tokens <= context_tokens, "{tokens} > {context_tokens}");
             // The goal and the last step always survive.
@@ -417,16 +414,7 @@ mod tests {
             assert!(all.contains("<earlier_steps>"));
         }
         // With room to spare nothing is summarized.
-        let roomy = run_messages(
-            RunView {
-                chat: &goal,
-                steps: &steps[..3],
-                observation: Some(&obs),
-                updates: &[],
-                corrections: &[],
-            },
-            Budget::default(),
-        );
+        let roomy = run_messages(view(&goal, &steps[..3], &obs), Budget::default());
         assert!(!roomy.iter().any(|m| m.content.contains("<earlier_steps>")));
     }
 

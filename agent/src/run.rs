@@ -10,7 +10,7 @@
 //! stored action queue that lets a restarted coordinator continue where it was without running
 //! any action twice ([`Conversation::resume_run`]).
 
-use mimo_protocol::action::{DomIndexResult, ReadabilityResult};
+use mimo_protocol::action::{DomIndexResult, ReadabilityResult, ScreenshotResult};
 use mimo_protocol::agent::AGENT_TOOL_NAME;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole, ErrorCode,
@@ -272,6 +272,15 @@ fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
         error,
         warnings: outcome.map(|o| o.warnings.clone()).unwrap_or_default(),
     }
+}
+
+/// The result of an action that succeeded, in its type.
+fn parsed<T: serde::de::DeserializeOwned>(record: &ActionRecord) -> Option<T> {
+    if record.state != ActionState::Succeeded {
+        return None;
+    }
+    let result = record.outcome.as_ref()?.result.clone()?;
+    serde_json::from_value(result).ok()
 }
 
 /// One line for people: what the step did.
@@ -574,13 +583,8 @@ impl Conversation {
                 )
             }
             Purpose::Screenshot => {
-                let screenshot = outcome
-                    .and_then(|o| o.result.as_ref())
-                    .and_then(|r| r.get("artifactId"))
-                    .and_then(|id| id.as_str())
-                    .map(str::to_owned);
-                match screenshot.filter(|_| ok) {
-                    Some(id) => self.preparing().screenshot_artifact_id = Some(id),
+                match parsed::<ScreenshotResult>(record) {
+                    Some(shot) => self.preparing().screenshot_artifact_id = Some(shot.artifact_id),
                     None => self.prep_missing("screenshot", failure()),
                 }
                 self.submit(
@@ -590,11 +594,7 @@ impl Conversation {
                 )
             }
             Purpose::Readability => {
-                let readable = outcome
-                    .and_then(|o| o.result.clone())
-                    .and_then(|r| serde_json::from_value::<ReadabilityResult>(r).ok())
-                    .filter(|_| ok);
-                match readable {
+                match parsed::<ReadabilityResult>(record) {
                     Some(r) => {
                         let page = self.preparing();
                         page.content = r.markdown.or(r.text).unwrap_or_default();
@@ -634,11 +634,7 @@ impl Conversation {
                 )
             }
             Purpose::DomIndex => {
-                let index = outcome
-                    .and_then(|o| o.result.clone())
-                    .and_then(|r| serde_json::from_value::<DomIndexResult>(r).ok())
-                    .filter(|_| ok);
-                match index {
+                match parsed::<DomIndexResult>(record) {
                     Some(index) => {
                         let page = self.preparing();
                         page.url = index.url;
@@ -712,22 +708,7 @@ impl Conversation {
         run.phase = Phase::Thinking;
         let turn_id = self.open_turn();
         let messages = self.run_messages();
-        // While the person has taken over, the model may think; only `resume` hands the
-        // browser back.
-        let mut effects = if self.task.status == TaskStatus::Takeover {
-            Vec::new()
-        } else {
-            self.transition(TaskStatus::Running, now)
-        };
-        effects.push(Effect::SaveTask);
-        effects.push(Effect::SaveRun);
-        effects.push(Effect::CallLlm {
-            turn_id,
-            messages,
-            tools: vec![prompt::agent_tool()],
-            delay_ms,
-        });
-        effects
+        self.call_model(turn_id, messages, delay_ms, now)
     }
 
     /// The messages of the run's next model call.

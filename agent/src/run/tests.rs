@@ -186,6 +186,29 @@ fn prepare_page(c: &mut Conversation, first: Vec<Effect>, index_text: &str) -> V
     )
 }
 
+/// A run whose first step navigates: the `task_start` it asks for.
+fn opening(c: &mut Conversation) -> (String, ActionCommand) {
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
+    submitted(&reply(c, &turn, vec![navigate]))
+}
+
+/// … with the tab opened: what follows (the page's preparation).
+fn navigated(c: &mut Conversation) -> Vec<Effect> {
+    let start = opening(c);
+    ok(
+        c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    )
+}
+
+/// … and the first page prepared, showing `index_text`: the turn that decides step 2.
+fn at_first_page(c: &mut Conversation, index_text: &str) -> String {
+    let effects = navigated(c);
+    turn_of(&prepare_page(c, effects, index_text)).0
+}
+
 #[test]
 fn a_browser_task_runs_step_by_step_to_its_answer() {
     let mut c = bound();
@@ -343,21 +366,7 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
 #[test]
 fn a_reply_without_a_tool_call_or_with_bad_arguments_is_retried_with_the_reason() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
-    let effects = ok(
-        &mut c,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    );
-    let (turn, _) = turn_of(&prepare_page(&mut c, effects, "[1]<a>Home</a>"));
+    let turn = at_first_page(&mut c, "[1]<a>Home</a>");
 
     // Text only: retried at once, the model told to call the tool.
     let effects = reply(
@@ -406,21 +415,7 @@ fn a_reply_without_a_tool_call_or_with_bad_arguments_is_retried_with_the_reason(
 #[test]
 fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
-    let effects = ok(
-        &mut c,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    );
-    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let turn = at_first_page(&mut c, "");
     let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
     let effects = c.llm_event(&turn, LlmEvent::Error(auth), 30);
     assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
@@ -430,15 +425,7 @@ fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
 #[test]
 fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
+    let start = opening(&mut c);
     let load = submitted(&ok(
         &mut c,
         start,
@@ -492,21 +479,7 @@ fn the_step_limit_ends_the_run_with_a_clear_error() {
         max_steps: 2,
         ..RunConfig::default()
     });
-    let (turn, _) = turn_of(&c.user_message("loop".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
-    let effects = ok(
-        &mut c,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    );
-    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let turn = at_first_page(&mut c, "");
     let scroll = submitted(&reply(
         &mut c,
         &turn,
@@ -528,15 +501,7 @@ fn the_step_limit_ends_the_run_with_a_clear_error() {
 #[test]
 fn stop_ends_the_run_and_late_results_change_nothing() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
+    let start = opening(&mut c);
     c.stop(15);
     assert_eq!(c.task().status, TaskStatus::Canceled);
     assert!(ok(&mut c, start, json!({ "tabId": 7 })).is_empty());
@@ -545,21 +510,7 @@ fn stop_ends_the_run_and_late_results_change_nothing() {
 #[test]
 fn a_closed_task_tab_is_reopened_by_the_next_step() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
-    let effects = ok(
-        &mut c,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    );
-    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let turn = at_first_page(&mut c, "");
     let click = submitted(&reply(
         &mut c,
         &turn,
@@ -584,15 +535,7 @@ fn a_closed_task_tab_is_reopened_by_the_next_step() {
 #[test]
 fn a_restarted_coordinator_continues_without_running_an_action_twice() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
+    let start = opening(&mut c);
     let stored_run = c.run().cloned();
     let restore = || Conversation::restore(c.task().clone(), c.history.clone(), stored_run.clone());
 
@@ -620,20 +563,7 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
 
     // A model call cut off by the restart is made again.
     let mut thinking = bound();
-    let (turn, _) = turn_of(&thinking.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut thinking,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
-    let effects = ok(
-        &mut thinking,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    );
+    let effects = navigated(&mut thinking);
     let (cut_turn, _) = turn_of(&prepare_page(&mut thinking, effects, "[1]<a>Home</a>"));
     let mut fresh = Conversation::restore(
         thinking.task().clone(),
@@ -650,15 +580,7 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
 #[test]
 fn what_the_person_writes_during_a_run_reaches_the_next_step() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
+    let start = opening(&mut c);
     let effects = c.user_message("only the large mug".into(), 12).unwrap();
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
@@ -680,21 +602,7 @@ fn what_the_person_writes_during_a_run_reaches_the_next_step() {
 #[test]
 fn a_takeover_lasts_through_the_model_thinking_until_resume() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("open".into(), 1).unwrap());
-    let start = submitted(&reply(
-        &mut c,
-        &turn,
-        vec![agent_call(
-            "call_a",
-            json!({ "navigate": { "url": "http://x/" } }),
-        )],
-    ));
-    let effects = ok(
-        &mut c,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    );
-    let (turn, _) = turn_of(&prepare_page(&mut c, effects, ""));
+    let turn = at_first_page(&mut c, "");
     c.takeover(50);
     assert_eq!(c.task().status, TaskStatus::Takeover);
     // A failed call is retried while the person drives: still their browser.
