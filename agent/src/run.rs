@@ -521,6 +521,33 @@ impl Conversation {
         if action_id != record.action_id || !record.state.is_final() {
             return Vec::new();
         }
+        let offline = record
+            .outcome
+            .as_ref()
+            .and_then(|o| o.error.as_ref())
+            .is_some_and(|e| e.code == ErrorCode::PluginOffline);
+        if offline {
+            // The extension went away and did not come back within the retry: no step can
+            // run, and the model cannot help. Say so plainly.
+            let mut effects = Vec::new();
+            if matches!(purpose, Purpose::Step | Purpose::TaskStart) {
+                let step = self
+                    .run
+                    .as_ref()
+                    .and_then(|r| r.steps.last())
+                    .expect("step");
+                let result = tool_result(step, record);
+                effects.extend(self.end_step(result));
+            }
+            let error = ErrorObject::new(
+                ErrorCode::PluginOffline,
+                "The Mimo extension went offline in the middle of the task. Check that Chrome is \
+                 open and the extension connected (its side panel shows it), then send the \
+                 message again.",
+            );
+            effects.extend(self.fail_run(error, now));
+            return effects;
+        }
         let turn_id = self.step_turn_id();
         let ok = record.state == ActionState::Succeeded;
         let outcome = record.outcome.as_ref();

@@ -10,10 +10,14 @@ import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
 
 let mimo: Mimo;
-ownRuntime({ bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test" } }, (m) => (mimo = m));
+ownRuntime({ bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test", MIMO_AGENT_MAX_STEPS: "3" } }, (m) => (mimo = m));
+
+/** Actions the stand-in fails (besides the screenshot, which it never manages). */
+let failing = new Set<string>();
 
 /** What the stand-in answers for each action: a result, or an error code. */
 function answer(action: BrowserAction): { result: unknown } | { code: string; retryable: boolean } {
+  if (failing.has(action.name)) return { code: "TIMEOUT", retryable: false };
   switch (action.name) {
     case "task_start":
       return { result: { tabId: 11, windowId: 3, url: action.params.url ?? "about:blank" } };
@@ -42,7 +46,7 @@ function standIn(ext: ExtensionClient): void {
     const outcome: ExtensionMessage =
       "result" in a
         ? { type: "action_result", outcome: { ...base, status: "ok", result: a.result, warnings: [] } }
-        : { type: "action_result", outcome: { ...base, status: "error", error: { code: a.code as "CDP_UNAVAILABLE", message: "no debugger", retryable: a.retryable }, warnings: [] } };
+        : { type: "action_result", outcome: { ...base, status: "error", error: { code: a.code as "CDP_UNAVAILABLE", message: `${action.name} failed`, retryable: a.retryable }, warnings: [] } };
     ext.send(outcome);
   });
 }
@@ -79,4 +83,41 @@ describe("an agent run with Anthropic Messages", () => {
     assert.match(reply[1]!.text!, /<page>[\s\S]*missing: screenshot[\s\S]*\[1\]<a>Install<\/a>/);
     await Promise.all([ext.close(), web.close()]);
   });
+
+  it("fails with PAGE_PREP_FAILED when neither a screenshot nor the page's text can be captured", async () => {
+    failing = new Set(["browser_readability_extract"]);
+    const { web, ext } = await startRun([agentStep({ navigate: { url: "http://docs.test/" } })]);
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "error");
+    assert.equal(outcome.error?.code, "PAGE_PREP_FAILED");
+    assert.equal(outcome.error?.retryable, true);
+    assert.match(outcome.error!.message, /browser_readability_extract failed/);
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "error", "status error");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("ends with STEP_LIMIT_EXCEEDED after MIMO_AGENT_MAX_STEPS steps", async () => {
+    failing = new Set();
+    const scroll = agentStep({ scroll: { direction: "down" } }, "Still looking.");
+    const { web, ext } = await startRun([agentStep({ navigate: { url: "http://docs.test/" } }), scroll, scroll, scroll]);
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "error");
+    assert.equal(outcome.error?.code, "STEP_LIMIT_EXCEEDED");
+    assert.match(outcome.error!.message, /3 steps/);
+    assert.equal(web.received.filter((e) => e.type === "toolUsed" && e.phase === "end").length, 3);
+    await Promise.all([ext.close(), web.close()]);
+  });
 });
+
+/** A task whose goal starts a run with `turns`, and a stand-in extension answering it. */
+async function startRun(turns: Parameters<Mimo["llm"]["script"]>[0]): Promise<{ web: WebClient; ext: ExtensionClient }> {
+  const ext = await ExtensionClient.connect(mimo, `stand-in-${Math.random().toString(16).slice(2)}`);
+  standIn(ext);
+  mimo.llm.reset();
+  mimo.llm.script(turns);
+  const taskId = await newTask(mimo);
+  const web = await WebClient.connect(mimo, taskId);
+  await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === ext.clientId, "bound to the stand-in");
+  web.send({ type: "user_message", content: "Read http://docs.test/" });
+  return { web, ext };
+}

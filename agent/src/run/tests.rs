@@ -612,3 +612,25 @@ fn a_takeover_lasts_through_the_model_thinking_until_resume() {
     c.resume(70);
     assert_eq!(c.task().status, TaskStatus::Running);
 }
+
+#[test]
+fn an_extension_gone_for_good_ends_the_run_with_plugin_offline() {
+    let mut c = bound();
+    let turn = at_first_page(&mut c, "[1]<a>Home</a>");
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let effects = failed(&mut c, click, "PLUGIN_OFFLINE");
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { step: 2, phase: ToolPhase::End, result: Some(r), .. } if !r.ok)));
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::PluginOffline);
+    assert!(error.message.contains("went offline"));
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
+}
