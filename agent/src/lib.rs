@@ -8,6 +8,7 @@ pub mod actions;
 pub mod conversation;
 pub mod llm;
 pub mod prompt;
+pub mod risk;
 pub mod run;
 pub mod selection;
 pub mod snapshot;

@@ -290,6 +290,7 @@ mod tests {
             }),
             usage: TokenUsage::default(),
             page: Some(format!("https://shop.test/p{number} \"Page {number}\"")),
+            confirmed: false,
         }
     }
 

@@ -24,6 +24,7 @@ use crate::actions::{ActionRecord, ActionState};
 use crate::conversation::{llm_backoff_ms, Conversation, Effect, StoredMessage, LLM_RETRIES};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, Budget, RunView};
+use crate::risk;
 
 /// Limits of a run (`MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
 /// `MIMO_AGENT_TEXT_LIMIT`).
@@ -31,6 +32,8 @@ use crate::prompt::{self, Budget, RunView};
 pub struct RunConfig {
     pub max_steps: u32,
     pub budget: Budget,
+    /// Whether irreversible steps wait for the person (`MIMO_AGENT_CONFIRM_RISKY`, on).
+    pub confirm_risky: bool,
 }
 
 impl Default for RunConfig {
@@ -38,6 +41,7 @@ impl Default for RunConfig {
         RunConfig {
             max_steps: 40,
             budget: Budget::default(),
+            confirm_risky: true,
         }
     }
 }
@@ -58,6 +62,9 @@ pub struct Step {
     pub usage: TokenUsage,
     /// `url "title"` of the page after the step (the placeholder for older pages).
     pub page: Option<String>,
+    /// The person confirmed this (risky) step.
+    #[serde(default)]
+    pub confirmed: bool,
 }
 
 impl Step {
@@ -129,6 +136,8 @@ pub enum Phase {
     Thinking,
     /// An extension to be bound to the task.
     Binding,
+    /// The person's confirmation of the latest step, which looks irreversible.
+    Confirming,
     /// An action, submitted for `purpose`.
     #[serde(rename_all = "camelCase")]
     Acting {
@@ -397,6 +406,7 @@ impl Conversation {
             result: None,
             usage,
             page: None,
+            confirmed: false,
         };
         effects.push(Effect::Emit(FrontendEvent::ToolUsed {
             step: step.number,
@@ -481,8 +491,66 @@ impl Conversation {
             };
             return self.submit(turn_id, command, Purpose::TaskStart);
         }
+        if self.config.confirm_risky && !step.confirmed {
+            let elements = run.observation.as_ref().map_or("", |o| o.elements.as_str());
+            if let Some(reason) = risk::needs_confirmation(&step.output.action, elements) {
+                let event = FrontendEvent::ConfirmationRequested {
+                    step: step.number,
+                    action: step.output.action.clone(),
+                    reason,
+                };
+                self.run.as_mut().expect("run").phase = Phase::Confirming;
+                let mut effects = vec![Effect::SaveRun, Effect::Emit(event)];
+                effects.extend(self.transition(TaskStatus::WaitingConfirmation, now));
+                return effects;
+            }
+        }
         let command = command_for(&step.output.action).expect("not done");
         self.submit(turn_id, command, Purpose::Step)
+    }
+
+    /// The person's answer for a step waiting for confirmation: it runs, or the model hears
+    /// that it was declined (`CONFIRMATION_REQUIRED`) and chooses again.
+    pub fn confirm(
+        &mut self,
+        step: u32,
+        approve: bool,
+        now: u64,
+    ) -> Result<Vec<Effect>, ErrorObject> {
+        let waiting = self.run.as_ref().is_some_and(|r| {
+            r.phase == Phase::Confirming && r.steps.last().is_some_and(|s| s.number == step)
+        });
+        if !waiting {
+            return Err(ErrorObject::new(
+                ErrorCode::NotFound,
+                format!("step {step} is not waiting for a confirmation"),
+            ));
+        }
+        let mut effects = self.transition(TaskStatus::Running, now);
+        let turn_id = self.step_turn_id();
+        let run = self.run.as_mut().expect("run");
+        let last = run.steps.last_mut().expect("step");
+        if approve {
+            last.confirmed = true;
+            effects.extend(self.act(&turn_id, now));
+        } else {
+            let result = ToolResult {
+                tool_call_id: last.tool_call_id.clone(),
+                name: last.output.action.name().to_owned(),
+                ok: false,
+                result: None,
+                error: Some(ErrorObject::new(
+                    ErrorCode::ConfirmationRequired,
+                    "The person declined this step. Do not try it again: find another way, or \
+                     finish with done and say what is left for them to do.",
+                )),
+                warnings: Vec::new(),
+            };
+            effects.extend(self.end_step(result));
+            // Nothing ran: the page is as the model last saw it.
+            effects.extend(self.think(0, now));
+        }
+        Ok(effects)
     }
 
     fn submit(&mut self, turn_id: &str, command: ActionCommand, purpose: Purpose) -> Vec<Effect> {

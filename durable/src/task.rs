@@ -222,6 +222,12 @@ impl DurableObject for TaskCoordinator {
             }
             FrontendMessage::Stop {} => self.control(TaskControl::Stop).await?,
             FrontendMessage::Resume {} => self.control(TaskControl::Resume).await?,
+            FrontendMessage::Confirm { step, approve } => {
+                match self.with_conversation(|c| c.confirm(step, approve, now))? {
+                    Ok(effects) => work.extend(effects),
+                    Err(error) => return self.send_error(&ws, error),
+                }
+            }
             FrontendMessage::SelectClient { client_id } => {
                 if let Err(error) = self.bind_client(Some(client_id)).await? {
                     return self.send_error(&ws, error);
@@ -270,8 +276,8 @@ fn timeouts(env: &Env) -> Timeouts {
     }
 }
 
-/// The agent's limits, from `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS` and
-/// `MIMO_AGENT_TEXT_LIMIT` where set.
+/// The agent's limits, from `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
+/// `MIMO_AGENT_TEXT_LIMIT` and `MIMO_AGENT_CONFIRM_RISKY` where set.
 fn run_config(env: &Env) -> RunConfig {
     let number = |name: &str| {
         env.var(name)
@@ -287,6 +293,10 @@ fn run_config(env: &Env) -> RunConfig {
                 .unwrap_or(defaults.budget.context_tokens),
             text_limit: number("MIMO_AGENT_TEXT_LIMIT").unwrap_or(defaults.budget.text_limit),
         },
+        confirm_risky: env
+            .var("MIMO_AGENT_CONFIRM_RISKY")
+            .map(|v| !matches!(v.to_string().trim(), "false" | "off" | "0"))
+            .unwrap_or(defaults.confirm_risky),
     }
 }
 

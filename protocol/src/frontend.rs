@@ -21,6 +21,8 @@ pub enum FrontendMessage {
     Stop {},
     /// The person hands the browser back after taking over.
     Resume {},
+    /// The person's answer to `confirmationRequested` for step `step`: run it, or not.
+    Confirm { step: u32, approve: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -117,6 +119,15 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         usage: Option<TokenUsage>,
+    },
+    /// A risky step waits for the person (task status `waiting_confirmation`); they answer
+    /// with `confirm`.
+    #[serde(rename_all = "camelCase")]
+    ConfirmationRequested {
+        step: u32,
+        action: AgentAction,
+        /// Why it needs a confirmation, and what it acts on.
+        reason: String,
     },
     /// The page was prepared for the model (loaded, screenshot, readability, element index).
     #[serde(rename_all = "camelCase")]

@@ -178,7 +178,7 @@ lastUsedAt?: number, };
 
 export type ExtensionList = { extensions: Array<ExtensionInfo>, };
 
-export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", };
+export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -206,7 +206,11 @@ summary?: string,
 /**
  * Tokens of the model call that chose this step (on `start`).
  */
-usage?: TokenUsage, } | { "type": "pageObserved", 
+usage?: TokenUsage, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+/**
+ * Why it needs a confirmation, and what it acts on.
+ */
+reason: string, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */
@@ -248,7 +252,11 @@ summary?: string,
 /**
  * Tokens of the model call that chose this step (on `start`).
  */
-usage?: TokenUsage, } | { "type": "pageObserved", 
+usage?: TokenUsage, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+/**
+ * Why it needs a confirmation, and what it acts on.
+ */
+reason: string, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */

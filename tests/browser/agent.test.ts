@@ -6,7 +6,7 @@ import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts
 import type { Page } from "playwright-core";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
-import { agentStep, buyTwoBlueMugs } from "../support/shopper.ts";
+import { agentStep, buyTwoBlueMugs, onElement } from "../support/shopper.ts";
 import { extensionStorage, pageAt, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
@@ -208,6 +208,8 @@ describe("the web app during a run", () => {
     await ranOnce(taskId);
     const cart = await pageAt(h, `${h.b}/shop/cart.html`);
     assert.deepEqual(await cart.locator("#cart tr:not(:first-child) td").allInnerTexts(), ["Blue mug", "2"]);
+    // The next test finds its own cart tab by its URL.
+    await cart.close();
     await app.close();
   });
 
@@ -234,6 +236,32 @@ describe("the web app during a run", () => {
     assert.equal(result.status, "ok", JSON.stringify(result));
     await ranOnce(taskId);
     web.close();
+  });
+});
+
+describe("a risky step", () => {
+  it("waits for the person's confirmation in the web app, then runs", { timeout: 90_000 }, async () => {
+    // `fresh` empties the cart of origin b (the takeover test filled it).
+    const shop = `${h.b}/shop/index.html?fresh`;
+    h.mimo.llm.script([
+      ...buyTwoBlueMugs(shop).slice(0, -1),
+      onElement("Place order", (index) => ({ click: { index } }), "Cart checked, ordering."),
+      agentStep({ done: { success: true, text: "Ordered." } }),
+    ]);
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await say(app, `Open ${shop}, buy two blue mugs and place the order`);
+    const card = app.getByTestId("confirmation");
+    await card.waitFor({ timeout: 60_000 });
+    assert.match(await card.innerText(), /Step 7 needs your confirmation: click \[\d+\][\s\S]*Place order/);
+    assert.equal(await serverStatus(taskId), "waiting_confirmation");
+    const cart = await pageAt(h, `${h.b}/shop/cart.html`);
+    assert.equal(await cart.locator("#ordered").innerText(), "", "nothing ordered before the person confirms");
+    await app.getByTestId("confirm-step").click();
+    await until("the task completes", async () => (await serverStatus(taskId)) === "completed", 60_000);
+    assert.match(await cart.locator("#ordered").innerText(), /Order placed: 24 €/);
+    assert.ok(await app.getByTestId("confirm-step").isDisabled(), "the question is closed");
+    await ranOnce(taskId);
+    await app.close();
   });
 });
 

@@ -4,7 +4,7 @@
 import type { ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { clockTime, h } from "./dom.ts";
 import { describeAction } from "./steps.ts";
-import type { PageObserved, ToolUsed } from "./task.ts";
+import type { ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -23,6 +23,8 @@ export type ChatHandlers = {
   onStop: () => void;
   /** Hand the browser back to Mimo after taking over. */
   onResume: () => void;
+  /** The person's answer to a step waiting for confirmation. */
+  onConfirm: (step: number, approve: boolean) => void;
 };
 
 /** Statuses in which the task is doing something that Stop can end. */
@@ -45,6 +47,8 @@ export class ChatView {
   private messages = new Map<string, Rendered>();
   /** The agent's step cards by step number (of the latest run). */
   private steps = new Map<number, { card: HTMLElement; body: HTMLElement }>();
+  /** The answer buttons of the confirmation asked last, until the task moves on. */
+  private confirmButtons: HTMLButtonElement[] = [];
   private status: TaskStatus = "created";
   private sending = false;
   /** The assistant message that finished last, until anything else happens (to mark it stopped). */
@@ -116,6 +120,11 @@ export class ChatView {
     }
     this.justFinished = null;
     this.status = status;
+    // Answered, stopped or moved on: the question is closed.
+    if (status !== "waiting_confirmation") {
+      for (const button of this.confirmButtons) button.disabled = true;
+      this.confirmButtons = [];
+    }
     this.syncChrome();
   }
 
@@ -211,6 +220,30 @@ export class ChatView {
         step.card.setAttribute("data-state", ok ? "ok" : "failed");
         step.body.append(h("div", { class: `step-result ${ok ? "step-ok" : "step-failed"}`, "data-testid": "step-result" }, ok ? "✓ " : "✗ ", event.summary ?? ""));
       }
+    });
+    this.syncChrome();
+  }
+
+  /** A risky step waits: what it would do and why it asks, with Confirm and Decline. */
+  showConfirmation(event: ConfirmationRequested): void {
+    this.justFinished = null;
+    const answer = (approve: boolean) => {
+      for (const button of this.confirmButtons) button.disabled = true;
+      this.handlers.onConfirm(event.step, approve);
+    };
+    const confirm = h("button", { class: "btn btn-primary btn-sm", type: "button", "data-testid": "confirm-step", onclick: () => answer(true) }, "Confirm");
+    const decline = h("button", { class: "btn btn-sm", type: "button", "data-testid": "decline-step", onclick: () => answer(false) }, "Decline");
+    this.confirmButtons = [confirm, decline];
+    this.keepAtBottom(() => {
+      this.list.append(
+        h(
+          "div",
+          { class: "output-card output-partial", "data-testid": "confirmation", "data-step": String(event.step) },
+          h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "?"), `Step ${event.step} needs your confirmation: ${describeAction(event.action)}`),
+          h("div", { class: "output-hint" }, `Mimo asks because ${event.reason}.`),
+          h("div", { class: "confirm-actions" }, confirm, decline),
+        ),
+      );
     });
     this.syncChrome();
   }

@@ -46,6 +46,7 @@ class App {
       onSend: (text) => this.send(text),
       onStop: () => this.sendFrame({ type: "stop" }),
       onResume: () => this.sendFrame({ type: "resume" }),
+      onConfirm: (step, approve) => this.sendFrame({ type: "confirm", step, approve }),
     });
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
@@ -205,6 +206,7 @@ class App {
       snapshot: () => this.renderSnapshot(),
       output: (event) => this.chat.showOutput(event),
       step: (event) => this.chat.showStep(event),
+      confirmation: (event) => this.chat.showConfirmation(event),
       page: (event) => this.chat.showPage(event),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
       ready: (behind) => {

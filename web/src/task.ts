@@ -5,6 +5,7 @@ import type { BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStat
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
 export type PageObserved = Extract<EventEnvelope, { type: "pageObserved" }>;
+export type ConfirmationRequested = Extract<EventEnvelope, { type: "confirmationRequested" }>;
 
 /** What the task's events drive. */
 export type TaskSink = {
@@ -16,6 +17,8 @@ export type TaskSink = {
   /** A step of the agent: chosen (`start`), then done (`end`). */
   step(event: ToolUsed): void;
   page(event: PageObserved): void;
+  /** A risky step waits for the person's answer. */
+  confirmation(event: ConfirmationRequested): void;
   error(error: ErrorObject): void;
   /** Replay finished. `behind` when the server's log ends before what was applied (its storage was reset). */
   ready(behind: boolean): void;
@@ -73,6 +76,9 @@ export class TaskModel {
         break;
       case "pageObserved":
         this.sink.page(event);
+        break;
+      case "confirmationRequested":
+        this.sink.confirmation(event);
         break;
       case "ready":
         this.synced = true;

@@ -634,3 +634,71 @@ fn an_extension_gone_for_good_ends_the_run_with_plugin_offline() {
         .iter()
         .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
 }
+
+#[test]
+fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
+    let page = "[1]<button>Add to cart</button>\n[2]<button>Place order</button>";
+    let mut c = bound();
+    let turn = at_first_page(&mut c, page);
+    // Adding to the cart goes ahead.
+    let add = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let effects = ok(&mut c, add, json!({ "clicked": true }));
+    let turn = turn_of(&prepare_page(&mut c, effects, page)).0;
+
+    // Placing the order waits.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_c", json!({ "click": { "index": 2 } }))],
+    );
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ConfirmationRequested { step: 3, reason, .. } if reason.contains("Place order"))));
+    assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
+    let wrong = c.confirm(2, true, 30).unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::NotFound);
+
+    // Declined: the model hears it and chooses again; nothing ran.
+    let mut declined = Conversation::restore(c.task().clone(), c.history.clone(), c.run().cloned());
+    let effects = declined.confirm(3, false, 30).unwrap();
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    let (_, messages) = turn_of(&effects);
+    let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
+    assert_eq!(result["error"]["code"], "CONFIRMATION_REQUIRED");
+    assert_eq!(declined.task().status, TaskStatus::Running);
+
+    // Confirmed: it runs, once.
+    let effects = c.confirm(3, true, 30).unwrap();
+    let (_, command) = submitted(&effects);
+    assert!(
+        matches!(command, ActionCommand::BrowserClick { target, .. } if target.click_id == Some(2))
+    );
+    assert_eq!(c.task().status, TaskStatus::Running);
+    assert!(c.confirm(3, true, 31).is_err(), "answered already");
+}
+
+#[test]
+fn confirmations_can_be_turned_off() {
+    let mut c = bound().with_config(RunConfig {
+        confirm_risky: false,
+        ..RunConfig::default()
+    });
+    let turn = at_first_page(&mut c, "[2]<button>Place order</button>");
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_c", json!({ "click": { "index": 2 } }))],
+    );
+    assert!(matches!(
+        submitted(&effects).1,
+        ActionCommand::BrowserClick { .. }
+    ));
+}
