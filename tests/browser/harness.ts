@@ -141,7 +141,7 @@ async function launch(profile: string, display: Display, headed: boolean): Promi
 /** Ticks "Allow Mimo on all sites" on the extension's options page and allows it in Chrome's dialog. */
 export async function allowAllSites(display: Display, options: Page): Promise<void> {
   const box = options.locator("#site-all");
-  await allowInChromeDialog(display, options, () => box.click());
+  await allowInChromeDialog(display, options, () => box.click(), ["<all_urls>"]);
   await options.waitForFunction(() => (document.getElementById("site-all") as HTMLInputElement).checked, null, { timeout: 10_000 });
 }
 

@@ -55,7 +55,7 @@ describe("site access", () => {
 
   it("allows a site from the side panel through Chrome's dialog; actions then work there and only there", { timeout: 60_000 }, async () => {
     const allow = panel.getByRole("button", { name: `Allow Mimo on ${h.a}` });
-    await allowInChromeDialog(h.display, panel, () => allow.click());
+    await allowInChromeDialog(h.display, panel, () => allow.click(), [`${h.a}/*`]);
     await panel.locator("#site-granted").getByText(h.a, { exact: false }).waitFor();
     await allow.waitFor({ state: "detached" });
     assert.equal(await panel.getByRole("button", { name: `Allow Mimo on ${h.b}` }).count(), 1, "the other site is still offered");

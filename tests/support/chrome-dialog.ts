@@ -5,6 +5,7 @@
 // browser runs headed on a virtual X display (Xvfb), where the dialog is real, and the test
 // presses Tab (from the default "Deny" to "Allow") and Space with xdotool, as keyboard input to
 // the browser window.
+/// <reference types="chrome" />
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -69,22 +70,41 @@ async function brightness(display: string, area: Area): Promise<number> {
 }
 
 /**
- * Runs `click` (which makes the extension call `chrome.permissions.request` in `page`) and
- * answers Chrome's dialog with Allow. The dialog shows over the page and dims it: that dimming
- * is how the test knows it is up, since DevTools cannot see the dialog, and the page takes no
- * input (nor answers DevTools input) while it is shown.
+ * Runs `click` (which makes the extension page `page` call `chrome.permissions.request` for
+ * `origins`) and answers Chrome's dialog with Allow, until Chrome has granted them. The dialog
+ * shows over the page and dims it: that is how the test knows it is up, since DevTools cannot see
+ * the dialog (and the page takes no DevTools input while it is shown). Keys sent before Chrome
+ * enabled "Allow" (a busy machine) are sent again, and a request they happened to deny is made
+ * again.
  */
-export async function allowInChromeDialog(display: Display, page: Page, click: () => Promise<void>): Promise<void> {
+export async function allowInChromeDialog(display: Display, page: Page, click: () => Promise<void>, origins: string[]): Promise<void> {
   await page.bringToFront();
   const win = await page.evaluate(() => ({ x: screenX, y: screenY, w: outerWidth, h: outerHeight, chrome: outerHeight - innerHeight }));
   const content: Area = { x: win.x + 20, y: win.y + win.chrome + 20, w: win.w - 40, h: win.h - win.chrome - 40 };
-  const before = await brightness(display.display, content);
-  await click();
-  const deadline = Date.now() + DIALOG_TIMEOUT_MS;
-  while ((await brightness(display.display, content)) > before * 0.85) {
-    if (Date.now() > deadline) assert.fail("Chrome's permission dialog did not show");
-    await sleep(100);
+  const bright = await brightness(display.display, content);
+  const dimmed = async () => (await brightness(display.display, content)) < bright * 0.85;
+  /** Waits up to `ms` for the page to be dimmed (`want`) or not; says whether it is. */
+  const waitDimmed = async (want: boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      if ((await dimmed()) === want) return true;
+      if (Date.now() > deadline) return false;
+      await sleep(100);
+    }
+  };
+  for (let attempt = 1; ; attempt++) {
+    await click();
+    if (!(await waitDimmed(true, DIALOG_TIMEOUT_MS))) assert.fail("Chrome's permission dialog did not show");
+    await sleep(ALLOW_ENABLED_MS);
+    // Tab from "Deny" to "Allow", Space to press it. Should "Allow" not be enabled yet, focus
+    // lands elsewhere and the dialog stays: the keys go again, and whatever they end on
+    // (Allow, or Deny and a new request) the loop copes with.
+    for (let presses = 1; ; presses++) {
+      await run("xdotool", ["key", "Tab", "space"], { env: { ...process.env, DISPLAY: display.display } });
+      if (await waitDimmed(false, 1500)) break;
+      if (presses === 5) assert.fail("Chrome's permission dialog did not close");
+    }
+    if (await page.evaluate((o) => chrome.permissions.contains({ origins: o }), origins)) return;
+    if (attempt === 3) assert.fail(`Chrome did not grant ${origins.join(", ")}`);
   }
-  await sleep(ALLOW_ENABLED_MS);
-  await run("xdotool", ["key", "Tab", "space"], { env: { ...process.env, DISPLAY: display.display } });
 }
