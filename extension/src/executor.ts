@@ -1,6 +1,8 @@
-// Runs each action of the catalog (seed 000 §4.2) in the task's own tab: the tab guard first,
-// then CDP input (clicks, typing, keys, hover) with DOM fallbacks, the DOM index across frames,
-// page preparation (loaded, screenshot, readability) and the HTML snapshot.
+// Runs each action of the catalog (seed 000 §4.2) in the task's own tab: the tab guard first
+// (the task's own tab, on a site the person allowed), then CDP input (clicks, typing, keys,
+// hover) with DOM fallbacks, the DOM index across frames (stored whole as an artifact when too
+// large for one message), page preparation (loaded, screenshot, readability) and the HTML
+// snapshot.
 import { DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, MAX_EXTENSION_FRAME_BYTES, READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, DomElement, DomIndexResult, ReadabilityResult, ScreenshotResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "./artifacts.ts";
@@ -17,8 +19,8 @@ import { parseKey } from "./keys.ts";
 import { actionLabel, overlayFor } from "./overlay-state.ts";
 import type { KeySpec } from "./keys.ts";
 import { ActionError } from "./results.ts";
-import { requireSite, siteAllowed } from "./site-access.ts";
 import type { ActionSuccess } from "./results.ts";
+import { requireSite, siteAllowed } from "./site-access.ts";
 import type { TaskRecord, TaskRegistry } from "./tasks.ts";
 
 type Params<N extends BrowserAction["name"]> = Extract<BrowserAction, { name: N }>["params"];
