@@ -1,7 +1,8 @@
 // Builds the extension into extension/dist, the folder Chrome loads ("Load unpacked"):
 // src/background.ts → background.js (the service worker, an ES module), src/options.ts →
 // options.js and src/side_panel.ts → side_panel.js (pages), src/content/main.ts → content.js
-// (the content script of every frame, a classic script) and src/readability-page.ts →
+// (the content script of every frame of allowed sites, registered at run time, a classic
+// script) and src/readability-page.ts →
 // readability.js (injected into a task tab on demand), plus manifest.json and the HTML pages
 // copied as they are.
 //

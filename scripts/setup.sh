@@ -34,9 +34,12 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
 
-if [ "${1:-}" = browser ] && [ ! -x /usr/bin/chromium ]; then
-  say "installing Debian's chromium"
+# Chromium for the browser tests, and a virtual X display with input and screen tools: Chrome's
+# permission dialog only shows in a headed browser, and the tests answer it as a person would
+# (tests/support/chrome-dialog.ts).
+if [ "${1:-}" = browser ] && { [ ! -x /usr/bin/chromium ] || ! command -v Xvfb xdotool xwd >/dev/null; }; then
+  say "installing Debian's chromium, xvfb, xdotool and x11-apps"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver xvfb xdotool x11-apps >/dev/null
 fi

@@ -8,13 +8,15 @@ import { Debugger } from "./cdp.ts";
 import { Connection } from "./connection.ts";
 import { Executor } from "./executor.ts";
 import { isContentMessage } from "./frame-protocol.ts";
-import type { ContentMessage } from "./frame-protocol.ts";
-import { everyFrame } from "./frames.ts";
+import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
+import { everyFrame, frameCall } from "./frames.ts";
 import { isPageMessage } from "./messages.ts";
+import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
 import { loadSettings, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
 import { TAKEOVER_LOG_KEY, TaskRegistry } from "./tasks.ts";
+import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
 
 /** Wakes the worker to reconnect when Chrome stopped it; 30 s is the shortest period Chrome allows. */
@@ -73,6 +75,11 @@ const sync = new BrowserSync(reader, {
   failed: (message) => connection.fail(message),
 });
 
+/** What a task's overlay shows now. */
+function overlayOf(task: TaskRecord): FrameRequest {
+  return task.label === undefined ? { op: "overlay", state: task.overlay } : { op: "overlay", state: task.overlay, label: task.label };
+}
+
 /** The server told us a task's status: the overlay of its tab follows. */
 async function taskState(taskId: string, status: TaskStatus): Promise<void> {
   await tasks.setStatus(taskId, status, Date.now());
@@ -82,7 +89,7 @@ async function taskState(taskId: string, status: TaskStatus): Promise<void> {
     else delete t.takeover;
   });
   if (task !== undefined && task.tabClosed !== true) {
-    await everyFrame(task.tabId, task.label === undefined ? { op: "overlay", state: task.overlay } : { op: "overlay", state: task.overlay, label: task.label });
+    await everyFrame(task.tabId, overlayOf(task));
   }
 }
 
@@ -158,6 +165,22 @@ chrome.tabGroups.onRemoved.addListener((group) => sync.groupRemoved(group.id));
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && SETTING_KEYS.some((key) => key in changes)) connection.restart();
 });
+
+/**
+ * The person allowed a site (or all): the side panel stops offering it, and a task tab already
+ * showing it gets the content script (Chrome injects registered scripts only at the next load)
+ * with its overlay.
+ */
+async function sitesAllowed(): Promise<void> {
+  await forgetAllowedRequests();
+  for (const task of await tasks.all()) {
+    if (task.tabClosed === true) continue;
+    const tab = await chrome.tabs.get(task.tabId).catch(() => null);
+    if (tab === null || !(await siteAllowed(tab.url ?? ""))) continue;
+    await frameCall(task.tabId, 0, overlayOf(task)).catch(() => undefined);
+  }
+}
+chrome.permissions.onAdded.addListener(() => void sitesAllowed().catch((error: unknown) => console.error("mimo: after a site was allowed", error)));
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === RECONNECT_ALARM) connection.ensure();
 
@@ -187,6 +210,7 @@ void chrome.alarms.get(RECONNECT_ALARM).then(async (alarm) => {
 });
 
 connection.ensure();
+void ensureContentScript().catch((error: unknown) => console.error("mimo: cannot register the content script", error));
 
 // Test hooks, only where the tests turned them on: feed a raw server frame into the connection
 // (as if the server had sent it) and see the frames the extension sent.

@@ -1,7 +1,9 @@
-// Runs each action of the catalog (seed 000 §4.2) in the task's own tab: the tab guard first,
-// then CDP input (clicks, typing, keys, hover) with DOM fallbacks, the DOM index across frames,
-// page preparation (loaded, screenshot, readability) and the HTML snapshot.
-import { HTML_MAX_BYTES, MAX_EXTENSION_FRAME_BYTES, READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES } from "../../protocol/ts/protocol.ts";
+// Runs each action of the catalog (seed 000 §4.2) in the task's own tab: the tab guard first
+// (the task's own tab, on a site the person allowed), then CDP input (clicks, typing, keys,
+// hover) with DOM fallbacks, the DOM index across frames (stored whole as an artifact when too
+// large for one message), page preparation (loaded, screenshot, readability) and the HTML
+// snapshot.
+import { DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, MAX_EXTENSION_FRAME_BYTES, READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, DomElement, DomIndexResult, ReadabilityResult, ScreenshotResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "./artifacts.ts";
 import type { ServerAccess } from "./artifacts.ts";
@@ -10,7 +12,7 @@ import { DEFAULT_CLICK_ATTR } from "./frame-protocol.ts";
 import type { FrameIndex, FrameTarget, IndexLine, OverlayState, Point, Prepared } from "./frame-protocol.ts";
 import { allFrames, everyFrame, frameCall } from "./frames.ts";
 import type { FrameInfo } from "./frames.ts";
-import { checkUrl, taskTabFor } from "./guard.ts";
+import { checkUrl, siteOf, taskTabFor } from "./guard.ts";
 import { base64ToBytes, imageSize, utf8 } from "./image.ts";
 import { fitIndex, indent, pageLine } from "./index-text.ts";
 import { parseKey } from "./keys.ts";
@@ -18,6 +20,7 @@ import { actionLabel, overlayFor } from "./overlay-state.ts";
 import type { KeySpec } from "./keys.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
+import { requireSite, siteAllowed } from "./site-access.ts";
 import type { TaskRecord, TaskRegistry } from "./tasks.ts";
 
 type Params<N extends BrowserAction["name"]> = Extract<BrowserAction, { name: N }>["params"];
@@ -124,7 +127,9 @@ export class Executor {
       throw new ActionError("TASK_TAB_CLOSED", `the task's tab ${tabId} was closed; start the task again (task_start)`, false);
     }
     if (action.name !== "browser_navigate" && action.name !== "browser_back") {
-      checkUrl(tab.url || tab.pendingUrl || "", (await this.#deps.server()).serverUrl);
+      const url = tab.url || tab.pendingUrl || "";
+      checkUrl(url, (await this.#deps.server()).serverUrl);
+      await requireSite(url);
     }
     if (MUTATING.has(action.name)) {
       if (task!.stopRequested !== undefined) throw new ActionError("PERMISSION_DENIED", "the person stopped this task in its tab", false);
@@ -139,6 +144,8 @@ export class Executor {
     const server = await this.#deps.server();
     const url = params.url ?? "about:blank";
     checkUrl(url, server.serverUrl);
+    // Before a tab is opened: the refusal lists the site in the side panel for the person.
+    await requireSite(url);
     const warnings: string[] = [];
     const existing = await this.#deps.tasks.get(action.taskId);
     const alive = existing !== undefined && existing.tabClosed !== true && (await chrome.tabs.get(existing.tabId).catch(() => null)) !== null;
@@ -281,6 +288,7 @@ export class Executor {
   async #navigate(ctx: Ctx, url: string): Promise<ActionSuccess> {
     if (typeof url !== "string" || url === "") throw new ActionError("SCHEMA_VALIDATION_FAILED", "browser_navigate needs a url");
     checkUrl(url, (await this.#deps.server()).serverUrl);
+    await requireSite(url);
     const warnings: string[] = [];
     const tab = (await this.#navigateTab(ctx.tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings)) ?? (await chrome.tabs.get(ctx.tabId));
     return { result: { url: tab.url ?? url, title: tab.title ?? "", status: tab.status ?? "loading" }, warnings };
@@ -359,7 +367,8 @@ export class Executor {
     if (p.xpath !== undefined) {
       if (typeof p.xpath !== "string" || p.xpath === "") throw new ActionError("INVALID_TARGET", "the xpath is empty");
       const frames = await allFrames(ctx.tabId);
-      for (const f of [{ frameId: 0 }, ...frames.filter((f) => f.frameId !== 0)]) {
+      const allowed = await Promise.all(frames.map((f) => siteAllowed(f.url)));
+      for (const f of [{ frameId: 0 }, ...frames.filter((f, i) => f.frameId !== 0 && allowed[i])]) {
         const found = await frameCall<boolean>(ctx.tabId, f.frameId, { op: "exists", xpath: p.xpath }).catch((error: unknown) => {
           if (f.frameId === 0) throw error;
           return false;
@@ -374,7 +383,13 @@ export class Executor {
   /** The frame ids of a frame's children, by the tokens their iframes gave them. */
   async #childTokens(tabId: number, parentFrameId: number, frames: FrameInfo[]): Promise<Map<string, number>> {
     const children = frames.filter((f) => f.parentFrameId === parentFrameId);
-    const tokens = await Promise.all(children.map((f) => frameCall<string | null>(tabId, f.frameId, { op: "whoami", waitMs: 150 }).catch(() => null)));
+    const whoami = (f: FrameInfo) => frameCall<string | null>(tabId, f.frameId, { op: "whoami", waitMs: 150 }).catch(() => null);
+    const tokens = await Promise.all(children.map(whoami));
+    // A frame whose content script came after its parent's tokens (injected now, because its
+    // site was allowed after the page loaded) missed them: the parent sends them again.
+    if (tokens.includes(null) && (await frameCall(tabId, parentFrameId, { op: "tagFrames" }).then(() => true, () => false))) {
+      await Promise.all(children.map(async (f, i) => (tokens[i] ??= await whoami(f))));
+    }
     const map = new Map<string, number>();
     tokens.forEach((t, i) => {
       if (t !== null) map.set(t, children[i]!.frameId);
@@ -550,7 +565,13 @@ export class Executor {
     const elements: DomElement[] = top.elements.map((e) => ({ ...e, frameId: 0 }));
     const clicks: Array<[number, number, number]> = top.nextId > 1 ? [[1, top.nextId - 1, 0]] : [];
     let next = top.nextId;
-    const frames = await allFrames(ctx.tabId);
+    // Frames of sites the person has not allowed are left out (one may still hold a content
+    // script from before a revoke): the index never reads them.
+    const frames: FrameInfo[] = [];
+    for (const f of await allFrames(ctx.tabId)) {
+      if (await siteAllowed(f.url)) frames.push(f);
+      else warnings.push(`frame ${f.frameId} was not indexed: Mimo is not allowed on ${siteOf(f.url)}`);
+    }
 
     // Child frames, depth first, each answering with its own viewport's coordinates.
     const expand = async (index: FrameIndex, frameId: number, offset: Point, clip: { x: number; y: number; w: number; h: number }, depth: number): Promise<string[]> => {
@@ -589,9 +610,28 @@ export class Executor {
       t.attr = attr;
     });
     const full: DomIndexResult = { elements, text: [header, ...lines].join("\n"), url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY };
-    const fitted = fitIndex(full, MAX_EXTENSION_FRAME_BYTES - ENVELOPE_BYTES, xpathScan);
-    if (fitted.warning !== undefined) warnings.push(fitted.warning);
-    return { result: fitted.result, warnings, partial: fitted.result.elements.length < elements.length };
+    const budget = MAX_EXTENSION_FRAME_BYTES - ENVELOPE_BYTES;
+    const json = utf8(JSON.stringify(full));
+    if (json.byteLength <= budget) return { result: full, warnings };
+    // Too large for one message: the whole index goes to R2 and the message carries what fits,
+    // so nothing is lost for whoever needs all of it.
+    let stored: DomIndexResult = full;
+    let partial = false;
+    if (json.byteLength > DOM_INDEX_MAX_BYTES) {
+      warnings.push(`the whole index is ${json.byteLength} bytes, over the artifact limit of ${DOM_INDEX_MAX_BYTES}; only the part below was kept`);
+      partial = true;
+    } else {
+      try {
+        const uploaded = await uploadArtifact(await this.#deps.server(), { taskId: ctx.task.taskId, kind: "dom_index", contentType: "application/json", actionId: ctx.action.actionId }, json);
+        stored = { ...full, artifactId: uploaded.artifactId, truncated: true };
+      } catch (error) {
+        warnings.push(`the whole index could not be stored (${text(error)}); only the part below was kept`);
+        partial = true;
+      }
+    }
+    const fitted = fitIndex(stored, budget, xpathScan);
+    if (fitted.warning !== undefined) warnings.push(stored.artifactId === undefined ? fitted.warning : `${fitted.warning}; the whole index is in artifact ${stored.artifactId}`);
+    return { result: { ...fitted.result, truncated: true }, warnings, partial };
   }
 
   async #screenshot(ctx: Ctx, fullPage: boolean): Promise<ActionSuccess> {

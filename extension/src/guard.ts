@@ -1,5 +1,6 @@
 // Where the extension may act (seed 000 §4.3): only in the task's own tab, never on the web
-// app's or the server's origin, never on the browser's own pages. Pure: tested under node:test.
+// app's or the server's origin, never on the browser's own pages, and only on sites the person
+// allowed (see site-access.ts for the Chrome side). Pure: tested under node:test.
 import { ActionError } from "./results.ts";
 
 /** Schemes a task tab may show. `about:blank` is where a task without a URL starts. */
@@ -42,4 +43,28 @@ export function taskTabFor(task: TaskTab | undefined, requested: number | undefi
     throw new ActionError("INVALID_TASK_TAB", `tab ${requested} is not the task's tab (${task.tabId})`);
   }
   return task.tabId;
+}
+
+/** The site (origin) a URL belongs to when it is a web page Mimo could act on, else null. */
+export function siteOf(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    return ALLOWED_SCHEMES.has(parsed.protocol) ? parsed.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The host permission pattern that covers every page of a site. */
+export function sitePattern(site: string): string {
+  return `${site}/*`;
+}
+
+/** The refusal for a site the person has not allowed yet: what to do is in the message. */
+export function siteNotAllowed(site: string): ActionError {
+  return new ActionError(
+    "PERMISSION_DENIED",
+    `Mimo is not allowed on ${site}: open the Mimo side panel and press "Allow Mimo on ${site}" (or allow all sites in Mimo's options), then try again`,
+    false,
+  );
 }

@@ -1,8 +1,9 @@
-// The options page: edits the server address, token and name, and shows the connection state
-// the service worker publishes in storage, live.
+// The options page: edits the server address, token and name, shows the connection state
+// the service worker publishes in storage, live, and the site access (all sites, or site by site).
 import { defaultName, isValidClientId, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import type { PageMessage } from "./messages.ts";
+import { mountSiteAccess } from "./site-access-view.ts";
 import { CLIENT_ID_KEY, loadSettings, loadStatus, saveSettings, STATUS_KEY, storedClientId } from "./storage.ts";
 import type { ConnectionStatus, Settings } from "./storage.ts";
 
@@ -109,3 +110,4 @@ async function init(): Promise<void> {
 }
 
 void init();
+mountSiteAccess(element<HTMLElement>("site-access"), { currentTab: false });

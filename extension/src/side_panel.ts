@@ -1,7 +1,10 @@
-// The side panel: the connection, the tasks running in this browser with their state, and the
-// last actions, all read from what the service worker keeps in storage (live).
+// The side panel: the connection, which sites Mimo may act on (with "Allow Mimo on <site>" for
+// the current tab's site and for sites a task asked for), the tasks running in this browser
+// with their state, and the last actions, all read from what the service worker keeps in
+// storage (live).
 import { INDEX_KEY } from "./action-log.ts";
 import type { FinishedEntry } from "./action-log.ts";
+import { mountSiteAccess } from "./site-access-view.ts";
 import { STATUS_KEY } from "./storage.ts";
 import type { ConnectionStatus } from "./storage.ts";
 import { TASK_STATUS_KEY, TASKS_KEY } from "./tasks.ts";
@@ -58,5 +61,7 @@ async function refresh(): Promise<void> {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && [STATUS_KEY, TASKS_KEY, TASK_STATUS_KEY, INDEX_KEY].some((k) => k in changes)) void refresh();
+mountSiteAccess($("site-access"), { currentTab: true });
 });
 void refresh();
+mountSiteAccess($("site-access"), { currentTab: true });

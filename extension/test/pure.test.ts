@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
-import { checkUrl, taskTabFor } from "../src/guard.ts";
+import { checkUrl, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
 import { imageSize } from "../src/image.ts";
 import { elementLine, fitIndex, pageLine, scrollableLine } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
@@ -34,6 +34,16 @@ describe("the tab guard", () => {
       assert.equal(code(() => checkUrl(url, server)), "PERMISSION_DENIED", url);
     }
     assert.equal(code(() => checkUrl("not a url", server)), "SCHEMA_VALIDATION_FAILED");
+  });
+  it("names a page's site (its origin, port included) for the site access", () => {
+    assert.equal(siteOf("https://shop.example/cart?x=1#top"), "https://shop.example");
+    assert.equal(siteOf("http://127.0.0.1:9999/a"), "http://127.0.0.1:9999");
+    for (const url of ["about:blank", "chrome://settings", "file:///etc/passwd", "not a url", ""]) assert.equal(siteOf(url), null, url);
+    assert.equal(sitePattern("http://127.0.0.1:9999"), "http://127.0.0.1:9999/*");
+    const refusal = siteNotAllowed("https://shop.example");
+    assert.equal(refusal.code, "PERMISSION_DENIED");
+    assert.equal(refusal.retryable, false);
+    assert.match(refusal.message, /side panel.*"Allow Mimo on https:\/\/shop\.example"/);
   });
   it("only lets an action run in its task's tab", () => {
     assert.equal(taskTabFor({ tabId: 7 }, undefined, "t"), 7);

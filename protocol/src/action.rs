@@ -352,4 +352,13 @@ pub struct DomIndexResult {
     pub scroll_x: f64,
     #[serde(default)]
     pub scroll_y: f64,
+    /// The whole index, stored as a `dom_index` artifact when it does not fit in one message;
+    /// `elements` and `text` then hold only the part that fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub artifact_id: Option<String>,
+    /// Set (true) when `elements` and `text` are cut short of the whole index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub truncated: Option<bool>,
 }

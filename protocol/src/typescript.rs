@@ -90,6 +90,10 @@ pub fn typescript_module() -> String {
             mimo_r2_artifacts::SCREENSHOT_MAX_BYTES as usize,
         ),
         ("HTML_MAX_BYTES", mimo_r2_artifacts::HTML_MAX_BYTES as usize),
+        (
+            "DOM_INDEX_MAX_BYTES",
+            mimo_r2_artifacts::DOM_INDEX_MAX_BYTES as usize,
+        ),
     ];
     let mut out = String::from(
         "// Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.\n\

@@ -112,7 +112,16 @@ export type DomIndexResult = { elements: Array<DomElement>,
 /**
  * The compact text form for the model: one line per element, indented by structure.
  */
-text: string, url: string, title: string, scrollX: number, scrollY: number, };
+text: string, url: string, title: string, scrollX: number, scrollY: number, 
+/**
+ * The whole index, stored as a `dom_index` artifact when it does not fit in one message;
+ * `elements` and `text` then hold only the part that fits.
+ */
+artifactId?: string, 
+/**
+ * Set (true) when `elements` and `text` are cut short of the whole index.
+ */
+truncated?: boolean, };
 
 export type Reflection = { 
 /**
@@ -283,7 +292,7 @@ lastSeq: number,
  */
 instanceStartedAt: number, };
 
-export type ArtifactKind = "screenshot" | "html" | "readability";
+export type ArtifactKind = "screenshot" | "html" | "readability" | "dom_index";
 
 export type PresignRequest = { 
 /**
@@ -347,5 +356,6 @@ export const READABILITY_INLINE_LIMIT_BYTES = 262144;
 export const READABILITY_MAX_BYTES = 2097152;
 export const SCREENSHOT_MAX_BYTES = 20971520;
 export const HTML_MAX_BYTES = 20971520;
+export const DOM_INDEX_MAX_BYTES = 20971520;
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

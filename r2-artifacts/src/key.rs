@@ -145,8 +145,8 @@ impl ArtifactId {
 
     /// The keys this artifact may be stored under, one per kind. The id does not carry the
     /// kind, so a route that only has the id (e.g. `GET /api/artifacts/{artifactId}`) either
-    /// lists [`task_prefix`] or `head`s these three.
-    pub fn candidate_keys(&self) -> [String; 3] {
+    /// lists [`task_prefix`] or `head`s these.
+    pub fn candidate_keys(&self) -> [String; ArtifactKind::ALL.len()] {
         ArtifactKind::ALL.map(|k| self.object_key(k))
     }
 }
@@ -326,6 +326,7 @@ mod tests {
                 id.object_key(ArtifactKind::Screenshot),
                 id.object_key(ArtifactKind::Html),
                 id.object_key(ArtifactKind::Readability),
+                id.object_key(ArtifactKind::DomIndex),
             ]
         );
     }

@@ -5,14 +5,16 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::{HTML_MAX_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES};
+use crate::limits::{
+    DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES,
+};
 
 /// Longest `Content-Type` we sign or accept. Real ones are far shorter; the bound keeps
 /// signed URLs and R2 metadata small.
 pub const MAX_CONTENT_TYPE_LEN: usize = 200;
 
 /// What an artifact holds. Serialized in snake_case (`"screenshot"`, `"html"`,
-/// `"readability"`), which is also the kind segment of the R2 key.
+/// `"readability"`, `"dom_index"`), which is also the kind segment of the R2 key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "typescript", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
@@ -23,14 +25,17 @@ pub enum ArtifactKind {
     Html,
     /// Readability text extracted from the page (Markdown or plain text).
     Readability,
+    /// A whole DOM index (JSON), stored when it is too large for one socket frame.
+    DomIndex,
 }
 
 impl ArtifactKind {
     /// All kinds, in a fixed order.
-    pub const ALL: [ArtifactKind; 3] = [
+    pub const ALL: [ArtifactKind; 4] = [
         ArtifactKind::Screenshot,
         ArtifactKind::Html,
         ArtifactKind::Readability,
+        ArtifactKind::DomIndex,
     ];
 
     /// The wire and key name.
@@ -39,6 +44,7 @@ impl ArtifactKind {
             ArtifactKind::Screenshot => "screenshot",
             ArtifactKind::Html => "html",
             ArtifactKind::Readability => "readability",
+            ArtifactKind::DomIndex => "dom_index",
         }
     }
 
@@ -48,6 +54,7 @@ impl ArtifactKind {
             ArtifactKind::Screenshot => &["image/png", "image/jpeg", "image/webp"],
             ArtifactKind::Html => &["text/html"],
             ArtifactKind::Readability => &["text/markdown", "text/plain"],
+            ArtifactKind::DomIndex => &["application/json"],
         }
     }
 
@@ -58,6 +65,7 @@ impl ArtifactKind {
             ArtifactKind::Screenshot => SCREENSHOT_MAX_BYTES,
             ArtifactKind::Html => HTML_MAX_BYTES,
             ArtifactKind::Readability => READABILITY_MAX_BYTES,
+            ArtifactKind::DomIndex => DOM_INDEX_MAX_BYTES,
         }
     }
 
@@ -178,6 +186,9 @@ mod tests {
         assert!(Readability.allows_content_type("text/markdown"));
         assert!(Readability.allows_content_type("text/plain"));
         assert!(!Html.allows_content_type("text/plain"));
+        assert!(DomIndex.allows_content_type("application/json; charset=utf-8"));
+        assert!(!DomIndex.allows_content_type("text/plain"));
+        assert!(!Html.allows_content_type("application/json"));
         for ct in [
             "image/gif",
             "image/svg+xml",
@@ -232,5 +243,6 @@ mod tests {
             ArtifactKind::Readability.max_bytes(),
             crate::limits::READABILITY_MAX_BYTES
         );
+        assert_eq!(ArtifactKind::DomIndex.max_bytes(), 20 * 1024 * 1024);
     }
 }

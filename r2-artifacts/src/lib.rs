@@ -33,8 +33,9 @@ pub use key::{parse_object_key, task_prefix, ArtifactId, IdError, TaskId};
 pub use kind::{media_type, same_media_type, ArtifactKind};
 pub use limits::{
     readability_disposition, ReadabilityDisposition, DEFAULT_DOWNLOAD_EXPIRY_SECS,
-    DEFAULT_UPLOAD_EXPIRY_SECS, HTML_MAX_BYTES, PRESIGN_MAX_EXPIRY_SECS, PRESIGN_MIN_EXPIRY_SECS,
-    READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES,
+    DEFAULT_UPLOAD_EXPIRY_SECS, DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, PRESIGN_MAX_EXPIRY_SECS,
+    PRESIGN_MIN_EXPIRY_SECS, READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES,
+    SCREENSHOT_MAX_BYTES,
 };
 pub use presign::{
     grant_download, grant_upload, DownloadResponse, PresignRequest, PresignResponse, UrlSigner,

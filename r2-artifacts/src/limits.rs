@@ -24,6 +24,11 @@ pub const SCREENSHOT_MAX_BYTES: u64 = 20 * MIB;
 /// Largest HTML snapshot upload.
 pub const HTML_MAX_BYTES: u64 = 20 * MIB;
 
+/// Largest DOM index upload (the whole `browser_dom_index` result as JSON, stored when it does
+/// not fit in one socket frame). A 10,000-element page makes about 2 MiB; the HTML limit bounds
+/// the page an index is taken of, and its index is smaller than its HTML.
+pub const DOM_INDEX_MAX_BYTES: u64 = 20 * MIB;
+
 /// Shortest lifetime of a presigned URL (ours or R2's), in seconds. SigV4 refuses 0.
 pub const PRESIGN_MIN_EXPIRY_SECS: u64 = 1;
 

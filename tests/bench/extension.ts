@@ -1,7 +1,8 @@
 // `make bench`, the extension's part: figures measured in one run in real Chromium with the
 // real extension and the built worker in Miniflare.
 //   - DOM index time and serialized size (bytes, and tokens estimated at 4 bytes each) for a
-//     10,000-element page and for a mid-size page, viewport and whole-document scope
+//     10,000-element page and for a mid-size page, viewport and whole-document scope (a whole
+//     document too large for one message is also uploaded whole as an artifact: that time counts)
 //   - the round trip of a CDP click: server → extension → page → back, through the worker
 //   - the agent's step overhead without the LLM: from the model's tool call complete (the
 //     scripted LLM server wrote its last frame) to the next LLM request, for click steps on the
@@ -41,7 +42,8 @@ async function indexFigures(h: Harness, label: string, url: string) {
     console.log(
       `  ${label.padEnd(28)} ${scope.padEnd(8)} ${median(times).toFixed(0).padStart(5)} ms   ` +
         `${result!.elements.length.toString().padStart(5)} elements   ${(bytes / 1024).toFixed(1).padStart(7)} KiB   ` +
-        `text form ${(textBytes / 1024).toFixed(1)} KiB ≈ ${Math.round(textBytes / 4)} tokens`,
+        `text form ${(textBytes / 1024).toFixed(1)} KiB ≈ ${Math.round(textBytes / 4)} tokens` +
+        (result!.artifactId !== undefined ? "   (cut to fit one message; the whole index went to R2 as an artifact)" : ""),
     );
   }
 }

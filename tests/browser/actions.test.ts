@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
 import { newTask } from "../support/clients.ts";
-import { act, extensionStorage, fails, logged, ok, pageAt, pageLog, serviceWorker, startHarness, startTask } from "./harness.ts";
+import { act, downloadArtifact, extensionStorage, fails, logged, ok, pageAt, pageLog, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -454,5 +454,32 @@ describe("a 10,000-element page", () => {
     );
     // The speed itself is measured by `make bench` (tests/bench/extension.ts), not asserted here.
     assert.ok(whole!.elements.length >= 2000, "the document scope reaches far down the page");
+  });
+
+  it("goes out whole as an artifact when the document scope does not fit in one message", { timeout: 60_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/big`);
+    const { result, warnings } = await ok<DomIndexResult>(h, taskId, { name: "browser_dom_index", params: { scope: "document" } });
+    assert.equal(result.truncated, true);
+    assert.ok(result.artifactId, `an artifact id: ${JSON.stringify(warnings)}`);
+    assert.ok(result.elements.length < 6000, "the message holds only part of the index");
+    assert.match(warnings.join("; "), new RegExp(`whole index is in artifact ${result.artifactId}`));
+    const res = await downloadArtifact(h, result.artifactId);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+    const stored = (await res.json()) as DomIndexResult;
+    // 2,000 rows of a button, a link and an input: every one, with its click id, xpath and text line.
+    assert.equal(stored.elements.length, 6000);
+    assert.equal(stored.artifactId, undefined, "the artifact is the whole index itself");
+    assert.deepEqual(stored.elements.map((e) => e.clickId), Array.from({ length: 6000 }, (_, i) => i + 1));
+    assert.ok(stored.elements.every((e) => e.xpath !== undefined));
+    for (const i of [0, 1234, 1999]) {
+      const button = el(stored, `Buy ${i}`);
+      assert.equal(button.tag, "button");
+      assert.match(stored.text, new RegExp(`\\[${button.clickId}\\]<button[^>]*>Buy ${i}</button>`));
+    }
+    assert.deepEqual(stored.elements.slice(0, result.elements.length).map((e) => e.clickId), result.elements.map((e) => e.clickId), "the message holds the first elements");
+    // The click ids of the whole index work, including ones only the artifact lists.
+    const last = el(stored, "Buy 1999");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: last.clickId } });
   });
 });

@@ -4,6 +4,13 @@
 // developer API (`POST /api/task/{taskId}/actions`) and to read the fixture pages' logs.
 // The extension is built first, unless MIMO_TEST_PREBUILT=1 says extension/dist is ready.
 // Its test hooks (`globalThis.__mimoTest` in the service worker) are turned on.
+//
+// Mimo acts only on sites the person allowed. By default the harness allows all sites the way
+// a person does: in the extension's options, "Allow Mimo on all sites", confirmed in Chrome's
+// dialog. That dialog needs a headed browser (see ../support/chrome-dialog.ts), so the grant is
+// made in a headed Chromium on Xvfb and the tests then run headless on the same profile, where
+// the grant stays, as it does across a person's browser restarts. `{ headed: true }` runs the
+// whole browser on Xvfb instead, for tests that answer Chrome's dialog themselves.
 /// <reference types="chrome" />
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -16,8 +23,10 @@ import path from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import type { BrowserContext, Page, Worker } from "playwright-core";
-import type { ActionCommand, ActionOutcome } from "../../protocol/ts/protocol.ts";
-import { newTask, sleep } from "../support/clients.ts";
+import type { ActionCommand, ActionOutcome, DownloadResponse } from "../../protocol/ts/protocol.ts";
+import { api, newTask, sleep } from "../support/clients.ts";
+import { allowInChromeDialog, startXvfb } from "../support/chrome-dialog.ts";
+import type { Display } from "../support/chrome-dialog.ts";
 import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo, MimoOptions } from "../support/mimo.ts";
@@ -45,7 +54,16 @@ export type Harness = {
   options: Page;
   /** Errors and warnings the extension's own code logged. */
   logs: string[];
+  /** The X display Chromium's dialogs show on (headed harnesses). */
+  display: Display;
   close(): Promise<void>;
+};
+
+export type BrowserOptions = {
+  /** Allow Mimo on all sites before the tests (default true). */
+  allSites?: boolean;
+  /** Run Chromium headed on Xvfb, so tests can answer Chrome's permission dialog (default false). */
+  headed?: boolean;
 };
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css" };
@@ -108,14 +126,39 @@ async function reactBundle(): Promise<string> {
 }
 
 
-export async function startHarness(options: MimoOptions = {}): Promise<Harness> {
-  if (process.env.MIMO_TEST_PREBUILT !== "1") execFileSync(process.execPath, [path.join(ROOT, "extension/build.mjs")], { cwd: ROOT, stdio: "inherit" });
-  const bundle = await reactBundle();
-  const [mimo, one, two] = await Promise.all([startMimo(options), startFixtures(bundle), startFixtures(bundle)]);
-  const profile = await mkdtemp(path.join(tmpdir(), "mimo-chromium-"));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: chromiumArgs(EXTENSION) });
+/** Chromium with the extension on `profile`; headed ones on `display`, in light colours (see chrome-dialog.ts). */
+async function launch(profile: string, display: Display, headed: boolean): Promise<{ context: BrowserContext; extensionId: string }> {
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: !headed,
+    args: chromiumArgs(EXTENSION),
+    ...(headed ? { env: { ...process.env, DISPLAY: display.display }, colorScheme: "light" as const } : {}),
+  });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
-  const extensionId = new URL(worker.url()).host;
+  return { context, extensionId: new URL(worker.url()).host };
+}
+
+/** Ticks "Allow Mimo on all sites" on the extension's options page and allows it in Chrome's dialog. */
+export async function allowAllSites(display: Display, options: Page): Promise<void> {
+  const box = options.locator("#site-all");
+  await allowInChromeDialog(display, options, () => box.click(), ["<all_urls>"]);
+  await options.waitForFunction(() => (document.getElementById("site-all") as HTMLInputElement).checked, null, { timeout: 10_000 });
+}
+
+export async function startHarness(options: MimoOptions = {}, browser: BrowserOptions = {}): Promise<Harness> {
+  if (process.env.MIMO_TEST_PREBUILT !== "1") execFileSync(process.execPath, [path.join(ROOT, "extension/build.mjs")], { cwd: ROOT, stdio: "inherit" });
+  const headed = browser.headed === true;
+  const bundle = await reactBundle();
+  const [mimo, one, two, display] = await Promise.all([startMimo(options), startFixtures(bundle), startFixtures(bundle), startXvfb()]);
+  const profile = await mkdtemp(path.join(tmpdir(), "mimo-chromium-"));
+  if (browser.allSites !== false && !headed) {
+    const granting = await launch(profile, display, true);
+    const page = await granting.context.newPage();
+    await page.goto(`chrome-extension://${granting.extensionId}/options.html`);
+    await allowAllSites(display, page);
+    await granting.context.close();
+  }
+  const { context, extensionId } = await launch(profile, display, headed);
   const logs: string[] = [];
   context.on("console", (message) => {
     const source = message.worker()?.url() ?? message.page()?.url() ?? "";
@@ -123,6 +166,7 @@ export async function startHarness(options: MimoOptions = {}): Promise<Harness> 
   });
   const options_ = await context.newPage();
   await options_.goto(`chrome-extension://${extensionId}/options.html`);
+  if (browser.allSites !== false && headed) await allowAllSites(display, options_);
   await options_.evaluate(({ url, token }) => chrome.storage.local.set({ serverUrl: url, token, name: "Actions test", testHooks: true }), { url: mimo.url, token: mimo.token });
   await options_.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
   const port = (s: Server) => (s.address() as AddressInfo).port;
@@ -134,8 +178,10 @@ export async function startHarness(options: MimoOptions = {}): Promise<Harness> 
     b: `http://127.0.0.1:${port(two)}`,
     options: options_,
     logs,
+    display,
     async close() {
       await context.close();
+      await display.close();
       await mimo.dispose();
       await Promise.all([one, two].map((s) => new Promise((resolve) => s.close(resolve))));
       await rm(profile, { recursive: true, force: true });
@@ -153,6 +199,14 @@ export async function act(h: Harness, taskId: string, command: ActionCommand, ex
   const body = (await res.json()) as ActionRecord;
   assert.equal(res.status, 200, `${command.name}: ${res.status} ${JSON.stringify(body)}`);
   return body;
+}
+
+/** Downloads a stored artifact the way the web app does: a fresh download URL, then a GET. */
+export async function downloadArtifact(h: Harness, artifactId: string): Promise<Response> {
+  const res = await api(h.mimo, `/api/artifacts/${artifactId}`);
+  assert.equal(res.status, 200, `artifact ${artifactId}: ${res.status}`);
+  const { downloadUrl } = (await res.json()) as DownloadResponse;
+  return fetch(downloadUrl);
 }
 
 /** The action's result, asserting it succeeded (`ok`, or `partial` when allowed). */

@@ -4,9 +4,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES } from "../../protocol/ts/protocol.ts";
-import type { DownloadResponse, ReadabilityResult, ScreenshotResult } from "../../protocol/ts/protocol.ts";
-import { api } from "../support/clients.ts";
-import { fails, ok, pageAt, startHarness, startTask } from "./harness.ts";
+import type { ReadabilityResult, ScreenshotResult } from "../../protocol/ts/protocol.ts";
+import { downloadArtifact, fails, ok, pageAt, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -15,12 +14,7 @@ after(async () => {
   await h?.close();
 });
 
-async function download(artifactId: string): Promise<Response> {
-  const res = await api(h.mimo, `/api/artifacts/${artifactId}`);
-  assert.equal(res.status, 200);
-  const { downloadUrl } = (await res.json()) as DownloadResponse;
-  return fetch(downloadUrl);
-}
+const download = (artifactId: string) => downloadArtifact(h, artifactId);
 
 function pngSize(bytes: Buffer): { width: number; height: number } {
   assert.equal(bytes.subarray(1, 4).toString(), "PNG");

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import { describe, it } from "node:test";
+import { DOM_INDEX_MAX_BYTES } from "../../protocol/ts/protocol.ts";
 import type { DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
@@ -141,6 +142,13 @@ describe("artifact refusals", () => {
     res = await presign({ ...ok, kind: "readability", contentType: "text/markdown", contentLength: 2 * 1024 * 1024 + 1 });
     assert.equal(res.status, 413);
     assert.equal(await errorCode(res), "READABILITY_TOO_LARGE");
+    // A whole DOM index: JSON only, up to its own limit.
+    const index: PresignRequest = { ...ok, kind: "dom_index", contentType: "application/json" };
+    assert.equal((await presign(index)).status, 200);
+    assert.equal((await presign({ ...index, contentType: "text/html" })).status, 415);
+    res = await presign({ ...index, contentLength: DOM_INDEX_MAX_BYTES + 1 });
+    assert.equal(res.status, 413);
+    assert.equal(await errorCode(res), "PAYLOAD_TOO_LARGE");
     res = await presign({ ...ok, taskId: "00000000-0000-4000-8000-000000000000" });
     assert.equal(res.status, 404);
     assert.equal(await errorCode(res), "NOT_FOUND");

@@ -1,4 +1,5 @@
-// The content script, in every frame of every page (`all_frames`, `match_about_blank`): answers
+// The content script, in every frame of every page of a site the person allowed (registered
+// by site-access.ts with `allFrames` and `matchOriginAsFallback`, or injected on demand): answers
 // the service worker's `FrameRequest`s, and watches for the person's own input. In the top
 // frame it also draws the overlay.
 //
