@@ -166,6 +166,10 @@ describe("the web app during a run", () => {
     await say(app, `Open ${shop} and search for a blue mug`);
     await app.locator('[data-testid="step"][data-step="1"][data-state="ok"]').waitFor({ timeout: 30_000 });
     assert.match(await app.locator('[data-testid="step"][data-step="1"]').innerText(), /navigate to .*shop\/index\.html/);
+    // The page the agent saw, loaded from R2 through a download URL.
+    const shot = app.locator('[data-testid="step"][data-step="1"] [data-testid="step-screenshot"]');
+    await shot.waitFor();
+    await app.waitForFunction((img) => img !== null && (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 100, await shot.elementHandle(), { timeout: 10_000 });
     await llmRequests(from, 2);
     const before = (await actions(taskId)).length;
     await app.getByTestId("stop").click();

@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { ErrorCode, ErrorObject, ExtensionList, NewTask, TaskSummary } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, TaskSummary } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -91,6 +91,11 @@ export function taskSocketUrl(taskId: string, token: string, lastSeq: number): s
   const params = new URLSearchParams({ taskId, token });
   if (lastSeq > 0) params.set("lastSeq", String(lastSeq));
   return `${scheme}//${location.host}/ws/web?${params.toString()}`;
+}
+
+/** A fresh, expiring download URL of a stored artifact (a step's screenshot, say). */
+export async function artifactUrl(token: string, artifactId: string): Promise<string> {
+  return (await getJson<DownloadResponse>(`/api/artifacts/${encodeURIComponent(artifactId)}`, token)).downloadUrl;
 }
 
 /** Where a task stands; a 404 `ApiError` when this server has no such task. */

@@ -25,6 +25,8 @@ export type ChatHandlers = {
   onResume: () => void;
   /** The person's answer to a step waiting for confirmation. */
   onConfirm: (step: number, approve: boolean) => void;
+  /** Where to load a stored artifact from (a step's screenshot). */
+  artifactUrl: (artifactId: string) => Promise<string>;
 };
 
 /** Statuses in which the task is doing something that Stop can end. */
@@ -256,6 +258,16 @@ export class ChatView {
       const missing = event.missing.length > 0 ? ` · missing ${event.missing.join(", ")}` : "";
       step.body.append(h("div", { class: "step-page", title: event.url }, `Page: ${event.title || event.url} · ${event.elements} elements${missing}`));
     });
+    const artifactId = event.screenshotArtifactId;
+    if (artifactId !== undefined) {
+      const shot = h("img", { class: "step-shot", alt: `The page after step ${event.step}`, "data-testid": "step-screenshot", loading: "lazy" });
+      step.body.append(shot);
+      // Best effort: a screenshot that cannot be loaded (expired, deleted) leaves the step as it is.
+      this.handlers.artifactUrl(artifactId).then(
+        (url) => (shot.src = url),
+        () => shot.remove(),
+      );
+    }
   }
 
   /** After a replay: the newest message in view. */

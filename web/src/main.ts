@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, createTask, forgetToken, getTask, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, createTask, forgetToken, getTask, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
@@ -47,6 +47,7 @@ class App {
       onStop: () => this.sendFrame({ type: "stop" }),
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve) => this.sendFrame({ type: "confirm", step, approve }),
+      artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
     });
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
