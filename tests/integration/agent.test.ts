@@ -34,12 +34,19 @@ function answer(action: BrowserAction): { result: unknown } | { code: string; re
   }
 }
 
-/** Acks and answers every action it is sent, as an extension would. */
-function standIn(ext: ExtensionClient): void {
+/**
+ * Acks and answers every action it is sent, as an extension would — except those `hold` picks,
+ * which it acks and keeps running (their result is the test's to send).
+ */
+function standIn(ext: ExtensionClient, hold: (action: BrowserAction) => boolean = () => false): void {
   ext.ws.on("message", (data) => {
     const frame = JSON.parse(String(data)) as { type: string; action?: BrowserAction };
     if (frame.type !== "browser_action" || frame.action === undefined) return;
     const action = frame.action;
+    if (hold(action)) {
+      ext.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
+      return;
+    }
     const base = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
     ext.send({ type: "action_ack", ...base });
     const a = answer(action);
@@ -121,3 +128,51 @@ async function startRun(turns: Parameters<Mimo["llm"]["script"]>[0]): Promise<{ 
   web.send({ type: "user_message", content: "Read http://docs.test/" });
   return { web, ext };
 }
+
+describe("a run across a restart", () => {
+  it("continues from storage when the runtime restarts in the middle of a step, running no action twice", async () => {
+    failing = new Set();
+    const clientId = "stand-in-restart";
+    let ext = await ExtensionClient.connect(mimo, clientId);
+    const received: BrowserAction[] = [];
+    const record = (e: ExtensionClient) =>
+      e.ws.on("message", (data) => {
+        const frame = JSON.parse(String(data)) as { type: string; action?: BrowserAction };
+        if (frame.type === "browser_action" && frame.action) received.push(frame.action);
+      });
+    record(ext);
+    // The click of step 2 is running in the browser when the runtime goes down.
+    standIn(ext, (a) => a.name === "browser_click");
+    mimo.llm.reset();
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://docs.test/" } }),
+      agentStep({ click: { index: 1 } }, "Opening the install page."),
+      agentStep({ done: { success: true, text: "Installed." } }),
+    ]);
+    const taskId = await newTask(mimo);
+    let web = await WebClient.connect(mimo, taskId);
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === clientId, "bound");
+    web.send({ type: "user_message", content: "Install it from http://docs.test/" });
+    const click = await ext.waitFor((m) => m.type === "browser_action" && m.action.name === "browser_click", "the click", 20_000);
+    assert.ok(click.type === "browser_action");
+
+    await mimo.restart();
+    // The browser reconnects, and reports the click that finished meanwhile.
+    ext = await ExtensionClient.connect(mimo, clientId);
+    record(ext);
+    standIn(ext);
+    web = await WebClient.connect(mimo, taskId);
+    const held = click.action;
+    ext.send({ type: "action_result", outcome: { actionId: held.actionId, attempt: held.attempt, taskId, status: "ok", result: { clicked: true }, warnings: [] } });
+
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 30_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "ok", JSON.stringify(outcome));
+    const sent = received.map((a) => `${a.actionId}#${a.attempt}`);
+    assert.equal(new Set(sent).size, sent.length, `an action was sent twice: ${sent.join(", ")}`);
+    assert.equal(received.filter((a) => a.name === "browser_click").length, 1, "the click ran once");
+    // Step 2's result reached the model after the restart, and the page was prepared again.
+    const pages = web.received.filter((e) => e.type === "pageObserved");
+    assert.ok(pages.some((e) => e.type === "pageObserved" && e.step === 2), "the page after step 2 was observed");
+    await Promise.all([ext.close(), web.close()]);
+  });
+});
