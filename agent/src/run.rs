@@ -847,10 +847,17 @@ impl Conversation {
 
     /// The model called `done`: its text is the answer.
     fn finish_run(&mut self, success: bool, text: String, now: u64) -> Vec<Effect> {
-        let steps = {
+        let (steps, usage) = {
             let run = self.run.as_mut().expect("run");
             run.phase = Phase::Finished;
-            run.steps.len()
+            let usage = run
+                .steps
+                .iter()
+                .fold(TokenUsage::default(), |sum, s| TokenUsage {
+                    input_tokens: sum.input_tokens + s.usage.input_tokens,
+                    output_tokens: sum.output_tokens + s.usage.output_tokens,
+                });
+            (run.steps.len(), usage)
         };
         let message = ChatMessage {
             message_id: self.next_message_id(),
@@ -873,7 +880,9 @@ impl Conversation {
                 } else {
                     OutputStatus::Partial
                 },
-                output: Some(json!({ "success": success, "text": text, "steps": steps })),
+                output: Some(
+                    json!({ "success": success, "text": text, "steps": steps, "usage": usage }),
+                ),
                 error: None,
                 warnings: if success {
                     Vec::new()

@@ -299,7 +299,11 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
     );
     let (status, output, _) = output_of(&effects);
     assert_eq!(status, OutputStatus::Ok);
-    assert_eq!(output.unwrap()["text"], "Added two mugs.");
+    let output = output.unwrap();
+    assert_eq!(output["text"], "Added two mugs.");
+    assert_eq!(output["steps"], 3);
+    // The run's tokens: step 1's usage (the others reported none).
+    assert_eq!(output["usage"]["inputTokens"], 100);
     assert!(events(&effects).iter().any(
         |e| matches!(e, FrontendEvent::Message { message } if message.content == "Added two mugs.")
     ));
