@@ -106,6 +106,16 @@ impl Default for Timeouts {
 }
 
 impl Timeouts {
+    /// How long a retryable failure waits before its retry: the page captures of page
+    /// preparation (seed 000 §4.5: screenshot, readability) half the usual, 500 ms by default.
+    pub fn retry_delay_for(&self, command: &ActionCommand) -> u64 {
+        match command {
+            ActionCommand::BrowserScreenshot { .. }
+            | ActionCommand::BrowserReadabilityExtract {} => self.retry_delay_ms / 2,
+            _ => self.retry_delay_ms,
+        }
+    }
+
     /// The execution budget of one action, after its ack.
     pub fn exec_ms(&self, command: &ActionCommand) -> u64 {
         use ActionCommand::*;
@@ -378,12 +388,12 @@ impl ActionQueue {
         outcome: ActionOutcome,
         now: u64,
     ) -> Vec<ActionEffect> {
-        let delay = self.timeouts.retry_delay_ms;
         let record = self
             .records
             .iter_mut()
             .find(|r| r.action_id == action_id)
             .expect("record");
+        let delay = self.timeouts.retry_delay_for(&record.command);
         let retryable = outcome.error.as_ref().is_some_and(|e| e.retryable);
         if retryable && record.attempt < 2 {
             record.state = ActionState::Pending;
@@ -667,6 +677,18 @@ mod tests {
         let effects = q.outcome(outcome("b", 1, ActionStatus::Error, Some(missing)), 2_010);
         assert_eq!(finished(&effects), vec![("b".into(), ActionState::Failed)]);
         assert_eq!(q.get("b").unwrap().attempt, 1);
+
+        // A page capture is retried sooner (seed 000 §4.5).
+        submit(
+            &mut q,
+            "c",
+            ActionCommand::BrowserScreenshot { full_page: None },
+            3_000,
+        );
+        let busy = ErrorObject::new(ErrorCode::CdpUnavailable, "capture failed");
+        q.outcome(outcome("c", 1, ActionStatus::Error, Some(busy)), 3_010);
+        assert!(dispatched(&q.tick(3_509)).is_empty());
+        assert_eq!(dispatched(&q.tick(3_510)), vec![("c".into(), 2)]);
     }
 
     #[test]
