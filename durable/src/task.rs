@@ -53,6 +53,20 @@ pub struct TaskCoordinator {
     started_at: u64,
 }
 
+/// What `GET /api/task/{taskId}/export` answers.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskExport {
+    format: &'static str,
+    exported_at: u64,
+    task: TaskSummary,
+    events: Vec<EventEnvelope>,
+    actions: Vec<ActionRecord>,
+}
+
+/// Names the export's shape, so that tools reading old exports can tell.
+const EXPORT_FORMAT: &str = "mimo-task-export/1";
+
 /// Body of the registry's `/bind` request.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -132,6 +146,7 @@ impl DurableObject for TaskCoordinator {
                 self.connect_web(last_seq).await
             }
             (Method::Get, "/summary") => self.summary(),
+            (Method::Get, "/export") => self.export(),
             (Method::Post, "/actions") => {
                 let mut req = req;
                 let body = req.text().await?;
@@ -425,11 +440,41 @@ impl TaskCoordinator {
     }
 
     fn summary(&self) -> Result<Response> {
+        match self.task_summary()? {
+            Some(summary) => Response::from_json(&summary),
+            None => error_response(&unknown_task()),
+        }
+    }
+
+    /// The whole run for keeping or replaying elsewhere: where the task stands, its history
+    /// (every event, as a reconnecting web app replays it) and its actions with their outcomes.
+    fn export(&self) -> Result<Response> {
+        let Some(task) = self.task_summary()? else {
+            return error_response(&unknown_task());
+        };
+        let events = self.store.events_after(&task.task_id, 0)?;
+        let filename = format!("mimo-task-{}.json", task.task_id);
+        let body = TaskExport {
+            format: EXPORT_FORMAT,
+            exported_at: now_ms(),
+            task,
+            events,
+            actions: self.actions.borrow().records().to_vec(),
+        };
+        let mut response = Response::from_json(&body)?;
+        response.headers_mut().set(
+            "content-disposition",
+            &format!("attachment; filename=\"{filename}\""),
+        )?;
+        Ok(response)
+    }
+
+    fn task_summary(&self) -> Result<Option<TaskSummary>> {
         let conversation = self.conversation.borrow();
         let Some(task) = conversation.as_ref().map(|c| c.task()) else {
-            return error_response(&ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+            return Ok(None);
         };
-        Response::from_json(&TaskSummary {
+        Ok(Some(TaskSummary {
             task_id: task.task_id.clone(),
             status: task.status,
             title: task.title.clone(),
@@ -438,7 +483,7 @@ impl TaskCoordinator {
             updated_at: task.updated_at,
             last_seq: self.store.last_seq()?,
             instance_started_at: self.started_at,
-        })
+        }))
     }
 
     /// Accepts a web socket, replays the history it missed, then the current state. Everything

@@ -1,6 +1,7 @@
 // The agent loop end to end: the real worker in workerd, the real extension in Chromium, the
 // fixture shop, and the scripted LLM server playing a model that reads the pages it is shown.
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import type { Page } from "playwright-core";
@@ -265,6 +266,13 @@ describe("a risky step", () => {
     assert.match(await cart.locator("#ordered").innerText(), /Order placed: 24 €/);
     assert.ok(await app.getByTestId("confirm-step").isDisabled(), "the question is closed");
     await ranOnce(taskId);
+
+    // The run can be exported from the web app.
+    const [download] = await Promise.all([app.waitForEvent("download"), app.getByTestId("export").click()]);
+    assert.equal(download.suggestedFilename(), `mimo-task-${taskId}.json`);
+    const exported = JSON.parse(await readFile((await download.path())!, "utf8")) as { events: Array<{ type: string }>; actions: unknown[] };
+    assert.ok(exported.events.some((e) => e.type === "confirmationRequested"));
+    assert.ok(exported.actions.length >= 30);
     await app.close();
   });
 });

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
-import { ExtensionClient, newTask, WebClient } from "../support/clients.ts";
+import { api, ExtensionClient, newTask, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
@@ -88,6 +88,19 @@ describe("an agent run with Anthropic Messages", () => {
     assert.equal(reply[0]!.tool_use_id, call.id);
     assert.equal(JSON.parse(reply[0]!.content!).ok, true);
     assert.match(reply[1]!.text!, /<page>[\s\S]*missing: screenshot[\s\S]*\[1\]<a>Install<\/a>/);
+
+    // The whole run exports: the history as a reconnect replays it, and every action.
+    const res = await api(mimo, `/api/task/${taskId}/export`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-disposition"), `attachment; filename="mimo-task-${taskId}.json"`);
+    const exported = (await res.json()) as { format: string; task: { status: string }; events: Array<{ seq: number; type: string }>; actions: Array<{ command: { name: string }; state: string }> };
+    assert.equal(exported.format, "mimo-task-export/1");
+    assert.equal(exported.task.status, "completed");
+    assert.deepEqual(exported.events.map((e) => e.seq), exported.events.map((_, i) => i + 1));
+    assert.deepEqual(exported.events, web.history(), "the same history the web socket got");
+    assert.ok(exported.events.some((e) => e.type === "toolUsed"));
+    assert.deepEqual(exported.actions.map((a) => a.command.name), ["task_start", "browser_wait_for_loaded", "browser_screenshot", "browser_readability_extract", "browser_dom_index"]);
+    assert.equal((await api(mimo, `/api/task/00000000-0000-4000-8000-000000000000/export`)).status, 404);
     await Promise.all([ext.close(), web.close()]);
   });
 

@@ -98,6 +98,12 @@ export async function artifactUrl(token: string, artifactId: string): Promise<st
   return (await getJson<DownloadResponse>(`/api/artifacts/${encodeURIComponent(artifactId)}`, token)).downloadUrl;
 }
 
+/** The task's export (`GET /api/task/{taskId}/export`) as a file to save. */
+export async function exportTask(token: string, taskId: string): Promise<Blob> {
+  const body = await getJson<unknown>(`/api/task/${encodeURIComponent(taskId)}/export`, token);
+  return new Blob([JSON.stringify(body, null, 2)], { type: "application/json" });
+}
+
 /** Where a task stands; a 404 `ApiError` when this server has no such task. */
 export function getTask(token: string, taskId: string): Promise<TaskSummary> {
   return getJson<TaskSummary>(`/api/task/${encodeURIComponent(taskId)}`, token);

@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, createTask, forgetToken, getTask, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, createTask, exportTask, forgetToken, getTask, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
@@ -40,6 +40,7 @@ class App {
       onChangeToken: () => this.showTokenForm(true),
       onReconnect: () => this.session?.socket.reconnectNow(),
       onToggleSidebar: () => this.shell.classList.toggle("sidebar-open"),
+      onExport: () => void this.exportTask(),
     });
     this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
     this.chat = new ChatView({
@@ -108,6 +109,21 @@ class App {
     if (error) form.showError(error);
     form.focus();
     document.title = "Mimo — connect";
+  }
+
+  /** Saves the open task's export (history and actions) as a JSON file. */
+  private async exportTask(): Promise<void> {
+    const taskId = this.session?.model.taskId;
+    if (!taskId || !this.token) return;
+    try {
+      const file = await exportTask(this.token, taskId);
+      const link = h("a", { href: URL.createObjectURL(file), download: `mimo-task-${taskId}.json` });
+      link.click();
+      // The download has taken the file by the next turn of the event loop.
+      setTimeout(() => URL.revokeObjectURL(link.href), 1_000);
+    } catch (err) {
+      if (err instanceof ApiError) this.banners.show({ code: err.code === "NETWORK" ? "INTERNAL_ERROR" : err.code, message: `Export failed: ${err.message}` }, "error");
+    }
   }
 
   /** The token stopped working (revoked or changed on the server): ask for a new one. */

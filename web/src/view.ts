@@ -81,10 +81,12 @@ export class Header {
   private readonly status: HTMLElement;
   private readonly connection: HTMLElement;
   private readonly connectionText: HTMLElement;
+  private readonly exportButton: HTMLButtonElement;
   private retryTimer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void }) {
+  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void; onExport: () => void }) {
     this.title = h("div", { class: "task-title", "data-testid": "task-title" });
+    this.exportButton = h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "export", hidden: true, title: "Download the task's whole history and actions as JSON", onclick: () => opts.onExport() }, "Export");
     this.status = h("span", { class: "badge", "data-testid": "task-status", hidden: true });
     this.connectionText = h("span", {}, "offline");
     this.connection = h(
@@ -99,13 +101,14 @@ export class Header {
       h("button", { class: "icon-btn sidebar-toggle", type: "button", "aria-label": "Tasks", onclick: () => opts.onToggleSidebar() }, "☰"),
       h("a", { class: "brand", href: "#/" }, h("span", { class: "logo" }, "M"), "Mimo"),
       h("div", { class: "topbar-task" }, this.title, this.status),
-      h("div", { class: "topbar-right" }, this.connection, h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token")),
+      h("div", { class: "topbar-right" }, this.connection, this.exportButton, h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token")),
     );
   }
 
   setTask(taskId: string | null, title?: string): void {
     this.title.textContent = taskId ? title || "New task" : "No task open";
     this.title.title = taskId ? `Task ${taskId}` : "";
+    this.exportButton.hidden = !taskId;
     if (!taskId) this.status.hidden = true;
   }
 

@@ -62,6 +62,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 (Method::Get, "") => "/summary",
                 (Method::Delete, "") => "/delete",
                 (Method::Get | Method::Post, "actions") => "/actions",
+                (Method::Get, "export") => "/export",
                 _ => {
                     return error_response(&ErrorObject::new(
                         ErrorCode::NotFound,
