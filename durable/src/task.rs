@@ -276,17 +276,23 @@ impl DurableObject for TaskCoordinator {
     }
 }
 
-/// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS` and `MIMO_ACTION_EXEC_TIMEOUT_MS` where set.
+/// A positive whole number from the environment, if set (and well-formed).
+fn env_number(env: &Env, name: &str) -> Option<u64> {
+    env.var(name)
+        .ok()
+        .and_then(|v| v.to_string().trim().parse::<u64>().ok())
+        .filter(|&n| n > 0)
+}
+
+/// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS` and (for
+/// page loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` where set.
 fn timeouts(env: &Env) -> Timeouts {
-    let ms = |name: &str| {
-        env.var(name)
-            .ok()
-            .and_then(|v| v.to_string().parse::<u64>().ok())
-    };
     let defaults = Timeouts::default();
     Timeouts {
-        ack_ms: ms("MIMO_ACTION_ACK_TIMEOUT_MS").unwrap_or(defaults.ack_ms),
-        exec_ms: ms("MIMO_ACTION_EXEC_TIMEOUT_MS").unwrap_or(defaults.exec_ms),
+        ack_ms: env_number(env, "MIMO_ACTION_ACK_TIMEOUT_MS").unwrap_or(defaults.ack_ms),
+        exec_ms: env_number(env, "MIMO_ACTION_EXEC_TIMEOUT_MS").unwrap_or(defaults.exec_ms),
+        slow_exec_ms: env_number(env, "MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS")
+            .unwrap_or(defaults.slow_exec_ms),
         ..defaults
     }
 }
@@ -294,12 +300,7 @@ fn timeouts(env: &Env) -> Timeouts {
 /// The agent's limits, from `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
 /// `MIMO_AGENT_TEXT_LIMIT` and `MIMO_AGENT_CONFIRM_RISKY` where set.
 fn run_config(env: &Env) -> RunConfig {
-    let number = |name: &str| {
-        env.var(name)
-            .ok()
-            .and_then(|v| v.to_string().trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-    };
+    let number = |name: &str| env_number(env, name).map(|n| n as usize);
     let defaults = RunConfig::default();
     RunConfig {
         max_steps: number("MIMO_AGENT_MAX_STEPS").map_or(defaults.max_steps, |n| n as u32),

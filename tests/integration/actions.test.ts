@@ -55,7 +55,7 @@ async function boundTask(clientId: string) {
 const click: ActionCommand = { name: "browser_click", params: { clickId: 3 } };
 
 describe("actions through the coordinator and the registry", () => {
-  ownRuntime({ bindings: { MIMO_ACTION_ACK_TIMEOUT_MS: "400", MIMO_ACTION_EXEC_TIMEOUT_MS: "800" } }, (m) => (mimo = m));
+  ownRuntime({ bindings: { MIMO_ACTION_ACK_TIMEOUT_MS: "400", MIMO_ACTION_EXEC_TIMEOUT_MS: "800", MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS: "1300" } }, (m) => (mimo = m));
 
   it("dispatches with its ids, and answers with the result once acked and done", async () => {
     const { ext, taskId, web } = await boundTask("runner");
@@ -130,6 +130,30 @@ describe("actions through the coordinator and the registry", () => {
     const { body } = await pending;
     assert.equal(body.state, "timed_out");
     assert.equal(body.outcome?.error?.code, "PLUGIN_TIMEOUT_EXEC");
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("gives page loads their own configured budget", async () => {
+    const { ext, taskId, web } = await boundTask("loader");
+    const budgets: Record<string, number> = {};
+    for (const command of [click, { name: "browser_navigate", params: { url: "http://example.test/" } }] as ActionCommand[]) {
+      const from = ext.received.length;
+      void submit(taskId, command, { waitMs: 100 });
+      const frame = await ext.waitFor((m) => m.type === "browser_action", command.name, 10_000, from);
+      assert.ok(frame.type === "browser_action");
+      ext.send({ type: "action_ack", actionId: frame.action.actionId, attempt: 1, taskId });
+      let record: (ActionRecord & { ackedAt?: number; deadline?: number }) | undefined;
+      for (let i = 0; i < 50 && record?.state !== "acked"; i++) {
+        const all = (await (await fetch(`${mimo.url}/api/task/${taskId}/actions`, { headers: { authorization: `Bearer ${mimo.token}` } })).json()) as Array<ActionRecord & { ackedAt?: number; deadline?: number }>;
+        record = all.find((r) => r.actionId === frame.action.actionId);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(record?.state, "acked");
+      budgets[command.name] = record!.deadline! - record!.ackedAt!;
+      // Finish it, so the next one is dispatched.
+      ext.send({ type: "action_result", outcome: { actionId: frame.action.actionId, attempt: 1, taskId, status: "ok", result: {}, warnings: [] } });
+    }
+    assert.deepEqual(budgets, { browser_click: 800, browser_navigate: 1300 });
     await Promise.all([ext.close(), web.close()]);
   });
 
