@@ -10,19 +10,13 @@
 //   node extension/build.mjs --watch    rebuild on change
 
 import * as esbuild from 'esbuild';
-import { watch as watchFile } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staticFiles } from '../scripts/static-files.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const dist = join(here, 'dist');
-const staticFiles = ['manifest.json', 'options.html', 'side_panel.html'];
-
-async function copyStatic() {
-  await mkdir(dist, { recursive: true });
-  await Promise.all(staticFiles.map((f) => copyFile(join(here, f), join(dist, f))));
-}
+const copied = staticFiles(here, dist, ['manifest.json', 'options.html', 'side_panel.html']);
 
 /** @type {import('esbuild').BuildOptions} */
 const common = {
@@ -58,16 +52,7 @@ const options = {
   sourcemap: true,
   legalComments: 'none',
   logLevel: 'warning',
-  plugins: [
-    {
-      name: 'copy-static',
-      setup(build) {
-        build.onEnd(async (result) => {
-          if (result.errors.length === 0) await copyStatic();
-        });
-      },
-    },
-  ],
+  plugins: [copied.plugin],
 };
 
 /** Builds once; resolves when extension/dist is complete. */
@@ -81,8 +66,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     await ctx.watch();
     const scriptsCtx = await esbuild.context(scripts);
     await scriptsCtx.watch();
-    // esbuild only watches what it bundles; the static files are copied when they change.
-    for (const f of staticFiles) watchFile(join(here, f), () => copyStatic().catch((e) => console.error(e)));
+    copied.watch();
     console.log('extension: watching for changes');
   } else {
     const started = Date.now();

@@ -5,21 +5,14 @@
 //   node web/build.mjs --watch    rebuild on change
 
 import * as esbuild from 'esbuild';
-import { watch as watchFile } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { staticFiles } from '../scripts/static-files.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, 'dist');
 const watch = process.argv.includes('--watch');
-
-const staticFiles = ['index.html', 'style.css'];
-
-async function copyStatic() {
-  await mkdir(dist, { recursive: true });
-  await Promise.all(staticFiles.map((f) => copyFile(join(here, f), join(dist, f))));
-}
+const copied = staticFiles(here, dist, ['index.html', 'style.css']);
 
 /** @type {import('esbuild').BuildOptions} */
 const options = {
@@ -33,23 +26,13 @@ const options = {
   sourcemap: true,
   legalComments: 'none',
   logLevel: 'warning',
-  plugins: [
-    {
-      name: 'copy-static',
-      setup(build) {
-        build.onEnd(async (result) => {
-          if (result.errors.length === 0) await copyStatic();
-        });
-      },
-    },
-  ],
+  plugins: [copied.plugin],
 };
 
 if (watch) {
   const ctx = await esbuild.context(options);
   await ctx.watch();
-  // esbuild only watches what it bundles; the static files are copied when they change.
-  for (const f of staticFiles) watchFile(join(here, f), () => copyStatic().catch((e) => console.error(e)));
+  copied.watch();
   console.log('web: watching for changes');
 } else {
   const started = Date.now();

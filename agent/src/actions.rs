@@ -317,37 +317,28 @@ impl ActionQueue {
             .collect();
         for (action_id, state) in due {
             let record = self.get(&action_id).expect("due record").clone();
-            match state {
-                ActionState::Sent => {
-                    let error = ErrorObject::new(
-                        ErrorCode::PluginTimeoutAck,
-                        format!(
-                            "the extension did not acknowledge {} in time",
-                            record.command.name()
-                        ),
-                    );
-                    effects.extend(self.retry_or_fail(
-                        &action_id,
-                        ActionState::TimedOut,
-                        error_outcome(&record, error),
-                        now,
-                    ));
+            let name = record.command.name();
+            let error = match state {
+                ActionState::Sent => ErrorObject::new(
+                    ErrorCode::PluginTimeoutAck,
+                    format!("the extension did not acknowledge {name} in time"),
+                ),
+                ActionState::Acked => ErrorObject::new(
+                    ErrorCode::PluginTimeoutExec,
+                    format!("{name} did not finish in time"),
+                ),
+                ActionState::Pending => {
+                    effects.extend(self.dispatch_next(now));
+                    continue;
                 }
-                ActionState::Acked => {
-                    let error = ErrorObject::new(
-                        ErrorCode::PluginTimeoutExec,
-                        format!("{} did not finish in time", record.command.name()),
-                    );
-                    effects.extend(self.retry_or_fail(
-                        &action_id,
-                        ActionState::TimedOut,
-                        error_outcome(&record, error),
-                        now,
-                    ));
-                }
-                ActionState::Pending => effects.extend(self.dispatch_next(now)),
-                _ => {}
-            }
+                _ => continue,
+            };
+            effects.extend(self.retry_or_fail(
+                &action_id,
+                ActionState::TimedOut,
+                error_outcome(&record, error),
+                now,
+            ));
         }
         effects
     }
@@ -373,6 +364,14 @@ impl ActionQueue {
         effects
     }
 
+    /// The record of an action known to be queued.
+    fn record_mut(&mut self, action_id: &str) -> &mut ActionRecord {
+        self.records
+            .iter_mut()
+            .find(|r| r.action_id == action_id)
+            .expect("a queued action")
+    }
+
     fn current_attempt(&mut self, action_id: &str, attempt: u32) -> Option<&mut ActionRecord> {
         self.records
             .iter_mut()
@@ -388,12 +387,9 @@ impl ActionQueue {
         outcome: ActionOutcome,
         now: u64,
     ) -> Vec<ActionEffect> {
-        let record = self
-            .records
-            .iter_mut()
-            .find(|r| r.action_id == action_id)
-            .expect("record");
-        let delay = self.timeouts.retry_delay_for(&record.command);
+        let timeouts = self.timeouts;
+        let record = self.record_mut(action_id);
+        let delay = timeouts.retry_delay_for(&record.command);
         let retryable = outcome.error.as_ref().is_some_and(|e| e.retryable);
         if retryable && record.attempt < 2 {
             record.state = ActionState::Pending;
@@ -424,11 +420,7 @@ impl ActionQueue {
         outcome: ActionOutcome,
         now: u64,
     ) -> Vec<ActionEffect> {
-        let record = self
-            .records
-            .iter_mut()
-            .find(|r| r.action_id == action_id)
-            .expect("record");
+        let record = self.record_mut(action_id);
         record.state = state;
         record.finished_at = Some(now);
         record.deadline = None;
