@@ -6,9 +6,17 @@
 //! or restart the queue is rebuilt from storage and nothing runs twice: a dispatched attempt is
 //! never dispatched again, only retried as a new attempt after a retryable failure (once, after
 //! [`Timeouts::retry_delay_ms`]). Duplicate acks and results are ignored.
+//!
+//! An attempt that timed out may still be running, or may have run: a page blocked by a
+//! `confirm()` holds a click until the dialog closes. Actions that read the page, or end in the
+//! same state when run twice ([`Rerun`]), are retried as usual. Any other (a click, typing)
+//! goes to `checking`: the extension is asked what became of it (`action_query`), and it is
+//! run again only if the extension never received it. Still running, or no answer: it ends
+//! `timed_out`, not retryable, and is never run again.
 
 use mimo_protocol::{
-    ActionCommand, ActionOutcome, ActionStatus, BrowserAction, ErrorCode, ErrorObject,
+    ActionCommand, ActionOutcome, ActionStatus, AttemptState, BrowserAction, ErrorCode,
+    ErrorObject, Rerun,
 };
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +29,8 @@ pub enum ActionState {
     Sent,
     /// The extension has it and is running it.
     Acked,
+    /// It timed out, and may have run: the extension is asked what became of it.
+    Checking,
     Succeeded,
     Failed,
     TimedOut,
@@ -141,6 +151,9 @@ pub enum ActionEffect {
     Save(ActionRecord),
     /// Send to the extension; on failure report [`ActionQueue::dispatch_failed`].
     Dispatch(BrowserAction),
+    /// Ask the extension what became of this attempt (`action_query`). Best effort: without
+    /// an answer the check times out.
+    Query(BrowserAction),
     /// The action ended (whoever waits for it can stop waiting).
     Finished(ActionRecord),
 }
@@ -271,7 +284,10 @@ impl ActionQueue {
         let Some(record) = self.current_attempt(&outcome.action_id, outcome.attempt) else {
             return Vec::new();
         };
-        if !matches!(record.state, ActionState::Sent | ActionState::Acked) {
+        if !matches!(
+            record.state,
+            ActionState::Sent | ActionState::Acked | ActionState::Checking
+        ) {
             return Vec::new();
         }
         let action_id = record.action_id.clone();
@@ -286,6 +302,52 @@ impl ActionQueue {
             ActionState::Succeeded
         };
         self.finish(&action_id, state, outcome, now)
+    }
+
+    /// The extension's answer to `action_query` about an attempt being checked.
+    pub fn attempt_status(
+        &mut self,
+        action_id: &str,
+        attempt: u32,
+        state: AttemptState,
+        outcome: Option<ActionOutcome>,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        let Some(record) = self.current_attempt(action_id, attempt) else {
+            return Vec::new();
+        };
+        if record.state != ActionState::Checking {
+            return Vec::new();
+        }
+        let name = record.command.name();
+        let timeout = record
+            .outcome
+            .clone()
+            .expect("a checked attempt keeps its timeout");
+        match (state, outcome) {
+            (AttemptState::Finished, Some(outcome)) => self.outcome(outcome, now),
+            // Never started: running it now is its first run.
+            (AttemptState::Unknown, _) => {
+                self.retry_or_fail(action_id, ActionState::TimedOut, timeout, now)
+            }
+            (AttemptState::Running, _) => self.give_up(
+                action_id,
+                timeout,
+                format!(
+                    "{name} is still running in the browser after its time ran out (a dialog or \
+                     a long script may be blocking the page); it was not run again"
+                ),
+                now,
+            ),
+            (AttemptState::Finished, None) => self.give_up(
+                action_id,
+                timeout,
+                format!(
+                    "{name} ended in the browser, but its outcome was lost; it was not run again"
+                ),
+                now,
+            ),
+        }
     }
 
     /// The action could not be delivered (no extension online, say).
@@ -331,14 +393,22 @@ impl ActionQueue {
                     effects.extend(self.dispatch_next(now));
                     continue;
                 }
+                ActionState::Checking => {
+                    let timeout = record.outcome.clone().expect("a checked attempt's timeout");
+                    let message = format!(
+                        "the extension did not say whether {name} ran; it was not run again"
+                    );
+                    effects.extend(self.give_up(&action_id, timeout, message, now));
+                    continue;
+                }
                 _ => continue,
             };
-            effects.extend(self.retry_or_fail(
-                &action_id,
-                ActionState::TimedOut,
-                error_outcome(&record, error),
-                now,
-            ));
+            let timeout = error_outcome(&record, error);
+            if record.command.kind().rerun() == Rerun::Once {
+                effects.extend(self.check(&action_id, timeout, now));
+                continue;
+            }
+            effects.extend(self.retry_or_fail(&action_id, ActionState::TimedOut, timeout, now));
         }
         effects
     }
@@ -362,6 +432,34 @@ impl ActionQueue {
             effects.extend(self.end(&action_id, ActionState::Canceled, outcome, now));
         }
         effects
+    }
+
+    /// An attempt that timed out may have run: ask the extension before anything else.
+    fn check(&mut self, action_id: &str, timeout: ActionOutcome, now: u64) -> Vec<ActionEffect> {
+        let ack_ms = self.timeouts.ack_ms;
+        let record = self.record_mut(action_id);
+        record.state = ActionState::Checking;
+        record.deadline = Some(now + ack_ms);
+        record.outcome = Some(timeout);
+        vec![
+            ActionEffect::Save(record.clone()),
+            ActionEffect::Query(record.dispatch()),
+        ]
+    }
+
+    /// Ends a timed-out attempt for good: it may have run, so it is not retried.
+    fn give_up(
+        &mut self,
+        action_id: &str,
+        mut timeout: ActionOutcome,
+        message: String,
+        now: u64,
+    ) -> Vec<ActionEffect> {
+        if let Some(error) = timeout.error.as_mut() {
+            error.message = format!("{}: {message}", error.message);
+            error.retryable = false;
+        }
+        self.finish(action_id, ActionState::TimedOut, timeout, now)
     }
 
     /// The record of an action known to be queued.
@@ -434,10 +532,12 @@ impl ActionQueue {
 
     /// Dispatches the oldest pending action that is due, if nothing is in flight.
     fn dispatch_next(&mut self, now: u64) -> Vec<ActionEffect> {
-        let in_flight = self
-            .records
-            .iter()
-            .any(|r| matches!(r.state, ActionState::Sent | ActionState::Acked));
+        let in_flight = self.records.iter().any(|r| {
+            matches!(
+                r.state,
+                ActionState::Sent | ActionState::Acked | ActionState::Checking
+            )
+        });
         if in_flight || self.paused {
             return Vec::new();
         }
@@ -573,10 +673,41 @@ mod tests {
         assert_eq!(dispatched(&done), vec![("c".into(), 1)]);
     }
 
+    fn hover(id: u32) -> ActionCommand {
+        ActionCommand::BrowserHover {
+            target: mimo_protocol::Target {
+                click_id: Some(id),
+                xpath: None,
+            },
+        }
+    }
+
+    fn queried(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                ActionEffect::Query(a) => Some((a.action_id.clone(), a.attempt)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn error_of(q: &ActionQueue, id: &str) -> ErrorObject {
+        q.get(id)
+            .unwrap()
+            .outcome
+            .as_ref()
+            .unwrap()
+            .error
+            .clone()
+            .unwrap()
+    }
+
     #[test]
     fn no_ack_in_time_is_plugin_timeout_ack_retried_once_after_the_delay() {
         let mut q = ActionQueue::new(T);
-        submit(&mut q, "a", click(1), 0);
+        // Running it twice ends the same way, so it is simply retried.
+        submit(&mut q, "a", hover(1), 0);
         assert_eq!(q.next_deadline(), Some(100));
         assert!(q.tick(99).is_empty());
         let timed_out = q.tick(100);
@@ -609,7 +740,7 @@ mod tests {
             retry_delay_ms: 10,
             ..T
         });
-        submit(&mut q, "a", click(1), 0);
+        submit(&mut q, "a", hover(1), 0);
         q.acked("a", 1, 50);
         assert_eq!(q.next_deadline(), Some(1_050));
         q.tick(1_050);
@@ -631,6 +762,114 @@ mod tests {
             .unwrap();
         assert_eq!(error.code, ErrorCode::PluginTimeoutExec);
         assert!(error.retryable);
+    }
+
+    #[test]
+    fn a_click_that_timed_out_while_still_running_is_never_run_again() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        submit(&mut q, "b", click(2), 1);
+        q.acked("a", 1, 50);
+        let timed_out = q.tick(1_050);
+        assert_eq!(
+            queried(&timed_out),
+            vec![("a".into(), 1)],
+            "asked, not retried"
+        );
+        assert!(dispatched(&timed_out).is_empty());
+        assert!(finished(&timed_out).is_empty());
+        assert_eq!(q.get("a").unwrap().state, ActionState::Checking);
+        assert_eq!(q.next_deadline(), Some(1_150));
+        assert!(
+            dispatched(&q.tick(1_100)).is_empty(),
+            "b waits: a is not settled"
+        );
+        let answered = q.attempt_status("a", 1, AttemptState::Running, None, 1_120);
+        assert_eq!(
+            finished(&answered),
+            vec![("a".into(), ActionState::TimedOut)]
+        );
+        assert_eq!(
+            dispatched(&answered),
+            vec![("b".into(), 1)],
+            "then the next one goes"
+        );
+        let error = error_of(&q, "a");
+        assert_eq!(error.code, ErrorCode::PluginTimeoutExec);
+        assert!(
+            !error.retryable,
+            "the model is told not to count on a retry"
+        );
+        assert!(error.message.contains("still running"), "{}", error.message);
+        // However late its result comes, and whatever is asked again, it ran once.
+        assert!(q.outcome(ok("a", 1), 5_000).is_empty());
+        assert!(q
+            .tick(10_000)
+            .iter()
+            .all(|e| !matches!(e, ActionEffect::Dispatch(a) if a.action_id == "a")));
+        assert_eq!(q.get("a").unwrap().attempt, 1);
+    }
+
+    #[test]
+    fn a_click_the_extension_never_received_is_sent_again_as_a_new_attempt() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        assert_eq!(queried(&q.tick(100)), vec![("a".into(), 1)]);
+        let answered = q.attempt_status("a", 1, AttemptState::Unknown, None, 120);
+        assert!(finished(&answered).is_empty());
+        assert_eq!(q.get("a").unwrap().state, ActionState::Pending);
+        assert_eq!(dispatched(&q.tick(1_120)), vec![("a".into(), 2)]);
+        // An answer about an attempt no longer being checked changes nothing.
+        assert!(q
+            .attempt_status("a", 1, AttemptState::Running, None, 1_130)
+            .is_empty());
+        assert!(q
+            .outcome(ok("a", 2), 1_140)
+            .iter()
+            .any(|e| matches!(e, ActionEffect::Finished(r) if r.state == ActionState::Succeeded)));
+    }
+
+    #[test]
+    fn a_click_that_finished_unseen_takes_its_stored_outcome_or_the_late_result() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        q.acked("a", 1, 10);
+        q.tick(1_010);
+        let answered = q.attempt_status("a", 1, AttemptState::Finished, Some(ok("a", 1)), 1_020);
+        assert_eq!(
+            finished(&answered),
+            vec![("a".into(), ActionState::Succeeded)]
+        );
+
+        submit(&mut q, "b", click(2), 2_000);
+        q.tick(2_100);
+        assert_eq!(q.get("b").unwrap().state, ActionState::Checking);
+        let late = q.outcome(ok("b", 1), 2_110);
+        assert_eq!(finished(&late), vec![("b".into(), ActionState::Succeeded)]);
+
+        submit(&mut q, "c", click(3), 3_000);
+        q.tick(3_100);
+        let lost = q.attempt_status("c", 1, AttemptState::Finished, None, 3_110);
+        assert_eq!(finished(&lost), vec![("c".into(), ActionState::TimedOut)]);
+        assert!(error_of(&q, "c").message.contains("outcome was lost"));
+    }
+
+    #[test]
+    fn a_click_nobody_answers_for_ends_without_a_retry() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        q.acked("a", 1, 10);
+        q.tick(1_010);
+        let silent = q.tick(1_110);
+        assert_eq!(finished(&silent), vec![("a".into(), ActionState::TimedOut)]);
+        assert!(dispatched(&silent).is_empty());
+        let error = error_of(&q, "a");
+        assert_eq!(error.code, ErrorCode::PluginTimeoutExec);
+        assert!(!error.retryable);
+        assert!(error
+            .message
+            .contains("did not say whether browser_click ran"));
+        assert_eq!(q.next_deadline(), None);
     }
 
     #[test]

@@ -42,11 +42,11 @@ pub fn now_ms() -> u64 {
 }
 
 /// Whether another object's answer was a success, or the error object it sent.
-pub async fn read_outcome(mut response: Response) -> Result<std::result::Result<(), ErrorObject>> {
+pub async fn read_outcome(response: Response) -> Result<std::result::Result<(), ErrorObject>> {
     if response.status_code() < 300 {
         Ok(Ok(()))
     } else {
-        Ok(Err(response.json().await?))
+        Ok(Err(error_of(response).await))
     }
 }
 
@@ -57,8 +57,22 @@ pub async fn read_json<T: serde::de::DeserializeOwned>(
     if response.status_code() < 300 {
         Ok(Ok(response.json().await?))
     } else {
-        Ok(Err(response.json().await?))
+        Ok(Err(error_of(response).await))
     }
+}
+
+/// The error object of a failed answer; one that is not one (a runtime's own error page) is
+/// kept as the message of an `INTERNAL_ERROR`, never dropped.
+async fn error_of(mut response: Response) -> ErrorObject {
+    let status = response.status_code();
+    let body = match response.text().await {
+        Ok(body) => body,
+        Err(e) => return ErrorObject::new(ErrorCode::InternalError, format!("{status}: {e}")),
+    };
+    serde_json::from_str(&body).unwrap_or_else(|_| {
+        let shown: String = body.chars().take(500).collect();
+        ErrorObject::new(ErrorCode::InternalError, format!("{status}: {shown}"))
+    })
 }
 
 /// Bytes from the runtime's CSPRNG (`crypto.getRandomValues`).

@@ -20,7 +20,7 @@ pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 pub use http::{error_response, json_request, now_ms, random_bytes, read_json, read_outcome};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;
-pub use task_actions::{ActionEvent, Dispatch};
+pub use task_actions::{ActionEvent, SendToExtension};
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";

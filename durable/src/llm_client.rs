@@ -37,8 +37,12 @@ pub fn config_from_env(env: &Env) -> Result<LlmConfig, LlmError> {
     {
         config = config.with_api_key(key);
     }
-    if let Some(ms) = get("MIMO_LLM_TIMEOUT_MS").and_then(|v| v.parse().ok()) {
-        config.timeout_ms = ms;
+    if let Some(raw) = get("MIMO_LLM_TIMEOUT_MS") {
+        config.timeout_ms = raw.trim().parse().map_err(|_| {
+            not_configured(&format!(
+                "MIMO_LLM_TIMEOUT_MS={raw:?} is not a whole number of milliseconds"
+            ))
+        })?;
     }
     Ok(config)
 }
@@ -77,7 +81,10 @@ pub async fn stream_completion(
     let mut response = response;
     if response.status_code() >= 300 {
         let retry_after = response.headers().get("retry-after").ok().flatten();
-        let body = response.text().await.unwrap_or_default();
+        let body = response
+            .text()
+            .await
+            .unwrap_or_else(|e| format!("(the error body could not be read: {e})"));
         on_event(LlmEvent::Error(llm::classify_http_status(
             config.provider,
             response.status_code(),

@@ -11,10 +11,10 @@ use mimo_protocol::{
 use serde::{Deserialize, Serialize};
 use worker::*;
 
-use crate::http::{error_response, json_request, now_ms};
+use crate::http::{error_response, json_request, now_ms, read_outcome};
 use crate::socket::{finish_close, parse_message};
 use crate::task::{BindRequest, Binding, SnapshotPush};
-use crate::task_actions::{ActionEvent, Dispatch, Notify};
+use crate::task_actions::{ActionEvent, SendToExtension};
 use crate::TASK_COORDINATOR;
 
 /// Tag of every extension socket; each also carries `client:<id>`.
@@ -111,17 +111,13 @@ impl DurableObject for ExtensionRegistry {
                     )),
                 }
             }
-            (Method::Post, "/notify") => {
-                let notify: Notify = req.json().await?;
-                if let Some(socket) = self.open_socket(&notify.client_id) {
-                    socket.send(&notify.message)?;
-                }
-                Response::empty()
-            }
-            (Method::Post, "/dispatch") => {
-                let dispatch: Dispatch = req.json().await?;
-                self.dispatch(dispatch)
-            }
+            (Method::Post, "/send") => match req.json::<SendToExtension>().await {
+                Ok(send) => self.send(send),
+                Err(e) => error_response(&ErrorObject::new(
+                    ErrorCode::SchemaValidationFailed,
+                    format!("not a frame for an extension: {e}"),
+                )),
+            },
             (Method::Get, "/list") => Response::from_json(&ExtensionList {
                 extensions: self.list()?,
             }),
@@ -195,18 +191,51 @@ impl DurableObject for ExtensionRegistry {
                 task_id,
             } => {
                 let ack = ActionEvent::Ack { action_id, attempt };
-                self.relay(&client_id, &task_id, "/action-event", &ack, &ws)
-                    .await
+                let relayed = self
+                    .relay(&client_id, &task_id, "/action-event", &ack)
+                    .await;
+                report_refusal(&ws, "an action's ack", relayed).map(|_| ())
             }
             ExtensionMessage::TaskControl { task_id, control } => {
-                self.relay(&client_id, &task_id, "/control", &control, &ws)
-                    .await
+                let relayed = self.relay(&client_id, &task_id, "/control", &control).await;
+                report_refusal(&ws, "a task control", relayed).map(|_| ())
+            }
+            ExtensionMessage::ActionStatus {
+                task_id,
+                action_id,
+                attempt,
+                state,
+                outcome,
+            } => {
+                let status = ActionEvent::Status {
+                    action_id,
+                    attempt,
+                    state,
+                    outcome,
+                };
+                let relayed = self
+                    .relay(&client_id, &task_id, "/action-event", &status)
+                    .await;
+                report_refusal(&ws, "an action's status", relayed).map(|_| ())
             }
             ExtensionMessage::ActionResult { outcome } => {
+                let ack = ServerToExtension::ResultAck {
+                    task_id: outcome.task_id.clone(),
+                    action_id: outcome.action_id.clone(),
+                    attempt: outcome.attempt,
+                };
                 let task_id = outcome.task_id.clone();
                 let event = ActionEvent::Outcome { outcome };
-                self.relay(&client_id, &task_id, "/action-event", &event, &ws)
-                    .await
+                let relayed = self
+                    .relay(&client_id, &task_id, "/action-event", &event)
+                    .await;
+                // Recorded, or refused for good: either way the extension can stop resending
+                // it. Only a result that did not reach the task is left unacknowledged, so
+                // that the next connection sends it again.
+                if report_refusal(&ws, "an action's result", relayed)? {
+                    ws.send(&ack)?;
+                }
+                Ok(())
             }
         }
     }
@@ -223,6 +252,37 @@ impl DurableObject for ExtensionRegistry {
         }
         finish_close(&ws, code);
         Ok(())
+    }
+}
+
+/// How a relay to a task went.
+enum Relayed {
+    /// The task took it.
+    Done,
+    /// Refused for good (not this extension's task, or the task's own refusal): sending it
+    /// again would not help.
+    Refused(ErrorObject),
+}
+
+/// Tells the extension of a relay that did not go through, and logs it. `Ok(true)` when the
+/// frame was dealt with for good (taken or refused), `Ok(false)` when it did not reach the task.
+fn report_refusal(ws: &WebSocket, what: &str, relayed: Result<Relayed>) -> Result<bool> {
+    match relayed {
+        Ok(Relayed::Done) => Ok(true),
+        Ok(Relayed::Refused(error)) => {
+            console_warn!("refused {what}: {error}");
+            ws.send(&ServerToExtension::Error { error })?;
+            Ok(true)
+        }
+        Err(e) => {
+            console_error!("could not relay {what}: {e}");
+            let error = ErrorObject::new(
+                ErrorCode::InternalError,
+                format!("{what} could not reach its task ({e}); it is kept to be sent again"),
+            );
+            ws.send(&ServerToExtension::Error { error })?;
+            Ok(false)
+        }
     }
 }
 
@@ -417,48 +477,49 @@ impl ExtensionRegistry {
             })
     }
 
-    /// Sends an action on the extension's socket.
-    fn dispatch(&self, dispatch: Dispatch) -> Result<Response> {
-        let Some(socket) = self.open_socket(&dispatch.client_id) else {
+    /// Sends a frame on the extension's socket.
+    fn send(&self, send: SendToExtension) -> Result<Response> {
+        let Some(socket) = self.open_socket(&send.client_id) else {
             return error_response(&ErrorObject::new(
                 ErrorCode::PluginOffline,
                 format!(
                     "The extension this task uses ({}) is offline. Open that browser with the \
                      Mimo extension connected.",
-                    dispatch.client_id
+                    send.client_id
                 ),
             ));
         };
-        socket.send(&ServerToExtension::BrowserAction {
-            action: dispatch.action,
-        })?;
+        socket.send(&send.message)?;
         Response::empty()
     }
 
     /// Passes what the extension says about a task (an ack, a result, a takeover) to that task,
     /// if it is bound to this extension: an extension cannot report on another browser's task.
+    /// `Err` only when the task could not be reached.
     async fn relay<T: Serialize>(
         &self,
         client_id: &str,
         task_id: &str,
         route: &str,
         body: &T,
-        ws: &WebSocket,
-    ) -> Result<()> {
+    ) -> Result<Relayed> {
         if self.binding_of(task_id)?.as_deref() != Some(client_id) {
-            let error = ErrorObject::new(
+            return Ok(Relayed::Refused(ErrorObject::new(
                 ErrorCode::PermissionDenied,
                 format!("task {task_id} is not bound to this extension"),
-            );
-            return ws.send(&ServerToExtension::Error { error });
+            )));
         }
         let stub = self
             .env
             .durable_object(TASK_COORDINATOR)?
             .get_by_name(task_id)?;
-        stub.fetch_with_request(json_request(Method::Post, route, Some(body))?)
+        let response = stub
+            .fetch_with_request(json_request(Method::Post, route, Some(body))?)
             .await?;
-        Ok(())
+        Ok(match read_outcome(response).await? {
+            Ok(()) => Relayed::Done,
+            Err(error) => Relayed::Refused(error),
+        })
     }
 
     /// Stores the extension's new snapshot and pushes it to the tasks that use it.

@@ -30,10 +30,28 @@ use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
 use std::collections::HashMap;
 
 /// An effect for the work loop: the conversation's or the scheduler's.
-enum Work {
+pub(crate) enum Work {
     Conversation(Effect),
     Action(ActionEffect),
 }
+
+pub(crate) fn wrap<T>(effects: Vec<T>, as_work: fn(T) -> Work) -> Vec<Work> {
+    effects.into_iter().map(as_work).collect()
+}
+
+/// Where the work loop makes LLM calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Llm {
+    /// Here, streaming.
+    Inline,
+    /// In the alarm, soon: the caller is another object (the registry relaying an extension's
+    /// frame) that must get its answer as soon as the event is recorded, not after a model
+    /// turn. Should this object be evicted first, `recover` finds the turn cut off and runs it.
+    Defer,
+}
+
+/// How soon the alarm runs `recover` after an effect failed.
+const RECOVERY_DELAY_MS: u64 = 1_000;
 
 /// Tag of the web app's sockets.
 const WEB: &str = "web";
@@ -48,8 +66,12 @@ pub struct TaskCoordinator {
     pub(crate) actions: RefCell<ActionQueue>,
     /// Requests of the developer API waiting for their action to end, by action id.
     pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<ActionRecord>>>,
+    /// LLM calls a relayed event left for the alarm ([`Llm::Defer`]).
+    parked: RefCell<Vec<Effect>>,
     /// `None` until the task is created by `/init`, and again once it is deleted.
     conversation: RefCell<Option<Conversation>>,
+    /// Why the stored task could not be loaded: every route but `/delete` answers with it.
+    broken: RefCell<Option<ErrorObject>>,
     started_at: u64,
 }
 
@@ -92,30 +114,51 @@ pub struct SnapshotPush {
     pub snapshot: BrowserSnapshot,
 }
 
+/// The task as stored: its action queue and its conversation (none before `/init`).
+fn load(
+    store: &TaskStore,
+    action_store: &ActionStore,
+    env: &Env,
+) -> Result<(ActionQueue, Option<Conversation>)> {
+    let mut actions = ActionQueue::restore(action_store.load()?, timeouts(env));
+    let conversation = match store.load_task()? {
+        Some(task) => Some(
+            Conversation::restore(task, store.load_messages()?, store.load_run()?)
+                .with_config(run_config(env)),
+        ),
+        None => None,
+    };
+    if conversation
+        .as_ref()
+        .is_some_and(|c| c.task().status == TaskStatus::Takeover)
+    {
+        // A takeover outlives restarts: pausing returns no effects.
+        actions.set_paused(true, now_ms());
+    }
+    Ok((actions, conversation))
+}
+
 impl DurableObject for TaskCoordinator {
     fn new(state: State, env: Env) -> Self {
         let store = TaskStore::open(state.storage().sql()).expect("task schema");
         let artifacts = ArtifactStore::open(state.storage().sql()).expect("artifact schema");
         let action_store = ActionStore::open(state.storage().sql()).expect("action schema");
-        let actions =
-            ActionQueue::restore(action_store.load().expect("load actions"), timeouts(&env));
-        // Storage that cannot be read is unrecoverable for this object: fail loudly.
-        let conversation = store.load_task().expect("load task").map(|task| {
-            Conversation::restore(
-                task,
-                store.load_messages().expect("load messages"),
-                store.load_run().expect("load run"),
-            )
-            .with_config(run_config(&env))
-        });
-        let mut actions = actions;
-        if conversation
-            .as_ref()
-            .is_some_and(|c| c.task().status == TaskStatus::Takeover)
-        {
-            // A takeover outlives restarts: pausing returns no effects.
-            actions.set_paused(true, now_ms());
-        }
+        let (actions, conversation, broken) = match load(&store, &action_store, &env) {
+            Ok((actions, conversation)) => (actions, conversation, None),
+            Err(e) => {
+                // A record this build cannot read (corrupt, or written in a format it does not
+                // know): the task answers with the reason instead of failing every request.
+                console_error!("a task's stored records cannot be read: {e}");
+                let error = ErrorObject::new(
+                    ErrorCode::InternalError,
+                    format!(
+                        "This task's stored records cannot be read ({e}). Nothing was changed; \
+                         delete the task to start again."
+                    ),
+                );
+                (ActionQueue::new(timeouts(&env)), None, Some(error))
+            }
+        };
         Self {
             state,
             env,
@@ -124,13 +167,21 @@ impl DurableObject for TaskCoordinator {
             action_store,
             actions: RefCell::new(actions),
             waiters: RefCell::new(HashMap::new()),
+            parked: RefCell::new(Vec::new()),
             conversation: RefCell::new(conversation),
+            broken: RefCell::new(broken),
             started_at: now_ms(),
         }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let url = req.url()?;
+        let broken = self.broken.borrow().clone();
+        if let Some(error) = broken {
+            if url.path() != "/delete" {
+                return error_response(&error);
+            }
+        }
         let query = |name: &str| {
             url.query_pairs()
                 .find(|(k, _)| k == name)
@@ -161,17 +212,39 @@ impl DurableObject for TaskCoordinator {
             (Method::Get, "/actions") if self.exists() => self.list_actions(),
             (Method::Post, "/control") => {
                 let mut req = req;
-                let control: TaskControl = req.json().await?;
-                self.control(control).await?;
+                let control: TaskControl = match req.json().await {
+                    Ok(control) => control,
+                    Err(e) => {
+                        return error_response(&ErrorObject::new(
+                            ErrorCode::SchemaValidationFailed,
+                            format!("not a task control: {e}"),
+                        ))
+                    }
+                };
+                if !self.exists() {
+                    return error_response(&unknown_task());
+                }
+                self.control(control, Llm::Defer).await?;
                 Response::empty()
             }
             (Method::Post, "/action-event") => {
                 let mut req = req;
-                let event: ActionEvent = req.json().await?;
+                let event: ActionEvent = match req.json().await {
+                    Ok(event) => event,
+                    Err(e) => {
+                        return error_response(&ErrorObject::new(
+                            ErrorCode::SchemaValidationFailed,
+                            format!("not an action event: {e}"),
+                        ))
+                    }
+                };
+                if !self.exists() {
+                    return error_response(&unknown_task());
+                }
                 self.action_event(event).await?;
                 Response::empty()
             }
-            (Method::Post, "/delete") => self.delete().await,
+            (Method::Post, "/delete") => self.delete(query("taskId")).await,
             (Method::Post, "/artifacts/granted") => {
                 let mut req = req;
                 let grant: ArtifactGrant = req.json().await?;
@@ -235,8 +308,8 @@ impl DurableObject for TaskCoordinator {
                     Err(error) => return self.send_error(&ws, error),
                 }
             }
-            FrontendMessage::Stop {} => self.control(TaskControl::Stop).await?,
-            FrontendMessage::Resume {} => self.control(TaskControl::Resume).await?,
+            FrontendMessage::Stop {} => self.control(TaskControl::Stop, Llm::Inline).await?,
+            FrontendMessage::Resume {} => self.control(TaskControl::Resume, Llm::Inline).await?,
             FrontendMessage::Confirm { step, approve } => {
                 match self.with_conversation(|c| c.confirm(step, approve, now))? {
                     Ok(effects) => work.extend(effects),
@@ -268,6 +341,7 @@ impl DurableObject for TaskCoordinator {
         // This alarm is being handled: clear it, so that what the work below schedules is set
         // anew instead of being mistaken for already pending.
         self.state.storage().delete_alarm().await?;
+        self.run_parked().await?;
         let work = self.recover();
         self.run(work).await?;
         self.tick_actions().await?;
@@ -276,12 +350,17 @@ impl DurableObject for TaskCoordinator {
     }
 }
 
-/// A positive whole number from the environment, if set (and well-formed).
+/// A positive whole number from the environment, if set. A value that is not one is ignored
+/// with a warning naming it (the default applies), never silently.
 fn env_number(env: &Env, name: &str) -> Option<u64> {
-    env.var(name)
-        .ok()
-        .and_then(|v| v.to_string().trim().parse::<u64>().ok())
-        .filter(|&n| n > 0)
+    let raw = env.var(name).ok()?.to_string();
+    match raw.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Some(n),
+        _ => {
+            console_warn!("{name}={raw:?} is not a positive whole number; the default applies");
+            None
+        }
+    }
 }
 
 /// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS` and (for
@@ -393,8 +472,12 @@ impl TaskCoordinator {
     }
 
     /// Deletes the task: its artifacts in R2, every stored row, and its sockets.
-    async fn delete(&self) -> Result<Response> {
-        let Some((task_id, _)) = self.task_and_client() else {
+    /// `named` is the task id the worker routed by: a task whose records cannot be read is
+    /// deleted by it.
+    async fn delete(&self, named: Option<String>) -> Result<Response> {
+        let stored = self.task_and_client().map(|(task_id, _)| task_id);
+        let readable = self.broken.borrow().is_none();
+        let Some(task_id) = stored.or(named.filter(|_| !readable)) else {
             return error_response(&unknown_task());
         };
         let prefix = TaskId::parse(&task_id)
@@ -407,6 +490,7 @@ impl TaskCoordinator {
         self.store.clear()?;
         self.state.storage().delete_alarm().await?;
         *self.conversation.borrow_mut() = None;
+        *self.broken.borrow_mut() = None;
         for socket in self.state.get_websockets_with_tag(WEB) {
             let _ = socket.close(Some(4404), Some("task deleted"));
         }
@@ -621,54 +705,94 @@ impl TaskCoordinator {
 
     /// Carries out the conversation's effects in order (see [`TaskCoordinator::work`]).
     pub(crate) async fn run(&self, effects: Vec<Effect>) -> Result<()> {
-        self.work(effects.into_iter().map(Work::Conversation).collect(), false)
+        self.work(wrap(effects, Work::Conversation), false, Llm::Inline)
             .await
     }
 
-    /// Carries out the scheduler's effects in order (see [`TaskCoordinator::work`]).
     /// Carries out the scheduler's effects in order (see [`TaskCoordinator::work`]); the alarm
     /// is set for its next deadline even when there are none (a tick that found nothing due).
     pub(crate) async fn run_action_effects(&self, effects: Vec<ActionEffect>) -> Result<()> {
-        self.work(effects.into_iter().map(Work::Action).collect(), true)
+        self.work(wrap(effects, Work::Action), true, Llm::Inline)
             .await
     }
 
     /// The one loop that carries out effects, the conversation's and the scheduler's, in order.
     /// Each may produce more (an ended action moves the run on, a model turn asks for an
-    /// action), which join the queue. LLM calls stream here, their deltas sent as they arrive.
-    /// At the end the alarm is set for the scheduler's next deadline.
-    async fn work(&self, work: Vec<Work>, mut touched_actions: bool) -> Result<()> {
+    /// action), which join the queue. LLM calls stream here, their deltas sent as they arrive
+    /// — or, with [`Llm::Defer`], are left to the alarm. At the end the alarm is set for the
+    /// scheduler's next deadline.
+    ///
+    /// One effect that fails does not drop the ones queued after it: the failure is logged,
+    /// the rest is carried out, the alarm is set, and an early alarm lets `recover` pick up
+    /// what the failed effect left undone. The first failure is returned.
+    pub(crate) async fn work(
+        &self,
+        work: Vec<Work>,
+        mut touched_actions: bool,
+        llm: Llm,
+    ) -> Result<()> {
         let mut queue: VecDeque<Work> = work.into();
+        let mut failure: Option<Error> = None;
         loop {
             while let Some(item) = queue.pop_front() {
-                match item {
-                    Work::Conversation(effect) => {
-                        let more = self.carry_out(effect).await?;
-                        queue.extend(more);
+                let more = match item {
+                    Work::Conversation(effect @ Effect::CallLlm { .. }) if llm == Llm::Defer => {
+                        self.parked.borrow_mut().push(effect);
+                        self.wake_at(now_ms()).await.map(|()| Vec::new())
                     }
+                    Work::Conversation(effect) => self.carry_out(effect).await,
                     Work::Action(effect) => {
                         touched_actions = true;
-                        let more = self.carry_out_action(effect).await?;
-                        queue.extend(more);
+                        self.carry_out_action(effect).await
+                    }
+                };
+                match more {
+                    Ok(more) => queue.extend(more),
+                    Err(e) => {
+                        console_error!("task {}: an effect failed: {e}", self.task_label());
+                        failure.get_or_insert(e);
                     }
                 }
             }
             if !touched_actions {
-                return Ok(());
+                break;
             }
             touched_actions = false;
             let next = self.actions.borrow().next_deadline();
             if let Some(at) = next {
-                self.wake_at(at).await?;
+                if let Err(e) = self.wake_at(at).await {
+                    failure.get_or_insert(e);
+                }
             }
             if self.actions.borrow().is_idle() {
                 let idle = self.with_conversation(|c| c.actions_idle(now_ms()))?;
-                queue.extend(idle.into_iter().map(Work::Conversation));
+                queue.extend(wrap(idle, Work::Conversation));
             }
             if queue.is_empty() {
-                return Ok(());
+                break;
             }
         }
+        match failure {
+            None => Ok(()),
+            Some(e) => {
+                // Whatever the failed effect left undone, the alarm's `recover` picks up.
+                self.wake_at(now_ms() + RECOVERY_DELAY_MS).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// LLM calls left by a relayed event for the alarm (see [`Llm::Defer`]).
+    async fn run_parked(&self) -> Result<()> {
+        let parked = std::mem::take(&mut *self.parked.borrow_mut());
+        self.work(wrap(parked, Work::Conversation), false, Llm::Inline)
+            .await
+    }
+
+    fn task_label(&self) -> String {
+        self.task_and_client()
+            .map(|(task_id, _)| task_id)
+            .unwrap_or_default()
     }
 
     async fn carry_out(&self, effect: Effect) -> Result<Vec<Work>> {
@@ -733,7 +857,7 @@ impl TaskCoordinator {
                 }))?;
                 // The extension's overlay follows the task's status.
                 if let Some(client_id) = client {
-                    self.tell_extension(&client_id, status).await?;
+                    self.tell_extension(&client_id, status).await;
                 }
                 Ok(Vec::new())
             }
@@ -750,7 +874,11 @@ impl TaskCoordinator {
                 self.action_store.save(&record)?;
                 Ok(Vec::new())
             }
-            ActionEffect::Dispatch(action) => match self.dispatch(action.clone()).await? {
+            ActionEffect::Query(action) => {
+                self.query_attempt(action).await;
+                Ok(Vec::new())
+            }
+            ActionEffect::Dispatch(action) => match self.dispatch(action.clone()).await {
                 Ok(()) => Ok(Vec::new()),
                 Err(error) => {
                     let more = self.actions.borrow_mut().dispatch_failed(

@@ -8,14 +8,14 @@ use futures_channel::oneshot;
 use futures_util::future::{select, Either};
 use mimo_agent::actions::ActionRecord;
 use mimo_protocol::{
-    ActionCommand, ActionOutcome, BrowserAction, ErrorCode, ErrorObject, ServerToExtension,
-    TaskControl, TaskStatus,
+    ActionCommand, ActionOutcome, AttemptState, BrowserAction, ErrorCode, ErrorObject,
+    ServerToExtension, TaskControl, TaskStatus,
 };
 use serde::{Deserialize, Serialize};
-use worker::{Delay, Method, Response, Result};
+use worker::{console_warn, Delay, Method, Response, Result};
 
 use crate::http::{error_response, json_request, now_ms, random_bytes, read_outcome};
-use crate::task::TaskCoordinator;
+use crate::task::{wrap, Llm, TaskCoordinator, Work};
 use crate::{EXTENSION_REGISTRY, REGISTRY_NAME};
 
 /// Body of `POST /api/task/{taskId}/actions`.
@@ -42,22 +42,24 @@ pub enum ActionEvent {
     Outcome {
         outcome: ActionOutcome,
     },
+    /// The answer to an `action_query`.
+    #[serde(rename_all = "camelCase")]
+    Status {
+        action_id: String,
+        attempt: u32,
+        state: AttemptState,
+        #[serde(default)]
+        outcome: Option<ActionOutcome>,
+    },
 }
 
-/// Body of the registry's `/notify`: a message for an extension, if it is online.
+/// Body of the registry's `/send`: a frame for an extension's socket (`PLUGIN_OFFLINE` when it
+/// has none open).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Notify {
+pub struct SendToExtension {
     pub client_id: String,
     pub message: ServerToExtension,
-}
-
-/// Body of the registry's `/dispatch`.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Dispatch {
-    pub client_id: String,
-    pub action: BrowserAction,
 }
 
 const DEFAULT_WAIT_MS: u64 = 60_000;
@@ -120,7 +122,8 @@ impl TaskCoordinator {
         Response::from_json(&self.actions.borrow().records())
     }
 
-    /// An ack or a result relayed by the registry.
+    /// An ack, a result or an attempt's status relayed by the registry. The registry waits for
+    /// this answer, so a model turn it leads to is left to the alarm.
     pub(crate) async fn action_event(&self, event: ActionEvent) -> Result<()> {
         let now = now_ms();
         let effects = match event {
@@ -128,12 +131,23 @@ impl TaskCoordinator {
                 self.actions.borrow_mut().acked(&action_id, attempt, now)
             }
             ActionEvent::Outcome { outcome } => self.actions.borrow_mut().outcome(outcome, now),
+            ActionEvent::Status {
+                action_id,
+                attempt,
+                state,
+                outcome,
+            } => self
+                .actions
+                .borrow_mut()
+                .attempt_status(&action_id, attempt, state, outcome, now),
         };
-        self.run_action_effects(effects).await
+        self.work(wrap(effects, Work::Action), true, Llm::Defer)
+            .await
     }
 
-    /// Takeover, resume or stop, from the web app or the extension's overlay.
-    pub(crate) async fn control(&self, control: TaskControl) -> Result<()> {
+    /// Takeover, resume or stop, from the web app or the extension's overlay (relayed by the
+    /// registry, which waits: `Llm::Defer`).
+    pub(crate) async fn control(&self, control: TaskControl, llm: Llm) -> Result<()> {
         let now = now_ms();
         let (work, action_effects) = match control {
             TaskControl::Takeover => (
@@ -149,28 +163,26 @@ impl TaskCoordinator {
                 self.actions.borrow_mut().cancel_all(now),
             ),
         };
-        self.run(work).await?;
-        self.run_action_effects(action_effects).await
+        let mut all = wrap(work, Work::Conversation);
+        all.extend(wrap(action_effects, Work::Action));
+        self.work(all, true, llm).await
     }
 
-    /// Tells the task's extension its new status (best effort: an offline extension learns it
-    /// from the next action).
-    pub(crate) async fn tell_extension(&self, client_id: &str, status: TaskStatus) -> Result<()> {
+    /// Tells the task's extension its new status. Best effort: an offline extension learns it
+    /// from the next action, and a failure is only logged.
+    pub(crate) async fn tell_extension(&self, client_id: &str, status: TaskStatus) {
         let Some((task_id, _)) = self.task_and_client() else {
-            return Ok(());
+            return;
         };
-        let registry = self
-            .env
-            .durable_object(EXTENSION_REGISTRY)?
-            .get_by_name(REGISTRY_NAME)?;
-        let body = Notify {
-            client_id: client_id.to_owned(),
-            message: ServerToExtension::TaskState { task_id, status },
-        };
-        registry
-            .fetch_with_request(json_request(Method::Post, "/notify", Some(&body))?)
-            .await?;
-        Ok(())
+        let message = ServerToExtension::TaskState { task_id, status };
+        match self.send_to_extension(client_id, message).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) if error.code == ErrorCode::PluginOffline => {}
+            Ok(Err(error)) => {
+                console_warn!("could not tell the extension the task's status: {error}")
+            }
+            Err(e) => console_warn!("could not tell the extension the task's status: {e}"),
+        }
     }
 
     /// Timeouts and retries that are due (from the alarm).
@@ -186,20 +198,56 @@ impl TaskCoordinator {
         }
     }
 
-    /// Hands an action to the registry, which sends it on the extension's socket.
-    pub(crate) async fn dispatch(
+    /// Hands a frame to the registry, which sends it on the extension's socket: `Err` when the
+    /// registry could not be reached, the registry's refusal (`PLUGIN_OFFLINE`) inside.
+    pub(crate) async fn send_to_extension(
         &self,
-        action: BrowserAction,
+        client_id: &str,
+        message: ServerToExtension,
     ) -> Result<std::result::Result<(), ErrorObject>> {
         let registry = self
             .env
             .durable_object(EXTENSION_REGISTRY)?
             .get_by_name(REGISTRY_NAME)?;
-        let body = Dispatch {
-            client_id: action.client_id.clone(),
-            action,
+        let body = SendToExtension {
+            client_id: client_id.to_owned(),
+            message,
         };
-        let request = json_request(Method::Post, "/dispatch", Some(&body))?;
+        let request = json_request(Method::Post, "/send", Some(&body))?;
         read_outcome(registry.fetch_with_request(request).await?).await
+    }
+
+    /// Sends an action to its extension. Whatever keeps it from the extension — offline, or
+    /// the registry unreachable — is a failed dispatch for the scheduler to deal with.
+    pub(crate) async fn dispatch(
+        &self,
+        action: BrowserAction,
+    ) -> std::result::Result<(), ErrorObject> {
+        let client_id = action.client_id.clone();
+        match self
+            .send_to_extension(&client_id, ServerToExtension::BrowserAction { action })
+            .await
+        {
+            Ok(sent) => sent,
+            Err(e) => Err(ErrorObject::new(
+                ErrorCode::PluginOffline,
+                format!("the action could not be handed to the extension's connection: {e}"),
+            )),
+        }
+    }
+
+    /// Asks the extension what became of a timed-out attempt. Best effort: unanswered, the
+    /// check times out in the scheduler.
+    pub(crate) async fn query_attempt(&self, action: BrowserAction) {
+        let query = ServerToExtension::ActionQuery {
+            task_id: action.task_id,
+            action_id: action.action_id,
+            attempt: action.attempt,
+        };
+        match self.send_to_extension(&action.client_id, query).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => console_warn!("could not ask about an action: {error}"),
+            Err(e) => console_warn!("could not ask about an action: {e}"),
+        }
     }
 }

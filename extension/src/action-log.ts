@@ -30,8 +30,11 @@ export type FinishedEntry = {
   code?: string;
   startedAt: number;
   finishedAt: number;
-  /** Whether the outcome went out on an open connection (it may still have been lost). */
-  sent: boolean;
+  /**
+   * Whether the server said it has the outcome (`result_ack`). Until then the outcome is sent
+   * again on every new connection; old entries without the field count as unacknowledged.
+   */
+  acked?: boolean;
 };
 
 export type RunningEntry = { key: string; action: BrowserAction; startedAt: number };
@@ -73,10 +76,10 @@ export class ActionLog {
    * Stores an outcome and forgets the action as running, in one write. Without `outcome` only
    * the entry is stored (a large result of an action that may simply run again).
    */
-  async finish(entry: Omit<FinishedEntry, "sent">, outcome: ActionOutcome | undefined): Promise<void> {
+  async finish(entry: Omit<FinishedEntry, "acked">, outcome: ActionOutcome | undefined): Promise<void> {
     delete this.#running[entry.key];
     this.#finished = this.#finished.filter((e) => e.key !== entry.key);
-    this.#finished.push({ ...entry, sent: false });
+    this.#finished.push({ ...entry, acked: false });
     const dropped = this.#finished.length > MAX_FINISHED ? this.#finished.splice(0, this.#finished.length - MAX_FINISHED) : [];
     await this.#write(async () => {
       const items: Record<string, unknown> = { [INDEX_KEY]: this.#finished, [RUNNING_KEY]: this.#running };
@@ -86,11 +89,12 @@ export class ActionLog {
     });
   }
 
-  async markSent(keys: string[]): Promise<void> {
+  /** The server has these outcomes: they are never sent again unasked. */
+  async markAcked(keys: string[]): Promise<void> {
     let changed = false;
     for (const e of this.#finished) {
-      if (keys.includes(e.key) && !e.sent) {
-        e.sent = true;
+      if (keys.includes(e.key) && e.acked !== true) {
+        e.acked = true;
         changed = true;
       }
     }

@@ -3,19 +3,24 @@
 // - running now → only acked again;
 // - finished → its stored outcome is sent again (the first one may have been lost);
 // - new → recorded as running (persistently) and executed, one action at a time per task.
-// Outcomes are stored before they are sent, so a worker stopped in between still has them; on
-// every `welcome` the outcomes never sent, and those of the last `RESEND_WINDOW_MS`, go out
-// again (the server records a result once). An action that was running when the worker died is
-// run again on restart if it only reads the page, else reported as a retryable `TIMEOUT`.
+// Outcomes are stored before they are sent, so a worker stopped in between still has them. The
+// server answers each result it has with `result_ack`; on every `welcome` exactly the outcomes
+// it has not acknowledged go out again (usually none: never a burst of what it already has).
+// An action that was running when the worker died is run again on restart if it only reads the
+// page, else reported as a `TIMEOUT` — retryable only if running it twice ends the same way.
+//
+// The server asks what became of an attempt that timed out (`action_query`) before it runs it
+// again; the answer (`action_status`) comes from the log, and never starts anything. A
+// page-changing action that arrives while another of its task is still running (held by a
+// `confirm()` dialog, say: the server gave up waiting for it) is refused, not queued behind it
+// to run late.
 //
 // Chrome is reached only through `DispatcherDeps`, so this runs under node:test.
+import { IDEMPOTENT_ACTIONS, READ_ONLY_ACTIONS } from "../../protocol/ts/protocol.ts";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import type { ActionLog, RunningEntry } from "./action-log.ts";
 import { ActionError, actionKey, errorOutcome, successOutcome } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
-
-/** Outcomes this recent are resent on every welcome, sent or not. */
-export const RESEND_WINDOW_MS = 2 * 60_000;
 
 /**
  * Outcomes of actions that may run again are stored only up to this size: writing a DOM index
@@ -24,19 +29,13 @@ export const RESEND_WINDOW_MS = 2 * 60_000;
 export const MAX_STORED_RERUNNABLE_BYTES = 16 * 1024;
 
 /** Actions that only read the page (or wait): running one twice does no harm. */
-const RERUNNABLE: ReadonlySet<BrowserAction["name"]> = new Set<BrowserAction["name"]>([
-  "browser_debugger_attach",
-  "browser_wait_for_loaded",
-  "browser_screenshot",
-  "browser_readability_extract",
-  "browser_dom_index",
-  "browser_xpath_scan",
-  "browser_get_html",
-  "browser_wait_for",
-]);
+export function safeToRerun(action: Pick<BrowserAction, "name">): boolean {
+  return READ_ONLY_ACTIONS.includes(action.name);
+}
 
-export function safeToRerun(action: BrowserAction): boolean {
-  return RERUNNABLE.has(action.name);
+/** Actions that change the page but end in the same state when run twice (opening a URL). */
+function idempotent(action: Pick<BrowserAction, "name">): boolean {
+  return safeToRerun(action) || IDEMPOTENT_ACTIONS.includes(action.name);
 }
 
 export type DispatcherDeps = {
@@ -59,6 +58,8 @@ export class ActionDispatcher {
   readonly #queues = new Map<string, Promise<void>>();
   /** Outcomes produced by this worker, by key, so repeated deliveries need no storage read. */
   readonly #recent = new Map<string, ActionOutcome>();
+  /** The action executing now in each task (others of the task wait behind it). */
+  readonly #executing = new Map<string, BrowserAction>();
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
@@ -79,7 +80,7 @@ export class ActionDispatcher {
     if (this.#deps.log.finished().some((e) => e.key === key)) {
       const outcome = this.#recent.get(key) ?? (await this.#deps.log.outcome(key));
       if (outcome !== undefined || !safeToRerun(action)) {
-        if (outcome !== undefined) await this.#sendOutcomes([outcome]);
+        if (outcome !== undefined) this.#sendOutcomes([outcome]);
         return;
       }
       // A large read-only result that was not stored: reading the page again answers as well.
@@ -88,20 +89,50 @@ export class ActionDispatcher {
     const entry: RunningEntry = { key, action, startedAt: this.#deps.now() };
     await this.#deps.log.start(entry);
     this.#deps.changed?.();
+    const blocking = this.#executing.get(action.taskId);
+    if (blocking !== undefined && !safeToRerun(blocking) && !safeToRerun(action)) {
+      const error = new ActionError(
+        "TARGET_NOT_INTERACTABLE",
+        `${action.name} was not run: ${blocking.name} (sent earlier) is still running on this page — a dialog or a long script may be blocking it`,
+        false,
+      );
+      await this.#finish(entry, errorOutcome(action, error));
+      return;
+    }
     await this.#enqueue(action.taskId, () => this.#run(entry));
   }
 
-  /** A connection was welcomed: send what the server may not have. */
+  /** The server asks what became of an attempt (`action_query`). Never starts it. */
+  async query(ids: { taskId: string; actionId: string; attempt: number }): Promise<void> {
+    await this.#ready;
+    const key = actionKey(ids);
+    const base = { type: "action_status", taskId: ids.taskId, actionId: ids.actionId, attempt: ids.attempt } as const;
+    if (this.#running.has(key)) {
+      this.#deps.send({ ...base, state: "running" });
+    } else if (this.#deps.log.finished().some((e) => e.key === key)) {
+      const outcome = this.#recent.get(key) ?? (await this.#deps.log.outcome(key));
+      this.#deps.send(outcome === undefined ? { ...base, state: "finished" } : { ...base, state: "finished", outcome });
+    } else {
+      this.#deps.send({ ...base, state: "unknown" });
+    }
+  }
+
+  /** A connection was welcomed: send the outcomes the server has not acknowledged. */
   async online(): Promise<void> {
     await this.#ready;
-    const since = this.#deps.now() - RESEND_WINDOW_MS;
-    const due = this.#deps.log.finished().filter((e) => !e.sent || e.finishedAt >= since);
+    const due = this.#deps.log.finished().filter((e) => e.acked !== true);
     const outcomes: ActionOutcome[] = [];
     for (const e of due) {
       const outcome = this.#recent.get(e.key) ?? (await this.#deps.log.outcome(e.key));
       if (outcome !== undefined) outcomes.push(outcome);
     }
-    await this.#sendOutcomes(outcomes);
+    this.#sendOutcomes(outcomes);
+  }
+
+  /** The server has this attempt's outcome (`result_ack`). */
+  async acknowledged(attempt: { actionId: string; attempt: number }): Promise<void> {
+    await this.#ready;
+    await this.#deps.log.markAcked([actionKey(attempt)]);
   }
 
   /** Whether an action of this task is running. */
@@ -119,7 +150,7 @@ export class ActionDispatcher {
         const error = new ActionError(
           "TIMEOUT",
           `the extension restarted while ${entry.action.name} was running; it may or may not have taken effect`,
-          true,
+          idempotent(entry.action),
         );
         await this.#finish(entry, errorOutcome(entry.action, error));
       }
@@ -138,11 +169,14 @@ export class ActionDispatcher {
 
   async #run(entry: RunningEntry): Promise<void> {
     let outcome: ActionOutcome;
+    this.#executing.set(entry.action.taskId, entry.action);
     try {
       outcome = successOutcome(entry.action, await this.#deps.execute(entry.action));
     } catch (error) {
       if (!(error instanceof ActionError)) console.error(`mimo: ${entry.action.name} failed`, error);
       outcome = errorOutcome(entry.action, error);
+    } finally {
+      this.#executing.delete(entry.action.taskId);
     }
     await this.#finish(entry, outcome);
   }
@@ -166,14 +200,10 @@ export class ActionDispatcher {
       this.#running.delete(entry.key);
     }
     this.#deps.changed?.();
-    await this.#sendOutcomes([outcome]);
+    this.#sendOutcomes([outcome]);
   }
 
-  async #sendOutcomes(outcomes: ActionOutcome[]): Promise<void> {
-    const sent: string[] = [];
-    for (const outcome of outcomes) {
-      if (this.#deps.send({ type: "action_result", outcome })) sent.push(actionKey(outcome));
-    }
-    if (sent.length > 0) await this.#deps.log.markSent(sent);
+  #sendOutcomes(outcomes: ActionOutcome[]): void {
+    for (const outcome of outcomes) this.#deps.send({ type: "action_result", outcome });
   }
 }

@@ -69,6 +69,8 @@ const connection = new Connection({
   onOffline: () => sync.stop(),
   onAction: (action: BrowserAction) => void dispatcher.receive(action),
   onTaskState: (taskId: string, status: TaskStatus) => void taskState(taskId, status),
+  onResultAck: (ack) => void dispatcher.acknowledged(ack),
+  onActionQuery: (query) => void dispatcher.query(query),
 });
 const sync = new BrowserSync(reader, {
   send: (frame) => connection.send(frame),
@@ -213,8 +215,9 @@ connection.ensure();
 void ensureContentScript().catch((error: unknown) => console.error("mimo: cannot register the content script", error));
 
 // Test hooks, only where the tests turned them on: feed a raw server frame into the connection
-// (as if the server had sent it) and see the frames the extension sent.
-type TestHooks = { deliver(frame: string): void; sent: string[]; execute(action: BrowserAction): Promise<unknown> };
+// (as if the server had sent it) and see the frames the extension sent: the last 200 of them,
+// and how many were sent in all (so a reader can tell which are new).
+type TestHooks = { deliver(frame: string): void; sent: string[]; total: number; execute(action: BrowserAction): Promise<unknown> };
 const TEST_HOOKS_KEY = "testHooks";
 function installTestHooks(on: boolean): void {
   const g = globalThis as unknown as { __mimoTest?: TestHooks };
@@ -222,11 +225,12 @@ function installTestHooks(on: boolean): void {
     delete g.__mimoTest;
     return;
   }
-  const sent: string[] = [];
-  g.__mimoTest = { deliver: (frame) => connection.receiveForTest(frame), sent, execute: (action) => executor.execute(action) };
+  const hooks: TestHooks = { deliver: (frame) => connection.receiveForTest(frame), sent: [], total: 0, execute: (action) => executor.execute(action) };
+  g.__mimoTest = hooks;
   connection.onSent = (frame) => {
-    sent.push(frame);
-    if (sent.length > 200) sent.shift();
+    hooks.sent.push(frame);
+    hooks.total++;
+    if (hooks.sent.length > 200) hooks.sent.shift();
   };
 }
 void chrome.storage.local.get(TEST_HOOKS_KEY).then((s) => installTestHooks(s[TEST_HOOKS_KEY] === true));

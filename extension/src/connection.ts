@@ -33,6 +33,10 @@ export type ConnectionHooks = {
   onAction(action: BrowserAction): void;
   /** The server says a task's status changed. */
   onTaskState(taskId: string, status: TaskStatus): void;
+  /** The server has an action's result (`result_ack`). */
+  onResultAck(ack: { actionId: string; attempt: number }): void;
+  /** The server asks what became of an attempt (`action_query`). */
+  onActionQuery(query: { taskId: string; actionId: string; attempt: number }): void;
 };
 
 /** Why a connection ended, for the options page. Browsers hide why an upgrade failed. */
@@ -191,6 +195,12 @@ export class Connection {
         return;
       case "task_state":
         this.#hooks.onTaskState(message.taskId, message.status);
+        return;
+      case "result_ack":
+        this.#hooks.onResultAck(message);
+        return;
+      case "action_query":
+        this.#hooks.onActionQuery(message);
         return;
       default:
         console.warn("mimo: unknown frame from the server", message);

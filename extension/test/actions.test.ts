@@ -3,7 +3,7 @@ import { beforeEach, describe, it } from "node:test";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import { ActionLog, INDEX_KEY, MAX_FINISHED, RUNNING_KEY } from "../src/action-log.ts";
 import type { KeyValue } from "../src/action-log.ts";
-import { ActionDispatcher, RESEND_WINDOW_MS } from "../src/actions.ts";
+import { ActionDispatcher } from "../src/actions.ts";
 import { ActionError } from "../src/results.ts";
 import type { ActionSuccess } from "../src/results.ts";
 
@@ -105,7 +105,8 @@ describe("dispatch", () => {
       return { result: null };
     };
     const d = dispatcher();
-    await Promise.all([d.receive(action("slow")), d.receive(action("next")), d.receive(action("other", "browser_click", 1, "t2"))]);
+    // (A page-changing action behind a running one would be refused: see "refuses a page-changing action …".)
+    await Promise.all([d.receive(action("slow")), d.receive(action("next", "browser_wait_for")), d.receive(action("other", "browser_click", 1, "t2"))]);
     assert.ok(order.indexOf("end slow") < order.indexOf("start next"), order.join());
     assert.ok(order.indexOf("start other") < order.indexOf("end slow"), "another task does not wait");
   });
@@ -142,10 +143,11 @@ describe("exactly once", () => {
     assert.deepEqual(runs, ["a#1", "a#2"]);
   });
 
-  it("on restart, reports a page-changing action that was running as a retryable TIMEOUT, and runs a read-only one again", async () => {
+  it("on restart, reports a page-changing action that was running as a TIMEOUT (retryable only if a rerun ends the same), and runs a read-only one again", async () => {
     const log = new ActionLog(kv);
     await log.load();
     await log.start({ key: "click#1", action: action("click"), startedAt: clock });
+    await log.start({ key: "open#1", action: { ...action("open"), name: "browser_navigate", params: { url: "http://a.test/" } } as BrowserAction, startedAt: clock });
     await log.start({ key: "wait#1", action: action("wait", "browser_wait_for"), startedAt: clock });
     online = false;
     const d = dispatcher();
@@ -157,28 +159,95 @@ describe("exactly once", () => {
     await d.online();
     const byId = new Map(results().map((o) => [o.actionId, o]));
     assert.equal(byId.get("click")!.error!.code, "TIMEOUT");
-    assert.equal(byId.get("click")!.error!.retryable, true);
+    assert.equal(byId.get("click")!.error!.retryable, false, "a second click would click again");
     assert.match(byId.get("click")!.error!.message, /restarted while browser_click was running/);
+    assert.equal(byId.get("open")!.error!.code, "TIMEOUT");
+    assert.equal(byId.get("open")!.error!.retryable, true, "opening a URL again ends the same way");
     assert.equal(byId.get("wait")!.status, "ok");
     // Delivered again now: answered, not run.
     await d.receive(action("click"));
     assert.deepEqual(runs, ["wait#1"]);
   });
 
-  it("resends on welcome what was never sent, and what finished recently", async () => {
+  it("answers what became of an attempt from its log, and never starts one by being asked", async () => {
+    let release!: () => void;
+    behaviour = (a) => (a.actionId === "held" ? new Promise((resolve) => (release = () => resolve({ result: "late" }))) : Promise.resolve({ result: "done" }));
+    const d = dispatcher();
+    const held = d.receive(action("held"));
+    await d.receive(action("quick", "browser_click", 1, "t2"));
+    sent = [];
+    const ask = (actionId: string, taskId = "t1") => d.query({ taskId, actionId, attempt: 1 });
+    await ask("held");
+    await ask("quick", "t2");
+    await ask("never");
+    const statuses = sent.flatMap((m) => (m.type === "action_status" ? [m] : []));
+    assert.deepEqual(statuses.map((m) => [m.actionId, m.state]), [["held", "running"], ["quick", "finished"], ["never", "unknown"]]);
+    assert.deepEqual(statuses[1]!.outcome?.result, "done");
+    assert.deepEqual(runs, ["held#1", "quick#1"], "asking started nothing");
+    release();
+    await held;
+  });
+
+  it("refuses a page-changing action while another of its task is still running, instead of running it late", async () => {
+    let release!: () => void;
+    behaviour = (a) => (a.actionId === "blocked" ? new Promise((resolve) => (release = () => resolve({ result: "clicked" }))) : Promise.resolve({ result: a.actionId }));
+    const d = dispatcher();
+    const blocked = d.receive(action("blocked"));
+    await new Promise((r) => setTimeout(r, 5));
+    await d.receive(action("second"));
+    const refused = results().find((o) => o.actionId === "second");
+    assert.equal(refused?.error?.code, "TARGET_NOT_INTERACTABLE");
+    assert.match(refused!.error!.message, /browser_click \(sent earlier\) is still running/);
+    // A read-only action waits its turn; another task is not held.
+    const read = d.receive(action("look", "browser_wait_for"));
+    await d.receive(action("elsewhere", "browser_click", 1, "t2"));
+    assert.deepEqual(runs, ["blocked#1", "elsewhere#1"]);
+    release();
+    await Promise.all([blocked, read]);
+    assert.deepEqual(runs, ["blocked#1", "elsewhere#1", "look#1"], "the refused one never ran");
+    await d.receive(action("third"));
+    assert.deepEqual(runs.at(-1), "third#1", "once the page is free, page-changing actions run again");
+  });
+
+  it("resends on welcome exactly the outcomes the server has not acknowledged, also from a new worker", async () => {
     online = false;
     const d = dispatcher();
     await d.receive(action("lost"));
     online = true;
-    await d.receive(action("recent"));
-    clock += RESEND_WINDOW_MS + 1;
-    await d.receive(action("fresh"));
+    await d.receive(action("unanswered"));
+    await d.receive(action("recorded"));
+    await d.acknowledged({ actionId: "recorded", attempt: 1 });
     sent = [];
     await d.online();
-    assert.deepEqual(results().map((o) => o.actionId).sort(), ["fresh", "lost"]);
+    assert.deepEqual(results().map((o) => o.actionId).sort(), ["lost", "unanswered"]);
+    await d.acknowledged({ actionId: "lost", attempt: 1 });
+    await d.acknowledged({ actionId: "unanswered", attempt: 1 });
+    // An ack of an attempt the log does not know changes nothing.
+    await d.acknowledged({ actionId: "recorded", attempt: 2 });
     sent = [];
     await d.online();
-    assert.deepEqual(results().map((o) => o.actionId), ["fresh"], "once sent, only the recent one again");
+    assert.deepEqual(results(), [], "nothing the server has, however many reconnects");
+    await dispatcher().online();
+    assert.deepEqual(results(), [], "the acks are stored");
+    // A repeated delivery is the server asking: it gets the stored outcome even when acked.
+    await d.receive(action("recorded"));
+    assert.deepEqual(results().map((o) => o.actionId), ["recorded"]);
+    assert.deepEqual(runs, ["lost#1", "unanswered#1", "recorded#1"]);
+  });
+
+  it("resends an outcome of an older version's log (no ack field) once, until acknowledged", async () => {
+    const log = new ActionLog(kv);
+    await log.load();
+    await log.finish({ key: "old#1", taskId: "t1", name: "browser_click", status: "ok", startedAt: 1, finishedAt: 2 }, { actionId: "old", attempt: 1, taskId: "t1", status: "ok", warnings: [] });
+    const index = JSON.parse(kv.data.get(INDEX_KEY)!) as Array<Record<string, unknown>>;
+    kv.data.set(INDEX_KEY, JSON.stringify(index.map(({ acked: _acked, ...e }) => ({ ...e, sent: true }))));
+    const d = dispatcher();
+    await d.online();
+    assert.deepEqual(results().map((o) => o.actionId), ["old"]);
+    await d.acknowledged({ actionId: "old", attempt: 1 });
+    sent = [];
+    await d.online();
+    assert.deepEqual(results(), []);
   });
 
   it("keeps a large read-only result out of storage, and runs it again when delivered again", async () => {

@@ -61,9 +61,15 @@ pub struct Target {
     pub xpath: Option<String>,
 }
 
-/// The action catalog: the action's name and its parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+/// The action catalog: the action's name and its parameters. [`ActionKind`] names each action
+/// without its parameters and says what kind of action it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::EnumDiscriminants)]
 #[serde(tag = "name", content = "params", rename_all = "snake_case")]
+#[strum_discriminants(
+    name(ActionKind),
+    derive(Hash, strum::EnumIter, strum::IntoStaticStr),
+    strum(serialize_all = "snake_case")
+)]
 pub enum ActionCommand {
     /// Opens the task's own tab, in its own unfocused window, grouped and titled.
     #[serde(rename_all = "camelCase")]
@@ -185,13 +191,60 @@ pub enum ActionCommand {
     },
 }
 
+/// What running an action a second time does: it decides whether an attempt whose outcome is
+/// unknown (a timeout, a restarted extension) may simply be run again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rerun {
+    /// It only reads the page or waits: a second run does no harm.
+    ReadOnly,
+    /// It changes the page, but a second run ends in the same state (opening a URL).
+    Idempotent,
+    /// A second run acts again (a second click, the text typed twice): never run it blindly.
+    Once,
+}
+
+impl ActionKind {
+    /// The catalog name, e.g. `browser_click`.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn rerun(self) -> Rerun {
+        use ActionKind::*;
+        match self {
+            BrowserDebuggerAttach
+            | BrowserWaitForLoaded
+            | BrowserScreenshot
+            | BrowserReadabilityExtract
+            | BrowserDomIndex
+            | BrowserXpathScan
+            | BrowserGetHtml
+            | BrowserWaitFor => Rerun::ReadOnly,
+            TaskStart | TaskStop | BrowserNavigate | BrowserHover => Rerun::Idempotent,
+            BrowserClick | BrowserType | BrowserScroll | BrowserBack | BrowserSelectOption
+            | BrowserPressKey => Rerun::Once,
+        }
+    }
+
+    /// The names of the actions of one [`Rerun`] class (for the extension, generated into
+    /// TypeScript).
+    pub fn names_of(class: Rerun) -> Vec<&'static str> {
+        use strum::IntoEnumIterator;
+        ActionKind::iter()
+            .filter(|k| k.rerun() == class)
+            .map(ActionKind::name)
+            .collect()
+    }
+}
+
 impl ActionCommand {
     /// The catalog name, e.g. `browser_click`.
     pub fn name(&self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_owned))
-            .unwrap_or_default()
+        self.kind().name().to_owned()
+    }
+
+    pub fn kind(&self) -> ActionKind {
+        ActionKind::from(self)
     }
 
     /// Whether the action acts on (and so needs) the task's tab.
@@ -361,4 +414,42 @@ pub struct DomIndexResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub truncated: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strum::IntoEnumIterator;
+
+    /// Every catalog name as serde writes it, from the TypeScript union generated from serde.
+    fn serde_names() -> Vec<String> {
+        let decl = <ActionCommand as TS>::decl(&ts_rs::Config::new());
+        decl.split("\"name\": \"")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn kinds_are_named_as_on_the_wire() {
+        let kinds: Vec<String> = ActionKind::iter().map(|k| k.name().to_owned()).collect();
+        assert_eq!(kinds, serde_names());
+        let html = ActionCommand::BrowserGetHtml { xpath: None };
+        assert_eq!(html.name(), "browser_get_html");
+        assert_eq!(
+            serde_json::to_value(&html).unwrap()["name"],
+            html.kind().name()
+        );
+    }
+
+    #[test]
+    fn every_action_has_one_rerun_class() {
+        let all: usize = [Rerun::ReadOnly, Rerun::Idempotent, Rerun::Once]
+            .into_iter()
+            .map(|c| ActionKind::names_of(c).len())
+            .sum();
+        assert_eq!(all, ActionKind::iter().count());
+        assert!(ActionKind::names_of(Rerun::Once).contains(&"browser_click"));
+        assert!(ActionKind::names_of(Rerun::ReadOnly).contains(&"browser_screenshot"));
+    }
 }

@@ -43,12 +43,36 @@ pub enum ExtensionMessage {
     },
     /// An action ended.
     ActionResult { outcome: ActionOutcome },
+    /// The answer to `action_query`: what became of an attempt.
+    #[serde(rename_all = "camelCase")]
+    ActionStatus {
+        task_id: String,
+        action_id: String,
+        attempt: u32,
+        state: AttemptState,
+        /// The stored outcome, when `state` is `finished` and the outcome was kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        outcome: Option<ActionOutcome>,
+    },
     /// The person took over the task's tab, resumed, or stopped the task from the overlay.
     #[serde(rename_all = "camelCase")]
     TaskControl {
         task_id: String,
         control: TaskControl,
     },
+}
+
+/// What the extension's action log knows of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptState {
+    /// Never received (or long forgotten): it did not run.
+    Unknown,
+    /// Running now, or waiting behind another action of its task.
+    Running,
+    /// It ended; the outcome comes with the answer when it was kept.
+    Finished,
 }
 
 /// The exact keep-alive frame an extension sends, and the exact answer.
@@ -71,6 +95,23 @@ pub enum ServerToExtension {
     /// The task's status changed (the overlay follows it: takeover, resumed, stopped, done).
     #[serde(rename_all = "camelCase")]
     TaskState { task_id: String, status: TaskStatus },
+    /// What became of this attempt? Asked before an attempt whose outcome is unknown (it timed
+    /// out) is run again: only one that never started may be. Answered with `action_status`;
+    /// the attempt is never started by the question.
+    #[serde(rename_all = "camelCase")]
+    ActionQuery {
+        task_id: String,
+        action_id: String,
+        attempt: u32,
+    },
+    /// The server has an attempt's result (recorded now, or earlier, or no longer wanted): the
+    /// extension stops resending it. Only results without this answer are resent on `welcome`.
+    #[serde(rename_all = "camelCase")]
+    ResultAck {
+        task_id: String,
+        action_id: String,
+        attempt: u32,
+    },
 }
 
 /// One extension instance as listed to the web app (`GET /api/extension/extension-list`).

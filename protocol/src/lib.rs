@@ -15,10 +15,14 @@ pub mod snapshot;
 pub mod task;
 pub mod typescript;
 
-pub use action::{ActionCommand, ActionOutcome, ActionStatus, BrowserAction, Target};
+pub use action::{
+    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, Rerun, Target,
+};
 pub use agent::{AgentAction, AgentOutput, Reflection, TokenUsage, ToolPhase, ToolResult};
 pub use error::{ErrorCode, ErrorObject};
-pub use extension::{BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension};
+pub use extension::{
+    AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,
+};
 pub use frontend::{
     ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
 };

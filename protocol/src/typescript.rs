@@ -49,6 +49,7 @@ pub fn typescript_module() -> String {
         agent::TokenUsage,
         agent::ToolPhase,
         extension::BrowserInfo,
+        extension::AttemptState,
         extension::ExtensionMessage,
         extension::ServerToExtension,
         extension::ExtensionInfo,
@@ -105,6 +106,15 @@ pub fn typescript_module() -> String {
     }
     for (name, value) in limits {
         out.push_str(&format!("export const {name} = {value};\n"));
+    }
+    for (name, class) in [
+        ("READ_ONLY_ACTIONS", action::Rerun::ReadOnly),
+        ("IDEMPOTENT_ACTIONS", action::Rerun::Idempotent),
+    ] {
+        let names = action::ActionKind::names_of(class);
+        out.push_str(&format!(
+            "export const {name}: ReadonlyArray<ActionCommand[\"name\"]> = {names:?};\n"
+        ));
     }
     for (name, value) in [
         ("PING_FRAME", extension::PING_FRAME),

@@ -171,9 +171,15 @@ export type ToolPhase = "start" | "end";
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
-export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", } | { "type": "action_ack", actionId: string, attempt: number, taskId: string, } | { "type": "action_result", outcome: ActionOutcome, } | { "type": "task_control", taskId: string, control: TaskControl, };
+export type AttemptState = "unknown" | "running" | "finished";
 
-export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, };
+export type ExtensionMessage = { "type": "hello", clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, } | { "type": "full_state_sync", snapshot: BrowserSnapshot, } | { "type": "tab_event", event: TabEvent, } | { "type": "ping", } | { "type": "action_ack", actionId: string, attempt: number, taskId: string, } | { "type": "action_result", outcome: ActionOutcome, } | { "type": "action_status", taskId: string, actionId: string, attempt: number, state: AttemptState, 
+/**
+ * The stored outcome, when `state` is `finished` and the outcome was kept.
+ */
+outcome?: ActionOutcome, } | { "type": "task_control", taskId: string, control: TaskControl, };
+
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, } | { "type": "action_query", taskId: string, actionId: string, attempt: number, } | { "type": "result_ack", taskId: string, actionId: string, attempt: number, };
 
 export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
 /**
@@ -357,5 +363,7 @@ export const READABILITY_MAX_BYTES = 2097152;
 export const SCREENSHOT_MAX_BYTES = 20971520;
 export const HTML_MAX_BYTES = 20971520;
 export const DOM_INDEX_MAX_BYTES = 20971520;
+export const READ_ONLY_ACTIONS: ReadonlyArray<ActionCommand["name"]> = ["browser_debugger_attach", "browser_wait_for_loaded", "browser_screenshot", "browser_readability_extract", "browser_dom_index", "browser_xpath_scan", "browser_get_html", "browser_wait_for"];
+export const IDEMPOTENT_ACTIONS: ReadonlyArray<ActionCommand["name"]> = ["task_start", "task_stop", "browser_navigate", "browser_hover"];
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

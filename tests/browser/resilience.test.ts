@@ -37,20 +37,28 @@ async function restartWorker(): Promise<void> {
   }
 }
 
-/** Delivers a frame to the extension as if the server had sent it; returns the frames it sent back. */
+/**
+ * Delivers a frame to the extension as if the server had sent it; returns the frames it sent
+ * back about that action (the extension may send other frames meanwhile: snapshots, other
+ * actions' outcomes).
+ */
 async function deliver(action: BrowserAction): Promise<ExtensionMessage[]> {
   const frame: ServerToExtension = { type: "browser_action", action };
   const worker = await serviceWorker(h);
   const sent = await worker.evaluate(async (raw) => {
-    const hooks = (globalThis as unknown as { __mimoTest?: { deliver(f: string): void; sent: string[] } }).__mimoTest;
-    for (let i = 0; hooks === undefined && i < 50; i++) await new Promise((r) => setTimeout(r, 50));
-    const t = (globalThis as unknown as { __mimoTest: { deliver(f: string): void; sent: string[] } }).__mimoTest;
-    const from = t.sent.length;
+    type Hooks = { deliver(f: string): void; sent: string[]; total: number };
+    const hooks = () => (globalThis as unknown as { __mimoTest?: Hooks }).__mimoTest;
+    for (let i = 0; hooks() === undefined && i < 50; i++) await new Promise((r) => setTimeout(r, 50));
+    const t = hooks()!;
+    const from = t.total;
     t.deliver(raw);
     await new Promise((r) => setTimeout(r, 500));
-    return t.sent.slice(from);
+    return t.sent.slice(Math.max(0, t.sent.length - (t.total - from)));
   }, JSON.stringify(frame));
-  return sent.map((s) => JSON.parse(s) as ExtensionMessage);
+  const about = (m: ExtensionMessage) =>
+    (m.type === "action_ack" && m.actionId === action.actionId && m.attempt === action.attempt) ||
+    (m.type === "action_result" && m.outcome.actionId === action.actionId && m.outcome.attempt === action.attempt);
+  return sent.map((s) => JSON.parse(s) as ExtensionMessage).filter(about);
 }
 
 function asAction(record: ActionRecord, taskId: string, clientId: string): BrowserAction {
@@ -133,6 +141,35 @@ describe("exactly once", () => {
     await deliver({ ...action, attempt: action.attempt + 1 });
     await logged(page, "click:buy:trusted=true");
     assert.equal((await pageLog(page)).filter((l) => l.startsWith("click:buy")).length, 2);
+  });
+
+  it("never runs a click twice when the page holds it behind a confirm() dialog past its time", { timeout: 90_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/dialog.html?held`);
+    const dialogs: import("playwright-core").Dialog[] = [];
+    // Held open, as a person who has not answered yet (Playwright would dismiss it at once).
+    page.on("dialog", (dialog) => void dialogs.push(dialog));
+    const remove = await clickIdOf(taskId, "Delete everything");
+    const record = await act(h, taskId, { name: "browser_click", params: { clickId: remove } });
+    assert.equal(dialogs.length, 1);
+    assert.equal(record.state, "timed_out", JSON.stringify(record));
+    assert.equal(record.attempt, 1, "asked about, never sent again");
+    assert.equal(record.outcome?.error?.code, "PLUGIN_TIMEOUT_EXEC");
+    assert.equal(record.outcome?.error?.retryable, false);
+    assert.match(record.outcome!.error!.message, /still running in the browser/);
+
+    // Another click while the first is held is refused at once, not queued to run late.
+    const again = await act(h, taskId, { name: "browser_click", params: { clickId: remove } });
+    assert.equal(again.outcome?.error?.code, "TARGET_NOT_INTERACTABLE", JSON.stringify(again));
+    assert.match(again.outcome!.error!.message, /still running on this page/);
+
+    await dialogs[0]!.accept();
+    await logged(page, "deleted");
+    await sleep(1_000);
+    const log = await pageLog(page);
+    assert.deepEqual(log.filter((l) => l.startsWith("click:delete")), ["click:delete:trusted=true"], "clicked once");
+    assert.equal(dialogs.length, 1, "one confirm");
+    const { "actions.index": index } = await extensionStorage<{ "actions.index": Array<{ key: string; status: string }> }>(h, ["actions.index"]);
+    assert.deepEqual(index.filter((e) => e.key.startsWith(record.actionId)).map((e) => [e.key, e.status]), [[`${record.actionId}#1`, "ok"]], "run once, in the extension's own log");
   });
 
   it("finishes a read-only action that was running when Chrome stopped the worker", { timeout: 60_000 }, async () => {

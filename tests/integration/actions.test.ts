@@ -17,7 +17,7 @@ type ActionRecord = {
   attempt: number;
   tabId?: number;
   command: ActionCommand;
-  outcome?: { status: string; result?: unknown; error?: { code: string; retryable: boolean }; warnings: string[] };
+  outcome?: { status: string; result?: unknown; error?: { code: string; message: string; retryable: boolean }; warnings: string[] };
 };
 
 async function submit(taskId: string, command: ActionCommand, extra: Record<string, unknown> = {}) {
@@ -53,6 +53,8 @@ async function boundTask(clientId: string) {
 }
 
 const click: ActionCommand = { name: "browser_click", params: { clickId: 3 } };
+/** Changes the page, but running it twice ends the same way: retried without asking. */
+const hover: ActionCommand = { name: "browser_hover", params: { clickId: 3 } };
 
 describe("actions through the coordinator and the registry", () => {
   ownRuntime({ bindings: { MIMO_ACTION_ACK_TIMEOUT_MS: "400", MIMO_ACTION_EXEC_TIMEOUT_MS: "800", MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS: "1300" } }, (m) => (mimo = m));
@@ -102,7 +104,7 @@ describe("actions through the coordinator and the registry", () => {
 
   it("times out without an ack (PLUGIN_TIMEOUT_ACK), retrying once as a new attempt", async () => {
     const { ext, taskId, web } = await boundTask("silent");
-    const pending = submit(taskId, click);
+    const pending = submit(taskId, hover);
     const first = await nextAction(ext);
     const second = await nextAction(ext, ext.received.indexOf(ext.received.find((m) => m.type === "browser_action")!) + 1);
     assert.equal(second.actionId, first.actionId);
@@ -117,7 +119,7 @@ describe("actions through the coordinator and the registry", () => {
 
   it("times out an acked action that never ends (PLUGIN_TIMEOUT_EXEC)", async () => {
     const { ext, taskId, web } = await boundTask("slowpoke");
-    const pending = submit(taskId, click);
+    const pending = submit(taskId, hover);
     for (let attempt = 1; attempt <= 2; attempt++) {
       const from = ext.received.filter((m) => m.type === "browser_action").length;
       const action = await ext.waitFor(
@@ -131,6 +133,74 @@ describe("actions through the coordinator and the registry", () => {
     assert.equal(body.state, "timed_out");
     assert.equal(body.outcome?.error?.code, "PLUGIN_TIMEOUT_EXEC");
     await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("asks what became of a click that timed out, and never runs it again while it may have run", async () => {
+    const { ext, taskId, web } = await boundTask("blocked");
+    const pending = submit(taskId, click);
+    const action = await nextAction(ext);
+    ext.send({ type: "action_ack", actionId: action.actionId, attempt: 1, taskId });
+    const query = await ext.waitFor((m) => m.type === "action_query", "the question after the timeout");
+    assert.deepEqual(query, { type: "action_query", taskId, actionId: action.actionId, attempt: 1 });
+    ext.send({ type: "action_status", taskId, actionId: action.actionId, attempt: 1, state: "running" });
+    const { body } = await pending;
+    assert.equal(body.state, "timed_out");
+    assert.equal(body.attempt, 1);
+    assert.equal(body.outcome?.error?.code, "PLUGIN_TIMEOUT_EXEC");
+    assert.equal(body.outcome?.error?.retryable, false);
+    assert.match(body.outcome!.error!.message, /still running in the browser/);
+    // Its late result is taken as a duplicate (and acknowledged, so it is not resent).
+    const from = ext.received.length;
+    ext.send({ type: "action_result", outcome: { actionId: action.actionId, attempt: 1, taskId, status: "ok", result: { late: true }, warnings: [] } });
+    await ext.waitFor((m) => m.type === "result_ack" && m.actionId === action.actionId, "the late result acknowledged", 5_000, from);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(ext.received.filter((m) => m.type === "browser_action").length, 1, "sent once, never again");
+
+    // Never received: asked, then sent again as a new attempt, which runs.
+    const second = submit(taskId, click);
+    const lost = await nextAction(ext, ext.received.length);
+    const asked = await ext.waitFor((m) => m.type === "action_query" && m.actionId === lost.actionId, "the question");
+    assert.ok(asked.type === "action_query");
+    ext.send({ type: "action_status", taskId, actionId: lost.actionId, attempt: 1, state: "unknown" });
+    const again = await ext.waitFor((m) => m.type === "browser_action" && m.action.actionId === lost.actionId && m.action.attempt === 2, "the new attempt");
+    assert.ok(again.type === "browser_action");
+    respond(ext, again.action, { clicked: true });
+    assert.equal((await second).body.state, "succeeded");
+
+    // Nobody answers: it ends, not retryable, after the ack timeout.
+    const third = submit(taskId, click);
+    const silent = await nextAction(ext, ext.received.length);
+    ext.send({ type: "action_ack", actionId: silent.actionId, attempt: 1, taskId });
+    const { body: unanswered } = await third;
+    assert.equal(unanswered.state, "timed_out");
+    assert.equal(unanswered.attempt, 1);
+    assert.match(unanswered.outcome!.error!.message, /did not say whether browser_click ran/);
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("acknowledges each result it has, a duplicate and an unknown one too, so the extension stops resending", async () => {
+    const { ext, taskId, web } = await boundTask("acks");
+    const pending = submit(taskId, click);
+    const action = await nextAction(ext);
+    respond(ext, action);
+    await pending;
+    const acks = () => ext.received.filter((m) => m.type === "result_ack");
+    await ext.waitFor((m) => m.type === "result_ack", "the ack");
+    respond(ext, action);
+    ext.send({ type: "action_result", outcome: { actionId: "act_nope", attempt: 1, taskId, status: "ok", warnings: [] } });
+    for (let i = 0; i < 50 && acks().length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      acks().map((m) => m.type === "result_ack" && [m.actionId, m.attempt]),
+      [[action.actionId, 1], [action.actionId, 1], ["act_nope", 1]],
+    );
+    // A result about another browser's task is refused with a reason, and acknowledged (it will
+    // never be taken), not silently dropped.
+    const other = await ExtensionClient.connect(mimo, "acks-intruder");
+    other.send({ type: "action_result", outcome: { actionId: action.actionId, attempt: 1, taskId, status: "ok", warnings: [] } });
+    const refused = await other.waitFor((m) => m.type === "error", "the refusal");
+    assert.ok(refused.type === "error" && refused.error.code === "PERMISSION_DENIED");
+    await other.waitFor((m) => m.type === "result_ack", "acknowledged as dealt with");
+    await Promise.all([ext.close(), web.close(), other.close()]);
   });
 
   it("gives page loads their own configured budget", async () => {

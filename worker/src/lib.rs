@@ -81,7 +81,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 let mut req = req;
                 init.with_body(Some(req.text().await?.into()));
             }
-            let target = format!("https://internal{object_route}");
+            let target = format!("https://internal{object_route}?taskId={task_id}");
             task(&env, task_id)?
                 .fetch_with_request(Request::new_with_init(&target, &init)?)
                 .await

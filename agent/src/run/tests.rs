@@ -706,3 +706,29 @@ fn confirmations_can_be_turned_off() {
         ActionCommand::BrowserClick { .. }
     ));
 }
+
+/// Records as the previous release stored them (captured from it, never regenerated): a run in
+/// the middle of a step, the action it waits for, and the events of its history. Every stored
+/// type must keep reading them — a field added without a default would break every stored task
+/// after a deploy.
+#[test]
+fn records_stored_by_the_previous_release_still_load() {
+    let run: AgentRun = serde_json::from_str(include_str!("stored/agent_run.json")).unwrap();
+    let action: ActionRecord =
+        serde_json::from_str(include_str!("stored/action_record.json")).unwrap();
+    let events: Vec<mimo_protocol::EventEnvelope> =
+        serde_json::from_str(include_str!("stored/events.json")).unwrap();
+    assert_eq!(events.len(), 7);
+    assert!(
+        matches!(run.phase, Phase::Acting { ref action_id, .. } if *action_id == action.action_id)
+    );
+    // The run picks up from them: the stored click ended, so the page is prepared next.
+    let mut c = bound();
+    c.user_message("buy a blue mug".into(), 1).unwrap();
+    let mut restored = Conversation::restore(c.task().clone(), Vec::new(), Some(run));
+    let effects = restored.resume_run(|id| (id == action.action_id).then(|| action.clone()), 30);
+    assert!(matches!(
+        submitted(&effects).1,
+        ActionCommand::BrowserWaitForLoaded { .. }
+    ));
+}
