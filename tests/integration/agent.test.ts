@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, newTask, WebClient } from "../support/clients.ts";
+import { api, ExtensionClient, newTask, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
@@ -141,6 +141,27 @@ async function startRun(turns: Parameters<Mimo["llm"]["script"]>[0]): Promise<{ 
   web.send({ type: "user_message", content: "Read http://docs.test/" });
   return { web, ext };
 }
+
+describe("results relayed while the model thinks", () => {
+  it("acknowledges an action's result at once, without waiting for the model turn it leads to", async () => {
+    failing = new Set();
+    const { web, ext } = await startRun([
+      agentStep({ navigate: { url: "http://docs.test/" } }),
+      // The model takes its time over the next step (longer than this test waits).
+      { ...agentStep({ done: { success: true, text: "never" } }), stallMs: 60_000 },
+    ]);
+    const index = await ext.waitFor((m) => m.type === "browser_action" && m.action.name === "browser_dom_index", "the page's index", 20_000);
+    assert.ok(index.type === "browser_action");
+    // The index's result is the last of the page's preparation: the next model call follows it.
+    await ext.waitFor((m) => m.type === "result_ack" && m.actionId === index.action.actionId, "its result acknowledged", 10_000);
+    for (let i = 0; i < 100 && mimo.llm.requests().length < 2; i++) await sleep(50);
+    assert.equal(mimo.llm.requests().length, 2, "the model is thinking about the next step");
+    assert.ok(!web.received.some((e) => e.type === "structuredOutput"), "and has not answered");
+    web.send({ type: "stop" });
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "canceled", "stopped");
+    await Promise.all([ext.close(), web.close()]);
+  });
+});
 
 describe("a run across a restart", () => {
   it("continues from storage when the runtime restarts in the middle of a step, running no action twice", async () => {

@@ -1,11 +1,14 @@
 // The spine against the real built worker in workerd (Miniflare): auth, tasks, streaming chat
 // to several sockets, replay by sequence number, hibernation, restarts, bad input, LLM errors.
 import assert from "node:assert/strict";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
 import type { EventEnvelope, TaskSummary } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
-import { ownRuntime, startMimo } from "../support/mimo.ts";
+import { ownRuntime, startMimo, WORKER_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
 const API_KEY = "sk-test-never-leaks-0123456789";
@@ -20,6 +23,18 @@ async function fullHistory(taskId: string): Promise<EventEnvelope[]> {
   await client.waitFor((e) => e.type === "ready", "ready");
   await client.close();
   return client.history();
+}
+
+/** Opens the SQLite file of a task's coordinator, while the runtime is stopped. */
+async function coordinatorDatabase(taskId: string): Promise<DatabaseSync> {
+  const dir = path.join(mimo.durableObjectsDir, `${WORKER_NAME}-TaskCoordinator`);
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+    const db = new DatabaseSync(path.join(dir, file));
+    const row = db.prepare("SELECT task_id FROM task").get() as { task_id: string } | undefined;
+    if (row?.task_id === taskId) return db;
+    db.close();
+  }
+  throw new Error(`no stored coordinator for ${taskId} in ${dir}`);
 }
 
 function seqs(events: EventEnvelope[]): number[] {
@@ -320,6 +335,32 @@ describe("hibernation and restarts", () => {
     const contents = (request?.body as { messages: Array<{ content: string }> }).messages.map((m) => m.content);
     assert.deepEqual(contents.slice(1), ["remember me", "You said: remember me", "still there?"]);
     await again.close();
+  });
+
+  it("answers a task whose stored records cannot be read with a clear error, and lets it be deleted", async () => {
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    web.send({ type: "user_message", content: "a task that will not load" });
+    await web.reply();
+    await web.close();
+    await mimo.restart(async () => {
+      // A record written by a release that no longer exists (or damaged on disk).
+      const db = await coordinatorDatabase(taskId);
+      db.prepare("INSERT INTO actions (action_id, created_at, body) VALUES (?, ?, ?)").run("act_future", 1, '{"actionId":"act_future","shape":"unknown"}');
+      db.close();
+    });
+    const res = await api(mimo, `/api/task/${taskId}`);
+    assert.equal(res.status, 500);
+    const error = (await res.json()) as { code: string; message: string };
+    assert.equal(error.code, "INTERNAL_ERROR");
+    assert.match(error.message, /stored records cannot be read \(.*missing field/);
+    assert.match(error.message, /delete the task/);
+    // Still answering, with the same reason, on every route.
+    const again = await api(mimo, `/api/task/${taskId}/actions`);
+    assert.equal(((await again.json()) as { message: string }).message, error.message);
+    const deleted = await fetch(`${mimo.url}/api/task/${taskId}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(deleted.status, 200, await deleted.clone().text());
+    assert.equal((await api(mimo, `/api/task/${taskId}`)).status, 404);
   });
 
   it("re-runs a reply that a restart cut off", async () => {

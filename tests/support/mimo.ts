@@ -34,8 +34,13 @@ export type Mimo = {
   token: string;
   llm: LlmServer;
   mf: Miniflare;
-  /** Stops the runtime and starts it again on the same persisted storage and port. */
-  restart(): Promise<void>;
+  /**
+   * Stops the runtime and starts it again on the same persisted storage and port; `meanwhile`
+   * runs while it is down (to change what is stored, as an older release would have left it).
+   */
+  restart(meanwhile?: () => Promise<void>): Promise<void>;
+  /** Where the runtime keeps Durable Object storage (one SQLite file per object). */
+  durableObjectsDir: string;
   /** Evicts a task's coordinator, keeping its web sockets (hibernation). */
   evictTask(taskId: string): Promise<void>;
   dispose(): Promise<void>;
@@ -85,8 +90,10 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
     token,
     llm,
     mf,
-    async restart() {
+    durableObjectsDir: path.join(persist, "do"),
+    async restart(meanwhile) {
       await mf.dispose();
+      await meanwhile?.();
       mf = new Miniflare(options(port));
       await mf.ready;
       mimo.mf = mf;
