@@ -1,5 +1,5 @@
 // Builds the web app into web/dist: src/main.ts bundled to app.js (ES2022, minified, with a
-// source map) plus index.html and style.css copied as they are.
+// source map) plus index.html, style.css and _headers (the security headers) copied as they are.
 //
 //   node web/build.mjs            (from the repository root, or `npm run build -w web`)
 //   node web/build.mjs --watch    rebuild on change
@@ -12,7 +12,7 @@ import { staticFiles } from '../scripts/static-files.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, 'dist');
 const watch = process.argv.includes('--watch');
-const copied = staticFiles(here, dist, ['index.html', 'style.css']);
+const copied = staticFiles(here, dist, ['index.html', 'style.css', '_headers']);
 
 /** @type {import('esbuild').BuildOptions} */
 const options = {

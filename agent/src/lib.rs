@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod conversation;
+pub mod credentials;
 pub mod llm;
 pub mod prompt;
 pub mod risk;

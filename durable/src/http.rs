@@ -17,6 +17,7 @@ pub fn error_response(error: &ErrorObject) -> Result<Response> {
         ErrorCode::PayloadTooLarge | ErrorCode::ReadabilityTooLarge => 413,
         ErrorCode::UnsupportedMediaType => 415,
         ErrorCode::LengthRequired => 411,
+        ErrorCode::RateLimited => 429,
         _ => 422,
     };
     Ok(Response::from_json(error)?.with_status(status))

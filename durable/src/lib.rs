@@ -8,6 +8,7 @@
 
 mod action_store;
 mod artifacts;
+mod credentials;
 mod http;
 mod llm_client;
 mod registry;
@@ -17,6 +18,7 @@ mod task_actions;
 mod task_store;
 
 pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored};
+pub use credentials::{AuthFailure, AuthFailureCount, TicketHolder, TicketRedeem, TokenCheck};
 pub use http::{error_response, json_request, now_ms, random_bytes, read_json, read_outcome};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;

@@ -11,11 +11,16 @@ use mimo_protocol::{
 use serde::{Deserialize, Serialize};
 use worker::*;
 
+use crate::credentials::{
+    AuthFailure, AuthFailureCount, Credentials, TicketHolder, TicketRedeem, TokenCheck,
+};
 use crate::http::{error_response, json_request, now_ms, read_outcome};
 use crate::socket::{finish_close, parse_message};
 use crate::task::{BindRequest, Binding, SnapshotPush};
 use crate::task_actions::{ActionEvent, SendToExtension};
 use crate::TASK_COORDINATOR;
+use mimo_agent::credentials::Principal;
+use mimo_protocol::extension::PairRequest;
 
 /// Tag of every extension socket; each also carries `client:<id>`.
 const EXTENSION: &str = "extension";
@@ -79,7 +84,11 @@ CREATE INDEX IF NOT EXISTS bindings_by_client ON bindings (client_id, bound_at);
 pub struct ExtensionRegistry {
     state: State,
     env: Env,
+    credentials: Credentials,
 }
+
+/// Close code of an extension's socket when its credential is revoked.
+const REVOKED: u16 = 4401;
 
 impl DurableObject for ExtensionRegistry {
     fn new(state: State, env: Env) -> Self {
@@ -92,7 +101,12 @@ impl DurableObject for ExtensionRegistry {
         let keep_alive =
             WebSocketRequestResponsePair::new(PING_FRAME, PONG_FRAME).expect("keep-alive pair");
         state.set_websocket_auto_response(&keep_alive);
-        Self { state, env }
+        let credentials = Credentials::open(state.storage().sql()).expect("credential schema");
+        Self {
+            state,
+            env,
+            credentials,
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -105,10 +119,7 @@ impl DurableObject for ExtensionRegistry {
                     .map(|(_, v)| v.into_owned());
                 match client_id.filter(|id| valid_client_id(id)) {
                     Some(client_id) => self.accept_extension(client_id),
-                    None => error_response(&ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        "clientId must be 1–128 characters of letters, digits, '-' or '_'",
-                    )),
+                    None => error_response(&invalid_client_id()),
                 }
             }
             (Method::Post, "/send") => match req.json::<SendToExtension>().await {
@@ -121,6 +132,81 @@ impl DurableObject for ExtensionRegistry {
             (Method::Get, "/list") => Response::from_json(&ExtensionList {
                 extensions: self.list()?,
             }),
+            (Method::Get, "/binding") => {
+                let task_id = url
+                    .query_pairs()
+                    .find(|(k, _)| k == "taskId")
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default();
+                match self.binding_of(&task_id)? {
+                    Some(client_id) => Response::from_json(&client_id),
+                    None => error_response(&ErrorObject::new(
+                        ErrorCode::NotFound,
+                        "the task is bound to no extension",
+                    )),
+                }
+            }
+            (Method::Post, "/pairing-code") => {
+                Response::from_json(&self.credentials.new_pairing_code()?)
+            }
+            (Method::Post, "/pair") => match read_body::<PairRequest>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(pair) if !valid_client_id(&pair.client_id) => {
+                    error_response(&invalid_client_id())
+                }
+                Ok(pair) => match self.credentials.pair(&pair)? {
+                    Ok(paired) => Response::from_json(&paired),
+                    Err(error) => error_response(&error),
+                },
+            },
+            (Method::Post, "/authenticate") => match read_body::<TokenCheck>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(check) => match self.credentials.client_of(&check.token)? {
+                    Some(client_id) => Response::from_json(&TicketHolder {
+                        principal: Principal::Extension { client_id }.encode(),
+                    }),
+                    None => error_response(&ErrorObject::new(
+                        ErrorCode::Unauthorized,
+                        "this extension's credential is unknown or revoked; pair it again from the web app",
+                    )),
+                },
+            },
+            (Method::Post, "/ticket") => match read_body::<TicketHolder>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(holder) => match Principal::decode(&holder.principal) {
+                    Some(principal) => Response::from_json(&self.credentials.new_ticket(&principal)?),
+                    None => error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        "no such principal",
+                    )),
+                },
+            },
+            (Method::Post, "/redeem") => match read_body::<TicketRedeem>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(redeem) => match self.credentials.redeem(&redeem.ticket)? {
+                    Some(principal) => Response::from_json(&TicketHolder {
+                        principal: principal.encode(),
+                    }),
+                    None => error_response(&ErrorObject::new(
+                        ErrorCode::Unauthorized,
+                        "the socket's ticket is wrong, expired or already used; get a new one from POST /api/ws-ticket",
+                    )),
+                },
+            },
+            (Method::Post, "/revoke") => {
+                let client_id = url
+                    .query_pairs()
+                    .find(|(k, _)| k == "clientId")
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default();
+                self.revoke(&client_id)
+            }
+            (Method::Post, "/auth-failure") => match read_body::<AuthFailure>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(failure) => Response::from_json(&AuthFailureCount {
+                    blocked_until: self.credentials.failed(&failure)?,
+                }),
+            },
             (Method::Post, "/bind") => {
                 let bind: BindRequest = req.json().await?;
                 match self.bind(bind)? {
@@ -146,6 +232,14 @@ impl DurableObject for ExtensionRegistry {
         else {
             return Ok(());
         };
+        if !self.credentials.is_paired(&client_id)? {
+            // Revoked while this socket was open (and the close did not reach it yet).
+            let _ = ws.close(
+                Some(REVOKED),
+                Some("this extension's credential was revoked"),
+            );
+            return Ok(());
+        }
         let parsed = parse_message::<ExtensionMessage>(message, MAX_EXTENSION_FRAME_BYTES);
         let message = match parsed {
             Ok(message) => message,
@@ -286,6 +380,31 @@ fn report_refusal(ws: &WebSocket, what: &str, relayed: Result<Relayed>) -> Resul
     }
 }
 
+fn invalid_client_id() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::SchemaValidationFailed,
+        "clientId must be 1–128 characters of letters, digits, '-' or '_'",
+    )
+}
+
+/// A JSON body, or why it is not one (`SCHEMA_VALIDATION_FAILED`).
+async fn read_body<T: serde::de::DeserializeOwned>(
+    req: &mut Request,
+) -> std::result::Result<T, ErrorObject> {
+    let body = req.text().await.map_err(|e| {
+        ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!("unreadable body: {e}"),
+        )
+    })?;
+    serde_json::from_str(&body).map_err(|e| {
+        ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!("malformed body: {e}"),
+        )
+    })
+}
+
 fn valid_client_id(id: &str) -> bool {
     (1..=128).contains(&id.len())
         && id
@@ -349,6 +468,23 @@ impl ExtensionRegistry {
         Ok(())
     }
 
+    /// Revokes an extension's credential and closes its sockets at once.
+    fn revoke(&self, client_id: &str) -> Result<Response> {
+        if !self.credentials.revoke(client_id)? {
+            return error_response(&ErrorObject::new(
+                ErrorCode::NotFound,
+                format!("no paired extension with clientId {client_id:?}"),
+            ));
+        }
+        for socket in self.state.get_websockets_with_tag(&client_tag(client_id)) {
+            let _ = socket.close(
+                Some(REVOKED),
+                Some("this extension's credential was revoked"),
+            );
+        }
+        Response::empty()
+    }
+
     /// Online means an open socket: sockets survive hibernation, and a runtime restart drops
     /// them, so presence is never stale.
     fn is_online(&self, client_id: &str) -> bool {
@@ -364,6 +500,7 @@ impl ExtensionRegistry {
         rows.into_iter()
             .map(|r| {
                 let online = self.is_online(&r.client_id);
+                let paired = self.credentials.is_paired(&r.client_id)?;
                 Ok(ExtensionInfo {
                     online,
                     browser: serde_json::from_str(&r.browser).unwrap_or(BrowserInfo {
@@ -378,6 +515,7 @@ impl ExtensionRegistry {
                     // online extension is seen now.
                     last_seen_at: if online { now } else { r.last_seen_at },
                     last_used_at: r.last_used_at,
+                    paired,
                 })
             })
             .collect()

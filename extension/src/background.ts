@@ -1,6 +1,7 @@
 // The service worker. Chrome may stop it at any time and start it again for an event, so every
 // listener is registered synchronously at the top level (MV3 delivers events only to listeners
 // registered during the first run of the script), and every start connects to the server.
+import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, ExtensionMessage, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { ActionLog } from "./action-log.ts";
 import { ActionDispatcher } from "./actions.ts";
@@ -216,16 +217,58 @@ void ensureContentScript().catch((error: unknown) => console.error("mimo: cannot
 
 // Test hooks, only where the tests turned them on: feed a raw server frame into the connection
 // (as if the server had sent it) and see the frames the extension sent: the last 200 of them,
-// and how many were sent in all (so a reader can tell which are new).
-type TestHooks = { deliver(frame: string): void; sent: string[]; total: number; execute(action: BrowserAction): Promise<unknown> };
+// and how many were sent in all (so a reader can tell which are new). For the chaos tests:
+// drop the socket, and send frames late (so they overtake each other) and twice.
+type Chaos = { seed: number; duplicate: number; maxDelayMs: number };
+type TestHooks = {
+  deliver(frame: string): void;
+  sent: string[];
+  total: number;
+  execute(action: BrowserAction): Promise<unknown>;
+  dropSocket(): void;
+  chaos(settings: Chaos | null): void;
+};
 const TEST_HOOKS_KEY = "testHooks";
+
+/** A small seeded generator (mulberry32), so a chaos run can be replayed from its seed. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 function installTestHooks(on: boolean): void {
   const g = globalThis as unknown as { __mimoTest?: TestHooks };
   if (!on) {
     delete g.__mimoTest;
+    connection.wire = undefined;
     return;
   }
-  const hooks: TestHooks = { deliver: (frame) => connection.receiveForTest(frame), sent: [], total: 0, execute: (action) => executor.execute(action) };
+  const hooks: TestHooks = {
+    deliver: (frame) => connection.receiveForTest(frame),
+    sent: [],
+    total: 0,
+    execute: (action) => executor.execute(action),
+    dropSocket: () => connection.fail("the chaos test dropped the socket"),
+    chaos(settings) {
+      if (settings === null) {
+        connection.wire = undefined;
+        return;
+      }
+      const random = seeded(settings.seed);
+      connection.wire = (frame, put) => {
+        // Keep-alives go as they are: the runtime answers them byte for byte.
+        if (frame === PING_FRAME) return put(frame);
+        setTimeout(() => put(frame), random() * settings.maxDelayMs);
+        if (random() < settings.duplicate) setTimeout(() => put(frame), random() * settings.maxDelayMs * 2);
+      };
+    },
+  };
   g.__mimoTest = hooks;
   connection.onSent = (frame) => {
     hooks.sent.push(frame);

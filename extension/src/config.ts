@@ -31,11 +31,14 @@ export function normalizeServerUrl(input: string): ServerUrlCheck {
   return { ok: true, url: url.href.replace(/\/+$/, "") };
 }
 
-/** The extension's socket endpoint on the server at `serverUrl` (as `normalizeServerUrl` returns it). */
-export function extensionSocketUrl(serverUrl: string, clientId: string, token: string): string {
+/**
+ * The extension's socket endpoint on the server at `serverUrl` (as `normalizeServerUrl`
+ * returns it), opened with a single-use `ticket` from `POST /api/ws-ticket`.
+ */
+export function extensionSocketUrl(serverUrl: string, clientId: string, ticket: string): string {
   const url = new URL(`${serverUrl.replace(/\/+$/, "")}/ws/extension`);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.search = new URLSearchParams({ clientId, token }).toString();
+  url.search = new URLSearchParams({ clientId, ticket }).toString();
   return url.href;
 }
 

@@ -12,7 +12,7 @@
 // end to end (a half-open socket is replaced rather than trusted). The runtime answers the
 // ping itself, so an idle extension costs the server nothing.
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
-import type { BrowserAction, ExtensionMessage, ServerToExtension, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, ErrorObject, ExtensionMessage, ServerToExtension, TaskStatus, WsTicket } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
@@ -39,11 +39,25 @@ export type ConnectionHooks = {
   onActionQuery(query: { taskId: string; actionId: string; attempt: number }): void;
 };
 
+/** A ticket for one socket (`POST /api/ws-ticket`), or why there is none. */
+async function socketTicket(serverUrl: string, token: string): Promise<{ ok: true; ticket: string } | { ok: false; error: string }> {
+  try {
+    const res = await fetch(`${serverUrl}/api/ws-ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const body = (await res.json().catch(() => null)) as (WsTicket & Partial<ErrorObject>) | null;
+    if (res.ok && body?.ticket !== undefined) return { ok: true, ticket: body.ticket };
+    const why = body?.code !== undefined ? `${body.code}: ${body.message}` : `HTTP ${res.status}`;
+    return { ok: false, error: `the server refused this browser (${why}); pair it again from the web app if it was revoked` };
+  } catch (error) {
+    return { ok: false, error: `could not reach the server: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
 /** Why a connection ended, for the options page. Browsers hide why an upgrade failed. */
 function closeReason(event: CloseEvent, opened: boolean): string {
   if (!opened) return "could not reach the server, or it refused the connection (check the address and token)";
   if (event.code === 1006) return "the connection to the server was lost";
   if (event.code === 4000) return "replaced by a newer connection with the same client id";
+  if (event.code === 4401) return "this browser's pairing was revoked in the web app; pair it again";
   return `the server closed the connection (${event.code}${event.reason ? `: ${event.reason}` : ""})`;
 }
 
@@ -68,9 +82,12 @@ export class Connection {
 
   /** Connects unless a connection is open, being opened, or scheduled. */
   ensure(): void {
-    if (this.#socket !== null || this.#retryTimer !== undefined) return;
+    if (this.#socket !== null || this.#retryTimer !== undefined || this.#opening) return;
     this.#open();
   }
+
+  /** A connection is being prepared (settings read, ticket asked for) and has no socket yet. */
+  #opening = false;
 
   /** Drops any connection and connects again at once (the settings changed). */
   restart(): void {
@@ -83,13 +100,21 @@ export class Connection {
   /** Sends a frame if the connection is online, else drops it; says which. */
   send(frame: string): boolean {
     if (!this.#online || this.#socket?.readyState !== WebSocket.OPEN) return false;
-    this.#socket.send(frame);
+    const socket = this.#socket;
+    const put = (f: string) => {
+      if (socket.readyState === WebSocket.OPEN) socket.send(f);
+    };
+    if (this.wire === undefined) put(frame);
+    else this.wire(frame, put);
     this.onSent?.(frame);
     return true;
   }
 
   /** Sees every frame sent (test hooks only). */
   onSent: ((frame: string) => void) | undefined;
+
+  /** Puts frames on the wire its own way: late, twice (test hooks only: the chaos tests). */
+  wire: ((frame: string, put: (frame: string) => void) => void) | undefined;
 
   /** Handles a frame as if the server had sent it (test hooks only). */
   receiveForTest(frame: string): void {
@@ -109,7 +134,13 @@ export class Connection {
   }
 
   #open(): void {
-    this.#connect(this.#generation).catch((error: unknown) => this.#publish("offline", `cannot connect: ${String(error)}`));
+    this.#opening = true;
+    const generation = this.#generation;
+    this.#connect(generation)
+      .catch((error: unknown) => this.#publish("offline", `cannot connect: ${String(error)}`))
+      .finally(() => {
+        if (generation === this.#generation) this.#opening = false;
+      });
   }
 
   async #connect(generation: number): Promise<void> {
@@ -118,13 +149,19 @@ export class Connection {
     if (generation !== this.#generation || this.#socket !== null) return;
     const server = normalizeServerUrl(settings.serverUrl);
     if (settings.serverUrl === "" || settings.token === "") {
-      return this.#publish("offline", "Not configured: set the server address and token on the options page.");
+      return this.#publish("offline", "Not configured: set the server address and pair this browser on the options page.");
     }
     if (!server.ok) return this.#publish("offline", server.error);
 
+    // The socket opens with a single-use ticket bought with this extension's credential: the
+    // credential itself never travels in a URL.
+    this.#publish("connecting");
+    const ticket = await socketTicket(server.url, settings.token);
+    if (generation !== this.#generation || this.#socket !== null) return;
+    if (!ticket.ok) return this.#retry(ticket.error);
     let socket: WebSocket;
     try {
-      socket = new WebSocket(extensionSocketUrl(server.url, id, settings.token));
+      socket = new WebSocket(extensionSocketUrl(server.url, id, ticket.ticket));
     } catch (error) {
       return this.#publish("offline", `cannot open a connection: ${String(error)}`);
     }

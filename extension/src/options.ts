@@ -1,10 +1,12 @@
-// The options page: edits the server address, token and name, shows the connection state
-// the service worker publishes in storage, live, and the site access (all sites, or site by site).
+// The options page: the server address, pairing (a one-time code from the web app, traded for
+// this browser's own credential) and name; the connection state the service worker publishes
+// in storage, live; and the site access (all sites, or site by site).
 import { defaultName, isValidClientId, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import type { PageMessage } from "./messages.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
-import { CLIENT_ID_KEY, loadSettings, loadStatus, saveSettings, STATUS_KEY, storedClientId } from "./storage.ts";
+import type { ErrorObject, PairRequest, PairResponse } from "../../protocol/ts/protocol.ts";
+import { CLIENT_ID_KEY, clientId, loadSettings, loadStatus, saveSettings, STATUS_KEY, storedClientId } from "./storage.ts";
 import type { ConnectionStatus, Settings } from "./storage.ts";
 
 function element<T extends HTMLElement>(id: string): T {
@@ -15,7 +17,8 @@ function element<T extends HTMLElement>(id: string): T {
 
 const form = element<HTMLFormElement>("settings");
 const serverUrl = element<HTMLInputElement>("server-url");
-const token = element<HTMLInputElement>("token");
+const pairingCode = element<HTMLInputElement>("pairing-code");
+const pairedView = element<HTMLElement>("paired");
 const name = element<HTMLInputElement>("name");
 const formError = element<HTMLParagraphElement>("form-error");
 const status = element<HTMLElement>("status");
@@ -70,27 +73,59 @@ async function save(event: SubmitEvent): Promise<void> {
     serverUrl.focus();
     return;
   }
-  if (token.value.trim() === "") {
-    formError.textContent = "Enter the token the server was configured with.";
-    token.focus();
+  const previous = await loadSettings();
+  const code = pairingCode.value.trim();
+  // A credential is for one server: another address needs a new pairing.
+  const keep = previous.token !== "" && previous.serverUrl === server.url;
+  if (code === "" && !keep) {
+    formError.textContent = "Enter the pairing code the web app shows under “Pair a browser”.";
+    pairingCode.focus();
     return;
   }
+  let credential = previous.token;
+  if (code !== "") {
+    const paired = await pair(server.url, code);
+    if (!paired.ok) {
+      formError.textContent = paired.error;
+      pairingCode.focus();
+      return;
+    }
+    credential = paired.token;
+    pairingCode.value = "";
+  }
   formError.textContent = "";
-  const next: Settings = { serverUrl: server.url, token: token.value.trim(), name: name.value.trim() };
+  const next: Settings = { serverUrl: server.url, token: credential, name: name.value.trim() };
   serverUrl.value = next.serverUrl;
-  const previous = await loadSettings();
   await saveSettings(next);
+  renderPaired(next);
   // Changed settings reach the worker through storage; unchanged ones mean "connect again now".
   const unchanged = previous.serverUrl === next.serverUrl && previous.token === next.token && previous.name === next.name;
   if (unchanged) send({ type: "mimo:reconnect" });
+}
+
+/** Trades a pairing code for this browser's credential (`POST /api/extension/pair`). */
+async function pair(server: string, code: string): Promise<{ ok: true; token: string } | { ok: false; error: string }> {
+  const request: PairRequest = { code, clientId: await clientId() };
+  try {
+    const res = await fetch(`${server}/api/extension/pair`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
+    const body = (await res.json().catch(() => null)) as (PairResponse & Partial<ErrorObject>) | null;
+    if (res.ok && body?.token !== undefined) return { ok: true, token: body.token };
+    return { ok: false, error: body?.message ?? `the server answered ${res.status}` };
+  } catch (error) {
+    return { ok: false, error: `cannot reach the server: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+function renderPaired(settings: Settings): void {
+  pairedView.textContent = settings.token === "" ? "Not paired yet." : "Paired with this server. A new code pairs it again.";
 }
 
 async function init(): Promise<void> {
   const [settings, stored, id, self] = await Promise.all([loadSettings(), loadStatus(), storedClientId(), describeBrowser()]);
   name.placeholder = defaultName(self.browser, self.platform);
   serverUrl.value = settings.serverUrl;
-  token.value = settings.token;
   name.value = settings.name;
+  renderPaired(settings);
   shown = stored;
   renderStatus();
   renderClientId(id);

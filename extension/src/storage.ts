@@ -6,6 +6,7 @@ import { isValidClientId } from "./config.ts";
 /** What the options page edits. Empty strings mean "not set". */
 export type Settings = {
   serverUrl: string;
+  /** This browser's own credential from pairing (`mimo_ext_…`), never the deployment token. */
   token: string;
   /** Empty means the default name ("Chromium on Linux"). */
   name: string;

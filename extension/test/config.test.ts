@@ -25,14 +25,14 @@ describe("server address", () => {
     }
   });
 
-  it("builds the socket URL with the client id and the token, escaped", () => {
-    assert.equal(extensionSocketUrl("http://127.0.0.1:8787", "abc-1", "t"), "ws://127.0.0.1:8787/ws/extension?clientId=abc-1&token=t");
+  it("builds the socket URL with the client id and the ticket, escaped", () => {
+    assert.equal(extensionSocketUrl("http://127.0.0.1:8787", "abc-1", "t"), "ws://127.0.0.1:8787/ws/extension?clientId=abc-1&ticket=t");
     assert.equal(
       extensionSocketUrl("https://example.com/mimo", "abc_2", "a b&c=d"),
-      "wss://example.com/mimo/ws/extension?clientId=abc_2&token=a+b%26c%3Dd",
+      "wss://example.com/mimo/ws/extension?clientId=abc_2&ticket=a+b%26c%3Dd",
     );
     const parsed = new URL(extensionSocketUrl("https://example.com/mimo", "x", "a b&c=d"));
-    assert.equal(parsed.searchParams.get("token"), "a b&c=d");
+    assert.equal(parsed.searchParams.get("ticket"), "a b&c=d");
   });
 });
 

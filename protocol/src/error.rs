@@ -5,8 +5,21 @@ use ts_rs::TS;
 
 /// Every error code Mimo reports. Browser-side codes come from the design (seed 000 §5.1,
 /// seed 002 §5.2.1); the last group covers the server's own failures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    TS,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     PluginOffline,
     PluginTimeoutAck,
@@ -44,6 +57,8 @@ pub enum ErrorCode {
     Canceled,
     /// The agent used its step limit without finishing (`MIMO_AGENT_MAX_STEPS`).
     StepLimitExceeded,
+    /// Too many failed authentications from this client: refused until the window ends.
+    RateLimited,
 }
 
 impl ErrorCode {
@@ -52,6 +67,7 @@ impl ErrorCode {
         matches!(
             self,
             ErrorCode::PluginOffline
+                | ErrorCode::RateLimited
                 | ErrorCode::PluginTimeoutAck
                 | ErrorCode::PluginTimeoutExec
                 | ErrorCode::PagePrepFailed
@@ -62,33 +78,7 @@ impl ErrorCode {
 
     /// The wire name, e.g. `PLUGIN_OFFLINE`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::PluginOffline => "PLUGIN_OFFLINE",
-            ErrorCode::PluginTimeoutAck => "PLUGIN_TIMEOUT_ACK",
-            ErrorCode::PluginTimeoutExec => "PLUGIN_TIMEOUT_EXEC",
-            ErrorCode::PagePrepFailed => "PAGE_PREP_FAILED",
-            ErrorCode::CdpUnavailable => "CDP_UNAVAILABLE",
-            ErrorCode::InvalidTaskTab => "INVALID_TASK_TAB",
-            ErrorCode::TaskTabClosed => "TASK_TAB_CLOSED",
-            ErrorCode::InvalidTarget => "INVALID_TARGET",
-            ErrorCode::TargetNotFound => "TARGET_NOT_FOUND",
-            ErrorCode::TargetNotInteractable => "TARGET_NOT_INTERACTABLE",
-            ErrorCode::ReadabilityTooLarge => "READABILITY_TOO_LARGE",
-            ErrorCode::SchemaValidationFailed => "SCHEMA_VALIDATION_FAILED",
-            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
-            ErrorCode::ConfirmationRequired => "CONFIRMATION_REQUIRED",
-            ErrorCode::Timeout => "TIMEOUT",
-            ErrorCode::LlmError => "LLM_ERROR",
-            ErrorCode::Unauthorized => "UNAUTHORIZED",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::InternalError => "INTERNAL_ERROR",
-            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-            ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
-            ErrorCode::LengthRequired => "LENGTH_REQUIRED",
-            ErrorCode::Canceled => "CANCELED",
-            ErrorCode::StepLimitExceeded => "STEP_LIMIT_EXCEEDED",
-        }
+        self.into()
     }
 }
 
@@ -120,8 +110,9 @@ impl ErrorObject {
     pub fn plugin_offline() -> Self {
         Self::new(
             ErrorCode::PluginOffline,
-            "No Mimo extension is online. Open Chrome with the Mimo extension installed, enter this \
-             server's URL and token in its options page, and try again.",
+            "No Mimo extension is online. Open Chrome with the Mimo extension installed and paired \
+             (\"Pair a browser\" in the web app, then this server's URL and the code in its \
+             options page), and try again.",
         )
     }
 }
@@ -133,3 +124,17 @@ impl std::fmt::Display for ErrorObject {
 }
 
 impl std::error::Error for ErrorObject {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strum::IntoEnumIterator;
+
+    #[test]
+    fn every_code_is_named_as_on_the_wire() {
+        for code in ErrorCode::iter() {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
+        assert_eq!(ErrorCode::RateLimited.as_str(), "RATE_LIMITED");
+    }
+}

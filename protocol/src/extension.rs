@@ -130,6 +130,10 @@ pub struct ExtensionInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub last_used_at: Option<u64>,
+    /// Whether it holds a credential of its own that is not revoked (only a paired extension
+    /// can connect).
+    #[serde(default)]
+    pub paired: bool,
 }
 
 /// Body of `GET /api/extension/extension-list`.
@@ -137,4 +141,45 @@ pub struct ExtensionInfo {
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionList {
     pub extensions: Vec<ExtensionInfo>,
+}
+
+/// Body of `POST /api/extension/pairing-code` (with the deployment token): a one-time code the
+/// person types into the extension's options page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingCode {
+    /// Like `ABCD-EFGH`; typed in any case, with or without the dash.
+    pub code: String,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub expires_at: u64,
+}
+
+/// Body of `POST /api/extension/pair` (no token: the code is the proof).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PairRequest {
+    pub code: String,
+    /// The extension's own id; its credential is bound to it.
+    pub client_id: String,
+}
+
+/// The answer to a pairing: the extension's credential, shown this once and stored only as a
+/// digest on the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PairResponse {
+    pub client_id: String,
+    pub token: String,
+}
+
+/// Body of `POST /api/ws-ticket`: a single-use ticket that opens one WebSocket (`?ticket=`) of
+/// the token's holder within a minute.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WsTicket {
+    pub ticket: String,
+    /// Milliseconds since the Unix epoch.
+    #[ts(type = "number")]
+    pub expires_at: u64,
 }

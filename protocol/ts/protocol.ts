@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "RATE_LIMITED";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -189,9 +189,38 @@ lastSeenAt: number,
 /**
  * When a task was last bound to it, in milliseconds since the Unix epoch.
  */
-lastUsedAt?: number, };
+lastUsedAt?: number, 
+/**
+ * Whether it holds a credential of its own that is not revoked (only a paired extension
+ * can connect).
+ */
+paired: boolean, };
 
 export type ExtensionList = { extensions: Array<ExtensionInfo>, };
+
+export type PairingCode = { 
+/**
+ * Like `ABCD-EFGH`; typed in any case, with or without the dash.
+ */
+code: string, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+expiresAt: number, };
+
+export type PairRequest = { code: string, 
+/**
+ * The extension's own id; its credential is bound to it.
+ */
+clientId: string, };
+
+export type PairResponse = { clientId: string, token: string, };
+
+export type WsTicket = { ticket: string, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+expiresAt: number, };
 
 export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
 

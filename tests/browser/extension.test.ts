@@ -137,18 +137,27 @@ describe("the extension", () => {
     assert.equal(await options.locator("#name").getAttribute("placeholder"), "Chromium on Linux");
     assert.deepEqual(await extensions(), [], "nothing connects without a server and token");
 
-    // A wrong token: the server refuses, and the page says so while it retries.
+    // A wrong pairing code: the server refuses it, the page says why, and nothing connects.
     await options.locator("#server-url").fill(`${mimo.url}/`);
-    await options.locator("#token").fill("not-the-token");
+    await options.locator("#pairing-code").fill("ABCD-EFGH");
     await options.locator("#save").click();
-    await options.locator("#status-detail").filter({ hasText: /refused|reach/ }).waitFor();
-    assert.equal(await options.locator("#server-url").inputValue(), mimo.url, "the address is stored without the trailing slash");
+    await options.locator("#form-error").filter({ hasText: /wrong, expired or already used/ }).waitFor();
+    assert.equal(await options.locator("#server-url").inputValue(), `${mimo.url}/`, "nothing saved");
     assert.deepEqual(await extensions(), []);
 
-    await options.locator("#token").fill(mimo.token);
+    // The code the web app shows pairs this browser: its own credential, never the deployment token.
+    const issued = await fetch(`${mimo.url}/api/extension/pairing-code`, { method: "POST", headers: { authorization: `Bearer ${mimo.token}` } });
+    const { code } = (await issued.json()) as { code: string };
+    await options.locator("#pairing-code").fill(code.toLowerCase());
     await options.locator("#name").fill(BROWSER_NAME);
     await options.locator("#save").click();
     await options.locator('#status[data-state="online"]').waitFor({ timeout: 10_000 });
+    assert.equal(await options.locator("#server-url").inputValue(), mimo.url, "the address is stored without the trailing slash");
+    assert.match(await options.locator("#paired").innerText(), /Paired with this server/);
+    assert.equal(await options.locator("#pairing-code").inputValue(), "", "the code is used up");
+    const stored = await options.evaluate(() => chrome.storage.local.get<{ token: string }>("token"));
+    assert.match(stored.token, /^mimo_ext_/);
+    assert.notEqual(stored.token, mimo.token);
 
     clientId = await options.locator("#client-id").innerText();
     assert.match(clientId, UUID);
@@ -228,15 +237,16 @@ describe("the extension", () => {
   });
 
   it("covers what changed while it was offline with a full sync when it is back", { timeout: 60_000 }, async () => {
-    // A token the server refuses keeps the extension offline while the browser changes.
-    await options.evaluate(() => chrome.storage.local.set({ token: "revoked" }));
+    // A credential the server refuses keeps the extension offline while the browser changes.
+    const { token: credential } = await options.evaluate(() => chrome.storage.local.get<{ token: string }>("token"));
+    await options.evaluate(() => chrome.storage.local.set({ token: "mimo_ext_unknown" }));
     await presence(false);
     const from = web.received.length;
     const five = await openPage("five");
     await sleep(500);
     assert.equal(web.received.slice(from).filter((e) => e.type === "snapshotSync").length, 0, "nothing reaches the task while offline");
 
-    await options.evaluate((token) => chrome.storage.local.set({ token }), mimo.token);
+    await options.evaluate((token) => chrome.storage.local.set({ token }), credential);
     await presence(true);
     const snapshot = await snapshotWhere(web, from, (s) => tabAt(s, "five")?.title === "Page five", "the tab opened while offline");
     assert.ok(tabAt(snapshot, "one"));
@@ -323,6 +333,23 @@ describe("the extension", () => {
   });
 
   it("logged no errors or warnings on the way", () => {
-    assert.deepEqual(extensionLogs, []);
+    // Chrome logs every refused request itself; the tests above provoke those on purpose (a
+    // wrong pairing code, an unknown credential). Anything else is the extension's own.
+    const provoked = /^Failed to load resource: the server responded with a status of 401 \(Unauthorized\)$/;
+    assert.deepEqual(extensionLogs.filter((line) => !provoked.test(line)), []);
+  });
+
+  it("is cut off at once when the web app revokes it, and says so until it is paired again", { timeout: 60_000 }, async () => {
+    const res = await fetch(`${mimo.url}/api/extension/${clientId}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(res.status, 200);
+    await presence(false);
+    await options.locator('#status[data-state="offline"]').waitFor({ timeout: 10_000 });
+    await options.locator("#status-detail").filter({ hasText: /revoked/ }).waitFor({ timeout: 10_000 });
+    // A new code pairs it again.
+    const issued = await fetch(`${mimo.url}/api/extension/pairing-code`, { method: "POST", headers: { authorization: `Bearer ${mimo.token}` } });
+    await options.locator("#pairing-code").fill(((await issued.json()) as { code: string }).code);
+    await options.locator("#save").click();
+    await options.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
+    assert.equal((await presence(true)).clientId, clientId);
   });
 });

@@ -145,6 +145,16 @@ export async function allowAllSites(display: Display, options: Page): Promise<vo
   await options.waitForFunction(() => (document.getElementById("site-all") as HTMLInputElement).checked, null, { timeout: 10_000 });
 }
 
+/** Pairs the extension as a person does: a code from the server, typed into the options page. */
+export async function pairFromOptions(mimo: Mimo, options: Page): Promise<void> {
+  const res = await fetch(`${mimo.url}/api/extension/pairing-code`, { method: "POST", headers: { authorization: `Bearer ${mimo.token}` } });
+  const { code } = (await res.json()) as { code: string };
+  await options.locator("#server-url").fill(mimo.url);
+  await options.locator("#pairing-code").fill(code);
+  await options.locator("#save").click();
+  await options.locator("#paired").filter({ hasText: /Paired with this server/ }).waitFor({ timeout: 10_000 });
+}
+
 export async function startHarness(options: MimoOptions = {}, browser: BrowserOptions = {}): Promise<Harness> {
   if (process.env.MIMO_TEST_PREBUILT !== "1") execFileSync(process.execPath, [path.join(ROOT, "extension/build.mjs")], { cwd: ROOT, stdio: "inherit" });
   const headed = browser.headed === true;
@@ -167,7 +177,8 @@ export async function startHarness(options: MimoOptions = {}, browser: BrowserOp
   const options_ = await context.newPage();
   await options_.goto(`chrome-extension://${extensionId}/options.html`);
   if (browser.allSites !== false && headed) await allowAllSites(display, options_);
-  await options_.evaluate(({ url, token }) => chrome.storage.local.set({ serverUrl: url, token, name: "Actions test", testHooks: true }), { url: mimo.url, token: mimo.token });
+  await options_.evaluate(() => chrome.storage.local.set({ name: "Actions test", testHooks: true }));
+  await pairFromOptions(mimo, options_);
   await options_.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
   const port = (s: Server) => (s.address() as AddressInfo).port;
   return {

@@ -12,7 +12,7 @@ import { chromium } from "playwright-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { BrowserSnapshot } from "../../protocol/ts/protocol.ts";
 import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
-import { ExtensionClient } from "../support/clients.ts";
+import { ExtensionClient, post } from "../support/clients.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
@@ -274,6 +274,24 @@ describe("web app", () => {
     } finally {
       await ext.close();
     }
+  });
+
+  it("pairs a browser with a code it shows, and revokes it: the extension is cut off at once", async () => {
+    await page1.getByTestId("pair-browser").click();
+    const code = (await page1.getByTestId("pairing-code").innerText()).trim();
+    assert.match(code, /^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+    // The person types the code into the extension's options; the extension trades it.
+    const paired = await post(mimo, "/api/extension/pair", { code, clientId: "client-revoked" }, null);
+    assert.equal(paired.status, 200);
+    const { token } = (await paired.json()) as { token: string };
+    const ext = await ExtensionClient.connect(mimo, "client-revoked", "Lost laptop", token);
+    await page1.getByTestId("extensions-refresh").click();
+    const item = page1.locator('[data-testid="extension-item"][data-client-id="client-revoked"]');
+    await item.locator('[data-testid="extension-revoke"]').click();
+    assert.equal(await ext.serverCloseCode(), 4401, "disconnected at once");
+    await item.filter({ hasText: "Revoked" }).waitFor();
+    assert.equal(await item.getAttribute("data-online"), "false");
+    assert.equal((await post(mimo, "/api/ws-ticket", undefined, token)).status, 401, "its credential is dead");
   });
 
   it("shows a takeover and hands the browser back with Resume", async () => {

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import WebSocket from "ws";
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserSnapshot, ExtensionList, TabInfo } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, newTask, sleep, WebClient } from "../support/clients.ts";
+import { api, ExtensionClient, newTask, post, sleep, WebClient, wsTicket } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
@@ -238,13 +238,21 @@ describe("snapshot sync", () => {
     await ext.close();
   });
 
-  it("refuses an extension socket with a malformed clientId", async () => {
-    const url = `${mimo.url.replace("http", "ws")}/ws/extension?clientId=${encodeURIComponent("../../etc")}&token=${mimo.token}`;
+  it("refuses an extension with a malformed clientId", async () => {
+    const issued = await post(mimo, "/api/extension/pairing-code");
+    const { code } = (await issued.json()) as { code: string };
+    const paired = await post(mimo, "/api/extension/pair", { code, clientId: "../../etc" }, null);
+    assert.equal(paired.status, 400);
+    assert.equal(((await paired.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
+    // With another extension's ticket, a malformed clientId is not that extension's.
+    const ext = await ExtensionClient.connect(mimo, "well-formed");
+    const url = `${mimo.url.replace("http", "ws")}/ws/extension?clientId=${encodeURIComponent("../../etc")}&ticket=${await wsTicket(mimo, ext.token)}`;
     const status = await new Promise<number>((resolve, reject) => {
       const socket = new WebSocket(url);
       socket.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
       socket.on("open", () => reject(new Error("opened")));
     });
-    assert.equal(status, 400);
+    assert.equal(status, 403);
+    await ext.close();
   });
 });

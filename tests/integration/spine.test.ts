@@ -7,7 +7,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
 import type { EventEnvelope, TaskSummary } from "../../protocol/ts/protocol.ts";
-import { api, newTask, sleep, WebClient } from "../support/clients.ts";
+import { api, newTask, sleep, WebClient, wsTicket } from "../support/clients.ts";
 import { ownRuntime, startMimo, WORKER_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
@@ -118,9 +118,9 @@ describe("tasks", () => {
         socket.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
         socket.on("open", () => reject(new Error("opened")));
       });
-    assert.equal(await status(`${ws}/ws/web?taskId=not-a-task&token=${mimo.token}`), 400);
+    assert.equal(await status(`${ws}/ws/web?taskId=not-a-task&ticket=${await wsTicket(mimo)}`), 400);
     const unknown = "00000000-0000-4000-8000-000000000000";
-    assert.equal(await status(`${ws}/ws/web?taskId=${unknown}&token=${mimo.token}`), 404);
+    assert.equal(await status(`${ws}/ws/web?taskId=${unknown}&ticket=${await wsTicket(mimo)}`), 404);
   });
 });
 

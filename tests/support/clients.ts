@@ -6,13 +6,40 @@ import type {
   EventEnvelope,
   ExtensionMessage,
   FrontendMessage,
+  PairingCode,
+  PairResponse,
   ServerToExtension,
+  WsTicket,
 } from "../../protocol/ts/protocol.ts";
 import type { Mimo } from "./mimo.ts";
 
 export async function api(mimo: Mimo, route: string, token: string | null = mimo.token): Promise<Response> {
   const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
   return fetch(`${mimo.url}${route}`, { headers });
+}
+
+/** `POST` with a bearer token (or none), a JSON body when given. */
+export async function post(mimo: Mimo, route: string, body?: unknown, token: string | null = mimo.token): Promise<Response> {
+  const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return fetch(`${mimo.url}${route}`, { method: "POST", headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/** A single-use socket ticket bought with `token` (the deployment's, or an extension's). */
+export async function wsTicket(mimo: Mimo, token: string = mimo.token): Promise<string> {
+  const res = await post(mimo, "/api/ws-ticket", undefined, token);
+  if (res.status !== 200) throw new Error(`ws ticket: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as WsTicket).ticket;
+}
+
+/** Pairs `clientId` as the person would (a code from the web app, typed into the extension): its credential. */
+export async function pairExtension(mimo: Mimo, clientId: string): Promise<string> {
+  const issued = await post(mimo, "/api/extension/pairing-code");
+  if (issued.status !== 200) throw new Error(`pairing code: ${issued.status} ${await issued.text()}`);
+  const { code } = (await issued.json()) as PairingCode;
+  const paired = await post(mimo, "/api/extension/pair", { code, clientId }, null);
+  if (paired.status !== 200) throw new Error(`pair: ${paired.status} ${await paired.text()}`);
+  return ((await paired.json()) as PairResponse).token;
 }
 
 export async function newTask(mimo: Mimo): Promise<string> {
@@ -104,7 +131,7 @@ class RecordingSocket<In> {
 
 export class WebClient extends RecordingSocket<EventEnvelope> {
   static async connect(mimo: Mimo, taskId: string, lastSeq?: number): Promise<WebClient> {
-    const q = new URLSearchParams({ taskId, token: mimo.token });
+    const q = new URLSearchParams({ taskId, ticket: await wsTicket(mimo) });
     if (lastSeq !== undefined) q.set("lastSeq", String(lastSeq));
     const client = new WebClient(`${mimo.url.replace("http", "ws")}/ws/web?${q}`);
     await client.opened();
@@ -147,15 +174,20 @@ export class WebClient extends RecordingSocket<EventEnvelope> {
 
 export class ExtensionClient extends RecordingSocket<ServerToExtension> {
   readonly clientId: string;
+  /** Its own credential, from pairing. */
+  readonly token: string;
 
-  private constructor(url: string, clientId: string) {
+  private constructor(url: string, clientId: string, token: string) {
     super(url);
     this.clientId = clientId;
+    this.token = token;
   }
 
-  static async connect(mimo: Mimo, clientId: string, name = `Browser ${clientId}`): Promise<ExtensionClient> {
-    const q = new URLSearchParams({ clientId, token: mimo.token });
-    const client = new ExtensionClient(`${mimo.url.replace("http", "ws")}/ws/extension?${q}`, clientId);
+  /** Pairs (unless given its credential) and connects as the extension `clientId`. */
+  static async connect(mimo: Mimo, clientId: string, name = `Browser ${clientId}`, token?: string): Promise<ExtensionClient> {
+    const credential = token ?? (await pairExtension(mimo, clientId));
+    const q = new URLSearchParams({ clientId, ticket: await wsTicket(mimo, credential) });
+    const client = new ExtensionClient(`${mimo.url.replace("http", "ws")}/ws/extension?${q}`, clientId, credential);
     await client.opened();
     client.send({
       type: "hello",

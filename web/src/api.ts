@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, TaskSummary } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -43,10 +43,11 @@ function isErrorObject(v: unknown): v is ErrorObject {
   return typeof v === "object" && v !== null && typeof (v as ErrorObject).code === "string" && typeof (v as ErrorObject).message === "string";
 }
 
-async function getJson<T>(path: string, token: string, signal?: AbortSignal): Promise<T> {
+async function getJson<T>(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "DELETE" = "GET"): Promise<T> {
   let response: Response;
   try {
     response = await fetch(path, {
+      method,
       headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
       cache: "no-store",
       signal,
@@ -85,10 +86,28 @@ export async function createTask(token: string): Promise<string> {
   return body.taskId;
 }
 
-/** The task socket's URL on this origin. WebSockets cannot set headers, so the token is a query. */
-export function taskSocketUrl(taskId: string, token: string, lastSeq: number): string {
+/** A single-use ticket that opens one socket within a minute (`POST /api/ws-ticket`). */
+export async function socketTicket(token: string): Promise<string> {
+  return (await getJson<WsTicket>("/api/ws-ticket", token, undefined, "POST")).ticket;
+}
+
+/** A one-time code that pairs a browser's extension (`POST /api/extension/pairing-code`). */
+export function pairingCode(token: string): Promise<PairingCode> {
+  return getJson<PairingCode>("/api/extension/pairing-code", token, undefined, "POST");
+}
+
+/** Revokes an extension's credential: it is disconnected at once and must be paired again. */
+export async function revokeExtension(token: string, clientId: string): Promise<void> {
+  await getJson<unknown>(`/api/extension/${encodeURIComponent(clientId)}`, token, undefined, "DELETE");
+}
+
+/**
+ * The task socket's URL on this origin. WebSockets cannot set headers, so it carries a
+ * single-use `ticket` (never the token).
+ */
+export function taskSocketUrl(taskId: string, ticket: string, lastSeq: number): string {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const params = new URLSearchParams({ taskId, token });
+  const params = new URLSearchParams({ taskId, ticket });
   if (lastSeq > 0) params.set("lastSeq", String(lastSeq));
   return `${scheme}//${location.host}/ws/web?${params.toString()}`;
 }

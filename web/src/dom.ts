@@ -11,6 +11,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
       el.addEventListener(key.slice(2).toLowerCase(), value);
     } else if (key === "class") {
       el.className = String(value);
+    } else if (key === "style") {
+      // Through CSSOM: the Content-Security-Policy (style-src 'self') refuses style attributes.
+      el.style.cssText = String(value);
     } else if (value === true) {
       el.setAttribute(key, "");
     } else {

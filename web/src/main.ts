@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, createTask, exportTask, forgetToken, getTask, listExtensions, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, createTask, exportTask, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
@@ -53,6 +53,8 @@ class App {
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
       onSelect: (clientId) => this.sendFrame({ type: "select_client", clientId }),
+      onPair: () => void this.pairBrowser(),
+      onRevoke: (clientId) => void this.revoke(clientId),
     });
     this.shell = h(
       "div",
@@ -358,6 +360,28 @@ class App {
       this.extensionsLoading = false;
       this.extensionsPanel.setLoading(false);
     }
+  }
+
+  private async pairBrowser(): Promise<void> {
+    if (!this.token) return;
+    try {
+      const { code, expiresAt } = await pairingCode(this.token);
+      this.extensionsPanel.showPairingCode(code, expiresAt);
+    } catch (err) {
+      if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
+      else this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private async revoke(clientId: string): Promise<void> {
+    if (!this.token) return;
+    try {
+      await revokeExtension(this.token, clientId);
+    } catch (err) {
+      if (err instanceof ApiError && err.unauthorized) return this.tokenRejected(err);
+      this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
+    }
+    await this.refreshExtensions();
   }
 
   private setExtensions(list: ExtensionInfo[]): void {

@@ -2,7 +2,7 @@
 // exponential backoff and jitter, asking the server to replay from the last applied seq.
 
 import type { EventEnvelope, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { taskSocketUrl } from "./api.ts";
+import { socketTicket, taskSocketUrl } from "./api.ts";
 
 export type ConnectionState =
   /** Opening the socket. */
@@ -121,13 +121,30 @@ export class TaskSocket {
     this.opts.onConnection(info);
   }
 
+  /** Counts `open` calls, so a ticket that arrives after a newer attempt started is dropped. */
+  private opening = 0;
+
   private open(): void {
     if (this.stopped) return;
     this.ready = false;
+    this.setInfo({ state: "connecting", attempt: this.attempt });
+    const attempt = ++this.opening;
+    // Every socket opens with a fresh single-use ticket: the token never goes in a URL.
+    socketTicket(this.opts.token).then(
+      (ticket) => {
+        if (attempt === this.opening && !this.stopped) this.openWith(ticket);
+      },
+      () => {
+        if (attempt === this.opening) this.scheduleReconnect(false);
+      },
+    );
+  }
+
+  private openWith(ticket: string): void {
     let opened = false;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(taskSocketUrl(this.opts.taskId, this.opts.token, this.opts.lastSeq()));
+      ws = new WebSocket(taskSocketUrl(this.opts.taskId, ticket, this.opts.lastSeq()));
     } catch {
       this.scheduleReconnect(false);
       return;

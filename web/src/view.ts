@@ -228,12 +228,26 @@ export class ExtensionsPanel {
   private hasTask = false;
   private loaded = false;
   private readonly onSelect: (clientId: string) => void;
+  private readonly onRevoke: (clientId: string) => void;
+  private readonly pairing = h("div", { class: "pairing small", "data-testid": "pairing" });
 
-  constructor(opts: { onRefresh: () => void; onSelect: (clientId: string) => void }) {
+  constructor(opts: { onRefresh: () => void; onSelect: (clientId: string) => void; onPair: () => void; onRevoke: (clientId: string) => void }) {
     this.onSelect = opts.onSelect;
+    this.onRevoke = opts.onRevoke;
     this.refreshButton = h("button", { class: "icon-btn", type: "button", title: "Refresh", "aria-label": "Refresh extensions", "data-testid": "extensions-refresh", onclick: () => opts.onRefresh() }, "↻");
-    this.el = h("section", { class: "panel" }, h("div", { class: "panel-head" }, h("div", { class: "panel-title" }, "Extensions"), this.refreshButton), this.list, this.status);
+    const pair = h("button", { class: "btn btn-sm btn-outline", type: "button", "data-testid": "pair-browser", onclick: () => opts.onPair() }, "Pair a browser");
+    this.el = h("section", { class: "panel" }, h("div", { class: "panel-head" }, h("div", { class: "panel-title" }, "Extensions"), this.refreshButton), this.list, pair, this.pairing, this.status);
     this.render();
+  }
+
+  /** Shows a one-time pairing code to type into the extension's options page. */
+  showPairingCode(code: string, expiresAt: number): void {
+    replaceChildren(
+      this.pairing,
+      h("p", {}, "In the Mimo extension's options, enter this server's address and the code:"),
+      h("p", { class: "pairing-code", "data-testid": "pairing-code" }, code),
+      h("p", { class: "muted" }, `Valid once, until ${new Date(expiresAt).toLocaleTimeString()}.`),
+    );
   }
 
   setLoading(loading: boolean): void {
@@ -268,7 +282,7 @@ export class ExtensionsPanel {
       return;
     }
     if (this.extensions.length === 0) {
-      replaceChildren(this.list, h("p", { class: "muted small empty-note" }, "No extension has connected yet. Install the Mimo extension in your browser and give it this deployment's URL and token."));
+      replaceChildren(this.list, h("p", { class: "muted small empty-note" }, "No extension has connected yet. Install the Mimo extension in your browser, then “Pair a browser” and enter the code in its options."));
       return;
     }
     replaceChildren(
@@ -285,6 +299,9 @@ export class ExtensionsPanel {
             h("div", { class: "ext-name" }, x.name || x.clientId),
             h("div", { class: "ext-meta" }, `${x.browser.name} ${x.browser.version}`.trim(), " · ", x.online ? "online" : `last seen ${relativeTime(x.lastSeenAt)}`),
           ),
+          x.paired
+            ? h("button", { class: "btn btn-sm btn-outline", type: "button", "data-testid": "extension-revoke", title: "Revoke this browser's pairing: it is disconnected at once", onclick: () => this.onRevoke(x.clientId) }, "Revoke")
+            : h("span", { class: "pill", title: "Pair it again to connect" }, "Revoked"),
           selected
             ? h("span", { class: "pill pill-on" }, "In use")
             : h(

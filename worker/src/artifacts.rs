@@ -14,10 +14,32 @@ use mimo_r2_artifacts::{
 };
 use worker::{Env, Method, Request, Response, Result};
 
-use crate::{task, var};
+use crate::{registry, task, var};
 
-/// `POST /api/artifacts/presign`.
-pub async fn presign(mut req: Request, env: &Env) -> Result<Response> {
+/// Refuses an extension (`for_client`) an artifact of a task that is not bound to it.
+async fn check_binding(
+    env: &Env,
+    task_id: &str,
+    for_client: Option<&str>,
+) -> Result<Option<ErrorObject>> {
+    let Some(client_id) = for_client else {
+        return Ok(None);
+    };
+    let path = format!("/binding?taskId={task_id}");
+    let answer = registry(env)?
+        .fetch_with_request(json_request::<()>(Method::Get, &path, None)?)
+        .await?;
+    let bound = read_json::<String>(answer).await?.ok();
+    Ok((bound.as_deref() != Some(client_id)).then(|| {
+        ErrorObject::new(
+            ErrorCode::PermissionDenied,
+            format!("task {task_id} is not bound to this extension"),
+        )
+    }))
+}
+
+/// `POST /api/artifacts/presign`; `for_client` is the extension asking, if one is.
+pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> Result<Response> {
     let body = req.text().await?;
     let request: PresignRequest = match serde_json::from_str(&body) {
         Ok(request) => request,
@@ -28,6 +50,9 @@ pub async fn presign(mut req: Request, env: &Env) -> Result<Response> {
             ))
         }
     };
+    if let Some(refusal) = check_binding(env, request.task_id.as_str(), for_client).await? {
+        return error_response(&refusal);
+    }
     let now = now_ms();
     let expiry_secs = var(env, "MIMO_ARTIFACT_UPLOAD_EXPIRY_SECS")
         .and_then(|s| s.parse().ok())
@@ -60,10 +85,18 @@ pub async fn presign(mut req: Request, env: &Env) -> Result<Response> {
 }
 
 /// `GET /api/artifacts/{artifactId}`: a fresh download URL for a stored artifact.
-pub async fn lookup(req: &Request, env: &Env, artifact_id: &str) -> Result<Response> {
+pub async fn lookup(
+    req: &Request,
+    env: &Env,
+    artifact_id: &str,
+    for_client: Option<&str>,
+) -> Result<Response> {
     let Ok(id) = ArtifactId::parse(artifact_id) else {
         return error_response(&unknown_artifact());
     };
+    if let Some(refusal) = check_binding(env, id.task_id_str(), for_client).await? {
+        return error_response(&refusal);
+    }
     let Some(record) = record(env, &id).await? else {
         return error_response(&unknown_artifact());
     };

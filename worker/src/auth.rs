@@ -1,27 +1,159 @@
-//! The deployment's shared secret (`MIMO_API_TOKEN`) guards every API route and socket.
+//! Who is asking. The deployment's shared secret (`MIMO_API_TOKEN`, `Authorization: Bearer`)
+//! opens the web app's API; a paired extension's own token (`mimo_ext_…`) opens only what an
+//! extension needs; a WebSocket opens with a single-use ticket bought with either
+//! (`POST /api/ws-ticket`), never with a token in its URL. Failed attempts are counted per
+//! client address, and a client over the limit is refused for the rest of the window. The
+//! records live in the registry (`mimo_durable::credentials`), the rules in
+//! `mimo_agent::credentials`.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use mimo_agent::credentials::{FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
+use mimo_durable::{
+    error_response, json_request, now_ms, read_json, AuthFailure, AuthFailureCount, TicketHolder,
+    TicketRedeem, TokenCheck,
+};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use worker::{Env, Request};
+use worker::{Env, Method, Request, Response, Result};
 
-/// Accepts `Authorization: Bearer <token>`, or `?token=` for WebSockets, whose browser API
-/// cannot set headers.
-pub fn check(req: &Request, env: &Env) -> Result<(), ErrorObject> {
-    let expected = env
-        .secret("MIMO_API_TOKEN")
-        .map(|s| s.to_string())
+use crate::registry;
+
+thread_local! {
+    /// Clients this isolate knows to be over the failure limit, until when. The registry
+    /// counts; this spares it (and the token check) the requests of a client it refused.
+    static BLOCKED: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
+}
+
+/// The client's address as Cloudflare saw it (set by the edge, not by the client); requests
+/// without it (local runs) count as one client.
+pub fn client_address(req: &Request) -> String {
+    req.headers()
+        .get("cf-connecting-ip")
         .ok()
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| unauthorized("this deployment has no MIMO_API_TOKEN set; set it with `wrangler secret put MIMO_API_TOKEN` (or in .dev.vars locally)"))?;
-    let presented = bearer(req).or_else(|| query_token(req)).ok_or_else(|| {
-        unauthorized("missing token: send `Authorization: Bearer <MIMO_API_TOKEN>` (or `?token=` on WebSockets)")
-    })?;
-    if tokens_match(&presented, &expected) {
-        Ok(())
-    } else {
-        Err(unauthorized("wrong token"))
+        .flatten()
+        .unwrap_or_else(|| "local".into())
+}
+
+/// `RATE_LIMITED` (with `Retry-After`) while the client is over the limit.
+pub fn refuse_if_blocked(client: &str) -> Option<Result<Response>> {
+    let now = now_ms();
+    let until = BLOCKED.with(|b| b.borrow().get(client).copied())?;
+    if until <= now {
+        BLOCKED.with(|b| b.borrow_mut().remove(client));
+        return None;
     }
+    Some(rate_limited(until, now))
+}
+
+fn rate_limited(until: u64, now: u64) -> Result<Response> {
+    let seconds = until.saturating_sub(now).div_ceil(1000).max(1);
+    let error = ErrorObject::new(
+        ErrorCode::RateLimited,
+        format!("too many failed authentications from this client; try again in {seconds} s"),
+    );
+    let response = error_response(&error)?;
+    response
+        .headers()
+        .set("retry-after", &seconds.to_string())?;
+    Ok(response)
+}
+
+/// Counts a failed authentication, and answers it: `UNAUTHORIZED` with the reason, or
+/// `RATE_LIMITED` when this failure put the client over the limit.
+pub async fn failed(env: &Env, client: &str, error: ErrorObject) -> Result<Response> {
+    let limit = failure_limit(env);
+    let failure = AuthFailure {
+        client: client.to_owned(),
+        max_failures: limit.max_failures,
+        window_ms: limit.window_ms,
+    };
+    let counted = registry(env)?
+        .fetch_with_request(json_request(Method::Post, "/auth-failure", Some(&failure))?)
+        .await?;
+    if let Ok(AuthFailureCount {
+        blocked_until: Some(until),
+    }) = read_json::<AuthFailureCount>(counted).await?
+    {
+        BLOCKED.with(|b| b.borrow_mut().insert(client.to_owned(), until));
+        return rate_limited(until, now_ms());
+    }
+    error_response(&error)
+}
+
+/// `MIMO_AUTH_MAX_FAILURES` per `MIMO_AUTH_FAILURE_WINDOW_MS`, where set.
+fn failure_limit(env: &Env) -> FailureLimit {
+    let defaults = FailureLimit::default();
+    let number = |name: &str| crate::var(env, name).and_then(|v| v.trim().parse::<u64>().ok());
+    FailureLimit {
+        max_failures: number("MIMO_AUTH_MAX_FAILURES").map_or(defaults.max_failures, |n| n as u32),
+        window_ms: number("MIMO_AUTH_FAILURE_WINDOW_MS").unwrap_or(defaults.window_ms),
+    }
+}
+
+/// Who sent an HTTP API request, from its bearer token.
+pub async fn from_bearer(
+    req: &Request,
+    env: &Env,
+) -> Result<std::result::Result<Principal, ErrorObject>> {
+    let expected = match env.secret("MIMO_API_TOKEN").map(|s| s.to_string()) {
+        Ok(token) if !token.is_empty() => token,
+        _ => return Ok(Err(unauthorized("this deployment has no MIMO_API_TOKEN set; set it with `wrangler secret put MIMO_API_TOKEN` (or in .dev.vars locally)"))),
+    };
+    let Some(presented) = bearer(req) else {
+        return Ok(Err(unauthorized(
+            "missing token: send `Authorization: Bearer <MIMO_API_TOKEN>`",
+        )));
+    };
+    if tokens_match(&presented, &expected) {
+        return Ok(Ok(Principal::Deployment));
+    }
+    if !presented.starts_with(EXTENSION_TOKEN_PREFIX) {
+        return Ok(Err(unauthorized("wrong token")));
+    }
+    let check = TokenCheck { token: presented };
+    let answer = registry(env)?
+        .fetch_with_request(json_request(Method::Post, "/authenticate", Some(&check))?)
+        .await?;
+    Ok(read_json::<TicketHolder>(answer).await?.and_then(|holder| {
+        Principal::decode(&holder.principal).ok_or_else(|| unauthorized("unknown principal"))
+    }))
+}
+
+/// Who opens a WebSocket, from its single-use `?ticket=`. A token in the URL is refused: it
+/// would stay in logs and histories.
+pub async fn from_ticket(
+    req: &Request,
+    env: &Env,
+) -> Result<std::result::Result<Principal, ErrorObject>> {
+    let url = req.url()?;
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    if param("token").is_some() {
+        return Ok(Err(unauthorized(
+            "a token is not accepted in a URL; open the socket with ?ticket= from POST /api/ws-ticket",
+        )));
+    }
+    let Some(ticket) = param("ticket") else {
+        return Ok(Err(unauthorized(
+            "missing ticket: open the socket with ?ticket= from POST /api/ws-ticket",
+        )));
+    };
+    let answer = registry(env)?
+        .fetch_with_request(json_request(
+            Method::Post,
+            "/redeem",
+            Some(&TicketRedeem { ticket }),
+        )?)
+        .await?;
+    Ok(read_json::<TicketHolder>(answer).await?.and_then(|holder| {
+        Principal::decode(&holder.principal).ok_or_else(|| unauthorized("unknown principal"))
+    }))
 }
 
 /// Compares digests in constant time, so neither the content nor the length of the token
@@ -37,13 +169,10 @@ fn bearer(req: &Request) -> Option<String> {
     value.strip_prefix("Bearer ").map(|t| t.trim().to_owned())
 }
 
-fn query_token(req: &Request) -> Option<String> {
-    let url = req.url().ok()?;
-    url.query_pairs()
-        .find(|(k, _)| k == "token")
-        .map(|(_, v)| v.into_owned())
+pub fn unauthorized(message: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode::Unauthorized, message)
 }
 
-fn unauthorized(message: &str) -> ErrorObject {
-    ErrorObject::new(ErrorCode::Unauthorized, message)
+pub fn forbidden(message: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode::PermissionDenied, message)
 }

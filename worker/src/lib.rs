@@ -4,9 +4,12 @@
 mod artifacts;
 mod auth;
 
+use mimo_agent::credentials::Principal;
 use mimo_durable::{
-    error_response, json_request, EXTENSION_REGISTRY, REGISTRY_NAME, TASK_COORDINATOR,
+    error_response, json_request, read_json, TicketHolder, EXTENSION_REGISTRY, REGISTRY_NAME,
+    TASK_COORDINATOR,
 };
+use mimo_protocol::extension::{PairRequest, PairResponse};
 use mimo_protocol::frontend::NewTask;
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
@@ -16,6 +19,58 @@ pub use mimo_durable::{ExtensionRegistry, TaskCoordinator};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    // The extension's pages and worker call a few routes with fetch; without a host permission
+    // for the server, Chrome holds those calls to CORS. Only an extension's own origin is
+    // allowed, only on those routes (never `*`); every other origin gets no CORS at all.
+    let extension_origin = extension_origin(&req)?;
+    if let Some(origin) = &extension_origin {
+        if req.method() == Method::Options {
+            return with_cors(Response::empty()?.with_status(204), origin, true);
+        }
+    }
+    let response = route(req, env).await?;
+    match extension_origin {
+        Some(origin) => with_cors(response, &origin, false),
+        None => Ok(response),
+    }
+}
+
+/// Routes an extension reaches with fetch (the socket itself is not held to CORS).
+fn extension_fetch_route(path: &str) -> bool {
+    matches!(
+        path,
+        "/api/extension/pair" | "/api/ws-ticket" | "/api/artifacts/presign"
+    ) || path.starts_with("/api/artifacts/")
+}
+
+/// The request's `Origin` when it is an extension's (`chrome-extension://…`) on one of its routes.
+fn extension_origin(req: &Request) -> Result<Option<String>> {
+    let origin = req.headers().get("origin")?;
+    let path = req.url()?.path().to_owned();
+    Ok(origin.filter(|o| o.starts_with("chrome-extension://") && extension_fetch_route(&path)))
+}
+
+/// The response with CORS headers for `origin` (and, for a preflight, what it may send).
+fn with_cors(response: Response, origin: &str, preflight: bool) -> Result<Response> {
+    // The headers of a response from another object are immutable: copy them.
+    let headers = Headers::new();
+    for (name, value) in response.headers().entries() {
+        headers.set(&name, &value)?;
+    }
+    headers.set("access-control-allow-origin", origin)?;
+    headers.append("vary", "Origin")?;
+    if preflight {
+        headers.set("access-control-allow-methods", "GET, POST")?;
+        headers.set(
+            "access-control-allow-headers",
+            "authorization, content-type",
+        )?;
+        headers.set("access-control-max-age", "600")?;
+    }
+    Ok(response.with_headers(headers))
+}
+
+async fn route(req: Request, env: Env) -> Result<Response> {
     let url = req.url()?;
     let path = url.path().to_owned();
     if path == "/api/health" {
@@ -28,8 +83,24 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if !(path.starts_with("/api/") || path.starts_with("/ws/")) {
         return env.assets("ASSETS")?.fetch_request(req).await;
     }
-    if let Err(error) = auth::check(&req, &env) {
-        return error_response(&error);
+    let client = auth::client_address(&req);
+    if let Some(refused) = auth::refuse_if_blocked(&client) {
+        return refused;
+    }
+    if req.method() == Method::Post && path == "/api/extension/pair" {
+        return pair(req, &env, &client).await;
+    }
+    let principal = if path.starts_with("/ws/") {
+        auth::from_ticket(&req, &env).await?
+    } else {
+        auth::from_bearer(&req, &env).await?
+    };
+    let principal = match principal {
+        Ok(principal) => principal,
+        Err(error) => return auth::failed(&env, &client, error).await,
+    };
+    if let Principal::Extension { client_id } = &principal {
+        return extension_route(req, &env, client_id).await;
     }
     let query = |name: &str| {
         url.query_pairs()
@@ -43,9 +114,22 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .fetch_with_request(json_request::<()>(Method::Get, "/list", None)?)
                 .await
         }
-        (Method::Post, "/api/artifacts/presign") => artifacts::presign(req, &env).await,
+        (Method::Post, "/api/extension/pairing-code") => {
+            registry(&env)?
+                .fetch_with_request(json_request::<()>(Method::Post, "/pairing-code", None)?)
+                .await
+        }
+        (Method::Delete, route) if route.starts_with("/api/extension/") => {
+            let client_id = &route["/api/extension/".len()..];
+            let target = format!("/revoke?clientId={}", urlencode(client_id));
+            registry(&env)?
+                .fetch_with_request(json_request::<()>(Method::Post, &target, None)?)
+                .await
+        }
+        (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
+        (Method::Post, "/api/artifacts/presign") => artifacts::presign(req, &env, None).await,
         (Method::Get, route) if route.starts_with("/api/artifacts/") => {
-            artifacts::lookup(&req, &env, &route["/api/artifacts/".len()..]).await
+            artifacts::lookup(&req, &env, &route["/api/artifacts/".len()..], None).await
         }
         (method, route) if route.starts_with("/api/task/") => {
             let (task_id, rest) = route["/api/task/".len()..]
@@ -102,21 +186,90 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
                 .fetch_with_request(Request::new_with_init(&target, &forward(&req)?)?)
                 .await
         }
-        (Method::Get, "/ws/extension") => {
-            require_upgrade(&req)?;
-            let client_id = query("clientId").unwrap_or_default();
-            let target = format!(
-                "https://internal/ws/extension?clientId={}",
-                urlencode(&client_id)
-            );
-            registry(&env)?
-                .fetch_with_request(Request::new_with_init(&target, &forward(&req)?)?)
-                .await
-        }
+        (Method::Get, "/ws/extension") => error_response(&auth::forbidden(
+            "an extension connects with a ticket bought with its own credential (pair it from the web app)",
+        )),
         _ => error_response(&ErrorObject::new(
             ErrorCode::NotFound,
             format!("no route for {} {path}", req.method()),
         )),
+    }
+}
+
+/// What a paired extension may do with its own credential: open its socket, and store and
+/// look up artifacts of the tasks bound to it. Nothing else.
+async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Response> {
+    let url = req.url()?;
+    let path = url.path().to_owned();
+    let principal = Principal::Extension {
+        client_id: client_id.to_owned(),
+    };
+    match (req.method(), path.as_str()) {
+        (Method::Post, "/api/ws-ticket") => ticket(env, &principal).await,
+        (Method::Post, "/api/artifacts/presign") => {
+            artifacts::presign(req, env, Some(client_id)).await
+        }
+        (Method::Get, route) if route.starts_with("/api/artifacts/") => {
+            artifacts::lookup(
+                &req,
+                env,
+                &route["/api/artifacts/".len()..],
+                Some(client_id),
+            )
+            .await
+        }
+        (Method::Get, "/ws/extension") => {
+            let named = url
+                .query_pairs()
+                .find(|(k, _)| k == "clientId")
+                .map(|(_, v)| v.into_owned());
+            if named.as_deref() != Some(client_id) {
+                return error_response(&auth::forbidden(
+                    "this ticket was bought for another extension's clientId",
+                ));
+            }
+            require_upgrade(&req)?;
+            let target = format!(
+                "https://internal/ws/extension?clientId={}",
+                urlencode(client_id)
+            );
+            registry(env)?
+                .fetch_with_request(Request::new_with_init(&target, &forward(&req)?)?)
+                .await
+        }
+        _ => error_response(&auth::forbidden(
+            "an extension's credential opens only the extension's routes; use the deployment token",
+        )),
+    }
+}
+
+/// `POST /api/ws-ticket`: a ticket for one socket of `principal`.
+async fn ticket(env: &Env, principal: &Principal) -> Result<Response> {
+    let holder = TicketHolder {
+        principal: principal.encode(),
+    };
+    registry(env)?
+        .fetch_with_request(json_request(Method::Post, "/ticket", Some(&holder))?)
+        .await
+}
+
+/// `POST /api/extension/pair`: a pairing code for an extension credential. A wrong code counts
+/// as a failed authentication.
+async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
+    let body = req.text().await?;
+    let pair: PairRequest = match serde_json::from_str(&body) {
+        Ok(pair) => pair,
+        Err(e) => return error_response(&bad_request(&format!("not a pairing request: {e}"))),
+    };
+    let answer = registry(env)?
+        .fetch_with_request(json_request(Method::Post, "/pair", Some(&pair))?)
+        .await?;
+    match read_json::<PairResponse>(answer).await? {
+        Ok(paired) => Response::from_json(&paired),
+        Err(error) if error.code == ErrorCode::Unauthorized => {
+            auth::failed(env, client, error).await
+        }
+        Err(error) => error_response(&error),
     }
 }
 

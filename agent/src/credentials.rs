@@ -1,0 +1,218 @@
+//! Who may talk to this deployment, decided without I/O: the one-time pairing codes that give
+//! an extension a credential of its own, those credentials and the short-lived WebSocket
+//! tickets (only their SHA-256 is ever stored), and the limit on failed authentications.
+//!
+//! The deployment token (`MIMO_API_TOKEN`) opens the web app and the HTTP API. An extension
+//! never holds it: the person shows a pairing code in the web app, types it into the
+//! extension's options page, and the extension trades it for a token bound to its client id,
+//! which can be revoked on its own. Sockets authenticate with a ticket bought with either
+//! token, so no long-lived secret travels in a URL.
+
+use sha2::{Digest, Sha256};
+
+/// How long a pairing code can be used.
+pub const PAIRING_CODE_TTL_MS: u64 = 10 * 60_000;
+/// How long a WebSocket ticket can be used (once).
+pub const TICKET_TTL_MS: u64 = 60_000;
+
+/// Characters of a pairing code: no 0/O, 1/I/L, so a code read aloud or off a screen is typed
+/// right.
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+/// Characters in a code (31^8 ≈ 8.5e11 codes; with the failure limit, out of reach of guessing
+/// within its ten minutes).
+const CODE_LENGTH: usize = 8;
+
+/// Every extension token starts with this, so the worker can tell one from the deployment token
+/// without a lookup, and a leaked one is recognizable in logs and secret scanners.
+pub const EXTENSION_TOKEN_PREFIX: &str = "mimo_ext_";
+/// Every ticket starts with this.
+pub const TICKET_PREFIX: &str = "mimo_tkt_";
+
+/// Hex SHA-256: how codes, tokens and tickets are stored and looked up.
+pub fn digest(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// A pairing code from random bytes (at least [`CODE_LENGTH`]), shown as `ABCD-EFGH`.
+pub fn pairing_code(random: &[u8]) -> String {
+    assert!(
+        random.len() >= CODE_LENGTH,
+        "a pairing code needs {CODE_LENGTH} random bytes"
+    );
+    let chars: String = random[..CODE_LENGTH]
+        .iter()
+        // 256 is not a multiple of 31: the first characters are a little likelier, which costs
+        // less than a bit of the code's 39.
+        .map(|b| CODE_ALPHABET[usize::from(*b) % CODE_ALPHABET.len()] as char)
+        .collect();
+    format!("{}-{}", &chars[..4], &chars[4..])
+}
+
+/// A code as the person typed it (any case, with or without the dash or spaces) in the form it
+/// was issued in, or `None` when it cannot be one.
+pub fn normalize_pairing_code(typed: &str) -> Option<String> {
+    let chars: String = typed
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '-')
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    let valid = chars.len() == CODE_LENGTH && chars.bytes().all(|b| CODE_ALPHABET.contains(&b));
+    valid.then(|| format!("{}-{}", &chars[..4], &chars[4..]))
+}
+
+/// A secret with `prefix` from random bytes (URL-safe: hex).
+pub fn secret(prefix: &str, random: &[u8]) -> String {
+    format!("{prefix}{}", hex::encode(random))
+}
+
+/// Who a ticket was bought by, and so what socket it opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// The deployment token's holder: the web app and scripts.
+    Deployment,
+    /// A paired extension.
+    Extension { client_id: String },
+}
+
+impl Principal {
+    /// As stored with a ticket.
+    pub fn encode(&self) -> String {
+        match self {
+            Principal::Deployment => "deployment".into(),
+            Principal::Extension { client_id } => format!("extension:{client_id}"),
+        }
+    }
+
+    pub fn decode(stored: &str) -> Option<Principal> {
+        match stored.split_once(':') {
+            None if stored == "deployment" => Some(Principal::Deployment),
+            Some(("extension", client_id)) if !client_id.is_empty() => Some(Principal::Extension {
+                client_id: client_id.to_owned(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The limit on failed authentications per client (address): at most `max_failures` in a
+/// window of `window_ms`; past it, the client is refused until the window ends, whatever it
+/// sends — so a guess that would have been right is not even looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailureLimit {
+    pub max_failures: u32,
+    pub window_ms: u64,
+}
+
+impl Default for FailureLimit {
+    fn default() -> Self {
+        FailureLimit {
+            max_failures: 20,
+            window_ms: 60_000,
+        }
+    }
+}
+
+/// One client's failures in its current window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failures {
+    pub window_start: u64,
+    pub count: u32,
+}
+
+impl FailureLimit {
+    /// Counts one more failure: the client's new record, and until when it is refused (if it
+    /// is now over the limit).
+    pub fn fail(&self, before: Option<Failures>, now: u64) -> (Failures, Option<u64>) {
+        let current = match before {
+            Some(f) if now < f.window_start + self.window_ms => Failures {
+                window_start: f.window_start,
+                count: f.count.saturating_add(1),
+            },
+            _ => Failures {
+                window_start: now,
+                count: 1,
+            },
+        };
+        (current, self.blocked_until(current, now))
+    }
+
+    /// Until when a client with these failures is refused, if it is.
+    pub fn blocked_until(&self, failures: Failures, now: u64) -> Option<u64> {
+        let end = failures.window_start + self.window_ms;
+        (failures.count > self.max_failures && now < end).then_some(end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairing_codes_read_unambiguously_and_are_typed_loosely() {
+        let code = pairing_code(&[0, 1, 2, 3, 30, 31, 255, 128, 9]);
+        assert_eq!(code, "ABCD-9AHE");
+        assert!(!code.contains(['0', 'O', '1', 'I', 'L']));
+        assert_eq!(normalize_pairing_code(" abcd 9ahe "), Some(code.clone()));
+        assert_eq!(normalize_pairing_code("ABCD9AHE"), Some(code));
+        for wrong in [
+            "",
+            "ABCD-9AB",
+            "ABCD-9ABAA",
+            "ABCD-0ABA",
+            "ABCD-9AB!",
+            "ÄBCD-9ABA",
+        ] {
+            assert_eq!(normalize_pairing_code(wrong), None, "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_stored_as_digests_only() {
+        let token = secret(EXTENSION_TOKEN_PREFIX, &[0xab; 32]);
+        assert_eq!(token.len(), EXTENSION_TOKEN_PREFIX.len() + 64);
+        assert!(token.starts_with("mimo_ext_abab"));
+        let stored = digest(&token);
+        assert_eq!(stored.len(), 64);
+        assert_ne!(stored, digest(&secret(EXTENSION_TOKEN_PREFIX, &[0xac; 32])));
+        assert!(!stored.contains("abababab"), "the digest, not the token");
+    }
+
+    #[test]
+    fn principals_survive_storage() {
+        for p in [
+            Principal::Deployment,
+            Principal::Extension {
+                client_id: "c-1".into(),
+            },
+        ] {
+            assert_eq!(Principal::decode(&p.encode()), Some(p));
+        }
+        assert_eq!(Principal::decode("extension:"), None);
+        assert_eq!(Principal::decode("root"), None);
+    }
+
+    #[test]
+    fn failures_over_the_limit_block_the_client_until_its_window_ends() {
+        let limit = FailureLimit {
+            max_failures: 3,
+            window_ms: 1_000,
+        };
+        let mut record = None;
+        for at in [100, 200, 300] {
+            let (next, blocked) = limit.fail(record, at);
+            assert_eq!(blocked, None, "failure at {at} is within the limit");
+            record = Some(next);
+        }
+        let (next, blocked) = limit.fail(record, 400);
+        assert_eq!(
+            blocked,
+            Some(1_100),
+            "the fourth failure blocks until the window ends"
+        );
+        assert_eq!(limit.blocked_until(next, 1_099), Some(1_100));
+        assert_eq!(limit.blocked_until(next, 1_100), None);
+        // A new window starts afresh.
+        let (fresh, blocked) = limit.fail(Some(next), 1_100);
+        assert_eq!((fresh.count, blocked), (1, None));
+    }
+}

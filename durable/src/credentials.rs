@@ -1,0 +1,270 @@
+//! The registry's side of authentication: pairing codes, extension credentials, WebSocket
+//! tickets and failed-authentication counts, in its SQLite (digests only). The rules are
+//! `mimo_agent::credentials`; the worker calls these routes before it lets a request in.
+
+use mimo_agent::credentials::{
+    digest, normalize_pairing_code, pairing_code, secret, FailureLimit, Failures, Principal,
+    EXTENSION_TOKEN_PREFIX, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
+};
+use mimo_protocol::extension::{PairRequest, PairResponse, PairingCode, WsTicket};
+use mimo_protocol::{ErrorCode, ErrorObject};
+use serde::{Deserialize, Serialize};
+use worker::{Result, SqlStorage, SqlStorageValue};
+
+use crate::http::{now_ms, random_bytes};
+
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS pairing_codes (
+    code_hash TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS credentials (
+    token_hash TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS credentials_by_client ON credentials (client_id);
+CREATE TABLE IF NOT EXISTS tickets (
+    ticket_hash TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS auth_failures (
+    client TEXT PRIMARY KEY,
+    window_start INTEGER NOT NULL,
+    count INTEGER NOT NULL
+);";
+
+/// Body of the registry's `/authenticate`: an extension token to check.
+#[derive(Serialize, Deserialize)]
+pub struct TokenCheck {
+    pub token: String,
+}
+
+/// Body of `/ticket` (issue one for `principal`) and the answer of `/redeem`.
+#[derive(Serialize, Deserialize)]
+pub struct TicketHolder {
+    pub principal: String,
+}
+
+/// Body of `/redeem`.
+#[derive(Serialize, Deserialize)]
+pub struct TicketRedeem {
+    pub ticket: String,
+}
+
+/// Body of `/auth-failure`: a failed authentication from `client` (its address), under `limit`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthFailure {
+    pub client: String,
+    pub max_failures: u32,
+    pub window_ms: u64,
+}
+
+/// The answer to `/auth-failure`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthFailureCount {
+    pub blocked_until: Option<u64>,
+}
+
+fn text(s: &str) -> SqlStorageValue {
+    SqlStorageValue::String(s.to_owned())
+}
+
+fn int(n: u64) -> SqlStorageValue {
+    SqlStorageValue::Integer(n as i64)
+}
+
+fn refused(message: &str) -> ErrorObject {
+    ErrorObject::new(ErrorCode::Unauthorized, message)
+}
+
+/// The credential tables of the registry's SQLite.
+pub struct Credentials {
+    sql: SqlStorage,
+}
+
+impl Credentials {
+    pub fn open(sql: SqlStorage) -> Result<Self> {
+        sql.exec(SCHEMA, None)?;
+        Ok(Self { sql })
+    }
+
+    /// A new pairing code, valid for ten minutes and once. Expired ones are swept here.
+    pub fn new_pairing_code(&self) -> Result<PairingCode> {
+        let now = now_ms();
+        self.sql.exec(
+            "DELETE FROM pairing_codes WHERE expires_at <= ?",
+            vec![int(now)],
+        )?;
+        let code = pairing_code(&random_bytes::<8>()?);
+        let expires_at = now + PAIRING_CODE_TTL_MS;
+        self.sql.exec(
+            "INSERT INTO pairing_codes (code_hash, expires_at) VALUES (?, ?)",
+            vec![text(&digest(&code)), int(expires_at)],
+        )?;
+        Ok(PairingCode { code, expires_at })
+    }
+
+    /// Trades a pairing code for a credential bound to the client id. Earlier credentials of
+    /// the same client are revoked: one extension, one credential.
+    pub fn pair(
+        &self,
+        request: &PairRequest,
+    ) -> Result<std::result::Result<PairResponse, ErrorObject>> {
+        let wrong = || {
+            refused(
+                "the pairing code is wrong, expired or already used; show a new one in the web app",
+            )
+        };
+        let Some(code) = normalize_pairing_code(&request.code) else {
+            return Ok(Err(wrong()));
+        };
+        let now = now_ms();
+        // Used once: deleted as it is taken.
+        let taken = self
+            .sql
+            .exec(
+                "DELETE FROM pairing_codes WHERE code_hash = ? AND expires_at > ? RETURNING code_hash",
+                vec![text(&digest(&code)), int(now)],
+            )?
+            .to_array::<serde_json::Value>()?;
+        if taken.is_empty() {
+            return Ok(Err(wrong()));
+        }
+        self.revoke(&request.client_id)?;
+        let token = secret(EXTENSION_TOKEN_PREFIX, &random_bytes::<32>()?);
+        self.sql.exec(
+            "INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)",
+            vec![text(&digest(&token)), text(&request.client_id), int(now)],
+        )?;
+        Ok(Ok(PairResponse {
+            client_id: request.client_id.clone(),
+            token,
+        }))
+    }
+
+    /// The client an extension token belongs to, if it is valid.
+    pub fn client_of(&self, token: &str) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            client_id: String,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec(
+                "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL",
+                vec![text(&digest(token))],
+            )?
+            .to_array()?;
+        Ok(rows.into_iter().next().map(|r| r.client_id))
+    }
+
+    /// Whether the client holds a credential that is not revoked.
+    pub fn is_paired(&self, client_id: &str) -> Result<bool> {
+        let rows: Vec<serde_json::Value> = self
+            .sql
+            .exec(
+                "SELECT 1 AS one FROM credentials WHERE client_id = ? AND revoked_at IS NULL",
+                vec![text(client_id)],
+            )?
+            .to_array()?;
+        Ok(!rows.is_empty())
+    }
+
+    /// Revokes every credential of the client; whether there was one.
+    pub fn revoke(&self, client_id: &str) -> Result<bool> {
+        let revoked = self
+            .sql
+            .exec(
+                "UPDATE credentials SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL RETURNING client_id",
+                vec![int(now_ms()), text(client_id)],
+            )?
+            .to_array::<serde_json::Value>()?;
+        Ok(!revoked.is_empty())
+    }
+
+    /// A single-use ticket for one socket of `principal`.
+    pub fn new_ticket(&self, principal: &Principal) -> Result<WsTicket> {
+        let now = now_ms();
+        self.sql
+            .exec("DELETE FROM tickets WHERE expires_at <= ?", vec![int(now)])?;
+        let ticket = secret(TICKET_PREFIX, &random_bytes::<24>()?);
+        let expires_at = now + TICKET_TTL_MS;
+        self.sql.exec(
+            "INSERT INTO tickets (ticket_hash, principal, expires_at) VALUES (?, ?, ?)",
+            vec![
+                text(&digest(&ticket)),
+                text(&principal.encode()),
+                int(expires_at),
+            ],
+        )?;
+        Ok(WsTicket { ticket, expires_at })
+    }
+
+    /// Takes a ticket (it opens one socket only): whose it was, if it is valid. An extension's
+    /// ticket is void once its credential is revoked.
+    pub fn redeem(&self, ticket: &str) -> Result<Option<Principal>> {
+        #[derive(Deserialize)]
+        struct Row {
+            principal: String,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .exec(
+                "DELETE FROM tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING principal",
+                vec![text(&digest(ticket)), int(now_ms())],
+            )?
+            .to_array()?;
+        let Some(principal) = rows
+            .into_iter()
+            .next()
+            .and_then(|r| Principal::decode(&r.principal))
+        else {
+            return Ok(None);
+        };
+        match &principal {
+            Principal::Extension { client_id } if !self.is_paired(client_id)? => Ok(None),
+            _ => Ok(Some(principal)),
+        }
+    }
+
+    /// Counts a failed authentication of `client`; until when it is refused, if it is.
+    pub fn failed(&self, failure: &AuthFailure) -> Result<Option<u64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            window_start: u64,
+            count: u32,
+        }
+        let limit = FailureLimit {
+            max_failures: failure.max_failures,
+            window_ms: failure.window_ms,
+        };
+        let before: Option<Failures> = self
+            .sql
+            .exec(
+                "SELECT window_start, count FROM auth_failures WHERE client = ?",
+                vec![text(&failure.client)],
+            )?
+            .to_array::<Row>()?
+            .into_iter()
+            .next()
+            .map(|r| Failures {
+                window_start: r.window_start,
+                count: r.count,
+            });
+        let (now_failures, blocked_until) = limit.fail(before, now_ms());
+        self.sql.exec(
+            "INSERT OR REPLACE INTO auth_failures (client, window_start, count) VALUES (?, ?, ?)",
+            vec![
+                text(&failure.client),
+                int(now_failures.window_start),
+                int(now_failures.count.into()),
+            ],
+        )?;
+        Ok(blocked_until)
+    }
+}

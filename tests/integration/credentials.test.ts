@@ -1,0 +1,204 @@
+// Credentials an attacker cannot reuse, against the built worker in Miniflare: pairing codes
+// that work once, extension credentials that open only the extension's routes and can be
+// revoked (closing a connected socket at once), single-use socket tickets instead of tokens in
+// URLs, failed authentications limited per client, and the web app's security headers.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import WebSocket from "ws";
+import type { ExtensionList, PairingCode } from "../../protocol/ts/protocol.ts";
+import { api, ExtensionClient, newTask, pairExtension, post, sleep, WebClient, wsTicket } from "../support/clients.ts";
+import { ownRuntime } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+
+let mimo: Mimo;
+
+type ErrorBody = { code: string; message: string; retryable: boolean };
+
+/** Opens a socket and says how the upgrade was refused (its status and error body), or "open". */
+function upgrade(url: string): Promise<{ status: number; body: string } | "open"> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(url);
+    socket.on("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    socket.on("open", () => {
+      socket.close();
+      resolve("open");
+    });
+    socket.on("error", () => undefined);
+  });
+}
+
+const ws = () => mimo.url.replace("http", "ws");
+
+async function listed(clientId: string) {
+  const list = (await (await api(mimo, "/api/extension/extension-list")).json()) as ExtensionList;
+  return list.extensions.find((e) => e.clientId === clientId);
+}
+
+describe("pairing and extension credentials", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("pairs an extension with a one-time code, typed loosely, that works once", async () => {
+    const issued = await post(mimo, "/api/extension/pairing-code");
+    assert.equal(issued.status, 200);
+    const { code, expiresAt } = (await issued.json()) as PairingCode;
+    assert.match(code, /^[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}$/);
+    assert.ok(expiresAt > Date.now() + 9 * 60_000 && expiresAt <= Date.now() + 10 * 60_000, "valid for ten minutes");
+    assert.equal((await post(mimo, "/api/extension/pairing-code", undefined, null)).status, 401, "only the deployment token shows codes");
+
+    const typed = ` ${code.replace("-", "").toLowerCase()} `;
+    const paired = await post(mimo, "/api/extension/pair", { code: typed, clientId: "pair-1" }, null);
+    assert.equal(paired.status, 200, await paired.clone().text());
+    const { token, clientId } = (await paired.json()) as { token: string; clientId: string };
+    assert.equal(clientId, "pair-1");
+    assert.match(token, /^mimo_ext_[0-9a-f]{64}$/);
+
+    const again = await post(mimo, "/api/extension/pair", { code, clientId: "pair-2" }, null);
+    assert.equal(again.status, 401);
+    assert.match(((await again.json()) as ErrorBody).message, /wrong, expired or already used/);
+    const malformed = await post(mimo, "/api/extension/pair", { code: "nope" }, null);
+    assert.equal(malformed.status, 400);
+
+    const ext = await ExtensionClient.connect(mimo, "pair-1", "Paired", token);
+    assert.equal((await listed("pair-1"))?.paired, true);
+    assert.equal((await listed("pair-1"))?.online, true);
+    await ext.close();
+  });
+
+  it("opens only the extension's own routes with an extension's credential", async () => {
+    const ext = await ExtensionClient.connect(mimo, "scoped");
+    for (const route of ["/api/task/id", "/api/extension/extension-list"]) {
+      const res = await api(mimo, route, ext.token);
+      assert.equal(res.status, 403, route);
+      assert.equal(((await res.json()) as ErrorBody).code, "PERMISSION_DENIED");
+    }
+    assert.equal((await post(mimo, "/api/extension/pairing-code", undefined, ext.token)).status, 403);
+    // Its ticket opens its own socket only: not the web app's, not another extension's.
+    const taskId = await newTask(mimo);
+    const web = await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${await wsTicket(mimo, ext.token)}`);
+    assert.ok(web !== "open" && web.status === 403, JSON.stringify(web));
+    const other = await upgrade(`${ws()}/ws/extension?clientId=someone-else&ticket=${await wsTicket(mimo, ext.token)}`);
+    assert.ok(other !== "open" && other.status === 403, JSON.stringify(other));
+    // The deployment's ticket does not open an extension's socket.
+    const deployment = await upgrade(`${ws()}/ws/extension?clientId=scoped&ticket=${await wsTicket(mimo)}`);
+    assert.ok(deployment !== "open" && deployment.status === 403);
+    // Artifacts only of the tasks bound to it.
+    const presign = await post(mimo, "/api/artifacts/presign", { taskId, kind: "screenshot", contentType: "image/png", contentLength: 10 }, ext.token);
+    assert.equal(presign.status, 403, await presign.clone().text());
+    assert.match(((await presign.json()) as ErrorBody).message, /not bound to this extension/);
+    await ext.close();
+  });
+
+  it("opens each socket with a single-use ticket, and refuses a token in the URL", async () => {
+    const taskId = await newTask(mimo);
+    const ticket = await wsTicket(mimo);
+    assert.match(ticket, /^mimo_tkt_/);
+    assert.equal(await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${ticket}`), "open");
+    const reused = await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${ticket}`);
+    assert.ok(reused !== "open" && reused.status === 401);
+    assert.match((JSON.parse(reused.body) as ErrorBody).message, /wrong, expired or already used/);
+
+    // The old way, with the right token: refused, saying what to do instead.
+    const old = await upgrade(`${ws()}/ws/web?taskId=${taskId}&token=${mimo.token}`);
+    assert.ok(old !== "open" && old.status === 401);
+    assert.match((JSON.parse(old.body) as ErrorBody).message, /not accepted in a URL.*ticket/);
+    const ext = await ExtensionClient.connect(mimo, "url-token");
+    const oldExt = await upgrade(`${ws()}/ws/extension?clientId=url-token&token=${ext.token}`);
+    assert.ok(oldExt !== "open" && oldExt.status === 401);
+    await ext.close();
+  });
+
+  it("revokes an extension: its connected socket is closed at once and its credential refused", async () => {
+    const ext = await ExtensionClient.connect(mimo, "revoked-one");
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === "revoked-one", "bound");
+    const res = await fetch(`${mimo.url}/api/extension/revoked-one`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(await ext.serverCloseCode(), 4401, "closed at once");
+    const ticket = await post(mimo, "/api/ws-ticket", undefined, ext.token);
+    assert.equal(ticket.status, 401);
+    assert.match(((await ticket.json()) as ErrorBody).message, /unknown or revoked/);
+    const entry = await listed("revoked-one");
+    assert.equal(entry?.paired, false);
+    assert.equal(entry?.online, false);
+    const unknown = await fetch(`${mimo.url}/api/extension/never-paired`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(unknown.status, 404);
+    // Pairing again gives a new credential; the old one stays dead.
+    const back = await ExtensionClient.connect(mimo, "revoked-one");
+    assert.notEqual(back.token, ext.token);
+    assert.equal((await post(mimo, "/api/ws-ticket", undefined, ext.token)).status, 401);
+    await Promise.all([back.close(), web.close()]);
+  });
+
+  it("serves the web app with a strict Content-Security-Policy, no inline script, and no wildcard CORS", async () => {
+    const page = await fetch(`${mimo.url}/`);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(page.headers.get("x-content-type-options"), "nosniff");
+    const html = await page.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, "every script is a file");
+    assert.doesNotMatch(html, /\son[a-z]+=/i, "no inline handlers");
+    // The extension's own origin may call its few fetch routes (it has no host permission for
+    // the server); nothing else, and no other origin.
+    const extensionOrigin = "chrome-extension://abcdefghijklmnopabcdefghijklmnop";
+    const preflight = await fetch(`${mimo.url}/api/ws-ticket`, { method: "OPTIONS", headers: { origin: extensionOrigin, "access-control-request-method": "POST", "access-control-request-headers": "authorization" } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get("access-control-allow-origin"), extensionOrigin);
+    assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /authorization/);
+    const refused = await fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { origin: extensionOrigin, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "cors" }) });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get("access-control-allow-origin"), extensionOrigin, "the extension can read why");
+    for (const res of [
+      await fetch(`${mimo.url}/api/extension/extension-list`, { headers: { origin: extensionOrigin, authorization: `Bearer ${mimo.token}` } }),
+      await fetch(`${mimo.url}/api/ws-ticket`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
+      await api(mimo, "/api/extension/extension-list"),
+      await fetch(`${mimo.url}/api/task/id`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "GET" } }),
+      page,
+    ]) {
+      assert.equal(res.headers.get("access-control-allow-origin"), null);
+    }
+  });
+});
+
+describe("failed authentication, limited per client", () => {
+  ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "3", MIMO_AUTH_FAILURE_WINDOW_MS: "3000" } }, (m) => (mimo = m));
+  const from = (address: string, token: string | null) =>
+    fetch(`${mimo.url}/api/extension/extension-list`, { headers: { "cf-connecting-ip": address, ...(token === null ? {} : { authorization: `Bearer ${token}` }) } });
+
+  it("refuses a client over the limit, even with the right token, until its window ends; others are not held", async () => {
+    const attacker = "203.0.113.9";
+    for (let i = 0; i < 3; i++) assert.equal((await from(attacker, `guess-${i}`)).status, 401);
+    const limited = await from(attacker, "guess-3");
+    assert.equal(limited.status, 429);
+    const body = (await limited.json()) as ErrorBody;
+    assert.equal(body.code, "RATE_LIMITED");
+    assert.equal(body.retryable, true);
+    assert.ok(Number(limited.headers.get("retry-after")) >= 1);
+    assert.equal((await from(attacker, mimo.token)).status, 429, "a right guess is not even looked at");
+    // Guessing pairing codes counts the same.
+    const pairing = await fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": attacker, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "x" }) });
+    assert.equal(pairing.status, 429);
+    assert.equal((await from("198.51.100.4", mimo.token)).status, 200, "another client is not held");
+    await sleep(3_100);
+    assert.equal((await from(attacker, mimo.token)).status, 200, "the window ended");
+  });
+
+  it("counts wrong pairing codes as failures", async () => {
+    const guesser = "203.0.113.77";
+    const guess = () => fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": guesser, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "guesser" }) });
+    for (let i = 0; i < 3; i++) assert.equal((await guess()).status, 401);
+    assert.equal((await guess()).status, 429);
+    // A real code from this client is refused too while it is limited.
+    const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
+    const real = await fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": guesser, "content-type": "application/json" }, body: JSON.stringify({ code, clientId: "guesser" }) });
+    assert.equal(real.status, 429);
+    assert.ok(await pairExtension(mimo, "someone-else"), "another client pairs");
+  });
+});
