@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: dev test bench demo setup setup-browser worker web extension typescript clean
+.PHONY: dev test bench chaos demo setup setup-browser worker web extension typescript clean
 
 ## make dev: build everything and run the whole system locally on workerd.
 dev: setup worker
@@ -23,6 +23,11 @@ demo: setup-browser worker
 bench: setup-browser worker extension
 	@$(ENV) node tests/bench/bench.ts
 	@$(ENV) MIMO_TEST_PREBUILT=1 node tests/bench/extension.ts
+
+## make chaos: CHAOS_RUNS (200) seeded agent tasks under injected faults; counts actions lost
+## or doubled and unclear endings, prints failing seeds (CHAOS_SEED=<seed> CHAOS_RUNS=1 replays one).
+chaos: setup-browser worker
+	@$(ENV) node tests/chaos/run.ts
 
 setup:
 	@scripts/setup.sh

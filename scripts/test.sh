@@ -26,10 +26,11 @@ tsc --noEmit -p tests
 step "extension build"
 node extension/build.mjs
 
-step "Node tests: scripted LLM server, extension units, worker in Miniflare, browsers in Chromium"
+step "Node tests: scripted LLM server, extension units, worker in Miniflare, browsers in Chromium, 10 chaos runs"
 node --test --test-concurrency=1 \
   tests/llm-server/*.test.ts \
   web/test/*.test.ts \
   extension/test/*.test.ts \
   tests/integration/*.test.ts \
-  tests/browser/*.test.ts
+  tests/browser/*.test.ts \
+  tests/chaos/*.test.ts

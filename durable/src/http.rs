@@ -10,7 +10,7 @@ pub fn error_response(error: &ErrorObject) -> Result<Response> {
         ErrorCode::Unauthorized => 401,
         ErrorCode::PermissionDenied => 403,
         ErrorCode::NotFound => 404,
-        ErrorCode::SchemaValidationFailed => 400,
+        ErrorCode::SchemaValidationFailed | ErrorCode::UploadIncomplete => 400,
         ErrorCode::PluginOffline => 409,
         ErrorCode::InternalError => 500,
         ErrorCode::MethodNotAllowed => 405,

@@ -59,6 +59,8 @@ pub enum ErrorCode {
     StepLimitExceeded,
     /// Too many failed authentications from this client: refused until the window ends.
     RateLimited,
+    /// An upload's body ended before its declared length (or broke off): nothing was stored.
+    UploadIncomplete,
 }
 
 impl ErrorCode {
@@ -68,6 +70,7 @@ impl ErrorCode {
             self,
             ErrorCode::PluginOffline
                 | ErrorCode::RateLimited
+                | ErrorCode::UploadIncomplete
                 | ErrorCode::PluginTimeoutAck
                 | ErrorCode::PluginTimeoutExec
                 | ErrorCode::PagePrepFailed

@@ -3,7 +3,9 @@
 // uploads, interrupted uploads, task deletion and retention.
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
 import http from "node:http";
+import net from "node:net";
 import { describe, it } from "node:test";
 import { DOM_INDEX_MAX_BYTES } from "../../protocol/ts/protocol.ts";
 import type { DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
@@ -212,6 +214,25 @@ describe("artifact refusals", () => {
       req.write(randomBytes(300_000), () => setTimeout(() => req.destroy(), 200));
     });
     await sleep(500);
+    assert.equal((await lookup(grant.artifactId)).status, 404);
+    assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
+  });
+
+  it("answers an upload whose body ends early with UPLOAD_INCOMPLETE, and stores nothing", async () => {
+    const taskId = await newTask(mimo);
+    const grant = await granted({ taskId, kind: "html", contentType: "text/html", contentLength: 1_000 });
+    const url = new URL(grant.uploadUrl);
+    // A client that declares 1,000 bytes, sends 10 and ends its side of the connection.
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, "connect");
+    socket.write(`PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: text/html\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n`);
+    socket.end(Buffer.alloc(10, 0x61));
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString()));
+    await once(socket, "close");
+    assert.match(answer, /^HTTP\/1\.1 400/, answer);
+    assert.match(answer, /"code":"UPLOAD_INCOMPLETE"/);
+    assert.match(answer, /declared 1000 bytes/);
     assert.equal((await lookup(grant.artifactId)).status, 404);
     assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
   });

@@ -191,8 +191,11 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
                 Ok(object) => object,
                 Err(e) => {
                     return error_response(&ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!("the upload did not complete, nothing was stored: {e}"),
+                        ErrorCode::UploadIncomplete,
+                        format!(
+                            "the upload broke off before its declared {length} bytes arrived, \
+                             so nothing was stored ({e}); send it again"
+                        ),
                     ))
                 }
             };

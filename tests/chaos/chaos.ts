@@ -1,0 +1,238 @@
+// Chaos, measured: seeded end-to-end agent tasks (the real worker in workerd, the real
+// extension in Chromium, the scripted LLM) while faults strike at random moments — the
+// extension's service worker stopped, its socket dropped, its frames sent late and twice, the
+// web app's socket dropped, the coordinator evicted, the runtime restarted, the page's main
+// thread blocked by a long script, the LLM stalling or answering 429/500.
+//
+// Every run buys two blue mugs at the fixture shop. Afterwards it counts, from the server's
+// records, the extension's own action log and the page's cart:
+// - lost: an action asked for that never ended (not done, not failed);
+// - doubled: a page-changing action run twice (two runs in the extension's log, or more mugs in
+//   the cart than the task put there);
+// - unclear: a task that ended neither completed nor with a clear error (or did not end).
+// A failing run prints its seed; `CHAOS_SEED=<seed> CHAOS_RUNS=1 make chaos` replays it.
+import type { ActionOutcome, EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
+import { READ_ONLY_ACTIONS } from "../../protocol/ts/protocol.ts";
+import type { ScriptTurn } from "../llm-server/server.ts";
+import { api, newTask, sleep, WebClient } from "../support/clients.ts";
+import { buyTwoBlueMugs } from "../support/shopper.ts";
+import { extensionStorage, serviceWorker, startHarness, stopServiceWorker } from "../browser/harness.ts";
+import type { ActionRecord, Harness } from "../browser/harness.ts";
+
+/** A seeded generator (mulberry32): the same seed gives the same faults at the same moments. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "mangle_frames";
+const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "mangle_frames"];
+
+/** Codes that end a task with an answer a person can act on. */
+const CLEAR_ERRORS = new Set(["PLUGIN_OFFLINE", "PAGE_PREP_FAILED", "STEP_LIMIT_EXCEEDED", "LLM_ERROR", "PLUGIN_TIMEOUT_EXEC", "PLUGIN_TIMEOUT_ACK", "TASK_TAB_CLOSED", "TIMEOUT"]);
+
+export type RunReport = {
+  seed: number;
+  faults: string[];
+  status: "ok" | "error" | "none";
+  code?: string;
+  lost: string[];
+  doubled: string[];
+  unclear: string | undefined;
+  actions: number;
+  ms: number;
+};
+
+type Output = Extract<FrontendEvent, { type: "structuredOutput" }>;
+
+/** The model's turns with provider trouble mixed in: a 429, a 500 or a stall before some steps. */
+function turnsWithTrouble(shop: string, random: () => number, faults: string[]): ScriptTurn[] {
+  const turns: ScriptTurn[] = [];
+  for (const turn of buyTwoBlueMugs(shop)) {
+    const roll = random();
+    if (roll < 0.08) {
+      turns.push({ error: { status: 429, message: "Rate limit reached", retryAfter: 0 } });
+      faults.push("llm_429");
+    } else if (roll < 0.14) {
+      turns.push({ error: { status: 500, message: "Internal error" } });
+      faults.push("llm_500");
+    } else if (roll < 0.2) {
+      turns.push({ ...turn, stallMs: 1_500 + Math.floor(random() * 2_000) });
+      faults.push("llm_stall");
+      continue;
+    }
+    turns.push(turn);
+  }
+  return turns;
+}
+
+/** The shop's cart in the browser (localStorage of the fixture origin). */
+async function cartOf(h: Harness): Promise<Record<string, number>> {
+  const page = await h.context.newPage();
+  try {
+    await page.goto(`${h.a}/shop/cart.html`);
+    return await page.evaluate(() => JSON.parse(localStorage.getItem("cart") ?? "{}") as Record<string, number>);
+  } finally {
+    await page.close();
+  }
+}
+
+async function emptyCart(h: Harness): Promise<void> {
+  const page = await h.context.newPage();
+  await page.goto(`${h.a}/shop/cart.html`);
+  await page.evaluate(() => localStorage.removeItem("cart"));
+  await page.close();
+}
+
+async function chaosHooks(h: Harness, call: "dropSocket" | "chaos", arg?: unknown): Promise<void> {
+  const worker = await serviceWorker(h);
+  await worker.evaluate(
+    ({ call, arg }) => {
+      const hooks = (globalThis as unknown as { __mimoTest?: Record<string, (a?: unknown) => void> }).__mimoTest;
+      hooks?.[call]?.(arg);
+    },
+    { call, arg },
+  );
+}
+
+/** Strikes one fault. The web socket is passed by reference so a dropped one can be replaced. */
+async function strike(h: Harness, fault: Fault, taskId: string, web: { socket: WebClient }, random: () => number): Promise<void> {
+  switch (fault) {
+    case "stop_worker":
+      await stopServiceWorker(h).catch(() => undefined);
+      // Chrome starts it again for the next event; the options page's wake does it now.
+      await sleep(200);
+      await h.options.reload().catch(() => undefined);
+      return;
+    case "drop_extension_socket":
+      return chaosHooks(h, "dropSocket").catch(() => undefined);
+    case "drop_web_socket": {
+      const lastSeq = web.socket.lastSeq();
+      await web.socket.close();
+      web.socket = await WebClient.connect(h.mimo, taskId, lastSeq);
+      return;
+    }
+    case "evict_coordinator":
+      // Not running (hibernated already) is as evicted as it gets.
+      return h.mimo.evictTask(taskId).catch((e: unknown) => {
+        if (!String(e).includes("not currently running")) throw e;
+      });
+    case "restart_runtime": {
+      const lastSeq = web.socket.lastSeq();
+      await h.mimo.restart();
+      web.socket = await WebClient.connect(h.mimo, taskId, lastSeq);
+      return;
+    }
+    case "long_script": {
+      const page = h.context.pages().find((p) => p.url().startsWith(`${h.a}/shop/`));
+      // Not awaited: the page's main thread is busy for a while, as under a heavy script.
+      void page?.evaluate((ms) => {
+        const end = Date.now() + ms;
+        while (Date.now() < end);
+      }, 1_000 + Math.floor(random() * 2_000)).catch(() => undefined);
+      return;
+    }
+    case "mangle_frames":
+      return chaosHooks(h, "chaos", { seed: Math.floor(random() * 2 ** 31), duplicate: 0.3, maxDelayMs: 150 });
+  }
+}
+
+/** One seeded run: the purchase under faults, then the counts. */
+export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
+  const started = Date.now();
+  const random = seeded(seed);
+  const faults: string[] = [];
+  await emptyCart(h);
+  const shop = `${h.a}/shop/index.html`;
+  h.mimo.llm.reset();
+  h.mimo.llm.script(turnsWithTrouble(shop, random, faults));
+  const taskId = await newTask(h.mimo);
+  const web = { socket: await WebClient.connect(h.mimo, taskId) };
+  web.socket.send({ type: "user_message", content: `Open ${shop}, find the blue mug and add two to the cart` });
+
+  // Two to four faults at random moments of the run (it takes a few seconds).
+  const strikes = 2 + Math.floor(random() * 3);
+  const plan = Array.from({ length: strikes }, () => ({ at: random() * 6_000, fault: FAULTS[Math.floor(random() * FAULTS.length)]! })).sort((a, b) => a.at - b.at);
+  let output: (Output & EventEnvelope) | undefined;
+  const finished = () => web.socket.received.find((e) => e.type === "structuredOutput") as (Output & EventEnvelope) | undefined;
+  for (const { at, fault } of plan) {
+    const wait = started + at - Date.now();
+    if (wait > 0) await sleep(wait);
+    if ((output = finished()) !== undefined) break;
+    faults.push(fault);
+    await strike(h, fault, taskId, web, random);
+  }
+  // The outcome, replayed from the history if the socket that saw it was replaced.
+  const deadline = Date.now() + 90_000;
+  while ((output = finished()) === undefined && Date.now() < deadline) {
+    if (web.socket.closed) web.socket = await WebClient.connect(h.mimo, taskId, web.socket.lastSeq()).catch(() => web.socket);
+    await sleep(250);
+  }
+  await chaosHooks(h, "chaos", null).catch(() => undefined);
+  // Let late frames land before counting.
+  await sleep(1_000);
+  const records = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as ActionRecord[];
+  const { "actions.index": index = [] } = await extensionStorage<{ "actions.index"?: Array<{ key: string; taskId: string; name: string; status: ActionOutcome["status"] }> }>(h, ["actions.index"]);
+  const cart = await cartOf(h);
+  await web.socket.close();
+
+  const lost = records.filter((r) => !["succeeded", "failed", "timed_out", "canceled"].includes(r.state)).map((r) => `${r.command.name} ${r.actionId} left ${r.state}`);
+  const doubled: string[] = [];
+  for (const r of records) {
+    if (READ_ONLY_ACTIONS.includes(r.command.name)) continue;
+    const ran = index.filter((e) => e.key.startsWith(`${r.actionId}#`) && e.status !== "error");
+    if (ran.length > 1) doubled.push(`${r.command.name} ${r.actionId} ran ${ran.length} times`);
+  }
+  const mugs = cart["blue-mug"] ?? 0;
+  if (mugs > 2) doubled.push(`the cart holds ${mugs} blue mugs, the task added 2`);
+  let unclear: string | undefined;
+  if (output === undefined) unclear = "the task did not end within 90 s";
+  else if (output.status === "ok" && mugs !== 2) unclear = `the task says it is done but the cart holds ${mugs} blue mugs`;
+  else if (output.status === "error" && !CLEAR_ERRORS.has(output.error?.code ?? "")) unclear = `ended with ${JSON.stringify(output.error)}`;
+  return {
+    seed,
+    faults,
+    status: output === undefined ? "none" : output.status === "ok" ? "ok" : "error",
+    code: output?.error?.code,
+    lost,
+    doubled,
+    unclear,
+    actions: records.length,
+    ms: Date.now() - started,
+  };
+}
+
+export type Summary = { runs: number; completed: number; clearErrors: number; lost: number; doubled: number; unclear: number; failingSeeds: number[]; faults: Record<string, number> };
+
+/** Runs `runs` seeded runs from `firstSeed` on one harness; prints each failing run. */
+export async function chaos(runs: number, firstSeed: number, log: (line: string) => void = console.log): Promise<Summary> {
+  const h = await startHarness();
+  const summary: Summary = { runs: 0, completed: 0, clearErrors: 0, lost: 0, doubled: 0, unclear: 0, failingSeeds: [], faults: {} };
+  try {
+    for (let i = 0; i < runs; i++) {
+      const report = await chaosRun(h, firstSeed + i);
+      summary.runs++;
+      if (report.status === "ok") summary.completed++;
+      else if (report.unclear === undefined) summary.clearErrors++;
+      summary.lost += report.lost.length;
+      summary.doubled += report.doubled.length;
+      if (report.unclear !== undefined) summary.unclear++;
+      for (const f of report.faults) summary.faults[f] = (summary.faults[f] ?? 0) + 1;
+      const failed = report.lost.length > 0 || report.doubled.length > 0 || report.unclear !== undefined;
+      if (failed) summary.failingSeeds.push(report.seed);
+      log(
+        `run ${i + 1}/${runs} seed ${report.seed}: ${report.status}${report.code ? ` ${report.code}` : ""}, ${report.actions} actions, ${(report.ms / 1000).toFixed(1)} s, faults ${report.faults.join(" ") || "none"}` +
+          (failed ? ` — FAILED: ${[...report.lost, ...report.doubled, report.unclear ?? ""].filter(Boolean).join("; ")}` : ""),
+      );
+    }
+  } finally {
+    await h.close();
+  }
+  return summary;
+}
