@@ -1,8 +1,8 @@
 // Chaos, measured: seeded end-to-end agent tasks (the real worker in workerd, the real
 // extension in Chromium, the scripted LLM) while faults strike at random moments — the
 // extension's service worker stopped, its socket dropped, its frames sent late and twice, the
-// web app's socket dropped, the coordinator evicted, the runtime restarted, the page's main
-// thread blocked by a long script, the LLM stalling or answering 429/500.
+// web app's socket dropped, the coordinator evicted, the runtime restarted, the page blocked by
+// a long script or by a confirm() dialog, the LLM stalling or answering 429/500.
 //
 // Every run buys two blue mugs at the fixture shop. Afterwards it counts, from the server's
 // records, the extension's own action log and the page's cart:
@@ -31,8 +31,8 @@ export function seeded(seed: number): () => number {
   };
 }
 
-type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "mangle_frames";
-const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "mangle_frames"];
+type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "dialog" | "mangle_frames";
+const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "dialog", "mangle_frames"];
 
 /** Codes that end a task with an answer a person can act on. */
 const CLEAR_ERRORS = new Set(["PLUGIN_OFFLINE", "PAGE_PREP_FAILED", "STEP_LIMIT_EXCEEDED", "LLM_ERROR", "PLUGIN_TIMEOUT_EXEC", "PLUGIN_TIMEOUT_ACK", "TASK_TAB_CLOSED", "TIMEOUT"]);
@@ -136,6 +136,16 @@ async function strike(h: Harness, fault: Fault, taskId: string, web: { socket: W
         const end = Date.now() + ms;
         while (Date.now() < end);
       }, 1_000 + Math.floor(random() * 2_000)).catch(() => undefined);
+      return;
+    }
+    case "dialog": {
+      // The page opens a confirm() that the person answers a few seconds later; meanwhile the
+      // page is blocked, and whatever input reaches it waits.
+      const page = h.context.pages().find((p) => p.url().startsWith(`${h.a}/shop/`));
+      if (page === undefined) return;
+      const answerAfter = 1_000 + Math.floor(random() * 3_000);
+      page.once("dialog", (dialog) => void setTimeout(() => void dialog.dismiss().catch(() => undefined), answerAfter));
+      void page.evaluate(() => confirm("Leave this page?")).catch(() => undefined);
       return;
     }
     case "mangle_frames":
