@@ -161,43 +161,55 @@ export async function startHarness(options: MimoOptions = {}, browser: BrowserOp
   const bundle = await reactBundle();
   const [mimo, one, two, display] = await Promise.all([startMimo(options), startFixtures(bundle), startFixtures(bundle), startXvfb()]);
   const profile = await mkdtemp(path.join(tmpdir(), "mimo-chromium-"));
-  if (browser.allSites !== false && !headed) {
-    const granting = await launch(profile, display, true);
-    const page = await granting.context.newPage();
-    await page.goto(`chrome-extension://${granting.extensionId}/options.html`);
-    await allowAllSites(display, page);
-    await granting.context.close();
-  }
-  const { context, extensionId } = await launch(profile, display, headed);
-  const logs: string[] = [];
-  context.on("console", (message) => {
-    const source = message.worker()?.url() ?? message.page()?.url() ?? "";
-    if (source.startsWith(`chrome-extension://${extensionId}/`) && (message.type() === "error" || message.type() === "warning")) logs.push(message.text());
-  });
-  const options_ = await context.newPage();
-  await options_.goto(`chrome-extension://${extensionId}/options.html`);
-  if (browser.allSites !== false && headed) await allowAllSites(display, options_);
-  await options_.evaluate(() => chrome.storage.local.set({ name: "Actions test", testHooks: true }));
-  await pairFromOptions(mimo, options_);
-  await options_.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
-  const port = (s: Server) => (s.address() as AddressInfo).port;
-  return {
-    mimo,
-    context,
-    extensionId,
-    a: `http://127.0.0.1:${port(one)}`,
-    b: `http://127.0.0.1:${port(two)}`,
-    options: options_,
-    logs,
-    display,
-    async close() {
-      await context.close();
-      await display.close();
-      await mimo.dispose();
-      await Promise.all([one, two].map((s) => new Promise((resolve) => s.close(resolve))));
-      await rm(profile, { recursive: true, force: true });
-    },
+  const contexts: BrowserContext[] = [];
+  // Everything started so far, stopped in reverse. Also on a failed start: a setup that fails
+  // must not leave a browser, a display or a runtime behind to keep the test process alive.
+  const release = async () => {
+    for (const c of contexts.reverse()) await c.close().catch(() => undefined);
+    await display.close();
+    await mimo.dispose();
+    await Promise.all([one, two].map((s) => new Promise((resolve) => s.close(resolve))));
+    await rm(profile, { recursive: true, force: true });
   };
+  try {
+    if (browser.allSites !== false && !headed) {
+      const granting = await launch(profile, display, true);
+      contexts.push(granting.context);
+      const page = await granting.context.newPage();
+      await page.goto(`chrome-extension://${granting.extensionId}/options.html`);
+      await allowAllSites(display, page);
+      await granting.context.close();
+      contexts.pop();
+    }
+    const { context, extensionId } = await launch(profile, display, headed);
+    contexts.push(context);
+    const logs: string[] = [];
+    context.on("console", (message) => {
+      const source = message.worker()?.url() ?? message.page()?.url() ?? "";
+      if (source.startsWith(`chrome-extension://${extensionId}/`) && (message.type() === "error" || message.type() === "warning")) logs.push(message.text());
+    });
+    const options_ = await context.newPage();
+    await options_.goto(`chrome-extension://${extensionId}/options.html`);
+    if (browser.allSites !== false && headed) await allowAllSites(display, options_);
+    await options_.evaluate(() => chrome.storage.local.set({ name: "Actions test", testHooks: true }));
+    await pairFromOptions(mimo, options_);
+    await options_.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
+    const port = (s: Server) => (s.address() as AddressInfo).port;
+    return {
+      mimo,
+      context,
+      extensionId,
+      a: `http://127.0.0.1:${port(one)}`,
+      b: `http://127.0.0.1:${port(two)}`,
+      options: options_,
+      logs,
+      display,
+      close: release,
+    };
+  } catch (error) {
+    await release();
+    throw error;
+  }
 }
 
 /** Runs one action through the server and returns its record once it ended. */
