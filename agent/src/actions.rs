@@ -613,14 +613,25 @@ mod tests {
         )
     }
 
-    fn dispatched(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+    /// The attempts sent (`query`: asked about) by these effects.
+    fn attempts(effects: &[ActionEffect], query: bool) -> Vec<(String, u32)> {
         effects
             .iter()
-            .filter_map(|e| match e {
-                ActionEffect::Dispatch(a) => Some((a.action_id.clone(), a.attempt)),
+            .filter_map(|e| match (e, query) {
+                (ActionEffect::Dispatch(a), false) | (ActionEffect::Query(a), true) => {
+                    Some((a.action_id.clone(), a.attempt))
+                }
                 _ => None,
             })
             .collect()
+    }
+
+    fn dispatched(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+        attempts(effects, false)
+    }
+
+    fn queried(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+        attempts(effects, true)
     }
 
     fn finished(effects: &[ActionEffect]) -> Vec<(String, ActionState)> {
@@ -680,16 +691,6 @@ mod tests {
                 xpath: None,
             },
         }
-    }
-
-    fn queried(effects: &[ActionEffect]) -> Vec<(String, u32)> {
-        effects
-            .iter()
-            .filter_map(|e| match e {
-                ActionEffect::Query(a) => Some((a.action_id.clone(), a.attempt)),
-                _ => None,
-            })
-            .collect()
     }
 
     fn error_of(q: &ActionQueue, id: &str) -> ErrorObject {

@@ -19,6 +19,7 @@ import type { BrowserReader } from "./sync.ts";
 import { TAKEOVER_LOG_KEY, TaskRegistry } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
+import { seeded } from "./random.ts";
 
 /** Wakes the worker to reconnect when Chrome stopped it; 30 s is the shortest period Chrome allows. */
 const RECONNECT_ALARM = "mimo-reconnect";
@@ -229,18 +230,6 @@ type TestHooks = {
   chaos(settings: Chaos | null): void;
 };
 const TEST_HOOKS_KEY = "testHooks";
-
-/** A small seeded generator (mulberry32), so a chaos run can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function installTestHooks(on: boolean): void {
   const g = globalThis as unknown as { __mimoTest?: TestHooks };

@@ -14,22 +14,11 @@
 import type { ActionOutcome, EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import { READ_ONLY_ACTIONS } from "../../protocol/ts/protocol.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
+import { seeded } from "../../extension/src/random.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { buyTwoBlueMugs } from "../support/shopper.ts";
 import { extensionStorage, serviceWorker, startHarness, stopServiceWorker } from "../browser/harness.ts";
 import type { ActionRecord, Harness } from "../browser/harness.ts";
-
-/** A seeded generator (mulberry32): the same seed gives the same faults at the same moments. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "dialog" | "mangle_frames";
 const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "dialog", "mangle_frames"];
