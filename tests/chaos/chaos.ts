@@ -216,7 +216,12 @@ export async function chaos(runs: number, firstSeed: number, log: (line: string)
   const summary: Summary = { runs: 0, completed: 0, clearErrors: 0, lost: 0, doubled: 0, unclear: 0, failingSeeds: [], faults: {} };
   try {
     for (let i = 0; i < runs; i++) {
-      const report = await chaosRun(h, firstSeed + i);
+      const seed = firstSeed + i;
+      // A run that throws (a fault the harness could not strike, say) is a failing run with
+      // its seed, not the end of the series.
+      const report = await chaosRun(h, seed).catch(
+        (error: unknown): RunReport => ({ seed, faults: [], status: "none", lost: [], doubled: [], unclear: `the run failed: ${String(error)}`, actions: 0, ms: 0 }),
+      );
       summary.runs++;
       if (report.status === "ok") summary.completed++;
       else if (report.unclear === undefined) summary.clearErrors++;
