@@ -101,6 +101,10 @@ pub struct Timeouts {
     /// Extra time beyond an action's own `timeoutMs` (waits).
     pub grace_ms: u64,
     pub retry_delay_ms: u64,
+    /// How long an action that could not be delivered (`PLUGIN_OFFLINE`: it never reached the
+    /// extension, so sending it again is safe) waits for its extension to come back — a
+    /// restarted service worker or runtime reconnects within seconds — retried with backoff.
+    pub offline_grace_ms: u64,
 }
 
 impl Default for Timeouts {
@@ -111,6 +115,7 @@ impl Default for Timeouts {
             slow_exec_ms: 45_000,
             grace_ms: 5_000,
             retry_delay_ms: 1_000,
+            offline_grace_ms: 20_000,
         }
     }
 }
@@ -350,21 +355,31 @@ impl ActionQueue {
         }
     }
 
-    /// The action could not be delivered (no extension online, say).
+    /// The action could not be delivered (no extension online, say). Offline, it waits for the
+    /// extension with backoff for [`Timeouts::offline_grace_ms`]; then it fails.
     pub fn dispatch_failed(
         &mut self,
         action_id: &str,
         error: ErrorObject,
         now: u64,
     ) -> Vec<ActionEffect> {
+        let timeouts = self.timeouts;
         let Some(record) = self
             .records
-            .iter()
+            .iter_mut()
             .find(|r| r.action_id == action_id && r.state == ActionState::Sent)
         else {
             return Vec::new();
         };
+        let offline = error.code == ErrorCode::PluginOffline;
         let outcome = error_outcome(record, error);
+        if offline && now < record.created_at + timeouts.offline_grace_ms {
+            let backoff = (500u64 << record.attempt.saturating_sub(1).min(3)).min(4_000);
+            record.state = ActionState::Pending;
+            record.deadline = Some(now + backoff);
+            record.outcome = Some(outcome);
+            return vec![ActionEffect::Save(record.clone())];
+        }
         self.retry_or_fail(action_id, ActionState::Failed, outcome, now)
     }
 
@@ -585,6 +600,7 @@ mod tests {
         slow_exec_ms: 5_000,
         grace_ms: 500,
         retry_delay_ms: 1_000,
+        offline_grace_ms: 10_000,
     };
 
     fn click(id: u32) -> ActionCommand {
@@ -964,10 +980,10 @@ mod tests {
     fn a_failed_delivery_is_retried_then_reported() {
         let mut q = ActionQueue::new(T);
         submit(&mut q, "a", click(1), 0);
-        let offline = ErrorObject::plugin_offline();
-        assert!(finished(&q.dispatch_failed("a", offline.clone(), 1)).is_empty());
+        let refused = ErrorObject::new(ErrorCode::InternalError, "the registry refused it");
+        assert!(finished(&q.dispatch_failed("a", refused.clone(), 1)).is_empty());
         q.tick(1_001);
-        let effects = q.dispatch_failed("a", offline, 1_002);
+        let effects = q.dispatch_failed("a", refused, 1_002);
         assert_eq!(finished(&effects), vec![("a".into(), ActionState::Failed)]);
         let error = q
             .get("a")
@@ -978,7 +994,46 @@ mod tests {
             .error
             .clone()
             .unwrap();
-        assert_eq!(error.code, ErrorCode::PluginOffline);
+        assert_eq!(error.code, ErrorCode::InternalError);
+    }
+
+    #[test]
+    fn an_undelivered_action_waits_for_its_extension_with_backoff_then_fails() {
+        let mut q = ActionQueue::new(T);
+        submit(&mut q, "a", click(1), 0);
+        let offline = ErrorObject::plugin_offline();
+        let mut now = 10;
+        let mut waits = Vec::new();
+        loop {
+            let effects = q.dispatch_failed("a", offline.clone(), now);
+            if !finished(&effects).is_empty() {
+                break;
+            }
+            let due = q.next_deadline().unwrap();
+            waits.push(due - now);
+            now = due;
+            assert_eq!(dispatched(&q.tick(now)).len(), 1, "sent again when due");
+        }
+        assert_eq!(
+            &waits[..5],
+            &[500, 1_000, 2_000, 4_000, 4_000],
+            "backoff, capped"
+        );
+        assert!(
+            now >= T.offline_grace_ms,
+            "gave up only after the grace ({now} ms)"
+        );
+        assert_eq!(q.get("a").unwrap().state, ActionState::Failed);
+        // Back within the grace, it is delivered and runs.
+        submit(&mut q, "b", click(2), 100_000);
+        q.dispatch_failed("b", offline, 100_001);
+        let again = q.tick(100_501);
+        assert_eq!(dispatched(&again), vec![("b".into(), 2)]);
+        q.acked("b", 2, 100_510);
+        assert!(q
+            .outcome(ok("b", 2), 100_520)
+            .iter()
+            .any(|e| matches!(e, ActionEffect::Finished(r) if r.state == ActionState::Succeeded)));
     }
 
     #[test]

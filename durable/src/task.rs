@@ -363,8 +363,9 @@ fn env_number(env: &Env, name: &str) -> Option<u64> {
     }
 }
 
-/// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS` and (for
-/// page loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` where set.
+/// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS`, (for
+/// page loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` and (how long an undelivered
+/// action waits for its extension) `MIMO_ACTION_OFFLINE_GRACE_MS` where set.
 fn timeouts(env: &Env) -> Timeouts {
     let defaults = Timeouts::default();
     Timeouts {
@@ -372,6 +373,8 @@ fn timeouts(env: &Env) -> Timeouts {
         exec_ms: env_number(env, "MIMO_ACTION_EXEC_TIMEOUT_MS").unwrap_or(defaults.exec_ms),
         slow_exec_ms: env_number(env, "MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS")
             .unwrap_or(defaults.slow_exec_ms),
+        offline_grace_ms: env_number(env, "MIMO_ACTION_OFFLINE_GRACE_MS")
+            .unwrap_or(defaults.offline_grace_ms),
         ..defaults
     }
 }

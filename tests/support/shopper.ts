@@ -44,3 +44,29 @@ export function buyTwoBlueMugs(shop: string): ScriptTurn[] {
     agentStep({ done: { success: true, text: "Added two blue mugs to the cart: it shows Blue mug × 2, 24 €." } }, "Cart checked."),
   ];
 }
+
+/**
+ * A model that buys two blue mugs at the fixture shop by looking at the page it is shown, not by
+ * counting turns: asked again (a call re-run after a restart, a retry), it answers for the page
+ * as it is then. `turns` copies of it, for a queue that retries and re-runs may draw from.
+ */
+export function twoBlueMugsPolicy(shop: string, turns = 40): ScriptTurn[] {
+  const decide = ({ userText }: { userText: string }): ScriptTurn => {
+    const url = /^url: (.*)$/m.exec(userText)?.[1] ?? "";
+    const elements = /<interactive_elements>\n([\s\S]*?)\n<\/interactive_elements>/.exec(userText)?.[1] ?? "";
+    const inCart = Number(/Cart \((\d+)\)/.exec(elements)?.[1] ?? 0);
+    if (url.includes("/shop/cart.html")) {
+      return agentStep({ done: { success: true, text: `The cart shows ${inCart} blue mugs.` } }, "In the cart.");
+    }
+    if (inCart >= 2) return agentStep({ click: { index: indexOf(userText, "Cart (") } }, "Added them.");
+    if (url.includes("/shop/product.html")) {
+      const quantity = elements.split("\n").find((line) => line.includes("type=number")) ?? "";
+      if (/value=2\b/.test(quantity)) return agentStep({ click: { index: indexOf(userText, "Add to cart") } }, "Quantity is 2.");
+      return agentStep({ type: { index: indexOf(userText, "type=number"), text: "2" } }, "On the blue mug's page.");
+    }
+    if (url.includes("/shop/results.html")) return agentStep({ click: { index: indexOf(userText, "Blue mug") } }, "Results show the blue mug.");
+    if (url.includes("/shop/index.html")) return agentStep({ type: { index: indexOf(userText, "Search products"), text: "blue mug", submit: true } }, "Shop open.");
+    return agentStep({ navigate: { url: shop } }, "Nothing done yet.");
+  };
+  return Array.from({ length: turns }, () => ({ respond: decide }));
+}
