@@ -65,10 +65,6 @@ pub struct SendToExtension {
 const DEFAULT_WAIT_MS: u64 = 60_000;
 const MAX_WAIT_MS: u64 = 120_000;
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl TaskCoordinator {
     /// Submits an action for the task's extension and waits for it to end (or `waitMs`):
     /// `200` with the finished record, `202` with the record as it stands.
@@ -88,7 +84,7 @@ impl TaskCoordinator {
                 }
             }
         };
-        let action_id = format!("act_{}", hex(&random_bytes::<12>()?));
+        let action_id = format!("act_{}", hex::encode(random_bytes::<12>()?));
         let (sender, receiver) = oneshot::channel();
         self.waiters.borrow_mut().insert(action_id.clone(), sender);
         let effects = self.actions.borrow_mut().submit(
