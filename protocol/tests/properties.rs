@@ -24,7 +24,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------------
-// Generated values of the protocol types
+// Generated values of the protocol types (boxed: unboxed, the nested value trees of the larger
+// frames overflow a test thread's stack in debug builds)
 // ---------------------------------------------------------------------------------------------
 
 /// A JSON value for an optional field: `Some(null)` is written as `null`, which reads back as
