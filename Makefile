@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: dev test bench chaos demo setup setup-browser worker web extension typescript clean
+.PHONY: dev test fuzz bench chaos demo setup setup-browser worker web extension typescript clean
 
 ## make dev: build everything and run the whole system locally on workerd.
 dev: setup worker
@@ -13,6 +13,13 @@ dev: setup worker
 ## the built worker in miniflare, browser tests in Chromium.
 test: setup-browser worker
 	@$(ENV) scripts/test.sh
+
+## make fuzz: every parser's property tests for 3 minutes per target, about 24 minutes in all
+## (socket frames, tool arguments, both LLM stream parsers, signed URLs, artifact keys and ids;
+## `cargo test` runs the same properties with a few hundred cases each). FUZZ_SECONDS sets the
+## time per target; FUZZ_TARGETS="sse_openai signed_urls" picks targets (scripts/fuzz.sh).
+fuzz:
+	@$(ENV) scripts/fuzz.sh $(FUZZ_TARGETS)
 
 ## make demo: one browser task end to end, headless and without an API key (scripted model,
 ## real worker, real extension in Chromium, a fixture shop); prints the event stream.

@@ -246,3 +246,24 @@ fn acks_and_outcomes_round_trip() {
     assert_eq!(outcome.status, ActionStatus::Error);
     assert_eq!(outcome.error.unwrap().code, ErrorCode::TargetNotFound);
 }
+
+/// Found by `extension_frames_round_trip` and `web_frames_round_trip`: without serde_json's
+/// `float_roundtrip`, these numbers were read back one unit in the last place off, so an action's
+/// result (bounding boxes, scroll positions) changed between the extension's frame, the stored
+/// record and its replay.
+#[test]
+fn floats_in_frames_read_back_exactly() {
+    for x in [-1.4174305617176495e169, 5.207102616288504e-113] {
+        let frame = json!({
+            "type": "action_result",
+            "outcome": { "actionId": "a1", "attempt": 1, "taskId": "t1", "status": "ok",
+                         "result": [x], "warnings": [] }
+        })
+        .to_string();
+        let ExtensionMessage::ActionResult { outcome } = parse_frame(&frame, frame.len()).unwrap()
+        else {
+            panic!("not a result")
+        };
+        assert_eq!(outcome.result.unwrap()[0].as_f64(), Some(x), "{frame}");
+    }
+}

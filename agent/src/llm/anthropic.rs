@@ -210,12 +210,13 @@ struct Usage {
 
 impl Usage {
     /// Counts are cumulative, so later events overwrite earlier ones. Cached prompt tokens are
-    /// counted as input, matching what OpenAI's `prompt_tokens` includes.
+    /// counted as input, matching what OpenAI's `prompt_tokens` includes. The sum saturates:
+    /// counts come from the wire, and absurd ones must not overflow.
     fn apply(&self, input_tokens: &mut u64, output_tokens: &mut u64) {
         if let Some(input) = self.input_tokens {
             *input_tokens = input
-                + self.cache_creation_input_tokens.unwrap_or(0)
-                + self.cache_read_input_tokens.unwrap_or(0);
+                .saturating_add(self.cache_creation_input_tokens.unwrap_or(0))
+                .saturating_add(self.cache_read_input_tokens.unwrap_or(0));
         }
         if let Some(output) = self.output_tokens {
             *output_tokens = output;

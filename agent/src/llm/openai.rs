@@ -206,10 +206,12 @@ impl OpenAiStream {
     fn accumulate(&mut self, fragment: ToolCallFragment) {
         let index = fragment.index.unwrap_or_else(|| {
             // Servers that omit `index` send calls one after another: an id opens the next one.
+            // Past the largest index (a server's nonsense) it goes to the last call instead of
+            // overflowing.
             let last = self.pending.keys().next_back().copied();
             match (last, fragment.id.is_some()) {
                 (Some(last), false) => last,
-                (last, _) => last.map_or(0, |last| last + 1),
+                (last, _) => last.map_or(0, |last| last.saturating_add(1)),
             }
         });
         let call = self.pending.entry(index).or_default();

@@ -2,6 +2,8 @@ use serde_json::{json, Value};
 
 use super::*;
 
+mod properties;
+
 // ---------------------------------------------------------------------------------------------
 // Recorded-format transcripts
 // ---------------------------------------------------------------------------------------------
@@ -542,6 +544,48 @@ fn anthropic_stream_cut_before_message_stop_is_a_retryable_error() {
     let error = single_error(&events);
     assert_eq!(error.kind, LlmErrorKind::InvalidResponse);
     assert!(error.retryable);
+}
+
+/// Seen while writing `sse_openai_mutated_streams_split_anywhere`, which finds it since its
+/// streams may number calls up to the largest index: a call there followed by one without an
+/// index overflowed `last + 1`. The second call's fragments now go to the same call, whose
+/// arguments are then not one JSON object.
+#[test]
+fn openai_call_without_index_after_the_largest_index_does_not_overflow() {
+    let stream = openai_chunk(
+        json!({"tool_calls": [{"index": usize::MAX, "id": "a", "function": {"name": "x", "arguments": "{}"}}]}),
+        Value::Null,
+    ) + &openai_chunk(
+        json!({"tool_calls": [{"id": "b", "function": {"name": "y", "arguments": "{}"}}]}),
+        Value::Null,
+    ) + &openai_chunk(json!({}), json!("tool_calls"))
+        + "data: [DONE]\n\n";
+    let events = parse(Provider::OpenAi, &stream);
+    assert_eq!(
+        single_error(&events).kind,
+        LlmErrorKind::InvalidToolArguments
+    );
+}
+
+/// Found by `sse_anthropic_generated_streams_split_anywhere`: the prompt token counts were
+/// added with `+`, which panicked (debug) or wrapped (release) on counts a server can send.
+#[test]
+fn anthropic_token_counts_too_large_to_add_saturate() {
+    let stream = concat!(
+        "event: message_start\n",
+        r#"data: {"type":"message_start","message":{"usage":{"input_tokens":0,"#,
+        r#""cache_creation_input_tokens":4016353317634435680,"#,
+        r#""cache_read_input_tokens":14430390756075115936,"output_tokens":0}}}"#,
+        "\n\nevent: message_delta\n",
+        r#"data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":0}}"#,
+        "\n\nevent: message_stop\n",
+        r#"data: {"type":"message_stop"}"#,
+        "\n\n",
+    );
+    assert_eq!(
+        parse(Provider::Anthropic, stream),
+        [usage(u64::MAX, 0), done(StopReason::EndTurn)]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

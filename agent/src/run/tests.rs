@@ -732,3 +732,97 @@ fn records_stored_by_the_previous_release_still_load() {
         ActionCommand::BrowserWaitForLoaded { .. }
     ));
 }
+
+/// The model's tool arguments, from anything at all to nearly valid: whatever the model sends,
+/// the step is taken exactly as the arguments say, or the model is told why they were refused.
+/// `make fuzz` runs these longer as the `tool_arguments` target.
+mod properties {
+    use mimo_proptest::{cases, json_value, text, tweaked};
+    use proptest::option::of;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    use super::*;
+
+    /// Arguments shaped like `AgentOutput`: the reflection and one action of the catalog with
+    /// values of the right types (a valid call), before any tweak.
+    fn agent_output_json() -> impl Strategy<Value = Value> {
+        let action = prop_oneof![
+            text().prop_map(|url| json!({ "navigate": { "url": url } })),
+            any::<u32>().prop_map(|index| json!({ "click": { "index": index } })),
+            (any::<u32>(), text(), any::<bool>()).prop_map(|(index, text, submit)| {
+                json!({ "type": { "index": index, "text": text, "submit": submit } })
+            }),
+            (any::<u32>(), text()).prop_map(|(index, option)| {
+                json!({ "select_option": { "index": index, "option": option } })
+            }),
+            (select(vec!["up", "down", "left", "right"]), of(any::<u32>()), of(any::<u32>()))
+                .prop_map(|(direction, index, amount)| {
+                    json!({ "scroll": { "direction": direction, "index": index, "amount": amount } })
+                }),
+            text().prop_map(|key| json!({ "press_key": { "key": key } })),
+            any::<u32>().prop_map(|index| json!({ "hover": { "index": index } })),
+            Just(json!({ "back": {} })),
+            (of(text()), of(text()), of(text()), of(any::<u32>())).prop_map(
+                |(text, url, selector, timeout_ms)| {
+                    json!({ "wait_for": { "text": text, "url": url, "selector": selector,
+                                          "timeout_ms": timeout_ms } })
+                }
+            ),
+            (any::<bool>(), text())
+                .prop_map(|(success, text)| json!({ "done": { "success": success, "text": text } })),
+        ];
+        (text(), text(), text(), action).prop_map(|(evaluation, memory, next_goal, action)| {
+            json!({
+                "evaluation_previous_goal": evaluation,
+                "memory": memory,
+                "next_goal": next_goal,
+                "action": action,
+            })
+        })
+    }
+
+    fn arguments() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            agent_output_json(),
+            agent_output_json().prop_flat_map(|v| tweaked(v, 3)),
+            json_value(),
+        ]
+    }
+
+    proptest! {
+        // Each case plays a run up to its first page: about a millisecond natively.
+        #![proptest_config(cases(256))]
+
+        #[test]
+        fn tool_arguments_are_acted_on_or_refused_with_the_reason(
+            arguments in arguments(),
+            name in prop_oneof![4 => Just(AGENT_TOOL_NAME.to_owned()), 1 => text()],
+            thought in text(),
+        ) {
+            let mut c = bound();
+            let turn = at_first_page(&mut c, "[1]<a>Home</a>");
+            let call = LlmEvent::ToolCall(ToolCall {
+                id: "call_x".into(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            });
+            let effects = reply(&mut c, &turn, vec![LlmEvent::TextDelta(thought), call]);
+            let parsed = serde_json::from_value::<AgentOutput>(arguments);
+            match parsed {
+                Ok(output) if name == AGENT_TOOL_NAME => {
+                    let started = events(&effects).into_iter().any(|e| matches!(e,
+                        FrontendEvent::ToolUsed { phase: ToolPhase::Start, action, reflection: Some(r), .. }
+                            if action == output.action && r == output.reflection));
+                    prop_assert!(started, "{:#?}", effects);
+                }
+                _ => {
+                    let (_, messages) = turn_of(&effects);
+                    let told = messages.last().expect("a message");
+                    prop_assert_eq!(told.tool_call_id.as_deref(), Some("call_x"));
+                    prop_assert!(told.content.contains("SCHEMA_VALIDATION_FAILED"), "{}", told.content);
+                }
+            }
+        }
+    }
+}
