@@ -196,7 +196,29 @@ impl Conversation {
         effects
     }
 
-    pub fn user_message(&mut self, content: String, now: u64) -> Result<Vec<Effect>, ErrorObject> {
+    /// What the person wrote. A message sent again with a `client_message_id` already in the
+    /// history (the client could not tell whether the first one arrived) changes nothing.
+    pub fn user_message(
+        &mut self,
+        content: String,
+        client_message_id: Option<String>,
+        now: u64,
+    ) -> Result<Vec<Effect>, ErrorObject> {
+        if let Some(id) = &client_message_id {
+            if id.is_empty() || id.len() > 128 {
+                return Err(ErrorObject::new(
+                    ErrorCode::SchemaValidationFailed,
+                    "clientMessageId must be 1–128 characters",
+                ));
+            }
+            if self
+                .history
+                .iter()
+                .any(|m| m.message.client_message_id.as_deref() == Some(id))
+            {
+                return Ok(Vec::new());
+            }
+        }
         let content = content.trim().to_owned();
         if content.is_empty() {
             return Err(ErrorObject::new(
@@ -222,6 +244,7 @@ impl Conversation {
             role: ChatRole::User,
             content,
             created_at: now,
+            client_message_id,
         };
         let stored = StoredMessage {
             position: self.next_position(),
@@ -490,6 +513,7 @@ impl Conversation {
             role: ChatRole::Assistant,
             content: turn.text,
             created_at: now,
+            client_message_id: None,
         };
         let stored = StoredMessage {
             position: turn.position,
@@ -599,7 +623,7 @@ mod tests {
     fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
         let mut c = conversation();
         let effects = c
-            .user_message("  Find the blue mug\n  on this page ".into(), 2_000)
+            .user_message("  Find the blue mug\n  on this page ".into(), None, 2_000)
             .unwrap();
         let saved = saved_messages(&effects);
         assert_eq!(saved.len(), 1);
@@ -668,10 +692,48 @@ mod tests {
     }
 
     #[test]
+    fn a_message_sent_again_with_its_client_id_is_stored_once() {
+        let mut c = conversation();
+        let id = Some("msg-1".to_owned());
+        let first = c.user_message("buy a mug".into(), id.clone(), 1).unwrap();
+        assert_eq!(
+            saved_messages(&first)[0]
+                .message
+                .client_message_id
+                .as_deref(),
+            Some("msg-1"),
+            "stored with its id, so the echo tells the client it arrived"
+        );
+        assert!(c
+            .user_message("buy a mug".into(), id, 2)
+            .unwrap()
+            .is_empty());
+        assert_eq!(c.history().count(), 1);
+        // Without an id, or with another, it is a new message; a bad id is refused.
+        assert!(!c
+            .user_message("buy a mug".into(), Some("msg-2".into()), 3)
+            .unwrap()
+            .is_empty());
+        assert_eq!(c.history().count(), 2);
+        let long = Some("x".repeat(129));
+        assert_eq!(
+            c.user_message("x".into(), long, 4).unwrap_err().code,
+            ErrorCode::SchemaValidationFailed
+        );
+        // It survives a restart.
+        let restored = Conversation::restore(c.task().clone(), c.history.clone(), None);
+        let mut restored = restored;
+        assert!(restored
+            .user_message("buy a mug".into(), Some("msg-2".into()), 5)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
     fn messages_sent_during_a_turn_are_answered_next_in_conversation_order() {
         let mut c = conversation();
-        let (first, _) = llm_call(&c.user_message("one".into(), 1).unwrap());
-        let queued = c.user_message("two".into(), 2).unwrap();
+        let (first, _) = llm_call(&c.user_message("one".into(), None, 1).unwrap());
+        let queued = c.user_message("two".into(), None, 2).unwrap();
         assert!(
             queued.iter().all(|e| !matches!(e, Effect::CallLlm { .. })),
             "no second call while one streams"
@@ -706,7 +768,7 @@ mod tests {
     #[test]
     fn events_of_a_turn_that_is_no_longer_current_are_ignored() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
         assert!(c.llm_event("m99", delta("stray"), 2).is_empty());
         c.llm_event(&turn, done(), 3);
         assert!(c.llm_event(&turn, delta("late"), 4).is_empty());
@@ -716,7 +778,7 @@ mod tests {
     #[test]
     fn stop_keeps_the_partial_reply_and_cancels() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("tell me a story".into(), 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("tell me a story".into(), None, 1).unwrap());
         c.llm_event(&turn, delta("Once upon"), 2);
         let effects = c.stop(3);
         assert_eq!(saved_messages(&effects)[0].message.content, "Once upon");
@@ -727,14 +789,14 @@ mod tests {
             "stopping a stopped task changes nothing"
         );
         // A new message starts again.
-        let restarted = c.user_message("again".into(), 6).unwrap();
+        let restarted = c.user_message("again".into(), None, 6).unwrap();
         assert_eq!(statuses(&restarted), vec![TaskStatus::Running]);
     }
 
     #[test]
     fn an_llm_error_ends_the_turn_with_a_structured_error() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
         let error = LlmError::new(LlmErrorKind::RateLimited, "slow down");
         // Retried with backoff first, as the same turn.
         for attempt in 1..=LLM_RETRIES {
@@ -762,7 +824,7 @@ mod tests {
         assert!(output.message.contains("slow down"));
         assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
         let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
-        let (turn, _) = llm_call(&c.user_message("again".into(), 3).unwrap());
+        let (turn, _) = llm_call(&c.user_message("again".into(), None, 3).unwrap());
         let effects = c.llm_event(&turn, LlmEvent::Error(auth), 4);
         assert!(emitted(&effects).iter().any(|e| matches!(
             e,
@@ -779,7 +841,7 @@ mod tests {
     #[test]
     fn a_failure_after_text_was_shown_is_not_retried() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
         c.llm_event(&turn, delta("Half an ans"), 2);
         let cut = LlmError::network("connection reset");
         let effects = c.llm_event(&turn, LlmEvent::Error(cut), 3);
@@ -802,7 +864,7 @@ mod tests {
     fn invalid_messages_are_refused_and_change_nothing() {
         let mut c = conversation();
         for content in ["", "   \n ", &"x".repeat(MAX_USER_MESSAGE_BYTES + 1)] {
-            let error = c.user_message(content.to_owned(), 1).unwrap_err();
+            let error = c.user_message(content.to_owned(), None, 1).unwrap_err();
             assert_eq!(error.code, ErrorCode::SchemaValidationFailed);
         }
         assert_eq!(c.history().count(), 0);
@@ -813,7 +875,7 @@ mod tests {
     #[test]
     fn a_turn_cut_off_by_a_restart_is_closed_and_run_again_with_a_new_id() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
         c.llm_event(&turn, delta("partial"), 2);
         // What storage holds: the task row and the user message; the partial reply is lost.
         let stored: Vec<StoredMessage> = c.history.clone();

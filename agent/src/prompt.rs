@@ -263,6 +263,7 @@ mod tests {
             role: ChatRole::User,
             content: content.into(),
             created_at: 0,
+            client_message_id: None,
         }
     }
 

@@ -864,6 +864,7 @@ impl Conversation {
             role: ChatRole::Assistant,
             content: text.clone(),
             created_at: now,
+            client_message_id: None,
         };
         let stored = StoredMessage {
             position: self.next_position(),

@@ -301,8 +301,12 @@ impl DurableObject for TaskCoordinator {
         let mut work = self.recover();
         let now = now_ms();
         match message {
-            FrontendMessage::UserMessage { content } => {
-                let result = self.with_conversation(|c| c.user_message(content, now))?;
+            FrontendMessage::UserMessage {
+                content,
+                client_message_id,
+            } => {
+                let result =
+                    self.with_conversation(|c| c.user_message(content, client_message_id, now))?;
                 match result {
                     Ok(effects) => work.extend(effects),
                     Err(error) => return self.send_error(&ws, error),

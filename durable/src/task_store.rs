@@ -63,6 +63,8 @@ struct MessageRow {
     role: String,
     content: String,
     created_at: u64,
+    #[serde(default)]
+    client_message_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +111,19 @@ fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
 impl TaskStore {
     pub fn open(sql: SqlStorage) -> Result<Self> {
         sql.exec(SCHEMA, None)?;
+        // Added after the first release: tasks stored before have the table without it.
+        let columns: Vec<serde_json::Value> = sql
+            .exec(
+                "SELECT name FROM pragma_table_info('messages') WHERE name = 'client_message_id'",
+                None,
+            )?
+            .to_array()?;
+        if columns.is_empty() {
+            sql.exec(
+                "ALTER TABLE messages ADD COLUMN client_message_id TEXT",
+                None,
+            )?;
+        }
         Ok(Self { sql })
     }
 
@@ -166,6 +181,7 @@ impl TaskStore {
                         role: parse(&format!("\"{}\"", r.role))?,
                         content: r.content,
                         created_at: r.created_at,
+                        client_message_id: r.client_message_id,
                     },
                 })
             })
@@ -175,13 +191,14 @@ impl TaskStore {
     pub fn save_message(&self, m: &StoredMessage) -> Result<()> {
         let role = serde_json::to_value(m.message.role)?;
         self.sql.exec(
-            "INSERT OR REPLACE INTO messages (message_id, position, role, content, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO messages (message_id, position, role, content, created_at, client_message_id) VALUES (?, ?, ?, ?, ?, ?)",
             vec![
                 text(&m.message.message_id),
                 int(m.position.into()),
                 text(role.as_str().unwrap_or_default()),
                 text(&m.message.content),
                 int(m.message.created_at),
+                opt_text(m.message.client_message_id.as_deref()),
             ],
         )?;
         Ok(())

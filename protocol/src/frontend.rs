@@ -13,7 +13,16 @@ use crate::{
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FrontendMessage {
     /// The person says something in the task's chat.
-    UserMessage { content: String },
+    #[serde(rename_all = "camelCase")]
+    UserMessage {
+        content: String,
+        /// Chosen by the client for this message (1–128 characters). Sent again with the same
+        /// id — after a reconnect that may have lost it — it is stored once; the stored
+        /// message echoes it, which is how the client knows it arrived.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        client_message_id: Option<String>,
+    },
     /// Bind the task to this extension instance.
     #[serde(rename_all = "camelCase")]
     SelectClient { client_id: String },
@@ -41,6 +50,10 @@ pub struct ChatMessage {
     pub content: String,
     #[ts(type = "number")]
     pub created_at: u64,
+    /// The client's own id of a message the person sent (see `user_message`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_message_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -374,7 +374,12 @@ fn browser_action() -> BoxedStrategy<BrowserAction> {
 
 fn frontend_message() -> BoxedStrategy<FrontendMessage> {
     prop_oneof![
-        text().prop_map(|content| FrontendMessage::UserMessage { content }),
+        (text(), proptest::option::of(text())).prop_map(|(content, client_message_id)| {
+            FrontendMessage::UserMessage {
+                content,
+                client_message_id,
+            }
+        }),
         text().prop_map(|client_id| FrontendMessage::SelectClient { client_id }),
         Just(FrontendMessage::Stop {}),
         Just(FrontendMessage::Resume {}),
@@ -391,13 +396,17 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
         select(vec![ChatRole::User, ChatRole::Assistant]),
         text(),
         any::<u64>(),
+        proptest::option::of(text()),
     )
-        .prop_map(|(message_id, role, content, created_at)| ChatMessage {
-            message_id,
-            role,
-            content,
-            created_at,
-        });
+        .prop_map(
+            |(message_id, role, content, created_at, client_message_id)| ChatMessage {
+                message_id,
+                role,
+                content,
+                created_at,
+                client_message_id,
+            },
+        );
     let output_status = select(vec![
         OutputStatus::Ok,
         OutputStatus::Partial,

@@ -23,7 +23,17 @@ fn frontend_messages_use_snake_case_types() {
     assert_eq!(
         m,
         FrontendMessage::UserMessage {
-            content: "hi".into()
+            content: "hi".into(),
+            client_message_id: None
+        }
+    );
+    let m: FrontendMessage =
+        roundtrip(json!({"type": "user_message", "content": "hi", "clientMessageId": "m-1"}));
+    assert_eq!(
+        m,
+        FrontendMessage::UserMessage {
+            content: "hi".into(),
+            client_message_id: Some("m-1".into())
         }
     );
     let m: FrontendMessage = roundtrip(json!({"type": "select_client", "clientId": "c1"}));

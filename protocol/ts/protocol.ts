@@ -222,11 +222,21 @@ export type WsTicket = { ticket: string,
  */
 expiresAt: number, };
 
-export type FrontendMessage = { "type": "user_message", content: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
+export type FrontendMessage = { "type": "user_message", content: string, 
+/**
+ * Chosen by the client for this message (1–128 characters). Sent again with the same
+ * id — after a reconnect that may have lost it — it is stored once; the stored
+ * message echoes it, which is how the client knows it arrived.
+ */
+clientMessageId?: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
-export type ChatMessage = { messageId: string, role: ChatRole, content: string, createdAt: number, };
+export type ChatMessage = { messageId: string, role: ChatRole, content: string, createdAt: number, 
+/**
+ * The client's own id of a message the person sent (see `user_message`).
+ */
+clientMessageId?: string, };
 
 export type OutputStatus = "ok" | "partial" | "error";
 

@@ -11,7 +11,7 @@
 //   the cart than the task put there);
 // - unclear: a task that ended neither completed nor with a clear error (or did not end).
 // A failing run prints its seed; `CHAOS_SEED=<seed> CHAOS_RUNS=1 make chaos` replays it.
-import type { ActionOutcome, EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
+import type { ActionOutcome, EventEnvelope, FrontendEvent, FrontendMessage } from "../../protocol/ts/protocol.ts";
 import { READ_ONLY_ACTIONS } from "../../protocol/ts/protocol.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
 import { seeded } from "../../extension/src/random.ts";
@@ -98,8 +98,20 @@ async function chaosHooks(h: Harness, call: "dropSocket" | "chaos", arg?: unknow
   );
 }
 
+/** The web app's side of a run: its socket, and the goal it sent (with its own message id). */
+type WebSide = { socket: WebClient; goal: FrontendMessage };
+
+/**
+ * Connects again from the last event seen, as the web app does, and sends the goal again: the
+ * first one may have died with the old socket, and the server stores a message id once.
+ */
+async function reconnect(h: Harness, taskId: string, web: WebSide): Promise<void> {
+  web.socket = await WebClient.connect(h.mimo, taskId, web.socket.lastSeq());
+  web.socket.send(web.goal);
+}
+
 /** Strikes one fault. The web socket is passed by reference so a dropped one can be replaced. */
-async function strike(h: Harness, fault: Fault, taskId: string, web: { socket: WebClient }, random: () => number): Promise<void> {
+async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, random: () => number): Promise<void> {
   switch (fault) {
     case "stop_worker":
       await stopServiceWorker(h).catch(() => undefined);
@@ -109,24 +121,18 @@ async function strike(h: Harness, fault: Fault, taskId: string, web: { socket: W
       return;
     case "drop_extension_socket":
       return chaosHooks(h, "dropSocket").catch(() => undefined);
-    case "drop_web_socket": {
-      const lastSeq = web.socket.lastSeq();
+    case "drop_web_socket":
       await web.socket.close();
-      web.socket = await WebClient.connect(h.mimo, taskId, lastSeq);
-      return;
-    }
+      return reconnect(h, taskId, web);
     case "evict_coordinator":
       // Not running (hibernated already) is as evicted as it gets; one busy with a request
       // cannot be evicted by the runtime (a restart covers that case).
       return h.mimo.evictTask(taskId).catch((e: unknown) => {
         if (!/not currently running|still has active references/.test(String(e))) throw e;
       });
-    case "restart_runtime": {
-      const lastSeq = web.socket.lastSeq();
+    case "restart_runtime":
       await h.mimo.restart();
-      web.socket = await WebClient.connect(h.mimo, taskId, lastSeq);
-      return;
-    }
+      return reconnect(h, taskId, web);
     case "long_script": {
       const page = h.context.pages().find((p) => p.url().startsWith(`${h.a}/shop/`));
       // Not awaited: the page's main thread is busy for a while, as under a heavy script.
@@ -161,8 +167,9 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   h.mimo.llm.reset();
   h.mimo.llm.script(turnsWithTrouble(shop, random, faults));
   const taskId = await newTask(h.mimo);
-  const web = { socket: await WebClient.connect(h.mimo, taskId) };
-  web.socket.send({ type: "user_message", content: `Open ${shop}, find the blue mug and add two to the cart` });
+  const goal: FrontendMessage = { type: "user_message", content: `Open ${shop}, find the blue mug and add two to the cart`, clientMessageId: `goal-${seed}` };
+  const web: WebSide = { socket: await WebClient.connect(h.mimo, taskId), goal };
+  web.socket.send(goal);
 
   // Two to four faults at random moments of the run (it takes a few seconds).
   const strikes = 2 + Math.floor(random() * 3);
@@ -179,7 +186,7 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   // The outcome, replayed from the history if the socket that saw it was replaced.
   const deadline = Date.now() + 90_000;
   while ((output = finished()) === undefined && Date.now() < deadline) {
-    if (web.socket.closed) web.socket = await WebClient.connect(h.mimo, taskId, web.socket.lastSeq()).catch(() => web.socket);
+    if (web.socket.closed) await reconnect(h, taskId, web).catch(() => undefined);
     await sleep(250);
   }
   await chaosHooks(h, "chaos", null).catch(() => undefined);
@@ -197,12 +204,21 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
     const ran = index.filter((e) => e.key.startsWith(`${r.actionId}#`) && e.status !== "error");
     if (ran.length > 1) doubled.push(`${r.command.name} ${r.actionId} ran ${ran.length} times`);
   }
+  const history = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: Array<{ type: string; message?: { role: string } }> };
+  const goals = history.events.filter((e) => e.type === "message" && e.message?.role === "user").length;
+  if (goals > 1) doubled.push(`the goal was stored ${goals} times`);
   const mugs = cart["blue-mug"] ?? 0;
   if (mugs > 2) doubled.push(`the cart holds ${mugs} blue mugs, the task added 2`);
   let unclear: string | undefined;
   if (output === undefined) unclear = "the task did not end within 90 s";
   else if (output.status === "ok" && mugs !== 2) unclear = `the task says it is done but the cart holds ${mugs} blue mugs`;
   else if (output.status === "error" && !CLEAR_ERRORS.has(output.error?.code ?? "")) unclear = `ended with ${JSON.stringify(output.error)}`;
+  if (unclear !== undefined || lost.length > 0 || doubled.length > 0) {
+    // What the task's history says, to start the diagnosis from.
+    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; type: string; status?: string; error?: unknown; phase?: string }> };
+    const story = exported.events.map((e) => `${e.seq}:${e.type}${e.status ? `=${e.status}` : ""}${e.phase ? `/${e.phase}` : ""}${e.error ? ` ${JSON.stringify(e.error)}` : ""}`);
+    unclear = `${unclear ?? ""} [task ${exported.task.status}; events ${story.join(" ")}]`;
+  }
   return {
     seed,
     faults,

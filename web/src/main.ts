@@ -310,7 +310,8 @@ class App {
     }
     // Typing into the empty screen starts a task.
     if (!this.session && !(await this.newTask())) return false;
-    this.sendFrame({ type: "user_message", content: text });
+    // The id makes a resend after a reconnect safe: the server stores the message once.
+    this.sendFrame({ type: "user_message", content: text, clientMessageId: crypto.randomUUID() });
     return true;
   }
 

@@ -53,6 +53,12 @@ export class TaskSocket {
   private stopped = false;
   private ready = false;
   private readonly outbox: FrontendMessage[] = [];
+  /**
+   * Messages sent on a socket that may have died before the server stored them, by their
+   * `clientMessageId`, until their echo (a `message` event with that id) arrives. Sent again
+   * after each reconnect's replay; the server stores each id once.
+   */
+  private readonly unconfirmed = new Map<string, FrontendMessage>();
   private info: ConnectionInfo = { state: "connecting", attempt: 0 };
 
   constructor(opts: TaskSocketOptions) {
@@ -92,6 +98,7 @@ export class TaskSocket {
 
   /** Sends now when live, otherwise queues until the next connection has replayed. */
   send(message: FrontendMessage): "sent" | "queued" {
+    if (message.type === "user_message" && message.clientMessageId !== undefined) this.unconfirmed.set(message.clientMessageId, message);
     if (this.ws && this.ready && this.ws.readyState === WebSocket.OPEN) {
       this.ws.send(JSON.stringify(message));
       return "sent";
@@ -168,10 +175,14 @@ export class TaskSocket {
       }
       if (typeof event !== "object" || event === null || typeof event.type !== "string") return;
       if (event.taskId && event.taskId !== this.opts.taskId) return;
+      if (event.type === "message" && event.message.clientMessageId !== undefined) this.unconfirmed.delete(event.message.clientMessageId);
       this.opts.onEvent(event);
       if (event.type === "ready" && ws === this.ws) {
         this.ready = true;
         this.attempt = 0;
+        // What the replay did not show arrived may have died with the old socket.
+        const queued = new Set(this.outbox);
+        for (const message of this.unconfirmed.values()) if (!queued.has(message)) ws.send(JSON.stringify(message));
         this.flush();
         this.setInfo({ state: "live", attempt: 0 });
       }

@@ -188,7 +188,7 @@ fn prepare_page(c: &mut Conversation, first: Vec<Effect>, index_text: &str) -> V
 
 /// A run whose first step navigates: the `task_start` it asks for.
 fn opening(c: &mut Conversation) -> (String, ActionCommand) {
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
     let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
     submitted(&reply(c, &turn, vec![navigate]))
 }
@@ -212,7 +212,7 @@ fn at_first_page(c: &mut Conversation, index_text: &str) -> String {
 #[test]
 fn a_browser_task_runs_step_by_step_to_its_answer() {
     let mut c = bound();
-    let (turn, messages) = turn_of(&c.user_message("buy a blue mug".into(), 1).unwrap());
+    let (turn, messages) = turn_of(&c.user_message("buy a blue mug".into(), None, 1).unwrap());
     assert!(messages[0].content.contains("AgentOutput"));
 
     // Step 1 navigates: the tab opens at the URL.
@@ -317,7 +317,7 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
 #[test]
 fn a_plain_answer_ends_as_chat_without_a_run() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("what is 2+2?".into(), 1).unwrap());
+    let (turn, _) = turn_of(&c.user_message("what is 2+2?".into(), None, 1).unwrap());
     let mut effects = c.llm_event(&turn, LlmEvent::TextDelta("4".into()), 2);
     effects.extend(c.llm_event(
         &turn,
@@ -342,7 +342,7 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
         )]
     };
     let mut c = Conversation::new(TASK.into(), 0);
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
     let effects = reply(&mut c, &turn, navigate());
     assert!(effects.contains(&Effect::BindClient));
     assert!(!effects
@@ -358,7 +358,7 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
 
     // Nobody online.
     let mut c = Conversation::new(TASK.into(), 0);
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), 1).unwrap());
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
     reply(&mut c, &turn, navigate());
     let effects = c.client_bound(Err(ErrorObject::plugin_offline()), 5);
     let (status, _, error) = output_of(&effects);
@@ -585,7 +585,9 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
 fn what_the_person_writes_during_a_run_reaches_the_next_step() {
     let mut c = bound();
     let start = opening(&mut c);
-    let effects = c.user_message("only the large mug".into(), 12).unwrap();
+    let effects = c
+        .user_message("only the large mug".into(), None, 12)
+        .unwrap();
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
         "no second turn"
@@ -724,7 +726,7 @@ fn records_stored_by_the_previous_release_still_load() {
     );
     // The run picks up from them: the stored click ended, so the page is prepared next.
     let mut c = bound();
-    c.user_message("buy a blue mug".into(), 1).unwrap();
+    c.user_message("buy a blue mug".into(), None, 1).unwrap();
     let mut restored = Conversation::restore(c.task().clone(), Vec::new(), Some(run));
     let effects = restored.resume_run(|id| (id == action.action_id).then(|| action.clone()), 30);
     assert!(matches!(
