@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// Task status (DESIGN.md, seed 000 §2.1). Transitions are decided in `mimo-agent`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, strum::EnumIter)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Created,

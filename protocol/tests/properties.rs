@@ -22,6 +22,7 @@ use proptest::sample::{select, Index};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use strum::IntoEnumIterator;
 
 // ---------------------------------------------------------------------------------------------
 // Generated values of the protocol types (boxed: unboxed, the nested value trees of the larger
@@ -36,36 +37,9 @@ fn present_json() -> BoxedStrategy<Value> {
         .boxed()
 }
 
+/// Every code, from the enum itself: a new one is generated as soon as it exists.
 fn error_code() -> BoxedStrategy<ErrorCode> {
-    use ErrorCode::*;
-    select(vec![
-        PluginOffline,
-        PluginTimeoutAck,
-        PluginTimeoutExec,
-        PagePrepFailed,
-        CdpUnavailable,
-        InvalidTaskTab,
-        TaskTabClosed,
-        InvalidTarget,
-        TargetNotFound,
-        TargetNotInteractable,
-        ReadabilityTooLarge,
-        SchemaValidationFailed,
-        PermissionDenied,
-        ConfirmationRequired,
-        Timeout,
-        LlmError,
-        Unauthorized,
-        NotFound,
-        InternalError,
-        MethodNotAllowed,
-        PayloadTooLarge,
-        UnsupportedMediaType,
-        LengthRequired,
-        Canceled,
-        StepLimitExceeded,
-    ])
-    .boxed()
+    select(ErrorCode::iter().collect::<Vec<_>>()).boxed()
 }
 
 fn error_object() -> BoxedStrategy<ErrorObject> {
@@ -79,18 +53,7 @@ fn error_object() -> BoxedStrategy<ErrorObject> {
 }
 
 fn task_status() -> BoxedStrategy<TaskStatus> {
-    use TaskStatus::*;
-    select(vec![
-        Created,
-        Running,
-        Ongoing,
-        WaitingConfirmation,
-        Takeover,
-        Completed,
-        Error,
-        Canceled,
-    ])
-    .boxed()
+    select(TaskStatus::iter().collect::<Vec<_>>()).boxed()
 }
 
 fn scroll_direction() -> BoxedStrategy<ScrollDirection> {
