@@ -14,3 +14,4 @@ pub mod run;
 pub mod selection;
 pub mod snapshot;
 pub mod status;
+pub mod task;

@@ -1,0 +1,293 @@
+//! A deployment's task settings, read once from its environment (`wrangler.toml` vars and
+//! secrets) through a lookup function, so that every rule about them is tested natively.
+
+use crate::actions::Timeouts;
+use crate::llm::{LlmConfig, LlmError, LlmErrorKind, Provider};
+use crate::prompt::Budget;
+use crate::run::RunConfig;
+
+/// Everything a task coordinator takes from its environment.
+#[derive(Debug, Clone)]
+pub struct TaskConfig {
+    pub run: RunConfig,
+    pub timeouts: Timeouts,
+    /// The model endpoint, or why none is usable (reported to the person at their first
+    /// message, not at startup, so that a task can still be opened, exported and deleted).
+    pub llm: Result<LlmConfig, LlmError>,
+}
+
+impl Default for TaskConfig {
+    /// The defaults, without a model endpoint.
+    fn default() -> Self {
+        TaskConfig::from_lookup(|_| None).0
+    }
+}
+
+/// A setting that was set but could not be used; its default applies. The shell logs these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning {
+    pub name: &'static str,
+    pub message: String,
+}
+
+impl TaskConfig {
+    /// Reads every setting through `lookup` (a variable's value, `None` when unset). A value
+    /// that is set but unusable keeps the default and adds a warning naming it, never silently.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Self, Vec<ConfigWarning>) {
+        let mut reader = Reader {
+            lookup: &lookup,
+            warnings: Vec::new(),
+        };
+        let timeouts = timeouts(&mut reader);
+        let run = run_config(&mut reader);
+        let llm = llm_config(&lookup);
+        let config = TaskConfig { run, timeouts, llm };
+        (config, reader.warnings)
+    }
+}
+
+struct Reader<'a> {
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    warnings: Vec<ConfigWarning>,
+}
+
+impl Reader<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        (self.lookup)(name).filter(|v| !v.trim().is_empty())
+    }
+
+    /// A positive whole number, if set.
+    fn number(&mut self, name: &'static str) -> Option<u64> {
+        let raw = self.get(name)?;
+        match raw.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                self.warnings.push(ConfigWarning {
+                    name,
+                    message: format!(
+                        "{name}={raw:?} is not a positive whole number; the default applies"
+                    ),
+                });
+                None
+            }
+        }
+    }
+
+    /// On unless set to `false`, `off` or `0` (or another value than `true`, `on`, `1`, which
+    /// is warned about and keeps the default).
+    fn switch(&mut self, name: &'static str, default: bool) -> bool {
+        let Some(raw) = self.get(name) else {
+            return default;
+        };
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "on" | "1" => true,
+            "false" | "off" | "0" => false,
+            _ => {
+                self.warnings.push(ConfigWarning {
+                    name,
+                    message: format!(
+                        "{name}={raw:?} is not true/false, on/off or 1/0; the default applies"
+                    ),
+                });
+                default
+            }
+        }
+    }
+}
+
+/// Action timeouts: `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS`, (for page
+/// loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` and (how long an undelivered action
+/// waits for its extension) `MIMO_ACTION_OFFLINE_GRACE_MS`.
+fn timeouts(reader: &mut Reader) -> Timeouts {
+    let defaults = Timeouts::default();
+    Timeouts {
+        ack_ms: reader
+            .number("MIMO_ACTION_ACK_TIMEOUT_MS")
+            .unwrap_or(defaults.ack_ms),
+        exec_ms: reader
+            .number("MIMO_ACTION_EXEC_TIMEOUT_MS")
+            .unwrap_or(defaults.exec_ms),
+        slow_exec_ms: reader
+            .number("MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS")
+            .unwrap_or(defaults.slow_exec_ms),
+        offline_grace_ms: reader
+            .number("MIMO_ACTION_OFFLINE_GRACE_MS")
+            .unwrap_or(defaults.offline_grace_ms),
+        ..defaults
+    }
+}
+
+/// The agent's limits: `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
+/// `MIMO_AGENT_TEXT_LIMIT` and `MIMO_AGENT_CONFIRM_RISKY`.
+fn run_config(reader: &mut Reader) -> RunConfig {
+    let defaults = RunConfig::default();
+    let max_steps = reader
+        .number("MIMO_AGENT_MAX_STEPS")
+        .map_or(defaults.max_steps, |n| n.min(u64::from(u32::MAX)) as u32);
+    let context_tokens = reader
+        .number("MIMO_AGENT_CONTEXT_TOKENS")
+        .map_or(defaults.budget.context_tokens, |n| n as usize);
+    let text_limit = reader
+        .number("MIMO_AGENT_TEXT_LIMIT")
+        .map_or(defaults.budget.text_limit, |n| n as usize);
+    RunConfig {
+        max_steps,
+        budget: Budget {
+            context_tokens,
+            text_limit,
+        },
+        confirm_risky: reader.switch("MIMO_AGENT_CONFIRM_RISKY", defaults.confirm_risky),
+    }
+}
+
+/// The model endpoint: `MIMO_LLM_PROVIDER` (openai by default), `MIMO_LLM_MODEL`,
+/// `MIMO_LLM_BASE_URL` (required for openai_compatible), `MIMO_LLM_API_KEY` and
+/// `MIMO_LLM_TIMEOUT_MS`. The key is never part of an error or a warning.
+fn llm_config(lookup: &dyn Fn(&str) -> Option<String>) -> Result<LlmConfig, LlmError> {
+    let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    let provider: Provider = get("MIMO_LLM_PROVIDER")
+        .unwrap_or_else(|| "openai".into())
+        .parse()
+        .map_err(|e| not_configured(&format!("{e}")))?;
+    let model = get("MIMO_LLM_MODEL").ok_or_else(|| not_configured("MIMO_LLM_MODEL is not set"))?;
+    let mut config = LlmConfig::new(provider, model);
+    if let Some(base_url) = get("MIMO_LLM_BASE_URL") {
+        config = config.with_base_url(base_url);
+    }
+    if config.base_url.is_empty() {
+        return Err(not_configured(
+            "MIMO_LLM_BASE_URL is required for openai_compatible",
+        ));
+    }
+    if let Some(key) = get("MIMO_LLM_API_KEY") {
+        config = config.with_api_key(key);
+    }
+    if let Some(raw) = get("MIMO_LLM_TIMEOUT_MS") {
+        config.timeout_ms = raw.trim().parse().map_err(|_| {
+            not_configured(&format!(
+                "MIMO_LLM_TIMEOUT_MS={raw:?} is not a whole number of milliseconds"
+            ))
+        })?;
+    }
+    Ok(config)
+}
+
+fn not_configured(why: &str) -> LlmError {
+    LlmError::new(
+        LlmErrorKind::BadRequest,
+        format!("no LLM provider is configured ({why}); set MIMO_LLM_PROVIDER, MIMO_LLM_BASE_URL, MIMO_LLM_MODEL and MIMO_LLM_API_KEY"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> (TaskConfig, Vec<ConfigWarning>) {
+        let vars: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        TaskConfig::from_lookup(|name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn unset_settings_keep_their_defaults_without_warnings() {
+        let (config, warnings) = config(&[]);
+        assert_eq!(config.run, RunConfig::default());
+        assert_eq!(config.timeouts, Timeouts::default());
+        assert!(warnings.is_empty());
+        let error = config.llm.unwrap_err();
+        assert!(
+            error.message.contains("MIMO_LLM_MODEL is not set"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn set_values_are_used() {
+        let (config, warnings) = config(&[
+            ("MIMO_ACTION_ACK_TIMEOUT_MS", "700"),
+            ("MIMO_ACTION_EXEC_TIMEOUT_MS", " 1200 "),
+            ("MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS", "3000"),
+            ("MIMO_ACTION_OFFLINE_GRACE_MS", "50"),
+            ("MIMO_AGENT_MAX_STEPS", "7"),
+            ("MIMO_AGENT_CONTEXT_TOKENS", "9000"),
+            ("MIMO_AGENT_TEXT_LIMIT", "400"),
+            ("MIMO_AGENT_CONFIRM_RISKY", "off"),
+        ]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.timeouts.ack_ms, 700);
+        assert_eq!(config.timeouts.exec_ms, 1200);
+        assert_eq!(config.timeouts.slow_exec_ms, 3000);
+        assert_eq!(config.timeouts.offline_grace_ms, 50);
+        assert_eq!(config.timeouts.grace_ms, Timeouts::default().grace_ms);
+        assert_eq!(config.run.max_steps, 7);
+        assert_eq!(config.run.budget.context_tokens, 9000);
+        assert_eq!(config.run.budget.text_limit, 400);
+        assert!(!config.run.confirm_risky);
+    }
+
+    #[test]
+    fn unusable_values_keep_the_default_and_are_named_in_a_warning() {
+        let (config, warnings) = config(&[
+            ("MIMO_ACTION_ACK_TIMEOUT_MS", "5s"),
+            ("MIMO_AGENT_MAX_STEPS", "0"),
+            ("MIMO_AGENT_TEXT_LIMIT", "-3"),
+            ("MIMO_AGENT_CONFIRM_RISKY", "maybe"),
+        ]);
+        assert_eq!(config.timeouts.ack_ms, Timeouts::default().ack_ms);
+        assert_eq!(config.run, RunConfig::default());
+        let named: Vec<&str> = warnings.iter().map(|w| w.name).collect();
+        assert_eq!(
+            named,
+            [
+                "MIMO_ACTION_ACK_TIMEOUT_MS",
+                "MIMO_AGENT_MAX_STEPS",
+                "MIMO_AGENT_TEXT_LIMIT",
+                "MIMO_AGENT_CONFIRM_RISKY"
+            ]
+        );
+        assert!(warnings[0].message.contains("\"5s\""), "{:?}", warnings[0]);
+    }
+
+    #[test]
+    fn the_model_endpoint_is_read_and_its_key_never_shown() {
+        let (config, _) = config(&[
+            ("MIMO_LLM_PROVIDER", "Anthropic"),
+            ("MIMO_LLM_MODEL", "claude-x"),
+            ("MIMO_LLM_API_KEY", "sk-secret"),
+            ("MIMO_LLM_TIMEOUT_MS", "2500"),
+        ]);
+        let llm = config.llm.unwrap();
+        assert_eq!(llm.provider, Provider::Anthropic);
+        assert_eq!(llm.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(llm.api_key.as_deref(), Some("sk-secret"));
+        assert_eq!(llm.timeout_ms, 2500);
+        assert!(!format!("{llm:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn an_unusable_model_endpoint_says_what_is_missing() {
+        let compatible = config(&[
+            ("MIMO_LLM_PROVIDER", "openai_compatible"),
+            ("MIMO_LLM_MODEL", "m"),
+        ])
+        .0
+        .llm
+        .unwrap_err();
+        assert!(compatible.message.contains("MIMO_LLM_BASE_URL is required"));
+        let provider = config(&[("MIMO_LLM_PROVIDER", "gemini"), ("MIMO_LLM_MODEL", "m")])
+            .0
+            .llm
+            .unwrap_err();
+        assert!(provider.message.contains("unknown LLM provider `gemini`"));
+        let timeout = config(&[("MIMO_LLM_MODEL", "m"), ("MIMO_LLM_TIMEOUT_MS", "soon")])
+            .0
+            .llm
+            .unwrap_err();
+        assert!(timeout.message.contains("MIMO_LLM_TIMEOUT_MS=\"soon\""));
+        assert_eq!(timeout.kind, LlmErrorKind::BadRequest);
+    }
+}

@@ -1,0 +1,660 @@
+//! One task, sans I/O: its conversation, its browser run and its action queue behind one
+//! [`Task::handle`] that takes every input the coordinator receives and returns the I/O to do.
+//!
+//! The coordinator (a Durable Object) only carries effects out: it stores what an effect
+//! carries, sends frames, streams model calls, asks the registry for an extension, and sets
+//! the alarm. What it learns doing so (an LLM event, a failed delivery, the registry's answer)
+//! comes back as another [`Input`]. Every rule — what a control pauses, when a model call waits
+//! for the alarm, what a restart picks up, which snapshot is stale — is here, tested natively.
+
+mod config;
+mod messages;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+
+use mimo_protocol::{
+    ActionCommand, BrowserAction, ErrorCode, ErrorObject, FrontendEvent, ServerToExtension,
+    TaskControl, TaskStatus,
+};
+
+use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
+use crate::conversation::{self, Conversation, StoredMessage, TaskRecord};
+use crate::llm;
+use crate::run::AgentRun;
+
+pub use config::{ConfigWarning, TaskConfig};
+pub use messages::{ActionEvent, Binding, SnapshotPush};
+
+/// Something that happened to the task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The task is created (nothing happens when it exists).
+    Create { task_id: String },
+    /// A web app's socket was accepted and has replayed the history.
+    WebConnected,
+    UserMessage {
+        content: String,
+        client_message_id: Option<String>,
+    },
+    /// The person's answer for a step waiting for confirmation.
+    Confirm { step: u32, approve: bool },
+    /// The person chose an extension for the task.
+    SelectClient { client_id: String },
+    /// Takeover, resume or stop, from the web app or the extension's overlay.
+    Control(TaskControl),
+    /// One event of a model call's stream ([`Effect::CallLlm`]).
+    Llm {
+        turn_id: String,
+        event: llm::LlmEvent,
+    },
+    /// An ack, result or attempt status from the extension, relayed by the registry.
+    Extension(ActionEvent),
+    /// An [`Effect::Dispatch`] could not be handed to the extension.
+    DispatchFailed {
+        action_id: String,
+        error: ErrorObject,
+    },
+    /// The registry's answer to an [`Effect::Bind`].
+    Bound {
+        purpose: BindPurpose,
+        result: Result<Binding, ErrorObject>,
+    },
+    /// The developer API submits an action for the task's extension.
+    Submit {
+        action_id: String,
+        tab_id: Option<i32>,
+        command: ActionCommand,
+    },
+    /// The alarm rang: what is due runs (held model calls, restart recovery, timeouts).
+    Alarm,
+    /// The registry pushes a browser snapshot of an extension.
+    Snapshot(SnapshotPush),
+}
+
+/// Who waits for the answer to an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// A socket of the web app, or the alarm: model calls are streamed at once.
+    Direct,
+    /// Another object (the registry relaying the extension's frame) that must get its answer
+    /// as soon as the input is recorded, not after a model turn: model calls are held for the
+    /// alarm, which runs them soon. Should the object be evicted first, the alarm's recovery
+    /// finds the turn cut off and runs it.
+    Relay,
+}
+
+/// Why an extension is asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BindPurpose {
+    /// The browser run needs one: a refusal fails the run.
+    Run,
+    /// The person (or a web app connecting to a task without one) asked: a refusal is the
+    /// answer to them.
+    Requested,
+    /// The developer API submits an action once the task has an extension.
+    Submit {
+        action_id: String,
+        tab_id: Option<i32>,
+        command: ActionCommand,
+    },
+}
+
+/// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
+/// feeding each event back as [`Input::Llm`] while [`Task::is_current_turn`] holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmCall {
+    pub turn_id: String,
+    pub messages: Vec<llm::ChatMessage>,
+    pub tools: Vec<llm::ToolSpec>,
+    pub delay_ms: u64,
+}
+
+/// I/O for the coordinator, in order. Each carries what it needs, as it was when it was made.
+#[derive(Debug, Clone, PartialEq)]
+// Effects are short-lived (returned, carried out, dropped); their size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Effect {
+    /// Append to the task's event log (it gets the next sequence number) and send to every web
+    /// socket of the task.
+    Emit(FrontendEvent),
+    /// Send to every web socket of the task without keeping it in the log (it is state, sent
+    /// again on connect: the browser snapshot).
+    Show(FrontendEvent),
+    SaveTask(TaskRecord),
+    SaveMessage(StoredMessage),
+    SaveRun(Option<AgentRun>),
+    SaveAction(ActionRecord),
+    SaveSnapshot(SnapshotPush),
+    /// Make sure the alarm rings by `at` (an earlier alarm serves as well).
+    WakeAt(u64),
+    CallLlm(LlmCall),
+    /// Ask the registry for an extension (automatic selection when `client_id` is `None`) and
+    /// report its answer as [`Input::Bound`].
+    Bind {
+        client_id: Option<String>,
+        purpose: BindPurpose,
+    },
+    /// Send an action to its extension; on failure report [`Input::DispatchFailed`].
+    Dispatch(BrowserAction),
+    /// Send a frame to an extension, best effort: an offline extension learns the same later.
+    Tell {
+        client_id: String,
+        message: ServerToExtension,
+    },
+    /// An action ended: whoever waits for it can stop waiting.
+    ActionFinished(ActionRecord),
+}
+
+/// How long past a model call's own time budget the alarm waits before taking the turn for
+/// cut off by a restart.
+const LLM_CALL_SLACK_MS: u64 = 5_000;
+
+/// The task as its coordinator holds it.
+#[derive(Debug)]
+pub struct Task {
+    config: TaskConfig,
+    /// `None` until the task is created, and again once it is deleted.
+    conversation: Option<Conversation>,
+    actions: ActionQueue,
+    /// Model calls of [`Caller::Relay`] inputs, held for the alarm.
+    held: Vec<LlmCall>,
+}
+
+/// What storage holds of a task.
+#[derive(Debug, Clone, Default)]
+pub struct Stored {
+    pub task: Option<TaskRecord>,
+    pub messages: Vec<StoredMessage>,
+    pub run: Option<AgentRun>,
+    pub actions: Vec<ActionRecord>,
+}
+
+/// Work inside one [`Task::handle`]: effects of the conversation and of the scheduler, which
+/// feed each other before any I/O is left for the coordinator.
+enum Work {
+    Conversation(conversation::Effect),
+    Action(ActionEffect),
+}
+
+impl Task {
+    /// A task that does not exist yet.
+    pub fn new(config: TaskConfig) -> Self {
+        let actions = ActionQueue::new(config.timeouts);
+        Task {
+            config,
+            conversation: None,
+            actions,
+            held: Vec::new(),
+        }
+    }
+
+    /// The task as storage has it, after an eviction or a restart. What a restart cut off is
+    /// picked up by the next input that can afford it (a web app's message, the alarm).
+    pub fn restore(config: TaskConfig, stored: Stored, now: u64) -> Self {
+        let mut actions = ActionQueue::restore(stored.actions, config.timeouts);
+        let conversation = stored.task.map(|task| {
+            Conversation::restore(task, stored.messages, stored.run).with_config(config.run)
+        });
+        if conversation
+            .as_ref()
+            .is_some_and(|c| c.task().status == TaskStatus::Takeover)
+        {
+            // A takeover outlives restarts. Pausing returns no effects.
+            actions.set_paused(true, now);
+        }
+        Task {
+            config,
+            conversation,
+            actions,
+            held: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &TaskConfig {
+        &self.config
+    }
+
+    /// The task row, if the task exists.
+    pub fn record(&self) -> Option<&TaskRecord> {
+        self.conversation.as_ref().map(|c| c.task())
+    }
+
+    pub fn actions(&self) -> &ActionQueue {
+        &self.actions
+    }
+
+    /// Whether model call `turn_id` is still wanted: a call whose turn was stopped or replaced
+    /// is not made, and its stream is cut.
+    pub fn is_current_turn(&self, turn_id: &str) -> bool {
+        self.conversation
+            .as_ref()
+            .is_some_and(|c| c.is_current_turn(turn_id))
+    }
+
+    /// Carries `input` through the conversation and the scheduler. `Err` is a refusal for the
+    /// caller (an empty message, an unknown step, no extension to bind): nothing changed.
+    pub fn handle(
+        &mut self,
+        input: Input,
+        now: u64,
+        caller: Caller,
+    ) -> Result<Vec<Effect>, ErrorObject> {
+        if let Input::Create { task_id } = input {
+            return self.create(task_id, now);
+        }
+        if let Input::Snapshot(push) = input {
+            return Ok(self.snapshot(push));
+        }
+        if let Input::Alarm = input {
+            return Ok(self.alarm(now));
+        }
+        let Some(conversation) = self.conversation.as_mut() else {
+            return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+        };
+        let mut work: Vec<Work> = Vec::new();
+        let mut out: Vec<Effect> = Vec::new();
+        let conversation_work =
+            |effects: Vec<conversation::Effect>| effects.into_iter().map(Work::Conversation);
+        let action_work = |effects: Vec<ActionEffect>| effects.into_iter().map(Work::Action);
+        // Inputs that may follow a restart pick up what it cut off first.
+        let recovers = matches!(
+            input,
+            Input::UserMessage { .. }
+                | Input::Confirm { .. }
+                | Input::SelectClient { .. }
+                | Input::Control(_)
+        ) && caller == Caller::Direct;
+        if recovers {
+            work.extend(conversation_work(recover(conversation, &self.actions, now)));
+        }
+        let mut touches_actions = false;
+        match input {
+            Input::Create { .. } | Input::Snapshot(_) | Input::Alarm => unreachable!("above"),
+            Input::WebConnected => {
+                if conversation.needs_recovery() {
+                    // A turn was cut off by a restart. The alarm runs it again: it may take as
+                    // long as the model needs, and the socket's upgrade must be answered now.
+                    out.push(Effect::WakeAt(now));
+                }
+                if conversation.task().selected_client_id.is_none() {
+                    out.push(Effect::Bind {
+                        client_id: None,
+                        purpose: BindPurpose::Requested,
+                    });
+                }
+            }
+            Input::UserMessage {
+                content,
+                client_message_id,
+            } => {
+                let effects = conversation.user_message(content, client_message_id, now)?;
+                work.extend(conversation_work(effects));
+            }
+            Input::Confirm { step, approve } => {
+                work.extend(conversation_work(conversation.confirm(step, approve, now)?));
+            }
+            Input::SelectClient { client_id } => out.push(Effect::Bind {
+                client_id: Some(client_id),
+                purpose: BindPurpose::Requested,
+            }),
+            Input::Control(control) => {
+                touches_actions = true;
+                let (said, scheduled) = match control {
+                    // The queue pauses with the task: nothing new reaches the browser.
+                    TaskControl::Takeover => (
+                        conversation.takeover(now),
+                        self.actions.set_paused(true, now),
+                    ),
+                    TaskControl::Resume => (
+                        conversation.resume(now),
+                        self.actions.set_paused(false, now),
+                    ),
+                    TaskControl::Stop => (conversation.stop(now), self.actions.cancel_all(now)),
+                };
+                work.extend(conversation_work(said));
+                work.extend(action_work(scheduled));
+            }
+            Input::Llm { turn_id, event } => {
+                work.extend(conversation_work(
+                    conversation.llm_event(&turn_id, event, now),
+                ));
+            }
+            Input::Extension(event) => {
+                touches_actions = true;
+                let effects = match event {
+                    ActionEvent::Ack { action_id, attempt } => {
+                        self.actions.acked(&action_id, attempt, now)
+                    }
+                    ActionEvent::Outcome { outcome } => self.actions.outcome(outcome, now),
+                    ActionEvent::Status {
+                        action_id,
+                        attempt,
+                        state,
+                        outcome,
+                    } => self
+                        .actions
+                        .attempt_status(&action_id, attempt, state, outcome, now),
+                };
+                work.extend(action_work(effects));
+            }
+            Input::DispatchFailed { action_id, error } => {
+                touches_actions = true;
+                work.extend(action_work(
+                    self.actions.dispatch_failed(&action_id, error, now),
+                ));
+            }
+            Input::Bound { purpose, result } => {
+                let binding = match (result, &purpose) {
+                    (Ok(binding), _) => Some(binding),
+                    (Err(error), BindPurpose::Run) => {
+                        work.extend(conversation_work(
+                            conversation.client_bound(Err(error), now),
+                        ));
+                        None
+                    }
+                    (Err(error), _) => return Err(error),
+                };
+                if let Some(binding) = binding {
+                    let client_id = binding.client_id.clone();
+                    work.extend(conversation_work(
+                        conversation.select_client(client_id.clone(), now),
+                    ));
+                    if let Some(snapshot) = binding.snapshot {
+                        out.extend(show_snapshot(SnapshotPush {
+                            client_id,
+                            snapshot,
+                        }));
+                    }
+                    match purpose {
+                        BindPurpose::Run => {
+                            work.extend(conversation_work(conversation.client_bound(Ok(()), now)))
+                        }
+                        BindPurpose::Requested => {}
+                        BindPurpose::Submit {
+                            action_id,
+                            tab_id,
+                            command,
+                        } => {
+                            touches_actions = true;
+                            let (submitted, started) = self.submit(action_id, tab_id, command, now);
+                            work.extend(action_work(submitted));
+                            work.extend(conversation_work(started));
+                        }
+                    }
+                }
+            }
+            Input::Submit {
+                action_id,
+                tab_id,
+                command,
+            } => {
+                if conversation.task().selected_client_id.is_none() {
+                    out.push(Effect::Bind {
+                        client_id: None,
+                        purpose: BindPurpose::Submit {
+                            action_id,
+                            tab_id,
+                            command,
+                        },
+                    });
+                } else {
+                    touches_actions = true;
+                    let (submitted, started) = self.submit(action_id, tab_id, command, now);
+                    work.extend(action_work(submitted));
+                    work.extend(conversation_work(started));
+                }
+            }
+        }
+        self.settle(work, &mut out, touches_actions, now, caller);
+        Ok(out)
+    }
+
+    fn create(&mut self, task_id: String, now: u64) -> Result<Vec<Effect>, ErrorObject> {
+        if task_id.is_empty() {
+            return Err(ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                "taskId is required",
+            ));
+        }
+        if self.conversation.is_some() {
+            return Ok(Vec::new());
+        }
+        let created = Conversation::new(task_id, now).with_config(self.config.run);
+        let mut out = vec![Effect::SaveTask(created.task().clone())];
+        // The log starts with the task's status, so every client learns it from the history.
+        if let conversation::Effect::Emit(event) = created.status_event() {
+            out.push(Effect::Emit(event));
+        }
+        self.conversation = Some(created);
+        Ok(out)
+    }
+
+    /// A snapshot pushed for an extension this task no longer uses is stale, and ignored.
+    fn snapshot(&self, push: SnapshotPush) -> Vec<Effect> {
+        let selected = self.record().and_then(|t| t.selected_client_id.as_deref());
+        if selected != Some(push.client_id.as_str()) {
+            return Vec::new();
+        }
+        show_snapshot(push)
+    }
+
+    /// Held model calls, what a restart cut off, and the scheduler's timeouts and retries.
+    fn alarm(&mut self, now: u64) -> Vec<Effect> {
+        let mut out: Vec<Effect> = std::mem::take(&mut self.held)
+            .into_iter()
+            .map(Effect::CallLlm)
+            .collect();
+        let mut work: Vec<Work> = Vec::new();
+        if let Some(conversation) = self.conversation.as_mut() {
+            work.extend(
+                recover(conversation, &self.actions, now)
+                    .into_iter()
+                    .map(Work::Conversation),
+            );
+        }
+        work.extend(self.actions.tick(now).into_iter().map(Work::Action));
+        self.settle(work, &mut out, true, now, Caller::Direct);
+        out
+    }
+
+    fn submit(
+        &mut self,
+        action_id: String,
+        tab_id: Option<i32>,
+        command: ActionCommand,
+        now: u64,
+    ) -> (Vec<ActionEffect>, Vec<conversation::Effect>) {
+        let Some(conversation) = self.conversation.as_mut() else {
+            return (Vec::new(), Vec::new());
+        };
+        let task = conversation.task();
+        let submitted = self.actions.submit(
+            action_id,
+            task.task_id.clone(),
+            task.selected_client_id.clone().unwrap_or_default(),
+            tab_id,
+            command,
+            now,
+        );
+        (submitted, conversation.actions_started(now))
+    }
+
+    /// Lets the conversation and the scheduler answer each other until only I/O is left, which
+    /// is appended to `out` in order. When the scheduler was involved the alarm is set for its
+    /// next deadline, and an idle queue tells the conversation.
+    fn settle(
+        &mut self,
+        work: Vec<Work>,
+        out: &mut Vec<Effect>,
+        mut touches_actions: bool,
+        now: u64,
+        caller: Caller,
+    ) {
+        let mut queue: VecDeque<Work> = work.into();
+        loop {
+            while let Some(item) = queue.pop_front() {
+                match item {
+                    Work::Conversation(effect) => {
+                        queue.extend(self.conversation_effect(effect, out, now, caller))
+                    }
+                    Work::Action(effect) => {
+                        touches_actions = true;
+                        queue.extend(self.action_effect(effect, out, now));
+                    }
+                }
+            }
+            if !touches_actions {
+                return;
+            }
+            touches_actions = false;
+            if let Some(at) = self.actions.next_deadline() {
+                out.push(Effect::WakeAt(at));
+            }
+            if self.actions.is_idle() {
+                if let Some(conversation) = self.conversation.as_mut() {
+                    let idle = conversation.actions_idle(now);
+                    queue.extend(idle.into_iter().map(Work::Conversation));
+                }
+            }
+            if queue.is_empty() {
+                return;
+            }
+        }
+    }
+
+    fn conversation_effect(
+        &mut self,
+        effect: conversation::Effect,
+        out: &mut Vec<Effect>,
+        now: u64,
+        caller: Caller,
+    ) -> Vec<Work> {
+        let Some(conversation) = self.conversation.as_ref() else {
+            return Vec::new();
+        };
+        match effect {
+            conversation::Effect::Emit(event) => {
+                // The extension's overlay follows the task's status.
+                let tell = match &event {
+                    FrontendEvent::TaskStatus {
+                        status,
+                        selected_client_id: Some(client_id),
+                        ..
+                    } => Some(Effect::Tell {
+                        client_id: client_id.clone(),
+                        message: ServerToExtension::TaskState {
+                            task_id: conversation.task().task_id.clone(),
+                            status: *status,
+                        },
+                    }),
+                    _ => None,
+                };
+                out.push(Effect::Emit(event));
+                out.extend(tell);
+            }
+            conversation::Effect::SaveTask => {
+                out.push(Effect::SaveTask(conversation.task().clone()))
+            }
+            conversation::Effect::SaveMessage(message) => out.push(Effect::SaveMessage(message)),
+            conversation::Effect::SaveRun => out.push(Effect::SaveRun(conversation.run().cloned())),
+            conversation::Effect::CallLlm {
+                turn_id,
+                messages,
+                tools,
+                delay_ms,
+            } => {
+                let call = LlmCall {
+                    turn_id,
+                    messages,
+                    tools,
+                    delay_ms,
+                };
+                match caller {
+                    Caller::Relay => {
+                        self.held.push(call);
+                        out.push(Effect::WakeAt(now));
+                    }
+                    Caller::Direct => {
+                        if let Ok(llm) = &self.config.llm {
+                            // Should the runtime restart during the call, this alarm finds the
+                            // turn cut off and runs it again.
+                            out.push(Effect::WakeAt(
+                                now + delay_ms + llm.timeout_ms + LLM_CALL_SLACK_MS,
+                            ));
+                        }
+                        out.push(Effect::CallLlm(call));
+                    }
+                }
+            }
+            conversation::Effect::BindClient => out.push(Effect::Bind {
+                client_id: None,
+                purpose: BindPurpose::Run,
+            }),
+            conversation::Effect::SubmitAction { action_id, command } => {
+                let task = conversation.task();
+                // Without a bound extension the dispatch fails as PLUGIN_OFFLINE, through the
+                // scheduler's usual path.
+                let submitted = self.actions.submit(
+                    action_id,
+                    task.task_id.clone(),
+                    task.selected_client_id.clone().unwrap_or_default(),
+                    None,
+                    command,
+                    now,
+                );
+                return submitted.into_iter().map(Work::Action).collect();
+            }
+        }
+        Vec::new()
+    }
+
+    fn action_effect(
+        &mut self,
+        effect: ActionEffect,
+        out: &mut Vec<Effect>,
+        now: u64,
+    ) -> Vec<Work> {
+        match effect {
+            ActionEffect::Save(record) => out.push(Effect::SaveAction(record)),
+            ActionEffect::Dispatch(action) => out.push(Effect::Dispatch(action)),
+            ActionEffect::Query(action) => out.push(Effect::Tell {
+                client_id: action.client_id,
+                message: ServerToExtension::ActionQuery {
+                    task_id: action.task_id,
+                    action_id: action.action_id,
+                    attempt: action.attempt,
+                },
+            }),
+            ActionEffect::Finished(record) => {
+                out.push(Effect::ActionFinished(record.clone()));
+                if let Some(conversation) = self.conversation.as_mut() {
+                    let next = conversation.action_finished(&record, now);
+                    return next.into_iter().map(Work::Conversation).collect();
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+/// What picks up a restart's leftovers: a model turn cut off is run again, a browser run
+/// continues from the stored action queue (nothing when there is nothing to pick up).
+fn recover(
+    conversation: &mut Conversation,
+    actions: &ActionQueue,
+    now: u64,
+) -> Vec<conversation::Effect> {
+    let mut effects = conversation.recover(now);
+    effects.extend(conversation.resume_run(|id| actions.get(id).cloned(), now));
+    effects
+}
+
+fn show_snapshot(push: SnapshotPush) -> Vec<Effect> {
+    let event = FrontendEvent::SnapshotSync {
+        client_id: push.client_id.clone(),
+        snapshot: push.snapshot.clone(),
+    };
+    vec![Effect::SaveSnapshot(push), Effect::Show(event)]
+}
