@@ -37,6 +37,24 @@ pub fn json_request<T: Serialize>(method: Method, path: &str, body: Option<&T>) 
     Request::new_with_init(&format!("https://internal{path}"), &init)
 }
 
+/// A request's JSON body, or why it is not one (`SCHEMA_VALIDATION_FAILED`).
+pub async fn read_body<T: serde::de::DeserializeOwned>(
+    req: &mut Request,
+) -> std::result::Result<T, ErrorObject> {
+    let body = req.text().await.map_err(|e| {
+        ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!("unreadable body: {e}"),
+        )
+    })?;
+    serde_json::from_str(&body).map_err(|e| {
+        ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!("malformed body: {e}"),
+        )
+    })
+}
+
 /// Milliseconds since the Unix epoch, from the runtime's clock.
 pub fn now_ms() -> u64 {
     worker::Date::now().as_millis()

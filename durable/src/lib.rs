@@ -8,6 +8,7 @@
 
 mod action_store;
 mod artifacts;
+mod clients;
 mod credentials;
 mod http;
 mod llm_client;
@@ -19,10 +20,11 @@ mod task_store;
 
 pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 pub use credentials::{AuthFailure, AuthFailureCount, TicketHolder, TicketRedeem, TokenCheck};
-pub use http::{error_response, json_request, now_ms, random_bytes, read_json, read_outcome};
+pub use http::{
+    error_response, json_request, now_ms, random_bytes, read_body, read_json, read_outcome,
+};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;
-pub use task_actions::{ActionEvent, SendToExtension};
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";

@@ -2,57 +2,9 @@
 //! file only moves bytes and enforces the time budget.
 
 use futures_util::{future::Either, StreamExt};
-use mimo_agent::llm::{self, LlmConfig, LlmError, LlmEvent, Provider, StreamParser};
+use mimo_agent::llm::{self, LlmConfig, LlmError, LlmEvent, StreamParser};
 use std::time::Duration;
-use worker::{AbortController, Delay, Env, Fetch, Headers, Method, Request, RequestInit};
-
-/// The LLM settings of this deployment (`MIMO_LLM_*` vars and secrets), or why they are
-/// unusable. The key is read from a secret or a var, and never logged.
-pub fn config_from_env(env: &Env) -> Result<LlmConfig, LlmError> {
-    let get = |name: &str| {
-        env.var(name)
-            .ok()
-            .map(|v| v.to_string())
-            .filter(|v| !v.trim().is_empty())
-    };
-    let provider: Provider = get("MIMO_LLM_PROVIDER")
-        .unwrap_or_else(|| "openai".into())
-        .parse()
-        .map_err(|e| not_configured(&format!("{e}")))?;
-    let model = get("MIMO_LLM_MODEL").ok_or_else(|| not_configured("MIMO_LLM_MODEL is not set"))?;
-    let mut config = LlmConfig::new(provider, model);
-    if let Some(base_url) = get("MIMO_LLM_BASE_URL") {
-        config = config.with_base_url(base_url);
-    }
-    if config.base_url.is_empty() {
-        return Err(not_configured(
-            "MIMO_LLM_BASE_URL is required for openai_compatible",
-        ));
-    }
-    if let Some(key) = env
-        .secret("MIMO_LLM_API_KEY")
-        .ok()
-        .map(|v| v.to_string())
-        .filter(|v| !v.is_empty())
-    {
-        config = config.with_api_key(key);
-    }
-    if let Some(raw) = get("MIMO_LLM_TIMEOUT_MS") {
-        config.timeout_ms = raw.trim().parse().map_err(|_| {
-            not_configured(&format!(
-                "MIMO_LLM_TIMEOUT_MS={raw:?} is not a whole number of milliseconds"
-            ))
-        })?;
-    }
-    Ok(config)
-}
-
-fn not_configured(why: &str) -> LlmError {
-    LlmError::new(
-        llm::LlmErrorKind::BadRequest,
-        format!("no LLM provider is configured ({why}); set MIMO_LLM_PROVIDER, MIMO_LLM_BASE_URL, MIMO_LLM_MODEL and MIMO_LLM_API_KEY"),
-    )
-}
+use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 /// Streams one completion, handing each event to `on_event` until it returns `false` (the turn
 /// was stopped) or the stream ends. A stream that ends always ends with exactly one terminal

@@ -6,20 +6,19 @@ use mimo_agent::snapshot;
 use mimo_protocol::extension::{ExtensionList, PING_FRAME, PONG_FRAME};
 use mimo_protocol::{
     limits::MAX_EXTENSION_FRAME_BYTES, BrowserInfo, BrowserSnapshot, ErrorCode, ErrorObject,
-    ExtensionInfo, ExtensionMessage, ServerToExtension,
+    ExtensionInfo, ExtensionMessage, ServerToExtension, TaskControl,
 };
 use serde::{Deserialize, Serialize};
 use worker::*;
 
+use crate::clients::{BindRequest, SendToExtension, TaskClient};
 use crate::credentials::{
     AuthFailure, AuthFailureCount, Credentials, TicketHolder, TicketRedeem, TokenCheck,
 };
-use crate::http::{error_response, json_request, now_ms, read_outcome};
+use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
-use crate::task::{BindRequest, Binding, SnapshotPush};
-use crate::task_actions::{ActionEvent, SendToExtension};
-use crate::TASK_COORDINATOR;
 use mimo_agent::credentials::Principal;
+use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_protocol::extension::PairRequest;
 
 /// Tag of every extension socket; each also carries `client:<id>`.
@@ -285,13 +284,13 @@ impl DurableObject for ExtensionRegistry {
                 task_id,
             } => {
                 let ack = ActionEvent::Ack { action_id, attempt };
-                let relayed = self
-                    .relay(&client_id, &task_id, "/action-event", &ack)
-                    .await;
+                let relayed = self.relay(&client_id, &task_id, ToTask::Event(ack)).await;
                 report_refusal(&ws, "an action's ack", relayed).map(|_| ())
             }
             ExtensionMessage::TaskControl { task_id, control } => {
-                let relayed = self.relay(&client_id, &task_id, "/control", &control).await;
+                let relayed = self
+                    .relay(&client_id, &task_id, ToTask::Control(control))
+                    .await;
                 report_refusal(&ws, "a task control", relayed).map(|_| ())
             }
             ExtensionMessage::ActionStatus {
@@ -308,7 +307,7 @@ impl DurableObject for ExtensionRegistry {
                     outcome,
                 };
                 let relayed = self
-                    .relay(&client_id, &task_id, "/action-event", &status)
+                    .relay(&client_id, &task_id, ToTask::Event(status))
                     .await;
                 report_refusal(&ws, "an action's status", relayed).map(|_| ())
             }
@@ -320,9 +319,7 @@ impl DurableObject for ExtensionRegistry {
                 };
                 let task_id = outcome.task_id.clone();
                 let event = ActionEvent::Outcome { outcome };
-                let relayed = self
-                    .relay(&client_id, &task_id, "/action-event", &event)
-                    .await;
+                let relayed = self.relay(&client_id, &task_id, ToTask::Event(event)).await;
                 // Recorded, or refused for good: either way the extension can stop resending
                 // it. Only a result that did not reach the task is left unacknowledged, so
                 // that the next connection sends it again.
@@ -358,6 +355,12 @@ enum Relayed {
     Refused(ErrorObject),
 }
 
+/// What the extension says about a task, passed on to the task if it is bound to it.
+enum ToTask {
+    Event(ActionEvent),
+    Control(TaskControl),
+}
+
 /// Tells the extension of a relay that did not go through, and logs it. `Ok(true)` when the
 /// frame was dealt with for good (taken or refused), `Ok(false)` when it did not reach the task.
 fn report_refusal(ws: &WebSocket, what: &str, relayed: Result<Relayed>) -> Result<bool> {
@@ -385,24 +388,6 @@ fn invalid_client_id() -> ErrorObject {
         ErrorCode::SchemaValidationFailed,
         "clientId must be 1–128 characters of letters, digits, '-' or '_'",
     )
-}
-
-/// A JSON body, or why it is not one (`SCHEMA_VALIDATION_FAILED`).
-async fn read_body<T: serde::de::DeserializeOwned>(
-    req: &mut Request,
-) -> std::result::Result<T, ErrorObject> {
-    let body = req.text().await.map_err(|e| {
-        ErrorObject::new(
-            ErrorCode::SchemaValidationFailed,
-            format!("unreadable body: {e}"),
-        )
-    })?;
-    serde_json::from_str(&body).map_err(|e| {
-        ErrorObject::new(
-            ErrorCode::SchemaValidationFailed,
-            format!("malformed body: {e}"),
-        )
-    })
 }
 
 fn valid_client_id(id: &str) -> bool {
@@ -634,27 +619,19 @@ impl ExtensionRegistry {
     /// Passes what the extension says about a task (an ack, a result, a takeover) to that task,
     /// if it is bound to this extension: an extension cannot report on another browser's task.
     /// `Err` only when the task could not be reached.
-    async fn relay<T: Serialize>(
-        &self,
-        client_id: &str,
-        task_id: &str,
-        route: &str,
-        body: &T,
-    ) -> Result<Relayed> {
+    async fn relay(&self, client_id: &str, task_id: &str, what: ToTask) -> Result<Relayed> {
         if self.binding_of(task_id)?.as_deref() != Some(client_id) {
             return Ok(Relayed::Refused(ErrorObject::new(
                 ErrorCode::PermissionDenied,
                 format!("task {task_id} is not bound to this extension"),
             )));
         }
-        let stub = self
-            .env
-            .durable_object(TASK_COORDINATOR)?
-            .get_by_name(task_id)?;
-        let response = stub
-            .fetch_with_request(json_request(Method::Post, route, Some(body))?)
-            .await?;
-        Ok(match read_outcome(response).await? {
+        let task = TaskClient::new(&self.env, task_id)?;
+        let answer = match what {
+            ToTask::Event(event) => task.action_event(&event).await?,
+            ToTask::Control(control) => task.control(control).await?,
+        };
+        Ok(match answer {
             Ok(()) => Relayed::Done,
             Err(error) => Relayed::Refused(error),
         })
@@ -673,20 +650,21 @@ impl ExtensionRegistry {
                 vec![text(client_id), int(PUSH_TO_TASKS.into())],
             )?
             .to_array()?;
-        let namespace = self.env.durable_object(TASK_COORDINATOR)?;
         let push = SnapshotPush {
             client_id: client_id.to_owned(),
             snapshot,
         };
         let sends = tasks.into_iter().map(|t| {
-            let stub = namespace.get_by_name(&t.task_id);
-            let request = json_request(Method::Post, "/snapshot", Some(&push));
-            async move { stub?.fetch_with_request(request?).await }
+            let task = TaskClient::new(&self.env, &t.task_id);
+            let push = &push;
+            async move { task?.snapshot(push).await }
         });
         for result in futures_util::future::join_all(sends).await {
             // One unreachable task must not keep the others from their snapshot.
-            if let Err(e) = result {
-                console_error!("snapshot push failed: {e}");
+            match result {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => console_error!("snapshot push refused: {error}"),
+                Err(e) => console_error!("snapshot push failed: {e}"),
             }
         }
         Ok(())

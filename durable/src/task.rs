@@ -1,56 +1,39 @@
-//! `TaskCoordinator`: one Durable Object per task.
+//! `TaskCoordinator`: one Durable Object per task, a shell around `mimo_agent::task::Task`.
+//!
+//! It routes requests and socket frames to the task as inputs and carries out the effects the
+//! task returns: storage, the web app's sockets, model calls, the registry, the alarm. What it
+//! learns doing so goes back to the task as another input. The one rule of its own is merging
+//! alarms: one alarm serves every purpose, set for the earliest time asked.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use mimo_agent::conversation::{Conversation, Effect};
+use futures_channel::oneshot;
+use mimo_agent::actions::ActionRecord;
 use mimo_agent::llm;
+use mimo_agent::task::{
+    ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
+};
 use mimo_protocol::frontend::TaskSummary;
 use mimo_protocol::{
-    limits::MAX_WEB_FRAME_BYTES, BrowserSnapshot, ErrorCode, ErrorObject, EventEnvelope,
-    FrontendEvent, FrontendMessage,
+    limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, FrontendEvent,
+    FrontendMessage, TaskControl,
 };
-use serde::{Deserialize, Serialize};
+use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
+use serde::Serialize;
 use worker::*;
 
 use crate::action_store::ActionStore;
 use crate::artifacts::{ArtifactGrant, ArtifactStore, ArtifactStored};
-use crate::http::{error_response, json_request, now_ms, read_json};
+use crate::clients::{BindRequest, RegistryClient};
+use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
-use crate::task_actions::{ActionEvent, SubmitAction};
+use crate::task_actions::SubmitAction;
 use crate::task_store::TaskStore;
-use crate::{llm_client, ARTIFACTS, EXTENSION_REGISTRY, REGISTRY_NAME};
-use futures_channel::oneshot;
-use mimo_agent::actions::{ActionEffect, ActionQueue, ActionRecord, Timeouts};
-use mimo_agent::prompt::Budget;
-use mimo_agent::run::RunConfig;
-use mimo_protocol::{TaskControl, TaskStatus};
-use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
-use std::collections::HashMap;
+use crate::{llm_client, ARTIFACTS};
 
-/// An effect for the work loop: the conversation's or the scheduler's.
-pub(crate) enum Work {
-    Conversation(Effect),
-    Action(ActionEffect),
-}
-
-pub(crate) fn wrap<T>(effects: Vec<T>, as_work: fn(T) -> Work) -> Vec<Work> {
-    effects.into_iter().map(as_work).collect()
-}
-
-/// Where the work loop makes LLM calls.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Llm {
-    /// Here, streaming.
-    Inline,
-    /// In the alarm, soon: the caller is another object (the registry relaying an extension's
-    /// frame) that must get its answer as soon as the event is recorded, not after a model
-    /// turn. Should this object be evicted first, `recover` finds the turn cut off and runs it.
-    Defer,
-}
-
-/// How soon the alarm runs `recover` after an effect failed.
+/// How soon the alarm runs after an effect failed, so that what it left undone is picked up.
 const RECOVERY_DELAY_MS: u64 = 1_000;
 
 /// Tag of the web app's sockets.
@@ -59,17 +42,13 @@ const WEB: &str = "web";
 #[durable_object]
 pub struct TaskCoordinator {
     state: State,
-    pub(crate) env: Env,
+    env: Env,
     store: TaskStore,
     artifacts: ArtifactStore,
-    pub(crate) action_store: ActionStore,
-    pub(crate) actions: RefCell<ActionQueue>,
+    action_store: ActionStore,
+    pub(crate) task: RefCell<Task>,
     /// Requests of the developer API waiting for their action to end, by action id.
     pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<ActionRecord>>>,
-    /// LLM calls a relayed event left for the alarm ([`Llm::Defer`]).
-    parked: RefCell<Vec<Effect>>,
-    /// `None` until the task is created by `/init`, and again once it is deleted.
-    conversation: RefCell<Option<Conversation>>,
     /// Why the stored task could not be loaded: every route but `/delete` answers with it.
     broken: RefCell<Option<ErrorObject>>,
     started_at: u64,
@@ -89,53 +68,37 @@ struct TaskExport {
 /// Names the export's shape, so that tools reading old exports can tell.
 const EXPORT_FORMAT: &str = "mimo-task-export/1";
 
-/// Body of the registry's `/bind` request.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BindRequest {
-    pub task_id: String,
-    /// An explicit choice; `None` asks for automatic selection.
-    pub client_id: Option<String>,
-}
-
-/// The registry's answer to `/bind`.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Binding {
-    pub client_id: String,
-    pub snapshot: Option<BrowserSnapshot>,
-}
-
-/// Body of `/snapshot`, pushed by the registry when the task's extension reports a change.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SnapshotPush {
-    pub client_id: String,
-    pub snapshot: BrowserSnapshot,
-}
-
-/// The task as stored: its action queue and its conversation (none before `/init`).
-fn load(
-    store: &TaskStore,
-    action_store: &ActionStore,
-    env: &Env,
-) -> Result<(ActionQueue, Option<Conversation>)> {
-    let mut actions = ActionQueue::restore(action_store.load()?, timeouts(env));
-    let conversation = match store.load_task()? {
-        Some(task) => Some(
-            Conversation::restore(task, store.load_messages()?, store.load_run()?)
-                .with_config(run_config(env)),
-        ),
-        None => None,
-    };
-    if conversation
-        .as_ref()
-        .is_some_and(|c| c.task().status == TaskStatus::Takeover)
-    {
-        // A takeover outlives restarts: pausing returns no effects.
-        actions.set_paused(true, now_ms());
+/// The deployment's settings; unusable values are logged, and their defaults apply.
+fn config(env: &Env) -> TaskConfig {
+    let (config, warnings) = TaskConfig::from_lookup(|name| {
+        // Vars and secrets are both strings; a key may be set as either.
+        env.var(name)
+            .or_else(|_| env.secret(name))
+            .ok()
+            .map(|v| v.to_string())
+    });
+    for warning in warnings {
+        console_warn!("{}", warning.message);
     }
-    Ok((actions, conversation))
+    config
+}
+
+fn load(store: &TaskStore, action_store: &ActionStore) -> Result<Stored> {
+    let task = store.load_task()?;
+    let messages = match task {
+        Some(_) => store.load_messages()?,
+        None => Vec::new(),
+    };
+    Ok(Stored {
+        task,
+        messages,
+        run: store.load_run()?,
+        actions: action_store.load()?,
+    })
+}
+
+fn unknown_task() -> ErrorObject {
+    ErrorObject::new(ErrorCode::NotFound, "unknown task")
 }
 
 impl DurableObject for TaskCoordinator {
@@ -143,8 +106,9 @@ impl DurableObject for TaskCoordinator {
         let store = TaskStore::open(state.storage().sql()).expect("task schema");
         let artifacts = ArtifactStore::open(state.storage().sql()).expect("artifact schema");
         let action_store = ActionStore::open(state.storage().sql()).expect("action schema");
-        let (actions, conversation, broken) = match load(&store, &action_store, &env) {
-            Ok((actions, conversation)) => (actions, conversation, None),
+        let config = config(&env);
+        let (task, broken) = match load(&store, &action_store) {
+            Ok(stored) => (Task::restore(config, stored, now_ms()), None),
             Err(e) => {
                 // A record this build cannot read (corrupt, or written in a format it does not
                 // know): the task answers with the reason instead of failing every request.
@@ -156,7 +120,7 @@ impl DurableObject for TaskCoordinator {
                          delete the task to start again."
                     ),
                 );
-                (ActionQueue::new(timeouts(&env)), None, Some(error))
+                (Task::new(config), Some(error))
             }
         };
         Self {
@@ -165,16 +129,14 @@ impl DurableObject for TaskCoordinator {
             store,
             artifacts,
             action_store,
-            actions: RefCell::new(actions),
+            task: RefCell::new(task),
             waiters: RefCell::new(HashMap::new()),
-            parked: RefCell::new(Vec::new()),
-            conversation: RefCell::new(conversation),
             broken: RefCell::new(broken),
             started_at: now_ms(),
         }
     }
 
-    async fn fetch(&self, req: Request) -> Result<Response> {
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
         let broken = self.broken.borrow().clone();
         if let Some(error) = broken {
@@ -188,65 +150,37 @@ impl DurableObject for TaskCoordinator {
                 .map(|(_, v)| v.into_owned())
         };
         match (req.method(), url.path()) {
-            (Method::Post, "/init") => {
-                let task_id = query("taskId").unwrap_or_default();
-                self.init(task_id)
-            }
+            (Method::Post, "/init") => self.init(query("taskId").unwrap_or_default()).await,
             (Method::Get, "/ws/web") => {
                 let last_seq = query("lastSeq").and_then(|s| s.parse().ok()).unwrap_or(0);
                 self.connect_web(last_seq).await
             }
-            (Method::Get, "/summary") => self.summary(),
+            (Method::Get, "/summary") => match self.task_summary()? {
+                Some(summary) => Response::from_json(&summary),
+                None => error_response(&unknown_task()),
+            },
             (Method::Get, "/export") => self.export(),
-            (Method::Post, "/actions") => {
-                let mut req = req;
-                let body = req.text().await?;
-                match serde_json::from_str::<SubmitAction>(&body) {
-                    Ok(submit) => self.submit_action(submit).await,
-                    Err(e) => error_response(&ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!("the action does not match the protocol: {e}"),
-                    )),
-                }
+            (Method::Post, "/actions") => match read_body::<SubmitAction>(&mut req).await {
+                Ok(submit) => self.submit_action(submit).await,
+                Err(error) => error_response(&error),
+            },
+            (Method::Get, "/actions") if self.exists() => {
+                Response::from_json(&self.task.borrow().actions().records())
             }
-            (Method::Get, "/actions") if self.exists() => self.list_actions(),
-            (Method::Post, "/control") => {
-                let mut req = req;
-                let control: TaskControl = match req.json().await {
-                    Ok(control) => control,
-                    Err(e) => {
-                        return error_response(&ErrorObject::new(
-                            ErrorCode::SchemaValidationFailed,
-                            format!("not a task control: {e}"),
-                        ))
-                    }
-                };
-                if !self.exists() {
-                    return error_response(&unknown_task());
-                }
-                self.control(control, Llm::Defer).await?;
-                Response::empty()
-            }
-            (Method::Post, "/action-event") => {
-                let mut req = req;
-                let event: ActionEvent = match req.json().await {
-                    Ok(event) => event,
-                    Err(e) => {
-                        return error_response(&ErrorObject::new(
-                            ErrorCode::SchemaValidationFailed,
-                            format!("not an action event: {e}"),
-                        ))
-                    }
-                };
-                if !self.exists() {
-                    return error_response(&unknown_task());
-                }
-                self.action_event(event).await?;
-                Response::empty()
-            }
+            (Method::Post, "/control") => match read_body::<TaskControl>(&mut req).await {
+                Ok(control) => self.answer(Input::Control(control), Caller::Relay).await,
+                Err(error) => error_response(&error),
+            },
+            (Method::Post, "/action-event") => match read_body::<ActionEvent>(&mut req).await {
+                Ok(event) => self.answer(Input::Extension(event), Caller::Relay).await,
+                Err(error) => error_response(&error),
+            },
+            (Method::Post, "/snapshot") => match read_body::<SnapshotPush>(&mut req).await {
+                Ok(push) => self.answer(Input::Snapshot(push), Caller::Direct).await,
+                Err(error) => error_response(&error),
+            },
             (Method::Post, "/delete") => self.delete(query("taskId")).await,
             (Method::Post, "/artifacts/granted") => {
-                let mut req = req;
                 let grant: ArtifactGrant = req.json().await?;
                 if !self.exists() {
                     return error_response(&unknown_task());
@@ -255,7 +189,6 @@ impl DurableObject for TaskCoordinator {
                 Ok(Response::empty()?.with_status(201))
             }
             (Method::Post, "/artifacts/stored") => {
-                let mut req = req;
                 let stored: ArtifactStored = req.json().await?;
                 if !self.exists() || !self.artifacts.stored(&stored, now_ms())? {
                     return error_response(&ErrorObject::new(
@@ -278,12 +211,6 @@ impl DurableObject for TaskCoordinator {
                     }
                 }
             }
-            (Method::Post, "/snapshot") => {
-                let mut req = req;
-                let push: SnapshotPush = req.json().await?;
-                self.snapshot_changed(push)?;
-                Response::empty()
-            }
             _ => error_response(&ErrorObject::new(ErrorCode::NotFound, "no such task route")),
         }
     }
@@ -298,35 +225,23 @@ impl DurableObject for TaskCoordinator {
             Ok(message) => message,
             Err(error) => return self.send_error(&ws, error),
         };
-        let mut work = self.recover();
-        let now = now_ms();
-        match message {
+        let input = match message {
             FrontendMessage::UserMessage {
                 content,
                 client_message_id,
-            } => {
-                let result =
-                    self.with_conversation(|c| c.user_message(content, client_message_id, now))?;
-                match result {
-                    Ok(effects) => work.extend(effects),
-                    Err(error) => return self.send_error(&ws, error),
-                }
-            }
-            FrontendMessage::Stop {} => self.control(TaskControl::Stop, Llm::Inline).await?,
-            FrontendMessage::Resume {} => self.control(TaskControl::Resume, Llm::Inline).await?,
-            FrontendMessage::Confirm { step, approve } => {
-                match self.with_conversation(|c| c.confirm(step, approve, now))? {
-                    Ok(effects) => work.extend(effects),
-                    Err(error) => return self.send_error(&ws, error),
-                }
-            }
-            FrontendMessage::SelectClient { client_id } => {
-                if let Err(error) = self.bind_client(Some(client_id)).await? {
-                    return self.send_error(&ws, error);
-                }
-            }
+            } => Input::UserMessage {
+                content,
+                client_message_id,
+            },
+            FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
+            FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
+            FrontendMessage::Confirm { step, approve } => Input::Confirm { step, approve },
+            FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
+        };
+        for refusal in self.handle(input, Caller::Direct).await? {
+            self.send_error(&ws, refusal)?;
         }
-        self.run(work).await
+        Ok(())
     }
 
     async fn websocket_close(
@@ -340,85 +255,240 @@ impl DurableObject for TaskCoordinator {
         Ok(())
     }
 
-    /// Runs what is due: a turn cut off by a restart, and the artifact retention sweep.
+    /// Runs what is due: held model calls, what a restart cut off, action timeouts and
+    /// retries, and the artifact retention sweep.
     async fn alarm(&self) -> Result<Response> {
         // This alarm is being handled: clear it, so that what the work below schedules is set
         // anew instead of being mistaken for already pending.
         self.state.storage().delete_alarm().await?;
-        self.run_parked().await?;
-        let work = self.recover();
-        self.run(work).await?;
-        self.tick_actions().await?;
+        self.handle(Input::Alarm, Caller::Direct).await?;
         self.sweep_artifacts().await?;
         Response::empty()
     }
 }
 
-/// A positive whole number from the environment, if set. A value that is not one is ignored
-/// with a warning naming it (the default applies), never silently.
-fn env_number(env: &Env, name: &str) -> Option<u64> {
-    let raw = env.var(name).ok()?.to_string();
-    match raw.trim().parse::<u64>() {
-        Ok(n) if n > 0 => Some(n),
-        _ => {
-            console_warn!("{name}={raw:?} is not a positive whole number; the default applies");
-            None
-        }
-    }
-}
-
-/// Action timeouts, from `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS`, (for
-/// page loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` and (how long an undelivered
-/// action waits for its extension) `MIMO_ACTION_OFFLINE_GRACE_MS` where set.
-fn timeouts(env: &Env) -> Timeouts {
-    let defaults = Timeouts::default();
-    Timeouts {
-        ack_ms: env_number(env, "MIMO_ACTION_ACK_TIMEOUT_MS").unwrap_or(defaults.ack_ms),
-        exec_ms: env_number(env, "MIMO_ACTION_EXEC_TIMEOUT_MS").unwrap_or(defaults.exec_ms),
-        slow_exec_ms: env_number(env, "MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS")
-            .unwrap_or(defaults.slow_exec_ms),
-        offline_grace_ms: env_number(env, "MIMO_ACTION_OFFLINE_GRACE_MS")
-            .unwrap_or(defaults.offline_grace_ms),
-        ..defaults
-    }
-}
-
-/// The agent's limits, from `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
-/// `MIMO_AGENT_TEXT_LIMIT` and `MIMO_AGENT_CONFIRM_RISKY` where set.
-fn run_config(env: &Env) -> RunConfig {
-    let number = |name: &str| env_number(env, name).map(|n| n as usize);
-    let defaults = RunConfig::default();
-    RunConfig {
-        max_steps: number("MIMO_AGENT_MAX_STEPS").map_or(defaults.max_steps, |n| n as u32),
-        budget: Budget {
-            context_tokens: number("MIMO_AGENT_CONTEXT_TOKENS")
-                .unwrap_or(defaults.budget.context_tokens),
-            text_limit: number("MIMO_AGENT_TEXT_LIMIT").unwrap_or(defaults.budget.text_limit),
-        },
-        confirm_risky: env
-            .var("MIMO_AGENT_CONFIRM_RISKY")
-            .map(|v| !matches!(v.to_string().trim(), "false" | "off" | "0"))
-            .unwrap_or(defaults.confirm_risky),
-    }
-}
-
-fn unknown_task() -> ErrorObject {
-    ErrorObject::new(ErrorCode::NotFound, "unknown task")
+/// What carrying out one effect leads to.
+enum Followup {
+    Nothing,
+    /// Something learned, for the task.
+    Input(Input),
+    /// Effects a model call's stream left once it ended.
+    Effects(Vec<Effect>),
 }
 
 impl TaskCoordinator {
-    /// The task's id and its extension, if the task exists.
-    pub(crate) fn task_and_client(&self) -> Option<(String, Option<String>)> {
-        self.conversation.borrow().as_ref().map(|c| {
-            (
-                c.task().task_id.clone(),
-                c.task().selected_client_id.clone(),
-            )
-        })
+    fn exists(&self) -> bool {
+        self.task.borrow().record().is_some()
     }
 
-    fn exists(&self) -> bool {
-        self.conversation.borrow().is_some()
+    pub(crate) fn task_id(&self) -> Option<String> {
+        self.task.borrow().record().map(|t| t.task_id.clone())
+    }
+
+    /// Feeds `input` to the task and carries out what follows; returns the refusals meant for
+    /// whoever sent it (an empty message, an unknown step, no extension to bind).
+    pub(crate) async fn handle(&self, input: Input, caller: Caller) -> Result<Vec<ErrorObject>> {
+        let mut refusals = Vec::new();
+        let handled = self.task.borrow_mut().handle(input, now_ms(), caller);
+        match handled {
+            Ok(effects) => self.carry_out(effects, caller, &mut refusals).await?,
+            Err(refusal) => refusals.push(refusal),
+        }
+        Ok(refusals)
+    }
+
+    /// [`TaskCoordinator::handle`] for a request: empty, or the first refusal.
+    async fn answer(&self, input: Input, caller: Caller) -> Result<Response> {
+        match self.handle(input, caller).await?.into_iter().next() {
+            None => Response::empty(),
+            Some(refusal) => error_response(&refusal),
+        }
+    }
+
+    /// Carries out effects in order; what each leads to joins the queue. One that fails does
+    /// not drop the ones after it: the failure is logged, the rest is carried out, and an
+    /// early alarm lets the task pick up what the failed one left undone. The first failure is
+    /// returned.
+    async fn carry_out(
+        &self,
+        effects: Vec<Effect>,
+        caller: Caller,
+        refusals: &mut Vec<ErrorObject>,
+    ) -> Result<()> {
+        let mut queue: VecDeque<Effect> = effects.into();
+        let mut failure: Option<Error> = None;
+        while let Some(effect) = queue.pop_front() {
+            match self.effect(effect).await {
+                Ok(Followup::Nothing) => {}
+                Ok(Followup::Effects(more)) => queue.extend(more),
+                Ok(Followup::Input(input)) => {
+                    let handled = self.task.borrow_mut().handle(input, now_ms(), caller);
+                    match handled {
+                        Ok(more) => queue.extend(more),
+                        Err(refusal) => refusals.push(refusal),
+                    }
+                }
+                Err(e) => {
+                    console_error!("task {}: an effect failed: {e}", self.task_label());
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        match failure {
+            None => Ok(()),
+            Some(e) => {
+                self.wake_at(now_ms() + RECOVERY_DELAY_MS).await?;
+                Err(e)
+            }
+        }
+    }
+
+    async fn effect(&self, effect: Effect) -> Result<Followup> {
+        match effect {
+            Effect::CallLlm(call) => Ok(Followup::Effects(self.call_llm(call).await?)),
+            Effect::Bind { client_id, purpose } => {
+                let Some(task_id) = self.task_id() else {
+                    return Ok(Followup::Nothing);
+                };
+                let request = BindRequest { task_id, client_id };
+                let result = RegistryClient::new(&self.env)?.bind(&request).await?;
+                Ok(Followup::Input(Input::Bound { purpose, result }))
+            }
+            Effect::Dispatch(action) => {
+                let action_id = action.action_id.clone();
+                let client_id = action.client_id.clone();
+                let message = mimo_protocol::ServerToExtension::BrowserAction { action };
+                let sent = match RegistryClient::new(&self.env) {
+                    Ok(registry) => registry.send(&client_id, message).await,
+                    Err(e) => Err(e),
+                };
+                // Whatever keeps it from the extension — offline, or the registry unreachable —
+                // is a failed dispatch for the scheduler to deal with.
+                let error = match sent {
+                    Ok(Ok(())) => return Ok(Followup::Nothing),
+                    Ok(Err(error)) => error,
+                    Err(e) => ErrorObject::new(
+                        ErrorCode::PluginOffline,
+                        format!(
+                            "the action could not be handed to the extension's connection: {e}"
+                        ),
+                    ),
+                };
+                Ok(Followup::Input(Input::DispatchFailed { action_id, error }))
+            }
+            Effect::Tell { client_id, message } => {
+                // Best effort: an offline extension learns the same later.
+                let sent = match RegistryClient::new(&self.env) {
+                    Ok(registry) => registry.send(&client_id, message).await,
+                    Err(e) => Err(e),
+                };
+                match sent {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) if error.code == ErrorCode::PluginOffline => {}
+                    Ok(Err(error)) => console_warn!("could not tell the extension: {error}"),
+                    Err(e) => console_warn!("could not tell the extension: {e}"),
+                }
+                Ok(Followup::Nothing)
+            }
+            Effect::WakeAt(at) => {
+                self.wake_at(at).await?;
+                Ok(Followup::Nothing)
+            }
+            Effect::ActionFinished(record) => {
+                if let Some(sender) = self.waiters.borrow_mut().remove(&record.action_id) {
+                    // The waiting request may have given up already; nothing to tell then.
+                    let _ = sender.send(record);
+                }
+                Ok(Followup::Nothing)
+            }
+            stored => {
+                self.store_or_show(stored)?;
+                Ok(Followup::Nothing)
+            }
+        }
+    }
+
+    /// The effects that are storage and the web app's sockets only (carried out at once, also
+    /// while a model call streams).
+    fn store_or_show(&self, effect: Effect) -> Result<()> {
+        match effect {
+            Effect::Emit(event) => {
+                let task_id = self.task_id().unwrap_or_default();
+                let envelope = self.store.append_event(&task_id, event, now_ms())?;
+                self.broadcast(&envelope);
+            }
+            Effect::Show(event) => self.broadcast(&self.envelope(event)),
+            Effect::SaveTask(record) => self.store.save_task(&record)?,
+            Effect::SaveMessage(message) => self.store.save_message(&message)?,
+            Effect::SaveRun(run) => self.store.save_run(run.as_ref())?,
+            Effect::SaveAction(record) => self.action_store.save(&record)?,
+            Effect::SaveSnapshot(push) => {
+                self.store.save_snapshot(&push.client_id, &push.snapshot)?
+            }
+            other => {
+                return Err(Error::RustError(format!(
+                    "not a storage or socket effect: {other:?}"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Streams one model call, after its backoff. Deltas reach the web app as they arrive;
+    /// what the stream's end asks for (an action, another call, a status change) is returned
+    /// for the work queue, in order.
+    async fn call_llm(&self, call: LlmCall) -> Result<Vec<Effect>> {
+        if call.delay_ms > 0 {
+            Delay::from(Duration::from_millis(call.delay_ms)).await;
+        }
+        if !self.task.borrow().is_current_turn(&call.turn_id) {
+            // Stopped (or replaced) while waiting: no call to make.
+            return Ok(Vec::new());
+        }
+        let mut rest: Vec<Effect> = Vec::new();
+        let mut failure = None;
+        let mut on_event = |event: llm::LlmEvent| -> bool {
+            let input = Input::Llm {
+                turn_id: call.turn_id.clone(),
+                event,
+            };
+            let handled = self
+                .task
+                .borrow_mut()
+                .handle(input, now_ms(), Caller::Direct);
+            for effect in handled.unwrap_or_default() {
+                match effect {
+                    // Sent at once while nothing waits before it, so the order holds.
+                    Effect::Emit(FrontendEvent::ChatDelta { .. }) if rest.is_empty() => {
+                        if let Err(e) = self.store_or_show(effect) {
+                            failure = Some(e);
+                            return false;
+                        }
+                    }
+                    other => rest.push(other),
+                }
+            }
+            // Stop (or a newer turn) makes this one no longer current: end the stream.
+            self.task.borrow().is_current_turn(&call.turn_id)
+        };
+        let config = self.task.borrow().config().llm.clone();
+        match config {
+            Ok(config) => {
+                llm_client::stream_completion(&config, &call.messages, &call.tools, &mut on_event)
+                    .await
+            }
+            Err(error) => {
+                on_event(llm::LlmEvent::Error(error));
+            }
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(rest),
+        }
+    }
+
+    fn task_label(&self) -> String {
+        self.task_id().unwrap_or_default()
     }
 
     fn bucket(&self) -> Result<Bucket> {
@@ -435,7 +505,7 @@ impl TaskCoordinator {
     }
 
     /// Sets the alarm to `at` unless it is already due sooner: one alarm serves every purpose.
-    pub(crate) async fn wake_at(&self, at: u64) -> Result<()> {
+    async fn wake_at(&self, at: u64) -> Result<()> {
         let storage = self.state.storage();
         match storage.get_alarm().await? {
             Some(current) if (current.max(0) as u64) <= at => Ok(()),
@@ -482,9 +552,8 @@ impl TaskCoordinator {
     /// `named` is the task id the worker routed by: a task whose records cannot be read is
     /// deleted by it.
     async fn delete(&self, named: Option<String>) -> Result<Response> {
-        let stored = self.task_and_client().map(|(task_id, _)| task_id);
         let readable = self.broken.borrow().is_none();
-        let Some(task_id) = stored.or(named.filter(|_| !readable)) else {
+        let Some(task_id) = self.task_id().or(named.filter(|_| !readable)) else {
             return error_response(&unknown_task());
         };
         let prefix = TaskId::parse(&task_id)
@@ -493,10 +562,10 @@ impl TaskCoordinator {
         store::delete_prefix(&self.bucket()?, &prefix).await?;
         self.artifacts.clear()?;
         self.action_store.clear()?;
-        *self.actions.borrow_mut() = ActionQueue::new(timeouts(&self.env));
         self.store.clear()?;
         self.state.storage().delete_alarm().await?;
-        *self.conversation.borrow_mut() = None;
+        let config = self.task.borrow().config().clone();
+        *self.task.borrow_mut() = Task::new(config);
         *self.broken.borrow_mut() = None;
         for socket in self.state.get_websockets_with_tag(WEB) {
             let _ = socket.close(Some(4404), Some("task deleted"));
@@ -504,38 +573,29 @@ impl TaskCoordinator {
         Response::empty()
     }
 
-    fn init(&self, task_id: String) -> Result<Response> {
-        if task_id.is_empty() {
-            return error_response(&ErrorObject::new(
-                ErrorCode::SchemaValidationFailed,
-                "taskId is required",
-            ));
-        }
-        let mut conversation = self.conversation.borrow_mut();
-        if let Some(existing) = conversation.as_ref() {
+    async fn init(&self, task_id: String) -> Result<Response> {
+        if let Some(existing) = self.task_id() {
             return Response::from_json(
-                &serde_json::json!({ "taskId": existing.task().task_id, "created": false }),
+                &serde_json::json!({ "taskId": existing, "created": false }),
             );
         }
-        let created =
-            Conversation::new(task_id.clone(), now_ms()).with_config(run_config(&self.env));
-        self.store.save_task(created.task())?;
-        let first_event = created.status_event();
-        *conversation = Some(created);
-        drop(conversation);
-        // The log starts with the task's status, so every client learns it from the history.
-        self.apply(first_event)?;
+        if let Some(refusal) = self
+            .handle(
+                Input::Create {
+                    task_id: task_id.clone(),
+                },
+                Caller::Direct,
+            )
+            .await?
+            .into_iter()
+            .next()
+        {
+            return error_response(&refusal);
+        }
         Ok(
             Response::from_json(&serde_json::json!({ "taskId": task_id, "created": true }))?
                 .with_status(201),
         )
-    }
-
-    fn summary(&self) -> Result<Response> {
-        match self.task_summary()? {
-            Some(summary) => Response::from_json(&summary),
-            None => error_response(&unknown_task()),
-        }
     }
 
     /// The whole run for keeping or replaying elsewhere: where the task stands, its history
@@ -551,7 +611,7 @@ impl TaskCoordinator {
             exported_at: now_ms(),
             task,
             events,
-            actions: self.actions.borrow().records().to_vec(),
+            actions: self.task.borrow().actions().records().to_vec(),
         };
         let mut response = Response::from_json(&body)?;
         response.headers_mut().set(
@@ -562,15 +622,14 @@ impl TaskCoordinator {
     }
 
     fn task_summary(&self) -> Result<Option<TaskSummary>> {
-        let conversation = self.conversation.borrow();
-        let Some(task) = conversation.as_ref().map(|c| c.task()) else {
+        let Some(task) = self.task.borrow().record().cloned() else {
             return Ok(None);
         };
         Ok(Some(TaskSummary {
-            task_id: task.task_id.clone(),
+            task_id: task.task_id,
             status: task.status,
-            title: task.title.clone(),
-            selected_client_id: task.selected_client_id.clone(),
+            title: task.title,
+            selected_client_id: task.selected_client_id,
             created_at: task.created_at,
             updated_at: task.updated_at,
             last_seq: self.store.last_seq()?,
@@ -581,16 +640,8 @@ impl TaskCoordinator {
     /// Accepts a web socket, replays the history it missed, then the current state. Everything
     /// up to `ready` happens synchronously, so no live event can slip between replayed ones.
     async fn connect_web(&self, last_seq: u64) -> Result<Response> {
-        let Some((task_id, needs_recovery, has_client)) =
-            self.conversation.borrow().as_ref().map(|c| {
-                (
-                    c.task().task_id.clone(),
-                    c.needs_recovery(),
-                    c.task().selected_client_id.is_some(),
-                )
-            })
-        else {
-            return error_response(&ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+        let Some(task_id) = self.task_id() else {
+            return error_response(&unknown_task());
         };
         let pair = WebSocketPair::new()?;
         let server = pair.server;
@@ -607,386 +658,17 @@ impl TaskCoordinator {
         server.send(&self.envelope(FrontendEvent::Ready {
             last_seq: self.store.last_seq()?,
         }))?;
-        if needs_recovery {
-            // A turn was cut off by a restart. Run it again from the alarm, which may take as
-            // long as the model needs; this request must answer the upgrade now.
-            self.wake_at(now_ms()).await?;
-        }
-        if !has_client {
-            if let Err(error) = self.bind_client(None).await? {
-                server.send(&self.envelope(FrontendEvent::Error { error }))?;
-            }
+        for refusal in self.handle(Input::WebConnected, Caller::Direct).await? {
+            server.send(&self.envelope(FrontendEvent::Error { error: refusal }))?;
         }
         Response::from_websocket(pair.client)
     }
 
-    /// Binds the task to an extension through the registry (automatic selection when
-    /// `client_id` is `None`), then shows the binding and the extension's browser.
-    pub(crate) async fn bind_client(
-        &self,
-        client_id: Option<String>,
-    ) -> Result<std::result::Result<(), ErrorObject>> {
-        match self.bind(client_id).await? {
-            Ok(effects) => {
-                self.run(effects).await?;
-                Ok(Ok(()))
-            }
-            Err(error) => Ok(Err(error)),
-        }
-    }
-
-    /// Asks the registry for a binding and shows the extension's browser; returns the
-    /// conversation's effects of the new selection, for the caller to carry out.
-    async fn bind(
-        &self,
-        client_id: Option<String>,
-    ) -> Result<std::result::Result<Vec<Effect>, ErrorObject>> {
-        let Some((task_id, _)) = self.task_and_client() else {
-            return Ok(Err(unknown_task()));
-        };
-        let registry = self
-            .env
-            .durable_object(EXTENSION_REGISTRY)?
-            .get_by_name(REGISTRY_NAME)?;
-        let request = json_request(
-            Method::Post,
-            "/bind",
-            Some(&BindRequest { task_id, client_id }),
-        )?;
-        let binding: Binding = match read_json(registry.fetch_with_request(request).await?).await? {
-            Ok(binding) => binding,
-            Err(error) => return Ok(Err(error)),
-        };
-        let effects =
-            self.with_conversation(|c| c.select_client(binding.client_id.clone(), now_ms()))?;
-        if let Some(snapshot) = binding.snapshot {
-            self.snapshot_changed(SnapshotPush {
-                client_id: binding.client_id,
-                snapshot,
-            })?;
-        }
-        Ok(Ok(effects))
-    }
-
-    fn snapshot_changed(&self, push: SnapshotPush) -> Result<()> {
-        let selected = self
-            .conversation
-            .borrow()
-            .as_ref()
-            .and_then(|c| c.task().selected_client_id.clone());
-        if selected.as_deref() != Some(push.client_id.as_str()) {
-            // A push for an extension this task no longer uses: stale, ignore it.
-            return Ok(());
-        }
-        self.store.save_snapshot(&push.client_id, &push.snapshot)?;
-        self.broadcast(&self.envelope(FrontendEvent::SnapshotSync {
-            client_id: push.client_id,
-            snapshot: push.snapshot,
-        }));
-        Ok(())
-    }
-
-    /// Effects that pick up what a restart cut off: a model turn is re-run, a browser run
-    /// continues from the stored action queue (nothing when there is nothing to pick up).
-    fn recover(&self) -> Vec<Effect> {
-        let now = now_ms();
-        let actions = self.actions.borrow();
-        self.conversation
-            .borrow_mut()
-            .as_mut()
-            .map(|c| {
-                let mut effects = c.recover(now);
-                effects.extend(c.resume_run(|id| actions.get(id).cloned(), now));
-                effects
-            })
-            .unwrap_or_default()
-    }
-
-    pub(crate) fn with_conversation<T>(&self, f: impl FnOnce(&mut Conversation) -> T) -> Result<T> {
-        let mut conversation = self.conversation.borrow_mut();
-        let conversation = conversation
-            .as_mut()
-            .ok_or_else(|| Error::RustError("task not initialized".into()))?;
-        Ok(f(conversation))
-    }
-
-    /// Carries out the conversation's effects in order (see [`TaskCoordinator::work`]).
-    pub(crate) async fn run(&self, effects: Vec<Effect>) -> Result<()> {
-        self.work(wrap(effects, Work::Conversation), false, Llm::Inline)
-            .await
-    }
-
-    /// Carries out the scheduler's effects in order (see [`TaskCoordinator::work`]); the alarm
-    /// is set for its next deadline even when there are none (a tick that found nothing due).
-    pub(crate) async fn run_action_effects(&self, effects: Vec<ActionEffect>) -> Result<()> {
-        self.work(wrap(effects, Work::Action), true, Llm::Inline)
-            .await
-    }
-
-    /// The one loop that carries out effects, the conversation's and the scheduler's, in order.
-    /// Each may produce more (an ended action moves the run on, a model turn asks for an
-    /// action), which join the queue. LLM calls stream here, their deltas sent as they arrive
-    /// — or, with [`Llm::Defer`], are left to the alarm. At the end the alarm is set for the
-    /// scheduler's next deadline.
-    ///
-    /// One effect that fails does not drop the ones queued after it: the failure is logged,
-    /// the rest is carried out, the alarm is set, and an early alarm lets `recover` pick up
-    /// what the failed effect left undone. The first failure is returned.
-    pub(crate) async fn work(
-        &self,
-        work: Vec<Work>,
-        mut touched_actions: bool,
-        llm: Llm,
-    ) -> Result<()> {
-        let mut queue: VecDeque<Work> = work.into();
-        let mut failure: Option<Error> = None;
-        loop {
-            while let Some(item) = queue.pop_front() {
-                let more = match item {
-                    Work::Conversation(effect @ Effect::CallLlm { .. }) if llm == Llm::Defer => {
-                        self.parked.borrow_mut().push(effect);
-                        self.wake_at(now_ms()).await.map(|()| Vec::new())
-                    }
-                    Work::Conversation(effect) => self.carry_out(effect).await,
-                    Work::Action(effect) => {
-                        touched_actions = true;
-                        self.carry_out_action(effect).await
-                    }
-                };
-                match more {
-                    Ok(more) => queue.extend(more),
-                    Err(e) => {
-                        console_error!("task {}: an effect failed: {e}", self.task_label());
-                        failure.get_or_insert(e);
-                    }
-                }
-            }
-            if !touched_actions {
-                break;
-            }
-            touched_actions = false;
-            let next = self.actions.borrow().next_deadline();
-            if let Some(at) = next {
-                if let Err(e) = self.wake_at(at).await {
-                    failure.get_or_insert(e);
-                }
-            }
-            if self.actions.borrow().is_idle() {
-                let idle = self.with_conversation(|c| c.actions_idle(now_ms()))?;
-                queue.extend(wrap(idle, Work::Conversation));
-            }
-            if queue.is_empty() {
-                break;
-            }
-        }
-        match failure {
-            None => Ok(()),
-            Some(e) => {
-                // Whatever the failed effect left undone, the alarm's `recover` picks up.
-                self.wake_at(now_ms() + RECOVERY_DELAY_MS).await?;
-                Err(e)
-            }
-        }
-    }
-
-    /// LLM calls left by a relayed event for the alarm (see [`Llm::Defer`]).
-    async fn run_parked(&self) -> Result<()> {
-        let parked = std::mem::take(&mut *self.parked.borrow_mut());
-        self.work(wrap(parked, Work::Conversation), false, Llm::Inline)
-            .await
-    }
-
-    fn task_label(&self) -> String {
-        self.task_and_client()
-            .map(|(task_id, _)| task_id)
-            .unwrap_or_default()
-    }
-
-    async fn carry_out(&self, effect: Effect) -> Result<Vec<Work>> {
-        match effect {
-            Effect::CallLlm {
-                turn_id,
-                messages,
-                tools,
-                delay_ms,
-            } => {
-                if delay_ms > 0 {
-                    Delay::from(Duration::from_millis(delay_ms)).await;
-                }
-                // Stopped (or replaced) while waiting: no call to make.
-                let current = self
-                    .conversation
-                    .borrow()
-                    .as_ref()
-                    .is_some_and(|c| c.is_current_turn(&turn_id));
-                if !current {
-                    return Ok(Vec::new());
-                }
-                let followups = self.stream_turn(&turn_id, &messages, &tools).await?;
-                Ok(followups.into_iter().map(Work::Conversation).collect())
-            }
-            Effect::BindClient => {
-                let (effects, bound) = match self.bind(None).await? {
-                    Ok(effects) => (effects, Ok(())),
-                    Err(error) => (Vec::new(), Err(error)),
-                };
-                let mut work: Vec<Work> = effects.into_iter().map(Work::Conversation).collect();
-                let next = self.with_conversation(|c| c.client_bound(bound, now_ms()))?;
-                work.extend(next.into_iter().map(Work::Conversation));
-                Ok(work)
-            }
-            Effect::SubmitAction { action_id, command } => {
-                let Some((task_id, client_id)) = self.task_and_client() else {
-                    return Ok(Vec::new());
-                };
-                // Without a bound extension the dispatch fails as PLUGIN_OFFLINE, through the
-                // scheduler's usual path.
-                let effects = self.actions.borrow_mut().submit(
-                    action_id,
-                    task_id,
-                    client_id.unwrap_or_default(),
-                    None,
-                    command,
-                    now_ms(),
-                );
-                Ok(effects.into_iter().map(Work::Action).collect())
-            }
-            Effect::Emit(FrontendEvent::TaskStatus {
-                status,
-                title,
-                selected_client_id,
-            }) => {
-                let client = selected_client_id.clone();
-                self.apply(Effect::Emit(FrontendEvent::TaskStatus {
-                    status,
-                    title,
-                    selected_client_id,
-                }))?;
-                // The extension's overlay follows the task's status.
-                if let Some(client_id) = client {
-                    self.tell_extension(&client_id, status).await;
-                }
-                Ok(Vec::new())
-            }
-            other => {
-                self.apply(other)?;
-                Ok(Vec::new())
-            }
-        }
-    }
-
-    async fn carry_out_action(&self, effect: ActionEffect) -> Result<Vec<Work>> {
-        match effect {
-            ActionEffect::Save(record) => {
-                self.action_store.save(&record)?;
-                Ok(Vec::new())
-            }
-            ActionEffect::Query(action) => {
-                self.query_attempt(action).await;
-                Ok(Vec::new())
-            }
-            ActionEffect::Dispatch(action) => match self.dispatch(action.clone()).await {
-                Ok(()) => Ok(Vec::new()),
-                Err(error) => {
-                    let more = self.actions.borrow_mut().dispatch_failed(
-                        &action.action_id,
-                        error,
-                        now_ms(),
-                    );
-                    Ok(more.into_iter().map(Work::Action).collect())
-                }
-            },
-            ActionEffect::Finished(record) => {
-                self.notify(record.clone());
-                let next = self.with_conversation(|c| c.action_finished(&record, now_ms()))?;
-                Ok(next.into_iter().map(Work::Conversation).collect())
-            }
-        }
-    }
-
-    /// Streams one LLM turn. Deltas reach the web app as they arrive; what the turn's end asks
-    /// for (an action, another call, a status change) is returned for the work loop.
-    async fn stream_turn(
-        &self,
-        turn_id: &str,
-        messages: &[llm::ChatMessage],
-        tools: &[llm::ToolSpec],
-    ) -> Result<Vec<Effect>> {
-        let mut followups = Vec::new();
-        let mut failure = None;
-        let mut handle = |event: llm::LlmEvent| -> bool {
-            let effects = match self.with_conversation(|c| c.llm_event(turn_id, event, now_ms())) {
-                Ok(effects) => effects,
-                Err(e) => {
-                    failure = Some(e);
-                    return false;
-                }
-            };
-            for effect in effects {
-                match effect {
-                    Effect::Emit(FrontendEvent::ChatDelta { .. }) if followups.is_empty() => {
-                        if let Err(e) = self.apply(effect) {
-                            failure = Some(e);
-                            return false;
-                        }
-                    }
-                    other => followups.push(other),
-                }
-            }
-            // Stop (or a newer turn) makes this one no longer current: end the stream.
-            self.conversation
-                .borrow()
-                .as_ref()
-                .is_some_and(|c| c.is_current_turn(turn_id))
-        };
-        let config = llm_client::config_from_env(&self.env);
-        if let Ok(config) = &config {
-            // Should the runtime restart during the call, this alarm finds the turn cut off
-            // and runs it again (`recover`).
-            self.wake_at(now_ms() + config.timeout_ms + 5_000).await?;
-        }
-        match config {
-            Ok(config) => {
-                llm_client::stream_completion(&config, messages, tools, &mut handle).await
-            }
-            Err(error) => {
-                handle(llm::LlmEvent::Error(error));
-            }
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(followups),
-        }
-    }
-
-    fn apply(&self, effect: Effect) -> Result<()> {
-        match effect {
-            Effect::Emit(event) => {
-                let task_id = self.with_conversation(|c| c.task().task_id.clone())?;
-                let envelope = self.store.append_event(&task_id, event, now_ms())?;
-                self.broadcast(&envelope);
-            }
-            Effect::SaveTask => self.with_conversation(|c| self.store.save_task(c.task()))??,
-            Effect::SaveMessage(message) => self.store.save_message(&message)?,
-            Effect::SaveRun => self.with_conversation(|c| self.store.save_run(c.run()))??,
-            Effect::CallLlm { .. } | Effect::BindClient | Effect::SubmitAction { .. } => {
-                unreachable!("carried out by `carry_out`")
-            }
-        }
-        Ok(())
-    }
-
     /// An envelope for an event that is not history (no sequence number).
     fn envelope(&self, event: FrontendEvent) -> EventEnvelope {
-        let task_id = self
-            .conversation
-            .borrow()
-            .as_ref()
-            .map(|c| c.task().task_id.clone())
-            .unwrap_or_default();
         EventEnvelope {
             seq: None,
-            task_id,
+            task_id: self.task_id().unwrap_or_default(),
             at: now_ms(),
             event,
         }
