@@ -6,7 +6,7 @@ use mimo_protocol::agent::{agent_output_schema, AGENT_TOOL_NAME};
 use mimo_protocol::{ChatMessage, ChatRole, ToolResult};
 
 use crate::llm;
-use crate::run::{Observation, Step};
+use crate::records::{Budget, Observation, Step};
 
 /// Who the model is and when it uses the browser.
 pub const SYSTEM_PROMPT: &str = "You are Mimo, an assistant that operates the user's own web \
@@ -60,24 +60,6 @@ fn chat_message(m: &ChatMessage) -> llm::ChatMessage {
     match m.role {
         ChatRole::User => llm::ChatMessage::user(m.content.clone()),
         ChatRole::Assistant => llm::ChatMessage::assistant(m.content.clone()),
-    }
-}
-
-/// How much context a run may use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
-    /// The model's context window in tokens, minus what its answer needs.
-    pub context_tokens: usize,
-    /// Longest page text (element list, readable content) in characters, before compaction.
-    pub text_limit: usize,
-}
-
-impl Default for Budget {
-    fn default() -> Self {
-        Budget {
-            context_tokens: 60_000,
-            text_limit: 10_000,
-        }
     }
 }
 
@@ -195,7 +177,7 @@ impl Shape {
                 ));
             }
             for step in &old[self.dropped_summaries.min(old.len())..] {
-                summary.push_str(&step.summary_line());
+                summary.push_str(&step_line(step));
                 summary.push('\n');
             }
             summary.push_str("</earlier_steps>");
@@ -234,7 +216,7 @@ impl Shape {
         }
         let mut now = String::new();
         if let Some(observation) = view.observation {
-            now.push_str(&observation.render(self.text_limit));
+            now.push_str(&render_observation(observation, self.text_limit));
         } else if !view.steps.is_empty() {
             now.push_str("<page>\nNo page is open in the task's tab.\n</page>");
         }
@@ -250,6 +232,46 @@ impl Shape {
         messages.extend(view.corrections.iter().cloned());
         messages
     }
+}
+
+/// The step in one line, for the summary of earlier steps.
+pub fn step_line(step: &Step) -> String {
+    let action = serde_json::to_string(&step.output.action).unwrap_or_default();
+    let outcome = match &step.result {
+        Some(r) if r.ok => "ok".to_owned(),
+        Some(r) => match &r.error {
+            Some(e) => format!("failed ({})", e.code),
+            None => "failed".to_owned(),
+        },
+        None => "no result".to_owned(),
+    };
+    format!(
+        "Step {}: {} → {}. Memory: {}",
+        step.number,
+        cut(&action, 200),
+        outcome,
+        cut(&step.output.reflection.memory, 300)
+    )
+}
+
+/// The `<page>` section, page texts cut at `text_limit` characters each.
+pub fn render_observation(observation: &Observation, text_limit: usize) -> String {
+    let mut out = format!(
+        "<page>\nThe task's tab after step {} (earlier pages are omitted).\nurl: {}\ntitle: {}\n",
+        observation.after_step, observation.url, observation.title
+    );
+    if !observation.missing.is_empty() {
+        out.push_str(&format!("missing: {}\n", observation.missing.join(", ")));
+    }
+    for warning in &observation.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    out.push_str("<interactive_elements>\n");
+    out.push_str(&cut(&observation.elements, text_limit));
+    out.push_str("\n</interactive_elements>\n<content>\n");
+    out.push_str(&cut(&observation.content, text_limit));
+    out.push_str("\n</content>\n</page>");
+    out
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! client that sends it, so that a route's shape is written once on each side.
 
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
-use mimo_protocol::{ErrorObject, ServerToExtension, TaskControl};
+use mimo_protocol::{ActionCommand, ErrorObject, ServerToExtension, TaskControl};
 use serde::{Deserialize, Serialize};
 use worker::{Env, Method, Result, Stub};
 
@@ -25,6 +25,18 @@ pub struct BindRequest {
 pub struct SendToExtension {
     pub client_id: String,
     pub message: ServerToExtension,
+}
+
+/// Body of `POST /api/task/{taskId}/actions`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmitAction {
+    pub command: ActionCommand,
+    #[serde(default)]
+    pub tab_id: Option<i32>,
+    /// How long to wait for the action to end before answering with its current state.
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
 }
 
 /// An answer of the other object: `Err` when it could not be reached, its refusal inside.

@@ -26,10 +26,9 @@ use worker::*;
 
 use crate::action_store::ActionStore;
 use crate::artifacts::{ArtifactGrant, ArtifactStore, ArtifactStored};
-use crate::clients::{BindRequest, RegistryClient};
+use crate::clients::{BindRequest, RegistryClient, SubmitAction};
 use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
-use crate::task_actions::SubmitAction;
 use crate::task_store::TaskStore;
 use crate::{llm_client, ARTIFACTS};
 

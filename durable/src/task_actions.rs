@@ -6,24 +6,11 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::future::{select, Either};
 use mimo_agent::task::{Caller, Input};
-use mimo_protocol::ActionCommand;
-use serde::Deserialize;
 use worker::{Delay, Response, Result};
 
+use crate::clients::SubmitAction;
 use crate::http::{error_response, random_bytes};
 use crate::task::TaskCoordinator;
-
-/// Body of `POST /api/task/{taskId}/actions`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SubmitAction {
-    pub command: ActionCommand,
-    #[serde(default)]
-    pub tab_id: Option<i32>,
-    /// How long to wait for the action to end before answering with its current state.
-    #[serde(default)]
-    pub wait_ms: Option<u64>,
-}
 
 const DEFAULT_WAIT_MS: u64 = 60_000;
 const MAX_WAIT_MS: u64 = 120_000;

@@ -1,7 +1,6 @@
 //! The task coordinator's SQLite: task row, messages, append-only event log, snapshot.
 
-use mimo_agent::conversation::{StoredMessage, TaskRecord};
-use mimo_agent::run::AgentRun;
+use mimo_agent::records::{AgentRun, StoredMessage, TaskRecord};
 use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};

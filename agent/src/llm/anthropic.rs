@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 
 use super::config::LlmConfig;
 use super::error::{ApiError, LlmError, LlmErrorKind};
+use super::event::{LlmEvent, ProviderStream, StopReason, ToolCallTracker};
+use super::http::{endpoint, header, HttpRequest};
 use super::message::{ChatMessage, Role, ToolSpec};
-use super::request::{endpoint, header, HttpRequest};
 use super::sse::SseEvent;
-use super::stream::{LlmEvent, ProviderStream, StopReason, ToolCallTracker};
 
 const API_VERSION: &str = "2023-06-01";
 

@@ -10,6 +10,8 @@
 mod anthropic;
 mod config;
 mod error;
+mod event;
+mod http;
 mod message;
 mod openai;
 mod request;
@@ -20,7 +22,9 @@ mod tests;
 
 pub use config::{LlmConfig, Provider, UnknownProvider};
 pub use error::{classify_http_status, LlmError, LlmErrorKind};
+pub use event::{LlmEvent, StopReason};
+pub use http::HttpRequest;
 pub use message::{ChatMessage, Role, ToolCall, ToolSpec};
-pub use request::{build_request, HttpRequest};
+pub use request::build_request;
 pub use sse::{SseDecoder, SseEvent};
-pub use stream::{LlmEvent, StopReason, StreamParser};
+pub use stream::StreamParser;

@@ -8,10 +8,10 @@ use serde_json::{json, Value};
 
 use super::config::{LlmConfig, Provider};
 use super::error::{ApiError, LlmError, LlmErrorKind};
+use super::event::{LlmEvent, ProviderStream, StopReason, ToolCallTracker};
+use super::http::{endpoint, header, HttpRequest};
 use super::message::{ChatMessage, Role, ToolSpec};
-use super::request::{endpoint, header, HttpRequest};
 use super::sse::SseEvent;
-use super::stream::{LlmEvent, ProviderStream, StopReason, ToolCallTracker};
 
 pub(crate) fn build_request(
     config: &LlmConfig,

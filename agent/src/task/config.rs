@@ -3,8 +3,7 @@
 
 use crate::actions::Timeouts;
 use crate::llm::{LlmConfig, LlmError, LlmErrorKind, Provider};
-use crate::prompt::Budget;
-use crate::run::RunConfig;
+use crate::records::{Budget, RunConfig};
 
 /// Everything a task coordinator takes from its environment.
 #[derive(Debug, Clone)]

@@ -20,9 +20,9 @@ use mimo_protocol::{
 };
 
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
-use crate::conversation::{self, Conversation, StoredMessage, TaskRecord};
+use crate::conversation::{self, Conversation};
 use crate::llm;
-use crate::run::AgentRun;
+use crate::records::{AgentRun, StoredMessage, TaskRecord};
 
 pub use config::{ConfigWarning, TaskConfig};
 pub use messages::{ActionEvent, Binding, SnapshotPush};

@@ -10,6 +10,7 @@ use super::*;
 use crate::actions::{ActionRecord, ActionState};
 use crate::conversation::{Conversation, Effect};
 use crate::llm::{LlmError, LlmErrorKind, LlmEvent, StopReason, ToolCall};
+use crate::records::RunConfig;
 
 const TASK: &str = "task-1";
 

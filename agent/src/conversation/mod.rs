@@ -10,34 +10,10 @@ use mimo_protocol::{
 };
 use serde_json::json;
 
-use crate::run::{AgentRun, Phase, RunConfig};
+use crate::records::{AgentRun, Phase, RunConfig, StoredMessage, TaskRecord};
 use crate::{llm, prompt, status::can_transition};
 
-/// The task row as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskRecord {
-    pub task_id: String,
-    pub status: TaskStatus,
-    pub title: Option<String>,
-    pub selected_client_id: Option<String>,
-    /// The assistant message being streamed, if a turn is in progress. Persisted so that a
-    /// turn cut off by a restart is noticed and re-run.
-    pub current_turn: Option<String>,
-    /// How many message ids were handed out; ids are never reused, even for a turn that a
-    /// restart cut off before its message was stored.
-    pub message_ids_issued: u32,
-    pub created_at: u64,
-    pub updated_at: u64,
-}
-
-/// A stored chat message and its place in the conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredMessage {
-    /// Order in the conversation. An assistant reply keeps the place reserved when its turn
-    /// started, so messages the person sends while it streams come after it.
-    pub position: u32,
-    pub message: ChatMessage,
-}
+mod run;
 
 /// What the shell must do, in order.
 #[derive(Debug, Clone, PartialEq)]

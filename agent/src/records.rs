@@ -1,0 +1,183 @@
+//! The task's records as they are stored: plain data, shared by the conversation, the run, the
+//! prompt and the coordinator's storage, and depending on none of them.
+
+use mimo_protocol::{ActionCommand, AgentOutput, ChatMessage, TaskStatus, TokenUsage, ToolResult};
+use serde::{Deserialize, Serialize};
+
+use crate::llm;
+
+/// The task row as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub task_id: String,
+    pub status: TaskStatus,
+    pub title: Option<String>,
+    pub selected_client_id: Option<String>,
+    /// The assistant message being streamed, if a turn is in progress. Persisted so that a
+    /// turn cut off by a restart is noticed and re-run.
+    pub current_turn: Option<String>,
+    /// How many message ids were handed out; ids are never reused, even for a turn that a
+    /// restart cut off before its message was stored.
+    pub message_ids_issued: u32,
+    pub created_at: u64,
+    pub updated_at: u64,
+}
+
+/// A stored chat message and its place in the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMessage {
+    /// Order in the conversation. An assistant reply keeps the place reserved when its turn
+    /// started, so messages the person sends while it streams come after it.
+    pub position: u32,
+    pub message: ChatMessage,
+}
+
+/// How much context a run may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// The model's context window in tokens, minus what its answer needs.
+    pub context_tokens: usize,
+    /// Longest page text (element list, readable content) in characters, before compaction.
+    pub text_limit: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            context_tokens: 60_000,
+            text_limit: 10_000,
+        }
+    }
+}
+
+/// Limits of a run (`MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
+/// `MIMO_AGENT_TEXT_LIMIT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunConfig {
+    pub max_steps: u32,
+    pub budget: Budget,
+    /// Whether irreversible steps wait for the person (`MIMO_AGENT_CONFIRM_RISKY`, on).
+    pub confirm_risky: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_steps: 40,
+            budget: Budget::default(),
+            confirm_risky: true,
+        }
+    }
+}
+
+/// One step: what the model chose and how it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// 1-based.
+    pub number: u32,
+    /// The model turn that chose it; the step's actions are named after it.
+    pub turn_id: String,
+    pub tool_call_id: String,
+    /// Text the model wrote before its tool call.
+    pub thought: String,
+    pub output: AgentOutput,
+    pub result: Option<ToolResult>,
+    pub usage: TokenUsage,
+    /// `url "title"` of the page after the step (the placeholder for older pages).
+    pub page: Option<String>,
+    /// The person confirmed this (risky) step.
+    #[serde(default)]
+    pub confirmed: bool,
+}
+
+/// The prepared page the model acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    pub after_step: u32,
+    pub url: String,
+    pub title: String,
+    /// The element index in its compact text form.
+    pub elements: String,
+    pub element_count: u32,
+    /// The readable content (markdown or text).
+    pub content: String,
+    pub screenshot_artifact_id: Option<String>,
+    pub missing: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// What the run waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Phase {
+    /// The model's reply (the task's current turn).
+    Thinking,
+    /// An extension to be bound to the task.
+    Binding,
+    /// The person's confirmation of the latest step, which looks irreversible.
+    Confirming,
+    /// An action, submitted for `purpose`.
+    #[serde(rename_all = "camelCase")]
+    Acting {
+        action_id: String,
+        command: ActionCommand,
+        purpose: Purpose,
+    },
+    Finished,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// Opening the task's tab (with the step's URL when the step navigates).
+    TaskStart,
+    /// The step's own action.
+    Step,
+    WaitLoaded,
+    Screenshot,
+    Readability,
+    DomIndex,
+}
+
+impl Purpose {
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Purpose::TaskStart => "start",
+            Purpose::Step => "act",
+            Purpose::WaitLoaded => "load",
+            Purpose::Screenshot => "shot",
+            Purpose::Readability => "read",
+            Purpose::DomIndex => "index",
+        }
+    }
+}
+
+/// A browser run, as persisted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRun {
+    /// Position of the message that started the run: the chat up to it is the run's context.
+    pub goal_position: u32,
+    pub phase: Phase,
+    pub steps: Vec<Step>,
+    /// The latest prepared page.
+    pub observation: Option<Observation>,
+    /// The page being prepared.
+    pub preparing: Option<Observation>,
+    /// Whether the task's tab is open (`task_start` succeeded and it was not closed since).
+    pub tab_open: bool,
+    /// Retries of the model call for the next step.
+    pub llm_retries: u32,
+    /// The model's last malformed reply and what was wrong, shown on its retry.
+    pub corrections: Vec<llm::ChatMessage>,
+    /// Messages the person sent during the run.
+    pub updates: Vec<String>,
+}
+
+impl AgentRun {
+    pub fn is_active(&self) -> bool {
+        self.phase != Phase::Finished
+    }
+}
