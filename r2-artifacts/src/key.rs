@@ -97,7 +97,7 @@ impl ArtifactId {
         let mut s = String::with_capacity(ARTIFACT_ID_LEN);
         s.push_str(task_id.as_str());
         s.push('.');
-        s.push_str(&crate::hex::encode(&random));
+        s.push_str(&hex::encode(random));
         ArtifactId(s)
     }
 

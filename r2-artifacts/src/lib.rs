@@ -16,7 +16,6 @@
 //! - [`retention`]: how long stored artifacts are kept.
 //! - `store` (feature `r2`): streaming R2 reads and writes, the crate's only I/O.
 
-mod hex;
 pub mod http;
 pub mod key;
 pub mod kind;

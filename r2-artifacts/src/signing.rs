@@ -367,7 +367,7 @@ fn sign_fields(
         field(content_type.as_bytes());
         field(max_length.to_string().as_bytes());
     }
-    crate::hex::encode(&mac.finalize().into_bytes())
+    hex::encode(mac.finalize().into_bytes())
 }
 
 /// The parameters of a signed query, parsed strictly: each known parameter at most once, no
@@ -512,7 +512,7 @@ pub(crate) mod tests {
         assert_ne!(k, derive_signing_key(b"another secret"));
         // HMAC-SHA256(SECRET, SIGNING_KEY_CONTEXT), computed independently (Python `hmac`).
         assert_eq!(
-            crate::hex::encode(&k),
+            hex::encode(k),
             "971bffb362e23f6e642bb1628d860a50826efaeabcb209015f2d1b9888e59ee3"
         );
     }

@@ -197,10 +197,10 @@ pub fn presign_detailed(input: &PresignInput<'_>) -> Result<Presigned, SigV4Erro
     );
     let string_to_sign = format!(
         "{ALGORITHM}\n{amz_date}\n{scope}\n{}",
-        crate::hex::encode(&Sha256::digest(canonical_request.as_bytes()))
+        hex::encode(Sha256::digest(canonical_request.as_bytes()))
     );
     let key = signing_key(input.secret_access_key, &date, input.region, input.service);
-    let signature = crate::hex::encode(&hmac(&key, string_to_sign.as_bytes()));
+    let signature = hex::encode(hmac(&key, string_to_sign.as_bytes()));
     let url = format!(
         "https://{}{canonical_uri}?{canonical_query}&X-Amz-Signature={signature}",
         input.host
@@ -541,14 +541,14 @@ mod tests {
             "iam",
         );
         assert_eq!(
-            crate::hex::encode(&key),
+            hex::encode(key),
             "c4afb1cc5771d871763a393e44b703571b55cc28424d1a5e86da6ed3c154a4b9"
         );
         let string_to_sign = "AWS4-HMAC-SHA256\n20150830T123600Z\n\
              20150830/us-east-1/iam/aws4_request\n\
              f536975d06c0309214f805bb90ccff089219ecd68b2577efef23edd43b7e1a59";
         assert_eq!(
-            crate::hex::encode(&hmac(&key, string_to_sign.as_bytes())),
+            hex::encode(hmac(&key, string_to_sign.as_bytes())),
             "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
         );
     }

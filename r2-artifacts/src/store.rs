@@ -11,8 +11,6 @@ use worker::{
     Response, ResponseBody,
 };
 
-use crate::hex;
-
 /// What R2 holds after a successful upload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredObject {
@@ -51,7 +49,7 @@ pub async fn put_streaming(
     let digest = hasher.borrow_mut().finalize_reset();
     Ok(StoredObject {
         size: length,
-        sha256: hex::encode(&digest),
+        sha256: hex::encode(digest),
     })
 }
 
