@@ -136,7 +136,9 @@ impl TaskStore {
             .map(|r| {
                 Ok(TaskRecord {
                     task_id: r.task_id,
-                    status: r.status.parse().map_err(worker::Error::RustError)?,
+                    status: r.status.parse().map_err(|_| {
+                        worker::Error::RustError(format!("unknown task status {:?}", r.status))
+                    })?,
                     title: r.title,
                     selected_client_id: r.selected_client_id,
                     current_turn: r.current_turn,

@@ -16,6 +16,7 @@ use ts_rs::TS;
     Deserialize,
     TS,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumIter,
 )]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -85,14 +86,9 @@ impl ErrorCode {
     }
 }
 
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// `{code, message, retryable}`: the error object of every wire message and HTTP error body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
+#[error("{code}: {message}")]
 pub struct ErrorObject {
     pub code: ErrorCode,
     pub message: String,
@@ -119,14 +115,6 @@ impl ErrorObject {
         )
     }
 }
-
-impl std::fmt::Display for ErrorObject {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for ErrorObject {}
 
 #[cfg(test)]
 mod tests {

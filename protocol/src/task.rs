@@ -4,8 +4,22 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// Task status (DESIGN.md, seed 000 §2.1). Transitions are decided in `mimo-agent`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, strum::EnumIter)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    TS,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TaskStatus {
     Created,
     Running,
@@ -18,17 +32,9 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// The stored and wire name, e.g. `waiting_confirmation`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Created => "created",
-            TaskStatus::Running => "running",
-            TaskStatus::Ongoing => "ongoing",
-            TaskStatus::WaitingConfirmation => "waiting_confirmation",
-            TaskStatus::Takeover => "takeover",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Error => "error",
-            TaskStatus::Canceled => "canceled",
-        }
+        self.into()
     }
 
     /// A finished task: no more scheduling, but a new user message may start another turn.
@@ -48,12 +54,4 @@ pub enum TaskControl {
     Takeover,
     Resume,
     Stop,
-}
-
-impl std::str::FromStr for TaskStatus {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        serde_json::from_value(serde_json::Value::String(s.to_owned()))
-            .map_err(|_| format!("unknown task status {s:?}"))
-    }
 }

@@ -332,11 +332,7 @@ impl Conversation {
                 effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
                     status: OutputStatus::Error,
                     output: None,
-                    error: Some(ErrorObject {
-                        code: ErrorCode::LlmError,
-                        message: format!("The language model failed: {error}"),
-                        retryable: error.retryable,
-                    }),
+                    error: Some(ErrorObject::from(&error)),
                     warnings: Vec::new(),
                 }));
                 effects.extend(self.transition(TaskStatus::Error, now));

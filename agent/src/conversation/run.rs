@@ -269,14 +269,7 @@ impl Conversation {
             effects.extend(self.think(delay_ms, now));
             return effects;
         }
-        effects.extend(self.fail_run(
-            ErrorObject {
-                code: ErrorCode::LlmError,
-                message: format!("The language model failed: {error}"),
-                retryable: error.retryable,
-            },
-            now,
-        ));
+        effects.extend(self.fail_run(ErrorObject::from(&error), now));
         effects
     }
 

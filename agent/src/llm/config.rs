@@ -4,25 +4,35 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// Which wire protocol a model endpoint speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 pub enum Provider {
     #[serde(rename = "openai")]
+    #[strum(serialize = "openai")]
     OpenAi,
     #[serde(rename = "anthropic")]
+    #[strum(serialize = "anthropic")]
     Anthropic,
     /// Any server implementing OpenAI's Chat Completions API (vLLM, Ollama, llama.cpp, …).
     #[serde(rename = "openai_compatible")]
+    #[strum(serialize = "openai_compatible")]
     OpenAiCompatible,
 }
 
 impl Provider {
     /// The name used in configuration and serde.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Anthropic => "anthropic",
-            Self::OpenAiCompatible => "openai_compatible",
-        }
+        self.into()
     }
 
     /// API root including the version segment; compatible servers have no canonical host.
@@ -32,12 +42,6 @@ impl Provider {
             Self::Anthropic => Some("https://api.anthropic.com/v1"),
             Self::OpenAiCompatible => None,
         }
-    }
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -56,20 +60,9 @@ impl FromStr for Provider {
 }
 
 /// Returned by [`Provider::from_str`] for a name that is not a known provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown LLM provider `{0}` (expected openai, anthropic or openai_compatible)")]
 pub struct UnknownProvider(pub String);
-
-impl fmt::Display for UnknownProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown LLM provider `{}` (expected openai, anthropic or openai_compatible)",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownProvider {}
 
 /// Everything needed to talk to one model endpoint.
 ///

@@ -1,13 +1,24 @@
-use std::fmt;
-
+use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::config::Provider;
 
 /// What went wrong, at the granularity the caller reacts to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum LlmErrorKind {
     Network,
     Timeout,
@@ -28,20 +39,7 @@ pub enum LlmErrorKind {
 
 impl LlmErrorKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Network => "network",
-            Self::Timeout => "timeout",
-            Self::RateLimited => "rate_limited",
-            Self::Server => "server",
-            Self::Auth => "auth",
-            Self::ContextTooLong => "context_too_long",
-            Self::ContentFiltered => "content_filtered",
-            Self::BadRequest => "bad_request",
-            Self::InvalidResponse => "invalid_response",
-            Self::InvalidToolArguments => "invalid_tool_arguments",
-            Self::NoToolCall => "no_tool_call",
-            Self::Aborted => "aborted",
-        }
+        self.into()
     }
 
     /// Whether sending the same request again may succeed.
@@ -63,15 +61,10 @@ impl LlmErrorKind {
     }
 }
 
-impl fmt::Display for LlmErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// A failed model call. Messages come from the provider or from this crate, never from the
 /// config, so they are safe to log and to show the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{kind}: {message}{}", http_status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
 pub struct LlmError {
     pub kind: LlmErrorKind,
     pub message: String,
@@ -125,17 +118,16 @@ impl LlmError {
     }
 }
 
-impl fmt::Display for LlmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind, self.message)?;
-        if let Some(status) = self.http_status {
-            write!(f, " (HTTP {status})")?;
+impl From<&LlmError> for ErrorObject {
+    /// The one wire form of a failed model call: `LLM_ERROR`, saying how it failed.
+    fn from(error: &LlmError) -> Self {
+        ErrorObject {
+            code: ErrorCode::LlmError,
+            message: format!("The language model failed: {error}"),
+            retryable: error.retryable,
         }
-        Ok(())
     }
 }
-
-impl std::error::Error for LlmError {}
 
 /// Classifies a non-2xx response from `provider`, given its `retry-after` header and body.
 pub fn classify_http_status(
