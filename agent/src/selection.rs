@@ -38,9 +38,83 @@ pub fn choose_client(candidates: &[Candidate], bound: Option<&str>) -> Result<St
         .ok_or_else(ErrorObject::plugin_offline)
 }
 
+/// A task's binding as decided: the extension, and the time to record as its last use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bound {
+    pub client_id: String,
+    pub used_at: u64,
+}
+
+/// Binds a task to an extension: the person's `explicit` choice (honoured even while that
+/// extension is offline: they picked that browser, and the task waits for it; an unknown one is
+/// `NOT_FOUND`), else [`choose_client`] with the task's current binding `bound`.
+///
+/// Uses are ordered strictly, even within one millisecond (the runtime's clock only moves
+/// between I/O events), so "most recently used" is never a tie.
+pub fn bind(
+    candidates: &[Candidate],
+    explicit: Option<&str>,
+    bound: Option<&str>,
+    now: u64,
+) -> Result<Bound, ErrorObject> {
+    let client_id = match explicit {
+        Some(explicit) if candidates.iter().any(|c| c.client_id == explicit) => explicit.to_owned(),
+        Some(explicit) => {
+            return Err(ErrorObject::new(
+                ErrorCode::NotFound,
+                format!("no extension with clientId {explicit:?}"),
+            ))
+        }
+        None => choose_client(candidates, bound)?,
+    };
+    let latest = candidates
+        .iter()
+        .filter_map(|c| c.last_used_at)
+        .max()
+        .unwrap_or(0);
+    Ok(Bound {
+        client_id,
+        used_at: now.max(latest + 1),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_explicit_choice_is_honoured_offline_and_an_unknown_one_refused() {
+        let c = [cand("a", false, Some(5), 5), cand("b", true, Some(9), 9)];
+        let bound = bind(&c, Some("a"), Some("b"), 20).unwrap();
+        assert_eq!(
+            bound,
+            Bound {
+                client_id: "a".into(),
+                used_at: 20
+            }
+        );
+        let error = bind(&c, Some("zz"), None, 20).unwrap_err();
+        assert_eq!(error.code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn automatic_binding_keeps_the_bound_extension_and_fails_when_it_is_offline() {
+        let c = [cand("a", false, Some(5), 5), cand("b", true, Some(9), 9)];
+        assert_eq!(bind(&c, None, None, 20).unwrap().client_id, "b");
+        assert_eq!(
+            bind(&c, None, Some("a"), 20).unwrap_err().code,
+            ErrorCode::PluginOffline
+        );
+    }
+
+    #[test]
+    fn uses_are_ordered_strictly_within_one_millisecond() {
+        let c = [cand("a", true, Some(20), 1), cand("b", true, None, 1)];
+        // The clock has not moved since "a" was used: "b", used now, is still the later one.
+        let bound = bind(&c, Some("b"), None, 20).unwrap();
+        assert_eq!(bound.used_at, 21);
+        assert_eq!(bind(&c, None, None, 50).unwrap().used_at, 50);
+    }
 
     fn cand(id: &str, online: bool, used: Option<u64>, seen: u64) -> Candidate {
         Candidate {

@@ -1,7 +1,7 @@
 //! `ExtensionRegistry`: the extensions of this deployment, their sockets and browsers, and which
 //! task uses which extension (seed 000 `ExtensionRegistry` + `SnapshotStore`).
 
-use mimo_agent::selection::{choose_client, Candidate};
+use mimo_agent::selection::{self, Candidate};
 use mimo_agent::snapshot;
 use mimo_protocol::extension::{ExtensionList, PING_FRAME, PONG_FRAME};
 use mimo_protocol::{
@@ -507,54 +507,41 @@ impl ExtensionRegistry {
     }
 
     fn bind(&self, req: BindRequest) -> Result<std::result::Result<Binding, ErrorObject>> {
-        let extensions = self.list()?;
-        if let Some(explicit) = &req.client_id {
-            if !extensions.iter().any(|e| &e.client_id == explicit) {
-                return Ok(Err(ErrorObject::new(
-                    ErrorCode::NotFound,
-                    format!("no extension with clientId {explicit:?}"),
-                )));
-            }
-        }
-        let bound = match &req.client_id {
-            Some(explicit) => Some(explicit.clone()),
-            None => self.binding_of(&req.task_id)?,
-        };
-        let candidates: Vec<Candidate> = extensions
-            .iter()
+        let candidates: Vec<Candidate> = self
+            .list()?
+            .into_iter()
             .map(|e| Candidate {
-                client_id: e.client_id.clone(),
+                client_id: e.client_id,
                 online: e.online,
                 last_used_at: e.last_used_at,
                 last_seen_at: e.last_seen_at,
             })
             .collect();
-        // An explicit choice is honoured even while that extension is offline: the person
-        // picked that browser, and the task waits for it.
-        let chosen = match (&req.client_id, choose_client(&candidates, bound.as_deref())) {
-            (Some(explicit), _) => explicit.clone(),
-            (None, Ok(chosen)) => chosen,
-            (None, Err(error)) => return Ok(Err(error)),
+        let bound = self.binding_of(&req.task_id)?;
+        let chosen = match selection::bind(
+            &candidates,
+            req.client_id.as_deref(),
+            bound.as_deref(),
+            now_ms(),
+        ) {
+            Ok(chosen) => chosen,
+            Err(error) => return Ok(Err(error)),
         };
-        // Uses are ordered strictly even within one millisecond (the runtime's clock only moves
-        // between I/O events), so "most recently used" is never a tie.
-        let latest = extensions
-            .iter()
-            .filter_map(|e| e.last_used_at)
-            .max()
-            .unwrap_or(0);
-        let now = now_ms().max(latest + 1);
         self.sql().exec(
             "INSERT OR REPLACE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",
-            vec![text(&req.task_id), text(&chosen), int(now)],
+            vec![
+                text(&req.task_id),
+                text(&chosen.client_id),
+                int(chosen.used_at),
+            ],
         )?;
         self.sql().exec(
             "UPDATE clients SET last_used_at = ? WHERE client_id = ?",
-            vec![int(now), text(&chosen)],
+            vec![int(chosen.used_at), text(&chosen.client_id)],
         )?;
         Ok(Ok(Binding {
-            snapshot: self.snapshot(&chosen)?,
-            client_id: chosen,
+            snapshot: self.snapshot(&chosen.client_id)?,
+            client_id: chosen.client_id,
         }))
     }
 
