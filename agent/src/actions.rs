@@ -124,26 +124,22 @@ impl Timeouts {
     /// How long a retryable failure waits before its retry: the page captures of page
     /// preparation (seed 000 §4.5: screenshot, readability) half the usual, 500 ms by default.
     pub fn retry_delay_for(&self, command: &ActionCommand) -> u64 {
-        match command {
-            ActionCommand::BrowserScreenshot { .. }
-            | ActionCommand::BrowserReadabilityExtract {} => self.retry_delay_ms / 2,
-            _ => self.retry_delay_ms,
+        if command.kind().traits().captures_page {
+            self.retry_delay_ms / 2
+        } else {
+            self.retry_delay_ms
         }
     }
 
-    /// The execution budget of one action, after its ack.
+    /// The execution budget of one action, after its ack: a wait's own timeout and a grace,
+    /// else the slow budget for the actions that load pages or upload artifacts.
     pub fn exec_ms(&self, command: &ActionCommand) -> u64 {
         use ActionCommand::*;
         match command {
             BrowserWaitForLoaded { timeout_ms } | BrowserWaitFor { timeout_ms, .. } => {
                 u64::from(timeout_ms.unwrap_or(10_000)) + self.grace_ms
             }
-            TaskStart { .. }
-            | BrowserNavigate { .. }
-            | BrowserBack {}
-            | BrowserScreenshot { .. }
-            | BrowserReadabilityExtract {}
-            | BrowserGetHtml { .. } => self.slow_exec_ms,
+            _ if command.kind().traits().slow => self.slow_exec_ms,
             _ => self.exec_ms,
         }
     }

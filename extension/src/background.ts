@@ -4,7 +4,7 @@
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, ExtensionMessage, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { ActionLog } from "./action-log.ts";
-import { ActionDispatcher } from "./actions.ts";
+import { ActionDispatcher } from "./dispatcher.ts";
 import { Debugger } from "./cdp.ts";
 import { Connection } from "./connection.ts";
 import { Executor } from "./executor.ts";

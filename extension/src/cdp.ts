@@ -1,16 +1,12 @@
 // The Chrome DevTools Protocol through `chrome.debugger`: attached once per task tab and
 // reused; every failure is a `CDP_UNAVAILABLE` `ActionError` (callers fall back to DOM events
 // unless a CDP strategy was required).
-import { ActionError } from "./results.ts";
+import { ActionError, errorText } from "./results.ts";
 
 export class CdpFailure extends ActionError {
   constructor(message: string) {
     super("CDP_UNAVAILABLE", message, true);
   }
-}
-
-function text(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The setting that turns CDP off (`false`): input then goes through DOM events only. */
@@ -46,8 +42,8 @@ export class Debugger {
     } catch (error) {
       // A worker that Chrome restarted forgets that it had attached.
       const targets = await chrome.debugger.getTargets().catch(() => []);
-      const already = /already attached/i.test(text(error)) && targets.some((t) => t.tabId === tabId && t.attached);
-      if (!already) throw new CdpFailure(`cannot attach the debugger to tab ${tabId}: ${text(error)}`);
+      const already = /already attached/i.test(errorText(error)) && targets.some((t) => t.tabId === tabId && t.attached);
+      if (!already) throw new CdpFailure(`cannot attach the debugger to tab ${tabId}: ${errorText(error)}`);
     }
     this.#attached.add(tabId);
   }
@@ -57,7 +53,7 @@ export class Debugger {
     try {
       return (await chrome.debugger.sendCommand({ tabId }, method, params)) as T;
     } catch (error) {
-      throw new CdpFailure(`${method} failed: ${text(error)}`);
+      throw new CdpFailure(`${method} failed: ${errorText(error)}`);
     }
   }
 

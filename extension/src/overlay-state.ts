@@ -2,7 +2,9 @@
 // (`task_state`): `ongoing` while the agent works (it controls the tab; the person's own input
 // takes over), `hidden` while the task waits (for the person's next message or confirmation),
 // `takeover` while the person has control, `idle` once the task ended. And the short label that
-// says what Mimo is doing. Pure: tested under node:test.
+// says what Mimo is doing, from the action's label in `ACTION_TRAITS`. Pure: tested under
+// node:test.
+import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, TaskStatus } from "../../protocol/ts/protocol.ts";
 import type { OverlayState } from "./frame-protocol.ts";
 
@@ -31,41 +33,17 @@ function short(text: string, max = 40): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** "clicking [12]", "typing into [3]", "reading the page"… */
+/** One `{…}` of a label template (see `ActionTraits.label`) filled from the action's params. */
+function slot(spec: string, params: Record<string, unknown>): string {
+  const [names = "", format] = spec.split(":");
+  if (names === "target") return target(params);
+  const value = names.split("|").map((name) => params[name]).find((v) => v !== undefined && v !== null);
+  if (value === undefined) return "the page";
+  return format === "quoted" ? JSON.stringify(value) : String(value);
+}
+
+/** "clicking [12]", "typing into [3]", "reading the page"…: the action's label with its params. */
 export function actionLabel(action: BrowserAction): string {
-  switch (action.name) {
-    case "task_start":
-      return "starting";
-    case "task_stop":
-      return "stopping";
-    case "browser_debugger_attach":
-      return "getting ready";
-    case "browser_wait_for_loaded":
-      return "waiting for the page to load";
-    case "browser_screenshot":
-      return "taking a screenshot";
-    case "browser_readability_extract":
-    case "browser_dom_index":
-    case "browser_xpath_scan":
-    case "browser_get_html":
-      return "reading the page";
-    case "browser_click":
-      return `clicking ${short(target(action.params))}`;
-    case "browser_type":
-      return `typing into ${short(target(action.params))}`;
-    case "browser_scroll":
-      return `scrolling ${action.params.direction}`;
-    case "browser_navigate":
-      return `opening ${short(action.params.url)}`;
-    case "browser_back":
-      return "going back";
-    case "browser_select_option":
-      return `choosing ${short(JSON.stringify(action.params.option))}`;
-    case "browser_press_key":
-      return `pressing ${short(action.params.key)}`;
-    case "browser_hover":
-      return `pointing at ${short(target(action.params))}`;
-    case "browser_wait_for":
-      return `waiting for ${short(action.params.text ?? action.params.selector ?? action.params.url ?? "the page")}`;
-  }
+  const params = action.params as Record<string, unknown>;
+  return ACTION_TRAITS[action.name].label.replace(/\{([^}]*)\}/g, (_, spec: string) => short(slot(spec, params)));
 }

@@ -1,7 +1,19 @@
 // How an action ends: a success (possibly partial, with warnings) or an `ActionError` carrying
-// one of the protocol's error codes. Executors throw `ActionError`; the dispatcher turns
+// one of the protocol's error codes. Action handlers throw `ActionError`; the dispatcher turns
 // either into an `ActionOutcome`. No Chrome APIs here.
+import { MAX_EXTENSION_FRAME_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ActionOutcome, BrowserAction, ErrorCode, ErrorObject } from "../../protocol/ts/protocol.ts";
+
+/**
+ * The most a result may take: its `action_result` frame must fit in one extension socket frame,
+ * with room for the envelope around it. Larger results go to R2 and are cut to fit.
+ */
+export const MAX_RESULT_BYTES = MAX_EXTENSION_FRAME_BYTES - 4_096;
+
+/** The message of anything thrown. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** Codes a retry may cure (seed 000 §5.1); TIMEOUT too, since a later try may find the page ready. */
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
@@ -32,7 +44,7 @@ export class ActionError extends Error {
   }
 }
 
-/** What an executor returns when the action worked. `partial` marks a degraded success. */
+/** What an action's handler returns when the action worked. `partial` marks a degraded success. */
 export type ActionSuccess = {
   result: unknown;
   warnings?: string[];
@@ -58,7 +70,7 @@ export function errorOutcome(action: Ids, error: unknown, warnings: string[] = [
   const object: ErrorObject =
     error instanceof ActionError
       ? error.toObject()
-      : { code: "INTERNAL_ERROR", message: error instanceof Error ? error.message : String(error), retryable: false };
+      : { code: "INTERNAL_ERROR", message: errorText(error), retryable: false };
   return { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
 }
 

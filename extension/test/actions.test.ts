@@ -3,7 +3,7 @@ import { beforeEach, describe, it } from "node:test";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import { ActionLog, INDEX_KEY, MAX_FINISHED, RUNNING_KEY } from "../src/action-log.ts";
 import type { KeyValue } from "../src/action-log.ts";
-import { ActionDispatcher } from "../src/actions.ts";
+import { ActionDispatcher } from "../src/dispatcher.ts";
 import { ActionError } from "../src/results.ts";
 import type { ActionSuccess } from "../src/results.ts";
 

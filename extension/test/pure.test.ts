@@ -159,6 +159,20 @@ describe("the overlay", () => {
     assert.equal(actionLabel({ ...base, name: "browser_wait_for", params: { text: "Done" } }), "waiting for Done");
     assert.equal(actionLabel({ ...base, name: "browser_dom_index", params: {} }), "reading the page");
   });
+  it("fills every kind of label slot as the labels written per action did", () => {
+    const base = { actionId: "a", attempt: 1, taskId: "t", clientId: "c" };
+    const long = "x".repeat(60);
+    assert.equal(actionLabel({ ...base, name: "task_start", params: {} }), "starting");
+    assert.equal(actionLabel({ ...base, name: "browser_type", params: { xpath: "//input[1]", text: "mug" } }), "typing into //input[1]");
+    assert.equal(actionLabel({ ...base, name: "browser_hover", params: {} }), "pointing at the page");
+    assert.equal(actionLabel({ ...base, name: "browser_scroll", params: { direction: "down" } }), "scrolling down");
+    assert.equal(actionLabel({ ...base, name: "browser_navigate", params: { url: `http://a/${long}` } }), `opening http://a/${"x".repeat(30)}…`);
+    assert.equal(actionLabel({ ...base, name: "browser_select_option", params: { clickId: 3, option: "Blue" } }), 'choosing "Blue"');
+    assert.equal(actionLabel({ ...base, name: "browser_select_option", params: { clickId: 3, option: long } }), `choosing "${"x".repeat(38)}…`);
+    assert.equal(actionLabel({ ...base, name: "browser_press_key", params: { key: "Control+a" } }), "pressing Control+a");
+    assert.equal(actionLabel({ ...base, name: "browser_wait_for", params: { url: "/cart", selector: "#done" } }), "waiting for #done");
+    assert.equal(actionLabel({ ...base, name: "browser_wait_for", params: {} }), "waiting for the page");
+  });
 });
 
 describe("the snapshot", () => {

@@ -193,7 +193,8 @@ pub enum ActionCommand {
 
 /// What running an action a second time does: it decides whether an attempt whose outcome is
 /// unknown (a timeout, a restarted extension) may simply be run again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
 pub enum Rerun {
     /// It only reads the page or waits: a second run does no harm.
     ReadOnly,
@@ -203,37 +204,196 @@ pub enum Rerun {
     Once,
 }
 
+/// What kind of action an action of the catalog is. Every rule that depends on the kind of
+/// action reads it from here — the server's scheduler as [`ActionKind::traits`], the extension
+/// as the generated `ACTION_TRAITS` table — so a new action is described in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionTraits {
+    /// Whether an attempt whose outcome is unknown may simply be run again.
+    pub rerun: Rerun,
+    /// It changes the page: the extension refuses it while the person has taken over the task's
+    /// tab or stopped the task there.
+    pub mutating: bool,
+    /// It loads a page or uploads an artifact, so it gets the slow execution budget
+    /// (`MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS`) instead of the usual one.
+    pub slow: bool,
+    /// It captures the page for the model (seed 000 §4.5: the screenshot, the readable text); a
+    /// failed capture is retried after half the usual delay, as page preparation waits on it.
+    pub captures_page: bool,
+    /// It acts in the task's tab (which must be open, and on a site the person allowed); only
+    /// the actions that open and close that tab do not.
+    pub needs_task_tab: bool,
+    /// What the extension's overlay says while it runs. `{name}` stands for the parameter
+    /// `name`, `{a|b}` for the first of `a` and `b` given, `{target}` for the targeted element
+    /// (`[clickId]` or the XPath), each shortened and "the page" when absent; `{name:quoted}`
+    /// quotes the value as JSON.
+    pub label: &'static str,
+}
+
 impl ActionKind {
     /// The catalog name, e.g. `browser_click`.
     pub fn name(self) -> &'static str {
         self.into()
     }
 
-    pub fn rerun(self) -> Rerun {
+    /// The catalog: every action's traits, written out in full so that a new action has to
+    /// decide each of them.
+    pub const fn traits(self) -> ActionTraits {
         use ActionKind::*;
+        use Rerun::*;
         match self {
-            BrowserDebuggerAttach
-            | BrowserWaitForLoaded
-            | BrowserScreenshot
-            | BrowserReadabilityExtract
-            | BrowserDomIndex
-            | BrowserXpathScan
-            | BrowserGetHtml
-            | BrowserWaitFor => Rerun::ReadOnly,
-            TaskStart | TaskStop | BrowserNavigate | BrowserHover => Rerun::Idempotent,
-            BrowserClick | BrowserType | BrowserScroll | BrowserBack | BrowserSelectOption
-            | BrowserPressKey => Rerun::Once,
+            TaskStart => ActionTraits {
+                rerun: Idempotent,
+                mutating: false,
+                slow: true,
+                captures_page: false,
+                needs_task_tab: false,
+                label: "starting",
+            },
+            TaskStop => ActionTraits {
+                rerun: Idempotent,
+                mutating: false,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: false,
+                label: "stopping",
+            },
+            BrowserDebuggerAttach => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "getting ready",
+            },
+            BrowserWaitForLoaded => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                // Its budget is its own timeout (`Timeouts::exec_ms`).
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "waiting for the page to load",
+            },
+            BrowserScreenshot => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: true,
+                captures_page: true,
+                needs_task_tab: true,
+                label: "taking a screenshot",
+            },
+            BrowserReadabilityExtract => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: true,
+                captures_page: true,
+                needs_task_tab: true,
+                label: "reading the page",
+            },
+            BrowserDomIndex => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "reading the page",
+            },
+            BrowserXpathScan => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "reading the page",
+            },
+            BrowserClick => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "clicking {target}",
+            },
+            BrowserType => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "typing into {target}",
+            },
+            BrowserGetHtml => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "reading the page",
+            },
+            BrowserScroll => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "scrolling {direction}",
+            },
+            BrowserNavigate => ActionTraits {
+                rerun: Idempotent,
+                mutating: true,
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "opening {url}",
+            },
+            BrowserBack => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "going back",
+            },
+            BrowserSelectOption => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "choosing {option:quoted}",
+            },
+            BrowserPressKey => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "pressing {key}",
+            },
+            BrowserHover => ActionTraits {
+                rerun: Idempotent,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "pointing at {target}",
+            },
+            BrowserWaitFor => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                // Its budget is its own timeout (`Timeouts::exec_ms`).
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "waiting for {text|selector|url}",
+            },
         }
     }
 
-    /// The names of the actions of one [`Rerun`] class (for the extension, generated into
-    /// TypeScript).
-    pub fn names_of(class: Rerun) -> Vec<&'static str> {
-        use strum::IntoEnumIterator;
-        ActionKind::iter()
-            .filter(|k| k.rerun() == class)
-            .map(ActionKind::name)
-            .collect()
+    pub const fn rerun(self) -> Rerun {
+        self.traits().rerun
     }
 }
 
@@ -249,10 +409,7 @@ impl ActionCommand {
 
     /// Whether the action acts on (and so needs) the task's tab.
     pub fn needs_tab(&self) -> bool {
-        !matches!(
-            self,
-            ActionCommand::TaskStart { .. } | ActionCommand::TaskStop { .. }
-        )
+        self.kind().traits().needs_task_tab
     }
 }
 
@@ -442,14 +599,113 @@ mod tests {
         );
     }
 
+    fn names_where(pick: fn(ActionTraits) -> bool) -> Vec<&'static str> {
+        ActionKind::iter()
+            .filter(|k| pick(k.traits()))
+            .map(ActionKind::name)
+            .collect()
+    }
+
+    /// The traits the scheduler's and the extension's behaviour depends on, pinned action by
+    /// action: changing one changes what a timeout, a takeover or a restart does to it.
     #[test]
-    fn every_action_has_one_rerun_class() {
-        let all: usize = [Rerun::ReadOnly, Rerun::Idempotent, Rerun::Once]
-            .into_iter()
-            .map(|c| ActionKind::names_of(c).len())
-            .sum();
-        assert_eq!(all, ActionKind::iter().count());
-        assert!(ActionKind::names_of(Rerun::Once).contains(&"browser_click"));
-        assert!(ActionKind::names_of(Rerun::ReadOnly).contains(&"browser_screenshot"));
+    fn traits_pin_the_behaviour_that_depends_on_them() {
+        assert_eq!(
+            names_where(|t| t.rerun == Rerun::ReadOnly),
+            [
+                "browser_debugger_attach",
+                "browser_wait_for_loaded",
+                "browser_screenshot",
+                "browser_readability_extract",
+                "browser_dom_index",
+                "browser_xpath_scan",
+                "browser_get_html",
+                "browser_wait_for",
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.rerun == Rerun::Idempotent),
+            [
+                "task_start",
+                "task_stop",
+                "browser_navigate",
+                "browser_hover"
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.rerun == Rerun::Once),
+            [
+                "browser_click",
+                "browser_type",
+                "browser_scroll",
+                "browser_back",
+                "browser_select_option",
+                "browser_press_key",
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.mutating),
+            [
+                "browser_click",
+                "browser_type",
+                "browser_scroll",
+                "browser_navigate",
+                "browser_back",
+                "browser_select_option",
+                "browser_press_key",
+                "browser_hover",
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.slow),
+            [
+                "task_start",
+                "browser_screenshot",
+                "browser_readability_extract",
+                "browser_get_html",
+                "browser_navigate",
+                "browser_back",
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.captures_page),
+            ["browser_screenshot", "browser_readability_extract"]
+        );
+        assert_eq!(
+            names_where(|t| !t.needs_task_tab),
+            ["task_start", "task_stop"]
+        );
+    }
+
+    /// A label's `{…}` names parameters of its own action: a misspelt one would show
+    /// "the page" in the overlay without any error.
+    #[test]
+    fn labels_name_their_actions_parameters() {
+        let decl = <ActionCommand as TS>::decl(&ts_rs::Config::new());
+        for variant in decl.split("{ \"name\": \"").skip(1) {
+            let name = variant.split('"').next().unwrap();
+            let params = variant.split("\"params\": ").nth(1).unwrap();
+            let has = |param: &str| {
+                params
+                    .split(|c: char| c.is_whitespace() || c == '{')
+                    .filter_map(|word| word.strip_suffix(':'))
+                    .any(|field| field.trim_end_matches('?') == param)
+            };
+            let kind = ActionKind::iter().find(|k| k.name() == name).unwrap();
+            let label = kind.traits().label;
+            for slot in label
+                .split('{')
+                .skip(1)
+                .map(|s| s.split('}').next().unwrap())
+            {
+                let names = slot.strip_suffix(":quoted").unwrap_or(slot);
+                for param in names.split('|') {
+                    match param {
+                        "target" => assert!(has("clickId") && has("xpath"), "{name}: {label}"),
+                        _ => assert!(has(param), "{name}: {label} names no parameter {param}"),
+                    }
+                }
+            }
+        }
     }
 }

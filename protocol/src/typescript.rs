@@ -1,5 +1,6 @@
 //! Generation of the TypeScript protocol module used by `web/` and `extension/`.
 
+use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
 use crate::{action, agent, error, extension, frontend, snapshot, task};
@@ -33,6 +34,8 @@ pub fn typescript_module() -> String {
         action::ScrollDirection,
         action::Target,
         action::ActionCommand,
+        action::Rerun,
+        action::ActionTraits,
         action::BrowserAction,
         action::ActionStatus,
         action::ActionOutcome,
@@ -111,15 +114,15 @@ pub fn typescript_module() -> String {
     for (name, value) in limits {
         out.push_str(&format!("export const {name} = {value};\n"));
     }
-    for (name, class) in [
-        ("READ_ONLY_ACTIONS", action::Rerun::ReadOnly),
-        ("IDEMPOTENT_ACTIONS", action::Rerun::Idempotent),
-    ] {
-        let names = action::ActionKind::names_of(class);
-        out.push_str(&format!(
-            "export const {name}: ReadonlyArray<ActionCommand[\"name\"]> = {names:?};\n"
-        ));
+    // One row per action, with literal types (`as const`) so the extension's types can depend
+    // on a trait, and checked against `ActionTraits` so no action or trait is missing.
+    out.push_str("export type ActionName = ActionCommand[\"name\"];\n");
+    out.push_str("export const ACTION_TRAITS = {\n");
+    for kind in action::ActionKind::iter() {
+        let traits = serde_json::to_string(&kind.traits()).expect("traits serialize");
+        out.push_str(&format!("  {:?}: {traits},\n", kind.name()));
     }
+    out.push_str("} as const satisfies Record<ActionName, ActionTraits>;\n");
     for (name, value) in [
         ("PING_FRAME", extension::PING_FRAME),
         ("PONG_FRAME", extension::PONG_FRAME),

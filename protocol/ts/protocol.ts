@@ -59,6 +59,41 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
  */
 option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } };
 
+export type Rerun = "read_only" | "idempotent" | "once";
+
+export type ActionTraits = { 
+/**
+ * Whether an attempt whose outcome is unknown may simply be run again.
+ */
+rerun: Rerun, 
+/**
+ * It changes the page: the extension refuses it while the person has taken over the task's
+ * tab or stopped the task there.
+ */
+mutating: boolean, 
+/**
+ * It loads a page or uploads an artifact, so it gets the slow execution budget
+ * (`MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS`) instead of the usual one.
+ */
+slow: boolean, 
+/**
+ * It captures the page for the model (seed 000 §4.5: the screenshot, the readable text); a
+ * failed capture is retried after half the usual delay, as page preparation waits on it.
+ */
+capturesPage: boolean, 
+/**
+ * It acts in the task's tab (which must be open, and on a site the person allowed); only
+ * the actions that open and close that tab do not.
+ */
+needsTaskTab: boolean, 
+/**
+ * What the extension's overlay says while it runs. `{name}` stands for the parameter
+ * `name`, `{a|b}` for the first of `a` and `b` given, `{target}` for the targeted element
+ * (`[clickId]` or the XPath), each shortened and "the page" when absent; `{name:quoted}`
+ * quotes the value as JSON.
+ */
+label: string, };
+
 export type BrowserAction = { actionId: string, 
 /**
  * 1 for the first delivery; a retry after a retryable failure is a new attempt, run anew.
@@ -402,7 +437,26 @@ export const READABILITY_MAX_BYTES = 2097152;
 export const SCREENSHOT_MAX_BYTES = 20971520;
 export const HTML_MAX_BYTES = 20971520;
 export const DOM_INDEX_MAX_BYTES = 20971520;
-export const READ_ONLY_ACTIONS: ReadonlyArray<ActionCommand["name"]> = ["browser_debugger_attach", "browser_wait_for_loaded", "browser_screenshot", "browser_readability_extract", "browser_dom_index", "browser_xpath_scan", "browser_get_html", "browser_wait_for"];
-export const IDEMPOTENT_ACTIONS: ReadonlyArray<ActionCommand["name"]> = ["task_start", "task_stop", "browser_navigate", "browser_hover"];
+export type ActionName = ActionCommand["name"];
+export const ACTION_TRAITS = {
+  "task_start": {"rerun":"idempotent","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"starting"},
+  "task_stop": {"rerun":"idempotent","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":false,"label":"stopping"},
+  "browser_debugger_attach": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"getting ready"},
+  "browser_wait_for_loaded": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for the page to load"},
+  "browser_screenshot": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"taking a screenshot"},
+  "browser_readability_extract": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"reading the page"},
+  "browser_dom_index": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_xpath_scan": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_click": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking {target}"},
+  "browser_type": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"typing into {target}"},
+  "browser_get_html": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_scroll": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"scrolling {direction}"},
+  "browser_navigate": {"rerun":"idempotent","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url}"},
+  "browser_back": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going back"},
+  "browser_select_option": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"choosing {option:quoted}"},
+  "browser_press_key": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pressing {key}"},
+  "browser_hover": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
+  "browser_wait_for": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
+} as const satisfies Record<ActionName, ActionTraits>;
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

@@ -12,7 +12,7 @@
 // - unclear: a task that ended neither completed nor with a clear error (or did not end).
 // A failing run prints its seed; `CHAOS_SEED=<seed> CHAOS_RUNS=1 make chaos` replays it.
 import type { ActionOutcome, EventEnvelope, FrontendEvent, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { READ_ONLY_ACTIONS } from "../../protocol/ts/protocol.ts";
+import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
 import { seeded } from "../../extension/src/random.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
@@ -200,7 +200,7 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   const lost = records.filter((r) => !["succeeded", "failed", "timed_out", "canceled"].includes(r.state)).map((r) => `${r.command.name} ${r.actionId} left ${r.state}`);
   const doubled: string[] = [];
   for (const r of records) {
-    if (READ_ONLY_ACTIONS.includes(r.command.name)) continue;
+    if (ACTION_TRAITS[r.command.name].rerun === "read_only") continue;
     const ran = index.filter((e) => e.key.startsWith(`${r.actionId}#`) && e.status !== "error");
     if (ran.length > 1) doubled.push(`${r.command.name} ${r.actionId} ran ${ran.length} times`);
   }

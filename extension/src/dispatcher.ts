@@ -16,7 +16,7 @@
 // to run late.
 //
 // Chrome is reached only through `DispatcherDeps`, so this runs under node:test.
-import { IDEMPOTENT_ACTIONS, READ_ONLY_ACTIONS } from "../../protocol/ts/protocol.ts";
+import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import type { ActionLog, RunningEntry } from "./action-log.ts";
 import { ActionError, actionKey, errorOutcome, successOutcome } from "./results.ts";
@@ -30,12 +30,12 @@ export const MAX_STORED_RERUNNABLE_BYTES = 16 * 1024;
 
 /** Actions that only read the page (or wait): running one twice does no harm. */
 export function safeToRerun(action: Pick<BrowserAction, "name">): boolean {
-  return READ_ONLY_ACTIONS.includes(action.name);
+  return ACTION_TRAITS[action.name].rerun === "read_only";
 }
 
 /** Actions that change the page but end in the same state when run twice (opening a URL). */
 function idempotent(action: Pick<BrowserAction, "name">): boolean {
-  return safeToRerun(action) || IDEMPOTENT_ACTIONS.includes(action.name);
+  return ACTION_TRAITS[action.name].rerun !== "once";
 }
 
 export type DispatcherDeps = {

@@ -1,0 +1,38 @@
+// browser_click: a trusted CDP click at the element's visible centre (after the content script
+// scrolled it into view and hit-tested it), or DOM events — asked for, or as the fallback when
+// CDP fails, marked partial.
+import { CdpFailure } from "../cdp.ts";
+import type { Prepared } from "../frame-protocol.ts";
+import { frameCall } from "../frames.ts";
+import { dispatchMouse, ourInput, route, toTop } from "../input.ts";
+import type { Handler } from "./handler.ts";
+
+export const browserClick: Handler<"browser_click"> = {
+  async run(ctx, p) {
+    const { frameId, target } = await route(ctx, p);
+    if (p.strategy === "dom_click") {
+      await frameCall(ctx.tabId, frameId, { op: "domClick", target });
+      return { result: { clicked: true, strategy: "dom_click" } };
+    }
+    const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "click" });
+    const cdp = ctx.deps.cdp;
+    try {
+      const point = await toTop(ctx.tabId, frameId, prepared.point);
+      await ourInput(cdp, ctx.tabId, async () => {
+        await dispatchMouse(cdp, ctx.tabId, "mouseMoved", point);
+        await dispatchMouse(cdp, ctx.tabId, "mousePressed", point, { button: "left", buttons: 1, clickCount: 1 });
+        await dispatchMouse(cdp, ctx.tabId, "mouseReleased", point, { button: "left", buttons: 0, clickCount: 1 });
+      });
+      return { result: { clicked: true, strategy: "cdp_mouse" } };
+    } catch (error) {
+      if (!(error instanceof CdpFailure)) throw error;
+      if (p.strategy === "cdp_mouse") throw error;
+      await frameCall(ctx.tabId, frameId, { op: "domClick", target });
+      return {
+        result: { clicked: true, strategy: "dom_click" },
+        partial: true,
+        warnings: [`CDP input failed (${error.message}); clicked with DOM events instead, which the page sees as untrusted`],
+      };
+    }
+  },
+};

@@ -1,0 +1,118 @@
+// browser_dom_index: every interactive element of the page across frames (same- and
+// cross-origin, not those of sites the person has not allowed), numbered with click ids, and
+// the compact text form for the model. An index too large for one message is stored whole in
+// R2 and the message carries what fits.
+import { DOM_INDEX_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
+import type { DomElement, DomIndexResult, ScanScope } from "../../../protocol/ts/protocol.ts";
+import { uploadArtifact } from "../artifacts.ts";
+import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
+import type { FrameIndex, IndexLine, Point } from "../frame-protocol.ts";
+import { allFrames, frameCall } from "../frames.ts";
+import type { FrameInfo } from "../frames.ts";
+import { siteOf } from "../guard.ts";
+import { utf8 } from "../image.ts";
+import { fitIndex, indent, pageLine } from "../index-text.ts";
+import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
+import type { ActionSuccess } from "../results.ts";
+import { siteAllowed } from "../site-access.ts";
+import type { Handler, TabContext } from "./handler.ts";
+
+export const browserDomIndex: Handler<"browser_dom_index"> = {
+  run: (ctx, params) => indexPage(ctx, params.scope ?? "viewport", params.assignAttr ?? DEFAULT_CLICK_ATTR, false),
+};
+
+/**
+ * Indexes the page, writing click ids to `attr`. `xpathScan` (browser_xpath_scan) keeps the
+ * xpaths when the result must be cut to fit one message.
+ */
+export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string, xpathScan: boolean): Promise<ActionSuccess> {
+  if (!/^[a-zA-Z_][\w.:-]*$/.test(attr)) throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(attr)} is not an attribute name`);
+  const warnings: string[] = [];
+  const top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
+  const elements: DomElement[] = top.elements.map((e) => ({ ...e, frameId: 0 }));
+  const clicks: Array<[number, number, number]> = top.nextId > 1 ? [[1, top.nextId - 1, 0]] : [];
+  let next = top.nextId;
+  // Frames of sites the person has not allowed are left out (one may still hold a content
+  // script from before a revoke): the index never reads them.
+  const frames: FrameInfo[] = [];
+  for (const f of await allFrames(ctx.tabId)) {
+    if (await siteAllowed(f.url)) frames.push(f);
+    else warnings.push(`frame ${f.frameId} was not indexed: Mimo is not allowed on ${siteOf(f.url)}`);
+  }
+
+  // Child frames, depth first, each answering with its own viewport's coordinates.
+  const expand = async (index: FrameIndex, frameId: number, offset: Point, clip: { x: number; y: number; w: number; h: number }, depth: number): Promise<string[]> => {
+    const out: string[] = [];
+    const children = index.frames.length > 0 ? await childTokens(ctx.tabId, frameId, frames) : new Map<string, number>();
+    for (const line of index.lines as IndexLine[]) {
+      if ("text" in line) {
+        out.push(indent(depth + line.depth, line.text));
+        continue;
+      }
+      const child = index.frames.find((f) => f.token === line.frame);
+      const childId = children.get(line.frame);
+      if (child === undefined || childId === undefined) continue;
+      const info = frames.find((f) => f.frameId === childId);
+      out.push(indent(depth + line.depth, `<iframe frame=${childId}${info ? ` src=${JSON.stringify(info.url.slice(0, 80))}` : ""}>`));
+      const childClip = { x: clip.x - child.box.x, y: clip.y - child.box.y, w: clip.w, h: clip.h };
+      let sub: FrameIndex;
+      try {
+        sub = await frameCall<FrameIndex>(ctx.tabId, childId, { op: "index", scope, attr, startId: next, clip: childClip, xpath: true });
+      } catch (error) {
+        warnings.push(`frame ${childId} was not indexed: ${errorText(error)}`);
+        continue;
+      }
+      const origin = { x: offset.x + child.box.x, y: offset.y + child.box.y };
+      for (const e of sub.elements) elements.push({ ...e, frameId: childId, bbox: { ...e.bbox, x: Math.round(e.bbox.x + origin.x), y: Math.round(e.bbox.y + origin.y) } });
+      if (sub.nextId > next) clicks.push([next, sub.nextId - 1, childId]);
+      next = sub.nextId;
+      out.push(...(await expand(sub, childId, origin, childClip, depth + line.depth + 1)));
+    }
+    return out;
+  };
+  const lines = await expand(top, 0, { x: 0, y: 0 }, { x: 0, y: 0, w: top.viewport.w, h: top.viewport.h }, 0);
+  const header = pageLine({ url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY, width: top.size.w, height: top.size.h, vw: top.viewport.w, vh: top.viewport.h });
+  await ctx.deps.tasks.update(ctx.task.taskId, (t) => {
+    t.clicks = clicks;
+    t.attr = attr;
+  });
+  const full: DomIndexResult = { elements, text: [header, ...lines].join("\n"), url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY };
+  const json = utf8(JSON.stringify(full));
+  if (json.byteLength <= MAX_RESULT_BYTES) return { result: full, warnings };
+  // Too large for one message: the whole index goes to R2 and the message carries what fits,
+  // so nothing is lost for whoever needs all of it.
+  let stored: DomIndexResult = full;
+  let partial = false;
+  if (json.byteLength > DOM_INDEX_MAX_BYTES) {
+    warnings.push(`the whole index is ${json.byteLength} bytes, over the artifact limit of ${DOM_INDEX_MAX_BYTES}; only the part below was kept`);
+    partial = true;
+  } else {
+    try {
+      const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "dom_index", contentType: "application/json", actionId: ctx.action.actionId }, json);
+      stored = { ...full, artifactId: uploaded.artifactId, truncated: true };
+    } catch (error) {
+      warnings.push(`the whole index could not be stored (${errorText(error)}); only the part below was kept`);
+      partial = true;
+    }
+  }
+  const fitted = fitIndex(stored, MAX_RESULT_BYTES, xpathScan);
+  if (fitted.warning !== undefined) warnings.push(stored.artifactId === undefined ? fitted.warning : `${fitted.warning}; the whole index is in artifact ${stored.artifactId}`);
+  return { result: { ...fitted.result, truncated: true }, warnings, partial };
+}
+
+/** The frame ids of a frame's children, by the tokens their iframes gave them. */
+async function childTokens(tabId: number, parentFrameId: number, frames: FrameInfo[]): Promise<Map<string, number>> {
+  const children = frames.filter((f) => f.parentFrameId === parentFrameId);
+  const whoami = (f: FrameInfo) => frameCall<string | null>(tabId, f.frameId, { op: "whoami", waitMs: 150 }).catch(() => null);
+  const tokens = await Promise.all(children.map(whoami));
+  // A frame whose content script came after its parent's tokens (injected now, because its
+  // site was allowed after the page loaded) missed them: the parent sends them again.
+  if (tokens.includes(null) && (await frameCall(tabId, parentFrameId, { op: "tagFrames" }).then(() => true, () => false))) {
+    await Promise.all(children.map(async (f, i) => (tokens[i] ??= await whoami(f))));
+  }
+  const map = new Map<string, number>();
+  tokens.forEach((t, i) => {
+    if (t !== null) map.set(t, children[i]!.frameId);
+  });
+  return map;
+}

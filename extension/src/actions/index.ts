@@ -1,0 +1,44 @@
+// The action catalog's handlers, one per action: what each action's name runs. An action of the
+// protocol without a handler here (or a handler of the wrong shape for its traits) does not
+// compile. What kind of action each one is — page-changing, safe to rerun, its overlay label —
+// is not here but in `ACTION_TRAITS`, generated from protocol/src/action.rs.
+import { browserBack } from "./back.ts";
+import { browserClick } from "./click.ts";
+import { browserDebuggerAttach } from "./debugger-attach.ts";
+import { browserDomIndex } from "./dom-index.ts";
+import { browserGetHtml } from "./get-html.ts";
+import type { ActionHandlers } from "./handler.ts";
+import { browserHover } from "./hover.ts";
+import { browserNavigate } from "./navigate.ts";
+import { browserPressKey } from "./press-key.ts";
+import { browserReadabilityExtract } from "./readability-extract.ts";
+import { browserScreenshot } from "./screenshot.ts";
+import { browserScroll } from "./scroll.ts";
+import { browserSelectOption } from "./select-option.ts";
+import { taskStart } from "./task-start.ts";
+import { taskStop } from "./task-stop.ts";
+import { browserType } from "./type.ts";
+import { browserWaitForLoaded } from "./wait-for-loaded.ts";
+import { browserWaitFor } from "./wait-for.ts";
+import { browserXpathScan } from "./xpath-scan.ts";
+
+export const ACTION_HANDLERS: ActionHandlers = {
+  task_start: taskStart,
+  task_stop: taskStop,
+  browser_debugger_attach: browserDebuggerAttach,
+  browser_wait_for_loaded: browserWaitForLoaded,
+  browser_screenshot: browserScreenshot,
+  browser_readability_extract: browserReadabilityExtract,
+  browser_dom_index: browserDomIndex,
+  browser_xpath_scan: browserXpathScan,
+  browser_click: browserClick,
+  browser_type: browserType,
+  browser_get_html: browserGetHtml,
+  browser_scroll: browserScroll,
+  browser_navigate: browserNavigate,
+  browser_back: browserBack,
+  browser_select_option: browserSelectOption,
+  browser_press_key: browserPressKey,
+  browser_hover: browserHover,
+  browser_wait_for: browserWaitFor,
+};

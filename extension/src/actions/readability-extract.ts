@@ -1,0 +1,47 @@
+// browser_readability_extract: the page's readable text (Mozilla Readability + Turndown,
+// injected into the top frame), stored in R2 and inlined when small enough (seed 000 §4.4).
+import { READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
+import type { ReadabilityResult } from "../../../protocol/ts/protocol.ts";
+import { uploadArtifact } from "../artifacts.ts";
+import { utf8 } from "../image.ts";
+import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
+import type { Handler } from "./handler.ts";
+
+type Page = { title: string; text: string; markdown: string; article: boolean };
+
+export const browserReadabilityExtract: Handler<"browser_readability_extract"> = {
+  async run(ctx) {
+    let page: Page | undefined;
+    try {
+      await chrome.scripting.executeScript({ target: { tabId: ctx.tabId, frameIds: [0] }, files: ["readability.js"] });
+      const [run] = await chrome.scripting.executeScript({
+        target: { tabId: ctx.tabId, frameIds: [0] },
+        func: () => (globalThis as unknown as { __mimoReadability(): unknown }).__mimoReadability(),
+      });
+      page = run?.result as Page | undefined;
+    } catch (error) {
+      throw new ActionError("PAGE_PREP_FAILED", `readability failed: ${errorText(error)}`, true);
+    }
+    if (page === undefined) throw new ActionError("PAGE_PREP_FAILED", "readability returned nothing", true);
+    const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];
+    const textBytes = utf8(page.text).byteLength;
+    if (textBytes > READABILITY_MAX_BYTES) {
+      throw new ActionError("READABILITY_TOO_LARGE", `the page's text is ${textBytes} bytes, over the limit of ${READABILITY_MAX_BYTES}`, false);
+    }
+    const markdown = utf8(page.markdown);
+    const stored = markdown.byteLength <= READABILITY_MAX_BYTES ? { body: markdown, contentType: "text/markdown; charset=utf-8" } : { body: utf8(page.text), contentType: "text/plain; charset=utf-8" };
+    const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId }, stored.body);
+    const result: ReadabilityResult = { artifactId: uploaded.artifactId, title: page.title, contentLengthBytes: textBytes, truncated: false };
+    if (textBytes >= READABILITY_INLINE_LIMIT_BYTES) {
+      result.truncated = true;
+      return { result, warnings };
+    }
+    result.text = page.text;
+    result.markdown = page.markdown;
+    if (utf8(JSON.stringify(result)).byteLength > MAX_RESULT_BYTES) {
+      delete result.markdown;
+      warnings.push("the markdown is only in the artifact: with the text it would not fit in one message");
+    }
+    return { result, warnings };
+  },
+};

@@ -1,0 +1,61 @@
+// task_start: opens the task's own tab, in its own unfocused window, grouped and titled — or
+// reuses the task's tab while it is open — and attaches the debugger to it.
+import type { TaskStartResult } from "../../../protocol/ts/protocol.ts";
+import { showOverlay } from "../frames.ts";
+import { checkUrl } from "../guard.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS, navigateTab, tabComplete } from "../loading.ts";
+import { actionLabel, overlayFor } from "../overlay-state.ts";
+import { ActionError, errorText } from "../results.ts";
+import { requireSite } from "../site-access.ts";
+import type { TaskRecord } from "../tasks.ts";
+import type { Handler } from "./handler.ts";
+
+export const taskStart: Handler<"task_start"> = {
+  async run({ action, deps }, params) {
+    const server = await deps.server();
+    const url = params.url ?? "about:blank";
+    checkUrl(url, server.serverUrl);
+    // Before a tab is opened: the refusal lists the site in the side panel for the person.
+    await requireSite(url);
+    const warnings: string[] = [];
+    const existing = await deps.tasks.get(action.taskId);
+    const alive = existing !== undefined && existing.tabClosed !== true && (await chrome.tabs.get(existing.tabId).catch(() => null)) !== null;
+    let record: TaskRecord;
+    if (alive && params.reuseExistingTab !== false) {
+      record = existing!;
+      if (params.url !== undefined) await navigateTab(record.tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings);
+    } else {
+      // Its own window, not focused: the person's windows keep their focus, and a tab in a
+      // window of its own is not throttled like a background tab is.
+      const win = await chrome.windows.create({ focused: false, url, type: "normal" });
+      const tab = win?.tabs?.[0];
+      if (win?.id === undefined || tab?.id === undefined) throw new ActionError("INTERNAL_ERROR", "Chrome did not open the task's window", true);
+      record = { taskId: action.taskId, tabId: tab.id, windowId: win.id, startedAt: deps.now(), overlay: "hidden" };
+      try {
+        const groupId = await chrome.tabs.group({ tabIds: tab.id, createProperties: { windowId: win.id } });
+        await chrome.tabGroups.update(groupId, { title: params.groupTitle ?? "Mimo", color: "purple" });
+        record.groupId = groupId;
+      } catch (error) {
+        warnings.push(`the task's tab is not in a tab group: ${errorText(error)}`);
+      }
+      await deps.tasks.put(record);
+      await tabComplete(tab.id, DEFAULT_LOAD_TIMEOUT_MS).catch(() => warnings.push("the page was still loading when the task started"));
+    }
+    await deps.cdp.attach(record.tabId).catch((error: unknown) => warnings.push(`no CDP: ${errorText(error)}; clicks and typing will use DOM events`));
+    // The task runs (it sent this action); the server's task_state says what comes next.
+    const overlay = overlayFor((await deps.tasks.status(action.taskId)) ?? "running");
+    const label = actionLabel(action);
+    await deps.tasks.update(action.taskId, (t) => {
+      t.overlay = overlay;
+      t.label = label;
+      delete t.takeover;
+      delete t.stopRequested;
+    });
+    await showOverlay(record.tabId, overlay, label);
+    const tab = await chrome.tabs.get(record.tabId);
+    const result: TaskStartResult = { tabId: record.tabId, windowId: tab.windowId, url: tab.url || tab.pendingUrl || url };
+    if (record.groupId !== undefined) result.groupId = record.groupId;
+    if (tab.title) result.title = tab.title;
+    return { result, warnings };
+  },
+};

@@ -1,0 +1,53 @@
+// browser_type: focuses the field and inserts the text through CDP (`Input.insertText`),
+// pressing Enter after it if asked; DOM input events when asked, or as the fallback when CDP
+// fails (marked partial). Reports what the field holds afterwards.
+import { CdpFailure } from "../cdp.ts";
+import type { Prepared } from "../frame-protocol.ts";
+import { frameCall } from "../frames.ts";
+import { dispatchKey, ourInput, route } from "../input.ts";
+import { parseKey } from "../keys.ts";
+import { ActionError } from "../results.ts";
+import type { Handler } from "./handler.ts";
+
+export const browserType: Handler<"browser_type"> = {
+  async run(ctx, p) {
+    if (typeof p.text !== "string") throw new ActionError("SCHEMA_VALIDATION_FAILED", "browser_type needs text");
+    const { frameId, target } = await route(ctx, p);
+    const cdp = ctx.deps.cdp;
+    const submit = p.submit === true;
+    const warnings: string[] = [];
+    let strategy: "cdp_key" | "dom_input" = "cdp_key";
+    let partial = false;
+    if (p.strategy === "dom_input") {
+      await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
+      strategy = "dom_input";
+    } else {
+      await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "type" });
+      try {
+        await cdp.attach(ctx.tabId);
+        await ourInput(cdp, ctx.tabId, async () => {
+          await frameCall(ctx.tabId, frameId, { op: "focusForTyping", target });
+          if (p.text === "") await dispatchKey(cdp, ctx.tabId, parseKey("Backspace"));
+          else await cdp.send(ctx.tabId, "Input.insertText", { text: p.text });
+          if (submit) await dispatchKey(cdp, ctx.tabId, parseKey("Enter"));
+        });
+      } catch (error) {
+        if (!(error instanceof CdpFailure)) throw error;
+        if (p.strategy === "cdp_key") throw error;
+        await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
+        strategy = "dom_input";
+        partial = true;
+        warnings.push(`CDP input failed (${error.message}); typed with DOM events instead, which the page sees as untrusted`);
+      }
+    }
+    const result: { typed: true; strategy: string; value?: string } = { typed: true, strategy };
+    if (!submit) {
+      const read = await frameCall<{ value: string }>(ctx.tabId, frameId, { op: "readValue", target }).catch(() => undefined);
+      if (read !== undefined) {
+        result.value = read.value;
+        if (read.value !== p.text && read.value !== "••••") warnings.push(`the field holds ${JSON.stringify(read.value.slice(0, 200))} after typing (the page changed what was typed)`);
+      }
+    }
+    return { result, warnings, partial };
+  },
+};

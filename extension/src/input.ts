@@ -1,0 +1,85 @@
+// Input into the task's tab: finding the frame an element lives in, mapping a point in that
+// frame to the top frame's viewport, and sending CDP mouse and key events that the content
+// scripts' takeover watch knows to be ours.
+import type { TabContext } from "./actions/handler.ts";
+import type { Debugger } from "./cdp.ts";
+import { DEFAULT_CLICK_ATTR } from "./frame-protocol.ts";
+import type { FrameTarget, Point } from "./frame-protocol.ts";
+import { allFrames, everyFrame, frameCall } from "./frames.ts";
+import type { FrameInfo } from "./frames.ts";
+import type { KeySpec } from "./keys.ts";
+import { ActionError } from "./results.ts";
+import { siteAllowed } from "./site-access.ts";
+
+/** How long our CDP input is expected by the content scripts' takeover watch. */
+export const MARK_MS = 3_000;
+
+/** The frame a target lives in: click ids by the last index, xpaths by asking the frames. */
+export async function route(ctx: TabContext, p: { clickId?: number; xpath?: string }): Promise<{ frameId: number; target: FrameTarget }> {
+  const attr = ctx.task.attr ?? DEFAULT_CLICK_ATTR;
+  if (p.clickId !== undefined) {
+    if (!Number.isInteger(p.clickId)) throw new ActionError("SCHEMA_VALIDATION_FAILED", "clickId must be an integer");
+    const range = ctx.task.clicks?.find(([first, last]) => p.clickId! >= first && p.clickId! <= last);
+    if (range === undefined) throw new ActionError("TARGET_NOT_FOUND", `no element has click id ${p.clickId} in the last DOM index (index the page first)`);
+    return { frameId: range[2], target: { clickId: p.clickId, attr } };
+  }
+  if (p.xpath !== undefined) {
+    if (typeof p.xpath !== "string" || p.xpath === "") throw new ActionError("INVALID_TARGET", "the xpath is empty");
+    const frames = await allFrames(ctx.tabId);
+    const allowed = await Promise.all(frames.map((f) => siteAllowed(f.url)));
+    for (const f of [{ frameId: 0 }, ...frames.filter((f, i) => f.frameId !== 0 && allowed[i])]) {
+      const found = await frameCall<boolean>(ctx.tabId, f.frameId, { op: "exists", xpath: p.xpath }).catch((error: unknown) => {
+        if (f.frameId === 0) throw error;
+        return false;
+      });
+      if (found) return { frameId: f.frameId, target: { xpath: p.xpath, attr } };
+    }
+    throw new ActionError("TARGET_NOT_FOUND", `no element matches the xpath ${p.xpath}`);
+  }
+  throw new ActionError("INVALID_TARGET", "name the element by clickId or xpath");
+}
+
+/** A point in a frame's viewport, in the top frame's viewport (scrolling the iframes into view). */
+export async function toTop(tabId: number, frameId: number, point: Point): Promise<Point> {
+  if (frameId === 0) return point;
+  const frames = await allFrames(tabId);
+  let p = point;
+  let f = frameId;
+  while (f !== 0) {
+    const info: FrameInfo | undefined = frames.find((x) => x.frameId === f);
+    if (info === undefined) throw new ActionError("TARGET_NOT_FOUND", `the element's frame ${f} is gone`);
+    let token = await frameCall<string | null>(tabId, f, { op: "whoami", waitMs: 0 });
+    if (token === null) {
+      await frameCall(tabId, info.parentFrameId, { op: "tagFrames" });
+      token = await frameCall<string | null>(tabId, f, { op: "whoami", waitMs: 500 });
+    }
+    if (token === null) throw new ActionError("TARGET_NOT_FOUND", `the element's frame ${f} cannot be found in its parent`);
+    const box = await frameCall<{ x: number; y: number }>(tabId, info.parentFrameId, { op: "frameBox", token, point: p });
+    p = { x: p.x + box.x, y: p.y + box.y };
+    f = info.parentFrameId;
+  }
+  return p;
+}
+
+/** Runs CDP input with every frame told to expect it (so it is not taken for the person's). */
+export async function ourInput<T>(cdp: Debugger, tabId: number, work: () => Promise<T>): Promise<T> {
+  await cdp.attach(tabId);
+  await everyFrame(tabId, { op: "mark", untilMs: MARK_MS });
+  try {
+    return await work();
+  } finally {
+    void everyFrame(tabId, { op: "mark", untilMs: 0 });
+  }
+}
+
+/** One `Input.dispatchMouseEvent` at a point of the top frame's viewport. */
+export async function dispatchMouse(cdp: Debugger, tabId: number, type: string, p: Point, extra: Record<string, unknown> = {}): Promise<void> {
+  await cdp.send(tabId, "Input.dispatchMouseEvent", { type, x: p.x, y: p.y, ...extra });
+}
+
+/** A key pressed and released (`Input.dispatchKeyEvent`). */
+export async function dispatchKey(cdp: Debugger, tabId: number, k: KeySpec): Promise<void> {
+  const base = { key: k.key, code: k.code, windowsVirtualKeyCode: k.keyCode, nativeVirtualKeyCode: k.keyCode, modifiers: k.modifiers };
+  await cdp.send(tabId, "Input.dispatchKeyEvent", k.text !== undefined ? { ...base, type: "keyDown", text: k.text, unmodifiedText: k.text } : { ...base, type: "rawKeyDown" });
+  await cdp.send(tabId, "Input.dispatchKeyEvent", { ...base, type: "keyUp" });
+}
