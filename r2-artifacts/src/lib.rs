@@ -10,7 +10,8 @@
 //! - [`key`]: task ids, artifact ids (`<taskId>.<32 hex>`) and R2 keys
 //!   (`tasks/<taskId>/<kind>/<artifactId>`).
 //! - [`signing`]: our own HMAC-SHA256 presigned URLs, verified in constant time.
-//! - [`sigv4`]: R2's own (S3 SigV4) presigned URLs, for deployments with R2 API credentials.
+//! - [`sigv4`]: R2's own (S3 SigV4) presigned URLs, signed by `rusty-s3`, for deployments with
+//!   R2 API credentials.
 //! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415).
 //! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
 //! - [`retention`]: how long stored artifacts are kept.

@@ -38,7 +38,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
@@ -340,7 +340,7 @@ fn check(
 
 fn new_mac(key: &[u8]) -> HmacSha256 {
     // HMAC accepts keys of any length; this cannot fail.
-    <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes keys of any length")
+    <HmacSha256 as KeyInit>::new_from_slice(key).expect("HMAC takes keys of any length")
 }
 
 /// HMAC-SHA256 over the length-prefixed fields (see the module docs), as lowercase hex.
