@@ -7,6 +7,7 @@
 
 pub mod action;
 pub mod agent;
+pub mod artifact;
 pub mod error;
 pub mod extension;
 pub mod frontend;

@@ -69,10 +69,10 @@ pub fn typescript_module() -> String {
         frontend::EventEnvelope,
         frontend::NewTask,
         frontend::TaskSummary,
-        mimo_r2_artifacts::ArtifactKind,
-        mimo_r2_artifacts::PresignRequest,
-        mimo_r2_artifacts::PresignResponse,
-        mimo_r2_artifacts::DownloadResponse,
+        crate::artifact::ArtifactKind,
+        crate::artifact::PresignRequest,
+        crate::artifact::PresignResponse,
+        crate::artifact::DownloadResponse,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),
@@ -87,20 +87,20 @@ pub fn typescript_module() -> String {
         // The artifact limits live in r2-artifacts; the extension reads them from here.
         (
             "READABILITY_INLINE_LIMIT_BYTES",
-            mimo_r2_artifacts::READABILITY_INLINE_LIMIT_BYTES as usize,
+            crate::artifact::READABILITY_INLINE_LIMIT_BYTES as usize,
         ),
         (
             "READABILITY_MAX_BYTES",
-            mimo_r2_artifacts::READABILITY_MAX_BYTES as usize,
+            crate::artifact::READABILITY_MAX_BYTES as usize,
         ),
         (
             "SCREENSHOT_MAX_BYTES",
-            mimo_r2_artifacts::SCREENSHOT_MAX_BYTES as usize,
+            crate::artifact::SCREENSHOT_MAX_BYTES as usize,
         ),
-        ("HTML_MAX_BYTES", mimo_r2_artifacts::HTML_MAX_BYTES as usize),
+        ("HTML_MAX_BYTES", crate::artifact::HTML_MAX_BYTES as usize),
         (
             "DOM_INDEX_MAX_BYTES",
-            mimo_r2_artifacts::DOM_INDEX_MAX_BYTES as usize,
+            crate::artifact::DOM_INDEX_MAX_BYTES as usize,
         ),
     ];
     let mut out = String::from(

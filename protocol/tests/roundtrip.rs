@@ -169,32 +169,6 @@ fn checked_in_typescript_is_current() {
 }
 
 #[test]
-fn every_artifact_refusal_is_a_protocol_error_code() {
-    use mimo_r2_artifacts::{ArtifactKind, Refusal, SignatureError};
-    let refusals = [
-        Refusal::NotFound,
-        Refusal::MethodNotAllowed { allow: "PUT" },
-        Refusal::Forbidden(SignatureError::Expired),
-        Refusal::PayloadTooLarge {
-            kind: ArtifactKind::Screenshot,
-            limit: 1,
-        },
-        Refusal::PayloadTooLarge {
-            kind: ArtifactKind::Readability,
-            limit: mimo_r2_artifacts::READABILITY_MAX_BYTES,
-        },
-        Refusal::UnsupportedMediaType {
-            kind: ArtifactKind::Html,
-        },
-    ];
-    for refusal in refusals {
-        let code: ErrorCode = serde_json::from_value(serde_json::json!(refusal.code()))
-            .unwrap_or_else(|_| panic!("{} is not an ErrorCode", refusal.code()));
-        assert_eq!(code.as_str(), refusal.code());
-    }
-}
-
-#[test]
 fn browser_actions_carry_ids_name_and_params() {
     let m: ServerToExtension = roundtrip(json!({
         "type": "browser_action",

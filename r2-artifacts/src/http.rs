@@ -8,12 +8,14 @@
 
 use std::fmt;
 
-use crate::key::ArtifactId;
-use crate::kind::{same_media_type, ArtifactKind};
-use crate::limits::READABILITY_MAX_BYTES;
+use mimo_protocol::{ErrorCode, ErrorObject};
+
 use crate::signing::{
     verify, Grant, Method, SignatureError, UploadGrant, DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX,
 };
+use mimo_protocol::artifact::ArtifactId;
+use mimo_protocol::artifact::READABILITY_MAX_BYTES;
+use mimo_protocol::artifact::{same_media_type, ArtifactKind};
 
 /// A refused artifact request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,17 +57,17 @@ impl Refusal {
 
     /// A stable machine-readable code for the error body. Readability text over the kind's
     /// limit is `READABILITY_TOO_LARGE`, the code the design names.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Refusal::NotFound => "NOT_FOUND",
-            Refusal::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
-            Refusal::Forbidden(_) => "PERMISSION_DENIED",
+            Refusal::NotFound => ErrorCode::NotFound,
+            Refusal::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
+            Refusal::Forbidden(_) => ErrorCode::PermissionDenied,
             Refusal::PayloadTooLarge {
                 kind: ArtifactKind::Readability,
                 limit: READABILITY_MAX_BYTES,
-            } => "READABILITY_TOO_LARGE",
-            Refusal::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
-            Refusal::UnsupportedMediaType { .. } => "UNSUPPORTED_MEDIA_TYPE",
+            } => ErrorCode::ReadabilityTooLarge,
+            Refusal::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            Refusal::UnsupportedMediaType { .. } => ErrorCode::UnsupportedMediaType,
         }
     }
 }
@@ -89,6 +91,13 @@ impl fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+impl From<&Refusal> for ErrorObject {
+    /// The refusal as the error body of its response.
+    fn from(refusal: &Refusal) -> Self {
+        ErrorObject::new(refusal.code(), refusal.to_string())
+    }
+}
 
 /// Checks a presign request: the content type must be allowed for the kind (415) and the
 /// declared length must not exceed the kind's limit (413).
@@ -178,9 +187,9 @@ pub fn check_streamed_length(grant: &UploadGrant, received: u64) -> Result<(), R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::TaskId;
-    use crate::limits::{HTML_MAX_BYTES, SCREENSHOT_MAX_BYTES};
     use crate::signing::{derive_signing_key, download_path, upload_path, DownloadGrant};
+    use mimo_protocol::artifact::TaskId;
+    use mimo_protocol::artifact::{HTML_MAX_BYTES, SCREENSHOT_MAX_BYTES};
 
     const NOW: u64 = 1_700_000_000_000;
     const TASK: &str = "3f2b8c4e-9a1d-4e7f-8b2c-0d5e6f7a8b9c";
@@ -230,19 +239,25 @@ mod tests {
             Ok(())
         );
         let r = check_presign(Screenshot, "image/png", SCREENSHOT_MAX_BYTES + 1).unwrap_err();
-        assert_eq!((r.status(), r.code()), (413, "PAYLOAD_TOO_LARGE"));
+        assert_eq!((r.status(), r.code().as_str()), (413, "PAYLOAD_TOO_LARGE"));
         assert_eq!(
             check_presign(Html, "text/html; charset=utf-8", HTML_MAX_BYTES),
             Ok(())
         );
         let r = check_presign(Html, "image/png", 10).unwrap_err();
-        assert_eq!((r.status(), r.code()), (415, "UNSUPPORTED_MEDIA_TYPE"));
+        assert_eq!(
+            (r.status(), r.code().as_str()),
+            (415, "UNSUPPORTED_MEDIA_TYPE")
+        );
         assert_eq!(
             check_presign(Readability, "text/markdown", READABILITY_MAX_BYTES),
             Ok(())
         );
         let r = check_presign(Readability, "text/plain", READABILITY_MAX_BYTES + 1).unwrap_err();
-        assert_eq!((r.status(), r.code()), (413, "READABILITY_TOO_LARGE"));
+        assert_eq!(
+            (r.status(), r.code().as_str()),
+            (413, "READABILITY_TOO_LARGE")
+        );
         // Content type is judged first: a wrong type is 415 whatever the size.
         assert_eq!(
             check_presign(Html, "text/plain", u64::MAX)
@@ -374,7 +389,10 @@ mod tests {
         assert_eq!(g.body_limit(), READABILITY_MAX_BYTES);
         let r =
             check_upload(&g, Some("text/markdown"), Some(READABILITY_MAX_BYTES + 1)).unwrap_err();
-        assert_eq!((r.status(), r.code()), (413, "READABILITY_TOO_LARGE"));
+        assert_eq!(
+            (r.status(), r.code().as_str()),
+            (413, "READABILITY_TOO_LARGE")
+        );
         assert_eq!(
             check_upload(&g, Some("text/markdown"), Some(READABILITY_MAX_BYTES)),
             Ok(READABILITY_MAX_BYTES)
@@ -382,6 +400,6 @@ mod tests {
         // Under the kind's limit but over the signed maximum: a plain 413.
         let g = grant(ArtifactKind::Readability, "text/markdown", 10);
         let r = check_streamed_length(&g, 11).unwrap_err();
-        assert_eq!((r.status(), r.code()), (413, "PAYLOAD_TOO_LARGE"));
+        assert_eq!((r.status(), r.code().as_str()), (413, "PAYLOAD_TOO_LARGE"));
     }
 }

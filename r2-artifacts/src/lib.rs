@@ -4,11 +4,10 @@
 //! time (`Date.now()`) and random bytes (`crypto.getRandomValues`) in, and moves the bytes.
 //! Everything here is unit-tested natively and builds for `wasm32-unknown-unknown`.
 //!
-//! - [`limits`]: every size and time limit, including the readability thresholds
-//!   ([`readability_disposition`]).
-//! - [`kind`]: [`ArtifactKind`], its content types and size limit.
-//! - [`key`]: task ids, artifact ids (`<taskId>.<32 hex>`) and R2 keys
-//!   (`tasks/<taskId>/<kind>/<artifactId>`).
+//! - `mimo_protocol::artifact` (re-exported): every size and time limit, including the
+//!   readability thresholds ([`readability_disposition`]); [`ArtifactKind`], its content types
+//!   and size limit; task ids, artifact ids (`<taskId>.<32 hex>`) and R2 keys
+//!   (`tasks/<taskId>/<kind>/<artifactId>`); the presign API's bodies.
 //! - [`signing`]: our own HMAC-SHA256 presigned URLs, verified in constant time.
 //! - [`sigv4`]: R2's own (S3 SigV4) presigned URLs, signed by `rusty-s3`, for deployments with
 //!   R2 API credentials.
@@ -18,9 +17,6 @@
 //! - `store` (feature `r2`): streaming R2 reads and writes, the crate's only I/O.
 
 pub mod http;
-pub mod key;
-pub mod kind;
-pub mod limits;
 pub mod presign;
 pub mod retention;
 pub mod signing;
@@ -29,17 +25,16 @@ pub mod sigv4;
 pub mod store;
 
 pub use http::{authorize, check_presign, check_streamed_length, check_upload, Refusal};
-pub use key::{parse_object_key, task_prefix, ArtifactId, IdError, TaskId};
-pub use kind::{media_type, same_media_type, ArtifactKind};
-pub use limits::{
-    readability_disposition, ReadabilityDisposition, DEFAULT_DOWNLOAD_EXPIRY_SECS,
-    DEFAULT_UPLOAD_EXPIRY_SECS, DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, PRESIGN_MAX_EXPIRY_SECS,
-    PRESIGN_MIN_EXPIRY_SECS, READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES,
-    SCREENSHOT_MAX_BYTES,
+// The wire side of artifacts (kinds, limits, ids and keys, the presign bodies) is
+// `mimo_protocol::artifact`; re-exported so that callers find all of artifacts here.
+pub use mimo_protocol::artifact::{
+    media_type, parse_object_key, readability_disposition, same_media_type, task_prefix,
+    ArtifactId, ArtifactKind, DownloadResponse, IdError, PresignRequest, PresignResponse,
+    ReadabilityDisposition, TaskId, DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
+    DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, PRESIGN_MAX_EXPIRY_SECS, PRESIGN_MIN_EXPIRY_SECS,
+    READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES,
 };
-pub use presign::{
-    grant_download, grant_upload, DownloadResponse, PresignRequest, PresignResponse, UrlSigner,
-};
+pub use presign::{grant_download, grant_upload, UrlSigner};
 pub use signing::{
     constant_time_eq, derive_signing_key, download_path, download_query, sign_download,
     sign_upload, upload_path, upload_query, verify, verify_download, verify_upload, DownloadGrant,

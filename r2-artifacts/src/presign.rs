@@ -6,68 +6,12 @@
 //! (find the object's kind) → [`grant_download`] → [`UrlSigner::download_url`] →
 //! [`DownloadResponse`].
 
-use serde::{Deserialize, Serialize};
-
 use crate::http::{check_presign, Refusal};
-use crate::key::{ArtifactId, TaskId, ARTIFACT_RANDOM_BYTES};
-use crate::kind::ArtifactKind;
-use crate::limits::clamp_expiry_secs;
 use crate::signing::{download_path, upload_path, DownloadGrant, UploadGrant};
 use crate::sigv4::{R2Config, SigV4Error};
-
-/// Body of `POST /api/artifacts/presign`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "typescript", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct PresignRequest {
-    /// The task the artifact belongs to (canonical lowercase UUID; refused at parse time
-    /// otherwise).
-    #[cfg_attr(feature = "typescript", ts(type = "string"))]
-    pub task_id: TaskId,
-    /// What the artifact holds.
-    pub kind: ArtifactKind,
-    /// The `Content-Type` the upload will send.
-    pub content_type: String,
-    /// The exact number of bytes the upload will send (also the signed maximum).
-    #[cfg_attr(feature = "typescript", ts(type = "number"))]
-    pub content_length: u64,
-    /// The action that produced the artifact, if any (for the caller's records; not signed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "typescript", ts(optional))]
-    pub action_id: Option<String>,
-}
-
-/// Response of `POST /api/artifacts/presign`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "typescript", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct PresignResponse {
-    /// The new artifact's id.
-    #[cfg_attr(feature = "typescript", ts(type = "string"))]
-    pub artifact_id: ArtifactId,
-    /// Where to `PUT` the body.
-    pub upload_url: String,
-    /// When the URL stops working, milliseconds since the Unix epoch.
-    #[cfg_attr(feature = "typescript", ts(type = "number"))]
-    pub expires_at: u64,
-}
-
-/// Response of `GET /api/artifacts/{artifactId}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "typescript", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct DownloadResponse {
-    /// The artifact's id.
-    #[cfg_attr(feature = "typescript", ts(type = "string"))]
-    pub artifact_id: ArtifactId,
-    /// The artifact's kind.
-    pub kind: ArtifactKind,
-    /// Where to `GET` the body.
-    pub download_url: String,
-    /// When the URL stops working, milliseconds since the Unix epoch.
-    #[cfg_attr(feature = "typescript", ts(type = "number"))]
-    pub expires_at: u64,
-}
+use mimo_protocol::artifact::{
+    clamp_expiry_secs, ArtifactId, ArtifactKind, PresignRequest, ARTIFACT_RANDOM_BYTES,
+};
 
 /// Checks a presign request (415, 413) and makes its upload grant: a new artifact id from
 /// `random` (16 bytes from a CSPRNG), the declared length as the signed maximum, and an
@@ -178,8 +122,10 @@ fn sigv4_times(now_ms: u64, expires_at_ms: u64) -> (u64, u64) {
 mod tests {
     use super::*;
     use crate::http::authorize;
-    use crate::limits::READABILITY_MAX_BYTES;
     use crate::signing::{derive_signing_key, Grant};
+    use mimo_protocol::artifact::{
+        DownloadResponse, PresignResponse, TaskId, READABILITY_MAX_BYTES,
+    };
 
     const TASK: &str = "3f2b8c4e-9a1d-4e7f-8b2c-0d5e6f7a8b9c";
     const NOW: u64 = 1_700_000_000_123;
@@ -282,7 +228,7 @@ mod tests {
             60,
         )
         .unwrap_err();
-        assert_eq!(r.code(), "READABILITY_TOO_LARGE");
+        assert_eq!(r.code().as_str(), "READABILITY_TOO_LARGE");
         let r = grant_upload(
             &request(ArtifactKind::Html, "image/png", 1),
             [3; 16],

@@ -42,8 +42,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-use crate::key::ArtifactId;
-use crate::kind::ArtifactKind;
+use mimo_protocol::artifact::ArtifactId;
+use mimo_protocol::artifact::ArtifactKind;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -446,7 +446,7 @@ pub(crate) mod tests {
     use std::cell::Cell;
 
     use super::*;
-    use crate::key::TaskId;
+    use mimo_protocol::artifact::TaskId;
 
     thread_local! {
         /// How often [`constant_time_eq`] ran on this thread (tests run one per thread).

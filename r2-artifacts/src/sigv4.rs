@@ -9,7 +9,7 @@
 //!   `content-length`, so R2 itself refuses (403 `SignatureDoesNotMatch`) an upload with
 //!   another content type or size than the one granted;
 //! - the signing time is passed in as Unix seconds (rusty-s3's `sign_with_time`: no clock on
-//!   wasm32), and the lifetime must be 1 s – 7 days ([`crate::limits::check_expiry_secs`]);
+//!   wasm32), and the lifetime must be 1 s – 7 days ([`mimo_protocol::artifact::check_expiry_secs`]);
 //! - object keys with `.` or `..` segments are refused (a URL would resolve them away), as are
 //!   `Content-Type` values that cannot be sent as a header.
 
@@ -20,7 +20,7 @@ use jiff::Timestamp;
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 use url::Url;
 
-use crate::limits::{check_expiry_secs, ExpiryOutOfRange};
+use mimo_protocol::artifact::{check_expiry_secs, ExpiryOutOfRange};
 
 /// R2's SigV4 region.
 const R2_REGION: &str = "auto";

@@ -253,9 +253,7 @@ fn unknown_artifact() -> ErrorObject {
 
 /// A refusal as an error response; a 405 names the method the route takes.
 fn refuse(refusal: &Refusal) -> Result<Response> {
-    let code = serde_json::from_value(serde_json::json!(refusal.code()))
-        .unwrap_or(ErrorCode::InternalError);
-    let mut response = error_response(&ErrorObject::new(code, refusal.to_string()))?;
+    let mut response = error_response(&ErrorObject::from(refusal))?;
     if let Refusal::MethodNotAllowed { allow } = refusal {
         response.headers_mut().set("allow", allow)?;
     }

@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::kind::ArtifactKind;
+use super::kind::ArtifactKind;
 
 /// Length of a canonical UUID string.
 const UUID_LEN: usize = 36;

@@ -4,8 +4,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
-use crate::limits::{
+use super::limits::{
     DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES,
 };
 
@@ -15,8 +16,7 @@ pub const MAX_CONTENT_TYPE_LEN: usize = 200;
 
 /// What an artifact holds. Serialized in snake_case (`"screenshot"`, `"html"`,
 /// `"readability"`, `"dom_index"`), which is also the kind segment of the R2 key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "typescript", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
     /// A PNG, JPEG or WebP capture of the page.
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(ArtifactKind::Html.max_bytes(), 20 * 1024 * 1024);
         assert_eq!(
             ArtifactKind::Readability.max_bytes(),
-            crate::limits::READABILITY_MAX_BYTES
+            crate::artifact::READABILITY_MAX_BYTES
         );
         assert_eq!(ArtifactKind::DomIndex.max_bytes(), 20 * 1024 * 1024);
     }
