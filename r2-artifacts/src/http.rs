@@ -6,8 +6,6 @@
 //!   (415, 413) before streaming, and [`UploadGrant::body_limit`] while streaming (413);
 //! - `GET /artifacts/download/<id>?…` → [`authorize`] (404, 405, 403).
 
-use std::fmt;
-
 use mimo_protocol::{ErrorCode, ErrorObject};
 
 use crate::signing::{
@@ -18,18 +16,22 @@ use mimo_protocol::artifact::READABILITY_MAX_BYTES;
 use mimo_protocol::artifact::{same_media_type, ArtifactKind};
 
 /// A refused artifact request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// 404: not an artifact route, or an id that cannot exist.
+    #[error("no such artifact route")]
     NotFound,
     /// 405: the route exists but takes another method; send `Allow: <allow>`.
+    #[error("method not allowed; use {allow}")]
     MethodNotAllowed {
         /// The one method the route takes.
         allow: &'static str,
     },
     /// 403: the signed URL is expired, tampered or malformed.
+    #[error(transparent)]
     Forbidden(SignatureError),
     /// 413: the body is (or is declared) longer than `limit`.
+    #[error("{kind} artifact is over {limit} bytes")]
     PayloadTooLarge {
         /// The artifact's kind.
         kind: ArtifactKind,
@@ -37,6 +39,10 @@ pub enum Refusal {
         limit: u64,
     },
     /// 415: the content type is missing, not allowed for the kind, or not the one granted.
+    #[error(
+        "content type not allowed for a {kind} artifact (allowed: {})",
+        kind.allowed_media_types().join(", ")
+    )]
     UnsupportedMediaType {
         /// The artifact's kind.
         kind: ArtifactKind,
@@ -71,26 +77,6 @@ impl Refusal {
         }
     }
 }
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::NotFound => f.write_str("no such artifact route"),
-            Refusal::MethodNotAllowed { allow } => write!(f, "method not allowed; use {allow}"),
-            Refusal::Forbidden(e) => e.fmt(f),
-            Refusal::PayloadTooLarge { kind, limit } => {
-                write!(f, "{kind} artifact is over {limit} bytes")
-            }
-            Refusal::UnsupportedMediaType { kind } => write!(
-                f,
-                "content type not allowed for a {kind} artifact (allowed: {})",
-                kind.allowed_media_types().join(", ")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Refusal {}
 
 impl From<&Refusal> for ErrorObject {
     /// The refusal as the error body of its response.

@@ -36,7 +36,6 @@
 //! [`SignatureError::Expired`] is only ever reported for URLs we really issued.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -63,7 +62,8 @@ pub const DOWNLOAD_PATH_PREFIX: &str = "/artifacts/download/";
 pub const SIGNATURE_HEX_LEN: usize = 64;
 
 /// The HTTP method a URL grants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::Display)]
+#[strum(serialize_all = "UPPERCASE")]
 pub enum Method {
     /// Upload (`PUT`).
     Put,
@@ -74,16 +74,7 @@ pub enum Method {
 impl Method {
     /// The HTTP method name, as signed.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Put => "PUT",
-            Method::Get => "GET",
-        }
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -154,27 +145,18 @@ impl Grant {
 
 /// Why a signed URL was refused. All three are a 403 to the client; the distinction is for
 /// logs and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {
     /// The signature is genuine but the URL has expired.
+    #[error("signed URL has expired")]
     Expired,
     /// The signature does not match what the URL claims (tampered or forged).
+    #[error("signature does not match")]
     BadSignature,
     /// The query is not one we issue: a parameter missing, repeated, unknown or unparsable.
+    #[error("malformed signed URL: {0}")]
     Malformed(&'static str),
 }
-
-impl fmt::Display for SignatureError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SignatureError::Expired => f.write_str("signed URL has expired"),
-            SignatureError::BadSignature => f.write_str("signature does not match"),
-            SignatureError::Malformed(why) => write!(f, "malformed signed URL: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for SignatureError {}
 
 /// The key our URLs are signed with: HMAC-SHA256(deployment secret, [`SIGNING_KEY_CONTEXT`]).
 /// Derived rather than reused so the URL-signing key and the API token it may come from can

@@ -13,7 +13,6 @@
 //! - object keys with `.` or `..` segments are refused (a URL would resolve them away), as are
 //!   `Content-Type` values that cannot be sent as a header.
 
-use std::fmt;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -26,38 +25,23 @@ use mimo_protocol::artifact::{check_expiry_secs, ExpiryOutOfRange};
 const R2_REGION: &str = "auto";
 
 /// Why a URL could not be presigned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SigV4Error {
     /// The lifetime is outside 1 s – 7 days.
-    Expiry(ExpiryOutOfRange),
+    #[error(transparent)]
+    Expiry(#[from] ExpiryOutOfRange),
     /// The time is past what can be signed (9999-12-30T22:00:00Z, the end of `jiff`'s range).
+    #[error("time is past 9999-12-30T22:00:00Z")]
     TimeOutOfRange,
     /// A configuration value is unusable; the text says which.
+    #[error("invalid R2 configuration: {0}")]
     InvalidConfig(&'static str),
     /// The object key is unusable; the text says why.
+    #[error("invalid object key: {0}")]
     InvalidKey(&'static str),
     /// A signed header's value is unusable; the text says why.
+    #[error("invalid signed header: {0}")]
     InvalidHeader(&'static str),
-}
-
-impl fmt::Display for SigV4Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SigV4Error::Expiry(e) => e.fmt(f),
-            SigV4Error::TimeOutOfRange => f.write_str("time is past 9999-12-30T22:00:00Z"),
-            SigV4Error::InvalidConfig(why) => write!(f, "invalid R2 configuration: {why}"),
-            SigV4Error::InvalidKey(why) => write!(f, "invalid object key: {why}"),
-            SigV4Error::InvalidHeader(why) => write!(f, "invalid signed header: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for SigV4Error {}
-
-impl From<ExpiryOutOfRange> for SigV4Error {
-    fn from(e: ExpiryOutOfRange) -> Self {
-        SigV4Error::Expiry(e)
-    }
 }
 
 /// R2's S3 API credentials and bucket, from configuration (e.g. Worker secrets

@@ -30,27 +30,18 @@ pub const ARTIFACT_ID_LEN: usize = UUID_LEN + 1 + ARTIFACT_RANDOM_HEX;
 pub const KEY_ROOT: &str = "tasks/";
 
 /// Why an id was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
     /// Not a canonical lowercase UUID (36 chars, 8-4-4-4-12 hex and dashes).
+    #[error("task id is not a canonical lowercase UUID")]
     BadTaskId,
     /// Not `<taskId>.<32 lowercase hex>`.
+    #[error("artifact id is not <taskId>.<32 lowercase hex>")]
     BadArtifactId,
     /// Not `tasks/<taskId>/<kind>/<artifactId>` with the same task in both places.
+    #[error("not an artifact key")]
     BadKey,
 }
-
-impl fmt::Display for IdError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            IdError::BadTaskId => "task id is not a canonical lowercase UUID",
-            IdError::BadArtifactId => "artifact id is not <taskId>.<32 lowercase hex>",
-            IdError::BadKey => "not an artifact key",
-        })
-    }
-}
-
-impl std::error::Error for IdError {}
 
 /// A task id: a UUID in canonical lowercase form (what `uuid::Uuid::to_string` produces).
 /// Only one spelling is accepted because the id is part of signed keys and R2 prefixes.

@@ -1,6 +1,5 @@
 //! Artifact kinds, the content types each accepts and each one's size limit.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -16,8 +15,23 @@ pub const MAX_CONTENT_TYPE_LEN: usize = 200;
 
 /// What an artifact holds. Serialized in snake_case (`"screenshot"`, `"html"`,
 /// `"readability"`, `"dom_index"`), which is also the kind segment of the R2 key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    TS,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ArtifactKind {
     /// A PNG, JPEG or WebP capture of the page.
     Screenshot,
@@ -40,12 +54,7 @@ impl ArtifactKind {
 
     /// The wire and key name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ArtifactKind::Screenshot => "screenshot",
-            ArtifactKind::Html => "html",
-            ArtifactKind::Readability => "readability",
-            ArtifactKind::DomIndex => "dom_index",
-        }
+        self.into()
     }
 
     /// The media types (lowercase, without parameters) an upload of this kind may carry.
@@ -85,23 +94,10 @@ impl ArtifactKind {
     }
 }
 
-impl fmt::Display for ArtifactKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// An unknown artifact kind name.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown artifact kind")]
 pub struct UnknownKind;
-
-impl fmt::Display for UnknownKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("unknown artifact kind")
-    }
-}
-
-impl std::error::Error for UnknownKind {}
 
 impl FromStr for ArtifactKind {
     type Err = UnknownKind;

@@ -86,20 +86,9 @@ pub fn readability_disposition(utf8_len: usize) -> ReadabilityDisposition {
 }
 
 /// A presigned-URL lifetime outside [`PRESIGN_MIN_EXPIRY_SECS`]..=[`PRESIGN_MAX_EXPIRY_SECS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("presigned URL lifetime {0} s is outside {PRESIGN_MIN_EXPIRY_SECS}..={PRESIGN_MAX_EXPIRY_SECS} s")]
 pub struct ExpiryOutOfRange(pub u64);
-
-impl std::fmt::Display for ExpiryOutOfRange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "presigned URL lifetime {} s is outside {PRESIGN_MIN_EXPIRY_SECS}..={PRESIGN_MAX_EXPIRY_SECS} s",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for ExpiryOutOfRange {}
 
 /// Checks a presigned-URL lifetime against the 1 s – 7 days bounds.
 pub fn check_expiry_secs(secs: u64) -> Result<u64, ExpiryOutOfRange> {
