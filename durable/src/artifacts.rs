@@ -3,6 +3,7 @@
 //! "listed" only once its upload completed, and so a task's deletion or retention can find
 //! every object.
 
+use crate::clients::{ArtifactGrant, ArtifactStored};
 use serde::{Deserialize, Serialize};
 use worker::{Result, SqlStorage, SqlStorageValue};
 
@@ -19,27 +20,6 @@ CREATE TABLE IF NOT EXISTS artifacts (
     sha256 TEXT,
     stored_at INTEGER
 );";
-
-/// A presign granted an upload (body of the coordinator's `/artifacts/granted`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArtifactGrant {
-    pub artifact_id: String,
-    pub kind: String,
-    pub key: String,
-    pub content_type: String,
-    pub max_length: u64,
-    pub action_id: Option<String>,
-}
-
-/// An upload completed (body of `/artifacts/stored`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArtifactStored {
-    pub artifact_id: String,
-    pub size: u64,
-    pub sha256: String,
-}
 
 /// One artifact of the task as recorded; `stored_at` is `None` until its upload completed.
 #[derive(Debug, Clone, Serialize, Deserialize)]

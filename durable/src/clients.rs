@@ -1,11 +1,14 @@
-//! What the two objects ask each other, in one place: each request's body type and a typed
-//! client that sends it, so that a route's shape is written once on each side.
+//! What the Worker and the two objects ask each other, in one place: each internal route's body
+//! and answer types, and typed clients that send them, so that a route's shape is written once.
 
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
+use mimo_protocol::extension::{ExtensionList, PairRequest, PairResponse, PairingCode, WsTicket};
 use mimo_protocol::{ActionCommand, ErrorObject, ServerToExtension, TaskControl};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use worker::{Env, Method, Result, Stub};
+use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
 
+use crate::artifacts::ArtifactRecord;
 use crate::http::{json_request, read_json, read_outcome};
 use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, TASK_COORDINATOR};
 
@@ -39,6 +42,69 @@ pub struct SubmitAction {
     pub wait_ms: Option<u64>,
 }
 
+/// Body of the registry's `/authenticate`: an extension token to check.
+#[derive(Serialize, Deserialize)]
+pub struct TokenCheck {
+    pub token: String,
+}
+
+/// Body of `/ticket` (issue one for `principal`) and the answer of `/redeem`.
+#[derive(Serialize, Deserialize)]
+pub struct TicketHolder {
+    pub principal: String,
+}
+
+/// Body of `/redeem`.
+#[derive(Serialize, Deserialize)]
+pub struct TicketRedeem {
+    pub ticket: String,
+}
+
+/// Body of `/auth-failure`: a failed authentication from `client` (its address), under `limit`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthFailure {
+    pub client: String,
+    pub max_failures: u32,
+    pub window_ms: u64,
+}
+
+/// The answer to `/auth-failure`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthFailureCount {
+    pub blocked_until: Option<u64>,
+}
+
+/// A presign granted an upload (body of the coordinator's `/artifacts/granted`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactGrant {
+    pub artifact_id: String,
+    pub kind: String,
+    pub key: String,
+    pub content_type: String,
+    pub max_length: u64,
+    pub action_id: Option<String>,
+}
+
+/// An upload completed (body of `/artifacts/stored`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactStored {
+    pub artifact_id: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// What `/init` answers: the task's id, and whether this request created it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Created {
+    pub task_id: String,
+    pub created: bool,
+}
+
 /// An answer of the other object: `Err` when it could not be reached, its refusal inside.
 pub type Answer<T> = Result<std::result::Result<T, ErrorObject>>;
 
@@ -68,6 +134,76 @@ impl RegistryClient {
         let request = json_request(Method::Post, "/send", Some(&body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
+
+    /// The extension a task is bound to (`NOT_FOUND` when none).
+    pub async fn binding_of(&self, task_id: &str) -> Answer<String> {
+        self.get(&format!("/binding?taskId={}", urlencode(task_id)))
+            .await
+    }
+
+    /// The deployment's extensions, online or not.
+    pub async fn list(&self) -> Answer<ExtensionList> {
+        self.get("/list").await
+    }
+
+    /// A new pairing code for the web app to show.
+    pub async fn pairing_code(&self) -> Answer<PairingCode> {
+        let request = json_request::<()>(Method::Post, "/pairing-code", None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Trades a pairing code for an extension credential (`UNAUTHORIZED` for a wrong code).
+    pub async fn pair(&self, request: &PairRequest) -> Answer<PairResponse> {
+        self.post("/pair", request).await
+    }
+
+    /// Revokes an extension's credential and closes its socket.
+    pub async fn revoke(&self, client_id: &str) -> Answer<()> {
+        let path = format!("/revoke?clientId={}", urlencode(client_id));
+        let request = json_request::<()>(Method::Post, &path, None)?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Whose an extension token is (`UNAUTHORIZED` when unknown or revoked).
+    pub async fn authenticate(&self, check: &TokenCheck) -> Answer<TicketHolder> {
+        self.post("/authenticate", check).await
+    }
+
+    /// A single-use ticket for one socket of the holder.
+    pub async fn ticket(&self, holder: &TicketHolder) -> Answer<WsTicket> {
+        self.post("/ticket", holder).await
+    }
+
+    /// Whose a socket's ticket is, using it up (`UNAUTHORIZED` when wrong, expired or used).
+    pub async fn redeem(&self, redeem: &TicketRedeem) -> Answer<TicketHolder> {
+        self.post("/redeem", redeem).await
+    }
+
+    /// Counts a failed authentication; says until when the client is blocked, if it now is.
+    pub async fn auth_failure(&self, failure: &AuthFailure) -> Answer<AuthFailureCount> {
+        self.post("/auth-failure", failure).await
+    }
+
+    /// Hands an extension's socket upgrade (`request`, already authenticated) to the registry.
+    pub async fn connect_extension(&self, client_id: &str, request: &Request) -> Result<Response> {
+        let target = format!(
+            "https://internal/ws/extension?clientId={}",
+            urlencode(client_id)
+        );
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &forward(request)?)?)
+            .await
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Answer<T> {
+        let request = json_request::<()>(Method::Get, path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    async fn post<B: Serialize, T: DeserializeOwned>(&self, route: &str, body: &B) -> Answer<T> {
+        let request = json_request(Method::Post, route, Some(body))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
 }
 
 /// A task's coordinator, as the registry talks to it.
@@ -95,8 +231,78 @@ impl TaskClient {
         self.post("/snapshot", push).await
     }
 
+    /// Creates the task (nothing happens when it exists).
+    pub async fn init(&self, task_id: &str) -> Answer<Created> {
+        let path = format!("/init?taskId={}", urlencode(task_id));
+        let request = json_request::<()>(Method::Post, &path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Records an upload grant for one of the task's artifacts.
+    pub async fn artifact_granted(&self, grant: &ArtifactGrant) -> Answer<()> {
+        self.post("/artifacts/granted", grant).await
+    }
+
+    /// Records that an artifact's upload completed (`NOT_FOUND` for an artifact never granted).
+    pub async fn artifact_stored(&self, stored: &ArtifactStored) -> Answer<()> {
+        self.post("/artifacts/stored", stored).await
+    }
+
+    /// One of the task's artifacts as recorded.
+    pub async fn artifact(&self, artifact_id: &str) -> Answer<ArtifactRecord> {
+        let path = format!("/artifacts/get?artifactId={}", urlencode(artifact_id));
+        let request = json_request::<()>(Method::Get, &path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Passes a request of the public API on to the task's `route` (`/summary`, `/actions`, …):
+    /// GET as it is, anything else as a POST with the request's body.
+    pub async fn forward(
+        &self,
+        task_id: &str,
+        route: &str,
+        mut request: Request,
+    ) -> Result<Response> {
+        let method = request.method();
+        let mut init = RequestInit::new();
+        if method == Method::Get {
+            init.with_method(Method::Get);
+        } else {
+            init.with_method(Method::Post);
+            init.with_body(Some(request.text().await?.into()));
+        }
+        let target = format!("https://internal{route}?taskId={}", urlencode(task_id));
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
+    }
+
+    /// Hands a web app's socket upgrade (`request`, already authenticated) to the task,
+    /// replaying the history after `last_seq`.
+    pub async fn connect_web(&self, last_seq: Option<u64>, request: &Request) -> Result<Response> {
+        let target = match last_seq {
+            Some(last_seq) => format!("https://internal/ws/web?lastSeq={last_seq}"),
+            None => "https://internal/ws/web".to_owned(),
+        };
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &forward(request)?)?)
+            .await
+    }
+
     async fn post<T: Serialize>(&self, route: &str, body: &T) -> Answer<()> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
+}
+
+/// The original request's method and headers (the upgrade among them) for the object.
+fn forward(request: &Request) -> Result<RequestInit> {
+    let mut init = RequestInit::new();
+    init.with_method(request.method())
+        .with_headers(request.headers().clone());
+    Ok(init)
+}
+
+fn urlencode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }

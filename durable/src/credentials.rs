@@ -8,9 +8,10 @@ use mimo_agent::credentials::{
 };
 use mimo_protocol::extension::{PairRequest, PairResponse, PairingCode, WsTicket};
 use mimo_protocol::{ErrorCode, ErrorObject};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
+use crate::clients::AuthFailure;
 use crate::http::{now_ms, random_bytes};
 
 pub const SCHEMA: &str = "
@@ -35,40 +36,6 @@ CREATE TABLE IF NOT EXISTS auth_failures (
     window_start INTEGER NOT NULL,
     count INTEGER NOT NULL
 );";
-
-/// Body of the registry's `/authenticate`: an extension token to check.
-#[derive(Serialize, Deserialize)]
-pub struct TokenCheck {
-    pub token: String,
-}
-
-/// Body of `/ticket` (issue one for `principal`) and the answer of `/redeem`.
-#[derive(Serialize, Deserialize)]
-pub struct TicketHolder {
-    pub principal: String,
-}
-
-/// Body of `/redeem`.
-#[derive(Serialize, Deserialize)]
-pub struct TicketRedeem {
-    pub ticket: String,
-}
-
-/// Body of `/auth-failure`: a failed authentication from `client` (its address), under `limit`.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuthFailure {
-    pub client: String,
-    pub max_failures: u32,
-    pub window_ms: u64,
-}
-
-/// The answer to `/auth-failure`.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AuthFailureCount {
-    pub blocked_until: Option<u64>,
-}
 
 fn text(s: &str) -> SqlStorageValue {
     SqlStorageValue::String(s.to_owned())

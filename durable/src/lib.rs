@@ -18,11 +18,12 @@ mod task;
 mod task_actions;
 mod task_store;
 
-pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored};
-pub use credentials::{AuthFailure, AuthFailureCount, TicketHolder, TicketRedeem, TokenCheck};
-pub use http::{
-    error_response, json_request, now_ms, random_bytes, read_body, read_json, read_outcome,
+pub use artifacts::ArtifactRecord;
+pub use clients::{
+    ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, RegistryClient, TaskClient,
+    TicketHolder, TicketRedeem, TokenCheck,
 };
+pub use http::{error_response, now_ms, random_bytes};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;
 

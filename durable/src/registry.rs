@@ -11,10 +11,11 @@ use mimo_protocol::{
 use serde::{Deserialize, Serialize};
 use worker::*;
 
-use crate::clients::{BindRequest, SendToExtension, TaskClient};
-use crate::credentials::{
-    AuthFailure, AuthFailureCount, Credentials, TicketHolder, TicketRedeem, TokenCheck,
+use crate::clients::{
+    AuthFailure, AuthFailureCount, BindRequest, SendToExtension, TaskClient, TicketHolder,
+    TicketRedeem, TokenCheck,
 };
+use crate::credentials::Credentials;
 use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
 use mimo_agent::credentials::Principal;

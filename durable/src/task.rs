@@ -25,8 +25,8 @@ use serde::Serialize;
 use worker::*;
 
 use crate::action_store::ActionStore;
-use crate::artifacts::{ArtifactGrant, ArtifactStore, ArtifactStored};
-use crate::clients::{BindRequest, RegistryClient, SubmitAction};
+use crate::artifacts::ArtifactStore;
+use crate::clients::{ArtifactGrant, ArtifactStored, BindRequest, RegistryClient, SubmitAction};
 use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;

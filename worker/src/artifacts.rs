@@ -3,8 +3,8 @@
 //! `mimo_r2_artifacts`; this file moves requests, records and bytes.
 
 use mimo_durable::{
-    error_response, json_request, now_ms, random_bytes, read_json, read_outcome, ArtifactGrant,
-    ArtifactRecord, ArtifactStored, ARTIFACTS,
+    error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored,
+    RegistryClient, TaskClient, ARTIFACTS,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
 use mimo_r2_artifacts::{
@@ -12,9 +12,9 @@ use mimo_r2_artifacts::{
     ArtifactKind, DownloadResponse, Grant, PresignRequest, PresignResponse, R2Config, Refusal,
     UrlSigner, DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
 };
-use worker::{Env, Method, Request, Response, Result};
+use worker::{Env, Request, Response, Result};
 
-use crate::{registry, task, var};
+use crate::var;
 
 /// Refuses an extension (`for_client`) an artifact of a task that is not bound to it.
 async fn check_binding(
@@ -25,11 +25,7 @@ async fn check_binding(
     let Some(client_id) = for_client else {
         return Ok(None);
     };
-    let path = format!("/binding?taskId={task_id}");
-    let answer = registry(env)?
-        .fetch_with_request(json_request::<()>(Method::Get, &path, None)?)
-        .await?;
-    let bound = read_json::<String>(answer).await?.ok();
+    let bound = RegistryClient::new(env)?.binding_of(task_id).await?.ok();
     Ok((bound.as_deref() != Some(client_id)).then(|| {
         ErrorObject::new(
             ErrorCode::PermissionDenied,
@@ -69,9 +65,8 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
         max_length: grant.max_length,
         action_id: request.action_id.clone(),
     };
-    let granted = json_request(Method::Post, "/artifacts/granted", Some(&record))?;
-    let task = task(env, request.task_id.as_str())?;
-    if let Err(error) = read_outcome(task.fetch_with_request(granted).await?).await? {
+    let task = TaskClient::new(env, request.task_id.as_str())?;
+    if let Err(error) = task.artifact_granted(&record).await? {
         return error_response(&error);
     }
     let upload_url = signer(env, &req)?
@@ -204,9 +199,8 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
                 size: object.size,
                 sha256: object.sha256.clone(),
             };
-            let request = json_request(Method::Post, "/artifacts/stored", Some(&stored))?;
-            let task = task(env, grant.artifact_id.task_id_str())?;
-            if let Err(error) = read_outcome(task.fetch_with_request(request).await?).await? {
+            let task = TaskClient::new(env, grant.artifact_id.task_id_str())?;
+            if let Err(error) = task.artifact_stored(&stored).await? {
                 // The task went away while the bytes streamed: keep no unlisted object.
                 bucket.delete(grant.key()).await?;
                 return error_response(&error);
@@ -217,11 +211,8 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
 }
 
 async fn record(env: &Env, id: &ArtifactId) -> Result<Option<ArtifactRecord>> {
-    let path = format!("/artifacts/get?artifactId={id}");
-    let response = task(env, id.task_id_str())?
-        .fetch_with_request(json_request::<()>(Method::Get, &path, None)?)
-        .await?;
-    Ok(read_json::<ArtifactRecord>(response).await?.ok())
+    let task = TaskClient::new(env, id.task_id_str())?;
+    Ok(task.artifact(id.as_str()).await?.ok())
 }
 
 /// With R2 presigned URLs the upload bypasses the Worker, so completion is learned here: the
@@ -240,11 +231,8 @@ async fn confirm_direct_upload(
         // R2 computed no SHA-256 for a direct upload; its MD5 etag is what there is.
         sha256: String::new(),
     };
-    let request = json_request(Method::Post, "/artifacts/stored", Some(&stored))?;
-    let response = task(env, id.task_id_str())?
-        .fetch_with_request(request)
-        .await?;
-    Ok(response.status_code() < 300)
+    let task = TaskClient::new(env, id.task_id_str())?;
+    Ok(task.artifact_stored(&stored).await?.is_ok())
 }
 
 fn unknown_artifact() -> ErrorObject {

@@ -11,15 +11,12 @@ use std::collections::HashMap;
 
 use mimo_agent::credentials::{FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
 use mimo_durable::{
-    error_response, json_request, now_ms, read_json, AuthFailure, AuthFailureCount, TicketHolder,
-    TicketRedeem, TokenCheck,
+    error_response, now_ms, AuthFailure, AuthFailureCount, RegistryClient, TicketRedeem, TokenCheck,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use worker::{Env, Method, Request, Response, Result};
-
-use crate::registry;
+use worker::{Env, Request, Response, Result};
 
 thread_local! {
     /// Clients this isolate knows to be over the failure limit, until when. The registry
@@ -70,12 +67,9 @@ pub async fn failed(env: &Env, client: &str, error: ErrorObject) -> Result<Respo
         max_failures: limit.max_failures,
         window_ms: limit.window_ms,
     };
-    let counted = registry(env)?
-        .fetch_with_request(json_request(Method::Post, "/auth-failure", Some(&failure))?)
-        .await?;
     if let Ok(AuthFailureCount {
         blocked_until: Some(until),
-    }) = read_json::<AuthFailureCount>(counted).await?
+    }) = RegistryClient::new(env)?.auth_failure(&failure).await?
     {
         BLOCKED.with(|b| b.borrow_mut().insert(client.to_owned(), until));
         return rate_limited(until, now_ms());
@@ -114,10 +108,8 @@ pub async fn from_bearer(
         return Ok(Err(unauthorized("wrong token")));
     }
     let check = TokenCheck { token: presented };
-    let answer = registry(env)?
-        .fetch_with_request(json_request(Method::Post, "/authenticate", Some(&check))?)
-        .await?;
-    Ok(read_json::<TicketHolder>(answer).await?.and_then(|holder| {
+    let answer = RegistryClient::new(env)?.authenticate(&check).await?;
+    Ok(answer.and_then(|holder| {
         Principal::decode(&holder.principal).ok_or_else(|| unauthorized("unknown principal"))
     }))
 }
@@ -144,14 +136,10 @@ pub async fn from_ticket(
             "missing ticket: open the socket with ?ticket= from POST /api/ws-ticket",
         )));
     };
-    let answer = registry(env)?
-        .fetch_with_request(json_request(
-            Method::Post,
-            "/redeem",
-            Some(&TicketRedeem { ticket }),
-        )?)
+    let answer = RegistryClient::new(env)?
+        .redeem(&TicketRedeem { ticket })
         .await?;
-    Ok(read_json::<TicketHolder>(answer).await?.and_then(|holder| {
+    Ok(answer.and_then(|holder| {
         Principal::decode(&holder.principal).ok_or_else(|| unauthorized("unknown principal"))
     }))
 }

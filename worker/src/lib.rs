@@ -5,11 +5,8 @@ mod artifacts;
 mod auth;
 
 use mimo_agent::credentials::Principal;
-use mimo_durable::{
-    error_response, json_request, read_json, TicketHolder, EXTENSION_REGISTRY, REGISTRY_NAME,
-    TASK_COORDINATOR,
-};
-use mimo_protocol::extension::{PairRequest, PairResponse};
+use mimo_durable::{error_response, RegistryClient, TaskClient, TicketHolder};
+use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
@@ -110,21 +107,17 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     match (req.method(), path.as_str()) {
         (Method::Get, "/api/task/id") => new_task(&env).await,
         (Method::Get, "/api/extension/extension-list") => {
-            registry(&env)?
-                .fetch_with_request(json_request::<()>(Method::Get, "/list", None)?)
-                .await
+            reply(RegistryClient::new(&env)?.list().await?)
         }
         (Method::Post, "/api/extension/pairing-code") => {
-            registry(&env)?
-                .fetch_with_request(json_request::<()>(Method::Post, "/pairing-code", None)?)
-                .await
+            reply(RegistryClient::new(&env)?.pairing_code().await?)
         }
         (Method::Delete, route) if route.starts_with("/api/extension/") => {
             let client_id = &route["/api/extension/".len()..];
-            let target = format!("/revoke?clientId={}", urlencode(client_id));
-            registry(&env)?
-                .fetch_with_request(json_request::<()>(Method::Post, &target, None)?)
-                .await
+            match RegistryClient::new(&env)?.revoke(client_id).await? {
+                Ok(()) => Response::empty(),
+                Err(error) => error_response(&error),
+            }
         }
         (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
         (Method::Post, "/api/artifacts/presign") => artifacts::presign(req, &env, None).await,
@@ -154,20 +147,8 @@ async fn route(req: Request, env: Env) -> Result<Response> {
                     ))
                 }
             };
-            let verb = if method == Method::Get {
-                Method::Get
-            } else {
-                Method::Post
-            };
-            let mut init = RequestInit::new();
-            init.with_method(verb);
-            if method == Method::Post {
-                let mut req = req;
-                init.with_body(Some(req.text().await?.into()));
-            }
-            let target = format!("https://internal{object_route}?taskId={task_id}");
-            task(&env, task_id)?
-                .fetch_with_request(Request::new_with_init(&target, &init)?)
+            TaskClient::new(&env, task_id)?
+                .forward(task_id, object_route, req)
                 .await
         }
         (Method::Get, "/ws/web") => {
@@ -175,15 +156,15 @@ async fn route(req: Request, env: Env) -> Result<Response> {
                 return error_response(&bad_request("taskId must be a task id from /api/task/id"));
             };
             require_upgrade(&req)?;
-            let mut target = String::from("https://internal/ws/web");
-            if let Some(last_seq) = query("lastSeq") {
-                let Ok(last_seq) = last_seq.parse::<u64>() else {
-                    return error_response(&bad_request("lastSeq must be a non-negative integer"));
-                };
-                target.push_str(&format!("?lastSeq={last_seq}"));
-            }
-            task(&env, &task_id)?
-                .fetch_with_request(Request::new_with_init(&target, &forward(&req)?)?)
+            let last_seq = match query("lastSeq").map(|s| s.parse::<u64>()) {
+                None => None,
+                Some(Ok(last_seq)) => Some(last_seq),
+                Some(Err(_)) => {
+                    return error_response(&bad_request("lastSeq must be a non-negative integer"))
+                }
+            };
+            TaskClient::new(&env, &task_id)?
+                .connect_web(last_seq, &req)
                 .await
         }
         (Method::Get, "/ws/extension") => error_response(&auth::forbidden(
@@ -229,12 +210,8 @@ async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Res
                 ));
             }
             require_upgrade(&req)?;
-            let target = format!(
-                "https://internal/ws/extension?clientId={}",
-                urlencode(client_id)
-            );
-            registry(env)?
-                .fetch_with_request(Request::new_with_init(&target, &forward(&req)?)?)
+            RegistryClient::new(env)?
+                .connect_extension(client_id, &req)
                 .await
         }
         _ => error_response(&auth::forbidden(
@@ -248,9 +225,7 @@ async fn ticket(env: &Env, principal: &Principal) -> Result<Response> {
     let holder = TicketHolder {
         principal: principal.encode(),
     };
-    registry(env)?
-        .fetch_with_request(json_request(Method::Post, "/ticket", Some(&holder))?)
-        .await
+    reply(RegistryClient::new(env)?.ticket(&holder).await?)
 }
 
 /// `POST /api/extension/pair`: a pairing code for an extension credential. A wrong code counts
@@ -261,10 +236,7 @@ async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
         Ok(pair) => pair,
         Err(e) => return error_response(&bad_request(&format!("not a pairing request: {e}"))),
     };
-    let answer = registry(env)?
-        .fetch_with_request(json_request(Method::Post, "/pair", Some(&pair))?)
-        .await?;
-    match read_json::<PairResponse>(answer).await? {
+    match RegistryClient::new(env)?.pair(&pair).await? {
         Ok(paired) => Response::from_json(&paired),
         Err(error) if error.code == ErrorCode::Unauthorized => {
             auth::failed(env, client, error).await
@@ -277,12 +249,10 @@ async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
 /// socket join the task, so they must not be guessable.
 async fn new_task(env: &Env) -> Result<Response> {
     let task_id = uuid::Uuid::new_v4().to_string();
-    let init = json_request::<()>(Method::Post, &format!("/init?taskId={task_id}"), None)?;
-    let response = task(env, &task_id)?.fetch_with_request(init).await?;
-    if response.status_code() >= 300 {
-        return Ok(response);
+    match TaskClient::new(env, &task_id)?.init(&task_id).await? {
+        Ok(_) => Response::from_json(&NewTask { task_id }),
+        Err(error) => error_response(&error),
     }
-    Response::from_json(&NewTask { task_id })
 }
 
 fn valid_task_id(id: &str) -> bool {
@@ -300,16 +270,12 @@ fn require_upgrade(req: &Request) -> Result<()> {
     }
 }
 
-/// The original request's method and headers (the upgrade among them) for the object.
-fn forward(req: &Request) -> Result<RequestInit> {
-    let mut init = RequestInit::new();
-    init.with_method(req.method())
-        .with_headers(req.headers().clone());
-    Ok(init)
-}
-
-fn urlencode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+/// Another object's answer as this request's response.
+fn reply<T: serde::Serialize>(answer: std::result::Result<T, ErrorObject>) -> Result<Response> {
+    match answer {
+        Ok(value) => Response::from_json(&value),
+        Err(error) => error_response(&error),
+    }
 }
 
 /// A configured var or secret, if set and not empty.
@@ -318,13 +284,4 @@ fn var(env: &Env, name: &str) -> Option<String> {
         .ok()
         .map(|v| v.to_string())
         .filter(|v| !v.is_empty())
-}
-
-fn task(env: &Env, task_id: &str) -> Result<Stub> {
-    env.durable_object(TASK_COORDINATOR)?.get_by_name(task_id)
-}
-
-fn registry(env: &Env) -> Result<Stub> {
-    env.durable_object(EXTENSION_REGISTRY)?
-        .get_by_name(REGISTRY_NAME)
 }
