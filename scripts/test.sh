@@ -12,9 +12,14 @@ cargo fmt --all -- --check
 step "clippy (native and wasm32)"
 cargo clippy --quiet --workspace --all-targets -- -D warnings
 cargo clippy --quiet -p mimo-worker --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --quiet -p mimo-durable --target wasm32-unknown-unknown --tests -- -D warnings
 
-step "Rust unit tests (protocol, agent core, LLM gateway)"
+step "Rust unit tests (protocol, agent core and task machine, LLM gateway, artifacts)"
 cargo test --quiet --workspace
+
+step "wasm32 tests under Node (the Durable Objects' HTTP and frame glue, wasm-bindgen-test)"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --target wasm32-unknown-unknown -p mimo-durable --lib
 
 step "TypeScript type checks"
 tsc --noEmit -p web

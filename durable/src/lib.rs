@@ -17,6 +17,8 @@ mod socket;
 mod task;
 mod task_actions;
 mod task_store;
+#[cfg(all(test, target_arch = "wasm32"))]
+mod wasm_tests;
 
 pub use artifacts::ArtifactRecord;
 pub use clients::{
