@@ -3,12 +3,13 @@
 
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_protocol::extension::{ExtensionList, PairRequest, PairResponse, PairingCode, WsTicket};
-use mimo_protocol::{ActionCommand, ErrorObject, ServerToExtension, TaskControl};
+use mimo_protocol::{ActionCommand, ServerToExtension, TaskControl};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
 
 use crate::artifacts::ArtifactRecord;
+use crate::error::Answer;
 use crate::http::{json_request, read_json, read_outcome};
 use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, TASK_COORDINATOR};
 
@@ -104,9 +105,6 @@ pub struct Created {
     pub task_id: String,
     pub created: bool,
 }
-
-/// An answer of the other object: `Err` when it could not be reached, its refusal inside.
-pub type Answer<T> = Result<std::result::Result<T, ErrorObject>>;
 
 /// The registry, as a task's coordinator talks to it.
 pub struct RegistryClient(Stub);

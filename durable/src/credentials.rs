@@ -12,6 +12,7 @@ use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
 use crate::clients::AuthFailure;
+use crate::error::Answer;
 use crate::http::{now_ms, random_bytes};
 
 pub const SCHEMA: &str = "
@@ -78,17 +79,14 @@ impl Credentials {
 
     /// Trades a pairing code for a credential bound to the client id. Earlier credentials of
     /// the same client are revoked: one extension, one credential.
-    pub fn pair(
-        &self,
-        request: &PairRequest,
-    ) -> Result<std::result::Result<PairResponse, ErrorObject>> {
+    pub fn pair(&self, request: &PairRequest) -> Answer<PairResponse> {
         let wrong = || {
             refused(
                 "the pairing code is wrong, expired or already used; show a new one in the web app",
             )
         };
         let Some(code) = normalize_pairing_code(&request.code) else {
-            return Ok(Err(wrong()));
+            return Err(wrong().into());
         };
         let now = now_ms();
         // Used once: deleted as it is taken.
@@ -100,7 +98,7 @@ impl Credentials {
             )?
             .to_array::<serde_json::Value>()?;
         if taken.is_empty() {
-            return Ok(Err(wrong()));
+            return Err(wrong().into());
         }
         self.revoke(&request.client_id)?;
         let token = secret(EXTENSION_TOKEN_PREFIX, &random_bytes::<32>()?);
@@ -108,10 +106,10 @@ impl Credentials {
             "INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)",
             vec![text(&digest(&token)), text(&request.client_id), int(now)],
         )?;
-        Ok(Ok(PairResponse {
+        Ok(PairResponse {
             client_id: request.client_id.clone(),
             token,
-        }))
+        })
     }
 
     /// The client an extension token belongs to, if it is valid.

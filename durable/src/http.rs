@@ -2,6 +2,8 @@
 
 use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Serialize;
+
+use crate::error::{Answer, Failure};
 use worker::{Headers, Method, Request, RequestInit, Response, Result};
 
 /// A JSON error body `{code, message, retryable}` with the status that fits the code.
@@ -61,22 +63,20 @@ pub fn now_ms() -> u64 {
 }
 
 /// Whether another object's answer was a success, or the error object it sent.
-pub async fn read_outcome(response: Response) -> Result<std::result::Result<(), ErrorObject>> {
+pub async fn read_outcome(response: Response) -> Answer<()> {
     if response.status_code() < 300 {
-        Ok(Ok(()))
+        Ok(())
     } else {
-        Ok(Err(error_of(response).await))
+        Err(Failure::Refused(error_of(response).await))
     }
 }
 
 /// Reads the body of a response from another object: the value, or the error object it sent.
-pub async fn read_json<T: serde::de::DeserializeOwned>(
-    mut response: Response,
-) -> Result<std::result::Result<T, ErrorObject>> {
+pub async fn read_json<T: serde::de::DeserializeOwned>(mut response: Response) -> Answer<T> {
     if response.status_code() < 300 {
-        Ok(Ok(response.json().await?))
+        Ok(response.json().await?)
     } else {
-        Ok(Err(error_of(response).await))
+        Err(Failure::Refused(error_of(response).await))
     }
 }
 

@@ -10,6 +10,7 @@ mod action_store;
 mod artifacts;
 mod clients;
 mod credentials;
+mod error;
 mod http;
 mod llm_client;
 mod registry;
@@ -25,6 +26,7 @@ pub use clients::{
     ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, RegistryClient, TaskClient,
     TicketHolder, TicketRedeem, TokenCheck,
 };
+pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};
 pub use registry::ExtensionRegistry;
 pub use task::TaskCoordinator;

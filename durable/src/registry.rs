@@ -16,6 +16,7 @@ use crate::clients::{
     TicketRedeem, TokenCheck,
 };
 use crate::credentials::Credentials;
+use crate::error::{Answer, Refusable};
 use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
 use mimo_agent::credentials::Principal;
@@ -154,9 +155,9 @@ impl DurableObject for ExtensionRegistry {
                 Ok(pair) if !valid_client_id(&pair.client_id) => {
                     error_response(&invalid_client_id())
                 }
-                Ok(pair) => match self.credentials.pair(&pair)? {
+                Ok(pair) => match self.credentials.pair(&pair) {
                     Ok(paired) => Response::from_json(&paired),
-                    Err(error) => error_response(&error),
+                    Err(failure) => failure.respond(),
                 },
             },
             (Method::Post, "/authenticate") => match read_body::<TokenCheck>(&mut req).await {
@@ -209,9 +210,9 @@ impl DurableObject for ExtensionRegistry {
             },
             (Method::Post, "/bind") => {
                 let bind: BindRequest = req.json().await?;
-                match self.bind(bind)? {
+                match self.bind(bind) {
                     Ok(binding) => Response::from_json(&binding),
-                    Err(error) => error_response(&error),
+                    Err(failure) => failure.respond(),
                 }
             }
             _ => error_response(&ErrorObject::new(
@@ -507,7 +508,7 @@ impl ExtensionRegistry {
             .collect()
     }
 
-    fn bind(&self, req: BindRequest) -> Result<std::result::Result<Binding, ErrorObject>> {
+    fn bind(&self, req: BindRequest) -> Answer<Binding> {
         let candidates: Vec<Candidate> = self
             .list()?
             .into_iter()
@@ -519,15 +520,12 @@ impl ExtensionRegistry {
             })
             .collect();
         let bound = self.binding_of(&req.task_id)?;
-        let chosen = match selection::bind(
+        let chosen = selection::bind(
             &candidates,
             req.client_id.as_deref(),
             bound.as_deref(),
             now_ms(),
-        ) {
-            Ok(chosen) => chosen,
-            Err(error) => return Ok(Err(error)),
-        };
+        )?;
         self.sql().exec(
             "INSERT OR REPLACE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",
             vec![
@@ -540,10 +538,10 @@ impl ExtensionRegistry {
             "UPDATE clients SET last_used_at = ? WHERE client_id = ?",
             vec![int(chosen.used_at), text(&chosen.client_id)],
         )?;
-        Ok(Ok(Binding {
+        Ok(Binding {
             snapshot: self.snapshot(&chosen.client_id)?,
             client_id: chosen.client_id,
-        }))
+        })
     }
 
     fn binding_of(&self, task_id: &str) -> Result<Option<String>> {
@@ -616,10 +614,10 @@ impl ExtensionRegistry {
         }
         let task = TaskClient::new(&self.env, task_id)?;
         let answer = match what {
-            ToTask::Event(event) => task.action_event(&event).await?,
-            ToTask::Control(control) => task.control(control).await?,
+            ToTask::Event(event) => task.action_event(&event).await,
+            ToTask::Control(control) => task.control(control).await,
         };
-        Ok(match answer {
+        Ok(match answer.refusal()? {
             Ok(()) => Relayed::Done,
             Err(error) => Relayed::Refused(error),
         })
@@ -649,10 +647,8 @@ impl ExtensionRegistry {
         });
         for result in futures_util::future::join_all(sends).await {
             // One unreachable task must not keep the others from their snapshot.
-            match result {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => console_error!("snapshot push refused: {error}"),
-                Err(e) => console_error!("snapshot push failed: {e}"),
+            if let Err(failure) = result {
+                console_error!("snapshot push failed: {failure}");
             }
         }
         Ok(())

@@ -27,6 +27,7 @@ use worker::*;
 use crate::action_store::ActionStore;
 use crate::artifacts::ArtifactStore;
 use crate::clients::{ArtifactGrant, ArtifactStored, BindRequest, RegistryClient, SubmitAction};
+use crate::error::{Failure, Refusable};
 use crate::http::{error_response, now_ms, read_body};
 use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;
@@ -350,7 +351,10 @@ impl TaskCoordinator {
                     return Ok(Followup::Nothing);
                 };
                 let request = BindRequest { task_id, client_id };
-                let result = RegistryClient::new(&self.env)?.bind(&request).await?;
+                let result = RegistryClient::new(&self.env)?
+                    .bind(&request)
+                    .await
+                    .refusal()?;
                 Ok(Followup::Input(Input::Bound { purpose, result }))
             }
             Effect::Dispatch(action) => {
@@ -359,14 +363,14 @@ impl TaskCoordinator {
                 let message = mimo_protocol::ServerToExtension::BrowserAction { action };
                 let sent = match RegistryClient::new(&self.env) {
                     Ok(registry) => registry.send(&client_id, message).await,
-                    Err(e) => Err(e),
+                    Err(e) => Err(e.into()),
                 };
                 // Whatever keeps it from the extension — offline, or the registry unreachable —
                 // is a failed dispatch for the scheduler to deal with.
                 let error = match sent {
-                    Ok(Ok(())) => return Ok(Followup::Nothing),
-                    Ok(Err(error)) => error,
-                    Err(e) => ErrorObject::new(
+                    Ok(()) => return Ok(Followup::Nothing),
+                    Err(Failure::Refused(error)) => error,
+                    Err(Failure::Runtime(e)) => ErrorObject::new(
                         ErrorCode::PluginOffline,
                         format!(
                             "the action could not be handed to the extension's connection: {e}"
@@ -379,13 +383,12 @@ impl TaskCoordinator {
                 // Best effort: an offline extension learns the same later.
                 let sent = match RegistryClient::new(&self.env) {
                     Ok(registry) => registry.send(&client_id, message).await,
-                    Err(e) => Err(e),
+                    Err(e) => Err(e.into()),
                 };
                 match sent {
-                    Ok(Ok(())) => {}
-                    Ok(Err(error)) if error.code == ErrorCode::PluginOffline => {}
-                    Ok(Err(error)) => console_warn!("could not tell the extension: {error}"),
-                    Err(e) => console_warn!("could not tell the extension: {e}"),
+                    Ok(()) => {}
+                    Err(Failure::Refused(error)) if error.code == ErrorCode::PluginOffline => {}
+                    Err(failure) => console_warn!("could not tell the extension: {failure}"),
                 }
                 Ok(Followup::Nothing)
             }

@@ -3,7 +3,7 @@
 //! `mimo_r2_artifacts`; this file moves requests, records and bytes.
 
 use mimo_durable::{
-    error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored,
+    error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored, Refusable,
     RegistryClient, TaskClient, ARTIFACTS,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
@@ -25,7 +25,11 @@ async fn check_binding(
     let Some(client_id) = for_client else {
         return Ok(None);
     };
-    let bound = RegistryClient::new(env)?.binding_of(task_id).await?.ok();
+    let bound = RegistryClient::new(env)?
+        .binding_of(task_id)
+        .await
+        .refusal()?
+        .ok();
     Ok((bound.as_deref() != Some(client_id)).then(|| {
         ErrorObject::new(
             ErrorCode::PermissionDenied,
@@ -66,8 +70,8 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
         action_id: request.action_id.clone(),
     };
     let task = TaskClient::new(env, request.task_id.as_str())?;
-    if let Err(error) = task.artifact_granted(&record).await? {
-        return error_response(&error);
+    if let Err(failure) = task.artifact_granted(&record).await {
+        return failure.respond();
     }
     let upload_url = signer(env, &req)?
         .upload_url(&grant, now)
@@ -200,10 +204,11 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
                 sha256: object.sha256.clone(),
             };
             let task = TaskClient::new(env, grant.artifact_id.task_id_str())?;
-            if let Err(error) = task.artifact_stored(&stored).await? {
-                // The task went away while the bytes streamed: keep no unlisted object.
+            if let Err(failure) = task.artifact_stored(&stored).await {
+                // The task went away while the bytes streamed (or could not be told): keep no
+                // unlisted object.
                 bucket.delete(grant.key()).await?;
-                return error_response(&error);
+                return failure.respond();
             }
             Ok(Response::from_json(&stored)?.with_status(201))
         }
@@ -212,7 +217,7 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
 
 async fn record(env: &Env, id: &ArtifactId) -> Result<Option<ArtifactRecord>> {
     let task = TaskClient::new(env, id.task_id_str())?;
-    Ok(task.artifact(id.as_str()).await?.ok())
+    Ok(task.artifact(id.as_str()).await.refusal()?.ok())
 }
 
 /// With R2 presigned URLs the upload bypasses the Worker, so completion is learned here: the
@@ -232,7 +237,7 @@ async fn confirm_direct_upload(
         sha256: String::new(),
     };
     let task = TaskClient::new(env, id.task_id_str())?;
-    Ok(task.artifact_stored(&stored).await?.is_ok())
+    Ok(task.artifact_stored(&stored).await.refusal()?.is_ok())
 }
 
 fn unknown_artifact() -> ErrorObject {

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use mimo_agent::credentials::{FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
 use mimo_durable::{
-    error_response, now_ms, AuthFailure, AuthFailureCount, RegistryClient, TicketRedeem, TokenCheck,
+    error_response, now_ms, Answer, AuthFailure, AuthFailureCount, Failure, Refusable,
+    RegistryClient, TicketRedeem, TokenCheck,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
 use sha2::{Digest, Sha256};
@@ -69,7 +70,10 @@ pub async fn failed(env: &Env, client: &str, error: ErrorObject) -> Result<Respo
     };
     if let Ok(AuthFailureCount {
         blocked_until: Some(until),
-    }) = RegistryClient::new(env)?.auth_failure(&failure).await?
+    }) = RegistryClient::new(env)?
+        .auth_failure(&failure)
+        .await
+        .refusal()?
     {
         BLOCKED.with(|b| b.borrow_mut().insert(client.to_owned(), until));
         return rate_limited(until, now_ms());
@@ -88,38 +92,31 @@ fn failure_limit(env: &Env) -> FailureLimit {
 }
 
 /// Who sent an HTTP API request, from its bearer token.
-pub async fn from_bearer(
-    req: &Request,
-    env: &Env,
-) -> Result<std::result::Result<Principal, ErrorObject>> {
+pub async fn from_bearer(req: &Request, env: &Env) -> Answer<Principal> {
     let expected = match env.secret("MIMO_API_TOKEN").map(|s| s.to_string()) {
         Ok(token) if !token.is_empty() => token,
-        _ => return Ok(Err(unauthorized("this deployment has no MIMO_API_TOKEN set; set it with `wrangler secret put MIMO_API_TOKEN` (or in .dev.vars locally)"))),
+        _ => return Err(Failure::Refused(unauthorized("this deployment has no MIMO_API_TOKEN set; set it with `wrangler secret put MIMO_API_TOKEN` (or in .dev.vars locally)"))),
     };
     let Some(presented) = bearer(req) else {
-        return Ok(Err(unauthorized(
+        return Err(Failure::Refused(unauthorized(
             "missing token: send `Authorization: Bearer <MIMO_API_TOKEN>`",
         )));
     };
     if tokens_match(&presented, &expected) {
-        return Ok(Ok(Principal::Deployment));
+        return Ok(Principal::Deployment);
     }
     if !presented.starts_with(EXTENSION_TOKEN_PREFIX) {
-        return Ok(Err(unauthorized("wrong token")));
+        return Err(Failure::Refused(unauthorized("wrong token")));
     }
     let check = TokenCheck { token: presented };
     let answer = RegistryClient::new(env)?.authenticate(&check).await?;
-    Ok(answer.and_then(|holder| {
-        Principal::decode(&holder.principal).ok_or_else(|| unauthorized("unknown principal"))
-    }))
+    Principal::decode(&answer.principal)
+        .ok_or_else(|| Failure::Refused(unauthorized("unknown principal")))
 }
 
 /// Who opens a WebSocket, from its single-use `?ticket=`. A token in the URL is refused: it
 /// would stay in logs and histories.
-pub async fn from_ticket(
-    req: &Request,
-    env: &Env,
-) -> Result<std::result::Result<Principal, ErrorObject>> {
+pub async fn from_ticket(req: &Request, env: &Env) -> Answer<Principal> {
     let url = req.url()?;
     let param = |name: &str| {
         url.query_pairs()
@@ -127,21 +124,20 @@ pub async fn from_ticket(
             .map(|(_, v)| v.into_owned())
     };
     if param("token").is_some() {
-        return Ok(Err(unauthorized(
+        return Err(Failure::Refused(unauthorized(
             "a token is not accepted in a URL; open the socket with ?ticket= from POST /api/ws-ticket",
         )));
     }
     let Some(ticket) = param("ticket") else {
-        return Ok(Err(unauthorized(
+        return Err(Failure::Refused(unauthorized(
             "missing ticket: open the socket with ?ticket= from POST /api/ws-ticket",
         )));
     };
     let answer = RegistryClient::new(env)?
         .redeem(&TicketRedeem { ticket })
         .await?;
-    Ok(answer.and_then(|holder| {
-        Principal::decode(&holder.principal).ok_or_else(|| unauthorized("unknown principal"))
-    }))
+    Principal::decode(&answer.principal)
+        .ok_or_else(|| Failure::Refused(unauthorized("unknown principal")))
 }
 
 /// Compares digests in constant time, so neither the content nor the length of the token

@@ -5,7 +5,7 @@ mod artifacts;
 mod auth;
 
 use mimo_agent::credentials::Principal;
-use mimo_durable::{error_response, RegistryClient, TaskClient, TicketHolder};
+use mimo_durable::{error_response, Answer, Failure, RegistryClient, TaskClient, TicketHolder};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
 use mimo_protocol::{ErrorCode, ErrorObject};
@@ -67,6 +67,10 @@ fn with_cors(response: Response, origin: &str, preflight: bool) -> Result<Respon
     Ok(response.with_headers(headers))
 }
 
+/// Routed by hand rather than with `worker::Router`: authentication and the failure limit come
+/// before routing and choose the routes (a paired extension has its own few), and every answer
+/// here is a JSON error object — `Router` answers a known path called with another method with
+/// a plain-text 405 that no fallback route can replace.
 async fn route(req: Request, env: Env) -> Result<Response> {
     let url = req.url()?;
     let path = url.path().to_owned();
@@ -88,13 +92,14 @@ async fn route(req: Request, env: Env) -> Result<Response> {
         return pair(req, &env, &client).await;
     }
     let principal = if path.starts_with("/ws/") {
-        auth::from_ticket(&req, &env).await?
+        auth::from_ticket(&req, &env).await
     } else {
-        auth::from_bearer(&req, &env).await?
+        auth::from_bearer(&req, &env).await
     };
     let principal = match principal {
         Ok(principal) => principal,
-        Err(error) => return auth::failed(&env, &client, error).await,
+        Err(Failure::Refused(error)) => return auth::failed(&env, &client, error).await,
+        Err(Failure::Runtime(e)) => return Err(e),
     };
     if let Principal::Extension { client_id } = &principal {
         return extension_route(req, &env, client_id).await;
@@ -107,16 +112,16 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     match (req.method(), path.as_str()) {
         (Method::Get, "/api/task/id") => new_task(&env).await,
         (Method::Get, "/api/extension/extension-list") => {
-            reply(RegistryClient::new(&env)?.list().await?)
+            reply(RegistryClient::new(&env)?.list().await)
         }
         (Method::Post, "/api/extension/pairing-code") => {
-            reply(RegistryClient::new(&env)?.pairing_code().await?)
+            reply(RegistryClient::new(&env)?.pairing_code().await)
         }
         (Method::Delete, route) if route.starts_with("/api/extension/") => {
             let client_id = &route["/api/extension/".len()..];
-            match RegistryClient::new(&env)?.revoke(client_id).await? {
+            match RegistryClient::new(&env)?.revoke(client_id).await {
                 Ok(()) => Response::empty(),
-                Err(error) => error_response(&error),
+                Err(failure) => failure.respond(),
             }
         }
         (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
@@ -225,7 +230,7 @@ async fn ticket(env: &Env, principal: &Principal) -> Result<Response> {
     let holder = TicketHolder {
         principal: principal.encode(),
     };
-    reply(RegistryClient::new(env)?.ticket(&holder).await?)
+    reply(RegistryClient::new(env)?.ticket(&holder).await)
 }
 
 /// `POST /api/extension/pair`: a pairing code for an extension credential. A wrong code counts
@@ -236,12 +241,12 @@ async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
         Ok(pair) => pair,
         Err(e) => return error_response(&bad_request(&format!("not a pairing request: {e}"))),
     };
-    match RegistryClient::new(env)?.pair(&pair).await? {
+    match RegistryClient::new(env)?.pair(&pair).await {
         Ok(paired) => Response::from_json(&paired),
-        Err(error) if error.code == ErrorCode::Unauthorized => {
+        Err(Failure::Refused(error)) if error.code == ErrorCode::Unauthorized => {
             auth::failed(env, client, error).await
         }
-        Err(error) => error_response(&error),
+        Err(failure) => failure.respond(),
     }
 }
 
@@ -249,9 +254,9 @@ async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
 /// socket join the task, so they must not be guessable.
 async fn new_task(env: &Env) -> Result<Response> {
     let task_id = uuid::Uuid::new_v4().to_string();
-    match TaskClient::new(env, &task_id)?.init(&task_id).await? {
+    match TaskClient::new(env, &task_id)?.init(&task_id).await {
         Ok(_) => Response::from_json(&NewTask { task_id }),
-        Err(error) => error_response(&error),
+        Err(failure) => failure.respond(),
     }
 }
 
@@ -271,10 +276,10 @@ fn require_upgrade(req: &Request) -> Result<()> {
 }
 
 /// Another object's answer as this request's response.
-fn reply<T: serde::Serialize>(answer: std::result::Result<T, ErrorObject>) -> Result<Response> {
+fn reply<T: serde::Serialize>(answer: Answer<T>) -> Result<Response> {
     match answer {
         Ok(value) => Response::from_json(&value),
-        Err(error) => error_response(&error),
+        Err(failure) => failure.respond(),
     }
 }
 
