@@ -469,11 +469,10 @@ impl Task {
         let Some(conversation) = self.conversation.as_mut() else {
             return (Vec::new(), Vec::new());
         };
-        let task = conversation.task();
-        let submitted = self.actions.submit(
+        let submitted = queue(
+            &mut self.actions,
+            conversation.task(),
             action_id,
-            task.task_id.clone(),
-            task.selected_client_id.clone().unwrap_or_default(),
             tab_id,
             command,
             now,
@@ -594,16 +593,7 @@ impl Task {
             }),
             conversation::Effect::SubmitAction { action_id, command } => {
                 let task = conversation.task();
-                // Without a bound extension the dispatch fails as PLUGIN_OFFLINE, through the
-                // scheduler's usual path.
-                let submitted = self.actions.submit(
-                    action_id,
-                    task.task_id.clone(),
-                    task.selected_client_id.clone().unwrap_or_default(),
-                    None,
-                    command,
-                    now,
-                );
+                let submitted = queue(&mut self.actions, task, action_id, None, command, now);
                 return submitted.into_iter().map(Work::Action).collect();
             }
         }
@@ -637,6 +627,26 @@ impl Task {
         }
         Vec::new()
     }
+}
+
+/// Queues an action for the task's extension. Without a bound one the dispatch fails as
+/// `PLUGIN_OFFLINE`, through the scheduler's usual path.
+fn queue(
+    actions: &mut ActionQueue,
+    task: &TaskRecord,
+    action_id: String,
+    tab_id: Option<i32>,
+    command: ActionCommand,
+    now: u64,
+) -> Vec<ActionEffect> {
+    actions.submit(
+        action_id,
+        task.task_id.clone(),
+        task.selected_client_id.clone().unwrap_or_default(),
+        tab_id,
+        command,
+        now,
+    )
 }
 
 /// What picks up a restart's leftovers: a model turn cut off is run again, a browser run
