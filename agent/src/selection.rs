@@ -78,9 +78,31 @@ pub fn bind(
     })
 }
 
+/// Whether extension `client_id` may act for task `task_id` — report on its actions (an ack, a
+/// result, a takeover), store and read its artifacts: only while the task is bound to it, so
+/// that no extension acts on another browser's task.
+pub fn may_act_for(bound: Option<&str>, client_id: &str, task_id: &str) -> Result<(), ErrorObject> {
+    if bound == Some(client_id) {
+        return Ok(());
+    }
+    Err(ErrorObject::new(
+        ErrorCode::PermissionDenied,
+        format!("task {task_id} is not bound to this extension"),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_bound_extension_may_act_for_on_a_task() {
+        assert!(may_act_for(Some("a"), "a", "t1").is_ok());
+        let other = may_act_for(Some("b"), "a", "t1").unwrap_err();
+        assert_eq!(other.code, ErrorCode::PermissionDenied);
+        assert!(other.message.contains("t1"));
+        assert!(may_act_for(None, "a", "t1").is_err());
+    }
 
     #[test]
     fn an_explicit_choice_is_honoured_offline_and_an_unknown_one_refused() {

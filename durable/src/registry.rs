@@ -606,11 +606,9 @@ impl ExtensionRegistry {
     /// if it is bound to this extension: an extension cannot report on another browser's task.
     /// `Err` only when the task could not be reached.
     async fn relay(&self, client_id: &str, task_id: &str, what: ToTask) -> Result<Relayed> {
-        if self.binding_of(task_id)?.as_deref() != Some(client_id) {
-            return Ok(Relayed::Refused(ErrorObject::new(
-                ErrorCode::PermissionDenied,
-                format!("task {task_id} is not bound to this extension"),
-            )));
+        let bound = self.binding_of(task_id)?;
+        if let Err(refusal) = selection::may_act_for(bound.as_deref(), client_id, task_id) {
+            return Ok(Relayed::Refused(refusal));
         }
         let task = TaskClient::new(&self.env, task_id)?;
         let answer = match what {

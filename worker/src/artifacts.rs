@@ -2,6 +2,7 @@
 //! upload and download (the signature is the authentication). The decisions come from
 //! `mimo_r2_artifacts`; this file moves requests, records and bytes.
 
+use mimo_agent::selection;
 use mimo_durable::{
     error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored, Refusable,
     RegistryClient, TaskClient, ARTIFACTS,
@@ -30,12 +31,7 @@ async fn check_binding(
         .await
         .refusal()?
         .ok();
-    Ok((bound.as_deref() != Some(client_id)).then(|| {
-        ErrorObject::new(
-            ErrorCode::PermissionDenied,
-            format!("task {task_id} is not bound to this extension"),
-        )
-    }))
+    Ok(selection::may_act_for(bound.as_deref(), client_id, task_id).err())
 }
 
 /// `POST /api/artifacts/presign`; `for_client` is the extension asking, if one is.
