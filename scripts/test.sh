@@ -17,7 +17,7 @@ cargo clippy --quiet -p mimo-durable --target wasm32-unknown-unknown --tests -- 
 step "Rust unit tests (protocol, agent core and task machine, LLM gateway, artifacts)"
 cargo test --quiet --workspace
 
-step "wasm32 tests under Node (the Durable Objects' HTTP and frame glue, wasm-bindgen-test)"
+step "wasm32 tests under Node (the task's stores on SQLite, HTTP and frame glue; wasm-bindgen-test)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --target wasm32-unknown-unknown -p mimo-durable --lib
 

@@ -5,6 +5,8 @@ use mimo_agent::actions::ActionRecord;
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
+use crate::sql::Sql;
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS actions (
     action_id TEXT PRIMARY KEY,
@@ -12,18 +14,18 @@ CREATE TABLE IF NOT EXISTS actions (
     body TEXT NOT NULL
 );";
 
-pub struct ActionStore {
-    sql: SqlStorage,
+pub struct ActionStore<S = SqlStorage> {
+    sql: S,
 }
 
-impl ActionStore {
-    pub fn open(sql: SqlStorage) -> Result<Self> {
-        sql.exec(SCHEMA, None)?;
+impl<S: Sql> ActionStore<S> {
+    pub fn open(sql: S) -> Result<Self> {
+        sql.run(SCHEMA, vec![])?;
         Ok(Self { sql })
     }
 
     pub fn save(&self, record: &ActionRecord) -> Result<()> {
-        self.sql.exec(
+        self.sql.run(
             "INSERT OR REPLACE INTO actions (action_id, created_at, body) VALUES (?, ?, ?)",
             vec![
                 SqlStorageValue::String(record.action_id.clone()),
@@ -39,13 +41,10 @@ impl ActionStore {
         struct Row {
             body: String,
         }
-        let rows: Vec<Row> = self
-            .sql
-            .exec(
-                "SELECT body FROM actions ORDER BY created_at, action_id",
-                None,
-            )?
-            .to_array()?;
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT body FROM actions ORDER BY created_at, action_id",
+            vec![],
+        )?;
         rows.iter()
             .map(|r| {
                 serde_json::from_str(&r.body)
@@ -55,7 +54,7 @@ impl ActionStore {
     }
 
     pub fn clear(&self) -> Result<()> {
-        self.sql.exec("DELETE FROM actions", None)?;
+        self.sql.run("DELETE FROM actions", vec![])?;
         Ok(())
     }
 }

@@ -15,6 +15,9 @@ mod http;
 mod llm_client;
 mod registry;
 mod socket;
+mod sql;
+#[cfg(all(test, target_arch = "wasm32"))]
+mod store_tests;
 mod task;
 mod task_actions;
 mod task_store;

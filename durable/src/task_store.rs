@@ -5,8 +5,10 @@ use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
-pub struct TaskStore {
-    sql: SqlStorage,
+use crate::sql::Sql;
+
+pub struct TaskStore<S = SqlStorage> {
+    sql: S,
 }
 
 const SCHEMA: &str = "
@@ -107,30 +109,25 @@ fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
         .map_err(|e| worker::Error::RustError(format!("corrupt stored JSON: {e}")))
 }
 
-impl TaskStore {
-    pub fn open(sql: SqlStorage) -> Result<Self> {
-        sql.exec(SCHEMA, None)?;
+impl<S: Sql> TaskStore<S> {
+    pub fn open(sql: S) -> Result<Self> {
+        sql.run(SCHEMA, vec![])?;
         // Added after the first release: tasks stored before have the table without it.
-        let columns: Vec<serde_json::Value> = sql
-            .exec(
-                "SELECT name FROM pragma_table_info('messages') WHERE name = 'client_message_id'",
-                None,
-            )?
-            .to_array()?;
+        let columns: Vec<serde_json::Value> = sql.rows(
+            "SELECT name FROM pragma_table_info('messages') WHERE name = 'client_message_id'",
+            vec![],
+        )?;
         if columns.is_empty() {
-            sql.exec(
+            sql.run(
                 "ALTER TABLE messages ADD COLUMN client_message_id TEXT",
-                None,
+                vec![],
             )?;
         }
         Ok(Self { sql })
     }
 
     pub fn load_task(&self) -> Result<Option<TaskRecord>> {
-        let rows: Vec<TaskRow> = self
-            .sql
-            .exec("SELECT * FROM task WHERE id = 0", None)?
-            .to_array()?;
+        let rows: Vec<TaskRow> = self.sql.rows("SELECT * FROM task WHERE id = 0", vec![])?;
         rows.into_iter()
             .next()
             .map(|r| {
@@ -151,7 +148,7 @@ impl TaskStore {
     }
 
     pub fn save_task(&self, t: &TaskRecord) -> Result<()> {
-        self.sql.exec(
+        self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
              message_ids_issued, created_at, updated_at) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
@@ -171,8 +168,7 @@ impl TaskStore {
     pub fn load_messages(&self) -> Result<Vec<StoredMessage>> {
         let rows: Vec<MessageRow> = self
             .sql
-            .exec("SELECT * FROM messages ORDER BY position", None)?
-            .to_array()?;
+            .rows("SELECT * FROM messages ORDER BY position", vec![])?;
         rows.into_iter()
             .map(|r| {
                 Ok(StoredMessage {
@@ -191,7 +187,7 @@ impl TaskStore {
 
     pub fn save_message(&self, m: &StoredMessage) -> Result<()> {
         let role = serde_json::to_value(m.message.role)?;
-        self.sql.exec(
+        self.sql.run(
             "INSERT OR REPLACE INTO messages (message_id, position, role, content, created_at, client_message_id) VALUES (?, ?, ?, ?, ?, ?)",
             vec![
                 text(&m.message.message_id),
@@ -213,13 +209,10 @@ impl TaskStore {
         at: u64,
     ) -> Result<EventEnvelope> {
         let body = serde_json::to_string(&event)?;
-        let rows: Vec<Count> = self
-            .sql
-            .exec(
-                "INSERT INTO events (at, body) VALUES (?, ?) RETURNING seq AS n",
-                vec![int(at), text(&body)],
-            )?
-            .to_array()?;
+        let rows: Vec<Count> = self.sql.rows(
+            "INSERT INTO events (at, body) VALUES (?, ?) RETURNING seq AS n",
+            vec![int(at), text(&body)],
+        )?;
         let seq = rows.first().map(|r| r.n);
         Ok(EventEnvelope {
             seq,
@@ -231,13 +224,10 @@ impl TaskStore {
 
     /// Every history event after `after_seq`, in order.
     pub fn events_after(&self, task_id: &str, after_seq: u64) -> Result<Vec<EventEnvelope>> {
-        let rows: Vec<EventRow> = self
-            .sql
-            .exec(
-                "SELECT seq, at, body FROM events WHERE seq > ? ORDER BY seq",
-                vec![int(after_seq)],
-            )?
-            .to_array()?;
+        let rows: Vec<EventRow> = self.sql.rows(
+            "SELECT seq, at, body FROM events WHERE seq > ? ORDER BY seq",
+            vec![int(after_seq)],
+        )?;
         rows.into_iter()
             .map(|r| {
                 Ok(EventEnvelope {
@@ -253,17 +243,16 @@ impl TaskStore {
     pub fn last_seq(&self) -> Result<u64> {
         let rows: Vec<Count> = self
             .sql
-            .exec("SELECT COALESCE(MAX(seq), 0) AS n FROM events", None)?
-            .to_array()?;
+            .rows("SELECT COALESCE(MAX(seq), 0) AS n FROM events", vec![])?;
         Ok(rows.first().map(|r| r.n).unwrap_or(0))
     }
 
     /// Forgets the task: every row of every table (the tables stay, ready for nothing).
     pub fn clear(&self) -> Result<()> {
-        self.sql.exec(
+        self.sql.run(
             "DELETE FROM task; DELETE FROM messages; DELETE FROM events; DELETE FROM snapshot; \
              DELETE FROM agent_run;",
-            None,
+            vec![],
         )?;
         Ok(())
     }
@@ -272,18 +261,17 @@ impl TaskStore {
     pub fn load_run(&self) -> Result<Option<AgentRun>> {
         let rows: Vec<RunRow> = self
             .sql
-            .exec("SELECT body FROM agent_run WHERE id = 0", None)?
-            .to_array()?;
+            .rows("SELECT body FROM agent_run WHERE id = 0", vec![])?;
         rows.into_iter().next().map(|r| parse(&r.body)).transpose()
     }
 
     pub fn save_run(&self, run: Option<&AgentRun>) -> Result<()> {
         match run {
-            Some(run) => self.sql.exec(
+            Some(run) => self.sql.run(
                 "INSERT OR REPLACE INTO agent_run (id, body) VALUES (0, ?)",
                 vec![text(&serde_json::to_string(run)?)],
             )?,
-            None => self.sql.exec("DELETE FROM agent_run", None)?,
+            None => self.sql.run("DELETE FROM agent_run", vec![])?,
         };
         Ok(())
     }
@@ -291,8 +279,7 @@ impl TaskStore {
     pub fn load_snapshot(&self) -> Result<Option<(String, BrowserSnapshot)>> {
         let rows: Vec<SnapshotRow> = self
             .sql
-            .exec("SELECT client_id, body FROM snapshot WHERE id = 0", None)?
-            .to_array()?;
+            .rows("SELECT client_id, body FROM snapshot WHERE id = 0", vec![])?;
         rows.into_iter()
             .next()
             .map(|r| Ok((r.client_id, parse(&r.body)?)))
@@ -300,7 +287,7 @@ impl TaskStore {
     }
 
     pub fn save_snapshot(&self, client_id: &str, snapshot: &BrowserSnapshot) -> Result<()> {
-        self.sql.exec(
+        self.sql.run(
             "INSERT OR REPLACE INTO snapshot (id, client_id, body) VALUES (0, ?, ?)",
             vec![text(client_id), text(&serde_json::to_string(snapshot)?)],
         )?;

@@ -1,0 +1,33 @@
+//! The SQL the stores run, behind one small trait: the Durable Object's SQLite in production,
+//! and Node's own SQLite under `wasm-bindgen-test`, so that the stores' schemas, queries and
+//! row codecs are tested compiled to wasm32 (`worker::SqlStorage` has no public constructor).
+
+use serde::de::DeserializeOwned;
+use worker::{Result, SqlStorage, SqlStorageValue};
+
+pub trait Sql {
+    /// Runs `query` with positional `?` bindings; its rows, each read as a `T`.
+    fn rows<T: DeserializeOwned>(
+        &self,
+        query: &str,
+        bindings: Vec<SqlStorageValue>,
+    ) -> Result<Vec<T>>;
+
+    /// Runs `query` with positional `?` bindings (without bindings, it may be several
+    /// statements, as a schema is).
+    fn run(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Result<()>;
+}
+
+impl Sql for SqlStorage {
+    fn rows<T: DeserializeOwned>(
+        &self,
+        query: &str,
+        bindings: Vec<SqlStorageValue>,
+    ) -> Result<Vec<T>> {
+        self.exec(query, bindings)?.to_array()
+    }
+
+    fn run(&self, query: &str, bindings: Vec<SqlStorageValue>) -> Result<()> {
+        self.exec(query, bindings).map(|_| ())
+    }
+}
