@@ -7,6 +7,8 @@ use crate::clients::{ArtifactGrant, ArtifactStored};
 use serde::{Deserialize, Serialize};
 use worker::{Result, SqlStorage, SqlStorageValue};
 
+use crate::sql::Sql;
+
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS artifacts (
     artifact_id TEXT PRIMARY KEY,
@@ -37,8 +39,8 @@ pub struct ArtifactRecord {
     pub stored_at: Option<u64>,
 }
 
-pub struct ArtifactStore {
-    sql: SqlStorage,
+pub struct ArtifactStore<S = SqlStorage> {
+    sql: S,
 }
 
 fn text(s: &str) -> SqlStorageValue {
@@ -49,14 +51,14 @@ fn int(n: u64) -> SqlStorageValue {
     SqlStorageValue::Integer(n as i64)
 }
 
-impl ArtifactStore {
-    pub fn open(sql: SqlStorage) -> Result<Self> {
-        sql.exec(SCHEMA, None)?;
+impl<S: Sql> ArtifactStore<S> {
+    pub fn open(sql: S) -> Result<Self> {
+        sql.run(SCHEMA, vec![])?;
         Ok(Self { sql })
     }
 
     pub fn grant(&self, grant: &ArtifactGrant, now: u64) -> Result<()> {
-        self.sql.exec(
+        self.sql.run(
             "INSERT OR IGNORE INTO artifacts (artifact_id, kind, key, content_type, max_length, \
              action_id, granted_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             vec![
@@ -77,23 +79,21 @@ impl ArtifactStore {
     }
 
     pub fn get(&self, artifact_id: &str) -> Result<Option<ArtifactRecord>> {
-        let rows: Vec<ArtifactRecord> = self
-            .sql
-            .exec(
-                "SELECT artifact_id AS artifactId, kind, key, content_type AS contentType, \
+        let rows: Vec<ArtifactRecord> = self.sql.rows(
+            "SELECT artifact_id AS artifactId, kind, key, content_type AS contentType, \
                  max_length AS maxLength, action_id AS actionId, granted_at AS grantedAt, size, \
                  sha256, stored_at AS storedAt FROM artifacts WHERE artifact_id = ?",
-                vec![text(artifact_id)],
-            )?
-            .to_array()?;
+            vec![text(artifact_id)],
+        )?;
         Ok(rows.into_iter().next())
     }
 
     /// Marks an upload complete; `false` when the artifact was never granted here. A repeated
     /// upload to the same URL replaces the object and the record says so.
     pub fn stored(&self, stored: &ArtifactStored, now: u64) -> Result<bool> {
-        let cursor = self.sql.exec(
-            "UPDATE artifacts SET size = ?, sha256 = ?, stored_at = ? WHERE artifact_id = ?",
+        let updated: Vec<serde_json::Value> = self.sql.rows(
+            "UPDATE artifacts SET size = ?, sha256 = ?, stored_at = ? WHERE artifact_id = ? \
+             RETURNING artifact_id",
             vec![
                 int(stored.size),
                 text(&stored.sha256),
@@ -101,7 +101,7 @@ impl ArtifactStore {
                 text(&stored.artifact_id),
             ],
         )?;
-        Ok(cursor.rows_written() > 0)
+        Ok(!updated.is_empty())
     }
 
     /// Stored artifacts as `(artifact_id, key, stored_at)`.
@@ -112,13 +112,10 @@ impl ArtifactStore {
             key: String,
             stored_at: u64,
         }
-        let rows: Vec<Row> = self
-            .sql
-            .exec(
-                "SELECT artifact_id, key, stored_at FROM artifacts WHERE stored_at IS NOT NULL",
-                None,
-            )?
-            .to_array()?;
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT artifact_id, key, stored_at FROM artifacts WHERE stored_at IS NOT NULL",
+            vec![],
+        )?;
         Ok(rows
             .into_iter()
             .map(|r| (r.artifact_id, r.key, r.stored_at))
@@ -127,13 +124,13 @@ impl ArtifactStore {
 
     /// Forgets every record, granted or stored (the task is being deleted).
     pub fn clear(&self) -> Result<()> {
-        self.sql.exec("DELETE FROM artifacts", None)?;
+        self.sql.run("DELETE FROM artifacts", vec![])?;
         Ok(())
     }
 
     pub fn forget(&self, artifact_ids: &[String]) -> Result<()> {
         for id in artifact_ids {
-            self.sql.exec(
+            self.sql.run(
                 "DELETE FROM artifacts WHERE artifact_id = ?",
                 vec![text(id)],
             )?;

@@ -11,6 +11,8 @@ use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
+use crate::sql::Sql;
+
 use crate::clients::AuthFailure;
 use crate::error::Answer;
 use crate::http::{now_ms, random_bytes};
@@ -51,26 +53,26 @@ fn refused(message: &str) -> ErrorObject {
 }
 
 /// The credential tables of the registry's SQLite.
-pub struct Credentials {
-    sql: SqlStorage,
+pub struct Credentials<S = SqlStorage> {
+    sql: S,
 }
 
-impl Credentials {
-    pub fn open(sql: SqlStorage) -> Result<Self> {
-        sql.exec(SCHEMA, None)?;
+impl<S: Sql> Credentials<S> {
+    pub fn open(sql: S) -> Result<Self> {
+        sql.run(SCHEMA, vec![])?;
         Ok(Self { sql })
     }
 
     /// A new pairing code, valid for ten minutes and once. Expired ones are swept here.
     pub fn new_pairing_code(&self) -> Result<PairingCode> {
         let now = now_ms();
-        self.sql.exec(
+        self.sql.run(
             "DELETE FROM pairing_codes WHERE expires_at <= ?",
             vec![int(now)],
         )?;
         let code = pairing_code(&random_bytes::<8>()?);
         let expires_at = now + PAIRING_CODE_TTL_MS;
-        self.sql.exec(
+        self.sql.run(
             "INSERT INTO pairing_codes (code_hash, expires_at) VALUES (?, ?)",
             vec![text(&digest(&code)), int(expires_at)],
         )?;
@@ -90,19 +92,16 @@ impl Credentials {
         };
         let now = now_ms();
         // Used once: deleted as it is taken.
-        let taken = self
-            .sql
-            .exec(
-                "DELETE FROM pairing_codes WHERE code_hash = ? AND expires_at > ? RETURNING code_hash",
-                vec![text(&digest(&code)), int(now)],
-            )?
-            .to_array::<serde_json::Value>()?;
+        let taken = self.sql.rows::<serde_json::Value>(
+            "DELETE FROM pairing_codes WHERE code_hash = ? AND expires_at > ? RETURNING code_hash",
+            vec![text(&digest(&code)), int(now)],
+        )?;
         if taken.is_empty() {
             return Err(wrong().into());
         }
         self.revoke(&request.client_id)?;
         let token = secret(EXTENSION_TOKEN_PREFIX, &random_bytes::<32>()?);
-        self.sql.exec(
+        self.sql.run(
             "INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)",
             vec![text(&digest(&token)), text(&request.client_id), int(now)],
         )?;
@@ -118,25 +117,19 @@ impl Credentials {
         struct Row {
             client_id: String,
         }
-        let rows: Vec<Row> = self
-            .sql
-            .exec(
-                "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL",
-                vec![text(&digest(token))],
-            )?
-            .to_array()?;
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL",
+            vec![text(&digest(token))],
+        )?;
         Ok(rows.into_iter().next().map(|r| r.client_id))
     }
 
     /// Whether the client holds a credential that is not revoked.
     pub fn is_paired(&self, client_id: &str) -> Result<bool> {
-        let rows: Vec<serde_json::Value> = self
-            .sql
-            .exec(
-                "SELECT 1 AS one FROM credentials WHERE client_id = ? AND revoked_at IS NULL",
-                vec![text(client_id)],
-            )?
-            .to_array()?;
+        let rows: Vec<serde_json::Value> = self.sql.rows(
+            "SELECT 1 AS one FROM credentials WHERE client_id = ? AND revoked_at IS NULL",
+            vec![text(client_id)],
+        )?;
         Ok(!rows.is_empty())
     }
 
@@ -144,11 +137,10 @@ impl Credentials {
     pub fn revoke(&self, client_id: &str) -> Result<bool> {
         let revoked = self
             .sql
-            .exec(
+            .rows::<serde_json::Value>(
                 "UPDATE credentials SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL RETURNING client_id",
                 vec![int(now_ms()), text(client_id)],
-            )?
-            .to_array::<serde_json::Value>()?;
+            )?;
         Ok(!revoked.is_empty())
     }
 
@@ -156,10 +148,10 @@ impl Credentials {
     pub fn new_ticket(&self, principal: &Principal) -> Result<WsTicket> {
         let now = now_ms();
         self.sql
-            .exec("DELETE FROM tickets WHERE expires_at <= ?", vec![int(now)])?;
+            .run("DELETE FROM tickets WHERE expires_at <= ?", vec![int(now)])?;
         let ticket = secret(TICKET_PREFIX, &random_bytes::<24>()?);
         let expires_at = now + TICKET_TTL_MS;
-        self.sql.exec(
+        self.sql.run(
             "INSERT INTO tickets (ticket_hash, principal, expires_at) VALUES (?, ?, ?)",
             vec![
                 text(&digest(&ticket)),
@@ -177,13 +169,10 @@ impl Credentials {
         struct Row {
             principal: String,
         }
-        let rows: Vec<Row> = self
-            .sql
-            .exec(
-                "DELETE FROM tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING principal",
-                vec![text(&digest(ticket)), int(now_ms())],
-            )?
-            .to_array()?;
+        let rows: Vec<Row> = self.sql.rows(
+            "DELETE FROM tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING principal",
+            vec![text(&digest(ticket)), int(now_ms())],
+        )?;
         let Some(principal) = rows
             .into_iter()
             .next()
@@ -210,11 +199,10 @@ impl Credentials {
         };
         let before: Option<Failures> = self
             .sql
-            .exec(
+            .rows::<Row>(
                 "SELECT window_start, count FROM auth_failures WHERE client = ?",
                 vec![text(&failure.client)],
             )?
-            .to_array::<Row>()?
             .into_iter()
             .next()
             .map(|r| Failures {
@@ -222,7 +210,7 @@ impl Credentials {
                 count: r.count,
             });
         let (now_failures, blocked_until) = limit.fail(before, now_ms());
-        self.sql.exec(
+        self.sql.run(
             "INSERT OR REPLACE INTO auth_failures (client, window_start, count) VALUES (?, ?, ?)",
             vec![
                 text(&failure.client),

@@ -1,10 +1,12 @@
-//! The task's stores — schema, queries and row codecs — compiled to wasm32 and run under Node
-//! against a real SQLite (Node's `node:sqlite`), through the [`Sql`] trait the Durable Object's
-//! SQLite also implements.
+//! The stores — the task's, its artifacts', the registry's credentials: schema, queries and row
+//! codecs — compiled to wasm32 and run under Node against a real SQLite (Node's `node:sqlite`),
+//! through the [`Sql`] trait the Durable Object's SQLite also implements.
 
 use mimo_agent::actions::ActionRecord;
+use mimo_agent::credentials::Principal;
 use mimo_agent::records::{AgentRun, StoredMessage, TaskRecord};
-use mimo_protocol::{BrowserSnapshot, ChatMessage, ChatRole, FrontendEvent, TaskStatus};
+use mimo_protocol::extension::PairRequest;
+use mimo_protocol::{BrowserSnapshot, ChatMessage, ChatRole, ErrorCode, FrontendEvent, TaskStatus};
 use serde::de::DeserializeOwned;
 use wasm_bindgen_test::wasm_bindgen_test;
 use worker::js_sys::{global, Array, Function, Reflect};
@@ -12,6 +14,11 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::{Result, SqlStorageValue};
 
 use crate::action_store::ActionStore;
+use crate::artifacts::ArtifactStore;
+use crate::clients::{ArtifactGrant, ArtifactStored, AuthFailure};
+use crate::credentials::Credentials;
+use crate::error::Failure;
+use crate::http::now_ms;
 use crate::sql::Sql;
 use crate::task_store::TaskStore;
 
@@ -231,4 +238,122 @@ fn action_records_read_back_in_creation_order_and_replace_by_id() {
     assert_eq!(store.load().unwrap(), [sample, finished]);
     store.clear().unwrap();
     assert!(store.load().unwrap().is_empty());
+}
+
+fn pair_request(code: &str, client_id: &str) -> PairRequest {
+    PairRequest {
+        code: code.into(),
+        client_id: client_id.into(),
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_pairing_code_pairs_once_and_a_new_pairing_revokes_the_old_credential() {
+    let credentials = Credentials::open(NodeSql::open()).unwrap();
+    let code = credentials.new_pairing_code().unwrap().code;
+    let paired = credentials
+        .pair(&pair_request(
+            &code.to_lowercase().replace('-', ""),
+            "ext-1",
+        ))
+        .unwrap();
+    assert_eq!(paired.client_id, "ext-1");
+    assert_eq!(
+        credentials.client_of(&paired.token).unwrap().as_deref(),
+        Some("ext-1")
+    );
+    assert!(credentials.is_paired("ext-1").unwrap());
+    // Used once.
+    match credentials.pair(&pair_request(&code, "ext-2")) {
+        Err(Failure::Refused(error)) => assert_eq!(error.code, ErrorCode::Unauthorized),
+        other => panic!("a used code pairs again: {:?}", other.map(|p| p.client_id)),
+    }
+    // Pairing the same extension again: one extension, one credential.
+    let second = credentials.new_pairing_code().unwrap().code;
+    let again = credentials.pair(&pair_request(&second, "ext-1")).unwrap();
+    assert_eq!(credentials.client_of(&paired.token).unwrap(), None);
+    assert_eq!(
+        credentials.client_of(&again.token).unwrap().as_deref(),
+        Some("ext-1")
+    );
+    assert!(credentials.revoke("ext-1").unwrap());
+    assert_eq!(credentials.client_of(&again.token).unwrap(), None);
+    assert!(!credentials.is_paired("ext-1").unwrap());
+    assert!(!credentials.revoke("ext-1").unwrap());
+}
+
+#[wasm_bindgen_test]
+fn a_ticket_opens_one_socket_and_dies_with_its_extensions_credential() {
+    let credentials = Credentials::open(NodeSql::open()).unwrap();
+    let web = credentials.new_ticket(&Principal::Deployment).unwrap();
+    assert_eq!(
+        credentials.redeem(&web.ticket).unwrap(),
+        Some(Principal::Deployment)
+    );
+    assert_eq!(credentials.redeem(&web.ticket).unwrap(), None, "single use");
+    assert_eq!(credentials.redeem("mimo_ticket_forged").unwrap(), None);
+    let code = credentials.new_pairing_code().unwrap().code;
+    credentials.pair(&pair_request(&code, "ext-1")).unwrap();
+    let extension = Principal::Extension {
+        client_id: "ext-1".into(),
+    };
+    let ticket = credentials.new_ticket(&extension).unwrap();
+    credentials.revoke("ext-1").unwrap();
+    assert_eq!(credentials.redeem(&ticket.ticket).unwrap(), None);
+}
+
+#[wasm_bindgen_test]
+fn failed_authentications_are_counted_per_client_until_it_is_blocked() {
+    let credentials = Credentials::open(NodeSql::open()).unwrap();
+    let failure = |client: &str| AuthFailure {
+        client: client.into(),
+        max_failures: 3,
+        window_ms: 60_000,
+    };
+    // Three failures are allowed; the fourth in the window blocks.
+    for _ in 0..3 {
+        assert_eq!(credentials.failed(&failure("1.2.3.4")).unwrap(), None);
+    }
+    // Another client's failures are its own.
+    assert_eq!(credentials.failed(&failure("5.6.7.8")).unwrap(), None);
+    let blocked = credentials.failed(&failure("1.2.3.4")).unwrap();
+    assert!(blocked.is_some_and(|until| until > now_ms()), "{blocked:?}");
+}
+
+#[wasm_bindgen_test]
+fn an_artifact_is_granted_then_stored_and_only_stored_ones_are_swept() {
+    let store = ArtifactStore::open(NodeSql::open()).unwrap();
+    let grant = |id: &str| ArtifactGrant {
+        artifact_id: id.into(),
+        kind: "screenshot".into(),
+        key: format!("tasks/t/screenshot/{id}"),
+        content_type: "image/png".into(),
+        max_length: 1_000,
+        action_id: Some("act-1".into()),
+    };
+    store.grant(&grant("a1"), 10).unwrap();
+    store.grant(&grant("a2"), 11).unwrap();
+    let stored = ArtifactStored {
+        artifact_id: "a1".into(),
+        size: 640,
+        sha256: "ab".repeat(32),
+    };
+    assert!(store.stored(&stored, 20).unwrap());
+    let unknown = ArtifactStored {
+        artifact_id: "never-granted".into(),
+        ..stored.clone()
+    };
+    assert!(!store.stored(&unknown, 21).unwrap());
+    let record = store.get("a1").unwrap().expect("recorded");
+    assert_eq!(record.size, Some(640));
+    assert_eq!(record.stored_at, Some(20));
+    assert_eq!(store.get("a2").unwrap().expect("granted").stored_at, None);
+    assert_eq!(
+        store.stored_artifacts().unwrap(),
+        [("a1".to_owned(), "tasks/t/screenshot/a1".to_owned(), 20)]
+    );
+    store.forget(&["a1".to_owned()]).unwrap();
+    assert!(store.get("a1").unwrap().is_none());
+    store.clear().unwrap();
+    assert!(store.get("a2").unwrap().is_none());
 }
