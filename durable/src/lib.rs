@@ -14,6 +14,7 @@ mod error;
 mod http;
 mod llm_client;
 mod registry;
+mod registry_store;
 mod socket;
 mod sql;
 #[cfg(all(test, target_arch = "wasm32"))]

@@ -18,6 +18,7 @@ use crate::clients::{
 use crate::credentials::Credentials;
 use crate::error::{Answer, Refusable};
 use crate::http::{error_response, now_ms, read_body};
+use crate::registry_store::RegistryStore;
 use crate::socket::{finish_close, parse_message};
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
@@ -41,51 +42,12 @@ struct SocketAttachment {
     client_id: String,
 }
 
-#[derive(Deserialize)]
-struct ClientRow {
-    client_id: String,
-    name: String,
-    browser: String,
-    extension_version: String,
-    last_seen_at: u64,
-    last_used_at: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct SnapshotRow {
-    body: String,
-}
-
-#[derive(Deserialize)]
-struct TaskRow {
-    task_id: String,
-}
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS clients (
-    client_id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    browser TEXT NOT NULL,
-    extension_version TEXT NOT NULL,
-    last_seen_at INTEGER NOT NULL,
-    last_used_at INTEGER
-);
-CREATE TABLE IF NOT EXISTS snapshots (
-    client_id TEXT PRIMARY KEY,
-    body TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS bindings (
-    task_id TEXT PRIMARY KEY,
-    client_id TEXT NOT NULL,
-    bound_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS bindings_by_client ON bindings (client_id, bound_at);";
-
 #[durable_object]
 pub struct ExtensionRegistry {
     state: State,
     env: Env,
     credentials: Credentials,
+    store: RegistryStore,
 }
 
 /// Close code of an extension's socket when its credential is revoked.
@@ -93,11 +55,7 @@ const REVOKED: u16 = 4401;
 
 impl DurableObject for ExtensionRegistry {
     fn new(state: State, env: Env) -> Self {
-        state
-            .storage()
-            .sql()
-            .exec(SCHEMA, None)
-            .expect("registry schema");
+        let store = RegistryStore::open(state.storage().sql()).expect("registry schema");
         // Keep-alives are answered by the runtime itself: an idle extension never wakes us.
         let keep_alive =
             WebSocketRequestResponsePair::new(PING_FRAME, PONG_FRAME).expect("keep-alive pair");
@@ -107,6 +65,7 @@ impl DurableObject for ExtensionRegistry {
             state,
             env,
             credentials,
+            store,
         }
     }
 
@@ -139,7 +98,7 @@ impl DurableObject for ExtensionRegistry {
                     .find(|(k, _)| k == "taskId")
                     .map(|(_, v)| v.into_owned())
                     .unwrap_or_default();
-                match self.binding_of(&task_id)? {
+                match self.store.binding_of(&task_id)? {
                     Some(client_id) => Response::from_json(&client_id),
                     None => error_response(&ErrorObject::new(
                         ErrorCode::NotFound,
@@ -246,7 +205,7 @@ impl DurableObject for ExtensionRegistry {
             Ok(message) => message,
             Err(error) => return ws.send(&ServerToExtension::Error { error }),
         };
-        self.touch(&client_id)?;
+        self.store.touch(&client_id, now_ms())?;
         match message {
             ExtensionMessage::Hello {
                 client_id: said,
@@ -261,14 +220,15 @@ impl DurableObject for ExtensionRegistry {
                     );
                     return ws.send(&ServerToExtension::Error { error });
                 }
-                self.register(&client_id, &name, &browser, &extension_version)?;
+                self.store
+                    .register(&client_id, &name, &browser, &extension_version, now_ms())?;
                 ws.send(&ServerToExtension::Welcome { client_id })
             }
             ExtensionMessage::FullStateSync { snapshot } => {
                 self.snapshot_changed(&client_id, snapshot).await
             }
             ExtensionMessage::TabEvent { event } => {
-                let before = self.snapshot(&client_id)?.unwrap_or_default();
+                let before = self.store.snapshot(&client_id)?.unwrap_or_default();
                 let mut after = before.clone();
                 snapshot::apply(&mut after, event);
                 if after == before {
@@ -341,7 +301,7 @@ impl DurableObject for ExtensionRegistry {
         _clean: bool,
     ) -> Result<()> {
         if let Some(attachment) = ws.deserialize_attachment::<SocketAttachment>()? {
-            self.touch(&attachment.client_id)?;
+            self.store.touch(&attachment.client_id, now_ms())?;
         }
         finish_close(&ws, code);
         Ok(())
@@ -399,19 +359,7 @@ fn valid_client_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-fn text(s: &str) -> SqlStorageValue {
-    SqlStorageValue::String(s.to_owned())
-}
-
-fn int(n: u64) -> SqlStorageValue {
-    SqlStorageValue::Integer(n as i64)
-}
-
 impl ExtensionRegistry {
-    fn sql(&self) -> SqlStorage {
-        self.state.storage().sql()
-    }
-
     /// Accepts an extension's socket. A newer connection of the same client replaces the
     /// older one (a restarted service worker leaves its old socket half-open).
     fn accept_extension(&self, client_id: String) -> Result<Response> {
@@ -425,34 +373,8 @@ impl ExtensionRegistry {
         pair.server.serialize_attachment(SocketAttachment {
             client_id: client_id.clone(),
         })?;
-        self.sql().exec(
-            "INSERT INTO clients (client_id, name, browser, extension_version, last_seen_at) VALUES (?, '', '{}', '', ?) \
-             ON CONFLICT (client_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
-            vec![text(&client_id), int(now_ms())],
-        )?;
+        self.store.connected(&client_id, now_ms())?;
         Response::from_websocket(pair.client)
-    }
-
-    fn register(
-        &self,
-        client_id: &str,
-        name: &str,
-        browser: &BrowserInfo,
-        version: &str,
-    ) -> Result<()> {
-        self.sql().exec(
-            "UPDATE clients SET name = ?, browser = ?, extension_version = ?, last_seen_at = ? WHERE client_id = ?",
-            vec![text(name), text(&serde_json::to_string(browser)?), text(version), int(now_ms()), text(client_id)],
-        )?;
-        Ok(())
-    }
-
-    fn touch(&self, client_id: &str) -> Result<()> {
-        self.sql().exec(
-            "UPDATE clients SET last_seen_at = ? WHERE client_id = ?",
-            vec![int(now_ms()), text(client_id)],
-        )?;
-        Ok(())
     }
 
     /// Revokes an extension's credential and closes its sockets at once.
@@ -479,18 +401,16 @@ impl ExtensionRegistry {
     }
 
     fn list(&self) -> Result<Vec<ExtensionInfo>> {
-        let rows: Vec<ClientRow> = self
-            .sql()
-            .exec("SELECT * FROM clients ORDER BY last_seen_at DESC", None)?
-            .to_array()?;
         let now = now_ms();
-        rows.into_iter()
+        self.store
+            .clients()?
+            .into_iter()
             .map(|r| {
                 let online = self.is_online(&r.client_id);
                 let paired = self.credentials.is_paired(&r.client_id)?;
                 Ok(ExtensionInfo {
                     online,
-                    browser: serde_json::from_str(&r.browser).unwrap_or(BrowserInfo {
+                    browser: r.browser.unwrap_or(BrowserInfo {
                         name: String::new(),
                         version: String::new(),
                         user_agent: String::new(),
@@ -519,61 +439,19 @@ impl ExtensionRegistry {
                 last_seen_at: e.last_seen_at,
             })
             .collect();
-        let bound = self.binding_of(&req.task_id)?;
+        let bound = self.store.binding_of(&req.task_id)?;
         let chosen = selection::bind(
             &candidates,
             req.client_id.as_deref(),
             bound.as_deref(),
             now_ms(),
         )?;
-        self.sql().exec(
-            "INSERT OR REPLACE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",
-            vec![
-                text(&req.task_id),
-                text(&chosen.client_id),
-                int(chosen.used_at),
-            ],
-        )?;
-        self.sql().exec(
-            "UPDATE clients SET last_used_at = ? WHERE client_id = ?",
-            vec![int(chosen.used_at), text(&chosen.client_id)],
-        )?;
+        self.store
+            .bind(&req.task_id, &chosen.client_id, chosen.used_at)?;
         Ok(Binding {
-            snapshot: self.snapshot(&chosen.client_id)?,
+            snapshot: self.store.snapshot(&chosen.client_id)?,
             client_id: chosen.client_id,
         })
-    }
-
-    fn binding_of(&self, task_id: &str) -> Result<Option<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            client_id: String,
-        }
-        let rows: Vec<Row> = self
-            .sql()
-            .exec(
-                "SELECT client_id FROM bindings WHERE task_id = ?",
-                vec![text(task_id)],
-            )?
-            .to_array()?;
-        Ok(rows.into_iter().next().map(|r| r.client_id))
-    }
-
-    fn snapshot(&self, client_id: &str) -> Result<Option<BrowserSnapshot>> {
-        let rows: Vec<SnapshotRow> = self
-            .sql()
-            .exec(
-                "SELECT body FROM snapshots WHERE client_id = ?",
-                vec![text(client_id)],
-            )?
-            .to_array()?;
-        rows.into_iter()
-            .next()
-            .map(|r| {
-                serde_json::from_str(&r.body)
-                    .map_err(|e| Error::RustError(format!("corrupt snapshot: {e}")))
-            })
-            .transpose()
     }
 
     /// The extension's open socket, if it is online.
@@ -606,7 +484,7 @@ impl ExtensionRegistry {
     /// if it is bound to this extension: an extension cannot report on another browser's task.
     /// `Err` only when the task could not be reached.
     async fn relay(&self, client_id: &str, task_id: &str, what: ToTask) -> Result<Relayed> {
-        let bound = self.binding_of(task_id)?;
+        let bound = self.store.binding_of(task_id)?;
         if let Err(refusal) = selection::may_act_for(bound.as_deref(), client_id, task_id) {
             return Ok(Relayed::Refused(refusal));
         }
@@ -623,23 +501,14 @@ impl ExtensionRegistry {
 
     /// Stores the extension's new snapshot and pushes it to the tasks that use it.
     async fn snapshot_changed(&self, client_id: &str, snapshot: BrowserSnapshot) -> Result<()> {
-        self.sql().exec(
-            "INSERT OR REPLACE INTO snapshots (client_id, body) VALUES (?, ?)",
-            vec![text(client_id), text(&serde_json::to_string(&snapshot)?)],
-        )?;
-        let tasks: Vec<TaskRow> = self
-            .sql()
-            .exec(
-                "SELECT task_id FROM bindings WHERE client_id = ? ORDER BY bound_at DESC LIMIT ?",
-                vec![text(client_id), int(PUSH_TO_TASKS.into())],
-            )?
-            .to_array()?;
+        self.store.save_snapshot(client_id, &snapshot)?;
+        let tasks = self.store.tasks_of(client_id, PUSH_TO_TASKS)?;
         let push = SnapshotPush {
             client_id: client_id.to_owned(),
             snapshot,
         };
-        let sends = tasks.into_iter().map(|t| {
-            let task = TaskClient::new(&self.env, &t.task_id);
+        let sends = tasks.into_iter().map(|task_id| {
+            let task = TaskClient::new(&self.env, &task_id);
             let push = &push;
             async move { task?.snapshot(push).await }
         });

@@ -1,12 +1,14 @@
-//! The stores — the task's, its artifacts', the registry's credentials: schema, queries and row
-//! codecs — compiled to wasm32 and run under Node against a real SQLite (Node's `node:sqlite`),
-//! through the [`Sql`] trait the Durable Object's SQLite also implements.
+//! Every store — the task's, its artifacts', the registry's and its credentials: schema,
+//! queries and row codecs — compiled to wasm32 and run under Node against a real SQLite (Node's
+//! `node:sqlite`), through the [`Sql`] trait the Durable Object's SQLite also implements.
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::credentials::Principal;
 use mimo_agent::records::{AgentRun, StoredMessage, TaskRecord};
 use mimo_protocol::extension::PairRequest;
-use mimo_protocol::{BrowserSnapshot, ChatMessage, ChatRole, ErrorCode, FrontendEvent, TaskStatus};
+use mimo_protocol::{
+    BrowserInfo, BrowserSnapshot, ChatMessage, ChatRole, ErrorCode, FrontendEvent, TaskStatus,
+};
 use serde::de::DeserializeOwned;
 use wasm_bindgen_test::wasm_bindgen_test;
 use worker::js_sys::{global, Array, Function, Reflect};
@@ -19,6 +21,7 @@ use crate::clients::{ArtifactGrant, ArtifactStored, AuthFailure};
 use crate::credentials::Credentials;
 use crate::error::Failure;
 use crate::http::now_ms;
+use crate::registry_store::RegistryStore;
 use crate::sql::Sql;
 use crate::task_store::TaskStore;
 
@@ -356,4 +359,62 @@ fn an_artifact_is_granted_then_stored_and_only_stored_ones_are_swept() {
     assert!(store.get("a1").unwrap().is_none());
     store.clear().unwrap();
     assert!(store.get("a2").unwrap().is_none());
+}
+
+#[wasm_bindgen_test]
+fn the_registry_keeps_extensions_bindings_and_snapshots() {
+    let store = RegistryStore::open(NodeSql::open()).unwrap();
+    store.connected("ext-1", 10).unwrap();
+    store.connected("ext-2", 20).unwrap();
+    // Connecting again only moves "last seen".
+    store.connected("ext-1", 30).unwrap();
+    let browser = BrowserInfo {
+        name: "Chromium".into(),
+        version: "140".into(),
+        user_agent: "Mozilla/5.0 (X11; Linux x86_64)".into(),
+    };
+    store
+        .register("ext-2", "Work laptop", &browser, "0.3.0", 40)
+        .unwrap();
+    store.touch("ext-1", 35).unwrap();
+    let clients = store.clients().unwrap();
+    let order: Vec<(&str, u64)> = clients
+        .iter()
+        .map(|c| (c.client_id.as_str(), c.last_seen_at))
+        .collect();
+    assert_eq!(
+        order,
+        [("ext-2", 40), ("ext-1", 35)],
+        "most recently seen first"
+    );
+    assert_eq!(clients[0].browser.as_ref(), Some(&browser));
+    assert_eq!(clients[0].name, "Work laptop");
+    assert_eq!(clients[0].extension_version, "0.3.0");
+    assert_eq!(clients[1].last_used_at, None);
+
+    store.bind("task-a", "ext-1", 50).unwrap();
+    store.bind("task-b", "ext-1", 51).unwrap();
+    store.bind("task-c", "ext-2", 52).unwrap();
+    // Rebinding moves a task.
+    store.bind("task-a", "ext-2", 53).unwrap();
+    assert_eq!(
+        store.binding_of("task-a").unwrap().as_deref(),
+        Some("ext-2")
+    );
+    assert_eq!(store.binding_of("task-none").unwrap(), None);
+    assert_eq!(store.tasks_of("ext-2", 20).unwrap(), ["task-a", "task-c"]);
+    assert_eq!(store.tasks_of("ext-2", 1).unwrap(), ["task-a"]);
+    assert_eq!(store.tasks_of("ext-1", 20).unwrap(), ["task-b"]);
+    let used: Vec<Option<u64>> = store
+        .clients()
+        .unwrap()
+        .iter()
+        .map(|c| c.last_used_at)
+        .collect();
+    assert_eq!(used, [Some(53), Some(51)]);
+
+    assert_eq!(store.snapshot("ext-1").unwrap(), None);
+    let snapshot = BrowserSnapshot::default();
+    store.save_snapshot("ext-1", &snapshot).unwrap();
+    assert_eq!(store.snapshot("ext-1").unwrap(), Some(snapshot));
 }

@@ -1,0 +1,188 @@
+//! The registry's SQLite: the extensions it has seen, their browsers' snapshots, and which task
+//! is bound to which extension.
+
+use mimo_protocol::{BrowserInfo, BrowserSnapshot};
+use serde::Deserialize;
+use worker::{Error, Result, SqlStorage, SqlStorageValue};
+
+use crate::sql::Sql;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS clients (
+    client_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    browser TEXT NOT NULL,
+    extension_version TEXT NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    last_used_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    client_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bindings (
+    task_id TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    bound_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bindings_by_client ON bindings (client_id, bound_at);";
+
+/// An extension as stored (whether it is online or paired is known elsewhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientRecord {
+    pub client_id: String,
+    pub name: String,
+    /// `None` until its `hello` said, or when what was stored cannot be read.
+    pub browser: Option<BrowserInfo>,
+    pub extension_version: String,
+    pub last_seen_at: u64,
+    pub last_used_at: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ClientRow {
+    client_id: String,
+    name: String,
+    browser: String,
+    extension_version: String,
+    last_seen_at: u64,
+    last_used_at: Option<u64>,
+}
+
+fn text(s: &str) -> SqlStorageValue {
+    SqlStorageValue::String(s.to_owned())
+}
+
+fn int(n: u64) -> SqlStorageValue {
+    SqlStorageValue::Integer(n as i64)
+}
+
+pub struct RegistryStore<S = SqlStorage> {
+    sql: S,
+}
+
+impl<S: Sql> RegistryStore<S> {
+    pub fn open(sql: S) -> Result<Self> {
+        sql.run(SCHEMA, vec![])?;
+        Ok(Self { sql })
+    }
+
+    /// An extension connected: known from now on, seen now.
+    pub fn connected(&self, client_id: &str, now: u64) -> Result<()> {
+        self.sql.run(
+            "INSERT INTO clients (client_id, name, browser, extension_version, last_seen_at) \
+             VALUES (?, '', '{}', '', ?) \
+             ON CONFLICT (client_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+            vec![text(client_id), int(now)],
+        )
+    }
+
+    /// What the extension's `hello` said of itself.
+    pub fn register(
+        &self,
+        client_id: &str,
+        name: &str,
+        browser: &BrowserInfo,
+        version: &str,
+        now: u64,
+    ) -> Result<()> {
+        self.sql.run(
+            "UPDATE clients SET name = ?, browser = ?, extension_version = ?, last_seen_at = ? \
+             WHERE client_id = ?",
+            vec![
+                text(name),
+                text(&serde_json::to_string(browser)?),
+                text(version),
+                int(now),
+                text(client_id),
+            ],
+        )
+    }
+
+    pub fn touch(&self, client_id: &str, now: u64) -> Result<()> {
+        self.sql.run(
+            "UPDATE clients SET last_seen_at = ? WHERE client_id = ?",
+            vec![int(now), text(client_id)],
+        )
+    }
+
+    /// Every extension seen, the most recently seen first.
+    pub fn clients(&self) -> Result<Vec<ClientRecord>> {
+        let rows: Vec<ClientRow> = self
+            .sql
+            .rows("SELECT * FROM clients ORDER BY last_seen_at DESC", vec![])?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ClientRecord {
+                browser: serde_json::from_str(&r.browser).ok(),
+                client_id: r.client_id,
+                name: r.name,
+                extension_version: r.extension_version,
+                last_seen_at: r.last_seen_at,
+                last_used_at: r.last_used_at,
+            })
+            .collect())
+    }
+
+    /// Binds a task to an extension, which is used at `used_at`.
+    pub fn bind(&self, task_id: &str, client_id: &str, used_at: u64) -> Result<()> {
+        self.sql.run(
+            "INSERT OR REPLACE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",
+            vec![text(task_id), text(client_id), int(used_at)],
+        )?;
+        self.sql.run(
+            "UPDATE clients SET last_used_at = ? WHERE client_id = ?",
+            vec![int(used_at), text(client_id)],
+        )
+    }
+
+    pub fn binding_of(&self, task_id: &str) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            client_id: String,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT client_id FROM bindings WHERE task_id = ?",
+            vec![text(task_id)],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.client_id))
+    }
+
+    /// The tasks most recently bound to the extension, at most `limit`, the latest first.
+    pub fn tasks_of(&self, client_id: &str, limit: u32) -> Result<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            task_id: String,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT task_id FROM bindings WHERE client_id = ? ORDER BY bound_at DESC LIMIT ?",
+            vec![text(client_id), int(limit.into())],
+        )?;
+        Ok(rows.into_iter().map(|r| r.task_id).collect())
+    }
+
+    pub fn snapshot(&self, client_id: &str) -> Result<Option<BrowserSnapshot>> {
+        #[derive(Deserialize)]
+        struct Row {
+            body: String,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT body FROM snapshots WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        rows.into_iter()
+            .next()
+            .map(|r| {
+                serde_json::from_str(&r.body)
+                    .map_err(|e| Error::RustError(format!("corrupt snapshot: {e}")))
+            })
+            .transpose()
+    }
+
+    pub fn save_snapshot(&self, client_id: &str, snapshot: &BrowserSnapshot) -> Result<()> {
+        self.sql.run(
+            "INSERT OR REPLACE INTO snapshots (client_id, body) VALUES (?, ?)",
+            vec![text(client_id), text(&serde_json::to_string(snapshot)?)],
+        )
+    }
+}
