@@ -12,6 +12,8 @@ import type { DomElement, DomIndexResult } from "../../protocol/ts/protocol.ts";
 export type LineFacts = {
   clickId: number;
   tag: string;
+  /** A control's label, where its text is something else (a select's options). */
+  label?: string;
   role?: string;
   text?: string;
   type?: string;
@@ -34,6 +36,7 @@ function quote(value: string): string {
 /** `[12]<button>Add to cart</button>`, `[3]<input type=email placeholder="Email" value="a@b">`. */
 export function elementLine(f: LineFacts): string {
   const attrs: string[] = [];
+  if (f.label !== undefined && f.label !== "") attrs.push(`label=${quote(f.label)}`);
   if (f.role !== undefined) attrs.push(`role=${quote(f.role)}`);
   if (f.type !== undefined) attrs.push(`type=${quote(f.type)}`);
   if (f.name !== undefined && f.name !== "") attrs.push(`name=${quote(f.name)}`);

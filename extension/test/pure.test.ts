@@ -91,6 +91,10 @@ describe("the index text", () => {
     assert.equal(elementLine({ clickId: 3, tag: "input", type: "email", placeholder: "Your email", value: "a@b.c" }), '[3]<input type=email placeholder="Your email" value="a@b.c">');
     assert.equal(elementLine({ clickId: 4, tag: "div", role: "checkbox", text: "Agree", checked: true, disabled: true }), "[4]<div role=checkbox checked disabled>Agree</div>");
     assert.equal(elementLine({ clickId: 5, tag: "a", href: "/cart", text: "Cart", expanded: false }), "[5]<a href=/cart expanded=false>Cart</a>");
+    assert.equal(
+      elementLine({ clickId: 6, tag: "select", label: "Shipping country", name: "ship", value: "France", text: "France | Spain" }),
+      '[6]<select label="Shipping country" name=ship value=France>France | Spain</select>',
+    );
     assert.equal(scrollableLine("div", 0, 900, 0, 0), "<div scrollable: 0px above, 900px below>");
     assert.equal(
       pageLine({ url: "https://x/", title: "X", scrollX: 0, scrollY: 100, width: 1280, height: 3000, vw: 1280, vh: 700 }),

@@ -338,6 +338,9 @@ describe("shadow DOM, iframes, selects, scrolling", () => {
     await fails(h, taskId, { name: "browser_select_option", params: { xpath: "//*[@id='combo']", option: "Red" } }, "TARGET_NOT_INTERACTABLE");
 
     let index_ = await index(taskId);
+    // Two selects with the same options are told apart by their labels, not their options.
+    assert.match(index_.text, /\[\d+\]<select label=Fruit name=fruit value=Banana>Choose… \| Apple \| Banana/);
+    assert.match(index_.text, /\[\d+\]<select label="Fruit for dessert" name=dessert value="Choose…">Choose… \| Apple \| Banana<\/select>/);
     const combo = el(index_, "Pick a colour");
     assert.equal(combo.role, "combobox");
     assert.ok(!index_.elements.some((e) => e.text === "Green"), "the closed list is not indexed");

@@ -64,6 +64,22 @@ function collapse(text: string | null | undefined): string {
  */
 const labelTexts = new Map<Element, string>();
 
+/**
+ * A label's own text. A label that wraps its control (`<label>Fruit <select>…</select></label>`)
+ * would otherwise be named after the control's content too — a select's whole option list.
+ */
+function labelText(label: Element, control: Element): string {
+  if (!label.contains(control)) return label.textContent ?? "";
+  const walker = label.ownerDocument.createTreeWalker(label, NodeFilter.SHOW_ALL, {
+    acceptNode: (node) => (node === control ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+  });
+  let text = "";
+  for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+    if (node.nodeType === Node.TEXT_NODE) text += `${node.nodeValue ?? ""} `;
+  }
+  return text;
+}
+
 /** What the element is called: its ARIA name, label, text, or image alt. */
 function nameOf(el: Element, tag: string): string {
   const aria = el.getAttribute("aria-label");
@@ -113,6 +129,8 @@ function facts(el: Element, tag: string, clickId: number): { line: LineFacts; el
     const selected = select.selectedOptions[0];
     line.value = element.value = selected ? collapse(selected.label || selected.textContent) : "";
     line.text = element.text = collapse(Array.from(select.options).slice(0, 8).map((o) => o.label || o.textContent).join(" | "));
+    // Its options are its text; its label tells two selects with the same options apart.
+    if (text) line.label = text;
   } else if (tag === "a") {
     line.href = el.getAttribute("href") ?? undefined;
   } else if ((el as HTMLElement).isContentEditable) {
@@ -154,7 +172,7 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
     const xpath = ctx.xpath + xpathStep(el, ctx.counters);
     if (tag === "label") {
       const control = (el as HTMLLabelElement).control;
-      if (control !== null && !labelTexts.has(control)) labelTexts.set(control, el.textContent ?? "");
+      if (control !== null && !labelTexts.has(control)) labelTexts.set(control, labelText(el, control));
     }
     let item = ctx.item;
     let pointer = ctx.pointer;
