@@ -127,6 +127,11 @@ fn result_summary(action: &AgentAction, result: &ToolResult) -> String {
     }
 }
 
+/// Shown with a page whose element list is empty.
+const EMPTY_ELEMENT_LIST: &str = "no interactive elements were found on this page: it may \
+still be loading, be covered (a dialog, a banner), or be drawn on a canvas. The content below \
+is what its text says; wait_for it, scroll, or navigate elsewhere.";
+
 impl Conversation {
     pub fn run(&self) -> Option<&AgentRun> {
         self.run.as_ref()
@@ -556,6 +561,10 @@ impl Conversation {
                         }
                         page.element_count = index.elements.len() as u32;
                         page.elements = index.text;
+                        if index.elements.is_empty() {
+                            // Said, so that the model neither guesses indexes nor gives up.
+                            page.warnings.push(EMPTY_ELEMENT_LIST.to_owned());
+                        }
                         if outcome.is_some_and(|o| o.status == ActionStatus::Partial) {
                             page.warnings.extend(outcome.unwrap().warnings.clone());
                         }

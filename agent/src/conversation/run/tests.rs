@@ -829,3 +829,36 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn an_empty_element_list_is_said_to_the_model_and_the_web_app() {
+    let mut c = bound();
+    let effects = navigated(&mut c);
+    let load = submitted(&effects);
+    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
+    let read = submitted(&ok(
+        &mut c,
+        shot,
+        json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 }),
+    ));
+    let index = submitted(&ok(
+        &mut c,
+        read,
+        json!({ "text": "Loading your dashboard…", "title": "App", "contentLengthBytes": 23, "truncated": false }),
+    ));
+    let effects = ok(
+        &mut c,
+        index,
+        json!({ "elements": [], "text": "", "url": "http://app.test/", "title": "App" }),
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { elements: 0, warnings, .. }
+            if warnings.iter().any(|w| w.starts_with("no interactive elements")))));
+    let (_, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(
+        page.contains("warning: no interactive elements were found"),
+        "{page}"
+    );
+    assert!(page.contains("Loading your dashboard…"));
+}
