@@ -341,6 +341,9 @@ describe("shadow DOM, iframes, selects, scrolling", () => {
     // Two selects with the same options are told apart by their labels, not their options.
     assert.match(index_.text, /\[\d+\]<select label=Fruit name=fruit value=Banana>Choose… \| Apple \| Banana/);
     assert.match(index_.text, /\[\d+\]<select label="Fruit for dessert" name=dessert value="Choose…">Choose… \| Apple \| Banana<\/select>/);
+    // Without a <label>: the text before it, in its parent or in the table cell before its own.
+    assert.match(index_.text, /\[\d+\]<select label="Delivery speed" name=speed value=Standard>Standard \| Express<\/select>/);
+    assert.match(index_.text, /\[\d+\]<select label="Gift wrap" name=wrap value=No>No \| Yes<\/select>/);
     const combo = el(index_, "Pick a colour");
     assert.equal(combo.role, "combobox");
     assert.ok(!index_.elements.some((e) => e.text === "Green"), "the closed list is not indexed");

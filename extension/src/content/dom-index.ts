@@ -80,6 +80,37 @@ function labelText(label: Element, control: Element): string {
   return text;
 }
 
+/** Longest text taken for a control's name from the text before it. */
+const MAX_TEXT_BEFORE = 80;
+
+/**
+ * The text a person reads as an unlabelled control's label: what stands right before it in its
+ * parent (`Delivery speed <select>`), or in the table cell before its own. Nothing when another
+ * control comes first, or the text is too long to be a label.
+ */
+function textBefore(el: Element): string {
+  const before = (node: Node): string => {
+    for (let prev = node.previousSibling; prev !== null; prev = prev.previousSibling) {
+      if (prev instanceof Element && (CONTROL.has(prev.localName) || prev.querySelector(CONTROLS) !== null)) return "";
+      const text = collapse(prev.textContent);
+      if (text) return text.length <= MAX_TEXT_BEFORE ? text : "";
+    }
+    return "";
+  };
+  const own = before(el);
+  if (own) return own;
+  const cell = el.parentElement;
+  if (cell !== null && (cell.localName === "td" || cell.localName === "th") && cell.children.length === 1) {
+    const prevCell = cell.previousElementSibling;
+    const text = collapse(prevCell?.textContent);
+    if (prevCell !== null && prevCell.querySelector(CONTROLS) === null && text.length <= MAX_TEXT_BEFORE) return text;
+  }
+  return "";
+}
+
+const CONTROLS = "input, select, textarea, button";
+const CONTROL = new Set(["input", "select", "textarea", "button"]);
+
 /** What the element is called: its ARIA name, label, text, or image alt. */
 function nameOf(el: Element, tag: string): string {
   const aria = el.getAttribute("aria-label");
@@ -94,7 +125,7 @@ function nameOf(el: Element, tag: string): string {
     if (tag === "input" && (type === "submit" || type === "button" || type === "reset")) return collapse((el as HTMLInputElement).value);
     const label = labelTexts.get(el);
     if (label !== undefined) return collapse(label);
-    return collapse(el.getAttribute("title") ?? el.getAttribute("placeholder"));
+    return collapse(el.getAttribute("title") ?? el.getAttribute("placeholder")) || textBefore(el);
   }
   // A fast bound on huge containers: textContent of a small element is cheap.
   const text = collapse(el.textContent);
