@@ -7,7 +7,7 @@ use crate::clients::{ArtifactGrant, ArtifactStored};
 use serde::{Deserialize, Serialize};
 use worker::{Result, SqlStorage, SqlStorageValue};
 
-use crate::sql::Sql;
+use crate::sql::{int, text, Sql};
 
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS artifacts (
@@ -41,14 +41,6 @@ pub struct ArtifactRecord {
 
 pub struct ArtifactStore<S = SqlStorage> {
     sql: S,
-}
-
-fn text(s: &str) -> SqlStorageValue {
-    SqlStorageValue::String(s.to_owned())
-}
-
-fn int(n: u64) -> SqlStorageValue {
-    SqlStorageValue::Integer(n as i64)
 }
 
 impl<S: Sql> ArtifactStore<S> {

@@ -9,9 +9,9 @@ use mimo_agent::credentials::{
 use mimo_protocol::extension::{PairRequest, PairResponse, PairingCode, WsTicket};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Deserialize;
-use worker::{Result, SqlStorage, SqlStorageValue};
+use worker::{Result, SqlStorage};
 
-use crate::sql::Sql;
+use crate::sql::{int, text, Sql};
 
 use crate::clients::AuthFailure;
 use crate::error::Answer;
@@ -39,14 +39,6 @@ CREATE TABLE IF NOT EXISTS auth_failures (
     window_start INTEGER NOT NULL,
     count INTEGER NOT NULL
 );";
-
-fn text(s: &str) -> SqlStorageValue {
-    SqlStorageValue::String(s.to_owned())
-}
-
-fn int(n: u64) -> SqlStorageValue {
-    SqlStorageValue::Integer(n as i64)
-}
 
 fn refused(message: &str) -> ErrorObject {
     ErrorObject::new(ErrorCode::Unauthorized, message)

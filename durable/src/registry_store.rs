@@ -3,9 +3,9 @@
 
 use mimo_protocol::{BrowserInfo, BrowserSnapshot};
 use serde::Deserialize;
-use worker::{Error, Result, SqlStorage, SqlStorageValue};
+use worker::{Error, Result, SqlStorage};
 
-use crate::sql::Sql;
+use crate::sql::{int, text, Sql};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS clients (
@@ -47,14 +47,6 @@ struct ClientRow {
     extension_version: String,
     last_seen_at: u64,
     last_used_at: Option<u64>,
-}
-
-fn text(s: &str) -> SqlStorageValue {
-    SqlStorageValue::String(s.to_owned())
-}
-
-fn int(n: u64) -> SqlStorageValue {
-    SqlStorageValue::Integer(n as i64)
 }
 
 pub struct RegistryStore<S = SqlStorage> {

@@ -31,3 +31,14 @@ impl Sql for SqlStorage {
         self.exec(query, bindings).map(|_| ())
     }
 }
+
+/// A text binding.
+pub fn text(s: &str) -> SqlStorageValue {
+    SqlStorageValue::String(s.to_owned())
+}
+
+/// An integer binding. Times in ms and counters stay far below 2^53: exact in SQLite and in
+/// JavaScript.
+pub fn int(n: u64) -> SqlStorageValue {
+    SqlStorageValue::Integer(n as i64)
+}

@@ -5,7 +5,7 @@ use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
-use crate::sql::Sql;
+use crate::sql::{int, text, Sql};
 
 pub struct TaskStore<S = SqlStorage> {
     sql: S,
@@ -91,17 +91,8 @@ struct Count {
     n: u64,
 }
 
-fn text(s: &str) -> SqlStorageValue {
-    SqlStorageValue::String(s.to_owned())
-}
-
 fn opt_text(s: Option<&str>) -> SqlStorageValue {
     s.map(text).unwrap_or(SqlStorageValue::Null)
-}
-
-fn int(n: u64) -> SqlStorageValue {
-    // Times in ms and counters stay far below 2^53: exact in SQLite and in JavaScript.
-    SqlStorageValue::Integer(n as i64)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
