@@ -15,7 +15,7 @@ use mimo_r2_artifacts::{
 };
 use worker::{Env, Request, Response, Result};
 
-use crate::var;
+use crate::{number_setting, var};
 
 /// Refuses an extension (`for_client`) an artifact of a task that is not bound to it.
 async fn check_binding(
@@ -50,8 +50,7 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
         return error_response(&refusal);
     }
     let now = now_ms();
-    let expiry_secs = var(env, "MIMO_ARTIFACT_UPLOAD_EXPIRY_SECS")
-        .and_then(|s| s.parse().ok())
+    let expiry_secs = number_setting(env, "MIMO_ARTIFACT_UPLOAD_EXPIRY_SECS")
         .unwrap_or(DEFAULT_UPLOAD_EXPIRY_SECS);
     let grant = match grant_upload(&request, random_bytes()?, now, expiry_secs) {
         Ok(grant) => grant,

@@ -84,9 +84,10 @@ pub async fn failed(env: &Env, client: &str, error: ErrorObject) -> Result<Respo
 /// `MIMO_AUTH_MAX_FAILURES` per `MIMO_AUTH_FAILURE_WINDOW_MS`, where set.
 fn failure_limit(env: &Env) -> FailureLimit {
     let defaults = FailureLimit::default();
-    let number = |name: &str| crate::var(env, name).and_then(|v| v.trim().parse::<u64>().ok());
+    let number = |name| crate::number_setting(env, name);
     FailureLimit {
-        max_failures: number("MIMO_AUTH_MAX_FAILURES").map_or(defaults.max_failures, |n| n as u32),
+        max_failures: number("MIMO_AUTH_MAX_FAILURES")
+            .map_or(defaults.max_failures, |n| n.min(u64::from(u32::MAX)) as u32),
         window_ms: number("MIMO_AUTH_FAILURE_WINDOW_MS").unwrap_or(defaults.window_ms),
     }
 }

@@ -5,6 +5,7 @@ mod artifacts;
 mod auth;
 
 use mimo_agent::credentials::Principal;
+use mimo_agent::task::Settings;
 use mimo_durable::{error_response, Answer, Failure, RegistryClient, TaskClient, TicketHolder};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
@@ -289,4 +290,16 @@ fn var(env: &Env, name: &str) -> Option<String> {
         .ok()
         .map(|v| v.to_string())
         .filter(|v| !v.is_empty())
+}
+
+/// A positive whole number from the configuration, read as the core reads every setting: a
+/// value that is not one is named in a warning and its default applies.
+fn number_setting(env: &Env, name: &'static str) -> Option<u64> {
+    let lookup = |name: &str| var(env, name);
+    let mut settings = Settings::new(&lookup);
+    let value = settings.number(name);
+    for warning in settings.into_warnings() {
+        console_warn!("{}", warning.message);
+    }
+    value
 }

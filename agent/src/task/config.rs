@@ -33,10 +33,7 @@ impl TaskConfig {
     /// Reads every setting through `lookup` (a variable's value, `None` when unset). A value
     /// that is set but unusable keeps the default and adds a warning naming it, never silently.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Self, Vec<ConfigWarning>) {
-        let mut reader = Reader {
-            lookup: &lookup,
-            warnings: Vec::new(),
-        };
+        let mut reader = Settings::new(&lookup);
         let timeouts = timeouts(&mut reader);
         let run = run_config(&mut reader);
         let llm = llm_config(&lookup);
@@ -45,18 +42,32 @@ impl TaskConfig {
     }
 }
 
-struct Reader<'a> {
+/// Reads settings through a lookup, collecting a warning for each value that is set but
+/// unusable. Every setting of the deployment is read through one, the Worker's own too.
+pub struct Settings<'a> {
     lookup: &'a dyn Fn(&str) -> Option<String>,
     warnings: Vec<ConfigWarning>,
 }
 
-impl Reader<'_> {
+impl<'a> Settings<'a> {
+    pub fn new(lookup: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        Settings {
+            lookup,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The warnings of what was read so far.
+    pub fn into_warnings(self) -> Vec<ConfigWarning> {
+        self.warnings
+    }
+
     fn get(&self, name: &str) -> Option<String> {
         (self.lookup)(name).filter(|v| !v.trim().is_empty())
     }
 
     /// A positive whole number, if set.
-    fn number(&mut self, name: &'static str) -> Option<u64> {
+    pub fn number(&mut self, name: &'static str) -> Option<u64> {
         let raw = self.get(name)?;
         match raw.trim().parse::<u64>() {
             Ok(n) if n > 0 => Some(n),
@@ -97,7 +108,7 @@ impl Reader<'_> {
 /// Action timeouts: `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS`, (for page
 /// loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` and (how long an undelivered action
 /// waits for its extension) `MIMO_ACTION_OFFLINE_GRACE_MS`.
-fn timeouts(reader: &mut Reader) -> Timeouts {
+fn timeouts(reader: &mut Settings) -> Timeouts {
     let defaults = Timeouts::default();
     Timeouts {
         ack_ms: reader
@@ -118,7 +129,7 @@ fn timeouts(reader: &mut Reader) -> Timeouts {
 
 /// The agent's limits: `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
 /// `MIMO_AGENT_TEXT_LIMIT` and `MIMO_AGENT_CONFIRM_RISKY`.
-fn run_config(reader: &mut Reader) -> RunConfig {
+fn run_config(reader: &mut Settings) -> RunConfig {
     let defaults = RunConfig::default();
     let max_steps = reader
         .number("MIMO_AGENT_MAX_STEPS")

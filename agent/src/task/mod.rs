@@ -24,7 +24,7 @@ use crate::conversation::{self, Conversation};
 use crate::llm;
 use crate::records::{AgentRun, StoredMessage, TaskRecord};
 
-pub use config::{ConfigWarning, TaskConfig};
+pub use config::{ConfigWarning, Settings, TaskConfig};
 pub use messages::{ActionEvent, Binding, SnapshotPush};
 
 /// Something that happened to the task.
