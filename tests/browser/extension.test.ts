@@ -132,7 +132,9 @@ describe("the extension", () => {
     const pageErrors: string[] = [];
     options.on("pageerror", (err) => pageErrors.push(err.message));
     await options.goto(`chrome-extension://${extensionId}/options.html`);
-    await options.locator('#status[data-state="offline"]').waitFor();
+    // The page's HTML starts "offline" before its script has rendered anything: wait for the
+    // script's own words, not for the default.
+    await options.locator('#status[data-state="offline"] #status-detail:not(:empty)').waitFor();
     assert.match(await options.locator("#status-detail").innerText(), /not configured/i);
     assert.equal(await options.locator("#name").getAttribute("placeholder"), "Chromium on Linux");
     assert.deepEqual(await extensions(), [], "nothing connects without a server and token");
