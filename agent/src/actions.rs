@@ -582,6 +582,7 @@ fn error_outcome(record: &ActionRecord, error: ErrorObject) -> ActionOutcome {
         result: None,
         error: Some(error),
         warnings: Vec::new(),
+        dialog: None,
     }
 }
 
@@ -670,6 +671,7 @@ mod tests {
             result: Some(json!({})),
             error,
             warnings: vec![],
+            dialog: None,
         }
     }
 

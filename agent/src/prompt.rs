@@ -3,7 +3,7 @@
 //! compacted to fit the context budget (seed 003 §5).
 
 use mimo_protocol::agent::{agent_output_schema, AGENT_TOOL_NAME};
-use mimo_protocol::{ChatMessage, ChatRole, ToolResult};
+use mimo_protocol::{ChatMessage, ChatRole, DialogKind, PageDialog, ToolResult};
 
 use crate::llm;
 use crate::records::{Budget, Observation, Step};
@@ -19,7 +19,7 @@ reading a page), call the AgentOutput tool with your first action; a browser tas
 const BROWSER_SECTIONS: &str = "<tools>
 Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
 next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
-hover, back, wait_for, done. Elements are named by the number in brackets in the page's element \
+hover, back, wait_for, dialog, done. Elements are named by the number in brackets in the page's element \
 list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
 use only those of the latest page.
 </tools>
@@ -271,11 +271,39 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
     for warning in &observation.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
+    if let Some(dialog) = &observation.dialog {
+        out.push_str(&render_dialog(dialog));
+    }
     out.push_str("<interactive_elements>\n");
     out.push_str(&fenced(&cut(&observation.elements, text_limit)));
     out.push_str("\n</interactive_elements>\n<content>\n");
     out.push_str(&fenced(&cut(&observation.content, text_limit)));
     out.push_str("\n</content>\n</page>");
+    out
+}
+
+/// The dialog a page shows, in front of everything else on it.
+fn render_dialog(dialog: &PageDialog) -> String {
+    let kind = match dialog.kind {
+        DialogKind::Alert => "an alert",
+        DialogKind::Confirm => "a confirm dialog (OK / Cancel)",
+        DialogKind::Prompt => "a prompt (a text field, OK / Cancel)",
+        DialogKind::Beforeunload => "a \"leave this page?\" dialog (Leave / Stay)",
+    };
+    let mut out = format!(
+        "dialog: the page shows {kind}: {}\n",
+        fenced(&format!("{:?}", cut(&dialog.message, 1_000)))
+    );
+    if let Some(default) = &dialog.default_prompt {
+        out.push_str(&format!(
+            "dialog default answer: {}\n",
+            fenced(&format!("{default:?}"))
+        ));
+    }
+    out.push_str(
+        "Nothing else on the page can be used until it is answered: use the dialog action \
+         (accept=true for OK, false for Cancel; text for a prompt's answer).\n",
+    );
     out
 }
 
@@ -411,6 +439,7 @@ mod tests {
             screenshot_artifact_id: None,
             missing: vec![],
             warnings: vec![],
+            dialog: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! The task's records as they are stored: plain data, shared by the conversation, the run, the
 //! prompt and the coordinator's storage, and depending on none of them.
 
-use mimo_protocol::{ActionCommand, AgentOutput, ChatMessage, TaskStatus, TokenUsage, ToolResult};
+use mimo_protocol::{
+    ActionCommand, AgentOutput, ChatMessage, PageDialog, TaskStatus, TokenUsage, ToolResult,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::llm;
@@ -106,6 +108,9 @@ pub struct Observation {
     pub screenshot_artifact_id: Option<String>,
     pub missing: Vec<String>,
     pub warnings: Vec<String>,
+    /// A JavaScript dialog open on the page: until it is answered nothing else there can be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<PageDialog>,
 }
 
 /// What the run waits for.

@@ -2,7 +2,7 @@
 //! paying, ordering, deleting, sending, publishing, submitting a password. Reading, navigating,
 //! searching, scrolling and adding to a cart go ahead.
 
-use mimo_protocol::AgentAction;
+use mimo_protocol::{AgentAction, PageDialog};
 
 /// Words on an element that mark a click on it as irreversible, matched as whole words.
 const IRREVERSIBLE: &[&str] = &[
@@ -25,18 +25,28 @@ const IRREVERSIBLE: &[&str] = &[
 ];
 
 /// Why `action` needs a confirmation on a page whose element list is `elements` (the index's
-/// text form), or `None` when it may run.
-pub fn needs_confirmation(action: &AgentAction, elements: &str) -> Option<String> {
+/// text form) and that shows `dialog`, or `None` when it may run.
+pub fn needs_confirmation(
+    action: &AgentAction,
+    elements: &str,
+    dialog: Option<&PageDialog>,
+) -> Option<String> {
     match action {
         AgentAction::Click { index } => {
             let line = element_line(elements, *index)?;
-            let words = normalized(line);
-            let hit = IRREVERSIBLE
-                .iter()
-                .find(|w| words.contains(&format!(" {w} ")))?;
+            let hit = irreversible_word(line)?;
             Some(format!(
                 "clicking [{index}] {} looks irreversible (“{hit}”)",
                 line.trim()
+            ))
+        }
+        // The page asking "Delete everything?" itself: saying OK is the irreversible step.
+        AgentAction::Dialog { accept: true, .. } => {
+            let dialog = dialog?;
+            let hit = irreversible_word(&dialog.message)?;
+            Some(format!(
+                "answering OK to the page's question “{}” looks irreversible (“{hit}”)",
+                dialog.message.trim()
             ))
         }
         AgentAction::Type {
@@ -53,6 +63,15 @@ pub fn needs_confirmation(action: &AgentAction, elements: &str) -> Option<String
         }
         _ => None,
     }
+}
+
+/// The first irreversible word or phrase in `text`, matched as whole words.
+fn irreversible_word(text: &str) -> Option<&'static str> {
+    let words = normalized(text);
+    IRREVERSIBLE
+        .iter()
+        .find(|w| words.contains(&format!(" {w} ")))
+        .copied()
 }
 
 /// The line of element `index` in the element list, without its `[index]` marker.
@@ -100,37 +119,41 @@ mod tests {
 
     #[test]
     fn irreversible_clicks_need_a_confirmation_and_the_reason_names_the_element() {
-        let reason = needs_confirmation(&click(3), PAGE).unwrap();
+        let reason = needs_confirmation(&click(3), PAGE, None).unwrap();
         assert!(
             reason.contains("[3]") && reason.contains("Place order"),
             "{reason}"
         );
         assert!(
-            needs_confirmation(&click(7), PAGE).is_some(),
+            needs_confirmation(&click(7), PAGE, None).is_some(),
             "a value counts"
         );
-        assert!(needs_confirmation(&click(13), PAGE).is_some());
+        assert!(needs_confirmation(&click(13), PAGE, None).is_some());
     }
 
     #[test]
     fn ordinary_steps_go_ahead() {
         for index in [1, 2, 6] {
-            assert_eq!(needs_confirmation(&click(index), PAGE), None, "[{index}]");
+            assert_eq!(
+                needs_confirmation(&click(index), PAGE, None),
+                None,
+                "[{index}]"
+            );
         }
         // [1] is not [13]'s prefix.
-        assert_eq!(needs_confirmation(&click(1), PAGE), None);
+        assert_eq!(needs_confirmation(&click(1), PAGE, None), None);
         let search = AgentAction::Type {
             index: 5,
             text: "mug".into(),
             submit: true,
         };
-        assert_eq!(needs_confirmation(&search, PAGE), None);
+        assert_eq!(needs_confirmation(&search, PAGE, None), None);
         let navigate = AgentAction::Navigate {
             url: "http://shop.test/delete".into(),
         };
-        assert_eq!(needs_confirmation(&navigate, PAGE), None);
+        assert_eq!(needs_confirmation(&navigate, PAGE, None), None);
         // An element not on the page: the extension reports TARGET_NOT_FOUND instead.
-        assert_eq!(needs_confirmation(&click(99), PAGE), None);
+        assert_eq!(needs_confirmation(&click(99), PAGE, None), None);
     }
 
     #[test]
@@ -140,10 +163,35 @@ mod tests {
             text: "hunter2".into(),
             submit: true,
         };
-        assert!(needs_confirmation(&action, PAGE).is_some());
+        assert!(needs_confirmation(&action, PAGE, None).is_some());
         if let AgentAction::Type { submit, .. } = &mut action {
             *submit = false;
         }
-        assert_eq!(needs_confirmation(&action, PAGE), None);
+        assert_eq!(needs_confirmation(&action, PAGE, None), None);
+    }
+
+    #[test]
+    fn saying_ok_to_a_page_asking_an_irreversible_question_needs_a_confirmation() {
+        let dialog = |message: &str| PageDialog {
+            kind: mimo_protocol::DialogKind::Confirm,
+            message: message.into(),
+            default_prompt: None,
+            url: "http://shop.test/trash".into(),
+        };
+        let ok = AgentAction::Dialog {
+            accept: true,
+            text: None,
+        };
+        let cancel = AgentAction::Dialog {
+            accept: false,
+            text: None,
+        };
+        let asking = dialog("Delete everything in the trash?");
+        let reason = needs_confirmation(&ok, PAGE, Some(&asking)).unwrap();
+        assert!(reason.contains("Delete everything"), "{reason}");
+        assert_eq!(needs_confirmation(&cancel, PAGE, Some(&asking)), None);
+        let harmless = dialog("Saved. Continue?");
+        assert_eq!(needs_confirmation(&ok, PAGE, Some(&harmless)), None);
+        assert_eq!(needs_confirmation(&ok, PAGE, None), None);
     }
 }

@@ -7,6 +7,7 @@ import { ActionLog } from "./action-log.ts";
 import { ActionDispatcher } from "./dispatcher.ts";
 import { Debugger } from "./cdp.ts";
 import { Connection } from "./connection.ts";
+import { DEFAULT_DIALOG_TIMEOUT_MS, DIALOG_TIMEOUT_KEY, dialogFromCdp, PageDialogs } from "./dialogs.ts";
 import { Executor } from "./executor.ts";
 import { isContentMessage } from "./frame-protocol.ts";
 import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
@@ -41,9 +42,39 @@ const reader: BrowserReader = {
 const storage = chrome.storage.local;
 const tasks = new TaskRegistry(storage);
 const cdp = new Debugger();
+const dialogs = new PageDialogs({
+  answer: async (tabId, accept, text) => {
+    await cdp.send(tabId, "Page.handleJavaScriptDialog", text === undefined ? { accept } : { accept, promptText: text });
+  },
+  async timeoutMs() {
+    const value = (await storage.get(DIALOG_TIMEOUT_KEY))[DIALOG_TIMEOUT_KEY];
+    return typeof value === "number" && value > 0 ? value : DEFAULT_DIALOG_TIMEOUT_MS;
+  },
+  async heldForPerson(tabId) {
+    const task = await tasks.byTab(tabId);
+    if (task === undefined) return false;
+    const status = await tasks.status(task.taskId);
+    return task.takeover !== undefined || status === "waiting_confirmation" || status === "takeover";
+  },
+  setTimer: (run, ms) => setTimeout(run, ms),
+  clearTimer: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+});
+chrome.debugger.onEvent.addListener((source, method, params) => {
+  if (source.tabId === undefined) return;
+  if (method === "Page.javascriptDialogOpening") {
+    const dialog = dialogFromCdp(params);
+    if (dialog !== null) dialogs.opened(source.tabId, dialog);
+  } else if (method === "Page.javascriptDialogClosed") {
+    dialogs.closed(source.tabId);
+  }
+});
+chrome.debugger.onDetach.addListener((source) => {
+  if (source.tabId !== undefined) dialogs.closed(source.tabId);
+});
 const executor = new Executor({
   tasks,
   cdp,
+  dialogs,
   server: async () => {
     const s = await loadSettings();
     return { serverUrl: s.serverUrl, token: s.token };

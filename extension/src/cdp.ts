@@ -46,6 +46,8 @@ export class Debugger {
       if (!already) throw new CdpFailure(`cannot attach the debugger to tab ${tabId}: ${errorText(error)}`);
     }
     this.#attached.add(tabId);
+    // Page events tell of the JavaScript dialogs the page opens (see dialogs.ts).
+    await chrome.debugger.sendCommand({ tabId }, "Page.enable").catch(() => undefined);
   }
 
   async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}): Promise<T> {

@@ -3,16 +3,30 @@
 // a site the person allowed, unless the action leaves that page) and, for an action that changes
 // the page, that the person has not taken over or stopped the task there. The overlay says what
 // Mimo is doing while it runs. What kind of action each one is comes from `ACTION_TRAITS`.
+//
+// A JavaScript dialog holds the page's scripts: while one is open in the tab only
+// `browser_dialog` runs there; an action during which the page opens one ends at once with it
+// (its own work, held by the dialog, finishes when the dialog is answered).
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
-import type { BrowserAction } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, PageDialog } from "../../protocol/ts/protocol.ts";
 import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts";
 import { ACTION_HANDLERS } from "./actions/index.ts";
+import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { frameCall } from "./frames.ts";
 import { checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
 import { requireSite } from "./site-access.ts";
+
+/** The success of an action during which the page opened `dialog`. */
+function openedBy(name: string, dialog: PageDialog): ActionSuccess {
+  return {
+    result: { dialogOpened: dialog.kind },
+    warnings: [`${name} made the page open a ${describeDialog(dialog)}; answer it with browser_dialog before anything else`],
+    dialog,
+  };
+}
 
 /** A handler as the executor sees it: for any action, given the context its traits call for. */
 type AnyHandler = { run(ctx: TaskContext, params: unknown): Promise<ActionSuccess>; leavesPage?: true };
@@ -30,9 +44,24 @@ export class Executor {
     const handler = ACTION_HANDLERS[action.name] as AnyHandler;
     if (!ACTION_TRAITS[action.name].needsTaskTab) return handler.run({ action, deps: this.#deps }, action.params);
     const ctx = await this.#tabContext(action, handler);
+    const dialogs = this.#deps.dialogs;
+    const notes = dialogs.takeNotes(ctx.tabId);
+    const open = dialogs.current(ctx.tabId);
+    if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
     await this.#deps.tasks.update(action.taskId, (t) => (t.lastAction = { name: action.name, at: this.#deps.now() }));
-    await this.#label(ctx, actionLabel(action));
-    return handler.run(ctx, action.params);
+    if (open === undefined) await this.#label(ctx, actionLabel(action));
+    const watch = dialogs.watch(ctx.tabId);
+    const running = handler.run(ctx, action.params);
+    try {
+      const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
+      success.dialog ??= dialogs.current(ctx.tabId);
+      if (notes.length > 0) success.warnings = [...notes, ...(success.warnings ?? [])];
+      return success;
+    } finally {
+      watch.cancel();
+      // Ended by a dialog, the handler's own work goes on until the dialog is answered.
+      running.catch(() => undefined);
+    }
   }
 
   /** The task's tab, checked for this action to run in it. */

@@ -2,7 +2,7 @@
 // one of the protocol's error codes. Action handlers throw `ActionError`; the dispatcher turns
 // either into an `ActionOutcome`. No Chrome APIs here.
 import { MAX_EXTENSION_FRAME_BYTES } from "../../protocol/ts/protocol.ts";
-import type { ActionOutcome, BrowserAction, ErrorCode, ErrorObject } from "../../protocol/ts/protocol.ts";
+import type { ActionOutcome, BrowserAction, ErrorCode, ErrorObject, PageDialog } from "../../protocol/ts/protocol.ts";
 
 /**
  * The most a result may take: its `action_result` frame must fit in one extension socket frame,
@@ -32,11 +32,14 @@ export function defaultRetryable(code: ErrorCode): boolean {
 export class ActionError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
+  /** The JavaScript dialog the page shows, which is why the action could not run. */
+  readonly dialog: PageDialog | undefined;
 
-  constructor(code: ErrorCode, message: string, retryable: boolean = defaultRetryable(code)) {
+  constructor(code: ErrorCode, message: string, retryable: boolean = defaultRetryable(code), dialog?: PageDialog) {
     super(message);
     this.code = code;
     this.retryable = retryable;
+    this.dialog = dialog;
   }
 
   toObject(): ErrorObject {
@@ -49,13 +52,15 @@ export type ActionSuccess = {
   result: unknown;
   warnings?: string[];
   partial?: boolean;
+  /** A JavaScript dialog the page shows when the action ended. */
+  dialog?: PageDialog;
 };
 
 type Ids = Pick<BrowserAction, "actionId" | "attempt" | "taskId">;
 
 export function successOutcome(action: Ids, success: ActionSuccess): ActionOutcome {
   const warnings = success.warnings ?? [];
-  return {
+  const outcome: ActionOutcome = {
     actionId: action.actionId,
     attempt: action.attempt,
     taskId: action.taskId,
@@ -63,6 +68,8 @@ export function successOutcome(action: Ids, success: ActionSuccess): ActionOutco
     result: success.result,
     warnings,
   };
+  if (success.dialog !== undefined) outcome.dialog = success.dialog;
+  return outcome;
 }
 
 /** Any thrown value as an outcome: `ActionError`s keep their code, anything else is internal. */
@@ -71,7 +78,9 @@ export function errorOutcome(action: Ids, error: unknown, warnings: string[] = [
     error instanceof ActionError
       ? error.toObject()
       : { code: "INTERNAL_ERROR", message: errorText(error), retryable: false };
-  return { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
+  const outcome: ActionOutcome = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
+  if (error instanceof ActionError && error.dialog !== undefined) outcome.dialog = error.dialog;
+  return outcome;
 }
 
 /** The dedupe key of one delivery: an action id and its attempt. */

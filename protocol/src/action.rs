@@ -189,6 +189,14 @@ pub enum ActionCommand {
         #[ts(optional)]
         timeout_ms: Option<u32>,
     },
+    /// Answers the JavaScript dialog (`alert`, `confirm`, `prompt`, `beforeunload`) open in the
+    /// task's tab: OK (`accept`) or Cancel, with `text` typed into a prompt.
+    BrowserDialog {
+        accept: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        text: Option<String>,
+    },
 }
 
 /// What running an action a second time does: it decides whether an attempt whose outcome is
@@ -389,6 +397,15 @@ impl ActionKind {
                 needs_task_tab: true,
                 label: "waiting for {text|selector|url}",
             },
+            BrowserDialog => ActionTraits {
+                // A dialog answered twice: the second finds none, or a new one it must not answer.
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "answering the page's dialog",
+            },
         }
     }
 
@@ -456,6 +473,36 @@ pub struct ActionOutcome {
     pub error: Option<ErrorObject>,
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// A JavaScript dialog the page shows when the action ended (opened by it, or before it):
+    /// until it is answered (`browser_dialog`) the page's scripts are held and nothing else on
+    /// it can be used. Boxed: most outcomes have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub dialog: Option<Box<PageDialog>>,
+}
+
+/// The kinds of JavaScript dialog a page can open (CDP `Page.DialogType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DialogKind {
+    Alert,
+    Confirm,
+    Prompt,
+    Beforeunload,
+}
+
+/// A JavaScript dialog open in a tab (CDP `Page.javascriptDialogOpening`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PageDialog {
+    pub kind: DialogKind,
+    pub message: String,
+    /// The text a prompt offers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub default_prompt: Option<String>,
+    /// The page that opened it.
+    pub url: String,
 }
 
 /// Result of `task_start`.
@@ -641,6 +688,7 @@ mod tests {
                 "browser_back",
                 "browser_select_option",
                 "browser_press_key",
+                "browser_dialog",
             ]
         );
         assert_eq!(
@@ -654,6 +702,7 @@ mod tests {
                 "browser_select_option",
                 "browser_press_key",
                 "browser_hover",
+                "browser_dialog",
             ]
         );
         assert_eq!(

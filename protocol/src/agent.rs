@@ -90,6 +90,15 @@ pub enum AgentAction {
         #[ts(optional)]
         timeout_ms: Option<u32>,
     },
+    /// Answer the JavaScript dialog the page shows (an alert, a confirm, a prompt, or "leave
+    /// this page?"): `accept` true presses OK (or Leave), false Cancel; `text` is the answer
+    /// typed into a prompt.
+    Dialog {
+        accept: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        text: Option<String>,
+    },
     /// End the task: `success` says whether the goal was reached, `text` is the final answer
     /// for the person (what was done, values found, or why it could not be done).
     Done { success: bool, text: String },
@@ -108,6 +117,7 @@ impl AgentAction {
             AgentAction::Hover { .. } => "hover",
             AgentAction::Back {} => "back",
             AgentAction::WaitFor { .. } => "wait_for",
+            AgentAction::Dialog { .. } => "dialog",
             AgentAction::Done { .. } => "done",
         }
     }

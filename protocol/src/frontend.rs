@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::{
-    AgentAction, BrowserSnapshot, ErrorObject, Reflection, TaskStatus, TokenUsage, ToolPhase,
-    ToolResult,
+    AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, TaskStatus, TokenUsage,
+    ToolPhase, ToolResult,
 };
 
 /// Web → server (`frontend_message`).
@@ -159,6 +159,10 @@ pub enum FrontendEvent {
         missing: Vec<String>,
         #[serde(default)]
         warnings: Vec<String>,
+        /// A JavaScript dialog the page shows, waiting for an answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        dialog: Option<PageDialog>,
     },
     /// Replay after (re)connecting is complete; live events follow. Not sequenced.
     #[serde(rename_all = "camelCase")]

@@ -17,7 +17,8 @@ pub mod task;
 pub mod typescript;
 
 pub use action::{
-    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, Rerun, Target,
+    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind, PageDialog,
+    Rerun, Target,
 };
 pub use agent::{AgentAction, AgentOutput, Reflection, TokenUsage, ToolPhase, ToolResult};
 pub use error::{ErrorCode, ErrorObject};

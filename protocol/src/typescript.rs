@@ -39,6 +39,8 @@ pub fn typescript_module() -> String {
         action::BrowserAction,
         action::ActionStatus,
         action::ActionOutcome,
+        action::DialogKind,
+        action::PageDialog,
         action::TaskStartResult,
         action::ScreenshotResult,
         action::ReadabilityResult,

@@ -102,6 +102,7 @@ fn agent_action() -> BoxedStrategy<AgentAction> {
                 timeout_ms,
             }
         ),
+        (any::<bool>(), of(text())).prop_map(|(accept, text)| AgentAction::Dialog { accept, text }),
         (any::<bool>(), text()).prop_map(|(success, text)| AgentAction::Done { success, text }),
     ]
     .boxed()
@@ -231,18 +232,43 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
         of(present_json()),
         of(error_object()),
         vec(text(), 0..3),
+        of(page_dialog().prop_map(Box::new)),
     )
         .prop_map(
-            |((action_id, attempt, task_id), status, result, error, warnings)| ActionOutcome {
-                action_id,
-                attempt,
-                task_id,
-                status,
-                result,
-                error,
-                warnings,
+            |((action_id, attempt, task_id), status, result, error, warnings, dialog)| {
+                ActionOutcome {
+                    action_id,
+                    attempt,
+                    task_id,
+                    status,
+                    result,
+                    error,
+                    warnings,
+                    dialog,
+                }
             },
         )
+        .boxed()
+}
+
+fn page_dialog() -> BoxedStrategy<PageDialog> {
+    (
+        select(vec![
+            DialogKind::Alert,
+            DialogKind::Confirm,
+            DialogKind::Prompt,
+            DialogKind::Beforeunload,
+        ]),
+        text(),
+        of(text()),
+        text(),
+    )
+        .prop_map(|(kind, message, default_prompt, url)| PageDialog {
+            kind,
+            message,
+            default_prompt,
+            url,
+        })
         .boxed()
 }
 
@@ -312,6 +338,7 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
                 timeout_ms,
             }
         ),
+        (any::<bool>(), of(text())).prop_map(|(accept, text)| BrowserDialog { accept, text }),
     ]
     .boxed()
 }
@@ -437,10 +464,18 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
         }),
         (
             (any::<u32>(), text(), text(), of(text())),
-            (any::<u32>(), vec(text(), 0..3), vec(text(), 0..3)),
+            (
+                any::<u32>(),
+                vec(text(), 0..3),
+                vec(text(), 0..3),
+                of(page_dialog()),
+            ),
         )
             .prop_map(
-                |((step, url, title, screenshot_artifact_id), (elements, missing, warnings))| {
+                |(
+                    (step, url, title, screenshot_artifact_id),
+                    (elements, missing, warnings, dialog),
+                )| {
                     PageObserved {
                         step,
                         url,
@@ -449,6 +484,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         elements,
                         missing,
                         warnings,
+                        dialog,
                     }
                 }
             ),

@@ -57,7 +57,7 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } };
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
@@ -115,7 +115,7 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } });
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } });
 
 export type ActionStatus = "ok" | "partial" | "error";
 
@@ -123,7 +123,25 @@ export type ActionOutcome = { actionId: string, attempt: number, taskId: string,
 /**
  * The action's result (its shape depends on the action: see the `*Result` types).
  */
-result?: unknown, error?: ErrorObject, warnings: Array<string>, };
+result?: unknown, error?: ErrorObject, warnings: Array<string>, 
+/**
+ * A JavaScript dialog the page shows when the action ended (opened by it, or before it):
+ * until it is answered (`browser_dialog`) the page's scripts are held and nothing else on
+ * it can be used. Boxed: most outcomes have none.
+ */
+dialog?: PageDialog, };
+
+export type DialogKind = "alert" | "confirm" | "prompt" | "beforeunload";
+
+export type PageDialog = { kind: DialogKind, message: string, 
+/**
+ * The text a prompt offers.
+ */
+defaultPrompt?: string, 
+/**
+ * The page that opened it.
+ */
+url: string, };
 
 export type TaskStartResult = { tabId: number, windowId: number, groupId?: number, url: string, title?: string, };
 
@@ -192,7 +210,7 @@ memory: string,
  */
 next_goal: string, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "done": { success: boolean, text: string, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -311,7 +329,11 @@ elements: number,
 /**
  * What could not be captured (`screenshot`, `readability`, `dom_index`).
  */
-missing: Array<string>, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+missing: Array<string>, warnings: Array<string>, 
+/**
+ * A JavaScript dialog the page shows, waiting for an answer.
+ */
+dialog?: PageDialog, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type EventEnvelope = { 
 /**
@@ -357,7 +379,11 @@ elements: number,
 /**
  * What could not be captured (`screenshot`, `readability`, `dom_index`).
  */
-missing: Array<string>, warnings: Array<string>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+missing: Array<string>, warnings: Array<string>, 
+/**
+ * A JavaScript dialog the page shows, waiting for an answer.
+ */
+dialog?: PageDialog, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 
@@ -457,6 +483,7 @@ export const ACTION_TRAITS = {
   "browser_press_key": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pressing {key}"},
   "browser_hover": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
   "browser_wait_for": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
+  "browser_dialog": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"answering the page's dialog"},
 } as const satisfies Record<ActionName, ActionTraits>;
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

@@ -143,7 +143,11 @@ describe("exactly once", () => {
     assert.equal((await pageLog(page)).filter((l) => l.startsWith("click:buy")).length, 2);
   });
 
-  it("never runs a click twice when the page holds it behind a confirm() dialog past its time", { timeout: 90_000 }, async () => {
+  it("never runs a click twice when the page holds it behind a confirm() dialog past its time", { timeout: 90_000 }, async (t) => {
+    // Without CDP, nothing tells the extension of the dialog (with CDP the click ends at once
+    // with it: dialogs.test.ts), so the click's DOM event is held by it past its time.
+    await h.options.evaluate(() => chrome.storage.local.set({ useCdp: false }));
+    t.after(() => h.options.evaluate(() => chrome.storage.local.set({ useCdp: true })));
     const { taskId, page } = await startTask(h, `${h.a}/dialog.html?held`);
     const dialogs: import("playwright-core").Dialog[] = [];
     // Held open, as a person who has not answered yet (Playwright would dismiss it at once).
@@ -166,10 +170,10 @@ describe("exactly once", () => {
     await logged(page, "deleted");
     await sleep(1_000);
     const log = await pageLog(page);
-    assert.deepEqual(log.filter((l) => l.startsWith("click:delete")), ["click:delete:trusted=true"], "clicked once");
+    assert.deepEqual(log.filter((l) => l.startsWith("click:delete")), ["click:delete:trusted=false"], "clicked once");
     assert.equal(dialogs.length, 1, "one confirm");
     const { "actions.index": index } = await extensionStorage<{ "actions.index": Array<{ key: string; status: string }> }>(h, ["actions.index"]);
-    assert.deepEqual(index.filter((e) => e.key.startsWith(record.actionId)).map((e) => [e.key, e.status]), [[`${record.actionId}#1`, "ok"]], "run once, in the extension's own log");
+    assert.deepEqual(index.filter((e) => e.key.startsWith(record.actionId)).map((e) => [e.key, e.status]), [[`${record.actionId}#1`, "partial"]], "run once (by DOM events: partial), in the extension's own log");
   });
 
   it("finishes a read-only action that was running when Chrome stopped the worker", { timeout: 60_000 }, async () => {

@@ -257,6 +257,11 @@ export class ChatView {
     this.keepAtBottom(() => {
       const missing = event.missing.length > 0 ? ` · missing ${event.missing.join(", ")}` : "";
       step.body.append(h("div", { class: "step-page", title: event.url }, `Page: ${event.title || event.url} · ${event.elements} elements${missing}`));
+      const dialog = event.dialog;
+      if (dialog !== undefined) {
+        const kind = dialog.kind === "beforeunload" ? "asks to leave the page" : dialog.kind === "alert" ? "shows an alert" : `asks (${dialog.kind})`;
+        step.body.append(h("div", { class: "step-dialog", "data-testid": "step-dialog" }, `The page ${kind}: “${dialog.message}”`));
+      }
     });
     const artifactId = event.screenshotArtifactId;
     if (artifactId !== undefined) {

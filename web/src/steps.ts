@@ -22,5 +22,9 @@ export function describeAction(action: AgentAction): string {
     const what = w.text !== undefined ? `text ${quoted(w.text)}` : w.url !== undefined ? `URL ${quoted(w.url)}` : `element ${quoted(w.selector ?? "")}`;
     return `wait for ${what}`;
   }
+  if ("dialog" in action) {
+    const { accept, text } = action.dialog;
+    return `answer the page's dialog: ${accept ? "OK" : "Cancel"}${text !== undefined ? ` with ${quoted(text)}` : ""}`;
+  }
   return action.done.success ? "finish" : "give up";
 }

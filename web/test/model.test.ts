@@ -100,6 +100,8 @@ describe("describeAction", () => {
     assert.equal(describeAction({ type: { index: 3, text: "blue mug", submit: true } }), "type “blue mug” into [3] and submit");
     assert.equal(describeAction({ navigate: { url: "http://shop.test/" } }), "navigate to http://shop.test/");
     assert.equal(describeAction({ wait_for: { text: "Added" } }), "wait for text “Added”");
+    assert.equal(describeAction({ dialog: { accept: true, text: "Receipts" } }), "answer the page's dialog: OK with “Receipts”");
+    assert.equal(describeAction({ dialog: { accept: false } }), "answer the page's dialog: Cancel");
     assert.equal(describeAction({ done: { success: false, text: "no" } }), "give up");
   });
 });

@@ -14,8 +14,8 @@ use mimo_protocol::action::{DomIndexResult, ReadabilityResult, ScreenshotResult}
 use mimo_protocol::agent::AGENT_TOOL_NAME;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole, ErrorCode,
-    ErrorObject, FrontendEvent, OutputStatus, Target, TaskStatus, TokenUsage, ToolPhase,
-    ToolResult,
+    ErrorObject, FrontendEvent, OutputStatus, PageDialog, Target, TaskStatus, TokenUsage,
+    ToolPhase, ToolResult,
 };
 
 use serde_json::json;
@@ -81,6 +81,7 @@ pub fn command_for(action: &AgentAction) -> Option<ActionCommand> {
             selector,
             timeout_ms,
         },
+        AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
         AgentAction::Done { .. } => return None,
     })
 }
@@ -106,6 +107,12 @@ fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
         error,
         warnings: outcome.map(|o| o.warnings.clone()).unwrap_or_default(),
     }
+}
+
+/// The JavaScript dialog the page showed when an action ended: preparing the page stops there, as
+/// nothing on it can be read or used until the dialog is answered.
+fn dialog_of(record: &ActionRecord) -> Option<PageDialog> {
+    record.outcome.as_ref()?.dialog.as_deref().cloned()
 }
 
 /// The result of an action that succeeded, in its type.
@@ -316,7 +323,15 @@ impl Conversation {
         }
         if self.config.confirm_risky && !step.confirmed {
             let elements = run.observation.as_ref().map_or("", |o| o.elements.as_str());
-            if let Some(reason) = risk::needs_confirmation(&step.output.action, elements) {
+            let dialog = run.observation.as_ref().and_then(|o| o.dialog.as_ref());
+            // The dialog of a step the person confirmed is the page asking the same question.
+            let dialog = dialog.filter(|_| {
+                !run.steps
+                    .len()
+                    .checked_sub(2)
+                    .is_some_and(|i| run.steps[i].confirmed)
+            });
+            if let Some(reason) = risk::needs_confirmation(&step.output.action, elements, dialog) {
                 let event = FrontendEvent::ConfirmationRequested {
                     step: step.number,
                     action: step.output.action.clone(),
@@ -448,6 +463,11 @@ impl Conversation {
                 .map(|e| e.to_string())
                 .unwrap_or_else(|| format!("{:?}", record.state))
         };
+        if !matches!(purpose, Purpose::TaskStart | Purpose::Step) {
+            if let Some(dialog) = dialog_of(record) {
+                return self.held_by_dialog(dialog, now);
+            }
+        }
         match purpose {
             Purpose::TaskStart | Purpose::Step => {
                 let run = self.run.as_mut().expect("run");
@@ -477,6 +497,10 @@ impl Conversation {
                         after_step: run.steps.len() as u32,
                         ..Observation::default()
                     });
+                    if let Some(dialog) = dialog_of(record) {
+                        effects.extend(self.held_by_dialog(dialog, now));
+                        return effects;
+                    }
                     effects.extend(self.submit(
                         &turn_id,
                         ActionCommand::BrowserWaitForLoaded { timeout_ms: None },
@@ -571,26 +595,48 @@ impl Conversation {
                     }
                     None => self.prep_missing("dom_index", failure()),
                 }
-                let run = self.run.as_mut().expect("run");
-                let page = run.preparing.take().unwrap_or_default();
-                if let Some(step) = run.steps.last_mut() {
-                    step.page = Some(format!("{} {:?}", page.url, page.title));
-                }
-                let event = FrontendEvent::PageObserved {
-                    step: page.after_step,
-                    url: page.url.clone(),
-                    title: page.title.clone(),
-                    screenshot_artifact_id: page.screenshot_artifact_id.clone(),
-                    elements: page.element_count,
-                    missing: page.missing.clone(),
-                    warnings: page.warnings.clone(),
-                };
-                run.observation = Some(page);
-                let mut effects = vec![Effect::Emit(event)];
-                effects.extend(self.think(0, now));
-                effects
+                self.observed(now)
             }
         }
+    }
+
+    /// The page shows a JavaScript dialog: the page is observed as it is, the dialog in front,
+    /// without reading what the dialog holds back (the page's scripts wait for its answer).
+    fn held_by_dialog(&mut self, dialog: PageDialog, now: u64) -> Vec<Effect> {
+        let earlier = self.run.as_ref().and_then(|r| r.observation.clone());
+        let page = self.preparing();
+        if page.url.is_empty() {
+            if let Some(earlier) = earlier.filter(|o| o.url == dialog.url) {
+                page.title = earlier.title;
+            }
+            page.url = dialog.url.clone();
+        }
+        page.dialog = Some(dialog);
+        self.observed(now)
+    }
+
+    /// The page being prepared is ready: it becomes the run's observation, shown to the web app,
+    /// and the model is asked for the next step.
+    fn observed(&mut self, now: u64) -> Vec<Effect> {
+        let run = self.run.as_mut().expect("run");
+        let page = run.preparing.take().unwrap_or_default();
+        if let Some(step) = run.steps.last_mut() {
+            step.page = Some(format!("{} {:?}", page.url, page.title));
+        }
+        let event = FrontendEvent::PageObserved {
+            step: page.after_step,
+            url: page.url.clone(),
+            title: page.title.clone(),
+            screenshot_artifact_id: page.screenshot_artifact_id.clone(),
+            elements: page.element_count,
+            missing: page.missing.clone(),
+            warnings: page.warnings.clone(),
+            dialog: page.dialog.clone(),
+        };
+        run.observation = Some(page);
+        let mut effects = vec![Effect::Emit(event)];
+        effects.extend(self.think(0, now));
+        effects
     }
 
     /// After a restart: picks the run up where storage says it was. `lookup` finds an action

@@ -183,6 +183,7 @@ fn outcome(action: &BrowserAction, status: ActionStatus, result: serde_json::Val
             result: Some(result),
             error: None,
             warnings: Vec::new(),
+            dialog: None,
         },
     })
 }
@@ -214,6 +215,7 @@ fn finish(task: &Task, action_id: &str) -> Input {
             result: Some(json!({})),
             error: None,
             warnings: Vec::new(),
+            dialog: None,
         },
     })
 }
@@ -789,6 +791,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
             result: Some(json!({ "tabId": 7, "windowId": 1, "url": "http://x/" })),
             error: None,
             warnings: Vec::new(),
+            dialog: None,
         },
         50,
     );

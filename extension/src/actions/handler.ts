@@ -4,6 +4,7 @@
 import type { ACTION_TRAITS, ActionName, BrowserAction } from "../../../protocol/ts/protocol.ts";
 import type { ServerAccess } from "../artifacts.ts";
 import type { Debugger } from "../cdp.ts";
+import type { PageDialogs } from "../dialogs.ts";
 import type { ActionSuccess } from "../results.ts";
 import type { TaskRecord, TaskRegistry } from "../tasks.ts";
 
@@ -11,6 +12,7 @@ import type { TaskRecord, TaskRegistry } from "../tasks.ts";
 export type ExecutorDeps = {
   tasks: TaskRegistry;
   cdp: Debugger;
+  dialogs: PageDialogs;
   server(): Promise<ServerAccess>;
   now(): number;
 };

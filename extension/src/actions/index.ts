@@ -5,6 +5,7 @@
 import { browserBack } from "./back.ts";
 import { browserClick } from "./click.ts";
 import { browserDebuggerAttach } from "./debugger-attach.ts";
+import { browserDialog } from "./dialog.ts";
 import { browserDomIndex } from "./dom-index.ts";
 import { browserGetHtml } from "./get-html.ts";
 import type { ActionHandlers } from "./handler.ts";
@@ -41,4 +42,5 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_press_key: browserPressKey,
   browser_hover: browserHover,
   browser_wait_for: browserWaitFor,
+  browser_dialog: browserDialog,
 };

@@ -146,6 +146,7 @@ fn record(
             result: (state == ActionState::Succeeded).then_some(result),
             error,
             warnings: Vec::new(),
+            dialog: None,
         }),
     }
 }
@@ -861,4 +862,84 @@ fn an_empty_element_list_is_said_to_the_model_and_the_web_app() {
         "{page}"
     );
     assert!(page.contains("Loading your dashboard…"));
+}
+
+#[test]
+fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model() {
+    let mut c = bound();
+    let turn = at_first_page(&mut c, "[1]<button>Empty trash</button>");
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let mut clicked = record(&click.0, click.1, ActionState::Succeeded, json!({}));
+    let asking = PageDialog {
+        kind: mimo_protocol::DialogKind::Confirm,
+        message: "Delete everything in the trash?".into(),
+        default_prompt: None,
+        url: "http://shop.test/".into(),
+    };
+    clicked.outcome.as_mut().unwrap().dialog = Some(Box::new(asking.clone()));
+    let effects = c.action_finished(&clicked, 20);
+
+    // Nothing on the page can be read while the dialog holds its scripts: no preparation.
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { step: 2, dialog: Some(d), url, title, .. }
+            if d == &asking && url == "http://shop.test/" && title == "Shop")));
+    let (turn, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(
+        page.contains("a confirm dialog") && page.contains("\"Delete everything in the trash?\""),
+        "{page}"
+    );
+    assert!(page.contains("use the dialog action"), "{page}");
+
+    // OK to "Delete everything?" is the irreversible step: it waits for the person.
+    let ok_dialog = json!({ "dialog": { "accept": true } });
+    let effects = reply(&mut c, &turn, vec![agent_call("call_c", ok_dialog)]);
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ConfirmationRequested { step: 3, reason, .. } if reason.contains("Delete everything"))));
+    assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
+    let answer = submitted(&c.confirm(3, true, 30).unwrap());
+    assert_eq!(
+        answer.1,
+        ActionCommand::BrowserDialog {
+            accept: true,
+            text: None
+        }
+    );
+    // Answered, the page goes on: it is prepared as after any step.
+    let effects = ok(&mut c, answer, json!({ "accepted": true }));
+    assert!(matches!(
+        submitted(&effects).1,
+        ActionCommand::BrowserWaitForLoaded { .. }
+    ));
+}
+
+#[test]
+fn a_dialog_found_while_preparing_the_page_ends_the_preparation_with_it() {
+    let mut c = bound();
+    let effects = navigated(&mut c);
+    let load = submitted(&effects);
+    let mut loaded = record(
+        &load.0,
+        load.1,
+        ActionState::Failed,
+        json!("TARGET_NOT_INTERACTABLE"),
+    );
+    loaded.outcome.as_mut().unwrap().dialog = Some(Box::new(PageDialog {
+        kind: mimo_protocol::DialogKind::Alert,
+        message: "Welcome!".into(),
+        default_prompt: None,
+        url: "http://x/".into(),
+    }));
+    let effects = c.action_finished(&loaded, 20);
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { dialog: Some(d), missing, .. } if d.message == "Welcome!" && missing.is_empty())));
+    let (_, messages) = turn_of(&effects);
+    assert!(messages.last().unwrap().content.contains("an alert"));
 }
