@@ -10,7 +10,8 @@
 import type { DomElement, DomIndexResult } from "../../protocol/ts/protocol.ts";
 
 export type LineFacts = {
-  clickId: number;
+  /** None for an element that cannot be used now (covered): its line has no `[index]`. */
+  clickId?: number;
   tag: string;
   /** A control's label, where its text is something else (a select's options). */
   label?: string;
@@ -46,10 +47,23 @@ export function elementLine(f: LineFacts): string {
   if (f.checked === true) attrs.push("checked");
   if (f.disabled === true) attrs.push("disabled");
   if (f.expanded !== undefined) attrs.push(`expanded=${f.expanded}`);
-  const open = `[${f.clickId}]<${f.tag}${attrs.length > 0 ? " " + attrs.join(" ") : ""}>`;
+  const open = `${f.clickId !== undefined ? `[${f.clickId}]` : ""}<${f.tag}${attrs.length > 0 ? " " + attrs.join(" ") : ""}>`;
   const voidTag = f.tag === "input" || f.tag === "img";
   if (voidTag) return f.text !== undefined && f.text !== "" ? `${open} ${f.text}` : open;
   return `${open}${f.text ?? ""}</${f.tag}>`;
+}
+
+/** An element a person sees under something else: `(covered by <div id=cookies> "We use…") <button>Pay</button>`. */
+export function coveredLine(cover: string, f: LineFacts): string {
+  const { clickId: _covered, ...rest } = f;
+  return `(covered by ${cover}) ${elementLine(rest)}`;
+}
+
+/** How many elements under one cover are listed; the rest are counted. */
+export const MAX_COVERED_LINES = 5;
+
+export function moreCoveredLine(count: number, cover: string): string {
+  return `(… ${count} more elements covered by ${cover})`;
 }
 
 export function scrollableLine(tag: string, above: number, below: number, left: number, right: number): string {

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
 import { checkUrl, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
 import { imageSize } from "../src/image.ts";
-import { elementLine, fitIndex, pageLine, scrollableLine } from "../src/index-text.ts";
+import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
 import { actionLabel, overlayFor } from "../src/overlay-state.ts";
 import { ActionError } from "../src/results.ts";
@@ -95,6 +95,12 @@ describe("the index text", () => {
       elementLine({ clickId: 6, tag: "select", label: "Shipping country", name: "ship", value: "France", text: "France | Spain" }),
       '[6]<select label="Shipping country" name=ship value=France>France | Spain</select>',
     );
+    assert.equal(
+      coveredLine('<div id=cookies role=dialog> "We use cookies"', { clickId: 7, tag: "button", text: "Pay" }),
+      '(covered by <div id=cookies role=dialog> "We use cookies") <button>Pay</button>',
+      "no index: it cannot be used until the cover is gone",
+    );
+    assert.equal(moreCoveredLine(12, "<div class=backdrop>"), "(… 12 more elements covered by <div class=backdrop>)");
     assert.equal(scrollableLine("div", 0, 900, 0, 0), "<div scrollable: 0px above, 900px below>");
     assert.equal(
       pageLine({ url: "https://x/", title: "X", scrollX: 0, scrollY: 100, width: 1280, height: 3000, vw: 1280, vh: 700 }),

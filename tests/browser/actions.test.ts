@@ -101,6 +101,8 @@ describe("DOM index, click and type", () => {
     for (const t of ["Display none", "Visibility hidden", "Opacity zero", "Covered button", "Not a link", "Far below", "Details body"]) {
       assert.ok(!texts.includes(t), `${t} is not indexed`);
     }
+    // What a person sees under something else is said, with what covers it, but given no index.
+    assert.match(result.text, /^\s*\(covered by <div id=modal> "A modal covers this"\) <button>Covered button<\/button>$/m);
     assert.equal(el(result, "Sold out").disabled, true);
     assert.equal(el(result, "Menu").expanded, false);
     assert.equal(el(result, "ARIA checkbox").role, "checkbox");
@@ -263,6 +265,25 @@ describe("DOM index, click and type", () => {
     await ok(h, taskId, { name: "browser_type", params: { clickId: editor.clickId, text: "New notes" } });
     assert.equal(await page.locator("#editor").innerText(), "New notes");
     await logged(page, "input:editor:trusted=true");
+  });
+});
+
+describe("what covers an element", () => {
+  it("lists the elements under a cookie banner with the banner, and then by index once it is gone", async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/covered.html`);
+    let result = await index(taskId);
+    const banner = '<div id=cookies role=dialog> "We use cookies to remember your cart and measure …"';
+    assert.ok(result.text.includes(`(covered by ${banner}) <button>Go to checkout</button>`), result.text);
+    assert.ok(result.text.includes(`(covered by ${banner}) <a href="#coupon">Add a coupon</a>`), result.text);
+    assert.ok(!result.elements.some((e) => e.text === "Go to checkout"), "no index for what cannot be clicked");
+    assert.ok(result.elements.some((e) => e.text === "Help"), "what is not covered is listed as ever");
+
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(result, "Accept cookies").clickId } });
+    await logged(page, "cookies:accepted");
+    result = await index(taskId);
+    assert.doesNotMatch(result.text, /covered by/);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(result, "Go to checkout").clickId } });
+    await logged(page, "checkout");
   });
 });
 

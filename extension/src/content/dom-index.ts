@@ -7,10 +7,10 @@
 // nothing invalidates layout between reads.
 import type { BoundingBox, ScanScope } from "../../../protocol/ts/protocol.ts";
 import type { ChildFrame, FrameIndex, IndexedElement, IndexLine } from "../frame-protocol.ts";
-import { elementLine, scrollableLine } from "../index-text.ts";
+import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
 import type { LineFacts } from "../index-text.ts";
 import { shownValue } from "../secrets.ts";
-import { deepElementFromPoint, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
+import { coverOf, deepElementFromPoint, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
 import { contentBox } from "./interact.ts";
 
 /** How far beyond the viewport a `viewport` scope index still looks. */
@@ -34,7 +34,16 @@ type Ctx = {
   counters: Map<string, number>;
 };
 
-type Item = { el: Element; kind: "element" | "scroll" | "frame"; parent: number; xpath: string; keep: boolean; rect?: DOMRect };
+type Item = {
+  el: Element;
+  kind: "element" | "scroll" | "frame";
+  parent: number;
+  xpath: string;
+  keep: boolean;
+  rect?: DOMRect;
+  /** What a person sees on top of this element (in view, but under a banner or a modal). */
+  cover?: { layer: Element; text: string };
+};
 
 function isCandidate(el: Element, tag: string): boolean {
   if (INTERACTIVE_TAGS.has(tag)) return true;
@@ -135,10 +144,10 @@ function nameOf(el: Element, tag: string): string {
   return collapse(el.getAttribute("title"));
 }
 
-function facts(el: Element, tag: string, clickId: number): { line: LineFacts; element: Omit<IndexedElement, "bbox"> } {
+function facts(el: Element, tag: string, clickId: number): { line: LineFacts & { clickId: number }; element: Omit<IndexedElement, "bbox"> } {
   const role = el.getAttribute("role") ?? undefined;
   const text = nameOf(el, tag);
-  const line: LineFacts = { clickId, tag, text };
+  const line: LineFacts & { clickId: number } = { clickId, tag, text };
   const element: Omit<IndexedElement, "bbox"> = { clickId, tag };
   if (role !== undefined) line.role = element.role = role;
   if (text) element.text = text;
@@ -281,7 +290,15 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
       if (it.kind === "frame") {
         const hit = deepElementFromPoint(Math.min(Math.max(r.left + r.width / 2, 0), vw - 1), Math.min(Math.max(r.top + r.height / 2, 0), vh - 1));
         if (hit !== it.el && !isOverlay(hit)) continue;
-      } else if ("covered" in hitTest(it.el, r)) continue;
+      } else {
+        // Listed with what covers it, without an index: the model learns why it cannot use
+        // what the person sees, and can remove the cover (or say so) instead of guessing.
+        const hit = hitTest(it.el, r);
+        if ("covered" in hit) {
+          if (hit.covered === null) continue;
+          it.cover = coverOf(hit.covered, it.el);
+        }
+      }
     }
     it.keep = true;
   }
@@ -298,6 +315,7 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
   const elements: IndexedElement[] = [];
   const frames: ChildFrame[] = [];
   const writes: Array<[Element, number]> = [];
+  const covers = new Map<Element, { text: string; count: number }>();
   let next = opts.startId;
   for (const [i, it] of items.entries()) {
     const depth = depthOf(i);
@@ -315,6 +333,10 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
       const token = tagFrame(it.el);
       frames.push({ token, box: contentBox(it.el) });
       lines.push({ depth, frame: token });
+    } else if (it.cover !== undefined) {
+      const cover = covers.get(it.cover.layer) ?? { text: it.cover.text, count: 0 };
+      covers.set(it.cover.layer, cover);
+      if (cover.count++ < MAX_COVERED_LINES) lines.push({ depth, text: coveredLine(cover.text, facts(it.el, it.el.localName, 0).line) });
     } else {
       const clickId = next++;
       const tag = it.el.localName;
@@ -325,6 +347,9 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
       elements.push(out);
       writes.push([it.el, clickId]);
     }
+  }
+  for (const cover of covers.values()) {
+    if (cover.count > MAX_COVERED_LINES) lines.push({ depth: 0, text: moreCoveredLine(cover.count - MAX_COVERED_LINES, cover.text) });
   }
   const described = performance.now();
   for (const [el, id] of writes) {

@@ -67,6 +67,23 @@ export function describe(el: Element): string {
   return `<${tag}${id}${cls}>`;
 }
 
+/**
+ * What a person sees covering `el`, given the element found on top of it: the outermost
+ * ancestor of that element that does not hold `el` too (a cookie banner, a modal and its
+ * backdrop, a sticky bar), named with a little of its text.
+ */
+export function coverOf(hit: Element, el: Element): { layer: Element; text: string } {
+  let layer = hit;
+  for (let up = composedParent(hit); up !== null && up !== document.body && up !== document.documentElement && !deepContains(up, el); up = composedParent(up)) {
+    layer = up;
+  }
+  const roleName = layer.getAttribute("role");
+  const role = roleName !== null ? ` role=${roleName}` : "";
+  const words = (layer.textContent ?? "").replace(/\s+/g, " ").trim();
+  const text = words.length > 50 ? `${words.slice(0, 49)}…` : words;
+  return { layer, text: `${describe(layer).slice(0, -1)}${role}>${text ? ` ${JSON.stringify(text)}` : ""}` };
+}
+
 /** Whether a hit at a point counts as the element: itself, inside it, or its label. */
 export function hitIs(el: Element, hit: Element | null): boolean {
   if (hit === null) return false;
