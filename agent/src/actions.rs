@@ -209,17 +209,21 @@ impl ActionQueue {
         self.records.iter().find(|r| r.action_id == action_id)
     }
 
-    /// The task's own tab: the one its latest successful `task_start` opened.
+    /// The tab the task acts in now: the latest one an outcome named (see `ActionOutcome::tab_id`),
+    /// else the one its latest successful `task_start` opened.
     pub fn task_tab(&self) -> Option<i32> {
-        self.records
-            .iter()
-            .rev()
-            .filter(|r| {
-                matches!(r.command, ActionCommand::TaskStart { .. })
-                    && r.state == ActionState::Succeeded
-            })
-            .find_map(|r| r.outcome.as_ref()?.result.as_ref()?.get("tabId")?.as_i64())
-            .map(|id| id as i32)
+        self.records.iter().rev().find_map(|r| {
+            let outcome = r.outcome.as_ref()?;
+            let started = matches!(r.command, ActionCommand::TaskStart { .. })
+                && r.state == ActionState::Succeeded;
+            let opened = started
+                .then(|| outcome.result.as_ref()?.get("tabId")?.as_i64())
+                .flatten()
+                .map(|id| id as i32);
+            // The current tab after the latest action that told it (a tab the page opened, one
+            // switched to), else the tab the task started in.
+            outcome.tab_id.or(opened)
+        })
     }
 
     /// When [`ActionQueue::tick`] must run next.
@@ -583,6 +587,7 @@ fn error_outcome(record: &ActionRecord, error: ErrorObject) -> ActionOutcome {
         error: Some(error),
         warnings: Vec::new(),
         dialog: None,
+        tab_id: None,
     }
 }
 
@@ -672,6 +677,7 @@ mod tests {
             error,
             warnings: vec![],
             dialog: None,
+            tab_id: None,
         }
     }
 
@@ -1065,6 +1071,32 @@ mod tests {
             30,
         );
         assert!(matches!(&explicit[0], ActionEffect::Save(r) if r.tab_id == Some(7)));
+    }
+
+    #[test]
+    fn the_task_tab_follows_the_tab_an_outcome_names_as_current() {
+        let mut q = ActionQueue::new(T);
+        let start = ActionCommand::TaskStart {
+            url: None,
+            reuse_existing_tab: None,
+            group_title: None,
+        };
+        submit(&mut q, "start", start, 0);
+        let mut started = ok("start", 1);
+        started.result = Some(json!({"tabId": 42, "windowId": 3, "url": "about:blank"}));
+        q.outcome(started, 10);
+        // The click made the page open a tab, where the task goes on.
+        submit(&mut q, "c", click(1), 20);
+        let mut clicked = ok("c", 1);
+        clicked.tab_id = Some(43);
+        q.outcome(clicked, 30);
+        assert_eq!(q.task_tab(), Some(43));
+        // An outcome that names no tab changes nothing.
+        submit(&mut q, "d", click(2), 40);
+        q.outcome(ok("d", 1), 50);
+        assert_eq!(q.task_tab(), Some(43));
+        let effects = submit(&mut q, "e", click(3), 60);
+        assert!(matches!(&effects[0], ActionEffect::Save(r) if r.tab_id == Some(43)));
     }
 
     #[test]

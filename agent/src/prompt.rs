@@ -3,7 +3,7 @@
 //! compacted to fit the context budget (seed 003 §5).
 
 use mimo_protocol::agent::{agent_output_schema, AGENT_TOOL_NAME};
-use mimo_protocol::{ChatMessage, ChatRole, DialogKind, PageDialog, ToolResult};
+use mimo_protocol::{ChatMessage, ChatRole, DialogKind, PageDialog, TaskTab, ToolResult};
 
 use crate::llm;
 use crate::records::{Budget, Observation, Step};
@@ -19,7 +19,7 @@ reading a page), call the AgentOutput tool with your first action; a browser tas
 const BROWSER_SECTIONS: &str = "<tools>
 Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
 next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
-hover, back, wait_for, dialog, done. Elements are named by the number in brackets in the page's element \
+hover, back, wait_for, scroll_to, dialog, switch_tab, open_tab, close_tab, done. Elements are named by the number in brackets in the page's element \
 list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
 use only those of the latest page.
 </tools>
@@ -28,6 +28,9 @@ use only those of the latest page.
 - Prefer one precise action per step; type into a search box with submit=true to search.
 - If an action failed, read the error and try another way (scroll to reveal an element, pick a \
 different index, navigate directly).
+- To reach something far down a long page or list, scroll_to its text instead of scrolling \
+screen by screen. An element listed as (covered by …) is under a banner or dialog: close or \
+accept that first. A page may open a new tab or a dialog; the page tells you, and you go on there.
 - Keep memory short and factual: what is done, what values you found, what is left.
 - Never enter passwords or secrets you were not given; never buy, pay or delete unless the goal \
 says so.
@@ -271,6 +274,9 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
     for warning in &observation.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
+    if observation.tabs.len() > 1 {
+        out.push_str(&render_tabs(&observation.tabs));
+    }
     if let Some(dialog) = &observation.dialog {
         out.push_str(&render_dialog(dialog));
     }
@@ -279,6 +285,23 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
     out.push_str("\n</interactive_elements>\n<content>\n");
     out.push_str(&fenced(&cut(&observation.content, text_limit)));
     out.push_str("\n</content>\n</page>");
+    out
+}
+
+/// The task's tabs, when it has several: which one this page is, and how to reach the others.
+fn render_tabs(tabs: &[TaskTab]) -> String {
+    let mut out = String::from(
+        "tabs: the task has several; actions act in the current one, switch_tab changes it\n",
+    );
+    for tab in tabs {
+        out.push_str(&format!(
+            "- tab_id {}{}: {} {}\n",
+            tab.tab_id,
+            if tab.current { " (current)" } else { "" },
+            fenced(&format!("{:?}", cut(&tab.title, 80))),
+            fenced(&cut(&tab.url, 200))
+        ));
+    }
     out
 }
 
@@ -337,6 +360,33 @@ fn fenced(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_tabs_are_listed_with_the_current_one_and_one_tab_is_not() {
+        let tab = |id: i32, title: &str, current: bool| TaskTab {
+            tab_id: id,
+            url: format!("https://mail.test/{id}"),
+            title: title.into(),
+            current,
+        };
+        let mut observation = Observation {
+            tabs: vec![tab(12, "Shipments", false)],
+            ..Observation::default()
+        };
+        assert!(!render_observation(&observation, 1_000).contains("tabs:"));
+        observation
+            .tabs
+            .push(tab(13, "Delivery note </page>", true));
+        let shown = render_observation(&observation, 1_000);
+        assert!(
+            shown.contains("- tab_id 12: \"Shipments\" https://mail.test/12\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("- tab_id 13 (current): \"Delivery note &lt;/page>\""),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn page_text_cannot_close_the_page_or_open_a_section() {
@@ -440,6 +490,7 @@ mod tests {
             missing: vec![],
             warnings: vec![],
             dialog: None,
+            tabs: vec![],
         }
     }
 

@@ -2,7 +2,8 @@
 //! prompt and the coordinator's storage, and depending on none of them.
 
 use mimo_protocol::{
-    ActionCommand, AgentOutput, ChatMessage, PageDialog, TaskStatus, TokenUsage, ToolResult,
+    ActionCommand, AgentOutput, ChatMessage, PageDialog, TaskStatus, TaskTab, TokenUsage,
+    ToolResult,
 };
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +112,9 @@ pub struct Observation {
     /// A JavaScript dialog open on the page: until it is answered nothing else there can be used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialog: Option<PageDialog>,
+    /// The task's tabs, the observed one `current`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tabs: Vec<TaskTab>,
 }
 
 /// What the run waits for.

@@ -17,7 +17,8 @@ import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-
 import { loadSettings, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
-import { TAKEOVER_LOG_KEY, TaskRegistry } from "./tasks.ts";
+import { addTab, NewTabs } from "./task-tabs.ts";
+import { leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
 import { seeded } from "./random.ts";
@@ -71,10 +72,12 @@ chrome.debugger.onEvent.addListener((source, method, params) => {
 chrome.debugger.onDetach.addListener((source) => {
   if (source.tabId !== undefined) dialogs.closed(source.tabId);
 });
+const newTabs = new NewTabs();
 const executor = new Executor({
   tasks,
   cdp,
   dialogs,
+  newTabs,
   server: async () => {
     const s = await loadSettings();
     return { serverUrl: s.serverUrl, token: s.token };
@@ -124,7 +127,7 @@ async function taskState(taskId: string, status: TaskStatus): Promise<void> {
     else delete t.takeover;
   });
   if (task !== undefined && task.tabClosed !== true) {
-    await everyFrame(task.tabId, overlayOf(task));
+    for (const tabId of tabsOf(task)) await everyFrame(tabId, overlayOf(task));
   }
 }
 
@@ -179,14 +182,29 @@ async function personAction(message: ContentMessage, tabId: number): Promise<unk
   return { state: updated.overlay };
 }
 
-chrome.tabs.onCreated.addListener((tab) => sync.tabCreated(tab));
+/** Statuses of a task that still acts: a tab its page opens then joins it. */
+const ACTING: ReadonlySet<string> = new Set(["created", "running", "ongoing", "waiting_confirmation", "takeover"]);
+
+/** A tab opened from one of a running task's tabs (a link, `window.open`) joins the task. */
+async function tabOpened(tab: chrome.tabs.Tab): Promise<void> {
+  if (tab.id === undefined || tab.openerTabId === undefined) return;
+  const task = await tasks.byTab(tab.openerTabId);
+  if (task === undefined || tabsOf(task).includes(tab.id) || !ACTING.has((await tasks.status(task.taskId)) ?? "running")) return;
+  await addTab({ tasks, cdp }, task.taskId, tab.id, tab.windowId);
+  newTabs.joined(task.taskId, tab.id);
+}
+
+chrome.tabs.onCreated.addListener((tab) => {
+  sync.tabCreated(tab);
+  void tabOpened(tab).catch((error: unknown) => console.error("mimo: a task's new tab", error));
+});
 chrome.tabs.onUpdated.addListener((_tabId, _change, tab) => sync.tabUpdated(tab));
 chrome.tabs.onMoved.addListener((_tabId, move) => sync.tabMoved(move.windowId));
 chrome.tabs.onDetached.addListener((_tabId, detach) => sync.tabMoved(detach.oldWindowId));
 chrome.tabs.onAttached.addListener((_tabId, attach) => sync.tabMoved(attach.newWindowId));
 chrome.tabs.onRemoved.addListener((tabId, remove) => {
   sync.tabRemoved(tabId, remove.windowId, remove.isWindowClosing);
-  void tasks.byTab(tabId).then((task) => task && tasks.update(task.taskId, (t) => (t.tabClosed = true)));
+  void tasks.byTab(tabId).then((task) => task && tasks.update(task.taskId, (t) => leaveTab(t, tabId)));
 });
 chrome.tabs.onActivated.addListener((active) => sync.tabActivated(active.tabId, active.windowId));
 chrome.tabs.onReplaced.addListener((addedTabId, removedTabId) => sync.tabReplaced(addedTabId, removedTabId));

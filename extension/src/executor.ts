@@ -8,16 +8,22 @@
 // `browser_dialog` runs there; an action during which the page opens one ends at once with it
 // (its own work, held by the dialog, finishes when the dialog is answered).
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
-import type { BrowserAction, PageDialog } from "../../protocol/ts/protocol.ts";
+import type { ActionName, BrowserAction, PageDialog } from "../../protocol/ts/protocol.ts";
 import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts";
 import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { frameCall } from "./frames.ts";
+import { sleep } from "./loading.ts";
 import { checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
 import { requireSite } from "./site-access.ts";
+
+/** Actions that may make the page open a tab (a link, `window.open` on a click or a key). */
+const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click", "browser_press_key"]);
+/** How long such an action waits for the tab; Chrome opens it within a few milliseconds. */
+const NEW_TAB_WAIT_MS = 150;
 
 /** The success of an action during which the page opened `dialog`. */
 function openedBy(name: string, dialog: PageDialog): ActionSuccess {
@@ -51,14 +57,25 @@ export class Executor {
     await this.#deps.tasks.update(action.taskId, (t) => (t.lastAction = { name: action.name, at: this.#deps.now() }));
     if (open === undefined) await this.#label(ctx, actionLabel(action));
     const watch = dialogs.watch(ctx.tabId);
+    const newTab = this.#deps.newTabs.watch(action.taskId);
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
       success.dialog ??= dialogs.current(ctx.tabId);
       if (notes.length > 0) success.warnings = [...notes, ...(success.warnings ?? [])];
+      // Chrome opens the tab a click asked for just after the click: the step waits a moment
+      // for it, so that what follows looks at the page the person would now see.
+      const opened = await Promise.race([newTab.opened, OPENS_TABS.has(action.name) ? sleep(NEW_TAB_WAIT_MS).then(() => undefined) : undefined]);
+      const task = await this.#deps.tasks.get(action.taskId);
+      if (opened !== undefined && task?.tabId === opened) {
+        const tab = await chrome.tabs.get(opened).catch(() => null);
+        (success.warnings ??= []).push(`the page opened a new tab (tab_id ${opened}: ${tab?.pendingUrl || tab?.url || "loading"}); the task goes on in it, switch_tab ${ctx.tabId} goes back`);
+      }
+      success.tabId ??= task?.tabId;
       return success;
     } finally {
       watch.cancel();
+      newTab.cancel();
       // Ended by a dialog, the handler's own work goes on until the dialog is answered.
       running.catch(() => undefined);
     }

@@ -81,6 +81,7 @@ export type FrameRequest =
   | { op: "scroll"; target?: FrameTarget; direction: ScrollDirection; amount?: number }
   | { op: "html"; xpath?: string }
   | { op: "probe"; text?: string; selector?: string }
+  | { op: "findText"; text: string; loadMore: boolean }
   | { op: "readyState" }
   | { op: "exists"; xpath: string }
   | { op: "mark"; untilMs: number }

@@ -32,17 +32,18 @@ export function checkUrl(url: string, serverUrl: string, extraOrigins: readonly 
   }
 }
 
-export type TaskTab = { tabId: number };
+export type TaskTab = { tabId: number; tabs?: number[] };
 
-/** The tab an action runs in: the task's own; another tab id is refused. */
+/** The tab an action runs in: the one asked for if it is one of the task's, else its current one. */
 export function taskTabFor(task: TaskTab | undefined, requested: number | undefined, taskId: string): number {
   if (task === undefined) {
     throw new ActionError("INVALID_TASK_TAB", `task ${taskId} has no task tab in this browser: start it with task_start`);
   }
-  if (requested !== undefined && requested !== task.tabId) {
-    throw new ActionError("INVALID_TASK_TAB", `tab ${requested} is not the task's tab (${task.tabId})`);
+  const tabs = task.tabs ?? [task.tabId];
+  if (requested !== undefined && !tabs.includes(requested)) {
+    throw new ActionError("INVALID_TASK_TAB", `tab ${requested} is not one of the task's tabs (${tabs.join(", ")})`);
   }
-  return task.tabId;
+  return requested ?? task.tabId;
 }
 
 /** The site (origin) a URL belongs to when it is a web page Mimo could act on, else null. */

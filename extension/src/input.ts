@@ -19,6 +19,10 @@ export async function route(ctx: TabContext, p: { clickId?: number; xpath?: stri
   const attr = ctx.task.attr ?? DEFAULT_CLICK_ATTR;
   if (p.clickId !== undefined) {
     if (!Number.isInteger(p.clickId)) throw new ActionError("SCHEMA_VALIDATION_FAILED", "clickId must be an integer");
+    const indexed = ctx.task.indexTabId;
+    if (indexed !== undefined && indexed !== ctx.tabId) {
+      throw new ActionError("TARGET_NOT_FOUND", `click id ${p.clickId} is from the element list of tab ${indexed}, not of tab ${ctx.tabId} where the task acts now: look at this tab's page first`, false);
+    }
     const range = ctx.task.clicks?.find(([first, last]) => p.clickId! >= first && p.clickId! <= last);
     if (range === undefined) throw new ActionError("TARGET_NOT_FOUND", `no element has click id ${p.clickId} in the last DOM index (index the page first)`);
     return { frameId: range[2], target: { clickId: p.clickId, attr } };

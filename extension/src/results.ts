@@ -54,6 +54,8 @@ export type ActionSuccess = {
   partial?: boolean;
   /** A JavaScript dialog the page shows when the action ended. */
   dialog?: PageDialog;
+  /** The task's current tab after the action. */
+  tabId?: number;
 };
 
 type Ids = Pick<BrowserAction, "actionId" | "attempt" | "taskId">;
@@ -69,6 +71,7 @@ export function successOutcome(action: Ids, success: ActionSuccess): ActionOutco
     warnings,
   };
   if (success.dialog !== undefined) outcome.dialog = success.dialog;
+  if (success.tabId !== undefined) outcome.tabId = success.tabId;
   return outcome;
 }
 

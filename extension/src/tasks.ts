@@ -15,7 +15,10 @@ const MAX_STATUSES = 100;
 
 export type TaskRecord = {
   taskId: string;
+  /** The tab the task acts in now (one of `tabs`). */
   tabId: number;
+  /** Every tab of the task: the one it started in and those its pages opened; absent, just `tabId`. */
+  tabs?: number[];
   windowId: number;
   groupId?: number;
   startedAt: number;
@@ -28,6 +31,8 @@ export type TaskRecord = {
   stopRequested?: { at: number };
   /** Click id ranges of the last index: `[first, last, frameId]`. */
   clicks?: Array<[number, number, number]>;
+  /** The tab the last index is of: its click ids mean nothing in another. */
+  indexTabId?: number;
   /** The attribute the last index wrote click ids to. */
   attr?: string;
   /** The person closed the tab. */
@@ -85,8 +90,9 @@ export class TaskRegistry {
     return (await this.#all())[taskId];
   }
 
+  /** The task one of whose tabs this is. */
   async byTab(tabId: number): Promise<TaskRecord | undefined> {
-    return Object.values(await this.#all()).find((t) => t.tabId === tabId && t.tabClosed !== true);
+    return Object.values(await this.#all()).find((t) => t.tabClosed !== true && tabsOf(t).includes(tabId));
   }
 
   async put(task: TaskRecord): Promise<void> {
@@ -112,4 +118,31 @@ export class TaskRegistry {
     this.#writes = next.catch((error: unknown) => console.error("mimo: cannot store the tasks", error));
     return next;
   }
+}
+
+/** Every tab of a task, the current one among them. */
+export function tabsOf(task: Pick<TaskRecord, "tabId" | "tabs">): number[] {
+  return task.tabs ?? [task.tabId];
+}
+
+/** A tab the task's page opened joins it, and the task goes on there. */
+export function joinTab(task: TaskRecord, tabId: number, windowId: number): void {
+  const tabs = tabsOf(task);
+  if (!tabs.includes(tabId)) task.tabs = [...tabs, tabId];
+  task.tabId = tabId;
+  task.windowId = windowId;
+}
+
+/**
+ * A tab of the task is gone: the task goes on in the tab it used last before (the newest
+ * other one), or, when it was the last, has no tab any more.
+ */
+export function leaveTab(task: TaskRecord, tabId: number): void {
+  const rest = tabsOf(task).filter((id) => id !== tabId);
+  if (rest.length === 0) {
+    task.tabClosed = true;
+    return;
+  }
+  task.tabs = rest;
+  if (task.tabId === tabId) task.tabId = rest[rest.length - 1]!;
 }

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
 import { checkUrl, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
+import { joinTab, leaveTab, tabsOf } from "../src/tasks.ts";
+import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
 import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
@@ -50,6 +52,25 @@ describe("the tab guard", () => {
     assert.equal(taskTabFor({ tabId: 7 }, 7, "t"), 7);
     assert.equal(code(() => taskTabFor({ tabId: 7 }, 8, "t")), "INVALID_TASK_TAB");
     assert.equal(code(() => taskTabFor(undefined, 7, "t")), "INVALID_TASK_TAB");
+    // A task with several tabs: any of them when asked for, else the current one.
+    assert.equal(taskTabFor({ tabId: 9, tabs: [7, 9] }, 7, "t"), 7);
+    assert.equal(taskTabFor({ tabId: 9, tabs: [7, 9] }, undefined, "t"), 9);
+    assert.equal(code(() => taskTabFor({ tabId: 9, tabs: [7, 9] }, 8, "t")), "INVALID_TASK_TAB");
+  });
+
+  it("lets a tab the task's page opened join it, and goes on in the newest other when one closes", () => {
+    const task: TaskRecord = { taskId: "t", tabId: 7, windowId: 1, startedAt: 0, overlay: "ongoing" };
+    joinTab(task, 9, 1);
+    assert.deepEqual([task.tabId, tabsOf(task)], [9, [7, 9]]);
+    joinTab(task, 11, 2);
+    assert.deepEqual([task.tabId, task.windowId, tabsOf(task)], [11, 2, [7, 9, 11]]);
+    leaveTab(task, 9);
+    assert.deepEqual([task.tabId, tabsOf(task)], [11, [7, 11]], "another tab closing changes nothing else");
+    leaveTab(task, 11);
+    assert.deepEqual([task.tabId, tabsOf(task)], [7, [7]]);
+    assert.equal(task.tabClosed, undefined);
+    leaveTab(task, 7);
+    assert.equal(task.tabClosed, true);
   });
 });
 
@@ -111,7 +132,7 @@ describe("the index text", () => {
   function big(n: number): DomIndexResult {
     const elements = Array.from({ length: n }, (_, i) => ({ clickId: i + 1, tag: "button", text: `Buy ${i}`, xpath: `/html[1]/body[1]/div[${i + 1}]/button[1]`, frameId: 0, bbox: { x: 1, y: i * 20, w: 50, h: 18 } }));
     const text = ["page …", ...elements.map((e) => `  [${e.clickId}]<button>${e.text}</button>`)].join("\n");
-    return { elements, text, url: "https://x/", title: "X", scrollX: 0, scrollY: 0 };
+    return { elements, text, url: "https://x/", title: "X", scrollX: 0, scrollY: 0, tabs: [] };
   }
 
   it("keeps an index that fits as it is", () => {

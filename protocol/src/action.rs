@@ -197,6 +197,27 @@ pub enum ActionCommand {
         #[ts(optional)]
         text: Option<String>,
     },
+    /// Brings a text into view (find-in-page), in the page or the scroll container holding it;
+    /// a page that loads more as it is scrolled is scrolled to its end until the text appears.
+    BrowserScrollTo {
+        text: String,
+    },
+    /// Makes another of the task's tabs the one its actions act in (and shows it in its window).
+    #[serde(rename_all = "camelCase")]
+    BrowserSwitchTab {
+        tab_id: ChromeId,
+    },
+    /// Opens a URL in a new tab of the task (its window and group), which becomes the current one.
+    BrowserOpenTab {
+        url: String,
+    },
+    /// Closes one of the task's tabs (the current one by default); the task's last tab stays.
+    #[serde(rename_all = "camelCase")]
+    BrowserCloseTab {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        tab_id: Option<ChromeId>,
+    },
 }
 
 /// What running an action a second time does: it decides whether an attempt whose outcome is
@@ -406,6 +427,41 @@ impl ActionKind {
                 needs_task_tab: true,
                 label: "answering the page's dialog",
             },
+            BrowserScrollTo => ActionTraits {
+                // Scrolling to the same text again ends in the same place.
+                rerun: Idempotent,
+                mutating: true,
+                // A feed loads as it is scrolled.
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "looking for {text:quoted}",
+            },
+            BrowserSwitchTab => ActionTraits {
+                rerun: Idempotent,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "switching to tab {tabId}",
+            },
+            BrowserOpenTab => ActionTraits {
+                // A second run opens a second tab.
+                rerun: Once,
+                mutating: true,
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "opening {url} in a new tab",
+            },
+            BrowserCloseTab => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "closing tab {tabId}",
+            },
         }
     }
 
@@ -479,6 +535,22 @@ pub struct ActionOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub dialog: Option<Box<PageDialog>>,
+    /// The task's current tab after the action (where its next actions act): it changes when
+    /// the page opened a new tab, or the action switched, opened or closed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tab_id: Option<ChromeId>,
+}
+
+/// One of a task's tabs (a task starts with one; links and `window.open` add more).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskTab {
+    pub tab_id: ChromeId,
+    pub url: String,
+    pub title: String,
+    /// The tab the task's actions act in.
+    pub current: bool,
 }
 
 /// The kinds of JavaScript dialog a page can open (CDP `Page.DialogType`).
@@ -618,6 +690,9 @@ pub struct DomIndexResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub truncated: Option<bool>,
+    /// The task's tabs when it has several, the indexed one `current`.
+    #[serde(default)]
+    pub tabs: Vec<TaskTab>,
 }
 
 #[cfg(test)]
@@ -676,7 +751,9 @@ mod tests {
                 "task_start",
                 "task_stop",
                 "browser_navigate",
-                "browser_hover"
+                "browser_hover",
+                "browser_scroll_to",
+                "browser_switch_tab"
             ]
         );
         assert_eq!(
@@ -689,6 +766,8 @@ mod tests {
                 "browser_select_option",
                 "browser_press_key",
                 "browser_dialog",
+                "browser_open_tab",
+                "browser_close_tab",
             ]
         );
         assert_eq!(
@@ -703,6 +782,10 @@ mod tests {
                 "browser_press_key",
                 "browser_hover",
                 "browser_dialog",
+                "browser_scroll_to",
+                "browser_switch_tab",
+                "browser_open_tab",
+                "browser_close_tab",
             ]
         );
         assert_eq!(
@@ -714,6 +797,8 @@ mod tests {
                 "browser_get_html",
                 "browser_navigate",
                 "browser_back",
+                "browser_scroll_to",
+                "browser_open_tab",
             ]
         );
         assert_eq!(

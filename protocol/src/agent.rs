@@ -99,6 +99,19 @@ pub enum AgentAction {
         #[ts(optional)]
         text: Option<String>,
     },
+    /// Bring `text` into view, wherever it is on the page (also in a scrolling list, and in a
+    /// feed that loads more as it is scrolled): one step instead of many scrolls.
+    ScrollTo { text: String },
+    /// Act in another of the task's tabs (the `tabs` of the page list them).
+    SwitchTab { tab_id: i32 },
+    /// Open a URL in a new tab of the task; it becomes the tab the next actions act in.
+    OpenTab { url: String },
+    /// Close one of the task's tabs (the current one by default); the task goes on in another.
+    CloseTab {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        tab_id: Option<i32>,
+    },
     /// End the task: `success` says whether the goal was reached, `text` is the final answer
     /// for the person (what was done, values found, or why it could not be done).
     Done { success: bool, text: String },
@@ -118,6 +131,10 @@ impl AgentAction {
             AgentAction::Back {} => "back",
             AgentAction::WaitFor { .. } => "wait_for",
             AgentAction::Dialog { .. } => "dialog",
+            AgentAction::ScrollTo { .. } => "scroll_to",
+            AgentAction::SwitchTab { .. } => "switch_tab",
+            AgentAction::OpenTab { .. } => "open_tab",
+            AgentAction::CloseTab { .. } => "close_tab",
             AgentAction::Done { .. } => "done",
         }
     }

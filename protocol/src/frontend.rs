@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::{
-    AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, TaskStatus, TokenUsage,
-    ToolPhase, ToolResult,
+    AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, TaskStatus, TaskTab,
+    TokenUsage, ToolPhase, ToolResult,
 };
 
 /// Web → server (`frontend_message`).
@@ -163,6 +163,9 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         dialog: Option<PageDialog>,
+        /// The task's tabs when it has several, the observed one `current`.
+        #[serde(default)]
+        tabs: Vec<TaskTab>,
     },
     /// Replay after (re)connecting is complete; live events follow. Not sequenced.
     #[serde(rename_all = "camelCase")]

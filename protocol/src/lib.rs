@@ -18,7 +18,7 @@ pub mod typescript;
 
 pub use action::{
     ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind, PageDialog,
-    Rerun, Target,
+    Rerun, Target, TaskTab,
 };
 pub use agent::{AgentAction, AgentOutput, Reflection, TokenUsage, ToolPhase, ToolResult};
 pub use error::{ErrorCode, ErrorObject};

@@ -41,6 +41,7 @@ pub fn typescript_module() -> String {
         action::ActionOutcome,
         action::DialogKind,
         action::PageDialog,
+        action::TaskTab,
         action::TaskStartResult,
         action::ScreenshotResult,
         action::ReadabilityResult,

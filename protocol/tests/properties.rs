@@ -103,6 +103,10 @@ fn agent_action() -> BoxedStrategy<AgentAction> {
             }
         ),
         (any::<bool>(), of(text())).prop_map(|(accept, text)| AgentAction::Dialog { accept, text }),
+        text().prop_map(|text| AgentAction::ScrollTo { text }),
+        any::<i32>().prop_map(|tab_id| AgentAction::SwitchTab { tab_id }),
+        text().prop_map(|url| AgentAction::OpenTab { url }),
+        of(any::<i32>()).prop_map(|tab_id| AgentAction::CloseTab { tab_id }),
         (any::<bool>(), text()).prop_map(|(success, text)| AgentAction::Done { success, text }),
     ]
     .boxed()
@@ -233,9 +237,10 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
         of(error_object()),
         vec(text(), 0..3),
         of(page_dialog().prop_map(Box::new)),
+        of(any::<i32>()),
     )
         .prop_map(
-            |((action_id, attempt, task_id), status, result, error, warnings, dialog)| {
+            |((action_id, attempt, task_id), status, result, error, warnings, dialog, tab_id)| {
                 ActionOutcome {
                     action_id,
                     attempt,
@@ -245,9 +250,21 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
                     error,
                     warnings,
                     dialog,
+                    tab_id,
                 }
             },
         )
+        .boxed()
+}
+
+fn task_tab() -> BoxedStrategy<TaskTab> {
+    (any::<i32>(), text(), text(), any::<bool>())
+        .prop_map(|(tab_id, url, title, current)| TaskTab {
+            tab_id,
+            url,
+            title,
+            current,
+        })
         .boxed()
 }
 
@@ -339,6 +356,10 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
             }
         ),
         (any::<bool>(), of(text())).prop_map(|(accept, text)| BrowserDialog { accept, text }),
+        text().prop_map(|text| BrowserScrollTo { text }),
+        any::<i32>().prop_map(|tab_id| BrowserSwitchTab { tab_id }),
+        text().prop_map(|url| BrowserOpenTab { url }),
+        of(any::<i32>()).prop_map(|tab_id| BrowserCloseTab { tab_id }),
     ]
     .boxed()
 }
@@ -469,12 +490,13 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                 vec(text(), 0..3),
                 vec(text(), 0..3),
                 of(page_dialog()),
+                vec(task_tab(), 0..3),
             ),
         )
             .prop_map(
                 |(
                     (step, url, title, screenshot_artifact_id),
-                    (elements, missing, warnings, dialog),
+                    (elements, missing, warnings, dialog, tabs),
                 )| {
                     PageObserved {
                         step,
@@ -485,6 +507,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         missing,
                         warnings,
                         dialog,
+                        tabs,
                     }
                 }
             ),

@@ -57,7 +57,7 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } };
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
@@ -115,7 +115,7 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } });
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } });
 
 export type ActionStatus = "ok" | "partial" | "error";
 
@@ -129,7 +129,12 @@ result?: unknown, error?: ErrorObject, warnings: Array<string>,
  * until it is answered (`browser_dialog`) the page's scripts are held and nothing else on
  * it can be used. Boxed: most outcomes have none.
  */
-dialog?: PageDialog, };
+dialog?: PageDialog, 
+/**
+ * The task's current tab after the action (where its next actions act): it changes when
+ * the page opened a new tab, or the action switched, opened or closed one.
+ */
+tabId?: number, };
 
 export type DialogKind = "alert" | "confirm" | "prompt" | "beforeunload";
 
@@ -142,6 +147,12 @@ defaultPrompt?: string,
  * The page that opened it.
  */
 url: string, };
+
+export type TaskTab = { tabId: number, url: string, title: string, 
+/**
+ * The tab the task's actions act in.
+ */
+current: boolean, };
 
 export type TaskStartResult = { tabId: number, windowId: number, groupId?: number, url: string, title?: string, };
 
@@ -174,7 +185,11 @@ artifactId?: string,
 /**
  * Set (true) when `elements` and `text` are cut short of the whole index.
  */
-truncated?: boolean, };
+truncated?: boolean, 
+/**
+ * The task's tabs when it has several, the indexed one `current`.
+ */
+tabs: Array<TaskTab>, };
 
 export type Reflection = { 
 /**
@@ -210,7 +225,7 @@ memory: string,
  */
 next_goal: string, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "done": { success: boolean, text: string, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "done": { success: boolean, text: string, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -333,7 +348,11 @@ missing: Array<string>, warnings: Array<string>,
 /**
  * A JavaScript dialog the page shows, waiting for an answer.
  */
-dialog?: PageDialog, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+dialog?: PageDialog, 
+/**
+ * The task's tabs when it has several, the observed one `current`.
+ */
+tabs: Array<TaskTab>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type EventEnvelope = { 
 /**
@@ -383,7 +402,11 @@ missing: Array<string>, warnings: Array<string>,
 /**
  * A JavaScript dialog the page shows, waiting for an answer.
  */
-dialog?: PageDialog, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+dialog?: PageDialog, 
+/**
+ * The task's tabs when it has several, the observed one `current`.
+ */
+tabs: Array<TaskTab>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 
@@ -484,6 +507,10 @@ export const ACTION_TRAITS = {
   "browser_hover": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
   "browser_wait_for": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
   "browser_dialog": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"answering the page's dialog"},
+  "browser_scroll_to": {"rerun":"idempotent","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"looking for {text:quoted}"},
+  "browser_switch_tab": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"switching to tab {tabId}"},
+  "browser_open_tab": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url} in a new tab"},
+  "browser_close_tab": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"closing tab {tabId}"},
 } as const satisfies Record<ActionName, ActionTraits>;
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

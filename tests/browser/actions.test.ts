@@ -70,7 +70,7 @@ describe("the task tab", () => {
     const { taskId } = await startTask(h, `${h.a}/buttons.html?guard`);
     const optionsTab = await h.options.evaluate(() => chrome.tabs.getCurrent().then((t) => t!.id!));
     const wrong = await fails(h, taskId, { name: "browser_click", params: { clickId: 1 } }, "INVALID_TASK_TAB", { tabId: optionsTab });
-    assert.match(wrong.message, /not the task's tab/);
+    assert.match(wrong.message, /not one of the task's tabs/);
     assert.equal(wrong.retryable, false);
 
     const fresh = await newTask(h.mimo);
@@ -380,6 +380,8 @@ describe("shadow DOM, iframes, selects, scrolling", () => {
     page = await pageAt(h, `${h.a}/scroll.html`);
     let result = await index(taskId);
     assert.match(result.text, /<div scrollable: 0px above, \d+px below>\n  \[\d+\]<button>Item 1<\/button>/);
+    // The rows scrolled out of the box are out of sight, not covered by what lies under them.
+    assert.doesNotMatch(result.text, /covered by|Item 10/);
     const item = el(result, "Item 2");
     const inBox = await ok<{ target: string; scrolledY: number }>(h, taskId, { name: "browser_scroll", params: { direction: "down", clickId: item.clickId, amount: 200 } });
     assert.deepEqual([inBox.result.target, inBox.result.scrolledY], ["element", 200]);
@@ -510,3 +512,91 @@ describe("a 10,000-element page", () => {
     await ok(h, taskId, { name: "browser_click", params: { clickId: last.clickId } });
   });
 });
+
+describe("several tabs per task", () => {
+  it("a link's new tab and window.open join the task, which goes on there; switch, open and close its tabs", { timeout: 60_000 }, async () => {
+    const { taskId, tabId: first } = await startTask(h, `${h.a}/shipments.html`);
+    let list = await index(taskId);
+    const link = el(list, "Delivery note 1057");
+    const clicked = await ok(h, taskId, { name: "browser_click", params: { clickId: link.clickId } });
+    const second = clicked.record.outcome!.tabId!;
+    assert.ok(second !== undefined && second !== first, JSON.stringify(clicked.record.outcome));
+    assert.match(clicked.warnings.join(" "), new RegExp(`opened a new tab \\(tab_id ${second}: .*note\\.html\\?order=1057\\).*switch_tab ${first} goes back`));
+
+    // What follows acts in the new tab: the server sends it there.
+    await ok(h, taskId, { name: "browser_wait_for_loaded", params: {} });
+    list = await index(taskId);
+    assert.match(list.url, /note\.html\?order=1057$/);
+    assert.deepEqual(list.tabs.map((t) => [t.tabId, t.current]), [[first, false], [second, true]]);
+    assert.equal(list.tabs[0]!.title, "Shipments");
+    const group = await h.options.evaluate((ids) => Promise.all(ids.map((id) => chrome.tabs.get(id).then((t) => t.groupId))), [first, second]);
+    assert.equal(group[0], group[1], "in the task's tab group");
+
+    // A click id of another tab's list is refused, never clicked in the wrong page.
+    const stale = await act(h, taskId, { name: "browser_click", params: { clickId: link.clickId } }, { tabId: first });
+    assert.equal(stale.outcome?.error?.code, "TARGET_NOT_FOUND", JSON.stringify(stale));
+
+    const back = await ok<{ tabId: number }>(h, taskId, { name: "browser_switch_tab", params: { tabId: first } });
+    assert.equal(back.record.outcome!.tabId, first);
+    list = await index(taskId);
+    assert.match(list.url, /shipments\.html$/);
+    // window.open from a button joins it too.
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Track parcel 1057").clickId } });
+    await ok(h, taskId, { name: "browser_wait_for_loaded", params: {} });
+    list = await index(taskId);
+    assert.match(list.url, /tracking$/);
+    assert.equal(list.tabs.length, 3);
+
+    // Closing the current tab goes on in the newest other; the last tab stays.
+    const closed = await ok<{ tabId: number }>(h, taskId, { name: "browser_close_tab", params: {} });
+    assert.equal(closed.result.tabId, second);
+    const opened = await ok<{ tabId: number }>(h, taskId, { name: "browser_open_tab", params: { url: `${h.a}/page2.html?tab` } });
+    list = await index(taskId);
+    assert.equal(list.title, "Page two");
+    assert.equal(list.tabs.find((t) => t.current)?.tabId, opened.result.tabId);
+    await ok(h, taskId, { name: "browser_close_tab", params: { tabId: second } });
+    await ok(h, taskId, { name: "browser_close_tab", params: {} });
+    const last = await fails(h, taskId, { name: "browser_close_tab", params: {} }, "INVALID_TASK_TAB");
+    assert.match(last.message, /last tab/);
+    list = await index(taskId);
+    assert.equal(list.tabs.length, 0, "one tab: nothing to list");
+    assert.match(list.url, /shipments\.html$/);
+  });
+});
+
+describe("long pages", () => {
+  it("scroll_to brings a row 4,000 lines down a list into view in one step", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/orders.html`);
+    const found = await ok<{ matches: number; snippet: string; loads: number }>(h, taskId, { name: "browser_scroll_to", params: { text: "order 3990" } });
+    assert.deepEqual([found.result.matches, found.result.loads], [1, 0]);
+    assert.match(found.result.snippet, /^Order 3990 Open$/);
+    const list = await index(taskId);
+    const row = list.text.split("\n").find((line) => line.includes("Order 3990"));
+    assert.ok(row === undefined || !row.includes("covered"), list.text);
+    // The row's own button is listed, in view in its list, and clicks the right order.
+    const lines = list.text.split("\n");
+    assert.match(list.text, /<div scrollable: \d+px above, \d+px below>/);
+    const open = list.elements.filter((e) => e.text === "Open");
+    assert.ok(open.length > 0 && open.length < 20, `only the rows in view: ${lines.length} lines`);
+    const scrollTop = await page.evaluate(() => document.getElementById("orders")!.scrollTop);
+    assert.ok(scrollTop > 90_000, `the list scrolled: ${scrollTop}`);
+    const middle = open[Math.floor(open.length / 2)]!;
+    await ok(h, taskId, { name: "browser_click", params: { clickId: middle.clickId } });
+    const clicked = (await pageLog(page)).at(-1) ?? "";
+    assert.match(clicked, /^open:39(8\d|9\d):trusted=true$/, clicked);
+  });
+
+  it("scroll_to loads more of a feed until the text appears, and says when it is not there", { timeout: 60_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/feed.html`);
+    const found = await ok<{ loads: number }>(h, taskId, { name: "browser_scroll_to", params: { text: "comment number 87" } });
+    assert.ok(found.result.loads >= 3, JSON.stringify(found.result));
+    assert.match(found.warnings.join(), /loaded more \d+ times/);
+    const list = await index(taskId);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Reply to 87").clickId } });
+    await logged(page, "Reply to 87:trusted=true");
+
+    const missing = await fails(h, taskId, { name: "browser_scroll_to", params: { text: "comment number 187" } }, "TARGET_NOT_FOUND");
+    assert.match(missing.message, /no "comment number 187" on the page, after scrolling to its end \d+ times/);
+  });
+});
+

@@ -244,6 +244,39 @@ describe("the web app during a run", () => {
   });
 });
 
+describe("a page that opens a new tab", () => {
+  it("goes on in the tab the link opened, shown to the model and the web app with the task's tabs", { timeout: 90_000 }, async () => {
+    const shipments = `${h.a}/shipments.html?agent`;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: shipments } }, "Opening the shipments."),
+      onElement("Delivery note 1057", (index) => ({ click: { index } }), "The last shipment is #1057."),
+      {
+        respond: ({ userText }) => {
+          const address = /delivered to ([^.]*)/.exec(userText)?.[1] ?? "nothing";
+          assert.match(userText, /^url: .*note\.html\?order=1057$/m, userText);
+          assert.match(userText, /- tab_id \d+: "Shipments"/);
+          assert.match(userText, /- tab_id \d+ \(current\): "Delivery note"/);
+          return agentStep({ done: { success: true, text: `Order #1057 was delivered to ${address}.` } }, "Read the note.");
+        },
+      },
+    ]);
+    const { taskId, web } = await ask(`Open ${shipments} and tell me where my last shipment went`);
+    const result = await outcome(web);
+    assert.equal(result.status, "ok", JSON.stringify(result));
+    assert.match(String((result.output as { text: string }).text), /delivered to Ann Smith, 4 Rue des Lilas, Lyon/);
+    const clicked = steps(web, "end")[1]!;
+    assert.match(clicked.result!.warnings.join(" "), /opened a new tab/);
+    const pages = web.received.filter((e): e is Extract<FrontendEvent, { type: "pageObserved" }> & EventEnvelope => e.type === "pageObserved");
+    assert.deepEqual(pages.at(-1)!.tabs.map((t) => t.current), [false, true]);
+    const records = await ranOnce(taskId);
+    const prep = records.filter((r) => r.command.name === "browser_dom_index").at(-1)!;
+    const click = records.find((r) => r.command.name === "browser_click")!;
+    assert.ok(click.tabId !== undefined && prep.tabId !== undefined);
+    assert.notEqual(prep.tabId, click.tabId, "the page was read in the new tab");
+    web.close();
+  });
+});
+
 describe("a risky step", () => {
   it("waits for the person's confirmation in the web app, then runs", { timeout: 90_000 }, async () => {
     // `fresh` empties the cart of origin b (the takeover test filled it).

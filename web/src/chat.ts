@@ -256,7 +256,10 @@ export class ChatView {
     if (step === undefined) return;
     this.keepAtBottom(() => {
       const missing = event.missing.length > 0 ? ` · missing ${event.missing.join(", ")}` : "";
-      step.body.append(h("div", { class: "step-page", title: event.url }, `Page: ${event.title || event.url} · ${event.elements} elements${missing}`));
+      const tabs = event.tabs;
+      const current = tabs.findIndex((t) => t.current);
+      const tab = tabs.length > 1 ? ` · tab ${current + 1} of ${tabs.length}` : "";
+      step.body.append(h("div", { class: "step-page", title: event.url, "data-testid": "step-page" }, `Page: ${event.title || event.url}${tab} · ${event.elements} elements${missing}`));
       const dialog = event.dialog;
       if (dialog !== undefined) {
         const kind = dialog.kind === "beforeunload" ? "asks to leave the page" : dialog.kind === "alert" ? "shows an alert" : `asks (${dialog.kind})`;

@@ -26,5 +26,9 @@ export function describeAction(action: AgentAction): string {
     const { accept, text } = action.dialog;
     return `answer the page's dialog: ${accept ? "OK" : "Cancel"}${text !== undefined ? ` with ${quoted(text)}` : ""}`;
   }
+  if ("scroll_to" in action) return `scroll to ${quoted(action.scroll_to.text)}`;
+  if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
+  if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;
+  if ("close_tab" in action) return action.close_tab.tab_id !== undefined ? `close tab ${action.close_tab.tab_id}` : "close this tab";
   return action.done.success ? "finish" : "give up";
 }

@@ -102,6 +102,8 @@ describe("describeAction", () => {
     assert.equal(describeAction({ wait_for: { text: "Added" } }), "wait for text “Added”");
     assert.equal(describeAction({ dialog: { accept: true, text: "Receipts" } }), "answer the page's dialog: OK with “Receipts”");
     assert.equal(describeAction({ dialog: { accept: false } }), "answer the page's dialog: Cancel");
+    assert.equal(describeAction({ switch_tab: { tab_id: 12 } }), "switch to tab 12");
+    assert.equal(describeAction({ close_tab: {} }), "close this tab");
     assert.equal(describeAction({ done: { success: false, text: "no" } }), "give up");
   });
 });

@@ -82,6 +82,10 @@ pub fn command_for(action: &AgentAction) -> Option<ActionCommand> {
             timeout_ms,
         },
         AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
+        AgentAction::ScrollTo { text } => ActionCommand::BrowserScrollTo { text },
+        AgentAction::SwitchTab { tab_id } => ActionCommand::BrowserSwitchTab { tab_id },
+        AgentAction::OpenTab { url } => ActionCommand::BrowserOpenTab { url },
+        AgentAction::CloseTab { tab_id } => ActionCommand::BrowserCloseTab { tab_id },
         AgentAction::Done { .. } => return None,
     })
 }
@@ -585,6 +589,7 @@ impl Conversation {
                         }
                         page.element_count = index.elements.len() as u32;
                         page.elements = index.text;
+                        page.tabs = index.tabs;
                         if index.elements.is_empty() {
                             // Said, so that the model neither guesses indexes nor gives up.
                             page.warnings.push(EMPTY_ELEMENT_LIST.to_owned());
@@ -632,6 +637,12 @@ impl Conversation {
             missing: page.missing.clone(),
             warnings: page.warnings.clone(),
             dialog: page.dialog.clone(),
+            // One tab is the usual case: nothing to tell.
+            tabs: if page.tabs.len() > 1 {
+                page.tabs.clone()
+            } else {
+                Vec::new()
+            },
         };
         run.observation = Some(page);
         let mut effects = vec![Effect::Emit(event)];

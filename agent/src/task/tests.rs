@@ -184,6 +184,7 @@ fn outcome(action: &BrowserAction, status: ActionStatus, result: serde_json::Val
             error: None,
             warnings: Vec::new(),
             dialog: None,
+            tab_id: None,
         },
     })
 }
@@ -216,6 +217,7 @@ fn finish(task: &Task, action_id: &str) -> Input {
             error: None,
             warnings: Vec::new(),
             dialog: None,
+            tab_id: None,
         },
     })
 }
@@ -792,6 +794,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
             error: None,
             warnings: Vec::new(),
             dialog: None,
+            tab_id: None,
         },
         50,
     );

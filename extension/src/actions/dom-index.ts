@@ -15,6 +15,8 @@ import { fitIndex, indent, pageLine } from "../index-text.ts";
 import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
 import type { ActionSuccess } from "../results.ts";
 import { siteAllowed } from "../site-access.ts";
+import { tabList } from "../task-tabs.ts";
+import { tabsOf } from "../tasks.ts";
 import type { Handler, TabContext } from "./handler.ts";
 
 export const browserDomIndex: Handler<"browser_dom_index"> = {
@@ -72,11 +74,13 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
   };
   const lines = await expand(top, 0, { x: 0, y: 0 }, { x: 0, y: 0, w: top.viewport.w, h: top.viewport.h }, 0);
   const header = pageLine({ url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY, width: top.size.w, height: top.size.h, vw: top.viewport.w, vh: top.viewport.h });
-  await ctx.deps.tasks.update(ctx.task.taskId, (t) => {
+  const task = await ctx.deps.tasks.update(ctx.task.taskId, (t) => {
     t.clicks = clicks;
     t.attr = attr;
+    t.indexTabId = ctx.tabId;
   });
-  const full: DomIndexResult = { elements, text: [header, ...lines].join("\n"), url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY };
+  const tabs = task !== undefined && tabsOf(task).length > 1 ? await tabList(task, ctx.tabId) : [];
+  const full: DomIndexResult = { elements, text: [header, ...lines].join("\n"), url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY, tabs };
   const json = utf8(JSON.stringify(full));
   if (json.byteLength <= MAX_RESULT_BYTES) return { result: full, warnings };
   // Too large for one message: the whole index goes to R2 and the message carries what fits,

@@ -5,6 +5,7 @@ import type { ACTION_TRAITS, ActionName, BrowserAction } from "../../../protocol
 import type { ServerAccess } from "../artifacts.ts";
 import type { Debugger } from "../cdp.ts";
 import type { PageDialogs } from "../dialogs.ts";
+import type { NewTabs } from "../task-tabs.ts";
 import type { ActionSuccess } from "../results.ts";
 import type { TaskRecord, TaskRegistry } from "../tasks.ts";
 
@@ -13,6 +14,7 @@ export type ExecutorDeps = {
   tasks: TaskRegistry;
   cdp: Debugger;
   dialogs: PageDialogs;
+  newTabs: NewTabs;
   server(): Promise<ServerAccess>;
   now(): number;
 };

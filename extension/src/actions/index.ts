@@ -4,6 +4,7 @@
 // is not here but in `ACTION_TRAITS`, generated from protocol/src/action.rs.
 import { browserBack } from "./back.ts";
 import { browserClick } from "./click.ts";
+import { browserCloseTab } from "./close-tab.ts";
 import { browserDebuggerAttach } from "./debugger-attach.ts";
 import { browserDialog } from "./dialog.ts";
 import { browserDomIndex } from "./dom-index.ts";
@@ -11,11 +12,14 @@ import { browserGetHtml } from "./get-html.ts";
 import type { ActionHandlers } from "./handler.ts";
 import { browserHover } from "./hover.ts";
 import { browserNavigate } from "./navigate.ts";
+import { browserOpenTab } from "./open-tab.ts";
 import { browserPressKey } from "./press-key.ts";
 import { browserReadabilityExtract } from "./readability-extract.ts";
 import { browserScreenshot } from "./screenshot.ts";
 import { browserScroll } from "./scroll.ts";
+import { browserScrollTo } from "./scroll-to.ts";
 import { browserSelectOption } from "./select-option.ts";
+import { browserSwitchTab } from "./switch-tab.ts";
 import { taskStart } from "./task-start.ts";
 import { taskStop } from "./task-stop.ts";
 import { browserType } from "./type.ts";
@@ -43,4 +47,8 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_hover: browserHover,
   browser_wait_for: browserWaitFor,
   browser_dialog: browserDialog,
+  browser_switch_tab: browserSwitchTab,
+  browser_open_tab: browserOpenTab,
+  browser_close_tab: browserCloseTab,
+  browser_scroll_to: browserScrollTo,
 };

@@ -56,6 +56,6 @@ export const taskStart: Handler<"task_start"> = {
     const result: TaskStartResult = { tabId: record.tabId, windowId: tab.windowId, url: tab.url || tab.pendingUrl || url };
     if (record.groupId !== undefined) result.groupId = record.groupId;
     if (tab.title) result.title = tab.title;
-    return { result, warnings };
+    return { result, warnings, tabId: record.tabId };
   },
 };

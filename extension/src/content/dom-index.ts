@@ -10,7 +10,7 @@ import type { ChildFrame, FrameIndex, IndexedElement, IndexLine } from "../frame
 import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
 import type { LineFacts } from "../index-text.ts";
 import { shownValue } from "../secrets.ts";
-import { coverOf, deepElementFromPoint, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
+import { clippedAway, coverOf, deepElementFromPoint, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
 import { contentBox } from "./interact.ts";
 
 /** How far beyond the viewport a `viewport` scope index still looks. */
@@ -194,6 +194,18 @@ function xpathStep(el: Element, counters: Map<string, number>): string {
 
 const OVERFLOWS = new Set(["auto", "scroll", "overlay"]);
 
+/** Whether the item lies wholly outside the box of a scroll container it is in. */
+function outsideItsScrollers(items: Item[], it: Item): boolean {
+  const r = it.rect!;
+  for (let p = it.parent; p >= 0; p = items[p]!.parent) {
+    const up = items[p]!;
+    if (up.kind !== "scroll") continue;
+    const box = up.rect!;
+    if (r.bottom <= box.top || r.top >= box.bottom || r.right <= box.left || r.left >= box.right) return true;
+  }
+  return false;
+}
+
 export type IndexOptions = { scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean };
 
 export function indexFrame(opts: IndexOptions): FrameIndex {
@@ -285,6 +297,9 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
     if (r.width < 1 || r.height < 1) continue;
     if (r.right < view.left - margin || r.left > view.right + margin || r.bottom < view.top - margin || r.top > view.bottom + margin) continue;
     if (!isRendered(it.el)) continue;
+    // Scrolled out of a list of its own: out of sight (the list's line says how much lies
+    // above and below).
+    if (outsideItsScrollers(items, it)) continue;
     const inView = r.right > view.left && r.left < view.right && r.bottom > view.top && r.top < view.bottom;
     if (inView && it.kind !== "scroll") {
       if (it.kind === "frame") {
@@ -295,7 +310,9 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
         // what the person sees, and can remove the cover (or say so) instead of guessing.
         const hit = hitTest(it.el, r);
         if ("covered" in hit) {
-          if (hit.covered === null) continue;
+          // Scrolled out of its container is out of sight (the container's line says how
+          // much lies above and below), not covered.
+          if (hit.covered === null || clippedAway(it.el, r)) continue;
           it.cover = coverOf(hit.covered, it.el);
         }
       }

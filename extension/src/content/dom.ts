@@ -84,6 +84,20 @@ export function coverOf(hit: Element, el: Element): { layer: Element; text: stri
   return { layer, text: `${describe(layer).slice(0, -1)}${role}>${text ? ` ${JSON.stringify(text)}` : ""}` };
 }
 
+/**
+ * Whether an ancestor that clips its content (a scroll container, `overflow: hidden`) hides the
+ * element's box entirely: such an element is out of sight, not covered.
+ */
+export function clippedAway(el: Element, rect: DOMRect): boolean {
+  for (let up = composedParent(el); up !== null && up !== document.body && up !== document.documentElement; up = composedParent(up)) {
+    const style = getComputedStyle(up);
+    if (style.overflowX === "visible" && style.overflowY === "visible") continue;
+    const box = up.getBoundingClientRect();
+    if (rect.bottom <= box.top || rect.top >= box.bottom || rect.right <= box.left || rect.left >= box.right) return true;
+  }
+  return false;
+}
+
 /** Whether a hit at a point counts as the element: itself, inside it, or its label. */
 export function hitIs(el: Element, hit: Element | null): boolean {
   if (hit === null) return false;

@@ -10,6 +10,7 @@ import type { ContentMessage, FrameReply, FrameRequest, OverlayState } from "../
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
 import { allIframes, FrameError, tagFrame } from "./dom.ts";
 import { indexFrame } from "./dom-index.ts";
+import { findText } from "./find.ts";
 import * as act from "./interact.ts";
 import { Overlay } from "./overlay.ts";
 
@@ -119,6 +120,8 @@ function start(): void {
         return act.html(req.xpath);
       case "probe":
         return act.probe(req.text, req.selector);
+      case "findText":
+        return findText(req.text, req.loadMore);
       case "readyState":
         return document.readyState;
       case "exists":

@@ -147,6 +147,7 @@ fn record(
             error,
             warnings: Vec::new(),
             dialog: None,
+            tab_id: None,
         }),
     }
 }

@@ -1,0 +1,59 @@
+// A task's tabs. Tabs a task's pages open (a `target=_blank` link, `window.open`) join it: the
+// service worker's `tabs.onCreated` adds them (tasks.ts `joinTab`) and tells whoever waits for
+// one here — the executor, so that the click that opened a tab reports it and the page
+// preparation that follows looks at the new tab, not the old one.
+import type { TaskTab } from "../../protocol/ts/protocol.ts";
+import type { Debugger } from "./cdp.ts";
+import { joinTab, tabsOf } from "./tasks.ts";
+import type { TaskRecord, TaskRegistry } from "./tasks.ts";
+
+export class NewTabs {
+  readonly #waiters = new Map<string, Set<(tabId: number) => void>>();
+
+  /** A tab joined the task. */
+  joined(taskId: string, tabId: number): void {
+    for (const waiter of this.#waiters.get(taskId) ?? []) waiter(tabId);
+  }
+
+  /** The next tab to join the task from now on; `cancel` stops watching. */
+  watch(taskId: string): { opened: Promise<number>; cancel(): void } {
+    let waiter!: (tabId: number) => void;
+    const opened = new Promise<number>((resolve) => (waiter = resolve));
+    const set = this.#waiters.get(taskId) ?? new Set();
+    set.add(waiter);
+    this.#waiters.set(taskId, set);
+    return {
+      opened,
+      cancel: () => {
+        set.delete(waiter);
+        if (set.size === 0 && this.#waiters.get(taskId) === set) this.#waiters.delete(taskId);
+      },
+    };
+  }
+}
+
+/** The task's tabs as the model and the web app see them, `current` the one given. */
+export async function tabList(task: TaskRecord, current: number): Promise<TaskTab[]> {
+  const out: TaskTab[] = [];
+  for (const tabId of tabsOf(task)) {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (tab !== null) out.push({ tabId, url: tab.url || tab.pendingUrl || "", title: tab.title ?? "", current: tabId === current });
+  }
+  return out;
+}
+
+/** Shows the tab in its window (the window keeps its focus state): CDP input to a tab in the background is slow. */
+export async function bringForward(tabId: number): Promise<void> {
+  await chrome.tabs.update(tabId, { active: true }).catch(() => undefined);
+}
+
+/**
+ * A tab joins the task and becomes its current one: in the task's tab group (where its window
+ * allows), with the debugger attached (trusted input, dialogs).
+ */
+export async function addTab(deps: { tasks: TaskRegistry; cdp: Debugger }, taskId: string, tabId: number, windowId: number): Promise<TaskRecord | undefined> {
+  const task = await deps.tasks.update(taskId, (t) => joinTab(t, tabId, windowId));
+  if (task?.groupId !== undefined) await chrome.tabs.group({ groupId: task.groupId, tabIds: tabId }).catch(() => undefined);
+  await deps.cdp.attach(tabId).catch(() => undefined);
+  return task;
+}
