@@ -19,7 +19,8 @@ reading a page), call the AgentOutput tool with your first action; a browser tas
 const BROWSER_SECTIONS: &str = "<tools>
 Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
 next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
-hover, back, wait_for, scroll_to, dialog, switch_tab, open_tab, close_tab, done. Elements are named by the number in brackets in the page's element \
+hover, back, wait_for, scroll_to, dialog, click_at, hover_at, drag, switch_tab, open_tab, \
+close_tab, done. Elements are named by the number in brackets in the page's element \
 list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
 use only those of the latest page.
 </tools>

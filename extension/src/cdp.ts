@@ -17,8 +17,13 @@ export class Debugger {
   /** Why Chrome detached us last, by tab (e.g. the person cancelled the infobar). */
   readonly detachReasons = new Map<number, string>();
   #enabled: Promise<boolean>;
+  readonly #listeners = new Set<(tabId: number, method: string, params: unknown) => void>();
 
   constructor() {
+    chrome.debugger.onEvent.addListener((source, method, params) => {
+      if (source.tabId === undefined) return;
+      for (const listener of this.#listeners) listener(source.tabId, method, params);
+    });
     chrome.debugger.onDetach.addListener((source, reason) => {
       if (source.tabId === undefined) return;
       this.#attached.delete(source.tabId);
@@ -57,6 +62,20 @@ export class Debugger {
     } catch (error) {
       throw new CdpFailure(`${method} failed: ${errorText(error)}`);
     }
+  }
+
+  /** The next `method` event of the tab's session from now on; `cancel` stops listening. */
+  nextEvent<T = unknown>(tabId: number, method: string): { event: Promise<T>; cancel(): void } {
+    let listener!: (tab: number, name: string, params: unknown) => void;
+    const event = new Promise<T>((resolve) => {
+      listener = (tab, name, params) => {
+        if (tab !== tabId || name !== method) return;
+        this.#listeners.delete(listener);
+        resolve(params as T);
+      };
+    });
+    this.#listeners.add(listener);
+    return { event, cancel: () => this.#listeners.delete(listener) };
   }
 
   async detach(tabId: number): Promise<void> {

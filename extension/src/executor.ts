@@ -21,7 +21,7 @@ import type { ActionSuccess } from "./results.ts";
 import { requireSite } from "./site-access.ts";
 
 /** Actions that may make the page open a tab (a link, `window.open` on a click or a key). */
-const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click", "browser_press_key"]);
+const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click", "browser_click_at", "browser_press_key"]);
 /** How long such an action waits for the tab; Chrome opens it within a few milliseconds. */
 const NEW_TAB_WAIT_MS = 150;
 

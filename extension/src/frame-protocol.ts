@@ -60,8 +60,8 @@ export type Prepared = {
   /** Where to click, in the frame's viewport. */
   point: Point;
   tag: string;
-  /** For typing: what kind of editable the element is. */
-  editable?: "input" | "textarea" | "contenteditable";
+  /** For typing: what kind of editable the element is (`value`: a date, time, colour or slider input, set whole). */
+  editable?: "input" | "textarea" | "contenteditable" | "value";
 };
 
 export type FrameRequest =
@@ -82,6 +82,7 @@ export type FrameRequest =
   | { op: "html"; xpath?: string }
   | { op: "probe"; text?: string; selector?: string }
   | { op: "findText"; text: string; loadMore: boolean }
+  | { op: "elementAt"; point: Point }
   | { op: "readyState" }
   | { op: "exists"; xpath: string }
   | { op: "mark"; untilMs: number }

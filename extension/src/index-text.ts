@@ -25,6 +25,8 @@ export type LineFacts = {
   checked?: boolean;
   disabled?: boolean;
   expanded?: boolean;
+  /** It can be dragged (HTML5 `draggable`): the drag action moves it. */
+  draggable?: boolean;
 };
 
 const MAX_ATTR = 60;
@@ -47,6 +49,7 @@ export function elementLine(f: LineFacts): string {
   if (f.checked === true) attrs.push("checked");
   if (f.disabled === true) attrs.push("disabled");
   if (f.expanded !== undefined) attrs.push(`expanded=${f.expanded}`);
+  if (f.draggable === true) attrs.push("draggable");
   const open = `${f.clickId !== undefined ? `[${f.clickId}]` : ""}<${f.tag}${attrs.length > 0 ? " " + attrs.join(" ") : ""}>`;
   const voidTag = f.tag === "input" || f.tag === "img";
   if (voidTag) return f.text !== undefined && f.text !== "" ? `${open} ${f.text}` : open;

@@ -61,6 +61,22 @@ pub struct Target {
     pub xpath: Option<String>,
 }
 
+/// One end of a drag: an element of the latest index (`clickId`), or a point of the viewport
+/// (`x`, `y` in CSS pixels, as in a screenshot of the viewport).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DragEnd {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub click_id: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub x: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub y: Option<f64>,
+}
+
 /// The action catalog: the action's name and its parameters. [`ActionKind`] names each action
 /// without its parameters and says what kind of action it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::EnumDiscriminants)]
@@ -201,6 +217,23 @@ pub enum ActionCommand {
     /// a page that loads more as it is scrolled is scrolled to its end until the text appears.
     BrowserScrollTo {
         text: String,
+    },
+    /// A trusted click at a point of the viewport (CSS pixels): for what the element list cannot
+    /// name — a control drawn on a canvas, in SVG, on a map.
+    BrowserClickAt {
+        x: f64,
+        y: f64,
+    },
+    /// Moves the mouse to a point of the viewport (hover menus drawn at a point).
+    BrowserHoverAt {
+        x: f64,
+        y: f64,
+    },
+    /// Drags with trusted input from one element or point to another: HTML5 drag and drop (the
+    /// drag CDP intercepts, then dropped) and pointer-based dragging (press, moves, release).
+    BrowserDrag {
+        from: DragEnd,
+        to: DragEnd,
     },
     /// Makes another of the task's tabs the one its actions act in (and shows it in its window).
     #[serde(rename_all = "camelCase")]
@@ -436,6 +469,30 @@ impl ActionKind {
                 captures_page: false,
                 needs_task_tab: true,
                 label: "looking for {text:quoted}",
+            },
+            BrowserClickAt => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "clicking at {x},{y}",
+            },
+            BrowserHoverAt => ActionTraits {
+                rerun: Idempotent,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "pointing at {x},{y}",
+            },
+            BrowserDrag => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "dragging",
             },
             BrowserSwitchTab => ActionTraits {
                 rerun: Idempotent,
@@ -753,6 +810,7 @@ mod tests {
                 "browser_navigate",
                 "browser_hover",
                 "browser_scroll_to",
+                "browser_hover_at",
                 "browser_switch_tab"
             ]
         );
@@ -766,6 +824,8 @@ mod tests {
                 "browser_select_option",
                 "browser_press_key",
                 "browser_dialog",
+                "browser_click_at",
+                "browser_drag",
                 "browser_open_tab",
                 "browser_close_tab",
             ]
@@ -783,6 +843,9 @@ mod tests {
                 "browser_hover",
                 "browser_dialog",
                 "browser_scroll_to",
+                "browser_click_at",
+                "browser_hover_at",
+                "browser_drag",
                 "browser_switch_tab",
                 "browser_open_tab",
                 "browser_close_tab",

@@ -37,6 +37,21 @@ pub struct AgentOutput {
     pub action: AgentAction,
 }
 
+/// One end of a drag: the element with `index`, or the point `x`, `y` (CSS pixels of the
+/// viewport, as in the screenshot).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct DragPoint {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub x: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub y: Option<f64>,
+}
+
 /// The actions the model can take. Elements are named by their `index` in the page's element
 /// list (`[12]<button>…`), which is the extension's `clickId`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
@@ -102,6 +117,13 @@ pub enum AgentAction {
     /// Bring `text` into view, wherever it is on the page (also in a scrolling list, and in a
     /// feed that loads more as it is scrolled): one step instead of many scrolls.
     ScrollTo { text: String },
+    /// Click at a point of the page (x, y in CSS pixels of the viewport, as in the screenshot)
+    /// where the element list has nothing to name: a control drawn on a canvas, in SVG or a map.
+    ClickAt { x: f64, y: f64 },
+    /// Move the mouse to a point of the page (x, y as for click_at).
+    HoverAt { x: f64, y: f64 },
+    /// Drag from one element or point to another (moving a card to a column, a slider's knob).
+    Drag { from: DragPoint, to: DragPoint },
     /// Act in another of the task's tabs (the `tabs` of the page list them).
     SwitchTab { tab_id: i32 },
     /// Open a URL in a new tab of the task; it becomes the tab the next actions act in.
@@ -132,6 +154,9 @@ impl AgentAction {
             AgentAction::WaitFor { .. } => "wait_for",
             AgentAction::Dialog { .. } => "dialog",
             AgentAction::ScrollTo { .. } => "scroll_to",
+            AgentAction::ClickAt { .. } => "click_at",
+            AgentAction::HoverAt { .. } => "hover_at",
+            AgentAction::Drag { .. } => "drag",
             AgentAction::SwitchTab { .. } => "switch_tab",
             AgentAction::OpenTab { .. } => "open_tab",
             AgentAction::CloseTab { .. } => "close_tab",

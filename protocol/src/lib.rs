@@ -17,10 +17,12 @@ pub mod task;
 pub mod typescript;
 
 pub use action::{
-    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind, PageDialog,
-    Rerun, Target, TaskTab,
+    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind, DragEnd,
+    PageDialog, Rerun, Target, TaskTab,
 };
-pub use agent::{AgentAction, AgentOutput, Reflection, TokenUsage, ToolPhase, ToolResult};
+pub use agent::{
+    AgentAction, AgentOutput, DragPoint, Reflection, TokenUsage, ToolPhase, ToolResult,
+};
 pub use error::{ErrorCode, ErrorObject};
 pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,

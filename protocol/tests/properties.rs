@@ -104,6 +104,11 @@ fn agent_action() -> BoxedStrategy<AgentAction> {
         ),
         (any::<bool>(), of(text())).prop_map(|(accept, text)| AgentAction::Dialog { accept, text }),
         text().prop_map(|text| AgentAction::ScrollTo { text }),
+        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| AgentAction::ClickAt {
+            x: x.into(),
+            y: y.into()
+        }),
+        (drag_point(), drag_point()).prop_map(|(from, to)| AgentAction::Drag { from, to }),
         any::<i32>().prop_map(|tab_id| AgentAction::SwitchTab { tab_id }),
         text().prop_map(|url| AgentAction::OpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| AgentAction::CloseTab { tab_id }),
@@ -257,6 +262,26 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
         .boxed()
 }
 
+fn drag_end() -> BoxedStrategy<DragEnd> {
+    (of(any::<u32>()), of(any::<i32>()), of(any::<i32>()))
+        .prop_map(|(click_id, x, y)| DragEnd {
+            click_id,
+            x: x.map(f64::from),
+            y: y.map(f64::from),
+        })
+        .boxed()
+}
+
+fn drag_point() -> BoxedStrategy<DragPoint> {
+    (of(any::<u32>()), of(any::<i32>()), of(any::<i32>()))
+        .prop_map(|(index, x, y)| DragPoint {
+            index,
+            x: x.map(f64::from),
+            y: y.map(f64::from),
+        })
+        .boxed()
+}
+
 fn task_tab() -> BoxedStrategy<TaskTab> {
     (any::<i32>(), text(), text(), any::<bool>())
         .prop_map(|(tab_id, url, title, current)| TaskTab {
@@ -357,6 +382,15 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         ),
         (any::<bool>(), of(text())).prop_map(|(accept, text)| BrowserDialog { accept, text }),
         text().prop_map(|text| BrowserScrollTo { text }),
+        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| BrowserClickAt {
+            x: x.into(),
+            y: y.into()
+        }),
+        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| BrowserHoverAt {
+            x: x.into(),
+            y: y.into()
+        }),
+        (drag_end(), drag_end()).prop_map(|(from, to)| BrowserDrag { from, to }),
         any::<i32>().prop_map(|tab_id| BrowserSwitchTab { tab_id }),
         text().prop_map(|url| BrowserOpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| BrowserCloseTab { tab_id }),

@@ -210,9 +210,23 @@ describe("DOM index, click and type", () => {
     assert.equal(secret.result.value, "••••");
     assert.equal(await page.locator("#password").inputValue(), "s3cret-typed");
 
-    for (const [id, code] of [["readonly", "TARGET_NOT_INTERACTABLE"], ["disabled-input", "TARGET_NOT_INTERACTABLE"], ["agree", "TARGET_NOT_INTERACTABLE"], ["submit", "TARGET_NOT_INTERACTABLE"]] as const) {
+    for (const [id, code] of [["readonly", "TARGET_NOT_INTERACTABLE"], ["disabled-input", "TARGET_NOT_INTERACTABLE"], ["agree", "TARGET_NOT_INTERACTABLE"], ["submit", "TARGET_NOT_INTERACTABLE"], ["file", "TARGET_NOT_INTERACTABLE"]] as const) {
       await fails(h, taskId, { name: "browser_type", params: { xpath: field(id), text: "x" } }, code);
     }
+
+    // A date, a colour and a slider take their value whole, in its fixed format, with the
+    // events a picker fires; a value they do not take is refused, the field unchanged.
+    const date = await ok<{ strategy: string }>(h, taskId, { name: "browser_type", params: { clickId: el(result, "Date").clickId, text: "2026-12-24" } });
+    assert.equal(date.result.strategy, "set_value");
+    assert.equal(await page.locator("#date").inputValue(), "2026-12-24");
+    await logged(page, "change:date:2026-12-24");
+    const wrong = await fails(h, taskId, { name: "browser_type", params: { xpath: field("date"), text: "24/12/2026" } }, "SCHEMA_VALIDATION_FAILED");
+    assert.match(wrong.message, /takes a value like 2026-12-24/);
+    assert.equal(await page.locator("#date").inputValue(), "2026-12-24");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("color"), text: "#3366FF" } });
+    assert.equal(await page.locator("#color").inputValue(), "#3366ff");
+    await ok(h, taskId, { name: "browser_type", params: { xpath: field("range"), text: "80" } });
+    assert.equal(await page.locator("#range").inputValue(), "80");
 
     await ok(h, taskId, { name: "browser_type", params: { xpath: field("name"), text: "Grace", submit: true } });
     await logged(page, "submitted:name=Grace:trusted=true");
@@ -597,6 +611,38 @@ describe("long pages", () => {
 
     const missing = await fails(h, taskId, { name: "browser_scroll_to", params: { text: "comment number 187" } }, "TARGET_NOT_FOUND");
     assert.match(missing.message, /no "comment number 187" on the page, after scrolling to its end \d+ times/);
+  });
+});
+
+describe("where the element list has nothing", () => {
+  it("clicks and points at a control drawn on a canvas, by coordinates, and says what is there", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/board.html`);
+    const hovered = await ok<{ element: string }>(h, taskId, { name: "browser_hover_at", params: { x: 170, y: 95 } });
+    assert.match(hovered.result.element, /^<canvas id=game>/);
+    assert.equal(await page.locator("#game").getAttribute("title"), "hovering Play");
+    const clicked = await ok<{ element: string }>(h, taskId, { name: "browser_click_at", params: { x: 170, y: 95 } });
+    assert.match(clicked.result.element, /^<canvas id=game>/);
+    await logged(page, "canvas:play:trusted=true");
+    const outside = await fails(h, taskId, { name: "browser_click_at", params: { x: 5000, y: 95 } }, "INVALID_TARGET");
+    assert.match(outside.message, /outside the viewport of \d+x\d+/);
+  });
+
+  it("drags a card to another column (HTML5) and a slider's knob (pointer events) with trusted input", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/board.html?drag`);
+    const list = await index(taskId);
+    const card = list.elements.find((e) => e.text === "Write the report");
+    assert.ok(card, list.text);
+    assert.match(list.text, /\[\d+\]<div draggable>Write the report<\/div>/);
+    // To the "Done" column, named by a point inside it.
+    const html5 = await ok<{ kind: string }>(h, taskId, { name: "browser_drag", params: { from: { clickId: card.clickId }, to: { x: 360, y: 300 } } });
+    assert.equal(html5.result.kind, "html5");
+    await logged(page, "dropped:card-1:done");
+    assert.equal(await page.locator("#done #card-1").count(), 1);
+
+    const pointer = await ok<{ kind: string }>(h, taskId, { name: "browser_drag", params: { from: { x: 35, y: 430 }, to: { x: 235, y: 430 } } });
+    assert.equal(pointer.result.kind, "pointer");
+    await logged(page, "knob:200");
+    await fails(h, taskId, { name: "browser_drag", params: { from: { x: 35 }, to: { x: 1, y: 1 } } }, "INVALID_TARGET");
   });
 });
 

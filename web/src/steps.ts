@@ -27,6 +27,12 @@ export function describeAction(action: AgentAction): string {
     return `answer the page's dialog: ${accept ? "OK" : "Cancel"}${text !== undefined ? ` with ${quoted(text)}` : ""}`;
   }
   if ("scroll_to" in action) return `scroll to ${quoted(action.scroll_to.text)}`;
+  if ("click_at" in action) return `click at ${Math.round(action.click_at.x)},${Math.round(action.click_at.y)}`;
+  if ("hover_at" in action) return `point at ${Math.round(action.hover_at.x)},${Math.round(action.hover_at.y)}`;
+  if ("drag" in action) {
+    const end = (p: { index?: number; x?: number; y?: number }) => (p.index !== undefined ? `[${p.index}]` : `${Math.round(p.x ?? 0)},${Math.round(p.y ?? 0)}`);
+    return `drag ${end(action.drag.from)} to ${end(action.drag.to)}`;
+  }
   if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
   if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;
   if ("close_tab" in action) return action.close_tab.tab_id !== undefined ? `close tab ${action.close_tab.tab_id}` : "close this tab";

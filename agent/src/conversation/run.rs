@@ -13,9 +13,9 @@
 use mimo_protocol::action::{DomIndexResult, ReadabilityResult, ScreenshotResult};
 use mimo_protocol::agent::AGENT_TOOL_NAME;
 use mimo_protocol::{
-    ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole, ErrorCode,
-    ErrorObject, FrontendEvent, OutputStatus, PageDialog, Target, TaskStatus, TokenUsage,
-    ToolPhase, ToolResult,
+    ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole, DragEnd,
+    DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, PageDialog, Target, TaskStatus,
+    TokenUsage, ToolPhase, ToolResult,
 };
 
 use serde_json::json;
@@ -83,6 +83,19 @@ pub fn command_for(action: &AgentAction) -> Option<ActionCommand> {
         },
         AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
         AgentAction::ScrollTo { text } => ActionCommand::BrowserScrollTo { text },
+        AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt { x, y },
+        AgentAction::HoverAt { x, y } => ActionCommand::BrowserHoverAt { x, y },
+        AgentAction::Drag { from, to } => {
+            let end = |p: DragPoint| DragEnd {
+                click_id: p.index,
+                x: p.x,
+                y: p.y,
+            };
+            ActionCommand::BrowserDrag {
+                from: end(from),
+                to: end(to),
+            }
+        }
         AgentAction::SwitchTab { tab_id } => ActionCommand::BrowserSwitchTab { tab_id },
         AgentAction::OpenTab { url } => ActionCommand::BrowserOpenTab { url },
         AgentAction::CloseTab { tab_id } => ActionCommand::BrowserCloseTab { tab_id },

@@ -4,13 +4,16 @@
 // is not here but in `ACTION_TRAITS`, generated from protocol/src/action.rs.
 import { browserBack } from "./back.ts";
 import { browserClick } from "./click.ts";
+import { browserClickAt } from "./click-at.ts";
 import { browserCloseTab } from "./close-tab.ts";
 import { browserDebuggerAttach } from "./debugger-attach.ts";
 import { browserDialog } from "./dialog.ts";
+import { browserDrag } from "./drag.ts";
 import { browserDomIndex } from "./dom-index.ts";
 import { browserGetHtml } from "./get-html.ts";
 import type { ActionHandlers } from "./handler.ts";
 import { browserHover } from "./hover.ts";
+import { browserHoverAt } from "./hover-at.ts";
 import { browserNavigate } from "./navigate.ts";
 import { browserOpenTab } from "./open-tab.ts";
 import { browserPressKey } from "./press-key.ts";
@@ -51,4 +54,7 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_open_tab: browserOpenTab,
   browser_close_tab: browserCloseTab,
   browser_scroll_to: browserScrollTo,
+  browser_click_at: browserClickAt,
+  browser_hover_at: browserHoverAt,
+  browser_drag: browserDrag,
 };

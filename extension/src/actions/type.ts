@@ -1,6 +1,7 @@
 // browser_type: focuses the field and inserts the text through CDP (`Input.insertText`),
 // pressing Enter after it if asked; DOM input events when asked, or as the fallback when CDP
-// fails (marked partial). Reports what the field holds afterwards.
+// fails (marked partial). Reports what the field holds afterwards. A date, time, colour or
+// slider input is set whole, in its fixed format, the way its picker commits a value.
 import { CdpFailure } from "../cdp.ts";
 import type { Prepared } from "../frame-protocol.ts";
 import { frameCall } from "../frames.ts";
@@ -22,7 +23,12 @@ export const browserType: Handler<"browser_type"> = {
       await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
       strategy = "dom_input";
     } else {
-      await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "type" });
+      const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "type" });
+      if (prepared.editable === "value") {
+        // A date, time, colour or slider: set whole, as its picker does (keys go segment by segment).
+        await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
+        return { result: { typed: true, strategy: "set_value", value: p.text } };
+      }
       try {
         await cdp.attach(ctx.tabId);
         await ourInput(cdp, ctx.tabId, async () => {

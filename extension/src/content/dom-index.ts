@@ -52,6 +52,8 @@ function isCandidate(el: Element, tag: string): boolean {
   const role = el.getAttribute("role");
   if (role !== null && ROLES.has(role)) return true;
   if (el.hasAttribute("onclick")) return true;
+  // A person can drag it (a card of a board, an item of a sortable list).
+  if (el.getAttribute("draggable") === "true") return true;
   const editable = el.getAttribute("contenteditable");
   if (editable !== null && editable !== "false") {
     const parent = el.parentElement;
@@ -182,6 +184,7 @@ function facts(el: Element, tag: string, clickId: number): { line: LineFacts & {
   if (expanded !== null) line.expanded = element.expanded = expanded === "true";
   else if (tag === "summary" && el.parentElement?.tagName === "DETAILS") line.expanded = element.expanded = (el.parentElement as HTMLDetailsElement).open;
   if (isDisabled(el)) line.disabled = element.disabled = true;
+  if (el.getAttribute("draggable") === "true") line.draggable = true;
   return { line, element };
 }
 

@@ -21,11 +21,25 @@ import {
 } from "./dom.ts";
 
 const TEXT_INPUT_TYPES = new Set(["text", "search", "email", "url", "tel", "password", "number", ""]);
+/**
+ * Inputs whose value a browser's own picker sets, in a fixed format whatever the page's locale
+ * shows: typing into one goes segment by segment, so their value is set the way the picker
+ * commits it (the value, then `input` and `change`).
+ */
+const VALUE_FORMATS: Record<string, string> = {
+  date: "2026-12-24",
+  time: "14:30",
+  "datetime-local": "2026-12-24T14:30",
+  month: "2026-12",
+  week: "2026-W52",
+  color: "#3366ff",
+  range: "a number within the slider's range",
+};
 
 type Editable = NonNullable<Prepared["editable"]>;
 
 function editableKind(el: Element): Editable | undefined {
-  if (el instanceof HTMLInputElement) return TEXT_INPUT_TYPES.has(el.type) ? "input" : undefined;
+  if (el instanceof HTMLInputElement) return TEXT_INPUT_TYPES.has(el.type) ? "input" : el.type in VALUE_FORMATS ? "value" : undefined;
   if (el instanceof HTMLTextAreaElement) return "textarea";
   if (el instanceof HTMLElement && el.isContentEditable) return "contenteditable";
   return undefined;
@@ -166,6 +180,10 @@ export function domType(target: FrameTarget, text: string, submit: boolean): voi
   const kind = editableKind(el);
   if (kind === undefined) throw new FrameError("TARGET_NOT_INTERACTABLE", `${describe(el)} is not a text field`);
   el.focus({ preventScroll: true });
+  if (kind === "value") {
+    setPickedValue(el as HTMLInputElement, text);
+    return;
+  }
   selectContent(el, kind);
   if (kind === "contenteditable") {
     if (text === "") document.execCommand("delete");
@@ -179,6 +197,19 @@ export function domType(target: FrameTarget, text: string, submit: boolean): voi
     field.dispatchEvent(new Event("change", { bubbles: true }));
   }
   if (submit) domKey("Enter", "Enter", 13, 0);
+}
+
+/** Sets a date, time, colour or slider input as its picker would, refusing a value it does not take. */
+function setPickedValue(input: HTMLInputElement, text: string): void {
+  const before = input.value;
+  input.value = text;
+  const taken = input.type === "color" ? input.value.toLowerCase() === text.trim().toLowerCase() : input.value === text.trim() || (text === "" && input.value === "");
+  if (!taken && !(input.type === "range" && input.value !== before && Number(input.value) === Number(text))) {
+    input.value = before;
+    throw new FrameError("SCHEMA_VALIDATION_FAILED", `${describe(input)} (type=${input.type}) takes a value like ${VALUE_FORMATS[input.type]}, not ${JSON.stringify(text)}`);
+  }
+  input.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  input.dispatchEvent(new Event("change", { bubbles: true }));
 }
 
 export function readValue(target: FrameTarget): { value: string } {
@@ -324,4 +355,14 @@ export function probe(text?: string, selector?: string): { text?: boolean; selec
 
 export function exists(xpath: string): boolean {
   return evaluateXpath(xpath) !== null;
+}
+
+/** What a person sees at a point of this frame's viewport: the element there, described. */
+export function elementAt(point: Point): { inView: boolean; element?: string; viewport: { w: number; h: number } } {
+  const viewport = { w: window.innerWidth, h: window.innerHeight };
+  if (point.x < 0 || point.y < 0 || point.x >= viewport.w || point.y >= viewport.h) return { inView: false, viewport };
+  const el = deepElementFromPoint(point.x, point.y);
+  if (el === null) return { inView: true, viewport };
+  const text = (el.getAttribute("aria-label") ?? (el as HTMLElement).innerText ?? "").replace(/\s+/g, " ").trim();
+  return { inView: true, element: `${describe(el)}${text && text.length <= 60 ? ` ${JSON.stringify(text)}` : ""}`, viewport };
 }

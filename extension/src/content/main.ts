@@ -122,6 +122,8 @@ function start(): void {
         return act.probe(req.text, req.selector);
       case "findText":
         return findText(req.text, req.loadMore);
+      case "elementAt":
+        return act.elementAt(req.point);
       case "readyState":
         return document.readyState;
       case "exists":
