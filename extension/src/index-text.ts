@@ -27,6 +27,8 @@ export type LineFacts = {
   expanded?: boolean;
   /** It can be dragged (HTML5 `draggable`): the drag action moves it. */
   draggable?: boolean;
+  /** Pointing at it reveals more (a hover menu): the hover action opens it. */
+  hoverMenu?: boolean;
 };
 
 const MAX_ATTR = 60;
@@ -50,6 +52,7 @@ export function elementLine(f: LineFacts): string {
   if (f.disabled === true) attrs.push("disabled");
   if (f.expanded !== undefined) attrs.push(`expanded=${f.expanded}`);
   if (f.draggable === true) attrs.push("draggable");
+  if (f.hoverMenu === true) attrs.push("hover-menu");
   const open = `${f.clickId !== undefined ? `[${f.clickId}]` : ""}<${f.tag}${attrs.length > 0 ? " " + attrs.join(" ") : ""}>`;
   const voidTag = f.tag === "input" || f.tag === "img";
   if (voidTag) return f.text !== undefined && f.text !== "" ? `${open} ${f.text}` : open;

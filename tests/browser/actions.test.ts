@@ -646,3 +646,17 @@ describe("where the element list has nothing", () => {
   });
 });
 
+describe("a menu that opens on hover", () => {
+  it("lists what reveals a CSS hover menu, hovers it by index, and then reaches the menu", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/menu.html`);
+    let list = await index(taskId);
+    assert.match(list.text, /\[\d+\]<li hover-menu>Account<\/li>/);
+    assert.ok(!list.text.includes("Sign out"), "the menu is closed");
+    assert.ok(!list.text.includes("hover-menu>Products"), "a rule that reveals nothing is not a menu");
+    await ok(h, taskId, { name: "browser_hover", params: { clickId: el(list, "Account").clickId } });
+    list = await index(taskId);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Sign out").clickId } });
+    await logged(page, "signout:trusted=true");
+  });
+});
+

@@ -34,6 +34,66 @@ type Ctx = {
   counters: Map<string, number>;
 };
 
+/**
+ * What the page's stylesheets reveal when the pointer is over an element: for each rule that
+ * styles something else then (`.menu:hover > .submenu`), the element's selector and what it
+ * reveals, from the stylesheets the page may read. A rule that only restyles the element
+ * itself (`a:hover`) reveals nothing. Menus opened by pointer listeners are not seen here.
+ */
+type Revealers = { any: string; rules: Array<{ hovered: string; revealed: string }> };
+
+function hoverRevealers(): Revealers | null {
+  const rules: Revealers["rules"] = [];
+  const visitRules = (list: CSSRuleList) => {
+    for (const rule of Array.from(list)) {
+      if (rule instanceof CSSStyleRule) {
+        for (const selector of rule.selectorText.split(",")) {
+          const at = selector.indexOf(":hover");
+          const hovered = selector.slice(0, at).trim();
+          const revealed = selector.slice(at + ":hover".length).trim();
+          if (at > 0 && hovered !== "" && revealed !== "" && !/[>+~]$/.test(hovered)) rules.push({ hovered, revealed });
+        }
+      } else if ("cssRules" in rule) {
+        visitRules((rule as CSSGroupingRule).cssRules);
+      }
+    }
+  };
+  for (const sheet of Array.from(document.styleSheets)) {
+    try {
+      visitRules(sheet.cssRules);
+    } catch {
+      // A stylesheet of another origin cannot be read.
+    }
+  }
+  const valid = rules.filter((r) => {
+    try {
+      document.documentElement.matches(r.hovered);
+      document.documentElement.querySelector(`:scope ${/^[+~]/.test(r.revealed) ? "*" : ""} ${r.revealed}`);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  return valid.length === 0 ? null : { any: valid.map((r) => r.hovered).join(", "), rules: valid };
+}
+
+/** Whether pointing at `el` reveals something the stylesheets hide until then. */
+function revealsOnHover(el: Element, revealers: Revealers): boolean {
+  if (!el.matches(revealers.any)) return false;
+  return revealers.rules.some((r) => {
+    if (!el.matches(r.hovered)) return false;
+    if (/^[+~]/.test(r.revealed)) {
+      const sibling = r.revealed.slice(1).trim();
+      for (let next = el.nextElementSibling; next !== null; next = next.nextElementSibling) {
+        if (next.matches(sibling)) return true;
+        if (r.revealed.startsWith("+")) return false;
+      }
+      return false;
+    }
+    return el.querySelector(`:scope ${r.revealed}`) !== null;
+  });
+}
+
 type Item = {
   el: Element;
   kind: "element" | "scroll" | "frame";
@@ -43,6 +103,8 @@ type Item = {
   rect?: DOMRect;
   /** What a person sees on top of this element (in view, but under a banner or a modal). */
   cover?: { layer: Element; text: string };
+  /** Pointing at it reveals something (a CSS hover menu). */
+  hover?: boolean;
 };
 
 function isCandidate(el: Element, tag: string): boolean {
@@ -220,6 +282,7 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
 
   const items: Item[] = [];
   labelTexts.clear();
+  const revealers = hoverRevealers();
 
   const visit = (el: Element, ctx: Ctx): Ctx | null => {
     const tag = el.localName;
@@ -240,6 +303,8 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
     if (isCandidate(el, tag)) {
       item = items.push({ el, kind: "element", parent: ctx.item, xpath, keep: false }) - 1;
       pointer = true;
+    } else if (revealers !== null && !ctx.pointer && tag !== "html" && tag !== "body" && revealsOnHover(el, revealers)) {
+      item = items.push({ el, kind: "element", parent: ctx.item, xpath, keep: false, hover: true }) - 1;
     } else if (!pointer && tag !== "html" && tag !== "body") {
       // Elements that only a click handler makes interactive show a pointer cursor; the
       // cursor is inherited, so only where a pointer region starts.
@@ -361,6 +426,11 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
       const clickId = next++;
       const tag = it.el.localName;
       const { line, element } = facts(it.el, tag, clickId);
+      if (it.hover === true) {
+        // Named by what shows, not by the hidden menu it holds.
+        line.text = element.text = collapse((it.el as HTMLElement).innerText?.split("\n")[0]);
+        line.hoverMenu = true;
+      }
       lines.push({ depth, text: elementLine(line) });
       const out: IndexedElement = { ...element, bbox };
       if (opts.xpath) out.xpath = it.xpath;
