@@ -1050,6 +1050,7 @@ mod tests {
                 url: None,
                 reuse_existing_tab: None,
                 group_title: None,
+                adopt_tab_id: None,
             },
             0,
         );
@@ -1080,6 +1081,7 @@ mod tests {
             url: None,
             reuse_existing_tab: None,
             group_title: None,
+            adopt_tab_id: None,
         };
         submit(&mut q, "start", start, 0);
         let mut started = ok("start", 1);

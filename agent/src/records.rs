@@ -24,6 +24,9 @@ pub struct TaskRecord {
     pub message_ids_issued: u32,
     pub created_at: u64,
     pub updated_at: u64,
+    /// The person's tab the next browser run starts on ("continue on this page"), until a run
+    /// takes it.
+    pub start_tab: Option<i32>,
 }
 
 /// A stored chat message and its place in the conversation.

@@ -4,6 +4,7 @@
 //! every object.
 
 use crate::clients::{ArtifactGrant, ArtifactStored};
+use mimo_protocol::Attachment;
 use serde::{Deserialize, Serialize};
 use worker::{Result, SqlStorage, SqlStorageValue};
 
@@ -20,7 +21,8 @@ CREATE TABLE IF NOT EXISTS artifacts (
     granted_at INTEGER NOT NULL,
     size INTEGER,
     sha256 TEXT,
-    stored_at INTEGER
+    stored_at INTEGER,
+    name TEXT
 );";
 
 /// One artifact of the task as recorded; `stored_at` is `None` until its upload completed.
@@ -37,6 +39,8 @@ pub struct ArtifactRecord {
     pub size: Option<u64>,
     pub sha256: Option<String>,
     pub stored_at: Option<u64>,
+    /// An attachment's file name.
+    pub name: Option<String>,
 }
 
 pub struct ArtifactStore<S = SqlStorage> {
@@ -46,13 +50,21 @@ pub struct ArtifactStore<S = SqlStorage> {
 impl<S: Sql> ArtifactStore<S> {
     pub fn open(sql: S) -> Result<Self> {
         sql.run(SCHEMA, vec![])?;
+        // Added with attachments: tasks stored before have the table without it.
+        let columns: Vec<serde_json::Value> = sql.rows(
+            "SELECT name FROM pragma_table_info('artifacts') WHERE name = 'name'",
+            vec![],
+        )?;
+        if columns.is_empty() {
+            sql.run("ALTER TABLE artifacts ADD COLUMN name TEXT", vec![])?;
+        }
         Ok(Self { sql })
     }
 
     pub fn grant(&self, grant: &ArtifactGrant, now: u64) -> Result<()> {
         self.sql.run(
             "INSERT OR IGNORE INTO artifacts (artifact_id, kind, key, content_type, max_length, \
-             action_id, granted_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+             action_id, granted_at, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&grant.artifact_id),
                 text(&grant.kind),
@@ -65,6 +77,11 @@ impl<S: Sql> ArtifactStore<S> {
                     .map(text)
                     .unwrap_or(SqlStorageValue::Null),
                 int(now),
+                grant
+                    .name
+                    .as_deref()
+                    .map(text)
+                    .unwrap_or(SqlStorageValue::Null),
             ],
         )?;
         Ok(())
@@ -74,7 +91,7 @@ impl<S: Sql> ArtifactStore<S> {
         let rows: Vec<ArtifactRecord> = self.sql.rows(
             "SELECT artifact_id AS artifactId, kind, key, content_type AS contentType, \
                  max_length AS maxLength, action_id AS actionId, granted_at AS grantedAt, size, \
-                 sha256, stored_at AS storedAt FROM artifacts WHERE artifact_id = ?",
+                 sha256, stored_at AS storedAt, name FROM artifacts WHERE artifact_id = ?",
             vec![text(artifact_id)],
         )?;
         Ok(rows.into_iter().next())
@@ -94,6 +111,17 @@ impl<S: Sql> ArtifactStore<S> {
             ],
         )?;
         Ok(!updated.is_empty())
+    }
+
+    /// The files attached to the task whose upload completed, in the order they were granted.
+    pub fn attachments(&self) -> Result<Vec<Attachment>> {
+        self.sql.rows(
+            "SELECT artifact_id AS artifactId, COALESCE(name, artifact_id) AS name, \
+             content_type AS contentType, size \
+             FROM artifacts WHERE kind = 'attachment' AND stored_at IS NOT NULL \
+             ORDER BY granted_at, artifact_id",
+            vec![],
+        )
     }
 
     /// Stored artifacts as `(artifact_id, key, stored_at)`.

@@ -87,6 +87,9 @@ pub struct ArtifactGrant {
     pub content_type: String,
     pub max_length: u64,
     pub action_id: Option<String>,
+    /// An attachment's file name.
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 /// An upload completed (body of `/artifacts/stored`).

@@ -92,6 +92,7 @@ fn task(status: TaskStatus) -> TaskRecord {
         message_ids_issued: 3,
         created_at: 1_700_000_000_000,
         updated_at: 1_700_000_000_123,
+        start_tab: Some(1_234_567),
     }
 }
 
@@ -333,6 +334,7 @@ fn an_artifact_is_granted_then_stored_and_only_stored_ones_are_swept() {
         content_type: "image/png".into(),
         max_length: 1_000,
         action_id: Some("act-1".into()),
+        name: None,
     };
     store.grant(&grant("a1"), 10).unwrap();
     store.grant(&grant("a2"), 11).unwrap();
@@ -359,6 +361,48 @@ fn an_artifact_is_granted_then_stored_and_only_stored_ones_are_swept() {
     assert!(store.get("a1").unwrap().is_none());
     store.clear().unwrap();
     assert!(store.get("a2").unwrap().is_none());
+}
+
+#[wasm_bindgen_test]
+fn attached_files_are_listed_once_their_upload_completed_in_the_order_given() {
+    let store = ArtifactStore::open(NodeSql::open()).unwrap();
+    let attach = |id: &str, name: &str| ArtifactGrant {
+        artifact_id: id.into(),
+        kind: "attachment".into(),
+        key: format!("tasks/t/attachment/{id}"),
+        content_type: "application/pdf".into(),
+        max_length: 5_000,
+        action_id: None,
+        name: Some(name.into()),
+    };
+    store.grant(&attach("f2", "contract.pdf"), 10).unwrap();
+    store.grant(&attach("f1", "id card.pdf"), 11).unwrap();
+    assert!(store.attachments().unwrap().is_empty(), "none uploaded yet");
+    for id in ["f1", "f2"] {
+        let stored = ArtifactStored {
+            artifact_id: id.into(),
+            size: 4_321,
+            sha256: "cd".repeat(32),
+        };
+        assert!(store.stored(&stored, 20).unwrap());
+    }
+    let names: Vec<(String, String, u64)> = store
+        .attachments()
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.artifact_id, a.name, a.size))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("f2".into(), "contract.pdf".into(), 4_321),
+            ("f1".into(), "id card.pdf".into(), 4_321)
+        ]
+    );
+    assert_eq!(
+        store.get("f2").unwrap().unwrap().name.as_deref(),
+        Some("contract.pdf")
+    );
 }
 
 #[wasm_bindgen_test]

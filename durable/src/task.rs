@@ -83,7 +83,11 @@ fn config(env: &Env) -> TaskConfig {
     config
 }
 
-fn load(store: &TaskStore, action_store: &ActionStore) -> Result<Stored> {
+fn load(
+    store: &TaskStore,
+    action_store: &ActionStore,
+    artifacts: &ArtifactStore,
+) -> Result<Stored> {
     let task = store.load_task()?;
     let messages = match task {
         Some(_) => store.load_messages()?,
@@ -94,6 +98,8 @@ fn load(store: &TaskStore, action_store: &ActionStore) -> Result<Stored> {
         messages,
         run: store.load_run()?,
         actions: action_store.load()?,
+        attachments: artifacts.attachments()?,
+        snapshot: store.load_snapshot()?.map(|(_, snapshot)| snapshot),
     })
 }
 
@@ -107,7 +113,7 @@ impl DurableObject for TaskCoordinator {
         let artifacts = ArtifactStore::open(state.storage().sql()).expect("artifact schema");
         let action_store = ActionStore::open(state.storage().sql()).expect("action schema");
         let config = config(&env);
-        let (task, broken) = match load(&store, &action_store) {
+        let (task, broken) = match load(&store, &action_store, &artifacts) {
             Ok(stored) => (Task::restore(config, stored, now_ms()), None),
             Err(e) => {
                 // A record this build cannot read (corrupt, or written in a format it does not
@@ -197,7 +203,18 @@ impl DurableObject for TaskCoordinator {
                     ));
                 }
                 self.schedule_retention().await?;
-                Response::empty()
+                let attached = self
+                    .artifacts
+                    .attachments()?
+                    .into_iter()
+                    .find(|a| a.artifact_id == stored.artifact_id);
+                match attached {
+                    Some(attachment) => {
+                        self.answer(Input::FileAttached(attachment), Caller::Direct)
+                            .await
+                    }
+                    None => Response::empty(),
+                }
             }
             (Method::Get, "/artifacts/get") => {
                 let record = match query("artifactId") {
@@ -237,6 +254,7 @@ impl DurableObject for TaskCoordinator {
             FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
             FrontendMessage::Confirm { step, approve } => Input::Confirm { step, approve },
             FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
+            FrontendMessage::StartOnTab { tab_id } => Input::StartOnTab(tab_id),
         };
         for refusal in self.handle(input, Caller::Direct).await? {
             self.send_error(&ws, refusal)?;
@@ -270,8 +288,8 @@ impl DurableObject for TaskCoordinator {
 /// What carrying out one effect leads to.
 enum Followup {
     Nothing,
-    /// Something learned, for the task.
-    Input(Input),
+    /// Something learned, for the task (boxed: inputs carry whole action outcomes).
+    Input(Box<Input>),
     /// Effects a model call's stream left once it ended.
     Effects(Vec<Effect>),
 }
@@ -322,7 +340,7 @@ impl TaskCoordinator {
                 Ok(Followup::Nothing) => {}
                 Ok(Followup::Effects(more)) => queue.extend(more),
                 Ok(Followup::Input(input)) => {
-                    let handled = self.task.borrow_mut().handle(input, now_ms(), caller);
+                    let handled = self.task.borrow_mut().handle(*input, now_ms(), caller);
                     match handled {
                         Ok(more) => queue.extend(more),
                         Err(refusal) => refusals.push(refusal),
@@ -355,7 +373,7 @@ impl TaskCoordinator {
                     .bind(&request)
                     .await
                     .refusal()?;
-                Ok(Followup::Input(Input::Bound { purpose, result }))
+                Ok(Followup::Input(Box::new(Input::Bound { purpose, result })))
             }
             Effect::Dispatch(action) => {
                 let action_id = action.action_id.clone();
@@ -377,7 +395,10 @@ impl TaskCoordinator {
                         ),
                     ),
                 };
-                Ok(Followup::Input(Input::DispatchFailed { action_id, error }))
+                Ok(Followup::Input(Box::new(Input::DispatchFailed {
+                    action_id,
+                    error,
+                })))
             }
             Effect::Tell { client_id, message } => {
                 // Best effort: an offline extension learns the same later.

@@ -55,6 +55,7 @@ struct TaskRow {
     message_ids_issued: u32,
     created_at: u64,
     updated_at: u64,
+    start_tab: Option<i32>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +115,14 @@ impl<S: Sql> TaskStore<S> {
                 vec![],
             )?;
         }
+        // Added with "continue on this page".
+        let columns: Vec<serde_json::Value> = sql.rows(
+            "SELECT name FROM pragma_table_info('task') WHERE name = 'start_tab'",
+            vec![],
+        )?;
+        if columns.is_empty() {
+            sql.run("ALTER TABLE task ADD COLUMN start_tab INTEGER", vec![])?;
+        }
         Ok(Self { sql })
     }
 
@@ -133,6 +142,7 @@ impl<S: Sql> TaskStore<S> {
                     message_ids_issued: r.message_ids_issued,
                     created_at: r.created_at,
                     updated_at: r.updated_at,
+                    start_tab: r.start_tab,
                 })
             })
             .transpose()
@@ -141,7 +151,7 @@ impl<S: Sql> TaskStore<S> {
     pub fn save_task(&self, t: &TaskRecord) -> Result<()> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
-             message_ids_issued, created_at, updated_at) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?)",
+             message_ids_issued, created_at, updated_at, start_tab) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -151,6 +161,9 @@ impl<S: Sql> TaskStore<S> {
                 int(t.message_ids_issued.into()),
                 int(t.created_at),
                 int(t.updated_at),
+                t.start_tab
+                    .map(|tab| SqlStorageValue::Integer(tab.into()))
+                    .unwrap_or(SqlStorageValue::Null),
             ],
         )?;
         Ok(())

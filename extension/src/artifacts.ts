@@ -1,6 +1,6 @@
 // Uploads an artifact (screenshot, HTML, readability text) through the server's presigned URLs:
 // `POST /api/artifacts/presign`, `PUT` the body to the URL it returns, then
-// `GET /api/artifacts/{id}` for a download URL.
+// `GET /api/artifacts/{id}` for a download URL; and downloads one (a file the person attached).
 import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { ActionError } from "./results.ts";
 
@@ -39,3 +39,18 @@ export async function uploadArtifact(
     throw new ActionError("PAGE_PREP_FAILED", `cannot upload the ${request.kind}: ${error instanceof Error ? error.message : String(error)}`, true);
   }
 }
+
+/** The bytes of a stored artifact of one of this extension's tasks, at most `maxBytes`. */
+export async function downloadArtifact(server: ServerAccess, artifactId: string, maxBytes: number): Promise<Uint8Array> {
+  const base = server.serverUrl.replace(/\/+$/, "");
+  let res = await fetch(`${base}/api/artifacts/${encodeURIComponent(artifactId)}`, { headers: { authorization: `Bearer ${server.token}` } });
+  if (res.status === 404) throw new ActionError("TARGET_NOT_FOUND", `the attached file ${artifactId} is not stored (deleted, or never uploaded)`, false);
+  if (res.status !== 200) throw new ActionError("PERMISSION_DENIED", `the server refused the attached file: ${res.status} ${(await res.text().catch(() => "")).slice(0, 200)}`, false);
+  const { downloadUrl } = (await res.json()) as DownloadResponse;
+  res = await fetch(downloadUrl);
+  if (res.status !== 200) throw new ActionError("TIMEOUT", `downloading the attached file failed: ${res.status}`, true);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (bytes.byteLength > maxBytes) throw new ActionError("SCHEMA_VALIDATION_FAILED", `the attached file is ${bytes.byteLength} bytes, over ${maxBytes}`, false);
+  return bytes;
+}
+

@@ -83,6 +83,7 @@ export type FrameRequest =
   | { op: "probe"; text?: string; selector?: string }
   | { op: "findText"; text: string; loadMore: boolean }
   | { op: "elementAt"; point: Point }
+  | { op: "setFiles"; target: FrameTarget; files: Array<{ name: string; type: string; base64: string }> }
   | { op: "readyState" }
   | { op: "exists"; xpath: string }
   | { op: "mark"; untilMs: number }

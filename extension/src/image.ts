@@ -29,6 +29,13 @@ export function imageSize(bytes: Uint8Array): { width: number; height: number } 
   return undefined;
 }
 
+export function bytesToBase64(bytes: Uint8Array): string {
+  let binary = "";
+  const CHUNK = 0x8000;
+  for (let i = 0; i < bytes.length; i += CHUNK) binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
+  return btoa(binary);
+}
+
 export function utf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }

@@ -48,7 +48,8 @@ export function elementLine(f: LineFacts): string {
   if (f.placeholder !== undefined && f.placeholder !== "") attrs.push(`placeholder=${quote(f.placeholder)}`);
   if (f.href !== undefined && f.href !== "") attrs.push(`href=${quote(f.href)}`);
   if (f.value !== undefined && f.value !== "") attrs.push(`value=${quote(f.value)}`);
-  if (f.checked === true) attrs.push("checked");
+  // Both states are said: a switch that is off is as much a fact as one that is on.
+  if (f.checked !== undefined) attrs.push(f.checked ? "checked" : "unchecked");
   if (f.disabled === true) attrs.push("disabled");
   if (f.expanded !== undefined) attrs.push(`expanded=${f.expanded}`);
   if (f.draggable === true) attrs.push("draggable");

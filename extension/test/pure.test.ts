@@ -111,6 +111,7 @@ describe("the index text", () => {
     assert.equal(elementLine({ clickId: 12, tag: "button", text: "Add to cart" }), "[12]<button>Add to cart</button>");
     assert.equal(elementLine({ clickId: 3, tag: "input", type: "email", placeholder: "Your email", value: "a@b.c" }), '[3]<input type=email placeholder="Your email" value="a@b.c">');
     assert.equal(elementLine({ clickId: 4, tag: "div", role: "checkbox", text: "Agree", checked: true, disabled: true }), "[4]<div role=checkbox checked disabled>Agree</div>");
+    assert.equal(elementLine({ clickId: 8, tag: "button", role: "switch", text: "Dark mode", checked: false }), "[8]<button role=switch unchecked>Dark mode</button>");
     assert.equal(elementLine({ clickId: 5, tag: "a", href: "/cart", text: "Cart", expanded: false }), "[5]<a href=/cart expanded=false>Cart</a>");
     assert.equal(
       elementLine({ clickId: 6, tag: "select", label: "Shipping country", name: "ship", value: "France", text: "France | Spain" }),

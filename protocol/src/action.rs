@@ -99,6 +99,11 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         group_title: Option<String>,
+        /// Start on this tab of the person's ("continue on this page") instead of a window of
+        /// the task's own: it joins the task until the task ends, and is never closed by it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        adopt_tab_id: Option<ChromeId>,
     },
     #[serde(rename_all = "camelCase")]
     TaskStop {
@@ -234,6 +239,24 @@ pub enum ActionCommand {
     BrowserDrag {
         from: DragEnd,
         to: DragEnd,
+    },
+    /// Puts a file the person attached to the task into a file input (the input itself, the
+    /// label of one, or an element holding one), with the `input` and `change` events a page
+    /// expects from the file chooser.
+    #[serde(rename_all = "camelCase")]
+    BrowserUploadFile {
+        #[serde(flatten)]
+        target: Target,
+        /// The attachment's artifact.
+        artifact_id: String,
+        name: String,
+        content_type: String,
+    },
+    /// Reads one of the person's own tabs (not the task's): its readable text, as the person
+    /// sees it, on a site they allowed. Nothing in it is touched.
+    #[serde(rename_all = "camelCase")]
+    BrowserReadTab {
+        tab_id: ChromeId,
     },
     /// Makes another of the task's tabs the one its actions act in (and shows it in its window).
     #[serde(rename_all = "camelCase")]
@@ -493,6 +516,24 @@ impl ActionKind {
                 captures_page: false,
                 needs_task_tab: true,
                 label: "dragging",
+            },
+            BrowserUploadFile => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                // It downloads the file first.
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "attaching {name:quoted}",
+            },
+            BrowserReadTab => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: true,
+                captures_page: false,
+                // The person's tab, not the task's.
+                needs_task_tab: false,
+                label: "reading tab {tabId}",
             },
             BrowserSwitchTab => ActionTraits {
                 rerun: Idempotent,
@@ -800,6 +841,7 @@ mod tests {
                 "browser_xpath_scan",
                 "browser_get_html",
                 "browser_wait_for",
+                "browser_read_tab",
             ]
         );
         assert_eq!(
@@ -826,6 +868,7 @@ mod tests {
                 "browser_dialog",
                 "browser_click_at",
                 "browser_drag",
+                "browser_upload_file",
                 "browser_open_tab",
                 "browser_close_tab",
             ]
@@ -846,6 +889,7 @@ mod tests {
                 "browser_click_at",
                 "browser_hover_at",
                 "browser_drag",
+                "browser_upload_file",
                 "browser_switch_tab",
                 "browser_open_tab",
                 "browser_close_tab",
@@ -861,6 +905,8 @@ mod tests {
                 "browser_navigate",
                 "browser_back",
                 "browser_scroll_to",
+                "browser_upload_file",
+                "browser_read_tab",
                 "browser_open_tab",
             ]
         );
@@ -870,7 +916,7 @@ mod tests {
         );
         assert_eq!(
             names_where(|t| !t.needs_task_tab),
-            ["task_start", "task_stop"]
+            ["task_start", "task_stop", "browser_read_tab"]
         );
     }
 

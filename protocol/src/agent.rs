@@ -124,6 +124,12 @@ pub enum AgentAction {
     HoverAt { x: f64, y: f64 },
     /// Drag from one element or point to another (moving a card to a column, a slider's knob).
     Drag { from: DragPoint, to: DragPoint },
+    /// Put a file the user attached to the task (by its name in <attachments>) into the file
+    /// input with this index (or the button or label that opens it).
+    UploadFile { index: u32, file: String },
+    /// Read one of the user's own open tabs (listed in <browser_tabs>) without touching it:
+    /// for goals about what they have open ("summarise my tabs", "compare these products").
+    ReadTab { tab_id: i32 },
     /// Act in another of the task's tabs (the `tabs` of the page list them).
     SwitchTab { tab_id: i32 },
     /// Open a URL in a new tab of the task; it becomes the tab the next actions act in.
@@ -157,6 +163,8 @@ impl AgentAction {
             AgentAction::ClickAt { .. } => "click_at",
             AgentAction::HoverAt { .. } => "hover_at",
             AgentAction::Drag { .. } => "drag",
+            AgentAction::UploadFile { .. } => "upload_file",
+            AgentAction::ReadTab { .. } => "read_tab",
             AgentAction::SwitchTab { .. } => "switch_tab",
             AgentAction::OpenTab { .. } => "open_tab",
             AgentAction::CloseTab { .. } => "close_tab",

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::snapshot::ChromeId;
 use crate::{
     AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, TaskStatus, TaskTab,
     TokenUsage, ToolPhase, ToolResult,
@@ -26,6 +27,13 @@ pub enum FrontendMessage {
     /// Bind the task to this extension instance.
     #[serde(rename_all = "camelCase")]
     SelectClient { client_id: String },
+    /// The next browser run starts on this tab of the person's ("continue on this page");
+    /// `null` forgets it.
+    #[serde(rename_all = "camelCase")]
+    StartOnTab {
+        #[serde(default)]
+        tab_id: Option<ChromeId>,
+    },
     /// Stop whatever the task is doing.
     Stop {},
     /// The person hands the browser back after taking over.
@@ -54,6 +62,18 @@ pub struct ChatMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub client_message_id: Option<String>,
+}
+
+/// A file the person attached to the task (an `attachment` artifact): the model sees its name,
+/// type and size, never its bytes, and `upload_file` puts it into a file input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub artifact_id: String,
+    pub name: String,
+    pub content_type: String,
+    #[ts(type = "number")]
+    pub size: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -167,6 +187,8 @@ pub enum FrontendEvent {
         #[serde(default)]
         tabs: Vec<TaskTab>,
     },
+    /// The person attached a file to the task.
+    FileAttached { attachment: Attachment },
     /// Replay after (re)connecting is complete; live events follow. Not sequenced.
     #[serde(rename_all = "camelCase")]
     Ready {

@@ -28,7 +28,7 @@ pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,
 };
 pub use frontend::{
-    ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
+    Attachment, ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
 };
 pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};
 pub use task::{TaskControl, TaskStatus};

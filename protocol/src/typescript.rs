@@ -70,6 +70,7 @@ pub fn typescript_module() -> String {
         frontend::ChatRole,
         frontend::ChatMessage,
         frontend::OutputStatus,
+        frontend::Attachment,
         frontend::FrontendEvent,
         frontend::EventEnvelope,
         frontend::NewTask,
@@ -106,6 +107,10 @@ pub fn typescript_module() -> String {
         (
             "DOM_INDEX_MAX_BYTES",
             crate::artifact::DOM_INDEX_MAX_BYTES as usize,
+        ),
+        (
+            "ATTACHMENT_MAX_BYTES",
+            crate::artifact::ATTACHMENT_MAX_BYTES as usize,
         ),
     ];
     let mut out = String::from(

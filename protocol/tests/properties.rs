@@ -109,6 +109,8 @@ fn agent_action() -> BoxedStrategy<AgentAction> {
             y: y.into()
         }),
         (drag_point(), drag_point()).prop_map(|(from, to)| AgentAction::Drag { from, to }),
+        (any::<u32>(), text()).prop_map(|(index, file)| AgentAction::UploadFile { index, file }),
+        any::<i32>().prop_map(|tab_id| AgentAction::ReadTab { tab_id }),
         any::<i32>().prop_map(|tab_id| AgentAction::SwitchTab { tab_id }),
         text().prop_map(|url| AgentAction::OpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| AgentAction::CloseTab { tab_id }),
@@ -324,11 +326,12 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
     use ActionCommand::*;
     let scope = || of(select(vec![ScanScope::Viewport, ScanScope::Document]));
     prop_oneof![
-        (of(text()), of(any::<bool>()), of(text())).prop_map(
-            |(url, reuse_existing_tab, group_title)| TaskStart {
+        (of(text()), of(any::<bool>()), of(text()), of(any::<i32>())).prop_map(
+            |(url, reuse_existing_tab, group_title, adopt_tab_id)| TaskStart {
                 url,
                 reuse_existing_tab,
                 group_title,
+                adopt_tab_id,
             }
         ),
         of(any::<bool>()).prop_map(|close_tab| TaskStop { close_tab }),
@@ -391,6 +394,15 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
             y: y.into()
         }),
         (drag_end(), drag_end()).prop_map(|(from, to)| BrowserDrag { from, to }),
+        (target(), text(), text(), text()).prop_map(|(target, artifact_id, name, content_type)| {
+            BrowserUploadFile {
+                target,
+                artifact_id,
+                name,
+                content_type,
+            }
+        }),
+        any::<i32>().prop_map(|tab_id| BrowserReadTab { tab_id }),
         any::<i32>().prop_map(|tab_id| BrowserSwitchTab { tab_id }),
         text().prop_map(|url| BrowserOpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| BrowserCloseTab { tab_id }),
@@ -545,6 +557,18 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                     }
                 }
             ),
+        (text(), text(), text(), any::<u64>()).prop_map(
+            |(artifact_id, name, content_type, size)| {
+                FileAttached {
+                    attachment: Attachment {
+                        artifact_id,
+                        name,
+                        content_type,
+                        size,
+                    },
+                }
+            }
+        ),
         any::<u64>().prop_map(|last_seq| Ready { last_seq }),
         error_object().prop_map(|error| Error { error }),
     ]

@@ -43,7 +43,12 @@ export type Target = { clickId?: number, xpath?: string, };
 
 export type DragEnd = { clickId?: number, x?: number, y?: number, };
 
-export type ActionCommand = { "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+export type ActionCommand = { "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
+/**
+ * Start on this tab of the person's ("continue on this page") instead of a window of
+ * the task's own: it joins the task until the task ends, and is never closed by it.
+ */
+adoptTabId?: number, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
@@ -59,7 +64,11 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } };
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+/**
+ * The attachment's artifact.
+ */
+artifactId: string, name: string, contentType: string, clickId?: number, xpath?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
@@ -101,7 +110,12 @@ export type BrowserAction = { actionId: string,
  * 1 for the first delivery; a retry after a retryable failure is a new attempt, run anew.
  * A repeated delivery of the same attempt is answered from the extension's stored result.
  */
-attempt: number, taskId: string, clientId: string, tabId?: number, } & ({ "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+attempt: number, taskId: string, clientId: string, tabId?: number, } & ({ "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
+/**
+ * Start on this tab of the person's ("continue on this page") instead of a window of
+ * the task's own: it joins the task until the task ends, and is never closed by it.
+ */
+adoptTabId?: number, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
@@ -117,7 +131,11 @@ amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navi
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } });
+option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+/**
+ * The attachment's artifact.
+ */
+artifactId: string, name: string, contentType: string, clickId?: number, xpath?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } });
 
 export type ActionStatus = "ok" | "partial" | "error";
 
@@ -229,7 +247,7 @@ next_goal: string, };
 
 export type DragPoint = { index?: number, x?: number, y?: number, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "done": { success: boolean, text: string, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "done": { success: boolean, text: string, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -300,7 +318,7 @@ export type FrontendMessage = { "type": "user_message", content: string,
  * id — after a reconnect that may have lost it — it is stored once; the stored
  * message echoes it, which is how the client knows it arrived.
  */
-clientMessageId?: string, } | { "type": "select_client", clientId: string, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
+clientMessageId?: string, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -311,6 +329,8 @@ export type ChatMessage = { messageId: string, role: ChatRole, content: string, 
 clientMessageId?: string, };
 
 export type OutputStatus = "ok" | "partial" | "error";
+
+export type Attachment = { artifactId: string, name: string, contentType: string, size: number, };
 
 export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
 /**
@@ -356,7 +376,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type EventEnvelope = { 
 /**
@@ -410,7 +430,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 
@@ -425,7 +445,7 @@ lastSeq: number,
  */
 instanceStartedAt: number, };
 
-export type ArtifactKind = "screenshot" | "html" | "readability" | "dom_index";
+export type ArtifactKind = "screenshot" | "html" | "readability" | "dom_index" | "attachment";
 
 export type PresignRequest = { 
 /**
@@ -448,7 +468,11 @@ contentLength: number,
 /**
  * The action that produced the artifact, if any (for the caller's records; not signed).
  */
-actionId?: string, };
+actionId?: string, 
+/**
+ * The file's name, for an attachment (required there; see `valid_file_name`).
+ */
+name?: string, };
 
 export type PresignResponse = { 
 /**
@@ -490,6 +514,7 @@ export const READABILITY_MAX_BYTES = 2097152;
 export const SCREENSHOT_MAX_BYTES = 20971520;
 export const HTML_MAX_BYTES = 20971520;
 export const DOM_INDEX_MAX_BYTES = 20971520;
+export const ATTACHMENT_MAX_BYTES = 10485760;
 export type ActionName = ActionCommand["name"];
 export const ACTION_TRAITS = {
   "task_start": {"rerun":"idempotent","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"starting"},
@@ -515,6 +540,8 @@ export const ACTION_TRAITS = {
   "browser_click_at": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking at {x},{y}"},
   "browser_hover_at": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {x},{y}"},
   "browser_drag": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"dragging"},
+  "browser_upload_file": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"attaching {name:quoted}"},
+  "browser_read_tab": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"reading tab {tabId}"},
   "browser_switch_tab": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"switching to tab {tabId}"},
   "browser_open_tab": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url} in a new tab"},
   "browser_close_tab": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"closing tab {tabId}"},

@@ -137,6 +137,7 @@ mod tests {
             content_type: ct.into(),
             content_length: len,
             action_id: None,
+            name: None,
         }
     }
 

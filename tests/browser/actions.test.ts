@@ -660,3 +660,42 @@ describe("a menu that opens on hover", () => {
   });
 });
 
+describe("the person's own tabs", () => {
+  it("reads one of them without touching it, and never Mimo's own pages", { timeout: 30_000 }, async () => {
+    const own = await h.context.newPage();
+    await own.goto(`${h.a}/article.html?own`);
+    const tabs = await h.options.evaluate(() => chrome.tabs.query({}).then((all) => all.map((t) => ({ id: t.id!, url: t.url ?? "" }))));
+    const tabId = tabs.find((t) => t.url.endsWith("/article.html?own"))!.id;
+    const taskId = await newTask(h.mimo);
+    const read = await ok<{ title: string; text: string; url: string }>(h, taskId, { name: "browser_read_tab", params: { tabId } });
+    assert.equal(read.result.url, `${h.a}/article.html?own`);
+    assert.ok(read.result.text.length > 100, read.result.text);
+    const stored = await extensionStorage<{ tasks?: Record<string, unknown> }>(h, ["tasks"]);
+    assert.equal(stored.tasks?.[taskId], undefined, "reading opened no tab for the task");
+
+    const optionsTab = tabs.find((t) => t.url.startsWith("chrome-extension://"))!.id;
+    await fails(h, taskId, { name: "browser_read_tab", params: { tabId: optionsTab } }, "PERMISSION_DENIED");
+    await fails(h, taskId, { name: "browser_read_tab", params: { tabId: 999_999 } }, "TARGET_NOT_FOUND");
+    await own.close();
+  });
+});
+
+describe("controls whose options come later", () => {
+  it("types into a combobox, waits for its suggestions, picks one, and shows a switch's state", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/combobox.html`);
+    let list = await index(taskId);
+    assert.match(list.text, /<input role=switch type=checkbox unchecked> Express delivery|<input role=switch type=checkbox unchecked>/);
+    const city = list.elements.find((e) => e.role === "combobox");
+    assert.ok(city, list.text);
+    await ok(h, taskId, { name: "browser_type", params: { clickId: city.clickId, text: "Li" } });
+    await ok(h, taskId, { name: "browser_wait_for", params: { text: "Limoges", timeoutMs: 5_000 } });
+    list = await index(taskId);
+    assert.match(list.text, /role=combobox[^\n]*expanded=true/);
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Limoges").clickId } });
+    await logged(page, "city:Limoges:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Express delivery").clickId } });
+    list = await index(taskId);
+    assert.match(list.text, /role=switch type=checkbox checked/);
+  });
+});
+

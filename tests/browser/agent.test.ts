@@ -7,8 +7,8 @@ import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts
 import type { Page } from "playwright-core";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
-import { agentStep, buyTwoBlueMugs, onElement } from "../support/shopper.ts";
-import { extensionStorage, pageAt, startHarness, stopServiceWorker } from "./harness.ts";
+import { agentStep, buyTwoBlueMugs, indexOf, onElement } from "../support/shopper.ts";
+import { extensionStorage, logged, pageAt, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -274,6 +274,34 @@ describe("a page that opens a new tab", () => {
     assert.ok(click.tabId !== undefined && prep.tabId !== undefined);
     assert.notEqual(prep.tabId, click.tabId, "the page was read in the new tab");
     web.close();
+  });
+});
+
+describe("a file the person attached", () => {
+  it("is attached in the web app, named to the model, and put into the page's file input", { timeout: 90_000 }, async () => {
+    const claim = `${h.a}/claim.html`;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: claim } }, "Opening the claim form."),
+      {
+        respond: ({ userText, body }) => {
+          assert.match(JSON.stringify(body), /The user attached these files.*\\"signed-contract.pdf\\" \(application\/pdf, 1 KB\)/);
+          return agentStep({ upload_file: { index: indexOf(userText, "Choose the signed contract"), file: "signed-contract.pdf" } }, "Form open.");
+        },
+      },
+      agentStep({ done: { success: true, text: "The signed contract is attached to the claim." } }, "Attached."),
+    ]);
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    const [chooser] = await Promise.all([app.waitForEvent("filechooser"), app.getByTestId("attach").click()]);
+    await chooser.setFiles({ name: "signed-contract.pdf", mimeType: "application/pdf", buffer: Buffer.from("%PDF-1.4 signed by Ann") });
+    await app.getByTestId("attachment").filter({ hasText: "signed-contract.pdf" }).waitFor({ timeout: 15_000 });
+    await say(app, `Send the claim at ${claim} with the signed contract`);
+    await until("the task completes", async () => (await serverStatus(taskId)) === "completed", 60_000);
+    const form = await pageAt(h, claim);
+    await logged(form, "file:signed-contract.pdf:application/pdf:22:%PDF-1.4 signed by Ann");
+    assert.equal(await form.locator("#chosen").innerText(), "Chosen: signed-contract.pdf (22 bytes)");
+    const upload = (await ranOnce(taskId)).find((r) => r.command.name === "browser_upload_file")!;
+    assert.equal(upload.state, "succeeded", JSON.stringify(upload));
+    await app.close();
   });
 });
 

@@ -8,7 +8,7 @@ import http from "node:http";
 import net from "node:net";
 import { describe, it } from "node:test";
 import { DOM_INDEX_MAX_BYTES } from "../../protocol/ts/protocol.ts";
-import type { DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, FrontendEvent, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -125,6 +125,39 @@ describe("artifact round trips", () => {
     );
     assert.equal(sha256(got[0]!), sha256(a));
     assert.equal(sha256(got[1]!), sha256(b));
+  });
+});
+
+describe("attached files", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("takes a named document from the person, tells the task's web apps, and refuses what is not one", async () => {
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    const pdf = new TextEncoder().encode("%PDF-1.4 signed contract");
+    const grant = await granted({ taskId, kind: "attachment", contentType: "application/pdf", contentLength: pdf.length, name: "Signed contract.pdf" });
+    assert.equal((await upload(grant.uploadUrl, pdf, "application/pdf")).status, 201);
+    const told = (await web.waitFor((e) => e.type === "fileAttached", "the attachment")) as Extract<FrontendEvent, { type: "fileAttached" }>;
+    assert.deepEqual(told.attachment, { artifactId: grant.artifactId, name: "Signed contract.pdf", contentType: "application/pdf", size: pdf.length });
+    // The same bytes again to the same URL replace the file: still one attachment.
+    assert.equal((await upload(grant.uploadUrl, pdf, "application/pdf")).status, 201);
+    await sleep(300);
+    assert.equal(web.received.filter((e) => e.type === "fileAttached").length, 1);
+
+    // Replayed to a web app that connects later.
+    const later = await WebClient.connect(mimo, taskId);
+    await later.waitFor((e) => e.type === "fileAttached", "the attachment, replayed");
+
+    const unnamed = await presign({ taskId, kind: "attachment", contentType: "application/pdf", contentLength: 10 });
+    assert.deepEqual([unnamed.status, await errorCode(unnamed)], [400, "SCHEMA_VALIDATION_FAILED"]);
+    const path = await presign({ taskId, kind: "attachment", contentType: "application/pdf", contentLength: 10, name: "../etc/passwd" });
+    assert.equal(await errorCode(path), "SCHEMA_VALIDATION_FAILED");
+    const page = await presign({ taskId, kind: "attachment", contentType: "text/html", contentLength: 10, name: "page.html" });
+    assert.equal(page.status, 415);
+    const big = await presign({ taskId, kind: "attachment", contentType: "application/pdf", contentLength: 10 * 1024 * 1024 + 1, name: "big.pdf" });
+    assert.equal(big.status, 413);
+    web.close();
+    later.close();
   });
 });
 

@@ -111,6 +111,22 @@ describe("pairing and extension credentials", () => {
     await ext.close();
   });
 
+  it("lets an extension store artifacts of its bound task, but never add the person's attachments", async () => {
+    const ext = await ExtensionClient.connect(mimo, "attacher");
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === "attacher", "bound");
+    const shot = await post(mimo, "/api/artifacts/presign", { taskId, kind: "screenshot", contentType: "image/png", contentLength: 10 }, ext.token);
+    assert.equal(shot.status, 200, await shot.clone().text());
+    const file = await post(mimo, "/api/artifacts/presign", { taskId, kind: "attachment", contentType: "application/pdf", contentLength: 10, name: "a.pdf" }, ext.token);
+    assert.equal(file.status, 403);
+    const body = (await file.json()) as ErrorBody;
+    assert.equal(body.code, "PERMISSION_DENIED");
+    assert.match(body.message, /the person's files/);
+    web.close();
+    await ext.close();
+  });
+
   it("revokes an extension: its connected socket is closed at once and its credential refused", async () => {
     const ext = await ExtensionClient.connect(mimo, "revoked-one");
     const taskId = await newTask(mimo);

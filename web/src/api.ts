@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -115,6 +115,32 @@ export function taskSocketUrl(taskId: string, ticket: string, lastSeq: number): 
 /** A fresh, expiring download URL of a stored artifact (a step's screenshot, say). */
 export async function artifactUrl(token: string, artifactId: string): Promise<string> {
   return (await getJson<DownloadResponse>(`/api/artifacts/${encodeURIComponent(artifactId)}`, token)).downloadUrl;
+}
+
+/**
+ * Attaches a file to the task: an upload URL for an `attachment` artifact, then the bytes. The
+ * task tells its web apps (`fileAttached`) once the upload is complete.
+ */
+export async function attachFile(token: string, taskId: string, file: File): Promise<void> {
+  const request: PresignRequest = { taskId, kind: "attachment", contentType: file.type || "application/octet-stream", contentLength: file.size, name: file.name };
+  let response: Response;
+  try {
+    response = await fetch("/api/artifacts/presign", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(request),
+    });
+  } catch {
+    throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
+  }
+  const body: unknown = await response.json().catch(() => null);
+  if (!response.ok) {
+    if (isErrorObject(body)) throw new ApiError(body.code, `${file.name}: ${body.message}`, response.status, body.retryable);
+    throw new ApiError("INTERNAL_ERROR", `${file.name}: ${response.status}`, response.status, response.status >= 500);
+  }
+  const grant = body as PresignResponse;
+  const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType }, body: file });
+  if (!put.ok) throw new ApiError("INTERNAL_ERROR", `${file.name}: the upload failed (${put.status})`, put.status, true);
 }
 
 /** The task's export (`GET /api/task/{taskId}/export`) as a file to save. */

@@ -1,7 +1,7 @@
 // The conversation: messages as the server stores them, assistant text streamed delta by delta,
 // structured outputs, and the composer.
 
-import type { ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { Attachment, ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { clockTime, h } from "./dom.ts";
 import { describeAction } from "./steps.ts";
 import type { ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
@@ -27,6 +27,8 @@ export type ChatHandlers = {
   onConfirm: (step: number, approve: boolean) => void;
   /** Where to load a stored artifact from (a step's screenshot). */
   artifactUrl: (artifactId: string) => Promise<string>;
+  /** The person chose files to attach to the task. */
+  onAttach: (files: File[]) => void;
 };
 
 /** Statuses in which the task is doing something that Stop can end. */
@@ -87,10 +89,23 @@ export class ChatView {
     this.resumeButton = h("button", { class: "btn", type: "button", "data-testid": "resume", hidden: true, onclick: () => this.handlers.onResume(), title: "Hand the browser back to Mimo" }, "Resume");
     this.stopButton = h("button", { class: "btn btn-danger", type: "button", "data-testid": "stop", hidden: true, onclick: () => this.handlers.onStop(), title: "Stop the task" }, h("span", { class: "stop-square" }), "Stop");
     this.note = h("div", { class: "composer-note" }, "Enter to send · Shift+Enter for a new line");
+    // Files for the agent to put into a page's file inputs; it sees their names only.
+    const picker = h("input", {
+      type: "file",
+      multiple: true,
+      hidden: true,
+      "data-testid": "attach-input",
+      onchange: () => {
+        const files = Array.from(picker.files ?? []);
+        picker.value = "";
+        if (files.length > 0) this.handlers.onAttach(files);
+      },
+    });
+    const attachButton = h("button", { class: "btn", type: "button", "data-testid": "attach", title: "Attach files for Mimo to upload into pages", onclick: () => picker.click() }, "Attach");
     const form = h(
       "form",
       { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
-      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, this.resumeButton, this.stopButton, this.sendButton)),
+      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, picker, attachButton, this.resumeButton, this.stopButton, this.sendButton)),
       this.note,
     );
     this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
@@ -276,6 +291,16 @@ export class ChatView {
         () => shot.remove(),
       );
     }
+  }
+
+  /** A file the person attached, shown where it came in the conversation. */
+  showAttachment(attachment: Attachment): void {
+    this.keepAtBottom(() => {
+      this.empty.hidden = true;
+      this.list.append(
+        h("div", { class: "attachment", "data-testid": "attachment", title: attachment.contentType }, `Attached ${attachment.name} · ${Math.ceil(attachment.size / 1024)} KB`),
+      );
+    });
   }
 
   /** After a replay: the newest message in view. */

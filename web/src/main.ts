@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, createTask, exportTask, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, createTask, exportTask, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
@@ -49,6 +49,7 @@ class App {
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve) => this.sendFrame({ type: "confirm", step, approve }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
+      onAttach: (files) => void this.attach(files),
     });
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
@@ -227,6 +228,7 @@ class App {
       step: (event) => this.chat.showStep(event),
       confirmation: (event) => this.chat.showConfirmation(event),
       page: (event) => this.chat.showPage(event),
+      attachment: (attachment) => this.chat.showAttachment(attachment),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
       ready: (behind) => {
         if (behind) {
@@ -299,6 +301,19 @@ class App {
       return null;
     } finally {
       this.creatingTask = false;
+    }
+  }
+
+  /** Attaches files to the task (starting one when none is open); the task shows each once stored. */
+  private async attach(files: File[]): Promise<void> {
+    if (!this.session && !(await this.newTask())) return;
+    const taskId = this.session!.model.taskId;
+    for (const file of files) {
+      try {
+        await attachFile(this.token ?? "", taskId, file);
+      } catch (err) {
+        this.banners.show(err instanceof ApiError ? { code: err.code === "NETWORK" ? "INTERNAL_ERROR" : err.code, message: err.message } : { code: "INTERNAL_ERROR", message: String(err) });
+      }
     }
   }
 

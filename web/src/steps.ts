@@ -33,6 +33,8 @@ export function describeAction(action: AgentAction): string {
     const end = (p: { index?: number; x?: number; y?: number }) => (p.index !== undefined ? `[${p.index}]` : `${Math.round(p.x ?? 0)},${Math.round(p.y ?? 0)}`);
     return `drag ${end(action.drag.from)} to ${end(action.drag.to)}`;
   }
+  if ("upload_file" in action) return `attach ${quoted(action.upload_file.file)} to [${action.upload_file.index}]`;
+  if ("read_tab" in action) return `read your tab ${action.read_tab.tab_id}`;
   if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
   if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;
   if ("close_tab" in action) return action.close_tab.tab_id !== undefined ? `close tab ${action.close_tab.tab_id}` : "close this tab";

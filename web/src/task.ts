@@ -1,6 +1,6 @@
 // One open task: its event stream applied exactly once, in order, to whatever renders it.
 
-import type { BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { Attachment, BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
@@ -17,6 +17,8 @@ export type TaskSink = {
   /** A step of the agent: chosen (`start`), then done (`end`). */
   step(event: ToolUsed): void;
   page(event: PageObserved): void;
+  /** A file the person attached to the task. */
+  attachment(attachment: Attachment): void;
   /** A risky step waits for the person's answer. */
   confirmation(event: ConfirmationRequested): void;
   error(error: ErrorObject): void;
@@ -76,6 +78,9 @@ export class TaskModel {
         break;
       case "pageObserved":
         this.sink.page(event);
+        break;
+      case "fileAttached":
+        this.sink.attachment(event.attachment);
         break;
       case "confirmationRequested":
         this.sink.confirmation(event);

@@ -19,6 +19,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     output: (e) => log.push(`output ${e.status}`),
     step: (e) => log.push(`step ${e.step} ${e.phase}`),
     page: (e) => log.push(`page ${e.step} ${e.url}`),
+    attachment: (a) => log.push(`attachment ${a.name}`),
     confirmation: (e) => log.push(`confirm? ${e.step}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),

@@ -7,6 +7,7 @@ use mimo_durable::{
     error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored, Refusable,
     RegistryClient, TaskClient, ARTIFACTS,
 };
+use mimo_protocol::artifact::{valid_file_name, MAX_FILE_NAME_CHARS};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use mimo_r2_artifacts::{
     authorize, check_upload, derive_signing_key, grant_download, grant_upload, store, ArtifactId,
@@ -34,6 +35,28 @@ async fn check_binding(
     Ok(selection::may_act_for(bound.as_deref(), client_id, task_id).err())
 }
 
+/// An attachment is a file the person gives the task: named, and never made by an extension.
+fn check_attachment(request: &PresignRequest, for_client: Option<&str>) -> Option<ErrorObject> {
+    if request.kind != ArtifactKind::Attachment {
+        return None;
+    }
+    if for_client.is_some() {
+        return Some(ErrorObject::new(
+            ErrorCode::PermissionDenied,
+            "attachments are the person's files: an extension cannot add one",
+        ));
+    }
+    match request.name.as_deref() {
+        Some(name) if valid_file_name(name) => None,
+        _ => Some(ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!(
+                "an attachment needs its file's name: 1 to {MAX_FILE_NAME_CHARS} characters, no path, no control characters"
+            ),
+        )),
+    }
+}
+
 /// `POST /api/artifacts/presign`; `for_client` is the extension asking, if one is.
 pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> Result<Response> {
     let body = req.text().await?;
@@ -47,6 +70,9 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
         }
     };
     if let Some(refusal) = check_binding(env, request.task_id.as_str(), for_client).await? {
+        return error_response(&refusal);
+    }
+    if let Some(refusal) = check_attachment(&request, for_client) {
         return error_response(&refusal);
     }
     let now = now_ms();
@@ -63,6 +89,7 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
         content_type: grant.content_type.clone(),
         max_length: grant.max_length,
         action_id: request.action_id.clone(),
+        name: request.name.clone(),
     };
     let task = TaskClient::new(env, request.task_id.as_str())?;
     if let Err(failure) = task.artifact_granted(&record).await {

@@ -5,8 +5,8 @@
 //! must carry out, in order. The shell never decides anything itself.
 
 use mimo_protocol::{
-    limits::MAX_USER_MESSAGE_BYTES, ActionCommand, ChatMessage, ChatRole, ErrorCode, ErrorObject,
-    FrontendEvent, OutputStatus, TaskStatus, TokenUsage,
+    limits::MAX_USER_MESSAGE_BYTES, ActionCommand, Attachment, BrowserSnapshot, ChatMessage,
+    ChatRole, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, TaskStatus, TokenUsage,
 };
 use serde_json::json;
 
@@ -76,6 +76,10 @@ pub struct Conversation {
     /// The browser run of the latest message that needed the browser.
     pub(crate) run: Option<AgentRun>,
     pub(crate) config: RunConfig,
+    /// The files the person attached to the task.
+    pub(crate) attachments: Vec<Attachment>,
+    /// The bound browser's windows and tabs, as last synced: the person's own tabs.
+    pub(crate) browser: Option<BrowserSnapshot>,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -92,6 +96,7 @@ impl Conversation {
             message_ids_issued: 0,
             created_at: now,
             updated_at: now,
+            start_tab: None,
         };
         Self {
             task,
@@ -99,6 +104,8 @@ impl Conversation {
             turn: None,
             run: None,
             config: RunConfig::default(),
+            attachments: Vec::new(),
+            browser: None,
         }
     }
 
@@ -121,7 +128,60 @@ impl Conversation {
             turn: None,
             run,
             config: RunConfig::default(),
+            attachments: Vec::new(),
+            browser: None,
         }
+    }
+
+    pub fn with_attachments(mut self, attachments: Vec<Attachment>) -> Self {
+        self.attachments = attachments;
+        self
+    }
+
+    /// A file the person attached: the model is told of it from its next call on, the web
+    /// app at once. The same file told twice (a repeated upload's report) is one file.
+    pub fn file_attached(&mut self, attachment: Attachment) -> Vec<Effect> {
+        if let Some(known) = self
+            .attachments
+            .iter_mut()
+            .find(|a| a.artifact_id == attachment.artifact_id)
+        {
+            *known = attachment;
+            return Vec::new();
+        }
+        self.attachments.push(attachment.clone());
+        vec![Effect::Emit(FrontendEvent::FileAttached { attachment })]
+    }
+
+    /// The messages of a chat turn's model call: the whole conversation.
+    fn chat_call_messages(&self) -> Vec<llm::ChatMessage> {
+        let chat: Vec<ChatMessage> = self.history().cloned().collect();
+        self.with_context_notes(prompt::chat_messages(&chat))
+    }
+
+    /// What a model call is told besides the conversation: the files attached to the task and
+    /// the person's open tabs.
+    pub(crate) fn context_notes(&self) -> Vec<llm::ChatMessage> {
+        [
+            prompt::attachments_note(&self.attachments),
+            self.browser.as_ref().and_then(prompt::browser_tabs_note),
+            self.task
+                .start_tab
+                .map(|tab| prompt::start_tab_note(tab, self.browser.as_ref())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// `messages` with the context notes right after the system prompt.
+    pub(crate) fn with_context_notes(
+        &self,
+        mut messages: Vec<llm::ChatMessage>,
+    ) -> Vec<llm::ChatMessage> {
+        let at = messages.len().min(1);
+        messages.splice(at..at, self.context_notes());
+        messages
     }
 
     pub fn task(&self) -> &TaskRecord {
@@ -319,8 +379,7 @@ impl Conversation {
                 if error.retryable && turn.text.is_empty() && turn.retries < LLM_RETRIES {
                     turn.retries += 1;
                     let delay_ms = llm_backoff_ms(turn.retries, error.retry_after_ms);
-                    let messages =
-                        prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
+                    let messages = self.chat_call_messages();
                     return vec![Effect::CallLlm {
                         turn_id: turn_id.to_owned(),
                         messages,
@@ -385,6 +444,16 @@ impl Conversation {
         self.transition(TaskStatus::Ongoing, now)
     }
 
+    /// The person asks that the next browser run start on one of their tabs (or no more).
+    pub fn start_on_tab(&mut self, tab_id: Option<i32>, now: u64) -> Vec<Effect> {
+        if self.task.start_tab == tab_id {
+            return Vec::new();
+        }
+        self.task.start_tab = tab_id;
+        self.task.updated_at = now;
+        vec![Effect::SaveTask]
+    }
+
     pub fn select_client(&mut self, client_id: String, now: u64) -> Vec<Effect> {
         if self.task.selected_client_id.as_deref() == Some(client_id.as_str()) {
             return Vec::new();
@@ -413,7 +482,7 @@ impl Conversation {
     fn start_turn(&mut self, now: u64) -> Vec<Effect> {
         // A new message that needs the browser starts a new run.
         self.run = None;
-        let messages = prompt::chat_messages(&self.history().cloned().collect::<Vec<_>>());
+        let messages = self.chat_call_messages();
         let turn_id = self.open_turn();
         self.call_model(turn_id, messages, 0, now)
     }

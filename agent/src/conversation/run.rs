@@ -13,9 +13,9 @@
 use mimo_protocol::action::{DomIndexResult, ReadabilityResult, ScreenshotResult};
 use mimo_protocol::agent::AGENT_TOOL_NAME;
 use mimo_protocol::{
-    ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole, DragEnd,
-    DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, PageDialog, Target, TaskStatus,
-    TokenUsage, ToolPhase, ToolResult,
+    ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
+    DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, PageDialog, Target,
+    TaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
 
 use serde_json::json;
@@ -24,16 +24,20 @@ use super::{llm_backoff_ms, Conversation, Effect, LLM_RETRIES};
 use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
-use crate::records::{AgentRun, Observation, Phase, Purpose, Step, StoredMessage};
+use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step, StoredMessage};
 use crate::risk;
 
-/// The action a step's choice becomes (`None` for `done`).
-pub fn command_for(action: &AgentAction) -> Option<ActionCommand> {
+/// The action a step's choice becomes (`None` for `done`), the task's attached files naming
+/// what `upload_file` sends; a file not attached is the step's error.
+pub fn command_for(
+    action: &AgentAction,
+    attachments: &[Attachment],
+) -> Result<Option<ActionCommand>, ErrorObject> {
     let target = |index: u32| Target {
         click_id: Some(index),
         xpath: None,
     };
-    Some(match action.clone() {
+    Ok(Some(match action.clone() {
         AgentAction::Navigate { url } => ActionCommand::BrowserNavigate { url },
         AgentAction::Click { index } => ActionCommand::BrowserClick {
             target: target(index),
@@ -96,11 +100,33 @@ pub fn command_for(action: &AgentAction) -> Option<ActionCommand> {
                 to: end(to),
             }
         }
+        AgentAction::ReadTab { tab_id } => ActionCommand::BrowserReadTab { tab_id },
         AgentAction::SwitchTab { tab_id } => ActionCommand::BrowserSwitchTab { tab_id },
         AgentAction::OpenTab { url } => ActionCommand::BrowserOpenTab { url },
         AgentAction::CloseTab { tab_id } => ActionCommand::BrowserCloseTab { tab_id },
-        AgentAction::Done { .. } => return None,
-    })
+        AgentAction::UploadFile { index, file } => {
+            let Some(attachment) = attachments.iter().find(|a| a.name == file) else {
+                let names: Vec<&str> = attachments.iter().map(|a| a.name.as_str()).collect();
+                return Err(ErrorObject::new(
+                    ErrorCode::TargetNotFound,
+                    if names.is_empty() {
+                        format!("no file is attached to this task, so {file:?} cannot be uploaded: ask the user to attach it")
+                    } else {
+                        format!(
+                            "no attached file is named {file:?}; the attached files are {names:?}"
+                        )
+                    },
+                ));
+            };
+            ActionCommand::BrowserUploadFile {
+                target: target(index),
+                artifact_id: attachment.artifact_id.clone(),
+                name: attachment.name.clone(),
+                content_type: attachment.content_type.clone(),
+            }
+        }
+        AgentAction::Done { .. } => return Ok(None),
+    }))
 }
 
 /// The tool result of an ended action (seed 000 §5).
@@ -319,11 +345,29 @@ impl Conversation {
             effects.extend(self.finish_run(success, text, now));
             return effects;
         }
-        if !run.tab_open {
-            if self.task.selected_client_id.is_none() {
-                self.run.as_mut().expect("run").phase = Phase::Binding;
-                return vec![Effect::SaveRun, Effect::BindClient];
+        let command = match command_for(&step.output.action, &self.attachments) {
+            Ok(command) => command.expect("not done"),
+            Err(error) => {
+                let result = ToolResult {
+                    tool_call_id: step.tool_call_id.clone(),
+                    name: step.output.action.name().to_owned(),
+                    ok: false,
+                    result: None,
+                    error: Some(error),
+                    warnings: Vec::new(),
+                };
+                let mut effects = self.end_step(result);
+                // Nothing ran: the page is as the model last saw it.
+                effects.extend(self.think(0, now));
+                return effects;
             }
+        };
+        if self.task.selected_client_id.is_none() {
+            self.run.as_mut().expect("run").phase = Phase::Binding;
+            return vec![Effect::SaveRun, Effect::BindClient];
+        }
+        // Reading one of the person's own tabs needs no tab of the task's.
+        if !run.tab_open && command.needs_tab() {
             let url = match &step.output.action {
                 AgentAction::Navigate { url } => Some(url.clone()),
                 _ => None,
@@ -335,6 +379,7 @@ impl Conversation {
                     "Mimo: {}",
                     self.task.title.clone().unwrap_or_default()
                 )),
+                adopt_tab_id: self.task.start_tab,
             };
             return self.submit(turn_id, command, Purpose::TaskStart);
         }
@@ -360,7 +405,6 @@ impl Conversation {
                 return effects;
             }
         }
-        let command = command_for(&step.output.action).expect("not done");
         self.submit(turn_id, command, Purpose::Step)
     }
 
@@ -491,13 +535,21 @@ impl Conversation {
                 let step = run.steps.last().expect("step");
                 let starting_navigation = purpose == Purpose::TaskStart
                     && matches!(step.output.action, AgentAction::Navigate { .. });
+                let mut effects = Vec::new();
                 if purpose == Purpose::TaskStart && ok {
                     run.tab_open = true;
+                    // The person's tab this run started on is taken; a later run starts anew.
+                    if self.task.start_tab.take().is_some() {
+                        effects.push(Effect::SaveTask);
+                    }
                     if !starting_navigation {
                         // The tab is open; now the step's own action.
-                        return self.act(&turn_id, now);
+                        effects.extend(self.act(&turn_id, now));
+                        return effects;
                     }
                 }
+                let run = self.run.as_mut().expect("run");
+                let step = run.steps.last().expect("step");
                 let result = tool_result(step, record);
                 let tab_closed = result
                     .error
@@ -507,7 +559,7 @@ impl Conversation {
                     // The next browser action opens a new tab (seed 000 §4.7).
                     run.tab_open = false;
                 }
-                let mut effects = self.end_step(result);
+                effects.extend(self.end_step(result));
                 let run = self.run.as_mut().expect("run");
                 if run.tab_open {
                     run.preparing = Some(Observation {
@@ -712,7 +764,13 @@ impl Conversation {
             .filter(|m| m.position <= run.goal_position)
             .map(|m| m.message.clone())
             .collect();
-        prompt::run_messages(
+        // The notes take their part of the context before the run is fitted into the rest.
+        let notes = prompt::estimate_tokens(&self.context_notes(), &[]);
+        let budget = Budget {
+            context_tokens: self.config.budget.context_tokens.saturating_sub(notes),
+            ..self.config.budget
+        };
+        self.with_context_notes(prompt::run_messages(
             RunView {
                 chat: &chat,
                 steps: &run.steps,
@@ -720,8 +778,8 @@ impl Conversation {
                 updates: &run.updates,
                 corrections: &run.corrections,
             },
-            self.config.budget,
-        )
+            budget,
+        ))
     }
 
     /// Records the latest step's result and tells the web app.

@@ -15,8 +15,8 @@ mod tests;
 use std::collections::VecDeque;
 
 use mimo_protocol::{
-    ActionCommand, BrowserAction, ErrorCode, ErrorObject, FrontendEvent, ServerToExtension,
-    TaskControl, TaskStatus,
+    ActionCommand, Attachment, BrowserAction, BrowserSnapshot, ErrorCode, ErrorObject,
+    FrontendEvent, ServerToExtension, TaskControl, TaskStatus,
 };
 
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
@@ -51,6 +51,10 @@ pub enum Input {
     },
     /// An ack, result or attempt status from the extension, relayed by the registry.
     Extension(ActionEvent),
+    /// The person asks that the next browser run start on one of their tabs.
+    StartOnTab(Option<i32>),
+    /// The person attached a file to the task (its upload completed).
+    FileAttached(Attachment),
     /// An [`Effect::Dispatch`] could not be handed to the extension.
     DispatchFailed {
         action_id: String,
@@ -169,6 +173,10 @@ pub struct Stored {
     pub messages: Vec<StoredMessage>,
     pub run: Option<AgentRun>,
     pub actions: Vec<ActionRecord>,
+    /// The files attached to the task, in the order they were attached.
+    pub attachments: Vec<Attachment>,
+    /// The latest snapshot of the bound browser's windows and tabs.
+    pub snapshot: Option<BrowserSnapshot>,
 }
 
 /// Work inside one [`Task::handle`]: effects of the conversation and of the scheduler, which
@@ -194,8 +202,14 @@ impl Task {
     /// picked up by the next input that can afford it (a web app's message, the alarm).
     pub fn restore(config: TaskConfig, stored: Stored, now: u64) -> Self {
         let mut actions = ActionQueue::restore(stored.actions, config.timeouts);
+        let attachments = stored.attachments;
+        let snapshot = stored.snapshot;
         let conversation = stored.task.map(|task| {
-            Conversation::restore(task, stored.messages, stored.run).with_config(config.run)
+            let mut conversation = Conversation::restore(task, stored.messages, stored.run)
+                .with_config(config.run)
+                .with_attachments(attachments);
+            conversation.browser = snapshot;
+            conversation
         });
         if conversation
             .as_ref()
@@ -295,6 +309,12 @@ impl Task {
             Input::Confirm { step, approve } => {
                 work.extend(conversation_work(conversation.confirm(step, approve, now)?));
             }
+            Input::StartOnTab(tab_id) => {
+                work.extend(conversation_work(conversation.start_on_tab(tab_id, now)));
+            }
+            Input::FileAttached(attachment) => {
+                work.extend(conversation_work(conversation.file_attached(attachment)));
+            }
             Input::SelectClient { client_id } => out.push(Effect::Bind {
                 client_id: Some(client_id),
                 purpose: BindPurpose::Requested,
@@ -362,6 +382,7 @@ impl Task {
                         conversation.select_client(client_id.clone(), now),
                     ));
                     if let Some(snapshot) = binding.snapshot {
+                        conversation.browser = Some(snapshot.clone());
                         out.extend(show_snapshot(SnapshotPush {
                             client_id,
                             snapshot,
@@ -432,10 +453,13 @@ impl Task {
     }
 
     /// A snapshot pushed for an extension this task no longer uses is stale, and ignored.
-    fn snapshot(&self, push: SnapshotPush) -> Vec<Effect> {
+    fn snapshot(&mut self, push: SnapshotPush) -> Vec<Effect> {
         let selected = self.record().and_then(|t| t.selected_client_id.as_deref());
         if selected != Some(push.client_id.as_str()) {
             return Vec::new();
+        }
+        if let Some(conversation) = self.conversation.as_mut() {
+            conversation.browser = Some(push.snapshot.clone());
         }
         show_snapshot(push)
     }

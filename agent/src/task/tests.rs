@@ -581,6 +581,8 @@ fn a_takeover_outlives_a_restart() {
         messages: Vec::new(),
         run: None,
         actions: task.actions().records().to_vec(),
+        attachments: Vec::new(),
+        snapshot: None,
     };
     let mut restored = Task::restore(config(), stored, 5);
     assert_eq!(restored.record().unwrap().status, TaskStatus::Takeover);
@@ -719,6 +721,8 @@ fn a_web_app_connecting_asks_for_an_extension_and_for_recovery() {
         messages: Vec::new(),
         run: None,
         actions: Vec::new(),
+        attachments: Vec::new(),
+        snapshot: None,
     };
     let mut restored = Task::restore(config(), stored, 3);
     assert_eq!(
@@ -734,6 +738,8 @@ fn restart(task: &Task, messages: Vec<StoredMessage>) -> Task {
         messages,
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: task.actions().records().to_vec(),
+        attachments: Vec::new(),
+        snapshot: None,
     };
     Task::restore(config(), stored, 100)
 }
@@ -803,6 +809,8 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
         messages: Vec::new(),
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: queue.records().to_vec(),
+        attachments: Vec::new(),
+        snapshot: None,
     };
     let mut restored = Task::restore(config(), stored, 100);
     let effects = direct(&mut restored, Input::Alarm, 101);
@@ -823,6 +831,8 @@ fn after_a_restart_a_run_submits_the_action_it_had_not_stored_yet() {
         messages: Vec::new(),
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: Vec::new(),
+        attachments: Vec::new(),
+        snapshot: None,
     };
     let mut restored = Task::restore(config(), stored, 100);
     let effects = direct(&mut restored, Input::Alarm, 101);

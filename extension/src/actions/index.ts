@@ -17,6 +17,7 @@ import { browserHoverAt } from "./hover-at.ts";
 import { browserNavigate } from "./navigate.ts";
 import { browserOpenTab } from "./open-tab.ts";
 import { browserPressKey } from "./press-key.ts";
+import { browserReadTab } from "./read-tab.ts";
 import { browserReadabilityExtract } from "./readability-extract.ts";
 import { browserScreenshot } from "./screenshot.ts";
 import { browserScroll } from "./scroll.ts";
@@ -26,6 +27,7 @@ import { browserSwitchTab } from "./switch-tab.ts";
 import { taskStart } from "./task-start.ts";
 import { taskStop } from "./task-stop.ts";
 import { browserType } from "./type.ts";
+import { browserUploadFile } from "./upload-file.ts";
 import { browserWaitForLoaded } from "./wait-for-loaded.ts";
 import { browserWaitFor } from "./wait-for.ts";
 import { browserXpathScan } from "./xpath-scan.ts";
@@ -57,4 +59,6 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_click_at: browserClickAt,
   browser_hover_at: browserHoverAt,
   browser_drag: browserDrag,
+  browser_upload_file: browserUploadFile,
+  browser_read_tab: browserReadTab,
 };

@@ -9,20 +9,26 @@ import type { Handler } from "./handler.ts";
 
 type Page = { title: string; text: string; markdown: string; article: boolean };
 
+/** The readable text of a tab's top frame (Readability and Turndown, injected on demand). */
+export async function readPage(tabId: number): Promise<Page> {
+  let page: Page | undefined;
+  try {
+    await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ["readability.js"] });
+    const [run] = await chrome.scripting.executeScript({
+      target: { tabId, frameIds: [0] },
+      func: () => (globalThis as unknown as { __mimoReadability(): unknown }).__mimoReadability(),
+    });
+    page = run?.result as Page | undefined;
+  } catch (error) {
+    throw new ActionError("PAGE_PREP_FAILED", `readability failed: ${errorText(error)}`, true);
+  }
+  if (page === undefined) throw new ActionError("PAGE_PREP_FAILED", "readability returned nothing", true);
+  return page;
+}
+
 export const browserReadabilityExtract: Handler<"browser_readability_extract"> = {
   async run(ctx) {
-    let page: Page | undefined;
-    try {
-      await chrome.scripting.executeScript({ target: { tabId: ctx.tabId, frameIds: [0] }, files: ["readability.js"] });
-      const [run] = await chrome.scripting.executeScript({
-        target: { tabId: ctx.tabId, frameIds: [0] },
-        func: () => (globalThis as unknown as { __mimoReadability(): unknown }).__mimoReadability(),
-      });
-      page = run?.result as Page | undefined;
-    } catch (error) {
-      throw new ActionError("PAGE_PREP_FAILED", `readability failed: ${errorText(error)}`, true);
-    }
-    if (page === undefined) throw new ActionError("PAGE_PREP_FAILED", "readability returned nothing", true);
+    const page = await readPage(ctx.tabId);
     const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];
     const textBytes = utf8(page.text).byteLength;
     if (textBytes > READABILITY_MAX_BYTES) {

@@ -366,3 +366,38 @@ export function elementAt(point: Point): { inView: boolean; element?: string; vi
   const text = (el.getAttribute("aria-label") ?? (el as HTMLElement).innerText ?? "").replace(/\s+/g, " ").trim();
   return { inView: true, element: `${describe(el)}${text && text.length <= 60 ? ` ${JSON.stringify(text)}` : ""}`, viewport };
 }
+
+/**
+ * The file input a person would use through `el`: the input itself, the one its label is for,
+ * or the one it holds (a styled "Choose file" button wrapping a hidden input).
+ */
+function fileInputOf(el: Element): HTMLInputElement | null {
+  const isFile = (e: Element | null | undefined): e is HTMLInputElement => e instanceof HTMLInputElement && e.type === "file";
+  if (isFile(el)) return el;
+  const label = el.closest("label");
+  if (isFile(label?.control)) return label.control;
+  const inside = el.querySelector("input[type=file]");
+  return isFile(inside) ? inside : null;
+}
+
+/**
+ * Puts files into a file input as the browser's file chooser does: its `files` replaced, then
+ * `input` and `change`. The input may be hidden (pages style their own button over it).
+ */
+export function setFiles(target: FrameTarget, files: Array<{ name: string; type: string; base64: string }>): { input: string; files: string[] } {
+  const el = resolveTarget(target);
+  const input = fileInputOf(el);
+  if (input === null) throw new FrameError("TARGET_NOT_INTERACTABLE", `${describe(el)} is not a file input, nor the label or button of one`);
+  if (input.disabled) throw new FrameError("TARGET_NOT_INTERACTABLE", `${describe(input)} is disabled`);
+  if (files.length > 1 && !input.multiple) throw new FrameError("TARGET_NOT_INTERACTABLE", `${describe(input)} takes one file`);
+  const transfer = new DataTransfer();
+  for (const f of files) {
+    const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+    transfer.items.add(new File([bytes], f.name, { type: f.type, lastModified: Date.now() }));
+  }
+  input.files = transfer.files;
+  input.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  input.dispatchEvent(new Event("change", { bubbles: true }));
+  return { input: describe(input), files: Array.from(input.files ?? []).map((f) => f.name) };
+}
+

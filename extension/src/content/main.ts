@@ -124,6 +124,8 @@ function start(): void {
         return findText(req.text, req.loadMore);
       case "elementAt":
         return act.elementAt(req.point);
+      case "setFiles":
+        return act.setFiles(req.target, req.files);
       case "readyState":
         return document.readyState;
       case "exists":

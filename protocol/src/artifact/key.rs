@@ -318,6 +318,7 @@ mod tests {
                 id.object_key(ArtifactKind::Html),
                 id.object_key(ArtifactKind::Readability),
                 id.object_key(ArtifactKind::DomIndex),
+                id.object_key(ArtifactKind::Attachment),
             ]
         );
     }

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::limits::{
-    DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES,
+    ATTACHMENT_MAX_BYTES, DOM_INDEX_MAX_BYTES, HTML_MAX_BYTES, READABILITY_MAX_BYTES,
+    SCREENSHOT_MAX_BYTES,
 };
 
 /// Longest `Content-Type` we sign or accept. Real ones are far shorter; the bound keeps
@@ -41,15 +42,18 @@ pub enum ArtifactKind {
     Readability,
     /// A whole DOM index (JSON), stored when it is too large for one socket frame.
     DomIndex,
+    /// A file the person attached to the task, for the agent to put into a file input.
+    Attachment,
 }
 
 impl ArtifactKind {
     /// All kinds, in a fixed order.
-    pub const ALL: [ArtifactKind; 4] = [
+    pub const ALL: [ArtifactKind; 5] = [
         ArtifactKind::Screenshot,
         ArtifactKind::Html,
         ArtifactKind::Readability,
         ArtifactKind::DomIndex,
+        ArtifactKind::Attachment,
     ];
 
     /// The wire and key name.
@@ -64,6 +68,23 @@ impl ArtifactKind {
             ArtifactKind::Html => &["text/html"],
             ArtifactKind::Readability => &["text/markdown", "text/plain"],
             ArtifactKind::DomIndex => &["application/json"],
+            // Documents and images people send with forms; nothing a browser would run.
+            ArtifactKind::Attachment => &[
+                "application/pdf",
+                "image/png",
+                "image/jpeg",
+                "image/webp",
+                "text/plain",
+                "text/csv",
+                "application/json",
+                "application/zip",
+                "application/msword",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                "application/vnd.ms-excel",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                "application/vnd.oasis.opendocument.text",
+                "application/vnd.oasis.opendocument.spreadsheet",
+            ],
         }
     }
 
@@ -75,6 +96,7 @@ impl ArtifactKind {
             ArtifactKind::Html => HTML_MAX_BYTES,
             ArtifactKind::Readability => READABILITY_MAX_BYTES,
             ArtifactKind::DomIndex => DOM_INDEX_MAX_BYTES,
+            ArtifactKind::Attachment => ATTACHMENT_MAX_BYTES,
         }
     }
 
@@ -92,6 +114,23 @@ impl ArtifactKind {
             None => false,
         }
     }
+}
+
+/// Longest name of an attached file, in characters.
+pub const MAX_FILE_NAME_CHARS: usize = 200;
+
+/// Whether `name` can be an attached file's name: not empty, at most
+/// [`MAX_FILE_NAME_CHARS`], no path (`/`, `\\`), no control characters, not `.` or `..`.
+pub fn valid_file_name(name: &str) -> bool {
+    let trimmed = name.trim();
+    !trimmed.is_empty()
+        && trimmed == name
+        && name.chars().count() <= MAX_FILE_NAME_CHARS
+        && name != "."
+        && name != ".."
+        && !name
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 /// An unknown artifact kind name.
@@ -240,5 +279,32 @@ mod tests {
             crate::artifact::READABILITY_MAX_BYTES
         );
         assert_eq!(ArtifactKind::DomIndex.max_bytes(), 20 * 1024 * 1024);
+        assert_eq!(ArtifactKind::Attachment.max_bytes(), 10 * 1024 * 1024);
+    }
+
+    #[test]
+    fn attachments_take_documents_and_images_with_plain_names() {
+        use ArtifactKind::*;
+        for ct in ["application/pdf", "image/png", "text/csv; charset=utf-8"] {
+            assert!(Attachment.allows_content_type(ct), "{ct}");
+        }
+        for ct in ["text/html", "application/javascript", "image/svg+xml"] {
+            assert!(!Attachment.allows_content_type(ct), "{ct}");
+        }
+        for name in ["contract.pdf", "Signed contract (final).pdf", "été.png"] {
+            assert!(valid_file_name(name), "{name}");
+        }
+        for name in [
+            "",
+            " a.pdf",
+            "../a.pdf",
+            "a/b.pdf",
+            "a\\b",
+            "..",
+            "a\nb",
+            &"x".repeat(201),
+        ] {
+            assert!(!valid_file_name(name), "{name:?}");
+        }
     }
 }

@@ -20,6 +20,8 @@ pub const READABILITY_MAX_BYTES: u64 = 2 * MIB;
 
 /// Largest screenshot upload.
 pub const SCREENSHOT_MAX_BYTES: u64 = 20 * MIB;
+/// The largest file a person attaches to a task (for `browser_upload_file`).
+pub const ATTACHMENT_MAX_BYTES: u64 = 10 * MIB;
 
 /// Largest HTML snapshot upload.
 pub const HTML_MAX_BYTES: u64 = 20 * MIB;

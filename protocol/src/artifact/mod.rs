@@ -31,6 +31,10 @@ pub struct PresignRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub action_id: Option<String>,
+    /// The file's name, for an attachment (required there; see `valid_file_name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub name: Option<String>,
 }
 
 /// Response of `POST /api/artifacts/presign`.

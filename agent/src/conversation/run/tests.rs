@@ -944,3 +944,167 @@ fn a_dialog_found_while_preparing_the_page_ends_the_preparation_with_it() {
     let (_, messages) = turn_of(&effects);
     assert!(messages.last().unwrap().content.contains("an alert"));
 }
+
+#[test]
+fn an_attached_file_is_named_to_the_model_and_uploaded_by_its_name() {
+    let mut c = bound();
+    let contract = mimo_protocol::Attachment {
+        artifact_id: "art_contract".into(),
+        name: "contract.pdf".into(),
+        content_type: "application/pdf".into(),
+        size: 120_000,
+    };
+    let told = c.file_attached(contract.clone());
+    assert!(events(&told).iter().any(
+        |e| matches!(e, FrontendEvent::FileAttached { attachment } if attachment == &contract)
+    ));
+    assert!(
+        c.file_attached(contract.clone()).is_empty(),
+        "the same file told twice is one file"
+    );
+    let turn = at_first_page(&mut c, "[1]<input type=file name=contract>");
+    // An unknown name is the step's error; the model chooses again.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "upload_file": { "index": 1, "file": "cv.pdf" } }),
+        )],
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { phase: ToolPhase::End, result: Some(r), .. }
+            if r.error.as_ref().is_some_and(|e| e.code == ErrorCode::TargetNotFound && e.message.contains("\"contract.pdf\"")))));
+    let (turn, messages) = turn_of(&effects);
+    let note = messages
+        .iter()
+        .find(|m| m.content.contains("<attachments>"))
+        .expect("the model is told of the attached files");
+    assert!(
+        note.content
+            .contains("\"contract.pdf\" (application/pdf, 118 KB)"),
+        "{}",
+        note.content
+    );
+    let upload = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_c",
+            json!({ "upload_file": { "index": 1, "file": "contract.pdf" } }),
+        )],
+    ));
+    assert_eq!(
+        upload.1,
+        ActionCommand::BrowserUploadFile {
+            target: mimo_protocol::Target {
+                click_id: Some(1),
+                xpath: None
+            },
+            artifact_id: "art_contract".into(),
+            name: "contract.pdf".into(),
+            content_type: "application/pdf".into(),
+        }
+    );
+}
+
+#[test]
+fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
+    let mut c = bound();
+    let tab = |tab_id: i32, title: &str, url: &str| mimo_protocol::TabInfo {
+        tab_id,
+        window_id: 1,
+        index: 0,
+        url: url.into(),
+        title: title.into(),
+        status: "complete".into(),
+        active: tab_id == 5,
+        group_id: None,
+    };
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        windows: Vec::new(),
+        tabs: vec![
+            tab(5, "Blue mug – Shop", "https://shop.test/mug"),
+            tab(6, "Settings", "chrome://settings"),
+        ],
+        groups: Vec::new(),
+        active_tab_id: Some(5),
+    });
+    let (turn, messages) = turn_of(
+        &c.user_message("what is the price of the mug I have open?".into(), None, 1)
+            .unwrap(),
+    );
+    let tabs = messages
+        .iter()
+        .find(|m| m.content.contains("<browser_tabs>"))
+        .expect("the person's tabs are listed");
+    assert!(
+        tabs.content.contains(
+            "- tab_id 5 (the tab the user is looking at): \"Blue mug – Shop\" https://shop.test/mug"
+        ),
+        "{}",
+        tabs.content
+    );
+    assert!(
+        !tabs.content.contains("chrome://"),
+        "only web pages: {}",
+        tabs.content
+    );
+    let read = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_a", json!({ "read_tab": { "tab_id": 5 } }))],
+    ));
+    assert_eq!(read.1, ActionCommand::BrowserReadTab { tab_id: 5 });
+    // Read, the model hears what the tab says; no tab of the task was opened to read it.
+    let effects = ok(
+        &mut c,
+        read,
+        json!({ "tabId": 5, "title": "Blue mug – Shop", "text": "Blue mug, 12 €" }),
+    );
+    let (_, messages) = turn_of(&effects);
+    assert!(messages
+        .iter()
+        .any(|m| m.content.contains("Blue mug, 12 €")));
+    assert!(!c.run().unwrap().tab_open);
+}
+
+#[test]
+fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
+    let mut c = bound();
+    assert_eq!(c.start_on_tab(Some(42), 0), vec![Effect::SaveTask]);
+    let (turn, messages) = turn_of(
+        &c.user_message("add this to my cart".into(), None, 1)
+            .unwrap(),
+    );
+    assert!(messages
+        .iter()
+        .any(|m| m.content.contains("continue on their tab 42")));
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "wait_for": { "url": "shop.test" } }),
+        )],
+    ));
+    assert!(matches!(
+        start.1,
+        ActionCommand::TaskStart {
+            adopt_tab_id: Some(42),
+            ..
+        }
+    ));
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 42, "windowId": 1, "url": "http://shop.test/" }),
+    );
+    assert!(effects.contains(&Effect::SaveTask));
+    assert_eq!(c.task().start_tab, None, "taken by this run");
+    // The step's own action follows in that tab.
+    assert!(matches!(
+        submitted(&effects).1,
+        ActionCommand::BrowserWaitFor { .. }
+    ));
+}
