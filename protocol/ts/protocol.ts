@@ -352,7 +352,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+tabs: Array<TaskTab>, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type EventEnvelope = { 
 /**
@@ -406,7 +406,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+tabs: Array<TaskTab>, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 

@@ -20,6 +20,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     step: (e) => log.push(`step ${e.step} ${e.phase}`),
     page: (e) => log.push(`page ${e.step} ${e.url}`),
     confirmation: (e) => log.push(`confirm? ${e.step}`),
+    warning: (message) => log.push(`warning ${message}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),
   };
