@@ -83,6 +83,9 @@ pub struct RunView<'a> {
     pub updates: &'a [String],
     /// The model's last malformed reply and what was wrong with it, for its retry.
     pub corrections: &'a [llm::ChatMessage],
+    /// What the screenshot sent with the latest page costs (0 without one). The image itself
+    /// joins the page's message when the call is made ([`page_message`]), but it counts here.
+    pub image_tokens: usize,
 }
 
 /// A rough token count: about three bytes a token for English and markup, rounded up, plus a
@@ -132,7 +135,7 @@ pub fn run_messages(view: RunView<'_>, budget: Budget) -> Vec<llm::ChatMessage> 
     };
     loop {
         let messages = shape.render(&view);
-        if estimate_tokens(&messages, &tools) <= budget.context_tokens {
+        if estimate_tokens(&messages, &tools) + view.image_tokens <= budget.context_tokens {
             return messages;
         }
         // The most recent step stays whole: the model must see what it just did.
@@ -247,6 +250,15 @@ impl Shape {
         messages.extend(view.corrections.iter().cloned());
         messages
     }
+}
+
+/// Where the latest page is among a run's messages: the last user message that opens with
+/// `<page>` (the page's own text cannot write that tag, [`fenced`]). Its screenshot goes
+/// with it.
+pub fn page_message(messages: &[llm::ChatMessage]) -> Option<usize> {
+    messages
+        .iter()
+        .rposition(|m| m.role == llm::Role::User && m.content.starts_with("<page>"))
 }
 
 /// The step in one line, for the summary of earlier steps.
@@ -576,6 +588,8 @@ mod tests {
             element_count: 1,
             content: "x".repeat(content),
             screenshot_artifact_id: None,
+            screenshot_width: 0,
+            screenshot_height: 0,
             missing: vec![],
             warnings: vec![],
             dialog: None,
@@ -595,6 +609,7 @@ mod tests {
             observation: Some(observation),
             updates: &[],
             corrections: &[],
+            image_tokens: 0,
         }
     }
 
@@ -610,6 +625,7 @@ mod tests {
                 observation: Some(&obs),
                 updates: &["only the large ones".to_owned()],
                 corrections: &[],
+                image_tokens: 0,
             },
             Budget::default(),
         );
@@ -699,6 +715,39 @@ mod tests {
         // With room to spare nothing is summarized.
         let roomy = run_messages(view(&goal, &steps[..3], &obs), Budget::default());
         assert!(!roomy.iter().any(|m| m.content.contains("<earlier_steps>")));
+    }
+
+    #[test]
+    fn the_screenshot_counts_toward_the_budget() {
+        let goal = [chat("read it")];
+        let steps = [step(1, "")];
+        let obs = observation(6_000, 6_000);
+        let roomy = Budget {
+            context_tokens: 1_000_000,
+            text_limit: 10_000,
+        };
+        let whole = run_messages(view(&goal, &steps, &obs), roomy);
+        // Just room for the text: with an image too, the page text is shortened.
+        let budget = Budget {
+            context_tokens: estimate_tokens(&whole, &[agent_tool()]),
+            ..roomy
+        };
+        let text_only = run_messages(view(&goal, &steps, &obs), budget);
+        assert_eq!(text_only, whole);
+        let with_image = run_messages(
+            RunView {
+                image_tokens: 1_229,
+                ..view(&goal, &steps, &obs)
+            },
+            budget,
+        );
+        let page = page_message(&with_image).expect("a page message");
+        assert_eq!(page, with_image.len() - 1);
+        assert!(with_image[page].content.contains("(cut: "));
+        assert!(
+            estimate_tokens(&with_image, &[agent_tool()]) + 1_229 <= budget.context_tokens,
+            "it fits with the image"
+        );
     }
 
     #[test]

@@ -56,14 +56,17 @@ impl Default for Budget {
     }
 }
 
-/// Limits of a run (`MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
-/// `MIMO_AGENT_TEXT_LIMIT`).
+/// How a run goes (`MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
+/// `MIMO_AGENT_TEXT_LIMIT`, `MIMO_AGENT_CONFIRM_RISKY`, `MIMO_AGENT_VISION`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunConfig {
     pub max_steps: u32,
     pub budget: Budget,
     /// Whether irreversible steps wait for the person (`MIMO_AGENT_CONFIRM_RISKY`, on).
     pub confirm_risky: bool,
+    /// Whether the model is shown the latest page's screenshot (`MIMO_AGENT_VISION`, resolved
+    /// against the model).
+    pub vision: bool,
 }
 
 impl Default for RunConfig {
@@ -72,6 +75,7 @@ impl Default for RunConfig {
             max_steps: 40,
             budget: Budget::default(),
             confirm_risky: true,
+            vision: false,
         }
     }
 }
@@ -110,6 +114,12 @@ pub struct Observation {
     /// The readable content (markdown or text).
     pub content: String,
     pub screenshot_artifact_id: Option<String>,
+    /// The screenshot's size in pixels (0 when the extension could not tell), for what it
+    /// costs the model.
+    #[serde(default)]
+    pub screenshot_width: u32,
+    #[serde(default)]
+    pub screenshot_height: u32,
     pub missing: Vec<String>,
     pub warnings: Vec<String>,
     /// A JavaScript dialog open on the page: until it is answered nothing else there can be used.
@@ -186,6 +196,9 @@ pub struct AgentRun {
     pub corrections: Vec<llm::ChatMessage>,
     /// Messages the person sent during the run.
     pub updates: Vec<String>,
+    /// The model refused a screenshot: the rest of the run shows it pages as text only.
+    #[serde(default)]
+    pub images_refused: bool,
 }
 
 impl AgentRun {

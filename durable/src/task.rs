@@ -457,16 +457,29 @@ impl TaskCoordinator {
         Ok(())
     }
 
-    /// Streams one model call, after its backoff. Deltas reach the web app as they arrive;
-    /// what the stream's end asks for (an action, another call, a status change) is returned
-    /// for the work queue, in order.
-    async fn call_llm(&self, call: LlmCall) -> Result<Vec<Effect>> {
+    /// Streams one model call, after its backoff, with the page's screenshot when it names one
+    /// (one that cannot be read is left out, and the web app told). Deltas reach the web app
+    /// as they arrive; what the stream's end asks for (an action, another call, a status
+    /// change) is returned for the work queue, in order.
+    async fn call_llm(&self, mut call: LlmCall) -> Result<Vec<Effect>> {
         if call.delay_ms > 0 {
             Delay::from(Duration::from_millis(call.delay_ms)).await;
         }
         if !self.task.borrow().is_current_turn(&call.turn_id) {
             // Stopped (or replaced) while waiting: no call to make.
             return Ok(Vec::new());
+        }
+        if let Some(page_image) = &call.image {
+            match self.read_image(&page_image.artifact_id).await {
+                Ok(image) => call.attach(image),
+                Err(why) => {
+                    console_warn!(
+                        "task {}: no screenshot for the model: {why}",
+                        self.task_label()
+                    );
+                    self.store_or_show(Effect::Emit(LlmCall::image_unavailable(&why)))?;
+                }
+            }
         }
         let mut rest: Vec<Effect> = Vec::new();
         let mut failure = None;
@@ -508,6 +521,28 @@ impl TaskCoordinator {
             Some(e) => Err(e),
             None => Ok(rest),
         }
+    }
+
+    /// Artifact `artifact_id` of this task as an image for the model; `Err` says why it cannot
+    /// be one. Its size is checked before its bytes are read.
+    async fn read_image(&self, artifact_id: &str) -> std::result::Result<llm::Image, String> {
+        let record = self
+            .artifacts
+            .get(artifact_id)
+            .map_err(|e| e.to_string())?
+            .ok_or("it is not an artifact of this task")?;
+        let object = self
+            .bucket()
+            .map_err(|e| e.to_string())?
+            .get(record.key)
+            .execute()
+            .await
+            .map_err(|e| format!("R2: {e}"))?
+            .ok_or("it is not stored")?;
+        llm::Image::check(&record.content_type, object.size())?;
+        let body = object.body().ok_or("R2 returned it without a body")?;
+        let bytes = body.bytes().await.map_err(|e| format!("R2: {e}"))?;
+        llm::Image::from_bytes(&record.content_type, &bytes)
     }
 
     fn task_label(&self) -> String {

@@ -189,6 +189,9 @@ pub enum FrontendEvent {
     },
     /// The person attached a file to the task.
     FileAttached { attachment: Attachment },
+    /// Something the person should know that does not stop the task (the model took no
+    /// screenshot and goes on reading pages as text; a screenshot could not be sent).
+    Warning { message: String },
     /// Replay after (re)connecting is complete; live events follow. Not sequenced.
     #[serde(rename_all = "camelCase")]
     Ready {

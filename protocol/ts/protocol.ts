@@ -376,7 +376,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type EventEnvelope = { 
 /**
@@ -430,7 +430,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 

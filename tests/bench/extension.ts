@@ -7,7 +7,9 @@
 //   - the agent's step overhead without the LLM: from the model's tool call complete (the
 //     scripted LLM server wrote its last frame) to the next LLM request, for click steps on the
 //     750-element page — the click, the page preparation (load, screenshot, readability, index)
-//     and the prompt — beside the bare click round trip measured in the same run
+//     and the prompt, with the screenshot read from R2 for the model — beside the bare click
+//     round trip measured in the same run
+//   - the screenshot bytes sent to the model per step of that run (MIMO_AGENT_VISION=on)
 import type { DomElement, DomIndexResult, EventEnvelope } from "../../protocol/ts/protocol.ts";
 import { act, ok, startHarness, startTask } from "../browser/harness.ts";
 import type { ActionRecord, Harness } from "../browser/harness.ts";
@@ -93,10 +95,17 @@ async function stepOverhead(h: Harness, clickMedian: number) {
   }
   const parts = [...byAction].filter(([name]) => name !== "task_start").map(([name, t]) => `${name} ${median(t)} ms`);
   console.log(`  of which, per action (median, sent → result): ${parts.join(", ")}`);
+  const shots = requests.slice(2, 2 + STEPS).map((r) => r.images.reduce((sum, image) => sum + image.bytes, 0));
+  const types = [...new Set(requests.flatMap((r) => r.images.map((image) => image.mediaType)))].join(", ");
+  console.log(
+    `  screenshot sent to the model per step: median ${(median(shots) / 1024).toFixed(1)} KiB, max ${(Math.max(...shots) / 1024).toFixed(1)} KiB ` +
+      `(${types || "none sent"}; one image a request at most: ${requests.every((r) => r.images.length <= 1)})`,
+  );
 }
 
-// The step bench runs past the default step limit (40).
-const h = await startHarness({ bindings: { MIMO_AGENT_MAX_STEPS: String(STEPS + 5) } });
+// The step bench runs past the default step limit (40), and shows the model its screenshots
+// (the scripted model's name is none known to take images).
+const h = await startHarness({ bindings: { MIMO_AGENT_MAX_STEPS: String(STEPS + 5), MIMO_AGENT_VISION: "on" } });
 try {
   console.log("\nMimo extension benchmarks (one run, this machine)\n");
   console.log("DOM index (median of 5, through the worker)");

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ReadabilityResult, ScreenshotResult } from "../../protocol/ts/protocol.ts";
+import { imageSize } from "../../extension/src/image.ts";
 import { downloadArtifact, fails, ok, pageAt, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
@@ -16,30 +17,32 @@ after(async () => {
 
 const download = (artifactId: string) => downloadArtifact(h, artifactId);
 
-function pngSize(bytes: Buffer): { width: number; height: number } {
-  assert.equal(bytes.subarray(1, 4).toString(), "PNG");
-  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+function jpegSize(bytes: Buffer): { width: number; height: number } | undefined {
+  assert.equal(bytes.readUInt16BE(0), 0xffd8, "a JPEG");
+  return imageSize(bytes);
 }
 
 describe("screenshots", () => {
-  it("captures the task tab through CDP (it is not the focused window) and uploads it", { timeout: 30_000 }, async () => {
+  it("captures the task tab through CDP (it is not the focused window) as a JPEG and uploads it", { timeout: 30_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.a}/buttons.html?shot`);
     const viewport = await page.evaluate(() => ({ w: window.innerWidth, h: window.innerHeight, dpr: devicePixelRatio }));
+    // Wider than 1280 image pixels, it is scaled down to 1280.
+    const scale = Math.min(1, 1280 / (viewport.w * viewport.dpr));
     const { result, warnings } = await ok<ScreenshotResult>(h, taskId, { name: "browser_screenshot", params: {} });
     assert.deepEqual(warnings, []);
-    assert.equal(result.width, viewport.w * viewport.dpr);
-    assert.equal(result.height, viewport.h * viewport.dpr);
+    assert.equal(result.width, Math.round(viewport.w * viewport.dpr * scale));
+    assert.equal(result.height, Math.round(viewport.h * viewport.dpr * scale));
     const res = await fetch(result.url);
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get("content-type"), "image/png");
-    assert.deepEqual(pngSize(Buffer.from(await res.arrayBuffer())), { width: result.width, height: result.height });
+    assert.equal(res.headers.get("content-type"), "image/jpeg");
+    assert.deepEqual(jpegSize(Buffer.from(await res.arrayBuffer())), { width: result.width, height: result.height });
 
     const full = await ok<ScreenshotResult>(h, taskId, { name: "browser_screenshot", params: { fullPage: true } });
     const docHeight = await page.evaluate(() => document.documentElement.scrollHeight);
-    assert.equal(full.result.height, docHeight * viewport.dpr);
+    assert.equal(full.result.height, Math.round(docHeight * viewport.dpr * scale));
     assert.notEqual(full.result.artifactId, result.artifactId);
     const bytes = Buffer.from(await (await download(full.result.artifactId)).arrayBuffer());
-    assert.equal(pngSize(bytes).height, full.result.height);
+    assert.equal(jpegSize(bytes)?.height, full.result.height);
   });
 });
 

@@ -3,14 +3,18 @@
 // extension (the real extension runs the agent in tests/browser/agent.test.ts).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, newTask, sleep, WebClient } from "../support/clients.ts";
+import type { BrowserAction, ExtensionMessage, PresignResponse } from "../../protocol/ts/protocol.ts";
+import { api, ExtensionClient, newTask, post, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
 
 let mimo: Mimo;
-ownRuntime({ bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test", MIMO_AGENT_MAX_STEPS: "3" } }, (m) => (mimo = m));
+// Vision on: the stand-in's screenshots fail (no image is sent) except in the vision test.
+ownRuntime(
+  { bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test", MIMO_AGENT_MAX_STEPS: "3", MIMO_AGENT_VISION: "on" } },
+  (m) => (mimo = m),
+);
 
 /** Actions the stand-in fails (besides the screenshot, which it never manages). */
 let failing = new Set<string>();
@@ -207,6 +211,56 @@ describe("a run across a restart", () => {
     // Step 2's result reached the model after the restart, and the page was prepared again.
     const pages = web.received.filter((e) => e.type === "pageObserved");
     assert.ok(pages.some((e) => e.type === "pageObserved" && e.step === 2), "the page after step 2 was observed");
+    await Promise.all([ext.close(), web.close()]);
+  });
+});
+
+describe("vision", () => {
+  /** Answers a held screenshot as the extension does: a JPEG uploaded through a presigned URL. */
+  async function shoot(ext: ExtensionClient, action: BrowserAction, jpeg: Buffer): Promise<void> {
+    const presign = { taskId: action.taskId, kind: "screenshot", contentType: "image/jpeg", contentLength: jpeg.length, actionId: action.actionId };
+    const granted = await post(mimo, "/api/artifacts/presign", presign, ext.token);
+    assert.equal(granted.status, 200, await granted.clone().text());
+    const grant = (await granted.json()) as PresignResponse;
+    const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": "image/jpeg" }, body: new Uint8Array(jpeg) });
+    assert.equal(put.status, 201, await put.clone().text());
+    const base = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
+    const result = { artifactId: grant.artifactId, url: grant.uploadUrl, width: 1280, height: 720 };
+    ext.send({ type: "action_result", outcome: { ...base, status: "ok", result, warnings: [] } });
+  }
+
+  it("sends the latest page's screenshot with the page, and pages as text once the model refuses it", async () => {
+    failing = new Set();
+    const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(2_000, 7)]);
+    const ext = await ExtensionClient.connect(mimo, "stand-in-vision");
+    standIn(ext, (action) => action.name === "browser_screenshot");
+    ext.ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as { type: string; action?: BrowserAction };
+      if (frame.type === "browser_action" && frame.action?.name === "browser_screenshot") void shoot(ext, frame.action, jpeg);
+    });
+    mimo.llm.reset();
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://docs.test/" } }),
+      agentStep({ scroll: { direction: "down" } }, "Looking further."),
+      // A model that takes no images: the page's screenshot is refused, the call sent again without it.
+      { ...agentStep({ done: { success: true, text: "Install with npm." } }), refuseImages: true },
+    ]);
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === ext.clientId, "bound to the stand-in");
+    web.send({ type: "user_message", content: "Read http://docs.test/" });
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "ok", JSON.stringify(outcome));
+
+    const requests = mimo.llm.requests();
+    assert.deepEqual(requests.map((r) => r.images.length), [0, 1, 1, 0], "no page, page 1, page 2 (refused), page 2 as text");
+    const [, first, second] = requests;
+    const messages = (first!.body as { messages: unknown[] }).messages;
+    assert.deepEqual(first!.images, [{ message: messages.length - 1, mediaType: "image/jpeg", bytes: jpeg.length }], "with the page, the last message");
+    assert.equal(second!.images.length, 1, "only the latest page's");
+    const warning = web.received.find((e) => e.type === "warning");
+    assert.ok(warning?.type === "warning");
+    assert.match(warning.message, /image_url is only supported[\s\S]*text only/);
     await Promise.all([ext.close(), web.close()]);
   });
 });

@@ -429,3 +429,62 @@ describe('control API', () => {
     assert.equal(server.requests()[0].body, '{not json');
   });
 });
+
+describe('images', () => {
+  const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
+  const openAiPage = (text: string) => ({
+    role: 'user',
+    content: [
+      { type: 'text', text },
+      { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}`, detail: 'auto' } },
+    ],
+  });
+
+  test('are recorded in both formats, and the text beside them still routes the turn', async () => {
+    server.script([
+      { match: 'page one', text: 'saw one', chunkDelayMs: 0 },
+      { match: 'page two', text: 'saw two', chunkDelayMs: 0 },
+    ]);
+    const openAiRes = await post('/v1/chat/completions', {
+      model: 'gpt-4o',
+      stream: false,
+      messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'goal' }, openAiPage('<page> page one')],
+    });
+    assert.equal(((await openAiRes.json()) as Json).choices[0].message.content, 'saw one');
+    const anthropicRes = await post('/v1/messages', {
+      model: 'claude-sonnet-4-5',
+      stream: false,
+      max_tokens: 64,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' },
+            { type: 'text', text: '<page> page two' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: jpeg.toString('base64') } },
+          ],
+        },
+      ],
+    });
+    assert.equal(((await anthropicRes.json()) as Json).content[0].text, 'saw two');
+    assert.deepEqual(
+      server.requests().map((r) => r.images),
+      [[{ message: 2, mediaType: 'image/jpeg', bytes: jpeg.length }], [{ message: 0, mediaType: 'image/png', bytes: jpeg.length }]],
+    );
+  });
+
+  test('a turn that refuses images answers one with a 400 and waits for the request without it', async () => {
+    server.script([{ refuseImages: true, text: 'text only', chunkDelayMs: 0 }]);
+    const withImage = await post('/v1/chat/completions', { model: 'llama3.1', stream: false, messages: [openAiPage('look')] });
+    assert.equal(withImage.status, 400);
+    const error = ((await withImage.json()) as Json).error;
+    assert.equal(error.type, 'invalid_request_error');
+    assert.match(error.message, /image_url is only supported/);
+    const res = await openAi('look', { stream: false });
+    assert.equal(((await res.json()) as Json).choices[0].message.content, 'text only');
+    assert.deepEqual(
+      server.requests().map((r) => r.images.length),
+      [1, 0],
+    );
+  });
+});

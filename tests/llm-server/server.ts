@@ -38,6 +38,11 @@ export type ScriptTurn = {
   /** Only use this turn for a request whose last user message contains this substring. */
   match?: string;
   /**
+   * Plays a model that takes no images: a request that carries one is answered with the
+   * provider's 400 for that, and the turn stays queued for the request sent again without it.
+   */
+  refuseImages?: boolean;
+  /**
    * Decides the turn when a request takes it, from that request (in-process scripts only: a
    * function does not survive the control API's JSON). Lets a test play a model that reads
    * the page it is shown, e.g. to pick an element's index by its label.
@@ -51,10 +56,20 @@ export type RecordedRequest = {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
+  /** The inline images of the request's messages, in either provider's format. */
+  images: RecordedImage[];
   /** Epoch milliseconds when the request was received. */
   at: number;
   /** Epoch milliseconds when the whole response was written (a stream's last frame). */
   answeredAt?: number;
+};
+
+export type RecordedImage = {
+  /** Index of the message in the request's `messages`. */
+  message: number;
+  mediaType: string;
+  /** Decoded size. */
+  bytes: number;
 };
 
 export type LlmServerOptions = { port?: number; host?: string; turns?: ScriptTurn[] };
@@ -128,7 +143,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     } catch {
       validJson = false;
     }
-    const record: RecordedRequest = { path: url.pathname, headers: { ...req.headers }, body, at: Date.now() };
+    const images = requestImages(body);
+    const record: RecordedRequest = { path: url.pathname, headers: { ...req.headers }, body, images, at: Date.now() };
     log.push(record);
     res.once('finish', () => (record.answeredAt = Date.now()));
     if (!validJson || !isObject(body)) {
@@ -137,6 +153,11 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
 
     const userText = lastUserText(body);
+    const next = peekTurn(userText);
+    if (next?.refuseImages && images.length > 0) {
+      sendError(res, provider, { status: 400, message: IMAGES_REFUSED });
+      return;
+    }
     const taken = takeTurn(userText) ?? { text: `You said: ${userText}` };
     // What the function decides is the turn's content; its timing and matching stay.
     const turn = taken.respond ? { ...taken, ...taken.respond({ userText, body }) } : taken;
@@ -189,9 +210,18 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
   }
 
+  /** The index of the first queued turn that applies to a request with this user text, or -1. */
+  function turnIndex(userText: string): number {
+    return queue.findIndex((turn) => turn.match === undefined || userText.includes(turn.match));
+  }
+
+  function peekTurn(userText: string): ScriptTurn | undefined {
+    return queue[turnIndex(userText)];
+  }
+
   /** Removes and returns the first queued turn that applies to a request with this user text. */
   function takeTurn(userText: string): ScriptTurn | undefined {
-    const index = queue.findIndex((turn) => turn.match === undefined || userText.includes(turn.match));
+    const index = turnIndex(userText);
     return index < 0 ? undefined : queue.splice(index, 1)[0];
   }
 
@@ -262,6 +292,33 @@ function lastUserText(body: JsonObject): string {
   }
   return '';
 }
+
+/**
+ * The inline images of a request: OpenAI `image_url` parts with a base64 `data:` URL and
+ * Anthropic `image` blocks with a base64 source (an image given by a remote URL has no bytes
+ * here, and is not listed).
+ */
+function requestImages(body: unknown): RecordedImage[] {
+  if (!isObject(body) || !Array.isArray(body.messages)) return [];
+  const images: RecordedImage[] = [];
+  body.messages.forEach((message: unknown, index: number) => {
+    if (!isObject(message) || !Array.isArray(message.content)) return;
+    for (const part of message.content) {
+      if (!isObject(part)) continue;
+      const url = part.type === 'image_url' && isObject(part.image_url) ? part.image_url.url : undefined;
+      const dataUrl = typeof url === 'string' ? /^data:([^;,]+);base64,(.*)$/s.exec(url) : null;
+      if (dataUrl) images.push({ message: index, mediaType: dataUrl[1]!, bytes: Buffer.from(dataUrl[2]!, 'base64').length });
+      const source = part.type === 'image' && isObject(part.source) ? part.source : undefined;
+      if (source?.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') {
+        images.push({ message: index, mediaType: source.media_type, bytes: Buffer.from(source.data, 'base64').length });
+      }
+    }
+  });
+  return images;
+}
+
+/** What a text-only model answers to an image (OpenAI's words for it). */
+const IMAGES_REFUSED = 'Invalid content type. image_url is only supported by certain models.';
 
 function resolveReply(turn: ScriptTurn, provider: Provider, body: JsonObject): Reply {
   const chunks = turn.chunks ?? splitWords(turn.text ?? '');

@@ -265,6 +265,13 @@ export class ChatView {
     this.syncChrome();
   }
 
+  /** A warning in the conversation's flow (the model reads pages without screenshots, …). */
+  showWarning(message: string): void {
+    this.keepAtBottom(() => {
+      this.list.append(h("div", { class: "chat-warning", "data-testid": "chat-warning" }, message));
+    });
+  }
+
   /** The page the agent looked at after a step. */
   showPage(event: PageObserved): void {
     const step = this.steps.get(event.step);

@@ -227,6 +227,7 @@ class App {
       output: (event) => this.chat.showOutput(event),
       step: (event) => this.chat.showStep(event),
       confirmation: (event) => this.chat.showConfirmation(event),
+      warning: (message) => this.chat.showWarning(message),
       page: (event) => this.chat.showPage(event),
       attachment: (attachment) => this.chat.showAttachment(attachment),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),

@@ -21,6 +21,8 @@ export type TaskSink = {
   attachment(attachment: Attachment): void;
   /** A risky step waits for the person's answer. */
   confirmation(event: ConfirmationRequested): void;
+  /** Something the person should know that does not stop the task. */
+  warning(message: string): void;
   error(error: ErrorObject): void;
   /** Replay finished. `behind` when the server's log ends before what was applied (its storage was reset). */
   ready(behind: boolean): void;
@@ -84,6 +86,9 @@ export class TaskModel {
         break;
       case "confirmationRequested":
         this.sink.confirmation(event);
+        break;
+      case "warning":
+        this.sink.warning(event.message);
         break;
       case "ready":
         this.synced = true;

@@ -21,6 +21,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     page: (e) => log.push(`page ${e.step} ${e.url}`),
     attachment: (a) => log.push(`attachment ${a.name}`),
     confirmation: (e) => log.push(`confirm? ${e.step}`),
+    warning: (message) => log.push(`warning ${message}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),
   };

@@ -35,6 +35,7 @@ pub enum Effect {
         messages: Vec<llm::ChatMessage>,
         tools: Vec<llm::ToolSpec>,
         delay_ms: u64,
+        image: Option<PageImage>,
     },
     /// Bind the task to an extension (automatic selection) and report to
     /// [`Conversation::client_bound`].
@@ -45,6 +46,15 @@ pub enum Effect {
         action_id: String,
         command: ActionCommand,
     },
+}
+
+/// The latest page's screenshot, to be sent with a model call: the shell reads artifact
+/// `artifact_id` and attaches it to the call's message `message` (the page's). Reading it is
+/// I/O, so the call only names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageImage {
+    pub artifact_id: String,
+    pub message: usize,
 }
 
 /// How many times one turn's LLM call is retried after a retryable failure (seed 001).
@@ -385,6 +395,7 @@ impl Conversation {
                         messages,
                         tools: vec![prompt::agent_tool()],
                         delay_ms,
+                        image: None,
                     }];
                 }
                 let mut effects = self.finish_turn(now);
@@ -484,7 +495,7 @@ impl Conversation {
         self.run = None;
         let messages = self.chat_call_messages();
         let turn_id = self.open_turn();
-        self.call_model(turn_id, messages, 0, now)
+        self.call_model(turn_id, messages, None, 0, now)
     }
 
     /// Calls the model for turn `turn_id`, offering the agent's tool; the task is running
@@ -494,6 +505,7 @@ impl Conversation {
         &mut self,
         turn_id: String,
         messages: Vec<llm::ChatMessage>,
+        image: Option<PageImage>,
         delay_ms: u64,
         now: u64,
     ) -> Vec<Effect> {
@@ -509,6 +521,7 @@ impl Conversation {
             messages,
             tools: vec![prompt::agent_tool()],
             delay_ms,
+            image,
         });
         effects
     }

@@ -20,7 +20,7 @@ use mimo_protocol::{
 
 use serde_json::json;
 
-use super::{llm_backoff_ms, Conversation, Effect, LLM_RETRIES};
+use super::{llm_backoff_ms, Conversation, Effect, PageImage, LLM_RETRIES};
 use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
@@ -219,6 +219,7 @@ impl Conversation {
                 llm_retries: 0,
                 corrections: Vec::new(),
                 updates: Vec::new(),
+                images_refused: false,
             });
         }
         let Some(call) = tool_calls.into_iter().next() else {
@@ -312,6 +313,20 @@ impl Conversation {
         now: u64,
     ) -> Vec<Effect> {
         let mut effects = self.finish_run_turn(now);
+        if error.kind == LlmErrorKind::ImageRefused && self.page_screenshot().is_some() {
+            // A model that takes no images still reads the page's text: the same call goes
+            // again at once without the screenshot, and so does every later one.
+            self.run.as_mut().expect("run").images_refused = true;
+            effects.push(Effect::Emit(FrontendEvent::Warning {
+                message: format!(
+                    "The model did not take the page's screenshot ({}); for the rest of this \
+                     task it reads the pages as text only.",
+                    error.message
+                ),
+            }));
+            effects.extend(self.think(0, now));
+            return effects;
+        }
         let run = self.run.as_mut().expect("run");
         if error.retryable && run.llm_retries < LLM_RETRIES {
             run.llm_retries += 1;
@@ -595,7 +610,12 @@ impl Conversation {
             }
             Purpose::Screenshot => {
                 match parsed::<ScreenshotResult>(record) {
-                    Some(shot) => self.preparing().screenshot_artifact_id = Some(shot.artifact_id),
+                    Some(shot) => {
+                        let page = self.preparing();
+                        page.screenshot_artifact_id = Some(shot.artifact_id);
+                        page.screenshot_width = shot.width;
+                        page.screenshot_height = shot.height;
+                    }
                     None => self.prep_missing("screenshot", failure()),
                 }
                 self.submit(
@@ -752,7 +772,22 @@ impl Conversation {
         run.phase = Phase::Thinking;
         let turn_id = self.open_turn();
         let messages = self.run_messages();
-        self.call_model(turn_id, messages, delay_ms, now)
+        let image = self.page_screenshot().and_then(|page| {
+            Some(PageImage {
+                artifact_id: page.screenshot_artifact_id.clone()?,
+                message: prompt::page_message(&messages)?,
+            })
+        });
+        self.call_model(turn_id, messages, image, delay_ms, now)
+    }
+
+    /// The latest page, when the model is shown its screenshot: vision is on, the model has not
+    /// refused one during this run, and the page has one. Only the latest page's is ever sent.
+    fn page_screenshot(&self) -> Option<&Observation> {
+        let run = self.run.as_ref()?;
+        let page = run.observation.as_ref()?;
+        let shown = self.config.vision && !run.images_refused;
+        (shown && page.screenshot_artifact_id.is_some()).then_some(page)
     }
 
     /// The messages of the run's next model call.
@@ -777,6 +812,9 @@ impl Conversation {
                 observation: run.observation.as_ref(),
                 updates: &run.updates,
                 corrections: &run.corrections,
+                image_tokens: self.page_screenshot().map_or(0, |page| {
+                    llm::image_tokens(page.screenshot_width, page.screenshot_height)
+                }),
             },
             budget,
         ))

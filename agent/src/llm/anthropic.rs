@@ -9,6 +9,7 @@ use super::config::LlmConfig;
 use super::error::{ApiError, LlmError, LlmErrorKind};
 use super::event::{LlmEvent, ProviderStream, StopReason, ToolCallTracker};
 use super::http::{endpoint, header, HttpRequest};
+use super::image::Image;
 use super::message::{ChatMessage, Role, ToolSpec};
 use super::sse::SseEvent;
 
@@ -69,7 +70,13 @@ fn turns(messages: &[ChatMessage]) -> Value {
     for message in messages {
         let (role, blocks): (_, Vec<Value>) = match message.role {
             Role::System => continue,
-            Role::User => ("user", text_block(&message.content).into_iter().collect()),
+            Role::User => (
+                "user",
+                text_block(&message.content)
+                    .into_iter()
+                    .chain(message.image.iter().map(image_block))
+                    .collect(),
+            ),
             Role::Assistant => (
                 "assistant",
                 text_block(&message.content)
@@ -110,6 +117,13 @@ fn turns(messages: &[ChatMessage]) -> Value {
 /// Anthropic rejects empty text blocks.
 fn text_block(text: &str) -> Option<Value> {
     (!text.is_empty()).then(|| json!({ "type": "text", "text": text }))
+}
+
+fn image_block(image: &Image) -> Value {
+    json!({
+        "type": "image",
+        "source": { "type": "base64", "media_type": image.media_type, "data": image.data },
+    })
 }
 
 /// Stream state of one response.

@@ -34,6 +34,9 @@ pub enum LlmErrorKind {
     InvalidToolArguments,
     /// The model answered without calling a tool although one was required.
     NoToolCall,
+    /// The model or endpoint does not take the image sent (a text-only model, or an image it
+    /// cannot read): the same request without it may succeed.
+    ImageRefused,
     Aborted,
 }
 
@@ -56,6 +59,7 @@ impl LlmErrorKind {
             | Self::ContextTooLong
             | Self::ContentFiltered
             | Self::BadRequest
+            | Self::ImageRefused
             | Self::Aborted => false,
         }
     }
@@ -151,7 +155,7 @@ pub fn classify_http_status(
     // The status is authoritative except that a generic 4xx hides a few conditions that need
     // their own handling and are only told apart by the body.
     let kind = match (status_kind, api_error.kind()) {
-        (BadRequest, Some(refined @ (ContextTooLong | ContentFiltered))) => refined,
+        (BadRequest, Some(refined @ (ContextTooLong | ContentFiltered | ImageRefused))) => refined,
         (kind, _) => kind,
     };
     let message = match api_error.message() {
@@ -297,10 +301,14 @@ impl ApiError {
             "invalid_request_error" | "not_found_error" => Some(BadRequest),
             _ => None,
         });
-        // Anthropic and most compatible servers report an overlong prompt only in prose.
+        // Anthropic and most compatible servers report an overlong prompt, and a model that
+        // takes no images, only in prose.
         match kind {
             None | Some(BadRequest) if self.message().is_some_and(mentions_context_overflow) => {
                 Some(ContextTooLong)
+            }
+            None | Some(BadRequest) if self.message().is_some_and(mentions_images) => {
+                Some(ImageRefused)
             }
             kind => kind,
         }
@@ -322,4 +330,14 @@ fn mentions_context_overflow(message: &str) -> bool {
     ]
     .iter()
     .any(|needle| message.contains(needle))
+}
+
+/// A refused request that names images: OpenAI's "image_url is only supported by certain
+/// models", "does not support image input", "is not a multimodal model", "vision is not
+/// supported", Anthropic's "Could not process image".
+fn mentions_images(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    ["image", "vision", "multimodal", "multi-modal"]
+        .iter()
+        .any(|needle| message.contains(needle))
 }

@@ -85,6 +85,17 @@ fn message_json(message: &ChatMessage) -> Value {
         Role::Tool => {
             json["tool_call_id"] = json!(message.tool_call_id.as_deref().unwrap_or_default());
         }
+        Role::User => {
+            if let Some(image) = &message.image {
+                json["content"] = json!([
+                    { "type": "text", "text": message.content },
+                    {
+                        "type": "image_url",
+                        "image_url": { "url": image.data_url(), "detail": "auto" },
+                    },
+                ]);
+            }
+        }
         _ => {}
     }
     json

@@ -1067,3 +1067,164 @@ fn sse_incomplete_final_event_is_discarded() {
         [sse_event(None, "x")]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Images
+// ---------------------------------------------------------------------------------------------
+
+/// A tool result, then the page with its screenshot: the shape of a run's next call.
+fn page_with_screenshot() -> Vec<ChatMessage> {
+    let image = Image::from_bytes("image/jpeg", &[0xFF, 0xD8, 0xFF, 0xE0]).unwrap();
+    vec![
+        ChatMessage::user("Find the mug"),
+        ChatMessage::assistant_with_tool_calls(
+            "",
+            vec![ToolCall {
+                id: "call_1".into(),
+                name: "AgentOutput".into(),
+                arguments: json!({}),
+            }],
+        ),
+        ChatMessage::tool_result("call_1", "ok"),
+        ChatMessage {
+            image: Some(image),
+            ..ChatMessage::user("<page>…</page>")
+        },
+    ]
+}
+
+#[test]
+fn openai_sends_an_image_as_an_image_url_part_after_the_text() {
+    let config = LlmConfig::new(Provider::OpenAi, "gpt-4o");
+    let body = body(&build_request(&config, &page_with_screenshot(), &[]));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "user", "content": "Find the mug"})
+    );
+    assert_eq!(
+        body["messages"][3],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "<page>…</page>"},
+            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4A==", "detail": "auto"}},
+        ]})
+    );
+}
+
+#[test]
+fn anthropic_sends_an_image_as_a_base64_block_in_the_same_turn_as_the_tool_result() {
+    let config = LlmConfig::new(Provider::Anthropic, "claude-sonnet-4-5");
+    let body = body(&build_request(&config, &page_with_screenshot(), &[]));
+    assert_eq!(
+        body["messages"][2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "call_1", "content": "ok"},
+            {"type": "text", "text": "<page>…</page>"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/4A=="}},
+        ]})
+    );
+}
+
+#[test]
+fn images_are_checked_before_they_are_read_and_never_logged() {
+    assert!(Image::check("image/png", MAX_IMAGE_BYTES).is_ok());
+    let big = Image::check("image/jpeg", MAX_IMAGE_BYTES + 1).unwrap_err();
+    assert!(big.contains("over the 1500000 bytes"), "{big}");
+    let svg = Image::from_bytes("image/svg+xml", b"<svg/>").unwrap_err();
+    assert!(svg.contains("image/svg+xml"), "{svg}");
+    let image = Image::from_bytes("image/png", &[7; 3000]).unwrap();
+    let logged = format!(
+        "{:?}",
+        ChatMessage {
+            image: Some(image),
+            ..ChatMessage::user("x")
+        }
+    );
+    assert!(logged.contains("base64_len: 4000"), "{logged}");
+    assert!(
+        !logged.contains("BwcH"),
+        "the bytes stay out of logs: {logged}"
+    );
+}
+
+#[test]
+fn models_known_to_take_images() {
+    for model in [
+        "gpt-4o",
+        "gpt-4o-mini",
+        "GPT-4.1-nano",
+        "gpt-5",
+        "o3",
+        "o4-mini",
+        "claude-3-5-sonnet-latest",
+        "claude-sonnet-4-5",
+        "claude-opus-4-1",
+        "claude-haiku-4-5",
+        "gemini-2.5-flash",
+        "openai/gpt-4o",
+        "llava:13b",
+        "llama3.2-vision",
+        "qwen2.5-vl-7b-instruct",
+    ] {
+        assert!(model_accepts_images(model), "{model}");
+    }
+    for model in [
+        "gpt-3.5-turbo",
+        "gpt-4",
+        "o1-mini",
+        "o3-mini",
+        "llama3.1",
+        "deepseek-chat",
+        "mistral-large",
+        "",
+    ] {
+        assert!(!model_accepts_images(model), "{model}");
+    }
+}
+
+#[test]
+fn image_tokens_follow_the_larger_of_the_providers_rules() {
+    // Anthropic: 1280 × 720 / 750; OpenAI: 6 tiles × 170 + 85 = 1,105.
+    assert_eq!(image_tokens(1280, 720), 1229);
+    // OpenAI's tiles cost more for a small square: 1 tile.
+    assert_eq!(image_tokens(100, 100), 255);
+    // A tall full page is brought down to the providers' limits first.
+    assert!(image_tokens(1280, 20_000) < 2_000);
+    assert_eq!(image_tokens(0, 0), image_tokens(1280, 800), "unknown size");
+}
+
+#[test]
+fn a_refused_image_is_its_own_error_kind() {
+    let openai = classify_http_status(
+        Provider::OpenAi,
+        400,
+        None,
+        r#"{"error":{"message":"Invalid content type. image_url is only supported by certain models.","type":"invalid_request_error","param":"messages.[3].content.[1].type","code":null}}"#,
+    );
+    assert_eq!(openai.kind, LlmErrorKind::ImageRefused);
+    assert!(!openai.retryable, "the same request fails the same way");
+    let compatible = classify_http_status(
+        Provider::OpenAiCompatible,
+        500,
+        None,
+        r#"{"error":"model does not support image input"}"#,
+    );
+    assert_eq!(
+        compatible.kind,
+        LlmErrorKind::Server,
+        "only a refused request"
+    );
+    let vllm = classify_http_status(
+        Provider::OpenAiCompatible,
+        400,
+        None,
+        r#"{"object":"error","message":"llama3.1 is not a multimodal model","type":"BadRequestError","code":400}"#,
+    );
+    assert_eq!(vllm.kind, LlmErrorKind::ImageRefused);
+    let anthropic = classify_http_status(
+        Provider::Anthropic,
+        400,
+        None,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.2.image.source.base64: image exceeds 5 MB maximum"}}"#,
+    );
+    assert_eq!(anthropic.kind, LlmErrorKind::ImageRefused);
+}

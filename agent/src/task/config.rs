@@ -2,7 +2,7 @@
 //! secrets) through a lookup function, so that every rule about them is tested natively.
 
 use crate::actions::Timeouts;
-use crate::llm::{LlmConfig, LlmError, LlmErrorKind, Provider};
+use crate::llm::{self, LlmConfig, LlmError, LlmErrorKind, Provider};
 use crate::records::{Budget, RunConfig};
 
 /// Everything a task coordinator takes from its environment.
@@ -35,8 +35,8 @@ impl TaskConfig {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> (Self, Vec<ConfigWarning>) {
         let mut reader = Settings::new(&lookup);
         let timeouts = timeouts(&mut reader);
-        let run = run_config(&mut reader);
         let llm = llm_config(&lookup);
+        let run = run_config(&mut reader, llm.as_ref().ok());
         let config = TaskConfig { run, timeouts, llm };
         (config, reader.warnings)
     }
@@ -128,8 +128,8 @@ fn timeouts(reader: &mut Settings) -> Timeouts {
 }
 
 /// The agent's limits: `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
-/// `MIMO_AGENT_TEXT_LIMIT` and `MIMO_AGENT_CONFIRM_RISKY`.
-fn run_config(reader: &mut Settings) -> RunConfig {
+/// `MIMO_AGENT_TEXT_LIMIT`, `MIMO_AGENT_CONFIRM_RISKY` and `MIMO_AGENT_VISION` (for `llm`).
+fn run_config(reader: &mut Settings, llm: Option<&LlmConfig>) -> RunConfig {
     let defaults = RunConfig::default();
     let max_steps = reader
         .number("MIMO_AGENT_MAX_STEPS")
@@ -147,6 +147,29 @@ fn run_config(reader: &mut Settings) -> RunConfig {
             text_limit,
         },
         confirm_risky: reader.switch("MIMO_AGENT_CONFIRM_RISKY", defaults.confirm_risky),
+        vision: vision(reader, llm),
+    }
+}
+
+/// Whether the model is shown the page's screenshot: `MIMO_AGENT_VISION` is `auto` (the
+/// default: when the model is known to take images), `on` or `off`.
+fn vision(reader: &mut Settings, llm: Option<&LlmConfig>) -> bool {
+    const NAME: &str = "MIMO_AGENT_VISION";
+    let auto = || llm.is_some_and(|llm| llm::model_accepts_images(&llm.model));
+    let Some(raw) = reader.get(NAME) else {
+        return auto();
+    };
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "auto" => auto(),
+        "on" | "true" | "1" => true,
+        "off" | "false" | "0" => false,
+        _ => {
+            reader.warnings.push(ConfigWarning {
+                name: NAME,
+                message: format!("{NAME}={raw:?} is not auto, on or off; auto applies"),
+            });
+            auto()
+        }
     }
 }
 
@@ -299,5 +322,32 @@ mod tests {
             .unwrap_err();
         assert!(timeout.message.contains("MIMO_LLM_TIMEOUT_MS=\"soon\""));
         assert_eq!(timeout.kind, LlmErrorKind::BadRequest);
+    }
+
+    #[test]
+    fn vision_is_on_for_models_that_take_images_unless_set() {
+        let vision = |vars: &[(&str, &str)]| {
+            let (config, warnings) = config(vars);
+            (config.run.vision, warnings.len())
+        };
+        assert_eq!(vision(&[("MIMO_LLM_MODEL", "gpt-4o-mini")]), (true, 0));
+        assert_eq!(vision(&[("MIMO_LLM_MODEL", "llama3.1")]), (false, 0));
+        assert_eq!(vision(&[]), (false, 0), "no model, no vision");
+        let set = |model: &str, value: &str| {
+            vision(&[("MIMO_LLM_MODEL", model), ("MIMO_AGENT_VISION", value)])
+        };
+        assert_eq!(set("llama3.1", "on"), (true, 0));
+        assert_eq!(set("claude-sonnet-4-5", " OFF "), (false, 0));
+        assert_eq!(set("claude-sonnet-4-5", "auto"), (true, 0));
+        assert_eq!(set("llama3.1", "auto"), (false, 0));
+        let (config, warnings) =
+            config(&[("MIMO_LLM_MODEL", "gpt-5"), ("MIMO_AGENT_VISION", "always")]);
+        assert!(config.run.vision, "auto applies");
+        assert_eq!(warnings[0].name, "MIMO_AGENT_VISION");
+        assert!(
+            warnings[0].message.contains("\"always\""),
+            "{:?}",
+            warnings[0]
+        );
     }
 }

@@ -24,6 +24,7 @@ use crate::conversation::{self, Conversation};
 use crate::llm;
 use crate::records::{AgentRun, StoredMessage, TaskRecord};
 
+pub use crate::conversation::PageImage;
 pub use config::{ConfigWarning, Settings, TaskConfig};
 pub use messages::{ActionEvent, Binding, SnapshotPush};
 
@@ -106,13 +107,36 @@ pub enum BindPurpose {
 }
 
 /// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
-/// feeding each event back as [`Input::Llm`] while [`Task::is_current_turn`] holds.
+/// feeding each event back as [`Input::Llm`] while [`Task::is_current_turn`] holds. With
+/// `image`, the page's screenshot is read first and attached ([`LlmCall::attach`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmCall {
     pub turn_id: String,
     pub messages: Vec<llm::ChatMessage>,
     pub tools: Vec<llm::ToolSpec>,
     pub delay_ms: u64,
+    pub image: Option<PageImage>,
+}
+
+impl LlmCall {
+    /// The screenshot read for [`LlmCall::image`] joins the page's message.
+    pub fn attach(&mut self, image: llm::Image) {
+        let page = self.image.as_ref().map(|i| i.message);
+        if let Some(message) = page.and_then(|at| self.messages.get_mut(at)) {
+            message.image = Some(image);
+        }
+    }
+
+    /// What the web app is told when the screenshot could not be read or sent (`why`): the
+    /// call goes without it.
+    pub fn image_unavailable(why: &str) -> FrontendEvent {
+        FrontendEvent::Warning {
+            message: format!(
+                "The page's screenshot could not be sent to the model ({why}); it reads the page \
+                 as text this step."
+            ),
+        }
+    }
 }
 
 /// I/O for the coordinator, in order. Each carries what it needs, as it was when it was made.
@@ -587,12 +611,14 @@ impl Task {
                 messages,
                 tools,
                 delay_ms,
+                image,
             } => {
                 let call = LlmCall {
                     turn_id,
                     messages,
                     tools,
                     delay_ms,
+                    image,
                 };
                 match caller {
                     Caller::Relay => {

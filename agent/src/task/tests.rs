@@ -892,3 +892,27 @@ fn the_queue_going_idle_leaves_the_running_task_ongoing() {
     let effects = relayed(&mut task, done, 2);
     assert_eq!(statuses(&effects), [TaskStatus::Ongoing]);
 }
+
+#[test]
+fn a_screenshot_read_by_the_coordinator_joins_the_message_the_call_names() {
+    let mut call = LlmCall {
+        turn_id: "m2".into(),
+        messages: vec![
+            llm::ChatMessage::system("s"),
+            llm::ChatMessage::user("<page>…</page>"),
+            llm::ChatMessage::user("You must reply with a call of the AgentOutput tool"),
+        ],
+        tools: Vec::new(),
+        delay_ms: 0,
+        image: Some(PageImage {
+            artifact_id: "a".into(),
+            message: 1,
+        }),
+    };
+    let image = llm::Image::from_bytes("image/jpeg", b"jpeg").unwrap();
+    call.attach(image.clone());
+    let images: Vec<_> = call.messages.iter().map(|m| m.image.clone()).collect();
+    assert_eq!(images, [None, Some(image), None]);
+    assert!(matches!(LlmCall::image_unavailable("it is not stored"),
+        FrontendEvent::Warning { message } if message.contains("(it is not stored)")));
+}

@@ -1,6 +1,7 @@
 // browser_screenshot: captures the task's tab through CDP (which sees a tab that is not
-// active), the whole page if asked, falling back to `captureVisibleTab`; a PNG over the limit
-// is sent as a JPEG. The image goes to R2.
+// active), the whole page if asked, falling back to `captureVisibleTab`. It is a JPEG at most
+// MAX_WIDTH pixels wide: what the model is shown with the page, a few hundred KB where a
+// full-size PNG of a high-density screen is megabytes. The image goes to R2.
 import { SCREENSHOT_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
 import type { ScreenshotResult } from "../../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "../artifacts.ts";
@@ -11,46 +12,61 @@ import { MARK_MS } from "../input.ts";
 import { ActionError, errorText } from "../results.ts";
 import type { Handler } from "./handler.ts";
 
+/** The widest screenshot, in image pixels: a wider one (a wide window, a high pixel ratio) is scaled down to it. */
+const MAX_WIDTH = 1280;
+const JPEG_QUALITY = 70;
+
+type Rect = { x: number; y: number; width: number; height: number };
+type LayoutMetrics = {
+  cssContentSize: { width: number; height: number };
+  cssVisualViewport: { pageX: number; pageY: number; clientWidth: number; clientHeight: number };
+};
+
 export const browserScreenshot: Handler<"browser_screenshot"> = {
   async run(ctx, params) {
     const fullPage = params.fullPage === true;
     const warnings: string[] = [];
     let bytes: Uint8Array;
     let partial = false;
-    let contentType = "image/png";
     await frameCall(ctx.tabId, 0, { op: "mark", untilMs: MARK_MS }).catch(() => undefined);
     try {
-      const shotParams: Record<string, unknown> = { format: "png" };
-      if (fullPage) {
-        const metrics = await ctx.deps.cdp.send<{ cssContentSize: { width: number; height: number } }>(ctx.tabId, "Page.getLayoutMetrics");
-        shotParams.captureBeyondViewport = true;
-        shotParams.clip = { x: 0, y: 0, width: metrics.cssContentSize.width, height: metrics.cssContentSize.height, scale: 1 };
-      }
-      const shot = await ctx.deps.cdp.send<{ data: string }>(ctx.tabId, "Page.captureScreenshot", shotParams);
-      bytes = base64ToBytes(shot.data);
-      if (bytes.byteLength > SCREENSHOT_MAX_BYTES) {
-        const jpeg = await ctx.deps.cdp.send<{ data: string }>(ctx.tabId, "Page.captureScreenshot", { ...shotParams, format: "jpeg", quality: 70 });
-        bytes = base64ToBytes(jpeg.data);
-        contentType = "image/jpeg";
-        warnings.push("the PNG was too large; sent a JPEG");
-      }
+      const capture = async (clip?: Rect & { scale: number }): Promise<Uint8Array> => {
+        const shot = await ctx.deps.cdp.send<{ data: string }>(ctx.tabId, "Page.captureScreenshot", {
+          format: "jpeg",
+          quality: JPEG_QUALITY,
+          ...(fullPage ? { captureBeyondViewport: true } : {}),
+          ...(clip ? { clip } : {}),
+        });
+        return base64ToBytes(shot.data);
+      };
+      const metrics = await ctx.deps.cdp.send<LayoutMetrics>(ctx.tabId, "Page.getLayoutMetrics");
+      const viewport = metrics.cssVisualViewport;
+      // In CSS pixels of the document, as CDP's clip takes them.
+      const area: Rect = fullPage
+        ? { x: 0, y: 0, width: metrics.cssContentSize.width, height: metrics.cssContentSize.height }
+        : { x: viewport.pageX, y: viewport.pageY, width: viewport.clientWidth, height: viewport.clientHeight };
+      bytes = await capture(fullPage ? { ...area, scale: 1 } : undefined);
+      // The image is the area times the screen's pixel ratio, which only the first capture
+      // tells; a wider one is taken again, scaled down to MAX_WIDTH.
+      const width = imageSize(bytes)?.width ?? 0;
+      if (width > MAX_WIDTH) bytes = await capture({ ...area, scale: MAX_WIDTH / width });
     } catch (error) {
       if (!(error instanceof CdpFailure)) throw error;
       // captureVisibleTab sees only the active tab of a window: the task's tab is, in its own.
       try {
-        const url = await chrome.tabs.captureVisibleTab(ctx.tab.windowId, { format: "png" });
+        const url = await chrome.tabs.captureVisibleTab(ctx.tab.windowId, { format: "jpeg", quality: JPEG_QUALITY });
         bytes = base64ToBytes(url.slice(url.indexOf(",") + 1));
       } catch (again) {
         throw new ActionError("PAGE_PREP_FAILED", `no screenshot: ${error.message}; captureVisibleTab: ${errorText(again)}`, true);
       }
       partial = true;
-      warnings.push(`CDP screenshot failed (${error.message}); captured the visible tab instead${fullPage ? " (the viewport only)" : ""}`);
+      warnings.push(`CDP screenshot failed (${error.message}); captured the visible tab instead, at full size${fullPage ? " (the viewport only)" : ""}`);
     } finally {
       void frameCall(ctx.tabId, 0, { op: "mark", untilMs: 0 }).catch(() => undefined);
     }
     if (bytes.byteLength > SCREENSHOT_MAX_BYTES) throw new ActionError("PAGE_PREP_FAILED", `the screenshot is ${bytes.byteLength} bytes, over the limit`, false);
     const size = imageSize(bytes) ?? { width: 0, height: 0 };
-    const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "screenshot", contentType, actionId: ctx.action.actionId }, bytes);
+    const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "screenshot", contentType: "image/jpeg", actionId: ctx.action.actionId }, bytes);
     const result: ScreenshotResult = { artifactId: uploaded.artifactId, url: uploaded.url, width: size.width, height: size.height };
     return { result, warnings, partial };
   },

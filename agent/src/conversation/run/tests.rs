@@ -163,6 +163,16 @@ fn failed(c: &mut Conversation, (id, command): (String, ActionCommand), code: &s
 /// Answers the page preparation (load, screenshot, readability, index) and returns the next
 /// model call's effects.
 fn prepare_page(c: &mut Conversation, first: Vec<Effect>, index_text: &str) -> Vec<Effect> {
+    prepare_page_shot(c, first, index_text, "art_1")
+}
+
+/// [`prepare_page`] with screenshot `artifact_id`.
+fn prepare_page_shot(
+    c: &mut Conversation,
+    first: Vec<Effect>,
+    index_text: &str,
+    artifact_id: &str,
+) -> Vec<Effect> {
     let load = submitted(&first);
     assert!(matches!(load.1, ActionCommand::BrowserWaitForLoaded { .. }));
     let shot = submitted(&ok(c, load, json!({ "status": "complete" })));
@@ -170,7 +180,7 @@ fn prepare_page(c: &mut Conversation, first: Vec<Effect>, index_text: &str) -> V
     let read = submitted(&ok(
         c,
         shot,
-        json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 }),
+        json!({ "artifactId": artifact_id, "url": "https://x/a", "width": 1280, "height": 720 }),
     ));
     assert!(matches!(
         read.1,
@@ -1107,4 +1117,134 @@ fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
         submitted(&effects).1,
         ActionCommand::BrowserWaitFor { .. }
     ));
+}
+
+/// The screenshot a model call among `effects` asks to send, and the message it joins.
+fn image_of(effects: &[Effect]) -> Option<(String, llm::ChatMessage)> {
+    effects.iter().find_map(|e| match e {
+        Effect::CallLlm {
+            messages,
+            image: Some(image),
+            ..
+        } => Some((image.artifact_id.clone(), messages[image.message].clone())),
+        _ => None,
+    })
+}
+
+fn with_vision() -> Conversation {
+    bound().with_config(RunConfig {
+        vision: true,
+        ..RunConfig::default()
+    })
+}
+
+#[test]
+fn with_vision_each_call_sends_the_latest_pages_screenshot_only() {
+    let mut c = with_vision();
+    let first = c.user_message("buy a blue mug".into(), None, 1).unwrap();
+    assert_eq!(image_of(&first), None, "no page yet");
+    let (turn, _) = turn_of(&first);
+    let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
+    let start = submitted(&reply(&mut c, &turn, vec![navigate]));
+    let effects = ok(&mut c, start, json!({ "tabId": 7, "url": "http://x/" }));
+    let effects = prepare_page_shot(&mut c, effects, "[1]<button>Add</button>", "art_1");
+    let (artifact, page) = image_of(&effects).expect("the screenshot goes with the page");
+    assert_eq!(artifact, "art_1");
+    assert!(page.content.starts_with("<page>") && page.content.contains("[1]<button>Add"));
+    assert_eq!(page.role, llm::Role::User);
+
+    let (turn, _) = turn_of(&effects);
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let effects = ok(&mut c, click, json!({}));
+    let effects = prepare_page_shot(&mut c, effects, "[2]<button>Next</button>", "art_2");
+    let (artifact, page) = image_of(&effects).unwrap();
+    assert_eq!(artifact, "art_2", "only the latest page's");
+    assert!(page.content.contains("[2]<button>Next"));
+    let (_, messages) = turn_of(&effects);
+    assert!(
+        messages.iter().all(|m| m.image.is_none()),
+        "the core names the image; the coordinator reads and attaches it"
+    );
+
+    // A page without a screenshot sends none (the previous page's is not the page).
+    let (turn, _) = turn_of(&effects);
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_c", json!({ "click": { "index": 2 } }))],
+    ));
+    let load = submitted(&ok(&mut c, click, json!({})));
+    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
+    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
+    let index = submitted(&ok(
+        &mut c,
+        read,
+        json!({ "text": "t", "title": "T", "contentLengthBytes": 1, "truncated": false }),
+    ));
+    let effects = ok(
+        &mut c,
+        index,
+        json!({ "elements": [], "text": "", "url": "http://x/", "title": "" }),
+    );
+    turn_of(&effects);
+    assert_eq!(image_of(&effects), None);
+}
+
+#[test]
+fn without_vision_no_screenshot_is_sent() {
+    let mut c = bound();
+    let effects = navigated(&mut c);
+    let effects = prepare_page(&mut c, effects, "[1]<button>Add</button>");
+    turn_of(&effects);
+    assert_eq!(image_of(&effects), None);
+}
+
+#[test]
+fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run() {
+    let mut c = with_vision();
+    let effects = navigated(&mut c);
+    let effects = prepare_page(&mut c, effects, "[1]<button>Add</button>");
+    let (turn, _) = turn_of(&effects);
+    assert!(image_of(&effects).is_some());
+    let refused = LlmError::new(
+        LlmErrorKind::ImageRefused,
+        "image_url is only supported by certain models",
+    );
+    let effects = c.llm_event(&turn, LlmEvent::Error(refused.clone()), 30);
+    // The same call again at once, without the image, and the web app told why.
+    let (retry, messages) = turn_of(&effects);
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        Effect::CallLlm {
+            delay_ms: 0,
+            image: None,
+            ..
+        }
+    )));
+    assert!(messages.last().unwrap().content.contains("[1]<button>Add"));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::Warning { message } if message.contains("image_url is only supported") && message.contains("text only"))));
+    assert!(c.run().unwrap().images_refused, "kept with the run");
+    assert!(effects.contains(&Effect::SaveRun));
+    assert_eq!(c.run().unwrap().llm_retries, 0, "not a failed call");
+
+    // Later pages go without it too.
+    let click = submitted(&reply(
+        &mut c,
+        &retry,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let effects = ok(&mut c, click, json!({}));
+    let effects = prepare_page_shot(&mut c, effects, "[2]<button>Next</button>", "art_2");
+    let (turn, _) = turn_of(&effects);
+    assert_eq!(image_of(&effects), None);
+    // Refused again without an image, it is an error like any bad request.
+    let effects = c.llm_event(&turn, LlmEvent::Error(refused), 40);
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    assert_eq!(error.unwrap().code, ErrorCode::LlmError);
 }
