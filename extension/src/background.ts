@@ -18,7 +18,7 @@ import { loadSettings, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
 import { addTab, NewTabs } from "./task-tabs.ts";
-import { leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./tasks.ts";
+import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
 import { seeded } from "./random.ts";
@@ -118,9 +118,21 @@ function overlayOf(task: TaskRecord): FrameRequest {
   return task.label === undefined ? { op: "overlay", state: task.overlay } : { op: "overlay", state: task.overlay, label: task.label };
 }
 
+/** Statuses of a task that has ended. */
+const ENDED: ReadonlySet<string> = new Set(["completed", "error", "canceled"]);
+
 /** The server told us a task's status: the overlay of its tab follows. */
 async function taskState(taskId: string, status: TaskStatus): Promise<void> {
   await tasks.setStatus(taskId, status, Date.now());
+  if (ENDED.has(status)) {
+    // The person's own tabs go back to them: no debugger, no overlay, out of the task.
+    let returned: number[] = [];
+    await tasks.update(taskId, (t) => (returned = handBack(t)));
+    for (const tabId of returned) {
+      await cdp.detach(tabId);
+      await everyFrame(tabId, { op: "overlay", state: "idle" }).catch(() => undefined);
+    }
+  }
   const task = await tasks.update(taskId, (t) => {
     t.overlay = overlayFor(status);
     if (status === "takeover") t.takeover ??= { at: Date.now(), reason: "the task was taken over" };

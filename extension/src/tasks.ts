@@ -37,6 +37,8 @@ export type TaskRecord = {
   attr?: string;
   /** The person closed the tab. */
   tabClosed?: boolean;
+  /** Tabs of the person's that the task continues on: handed back, never closed, when it ends. */
+  adopted?: number[];
   /** The last action, for the side panel. */
   lastAction?: { name: string; at: number };
   /** A takeover, resume or stop the server has not been told of (it was offline). */
@@ -146,3 +148,18 @@ export function leaveTab(task: TaskRecord, tabId: number): void {
   task.tabs = rest;
   if (task.tabId === tabId) task.tabId = rest[rest.length - 1]!;
 }
+
+/**
+ * The person's tabs a task took over ("continue on this page") and gives back now that it
+ * ended: they leave the task, which goes on (if ever) in its own.
+ */
+export function handBack(task: TaskRecord): number[] {
+  const adopted = task.adopted ?? [];
+  for (const tabId of adopted) {
+    if (tabsOf(task).length > 1) leaveTab(task, tabId);
+    else task.tabClosed = true;
+  }
+  delete task.adopted;
+  return adopted;
+}
+

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
 import { checkUrl, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
-import { joinTab, leaveTab, tabsOf } from "../src/tasks.ts";
+import { handBack, joinTab, leaveTab, tabsOf } from "../src/tasks.ts";
 import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
 import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
@@ -71,6 +71,16 @@ describe("the tab guard", () => {
     assert.equal(task.tabClosed, undefined);
     leaveTab(task, 7);
     assert.equal(task.tabClosed, true);
+  });
+
+  it("hands the person's tabs back when the task ends, keeping its own", () => {
+    const task: TaskRecord = { taskId: "t", tabId: 50, windowId: 1, startedAt: 0, overlay: "ongoing", tabs: [7, 50], adopted: [50] };
+    assert.deepEqual(handBack(task), [50]);
+    assert.deepEqual([task.tabId, tabsOf(task), task.adopted], [7, [7], undefined]);
+    const only: TaskRecord = { taskId: "u", tabId: 50, windowId: 1, startedAt: 0, overlay: "ongoing", adopted: [50] };
+    assert.deepEqual(handBack(only), [50]);
+    assert.equal(only.tabClosed, true, "the task has no tab of its own left");
+    assert.deepEqual(handBack(only), [], "once");
   });
 });
 

@@ -321,6 +321,14 @@ describe("shadow DOM, iframes, selects, scrolling", () => {
     await logged(page, "input:shadow-input=in shadow:trusted=true");
   });
 
+  it("reaches into closed shadow roots too", async () => {
+    const result = await index(taskId);
+    const pay = el(result, "Pay securely");
+    assert.equal(pay.xpath, "/html[1]/body[1]/mimo-vault[1]/#shadow-root/button[1]");
+    await ok(h, taskId, { name: "browser_click", params: { clickId: pay.clickId } });
+    await logged(page, "click:pay:trusted=true");
+  });
+
   it("indexes same- and cross-origin iframes, nested, with boxes in the page's coordinates, and acts in them", { timeout: 30_000 }, async () => {
     const url = `${h.a}/frames.html?other=${new URL(h.b).port}`;
     await goto(taskId, url);

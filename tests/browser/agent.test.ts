@@ -8,7 +8,7 @@ import type { Page } from "playwright-core";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
 import { agentStep, buyTwoBlueMugs, indexOf, onElement } from "../support/shopper.ts";
-import { extensionStorage, logged, pageAt, startHarness, stopServiceWorker } from "./harness.ts";
+import { extensionStorage, logged, pageAt, pageLog, serviceWorker, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -302,6 +302,47 @@ describe("a file the person attached", () => {
     const upload = (await ranOnce(taskId)).find((r) => r.command.name === "browser_upload_file")!;
     assert.equal(upload.state, "succeeded", JSON.stringify(upload));
     await app.close();
+  });
+});
+
+describe("continue on this page", () => {
+  it("works in the person's own tab, then hands it back open, without the debugger", { timeout: 90_000 }, async () => {
+    const mine = await h.context.newPage();
+    const url = `${h.a}/buttons.html?mine`;
+    await mine.goto(url);
+    const tabs = await h.options.evaluate(() => chrome.tabs.query({}).then((all) => all.map((t) => ({ id: t.id!, url: t.url ?? "" }))));
+    const tabId = tabs.find((t) => t.url === url)!.id;
+    h.mimo.llm.script([
+      {
+        respond: ({ body }) => {
+          assert.match(JSON.stringify(body), new RegExp(`continue on their tab ${tabId}`));
+          return agentStep({ wait_for: { url: "buttons.html?mine" } }, "Looking at the user's page.");
+        },
+      },
+      onElement("Add to cart", (index) => ({ click: { index } }), "On the user's page."),
+      agentStep({ done: { success: true, text: "Added to the cart on your page." } }, "Done."),
+    ]);
+    const taskId = await newTask(h.mimo);
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "start_on_tab", tabId });
+    web.send({ type: "user_message", content: "Add this to my cart" });
+    const result = await outcome(web);
+    assert.equal(result.status, "ok", JSON.stringify(result));
+    assert.deepEqual((await pageLog(mine)).filter((l) => l.startsWith("click:buy")), ["click:buy:trusted=true"]);
+    const records = await ranOnce(taskId);
+    const start = records.find((r) => r.command.name === "task_start")!;
+    assert.equal((start.outcome?.result as { tabId: number }).tabId, tabId, "no window of Mimo's own");
+    // Handed back: still open, out of the task, no debugger on it.
+    await until("the tab is handed back", async () => {
+      const { tasks } = await extensionStorage<{ tasks: Record<string, { tabClosed?: boolean; adopted?: number[] }> }>(h, ["tasks"]);
+      return tasks[taskId]?.tabClosed === true && tasks[taskId]?.adopted === undefined;
+    });
+    // Detaching again from the worker fails only if the extension had detached already.
+    const detached = await (await serviceWorker(h)).evaluate((id) => chrome.debugger.detach({ tabId: id }).then(() => "it was still attached", (e: unknown) => String(e)), tabId);
+    assert.match(detached, /not attached/);
+    assert.equal(mine.isClosed(), false);
+    web.close();
+    await mine.close();
   });
 });
 

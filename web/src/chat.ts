@@ -18,8 +18,11 @@ type Rendered = {
 };
 
 export type ChatHandlers = {
-  /** Returns false when the message could not be taken (the composer keeps the text). */
-  onSend: (text: string) => boolean | Promise<boolean>;
+  /**
+   * Returns false when the message could not be taken (the composer keeps the text).
+   * `onCurrentTab`: the browser work starts on the tab the person is looking at.
+   */
+  onSend: (text: string, onCurrentTab: boolean) => boolean | Promise<boolean>;
   onStop: () => void;
   /** Hand the browser back to Mimo after taking over. */
   onResume: () => void;
@@ -47,6 +50,7 @@ export class ChatView {
   private readonly stopButton: HTMLButtonElement;
   private readonly resumeButton: HTMLButtonElement;
   private readonly note: HTMLElement;
+  private readonly onCurrentTab: HTMLInputElement;
   private readonly handlers: ChatHandlers;
   private messages = new Map<string, Rendered>();
   /** The agent's step cards by step number (of the latest run). */
@@ -101,11 +105,13 @@ export class ChatView {
         if (files.length > 0) this.handlers.onAttach(files);
       },
     });
+    this.onCurrentTab = h("input", { type: "checkbox", "data-testid": "on-current-tab" });
+    const currentTab = h("label", { class: "composer-toggle", title: "Continue on the tab you are looking at instead of a window of Mimo's own" }, this.onCurrentTab, "On my current tab");
     const attachButton = h("button", { class: "btn", type: "button", "data-testid": "attach", title: "Attach files for Mimo to upload into pages", onclick: () => picker.click() }, "Attach");
     const form = h(
       "form",
       { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
-      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, picker, attachButton, this.resumeButton, this.stopButton, this.sendButton)),
+      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, this.resumeButton, this.stopButton, this.sendButton)),
       this.note,
     );
     this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
@@ -372,8 +378,9 @@ export class ChatView {
     this.sending = true;
     this.syncComposer();
     try {
-      if (await this.handlers.onSend(text)) {
+      if (await this.handlers.onSend(text, this.onCurrentTab.checked)) {
         this.composer.value = "";
+        this.onCurrentTab.checked = false;
       }
     } finally {
       this.sending = false;

@@ -7,7 +7,7 @@ import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
 import { TaskSocket } from "./socket.ts";
-import { TaskModel } from "./task.ts";
+import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
@@ -44,7 +44,7 @@ class App {
     });
     this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
     this.chat = new ChatView({
-      onSend: (text) => this.send(text),
+      onSend: (text, onCurrentTab) => this.send(text, onCurrentTab),
       onStop: () => this.sendFrame({ type: "stop" }),
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve) => this.sendFrame({ type: "confirm", step, approve }),
@@ -318,7 +318,7 @@ class App {
     }
   }
 
-  private async send(text: string): Promise<boolean> {
+  private async send(text: string, onCurrentTab: boolean): Promise<boolean> {
     const bytes = new TextEncoder().encode(text).length;
     if (bytes > MAX_USER_MESSAGE_BYTES) {
       this.banners.show({ code: "SCHEMA_VALIDATION_FAILED", message: `The message is ${bytes} bytes; the limit is ${MAX_USER_MESSAGE_BYTES}.` });
@@ -326,6 +326,15 @@ class App {
     }
     // Typing into the empty screen starts a task.
     if (!this.session && !(await this.newTask())) return false;
+    if (onCurrentTab) {
+      const snapshot = this.session?.model.snapshot?.snapshot;
+      const tabId = snapshot === undefined ? undefined : currentTab(snapshot, location.origin);
+      if (tabId === undefined) {
+        this.banners.show({ code: "INVALID_TASK_TAB", message: "No tab of yours is known yet: is the extension connected? Send without \"On my current tab\" to use a window of Mimo's own." });
+        return false;
+      }
+      this.sendFrame({ type: "start_on_tab", tabId });
+    }
     // The id makes a resend after a reconnect safe: the server stores the message once.
     this.sendFrame({ type: "user_message", content: text, clientMessageId: crypto.randomUUID() });
     return true;

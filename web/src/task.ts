@@ -104,3 +104,13 @@ export class TaskModel {
     return true;
   }
 }
+
+/**
+ * The tab the person means by "my current tab" from the web app: the tab shown in a window of
+ * theirs, the focused one first — never the web app itself, which is where they are typing.
+ */
+export function currentTab(snapshot: BrowserSnapshot, appOrigin: string): number | undefined {
+  const shown = snapshot.tabs.filter((t) => t.active && /^https?:\/\//.test(t.url) && !t.url.startsWith(`${appOrigin}/`));
+  return (shown.find((t) => t.tabId === snapshot.activeTabId) ?? shown[0])?.tabId;
+}
+

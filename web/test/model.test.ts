@@ -109,3 +109,20 @@ describe("describeAction", () => {
     assert.equal(describeAction({ done: { success: false, text: "no" } }), "give up");
   });
 });
+
+describe("currentTab", () => {
+  it("is the tab the person looks at in a window of theirs, never the web app", async () => {
+    const { currentTab } = await import("../src/task.ts");
+    const tab = (tabId: number, windowId: number, url: string, active: boolean) => ({ tabId, windowId, index: 0, url, title: "", status: "complete", active });
+    const snapshot = {
+      windows: [],
+      groups: [],
+      tabs: [tab(1, 1, "https://mimo.test/#/task/x", true), tab(2, 2, "https://shop.test/mug", true), tab(3, 2, "https://mail.test/", false), tab(4, 3, "chrome://newtab/", true)],
+      activeTabId: 1,
+    };
+    assert.equal(currentTab(snapshot, "https://mimo.test"), 2);
+    assert.equal(currentTab({ ...snapshot, activeTabId: 2 }, "https://mimo.test"), 2);
+    assert.equal(currentTab({ ...snapshot, tabs: [snapshot.tabs[0]!] }, "https://mimo.test"), undefined);
+  });
+});
+

@@ -7,8 +7,26 @@ import { DEFAULT_LOAD_TIMEOUT_MS, navigateTab, tabComplete } from "../loading.ts
 import { actionLabel, overlayFor } from "../overlay-state.ts";
 import { ActionError, errorText } from "../results.ts";
 import { requireSite } from "../site-access.ts";
+import { joinTab } from "../tasks.ts";
 import type { TaskRecord } from "../tasks.ts";
-import type { Handler } from "./handler.ts";
+import type { ExecutorDeps, Handler } from "./handler.ts";
+
+/**
+ * The person's own tab joins the task ("continue on this page"): not moved, not grouped, and
+ * handed back — never closed — when the task ends (see `adoptedTabs`).
+ */
+async function adopt(deps: ExecutorDeps, taskId: string, tabId: number, existing: TaskRecord | undefined): Promise<TaskRecord> {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (tab === null) throw new ActionError("INVALID_TASK_TAB", `tab ${tabId} is not open any more: the task cannot continue on it`, false);
+  const page = tab.url || tab.pendingUrl || "";
+  checkUrl(page, (await deps.server()).serverUrl);
+  await requireSite(page);
+  const record: TaskRecord = existing ?? { taskId, tabId, windowId: tab.windowId, startedAt: deps.now(), overlay: "hidden" };
+  joinTab(record, tabId, tab.windowId);
+  record.adopted = [...(record.adopted ?? []).filter((id) => id !== tabId), tabId];
+  await deps.tasks.put(record);
+  return record;
+}
 
 export const taskStart: Handler<"task_start"> = {
   async run({ action, deps }, params) {
@@ -21,7 +39,10 @@ export const taskStart: Handler<"task_start"> = {
     const existing = await deps.tasks.get(action.taskId);
     const alive = existing !== undefined && existing.tabClosed !== true && (await chrome.tabs.get(existing.tabId).catch(() => null)) !== null;
     let record: TaskRecord;
-    if (alive && params.reuseExistingTab !== false) {
+    if (params.adoptTabId !== undefined) {
+      record = await adopt(deps, action.taskId, params.adoptTabId, alive ? existing : undefined);
+      if (params.url !== undefined) await navigateTab(record.tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings);
+    } else if (alive && params.reuseExistingTab !== false) {
       record = existing!;
       if (params.url !== undefined) await navigateTab(record.tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings);
     } else {

@@ -11,7 +11,8 @@ export const taskStop: Handler<"task_stop"> = {
     for (const tabId of tabsOf(task)) {
       await deps.cdp.detach(tabId);
       await showOverlay(tabId, "idle").catch(() => undefined);
-      if (params.closeTab !== true) continue;
+      // A tab of the person's is handed back, never closed.
+      if (params.closeTab !== true || task.adopted?.includes(tabId)) continue;
       const tab = await chrome.tabs.get(tabId).catch(() => null);
       if (tab === null) continue;
       const inWindow = await chrome.tabs.query({ windowId: tab.windowId }).catch(() => []);

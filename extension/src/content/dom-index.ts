@@ -10,7 +10,7 @@ import type { ChildFrame, FrameIndex, IndexedElement, IndexLine } from "../frame
 import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
 import type { LineFacts } from "../index-text.ts";
 import { shownValue } from "../secrets.ts";
-import { clippedAway, coverOf, deepElementFromPoint, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
+import { clippedAway, coverOf, deepElementFromPoint, shadowOf, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
 import { contentBox } from "./interact.ts";
 
 /** How far beyond the viewport a `viewport` scope index still looks. */
@@ -317,7 +317,8 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
       }
     }
     const child: Ctx = { xpath, item, pointer, counters: new Map() };
-    if (el.shadowRoot !== null) walk(el.shadowRoot, { ...child, xpath: xpath + "/#shadow-root", counters: new Map() });
+    const shadow = shadowOf(el);
+    if (shadow !== null) walk(shadow, { ...child, xpath: xpath + "/#shadow-root", counters: new Map() });
     return el.firstElementChild !== null ? child : null;
   };
 

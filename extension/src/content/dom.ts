@@ -19,11 +19,23 @@ export function isOverlay(el: Element | null): boolean {
   return el !== null && el.id === OVERLAY_HOST_ID && el.parentNode === document.documentElement;
 }
 
-/** `elementFromPoint` that descends into open shadow roots. */
+/**
+ * An element's shadow root, closed ones too: what a page keeps from its own scripts is still
+ * what a person sees and uses, and an extension may reach it (`chrome.dom`).
+ */
+export function shadowOf(el: Element): ShadowRoot | null {
+  if (el.shadowRoot !== null) return el.shadowRoot;
+  // Closed roots are the way of custom elements (a dash in the name); asking only about them
+  // keeps a walk over thousands of elements fast.
+  if (!(el instanceof HTMLElement) || !el.localName.includes("-")) return null;
+  return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
+}
+
+/** `elementFromPoint` that descends into shadow roots, closed ones too. */
 export function deepElementFromPoint(x: number, y: number): Element | null {
   let el = document.elementFromPoint(x, y);
-  while (el?.shadowRoot) {
-    const inner = el.shadowRoot.elementFromPoint(x, y);
+  for (let root = el === null ? null : shadowOf(el); root !== null && el !== null; root = shadowOf(el)) {
+    const inner = root.elementFromPoint(x, y);
     if (inner === null || inner === el) break;
     el = inner;
   }
@@ -159,7 +171,7 @@ export function allIframes(root: Document | ShadowRoot = document): Element[] {
   const out = Array.from(root.querySelectorAll("iframe, frame"));
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
   for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
-    const shadow = (n as Element).shadowRoot;
+    const shadow = shadowOf(n as Element);
     if (shadow) out.push(...allIframes(shadow));
   }
   return out;
@@ -182,7 +194,7 @@ export function deepQuery(selector: string, root: Document | ShadowRoot = docume
   if (found !== null) return found;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
   for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
-    const shadow = (n as Element).shadowRoot;
+    const shadow = shadowOf(n as Element);
     if (shadow) {
       const inner = deepQuery(selector, shadow);
       if (inner !== null) return inner;
@@ -201,8 +213,9 @@ export function evaluateXpath(xpath: string): Element | null {
     throw new FrameError("INVALID_TARGET", `invalid xpath ${JSON.stringify(xpath)}: ${error instanceof Error ? error.message : String(error)}`);
   }
   for (const part of shadowParts) {
-    if (!(node instanceof Element) || node.shadowRoot === null) return null;
-    node = stepShadow(node.shadowRoot, part, xpath);
+    const shadow = node instanceof Element ? shadowOf(node) : null;
+    if (shadow === null) return null;
+    node = stepShadow(shadow, part, xpath);
   }
   return node instanceof Element ? node : null;
 }

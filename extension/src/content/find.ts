@@ -11,6 +11,8 @@ function norm(text: string): string {
   return text.replace(/\s+/g, " ").trim().toLowerCase();
 }
 
+import { shadowOf } from "./dom.ts";
+
 const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE"]);
 const VISIBLE = { checkVisibilityCSS: true, checkOpacity: true } as CheckVisibilityOptions;
 
@@ -21,12 +23,12 @@ function* visibleTextNodes(root: Node): Generator<Text> {
       if (node.nodeType === Node.TEXT_NODE) return NodeFilter.FILTER_ACCEPT;
       const el = node as Element;
       if (SKIP.has(el.tagName)) return NodeFilter.FILTER_REJECT;
-      return el.shadowRoot !== null ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP;
+      return shadowOf(el) !== null ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP;
     },
   });
   for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
     if (n.nodeType !== Node.TEXT_NODE) {
-      yield* visibleTextNodes((n as Element).shadowRoot!);
+      yield* visibleTextNodes(shadowOf(n as Element)!);
       continue;
     }
     const parent = n.parentElement;

@@ -18,6 +18,7 @@ import {
   isRendered,
   OVERLAY_HOST_ID,
   resolveTarget,
+  shadowOf,
 } from "./dom.ts";
 
 const TEXT_INPUT_TYPES = new Set(["text", "search", "email", "url", "tel", "password", "number", ""]);
@@ -170,7 +171,7 @@ export function focusForTyping(target: FrameTarget): { editable: Editable; focus
 
 function deepActive(): Element | null {
   let el = document.activeElement;
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+  for (let root = el === null ? null : shadowOf(el); root?.activeElement; root = shadowOf(el!)) el = root.activeElement;
   return el;
 }
 
