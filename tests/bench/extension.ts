@@ -9,7 +9,9 @@
 //     750-element page — the click, the page preparation (load, screenshot, readability, index)
 //     and the prompt, with the screenshot read from R2 for the model — beside the bare click
 //     round trip measured in the same run
-//   - the screenshot bytes sent to the model per step of that run (MIMO_AGENT_VISION=on)
+//   - the same run with MIMO_AGENT_VISION on and off, in one bench run: the screenshot bytes
+//     sent to the model per step, the whole request per step, and the step overhead, side by side
+//     (the element list itself is the same either way: no marks are drawn on the screenshot)
 import type { DomElement, DomIndexResult, EventEnvelope } from "../../protocol/ts/protocol.ts";
 import { act, ok, startHarness, startTask } from "../browser/harness.ts";
 import type { ActionRecord, Harness } from "../browser/harness.ts";
@@ -68,7 +70,9 @@ async function clickRoundTrip(h: Harness) {
 
 const STEPS = 50;
 
-async function stepOverhead(h: Harness, clickMedian: number) {
+type StepFigures = { overheadMs: number; requestBytes: number; shotBytes: number };
+
+async function stepOverhead(h: Harness, clickMedian: number): Promise<StepFigures> {
   const page = `${h.a}/big?rows=150`;
   const from = h.mimo.llm.requests().length;
   h.mimo.llm.script([
@@ -101,22 +105,39 @@ async function stepOverhead(h: Harness, clickMedian: number) {
     `  screenshot sent to the model per step: median ${(median(shots) / 1024).toFixed(1)} KiB, max ${(Math.max(...shots) / 1024).toFixed(1)} KiB ` +
       `(${types || "none sent"}; one image a request at most: ${requests.every((r) => r.images.length <= 1)})`,
   );
+  const bodies = requests.slice(2, 2 + STEPS).map((r) => Buffer.byteLength(JSON.stringify(r.body)));
+  console.log(`  whole request to the model per step: median ${(median(bodies) / 1024).toFixed(1)} KiB`);
+  return { overheadMs: m, requestBytes: median(bodies), shotBytes: median(shots) };
 }
 
-// The step bench runs past the default step limit (40), and shows the model its screenshots
-// (the scripted model's name is none known to take images).
-const h = await startHarness({ bindings: { MIMO_AGENT_MAX_STEPS: String(STEPS + 5), MIMO_AGENT_VISION: "on" } });
-try {
-  console.log("\nMimo extension benchmarks (one run, this machine)\n");
-  console.log("DOM index (median of 5, through the worker)");
-  await indexFigures(h, "10,000-element page", `${h.a}/big`);
-  await indexFigures(h, "form page (every input type)", `${h.a}/form.html`);
-  await indexFigures(h, "750-element page", `${h.a}/big?rows=150`);
-  console.log("Click");
-  const click = await clickRoundTrip(h);
-  console.log("Agent step overhead (no LLM time)");
-  await stepOverhead(h, click);
-  console.log();
-} finally {
-  await h.close();
+/** One harness with `vision` on or off; the step figures of a run in it. */
+async function visionRun(vision: "on" | "off", clickMedian?: number): Promise<{ click: number; steps: StepFigures }> {
+  // The step bench runs past the default step limit (40).
+  const h = await startHarness({ bindings: { MIMO_AGENT_MAX_STEPS: String(STEPS + 5), MIMO_AGENT_VISION: vision } });
+  try {
+    if (clickMedian === undefined) {
+      console.log("DOM index (median of 5, through the worker)");
+      await indexFigures(h, "10,000-element page", `${h.a}/big`);
+      await indexFigures(h, "form page (every input type)", `${h.a}/form.html`);
+      await indexFigures(h, "750-element page", `${h.a}/big?rows=150`);
+      console.log("Click");
+      clickMedian = await clickRoundTrip(h);
+    }
+    console.log(`Agent step overhead (no LLM time), MIMO_AGENT_VISION=${vision}`);
+    return { click: clickMedian, steps: await stepOverhead(h, clickMedian) };
+  } finally {
+    await h.close();
+  }
 }
+
+console.log("\nMimo extension benchmarks (one run, this machine)\n");
+// Vision "on": the scripted model's name is none known to take images, so "auto" would be off.
+const on = await visionRun("on");
+const off = await visionRun("off", on.click);
+console.log("Vision on / off, per step");
+console.log(
+  `  request to the model         ${(on.steps.requestBytes / 1024).toFixed(1)} KiB / ${(off.steps.requestBytes / 1024).toFixed(1)} KiB ` +
+    `(${(on.steps.requestBytes / off.steps.requestBytes).toFixed(2)}×; the screenshot is ${(on.steps.shotBytes / 1024).toFixed(1)} KiB of it)`,
+);
+console.log(`  step overhead                ${on.steps.overheadMs.toFixed(0)} ms / ${off.steps.overheadMs.toFixed(0)} ms (${(on.steps.overheadMs / off.steps.overheadMs).toFixed(2)}×)`);
+console.log();
