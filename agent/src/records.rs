@@ -67,6 +67,15 @@ pub struct RunConfig {
     /// Whether the model is shown the latest page's screenshot (`MIMO_AGENT_VISION`, resolved
     /// against the model).
     pub vision: bool,
+    /// How many times in a row the same action on an unchanged page ends the run
+    /// (`MIMO_AGENT_MAX_REPEATS`); the model is warned at 3 and 5.
+    pub max_repeats: u32,
+    /// The most tokens (input and output) a run may use (`MIMO_AGENT_MAX_TOKENS`).
+    pub max_tokens: Option<u64>,
+    /// The most a run may cost, in millionths of a dollar (`MIMO_AGENT_MAX_COST`, dollars).
+    pub max_cost_micros: Option<u64>,
+    /// What the model's tokens cost (`MIMO_LLM_PRICE`, or known for common models).
+    pub price: Option<crate::llm::Price>,
 }
 
 impl Default for RunConfig {
@@ -76,6 +85,10 @@ impl Default for RunConfig {
             budget: Budget::default(),
             confirm_risky: true,
             vision: false,
+            max_repeats: 8,
+            max_tokens: None,
+            max_cost_micros: None,
+            price: None,
         }
     }
 }
@@ -192,13 +205,20 @@ pub struct AgentRun {
     pub tab_open: bool,
     /// Retries of the model call for the next step.
     pub llm_retries: u32,
-    /// The model's last malformed reply and what was wrong, shown on its retry.
+    /// What the model must be told before its next step: its last malformed reply and what was
+    /// wrong with it, or that it goes round in circles.
     pub corrections: Vec<llm::ChatMessage>,
     /// Messages the person sent during the run.
     pub updates: Vec<String>,
     /// The model refused a screenshot: the rest of the run shows it pages as text only.
     #[serde(default)]
     pub images_refused: bool,
+    /// The latest step's action and the page it was chosen on, as a digest, and how many steps
+    /// in a row chose it: the same action on an unchanged page again is going round in circles.
+    #[serde(default)]
+    pub last_choice: Option<u64>,
+    #[serde(default)]
+    pub repeats: u32,
 }
 
 impl AgentRun {

@@ -58,6 +58,11 @@ pub enum ErrorCode {
     Canceled,
     /// The agent used its step limit without finishing (`MIMO_AGENT_MAX_STEPS`).
     StepLimitExceeded,
+    /// The agent chose the same action on an unchanged page too many times in a row
+    /// (`MIMO_AGENT_MAX_REPEATS`): it was going round in circles.
+    LoopDetected,
+    /// The run used its token or cost budget (`MIMO_AGENT_MAX_TOKENS`, `MIMO_AGENT_MAX_COST`).
+    BudgetExceeded,
     /// Too many failed authentications from this client: refused until the window ends.
     RateLimited,
     /// An upload's body ended before its declared length (or broke off): nothing was stored.

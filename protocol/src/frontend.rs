@@ -152,6 +152,10 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         usage: Option<TokenUsage>,
+        /// What that call cost in dollars, when the model's price is known (on `start`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        cost_usd: Option<f64>,
     },
     /// A risky step waits for the person (task status `waiting_confirmation`); they answer
     /// with `confirm`.

@@ -506,10 +506,14 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                 select(vec![ToolPhase::Start, ToolPhase::End])
             ),
             (of(reflection()), agent_action(), of(tool_result())),
-            (of(text()), of(token_usage())),
+            (of(text()), of(token_usage()), of(any::<u32>())),
         )
             .prop_map(
-                |((step, tool_call_id, phase), (reflection, action, result), (summary, usage))| {
+                |(
+                    (step, tool_call_id, phase),
+                    (reflection, action, result),
+                    (summary, usage, micros),
+                )| {
                     ToolUsed {
                         step,
                         tool_call_id,
@@ -519,6 +523,8 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         result,
                         summary,
                         usage,
+                        // Exact in JSON: whole millionths of a dollar.
+                        cost_usd: micros.map(|m| f64::from(m) / 1e6),
                     }
                 }
             ),

@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "RATE_LIMITED" | "UPLOAD_INCOMPLETE";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "LOOP_DETECTED" | "BUDGET_EXCEEDED" | "RATE_LIMITED" | "UPLOAD_INCOMPLETE";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -352,7 +352,11 @@ summary?: string,
 /**
  * Tokens of the model call that chose this step (on `start`).
  */
-usage?: TokenUsage, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+usage?: TokenUsage, 
+/**
+ * What that call cost in dollars, when the model's price is known (on `start`).
+ */
+costUsd?: number, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
 /**
  * Why it needs a confirmation, and what it acts on.
  */
@@ -406,7 +410,11 @@ summary?: string,
 /**
  * Tokens of the model call that chose this step (on `start`).
  */
-usage?: TokenUsage, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+usage?: TokenUsage, 
+/**
+ * What that call cost in dollars, when the model's price is known (on `start`).
+ */
+costUsd?: number, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
 /**
  * Why it needs a confirmation, and what it acts on.
  */

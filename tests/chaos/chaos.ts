@@ -24,7 +24,7 @@ type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evic
 const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "dialog", "mangle_frames"];
 
 /** Codes that end a task with an answer a person can act on. */
-const CLEAR_ERRORS = new Set(["PLUGIN_OFFLINE", "PAGE_PREP_FAILED", "STEP_LIMIT_EXCEEDED", "LLM_ERROR", "PLUGIN_TIMEOUT_EXEC", "PLUGIN_TIMEOUT_ACK", "TASK_TAB_CLOSED", "TIMEOUT"]);
+const CLEAR_ERRORS = new Set(["PLUGIN_OFFLINE", "PAGE_PREP_FAILED", "STEP_LIMIT_EXCEEDED", "LOOP_DETECTED", "BUDGET_EXCEEDED", "LLM_ERROR", "PLUGIN_TIMEOUT_EXEC", "PLUGIN_TIMEOUT_ACK", "TASK_TAB_CLOSED", "TIMEOUT"]);
 
 export type RunReport = {
   seed: number;

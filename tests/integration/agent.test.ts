@@ -264,3 +264,40 @@ describe("vision", () => {
     await Promise.all([ext.close(), web.close()]);
   });
 });
+
+describe("a run's limits", () => {
+  // Its own runtime, with a repeat limit of 2 and a token budget that only a huge step breaks.
+  ownRuntime(
+    {
+      bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test", MIMO_AGENT_MAX_STEPS: "10", MIMO_AGENT_MAX_REPEATS: "2", MIMO_AGENT_MAX_TOKENS: "100000" },
+    },
+    (m) => (mimo = m),
+  );
+
+  it("ends with LOOP_DETECTED when the model repeats an action on an unchanged page", async () => {
+    failing = new Set();
+    const click = agentStep({ click: { index: 1 } }, "Trying again.");
+    const { web, ext } = await startRun([agentStep({ navigate: { url: "http://docs.test/" } }), click, click, click]);
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "error", JSON.stringify(outcome));
+    assert.equal(outcome.error?.code, "LOOP_DETECTED");
+    assert.match(outcome.error!.message, /click on the same unchanged page 2 times in a row/);
+    // The first click ran; the repeat was not.
+    assert.equal(ext.received.filter((m) => m.type === "browser_action" && m.action.name === "browser_click").length, 1);
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("ends with BUDGET_EXCEEDED when a step takes the run over its token budget", async () => {
+    failing = new Set();
+    const { web, ext } = await startRun([
+      agentStep({ navigate: { url: "http://docs.test/" } }),
+      { ...agentStep({ click: { index: 1 } }, "A long think."), usage: { input: 150_000, output: 20 } },
+    ]);
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "error", JSON.stringify(outcome));
+    assert.equal(outcome.error?.code, "BUDGET_EXCEEDED");
+    assert.match(outcome.error!.message, /over its budget of 100000 \(MIMO_AGENT_MAX_TOKENS\)/);
+    assert.equal(ext.received.filter((m) => m.type === "browser_action" && m.action.name === "browser_click").length, 0, "the step never ran");
+    await Promise.all([ext.close(), web.close()]);
+  });
+});

@@ -1,7 +1,7 @@
 // The conversation: messages as the server stores them, assistant text streamed delta by delta,
 // structured outputs, and the composer.
 
-import type { Attachment, ChatMessage, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { Attachment, ChatMessage, EventEnvelope, TaskStatus, TokenUsage } from "../../protocol/ts/protocol.ts";
 import { clockTime, h } from "./dom.ts";
 import { describeAction } from "./steps.ts";
 import type { ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
@@ -205,6 +205,8 @@ export class ChatView {
         card.append(h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "✓"), "Result"));
       }
       if (warnings.length > 0) card.append(h("ul", { class: "output-warnings" }, warnings.map((w) => h("li", {}, w))));
+      const run = runTotals(event.output);
+      if (run !== undefined) card.append(h("div", { class: "output-usage", "data-testid": "run-usage" }, `${run.steps} steps · ${usageLine(run.usage, run.costUsd)}`));
       if (extra !== undefined) {
         card.append(h("details", { class: "output-json" }, h("summary", {}, "Structured output"), h("pre", {}, JSON.stringify(extra, null, 2))));
       }
@@ -230,6 +232,9 @@ export class ChatView {
         step = { card, body };
         this.steps.set(event.step, step);
         this.list.append(card);
+      }
+      if (event.phase === "start" && event.usage !== undefined) {
+        step.body.append(h("div", { class: "step-usage", "data-testid": "step-usage" }, usageLine(event.usage, event.costUsd)));
       }
       if (event.phase === "start" && event.reflection) {
         const r = event.reflection;
@@ -399,6 +404,19 @@ export class ChatView {
 }
 
 /** Output worth showing beside the chat text: anything but `{text}` alone. */
+/** `1,234 tokens in, 56 out · $0.0012` (the cost when the model's price is known). */
+function usageLine(usage: TokenUsage, costUsd: number | null | undefined): string {
+  const tokens = `${usage.inputTokens.toLocaleString("en")} tokens in, ${usage.outputTokens.toLocaleString("en")} out`;
+  return typeof costUsd === "number" ? `${tokens} · $${costUsd.toFixed(4)}` : tokens;
+}
+
+/** A browser run's totals in its final output, if it carries them. */
+function runTotals(output: unknown): { steps: number; usage: TokenUsage; costUsd?: number | null } | undefined {
+  const o = output as { steps?: unknown; usage?: TokenUsage; costUsd?: number | null } | null | undefined;
+  if (typeof o?.steps !== "number" || typeof o.usage?.inputTokens !== "number") return undefined;
+  return { steps: o.steps, usage: o.usage, costUsd: o.costUsd };
+}
+
 function interestingOutput(output: unknown): unknown {
   if (output === undefined || output === null) return undefined;
   if (typeof output === "object" && !Array.isArray(output)) {

@@ -83,6 +83,23 @@ impl<'a> Settings<'a> {
         }
     }
 
+    /// A positive amount of dollars, in millionths, if set.
+    fn dollars(&mut self, name: &'static str) -> Option<u64> {
+        let raw = self.get(name)?;
+        match raw.trim().trim_start_matches('$').parse::<f64>() {
+            Ok(d) if d.is_finite() && d > 0.0 => Some((d * 1_000_000.0).round() as u64),
+            _ => {
+                self.warnings.push(ConfigWarning {
+                    name,
+                    message: format!(
+                        "{name}={raw:?} is not a positive amount of dollars; no limit applies"
+                    ),
+                });
+                None
+            }
+        }
+    }
+
     /// On unless set to `false`, `off` or `0` (or another value than `true`, `on`, `1`, which
     /// is warned about and keeps the default).
     fn switch(&mut self, name: &'static str, default: bool) -> bool {
@@ -128,7 +145,9 @@ fn timeouts(reader: &mut Settings) -> Timeouts {
 }
 
 /// The agent's limits: `MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
-/// `MIMO_AGENT_TEXT_LIMIT`, `MIMO_AGENT_CONFIRM_RISKY` and `MIMO_AGENT_VISION` (for `llm`).
+/// `MIMO_AGENT_TEXT_LIMIT`, `MIMO_AGENT_CONFIRM_RISKY`, `MIMO_AGENT_VISION` (for `llm`),
+/// `MIMO_AGENT_MAX_REPEATS`, `MIMO_AGENT_MAX_TOKENS`, `MIMO_AGENT_MAX_COST` (dollars) and the
+/// model's price (`MIMO_LLM_PRICE`, else known for common models).
 fn run_config(reader: &mut Settings, llm: Option<&LlmConfig>) -> RunConfig {
     let defaults = RunConfig::default();
     let max_steps = reader
@@ -148,7 +167,32 @@ fn run_config(reader: &mut Settings, llm: Option<&LlmConfig>) -> RunConfig {
         },
         confirm_risky: reader.switch("MIMO_AGENT_CONFIRM_RISKY", defaults.confirm_risky),
         vision: vision(reader, llm),
+        max_repeats: reader
+            .number("MIMO_AGENT_MAX_REPEATS")
+            .map_or(defaults.max_repeats, |n| n.min(u64::from(u32::MAX)) as u32),
+        max_tokens: reader.number("MIMO_AGENT_MAX_TOKENS"),
+        max_cost_micros: reader.dollars("MIMO_AGENT_MAX_COST"),
+        price: price(reader, llm),
     }
+}
+
+/// What the model's tokens cost: `MIMO_LLM_PRICE` ("input,output" dollars per million
+/// tokens), else the list price of a common model.
+fn price(reader: &mut Settings, llm: Option<&LlmConfig>) -> Option<llm::Price> {
+    const NAME: &str = "MIMO_LLM_PRICE";
+    let known = || llm.and_then(|llm| llm::known_price(&llm.model));
+    let Some(raw) = reader.get(NAME) else {
+        return known();
+    };
+    llm::Price::parse(&raw).or_else(|| {
+        reader.warnings.push(ConfigWarning {
+            name: NAME,
+            message: format!(
+                "{NAME}={raw:?} is not \"input,output\" dollars per million tokens; the known price applies"
+            ),
+        });
+        known()
+    })
 }
 
 /// Whether the model is shown the page's screenshot: `MIMO_AGENT_VISION` is `auto` (the
@@ -283,6 +327,36 @@ mod tests {
             ]
         );
         assert!(warnings[0].message.contains("\"5s\""), "{:?}", warnings[0]);
+    }
+
+    #[test]
+    fn loop_and_budget_limits_and_the_models_price_are_read() {
+        let (config, warnings) = config(&[
+            ("MIMO_LLM_MODEL", "gpt-4o-mini"),
+            ("MIMO_AGENT_MAX_REPEATS", "4"),
+            ("MIMO_AGENT_MAX_TOKENS", "50000"),
+            ("MIMO_AGENT_MAX_COST", "$0.25"),
+        ]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.run.max_repeats, 4);
+        assert_eq!(config.run.max_tokens, Some(50_000));
+        assert_eq!(config.run.max_cost_micros, Some(250_000));
+        assert_eq!(config.run.price, Some(llm::Price::dollars(0.15, 0.6)));
+        let (config, _) = config_with_price("1,2");
+        assert_eq!(config.run.price, Some(llm::Price::dollars(1.0, 2.0)));
+        let (config, warnings) = config_with_price("cheap");
+        assert_eq!(config.run.price, Some(llm::Price::dollars(0.15, 0.6)));
+        assert_eq!(warnings[0].name, "MIMO_LLM_PRICE");
+        let (config, warnings) = super::TaskConfig::from_lookup(|name| {
+            (name == "MIMO_AGENT_MAX_COST").then(|| "free".to_owned())
+        });
+        assert_eq!(config.run.max_cost_micros, None);
+        assert_eq!(warnings[0].name, "MIMO_AGENT_MAX_COST");
+        assert_eq!(RunConfig::default().max_repeats, 8);
+    }
+
+    fn config_with_price(price: &str) -> (super::TaskConfig, Vec<super::ConfigWarning>) {
+        config(&[("MIMO_LLM_MODEL", "gpt-4o-mini"), ("MIMO_LLM_PRICE", price)])
     }
 
     #[test]

@@ -1248,3 +1248,115 @@ fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run
     assert_eq!(status, OutputStatus::Error);
     assert_eq!(error.unwrap().code, ErrorCode::LlmError);
 }
+
+/// The model clicking [1] on a page that never changes, `steps` times; the effects of the last.
+fn click_in_circles(c: &mut Conversation, steps: u32) -> Vec<Effect> {
+    let mut turn = at_first_page(c, "[1]<button>Next</button>");
+    let mut effects = Vec::new();
+    for n in 0..steps {
+        effects = reply(
+            c,
+            &turn,
+            vec![
+                agent_call(&format!("call_{n}"), json!({ "click": { "index": 1 } })),
+                LlmEvent::Usage {
+                    input_tokens: 100,
+                    output_tokens: 10,
+                },
+            ],
+        );
+        let Some(Effect::SubmitAction { action_id, command }) = effects
+            .iter()
+            .find(|e| matches!(e, Effect::SubmitAction { .. }))
+            .cloned()
+        else {
+            return effects;
+        };
+        let clicked = ok(c, (action_id, command), json!({}));
+        let next = prepare_page(c, clicked, "[1]<button>Next</button>");
+        turn = turn_of(&next).0;
+        effects = next;
+    }
+    effects
+}
+
+#[test]
+fn the_same_action_on_an_unchanged_page_is_warned_about_then_ends_the_run() {
+    let at_most_six = || {
+        bound().with_config(RunConfig {
+            max_repeats: 6,
+            ..RunConfig::default()
+        })
+    };
+    let effects = click_in_circles(&mut at_most_six(), 2);
+    let (_, messages) = turn_of(&effects);
+    assert!(!messages
+        .iter()
+        .any(|m| m.content.contains("<loop_warning>")));
+    let effects = click_in_circles(&mut at_most_six(), 3);
+    let (_, messages) = turn_of(&effects);
+    let warning = &messages.last().unwrap().content;
+    assert!(
+        warning.contains("<loop_warning>") && warning.contains("click on this same page 3 times"),
+        "{warning}"
+    );
+    // At the limit the step is not run and the run ends.
+    let mut c = at_most_six();
+    let effects = click_in_circles(&mut c, 6);
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::LoopDetected);
+    assert!(
+        error.message.contains("6 times in a row"),
+        "{}",
+        error.message
+    );
+    assert_eq!(c.task().status, TaskStatus::Error);
+}
+
+#[test]
+fn a_run_over_its_token_or_cost_budget_ends_before_its_next_step() {
+    let mut c = bound().with_config(RunConfig {
+        max_tokens: Some(250),
+        ..RunConfig::default()
+    });
+    // 110 tokens a step: the third click's choice takes the run to 330.
+    let effects = click_in_circles(&mut c, 3);
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::BudgetExceeded);
+    assert!(error.message.contains("330 tokens"), "{}", error.message);
+
+    let priced = || {
+        bound().with_config(RunConfig {
+            max_cost_micros: Some(2_000),
+            price: Some(crate::llm::Price::dollars(5.0, 20.0)),
+            ..RunConfig::default()
+        })
+    };
+    // 100 × 5 + 10 × 20 = 700 millionths of a dollar a step, shown with each step.
+    let effects = click_in_circles(&mut priced(), 2);
+    assert!(events(&effects)
+        .iter()
+        .all(|e| !matches!(e, FrontendEvent::StructuredOutput { .. })));
+    let effects = click_in_circles(&mut priced(), 3);
+    let started: Vec<f64> = events(&effects)
+        .iter()
+        .filter_map(|e| match e {
+            FrontendEvent::ToolUsed {
+                phase: ToolPhase::Start,
+                cost_usd: Some(cost),
+                ..
+            } => Some(*cost),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [0.0007]);
+    let (_, _, error) = output_of(&effects);
+    assert_eq!(error.unwrap().code, ErrorCode::BudgetExceeded);
+}
