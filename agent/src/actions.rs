@@ -1051,6 +1051,7 @@ mod tests {
                 reuse_existing_tab: None,
                 group_title: None,
                 adopt_tab_id: None,
+                domains: None,
             },
             0,
         );
@@ -1082,6 +1083,7 @@ mod tests {
             reuse_existing_tab: None,
             group_title: None,
             adopt_tab_id: None,
+            domains: None,
         };
         submit(&mut q, "start", start, 0);
         let mut started = ok("start", 1);

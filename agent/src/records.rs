@@ -58,7 +58,7 @@ impl Default for Budget {
 
 /// How a run goes (`MIMO_AGENT_MAX_STEPS`, `MIMO_AGENT_CONTEXT_TOKENS`,
 /// `MIMO_AGENT_TEXT_LIMIT`, `MIMO_AGENT_CONFIRM_RISKY`, `MIMO_AGENT_VISION`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {
     pub max_steps: u32,
     pub budget: Budget,
@@ -76,6 +76,8 @@ pub struct RunConfig {
     pub max_cost_micros: Option<u64>,
     /// What the model's tokens cost (`MIMO_LLM_PRICE`, or known for common models).
     pub price: Option<crate::llm::Price>,
+    /// Where a run may go (`MIMO_ALLOWED_DOMAINS`, `MIMO_BLOCKED_DOMAINS`).
+    pub domains: mimo_protocol::DomainPolicy,
 }
 
 impl Default for RunConfig {
@@ -89,6 +91,7 @@ impl Default for RunConfig {
             max_tokens: None,
             max_cost_micros: None,
             price: None,
+            domains: mimo_protocol::DomainPolicy::default(),
         }
     }
 }

@@ -14,7 +14,7 @@ import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { frameCall } from "./frames.ts";
 import { sleep } from "./loading.ts";
-import { checkUrl, taskTabFor } from "./guard.ts";
+import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
@@ -93,6 +93,8 @@ export class Executor {
     if (handler.leavesPage !== true) {
       const url = tab.url || tab.pendingUrl || "";
       checkUrl(url, (await this.#deps.server()).serverUrl);
+      // The page as it is now: a redirect to a domain the task may not visit is caught here.
+      checkDomains(task!.domains, url);
       await requireSite(url);
     }
     if (ACTION_TRAITS[action.name].mutating) {

@@ -1,6 +1,7 @@
 // Where the extension may act (seed 000 §4.3): only in the task's own tab, never on the web
 // app's or the server's origin, never on the browser's own pages, and only on sites the person
 // allowed (see site-access.ts for the Chrome side). Pure: tested under node:test.
+import type { DomainPolicy } from "../../protocol/ts/protocol.ts";
 import { ActionError } from "./results.ts";
 
 /** Schemes a task tab may show. `about:blank` is where a task without a URL starts. */
@@ -69,3 +70,41 @@ export function siteNotAllowed(site: string): ActionError {
     false,
   );
 }
+
+/**
+ * Why the task's domain policy keeps it from `url` (naming the rule), or null. The same rules
+ * as the server's `DomainPolicy::refusal` (protocol/src/action.rs): a host covers its
+ * subdomains on any port, `host:port` exactly that; blocked rules win; with allowed rules,
+ * only what they cover. Only web pages are judged.
+ */
+export function domainRefusal(policy: DomainPolicy | undefined, url: string): string | null {
+  if (policy === undefined) return null;
+  let host: string;
+  let port: string;
+  try {
+    const parsed = new URL(url);
+    if (!ALLOWED_SCHEMES.has(parsed.protocol)) return null;
+    host = parsed.hostname.toLowerCase();
+    // The URL parser drops a scheme's default port; a rule names the port it was written with.
+    port = parsed.port || (/^[a-z]+:\/\/[^/?#]*:(\d+)/i.exec(url)?.[1] ?? "");
+  } catch {
+    return null;
+  }
+  const covers = (rule: string) => {
+    const r = rule.trim().replace(/^\*\./, "").toLowerCase();
+    const at = r.lastIndexOf(":");
+    if (at > 0 && /^\d+$/.test(r.slice(at + 1))) return r.slice(0, at) === host && r.slice(at + 1) === port;
+    return host === r || host.endsWith(`.${r}`);
+  };
+  const blocked = policy.blocked.find(covers);
+  if (blocked !== undefined) return `${url} is on a blocked domain (rule ${JSON.stringify(blocked)} of MIMO_BLOCKED_DOMAINS)`;
+  if (policy.allowed.length > 0 && !policy.allowed.some(covers)) return `${url} is not on an allowed domain (MIMO_ALLOWED_DOMAINS: ${policy.allowed.join(", ")})`;
+  return null;
+}
+
+/** Refuses a page the task's domain policy keeps it from: `PERMISSION_DENIED` with the rule. */
+export function checkDomains(policy: DomainPolicy | undefined, url: string): void {
+  const why = domainRefusal(policy, url);
+  if (why !== null) throw new ActionError("PERMISSION_DENIED", why, false);
+}
+

@@ -3,7 +3,7 @@
 // `chrome.storage.local` under one key, so it survives the worker being stopped and the side
 // panel can show it.
 import type { KeyValue } from "./action-log.ts";
-import type { TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { DomainPolicy, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import type { OverlayState } from "./frame-protocol.ts";
 
 export const TASKS_KEY = "tasks";
@@ -39,6 +39,8 @@ export type TaskRecord = {
   tabClosed?: boolean;
   /** Tabs of the person's that the task continues on: handed back, never closed, when it ends. */
   adopted?: number[];
+  /** Where the task may go (checked before every action, after redirects too). */
+  domains?: DomainPolicy;
   /** The last action, for the side panel. */
   lastAction?: { name: string; at: number };
   /** A takeover, resume or stop the server has not been told of (it was offline). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
-import { checkUrl, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
+import { checkDomains, checkUrl, domainRefusal, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
 import { handBack, joinTab, leaveTab, tabsOf } from "../src/tasks.ts";
 import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
@@ -47,6 +47,21 @@ describe("the tab guard", () => {
     assert.equal(refusal.retryable, false);
     assert.match(refusal.message, /side panel.*"Allow Mimo on https:\/\/shop\.example"/);
   });
+  it("judges a domain policy by the server's rules", () => {
+    const policy = { allowed: ["shop.example", "127.0.0.1:8080"], blocked: ["pay.shop.example"] };
+    assert.equal(domainRefusal(policy, "https://shop.example/cart"), null);
+    assert.equal(domainRefusal(policy, "https://www.shop.example:8443/a?b#c"), null);
+    assert.equal(domainRefusal(policy, "http://127.0.0.1:8080/x"), null);
+    assert.match(domainRefusal(policy, "https://pay.shop.example/checkout")!, /"pay\.shop\.example" of MIMO_BLOCKED_DOMAINS/);
+    for (const url of ["https://evil.example/", "https://notshop.example/", "http://127.0.0.1:9090/", "https://shop.example.evil.test/"]) {
+      assert.match(domainRefusal(policy, url) ?? "", /not on an allowed domain/, url);
+    }
+    assert.equal(domainRefusal(policy, "about:blank"), null);
+    assert.equal(domainRefusal(undefined, "https://any.test/"), null);
+    assert.match(domainRefusal({ allowed: [], blocked: ["*.ads.test"] }, "https://x.ads.test/") ?? "", /blocked/);
+    assert.equal(code(() => checkDomains({ allowed: [], blocked: ["evil.test"] }, "https://evil.test/")), "PERMISSION_DENIED");
+  });
+
   it("only lets an action run in its task's tab", () => {
     assert.equal(taskTabFor({ tabId: 7 }, undefined, "t"), 7);
     assert.equal(taskTabFor({ tabId: 7 }, 7, "t"), 7);

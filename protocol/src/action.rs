@@ -61,6 +61,67 @@ pub struct Target {
     pub xpath: Option<String>,
 }
 
+/// Where a task may go (seed 002's domain policy, with the deployment's `MIMO_ALLOWED_DOMAINS`
+/// and `MIMO_BLOCKED_DOMAINS`). A rule is a host (`shop.example`, which covers its subdomains
+/// too, on any port) or a host and port (`127.0.0.1:8080`, exactly that). Blocked rules win;
+/// with allowed rules, only what they cover may be visited.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DomainPolicy {
+    #[serde(default)]
+    pub allowed: Vec<String>,
+    #[serde(default)]
+    pub blocked: Vec<String>,
+}
+
+impl DomainPolicy {
+    pub fn is_open(&self) -> bool {
+        self.allowed.is_empty() && self.blocked.is_empty()
+    }
+
+    /// Why `url` may not be visited, naming the rule; `None` when it may. Only web pages are
+    /// judged here (the extension refuses every other scheme on its own).
+    pub fn refusal(&self, url: &str) -> Option<String> {
+        let (host, port) = host_and_port(url)?;
+        let covers = |rule: &String| {
+            let rule = rule.trim().trim_start_matches("*.").to_ascii_lowercase();
+            match rule.rsplit_once(':') {
+                Some((rule_host, rule_port)) if rule_port.chars().all(|c| c.is_ascii_digit()) => {
+                    rule_host == host && Some(rule_port) == port.as_deref()
+                }
+                _ => host == rule || host.ends_with(&format!(".{rule}")),
+            }
+        };
+        if let Some(rule) = self.blocked.iter().find(|r| covers(r)) {
+            return Some(format!(
+                "{url} is on a blocked domain (rule {rule:?} of MIMO_BLOCKED_DOMAINS)"
+            ));
+        }
+        if !self.allowed.is_empty() && !self.allowed.iter().any(covers) {
+            return Some(format!(
+                "{url} is not on an allowed domain (MIMO_ALLOWED_DOMAINS: {})",
+                self.allowed.join(", ")
+            ));
+        }
+        None
+    }
+}
+
+/// The lowercase host and the explicit port of an http(s) URL.
+fn host_and_port(url: &str) -> Option<(String, Option<String>)> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
+            Some((host.to_ascii_lowercase(), Some(port.to_owned())))
+        }
+        _ => Some((authority.to_ascii_lowercase(), None)),
+    }
+}
+
 /// One end of a drag: an element of the latest index (`clickId`), or a point of the viewport
 /// (`x`, `y` in CSS pixels, as in a screenshot of the viewport).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
@@ -104,6 +165,11 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         adopt_tab_id: Option<ChromeId>,
+        /// Where the task may go: the extension checks every action's page against it, after
+        /// redirects too.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        domains: Option<DomainPolicy>,
     },
     #[serde(rename_all = "camelCase")]
     TaskStop {
@@ -797,6 +863,49 @@ pub struct DomIndexResult {
 mod tests {
     use super::*;
     use strum::IntoEnumIterator;
+
+    #[test]
+    fn domain_rules_cover_hosts_subdomains_and_exact_ports_and_blocked_ones_win() {
+        let policy = DomainPolicy {
+            allowed: vec!["shop.example".into(), "127.0.0.1:8080".into()],
+            blocked: vec!["pay.shop.example".into()],
+        };
+        assert_eq!(policy.refusal("https://shop.example/cart"), None);
+        assert_eq!(policy.refusal("https://www.shop.example:8443/a?b#c"), None);
+        assert_eq!(policy.refusal("http://127.0.0.1:8080/x"), None);
+        let blocked = policy.refusal("https://pay.shop.example/checkout").unwrap();
+        assert!(
+            blocked.contains("\"pay.shop.example\" of MIMO_BLOCKED_DOMAINS"),
+            "{blocked}"
+        );
+        for url in [
+            "https://evil.example/",
+            "https://notshop.example/",
+            "http://127.0.0.1:9090/",
+            "https://shop.example.evil.test/",
+        ] {
+            assert!(
+                policy
+                    .refusal(url)
+                    .unwrap()
+                    .contains("not on an allowed domain"),
+                "{url}"
+            );
+        }
+        assert_eq!(
+            policy.refusal("about:blank"),
+            None,
+            "not a web page: judged elsewhere"
+        );
+        assert!(DomainPolicy::default().is_open());
+        assert_eq!(DomainPolicy::default().refusal("https://any.test/"), None);
+        let only_blocked = DomainPolicy {
+            allowed: vec![],
+            blocked: vec!["*.ads.test".into()],
+        };
+        assert!(only_blocked.refusal("https://x.ads.test/").is_some());
+        assert_eq!(only_blocked.refusal("https://news.test/"), None);
+    }
 
     /// Every catalog name as serde writes it, from the TypeScript union generated from serde.
     fn serde_names() -> Vec<String> {

@@ -17,8 +17,8 @@ pub mod task;
 pub mod typescript;
 
 pub use action::{
-    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind, DragEnd,
-    PageDialog, Rerun, Target, TaskTab,
+    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind,
+    DomainPolicy, DragEnd, PageDialog, Rerun, Target, TaskTab,
 };
 pub use agent::{
     AgentAction, AgentOutput, DragPoint, Reflection, TokenUsage, ToolPhase, ToolResult,

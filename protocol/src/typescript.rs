@@ -34,6 +34,7 @@ pub fn typescript_module() -> String {
         action::ScrollDirection,
         action::Target,
         action::DragEnd,
+        action::DomainPolicy,
         action::ActionCommand,
         action::Rerun,
         action::ActionTraits,

@@ -326,14 +326,22 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
     use ActionCommand::*;
     let scope = || of(select(vec![ScanScope::Viewport, ScanScope::Document]));
     prop_oneof![
-        (of(text()), of(any::<bool>()), of(text()), of(any::<i32>())).prop_map(
-            |(url, reuse_existing_tab, group_title, adopt_tab_id)| TaskStart {
-                url,
-                reuse_existing_tab,
-                group_title,
-                adopt_tab_id,
-            }
-        ),
+        (
+            of(text()),
+            of(any::<bool>()),
+            of(text()),
+            of(any::<i32>()),
+            of((vec(text(), 0..3), vec(text(), 0..3))),
+        )
+            .prop_map(
+                |(url, reuse_existing_tab, group_title, adopt_tab_id, domains)| TaskStart {
+                    url,
+                    reuse_existing_tab,
+                    group_title,
+                    adopt_tab_id,
+                    domains: domains.map(|(allowed, blocked)| DomainPolicy { allowed, blocked }),
+                }
+            ),
         of(any::<bool>()).prop_map(|close_tab| TaskStop { close_tab }),
         Just(BrowserDebuggerAttach {}),
         of(any::<u32>()).prop_map(|timeout_ms| BrowserWaitForLoaded { timeout_ms }),

@@ -43,12 +43,19 @@ export type Target = { clickId?: number, xpath?: string, };
 
 export type DragEnd = { clickId?: number, x?: number, y?: number, };
 
+export type DomainPolicy = { allowed: Array<string>, blocked: Array<string>, };
+
 export type ActionCommand = { "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
 /**
  * Start on this tab of the person's ("continue on this page") instead of a window of
  * the task's own: it joins the task until the task ends, and is never closed by it.
  */
-adoptTabId?: number, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+adoptTabId?: number, 
+/**
+ * Where the task may go: the extension checks every action's page against it, after
+ * redirects too.
+ */
+domains?: DomainPolicy, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
@@ -115,7 +122,12 @@ attempt: number, taskId: string, clientId: string, tabId?: number, } & ({ "name"
  * Start on this tab of the person's ("continue on this page") instead of a window of
  * the task's own: it joins the task until the task ends, and is never closed by it.
  */
-adoptTabId?: number, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+adoptTabId?: number, 
+/**
+ * Where the task may go: the extension checks every action's page against it, after
+ * redirects too.
+ */
+domains?: DomainPolicy, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */

@@ -707,3 +707,22 @@ describe("controls whose options come later", () => {
   });
 });
 
+describe("the domain policy", () => {
+  it("refuses a blocked domain before going there, and every action once a redirect lands there, naming the rule", { timeout: 30_000 }, async () => {
+    const taskId = await newTask(h.mimo);
+    const blocked = new URL(h.b).host;
+    const domains = { allowed: [], blocked: [blocked] };
+    await ok(h, taskId, { name: "task_start", params: { url: `${h.a}/buttons.html?policy`, domains } });
+    const direct = await fails(h, taskId, { name: "browser_navigate", params: { url: `${h.b}/page2.html` } }, "PERMISSION_DENIED");
+    assert.match(direct.message, new RegExp(`rule "${blocked}" of MIMO_BLOCKED_DOMAINS`));
+    // Allowed where it starts, the redirect lands on the blocked domain: nothing runs there.
+    await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/redirect?to=${encodeURIComponent(`${h.b}/page2.html`)}` } });
+    const after = await fails(h, taskId, { name: "browser_dom_index", params: {} }, "PERMISSION_DENIED");
+    assert.match(after.message, /page2\.html is on a blocked domain/);
+    await fails(h, taskId, { name: "browser_screenshot", params: {} }, "PERMISSION_DENIED");
+    // Leaving is allowed.
+    await ok(h, taskId, { name: "browser_back", params: {} });
+    await ok(h, taskId, { name: "browser_dom_index", params: {} });
+  });
+});
+

@@ -96,6 +96,11 @@ async function startFixtures(bundle: string): Promise<Server> {
     if (url.pathname === "/big") return send(200, TYPES[".html"]!, bigPage(Number(url.searchParams.get("rows") ?? 2000)));
     if (url.pathname === "/text") return send(200, TYPES[".html"]!, textPage(Number(url.searchParams.get("kb") ?? 10)));
     if (url.pathname === "/react/bundle.js") return send(200, TYPES[".js"]!, bundle);
+    if (url.pathname === "/redirect") {
+      res.writeHead(302, { location: url.searchParams.get("to") ?? "/", "cache-control": "no-store" });
+      res.end();
+      return;
+    }
     if (url.pathname === "/slow") {
       setTimeout(() => send(200, TYPES[".html"]!, "<!doctype html><title>Slow</title><h1>Slow page</h1>"), Number(url.searchParams.get("ms") ?? 3000));
       return;

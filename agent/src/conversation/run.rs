@@ -334,7 +334,7 @@ impl Conversation {
     /// model chose the same action on the same page too many times in a row (it is warned
     /// before, at 3 and 5). Finishing is always allowed.
     fn over_limits(&mut self) -> Option<ErrorObject> {
-        let config = self.config;
+        let config = self.config.clone();
         let run = self.run.as_mut()?;
         let step = run.steps.last()?;
         if matches!(step.output.action, AgentAction::Done { .. }) {
@@ -447,7 +447,20 @@ impl Conversation {
             effects.extend(self.finish_run(success, text, now));
             return effects;
         }
-        let command = match command_for(&step.output.action, &self.attachments) {
+        let checked = command_for(&step.output.action, &self.attachments).and_then(|command| {
+            // Where the run may go is decided here, before anything is sent.
+            let destination = match &command {
+                Some(
+                    ActionCommand::BrowserNavigate { url } | ActionCommand::BrowserOpenTab { url },
+                ) => Some(url),
+                _ => None,
+            };
+            match destination.and_then(|url| self.config.domains.refusal(url)) {
+                Some(why) => Err(ErrorObject::new(ErrorCode::PermissionDenied, why)),
+                None => Ok(command),
+            }
+        });
+        let command = match checked {
             Ok(command) => command.expect("not done"),
             Err(error) => {
                 let result = ToolResult {
@@ -482,6 +495,7 @@ impl Conversation {
                     self.task.title.clone().unwrap_or_default()
                 )),
                 adopt_tab_id: self.task.start_tab,
+                domains: (!self.config.domains.is_open()).then(|| self.config.domains.clone()),
             };
             return self.submit(turn_id, command, Purpose::TaskStart);
         }
@@ -729,6 +743,15 @@ impl Conversation {
                     None => self.prep_missing("readability", failure()),
                 }
                 let page = self.preparing();
+                let refused = outcome
+                    .and_then(|o| o.error.as_ref())
+                    .filter(|e| e.code == ErrorCode::PermissionDenied);
+                if let Some(refused) = refused.filter(|_| page.missing.len() >= 2) {
+                    // The page may not be read at all (its domain is blocked): say that, not
+                    // that it could not be prepared.
+                    let error = refused.clone();
+                    return self.fail_run(error, now);
+                }
                 if page.missing.iter().any(|m| m == "screenshot")
                     && page.missing.iter().any(|m| m == "readability")
                 {

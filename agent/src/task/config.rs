@@ -83,6 +83,18 @@ impl<'a> Settings<'a> {
         }
     }
 
+    /// A comma-separated list, each item trimmed, empty ones left out.
+    fn list(&self, name: &str) -> Vec<String> {
+        self.get(name)
+            .map(|raw| {
+                raw.split(',')
+                    .map(|item| item.trim().to_owned())
+                    .filter(|item| !item.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A positive amount of dollars, in millionths, if set.
     fn dollars(&mut self, name: &'static str) -> Option<u64> {
         let raw = self.get(name)?;
@@ -173,6 +185,10 @@ fn run_config(reader: &mut Settings, llm: Option<&LlmConfig>) -> RunConfig {
         max_tokens: reader.number("MIMO_AGENT_MAX_TOKENS"),
         max_cost_micros: reader.dollars("MIMO_AGENT_MAX_COST"),
         price: price(reader, llm),
+        domains: mimo_protocol::DomainPolicy {
+            allowed: reader.list("MIMO_ALLOWED_DOMAINS"),
+            blocked: reader.list("MIMO_BLOCKED_DOMAINS"),
+        },
     }
 }
 

@@ -230,7 +230,7 @@ impl Task {
         let snapshot = stored.snapshot;
         let conversation = stored.task.map(|task| {
             let mut conversation = Conversation::restore(task, stored.messages, stored.run)
-                .with_config(config.run)
+                .with_config(config.run.clone())
                 .with_attachments(attachments);
             conversation.browser = snapshot;
             conversation
@@ -466,7 +466,7 @@ impl Task {
         if self.conversation.is_some() {
             return Ok(Vec::new());
         }
-        let created = Conversation::new(task_id, now).with_config(self.config.run);
+        let created = Conversation::new(task_id, now).with_config(self.config.run.clone());
         let mut out = vec![Effect::SaveTask(created.task().clone())];
         // The log starts with the task's status, so every client learns it from the history.
         if let conversation::Effect::Emit(event) = created.status_event() {

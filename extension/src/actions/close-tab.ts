@@ -6,6 +6,8 @@ import { leaveTab, tabsOf } from "../tasks.ts";
 import type { Handler } from "./handler.ts";
 
 export const browserCloseTab: Handler<"browser_close_tab"> = {
+  // Closing a tab does not act on its page (a page the task may not use is closed this way).
+  leavesPage: true,
   async run(ctx, p) {
     const tabId = p.tabId ?? ctx.tabId;
     const tabs = tabsOf(ctx.task);

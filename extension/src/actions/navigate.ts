@@ -1,6 +1,6 @@
 // browser_navigate: opens a URL in the task's tab — one Mimo may act on, checked before it
 // goes — and waits for it to load (still loading at the timeout is a warning).
-import { checkUrl } from "../guard.ts";
+import { checkDomains, checkUrl } from "../guard.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, navigateTab } from "../loading.ts";
 import { ActionError } from "../results.ts";
 import { requireSite } from "../site-access.ts";
@@ -11,6 +11,7 @@ export const browserNavigate: Handler<"browser_navigate"> = {
   async run(ctx, { url }) {
     if (typeof url !== "string" || url === "") throw new ActionError("SCHEMA_VALIDATION_FAILED", "browser_navigate needs a url");
     checkUrl(url, (await ctx.deps.server()).serverUrl);
+    checkDomains(ctx.task.domains, url);
     await requireSite(url);
     const warnings: string[] = [];
     const tab = (await navigateTab(ctx.tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings)) ?? (await chrome.tabs.get(ctx.tabId));

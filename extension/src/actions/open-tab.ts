@@ -1,7 +1,7 @@
 // browser_open_tab: opens a URL in a new tab of the task (its window, its group), where the
 // task goes on.
 import { showOverlay } from "../frames.ts";
-import { checkUrl } from "../guard.ts";
+import { checkDomains, checkUrl } from "../guard.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, tabComplete } from "../loading.ts";
 import { ActionError } from "../results.ts";
 import { requireSite } from "../site-access.ts";
@@ -11,6 +11,7 @@ import type { Handler } from "./handler.ts";
 export const browserOpenTab: Handler<"browser_open_tab"> = {
   async run(ctx, p) {
     checkUrl(p.url, (await ctx.deps.server()).serverUrl);
+    checkDomains(ctx.task.domains, p.url);
     await requireSite(p.url);
     const tab = await chrome.tabs.create({ windowId: ctx.task.windowId, url: p.url, active: true });
     if (tab.id === undefined) throw new ActionError("INTERNAL_ERROR", "Chrome did not open the tab", true);

@@ -6,6 +6,8 @@ import { tabsOf } from "../tasks.ts";
 import type { Handler } from "./handler.ts";
 
 export const browserSwitchTab: Handler<"browser_switch_tab"> = {
+  // It does not act on the page it leaves (a page the task may not use is left this way).
+  leavesPage: true,
   async run(ctx, p) {
     if (!tabsOf(ctx.task).includes(p.tabId)) {
       throw new ActionError("INVALID_TASK_TAB", `tab ${p.tabId} is not one of the task's tabs (${tabsOf(ctx.task).join(", ")})`, false);

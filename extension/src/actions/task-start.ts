@@ -2,7 +2,7 @@
 // reuses the task's tab while it is open — and attaches the debugger to it.
 import type { TaskStartResult } from "../../../protocol/ts/protocol.ts";
 import { showOverlay } from "../frames.ts";
-import { checkUrl } from "../guard.ts";
+import { checkDomains, checkUrl } from "../guard.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, navigateTab, tabComplete } from "../loading.ts";
 import { actionLabel, overlayFor } from "../overlay-state.ts";
 import { ActionError, errorText } from "../results.ts";
@@ -33,6 +33,7 @@ export const taskStart: Handler<"task_start"> = {
     const server = await deps.server();
     const url = params.url ?? "about:blank";
     checkUrl(url, server.serverUrl);
+    checkDomains(params.domains, url);
     // Before a tab is opened: the refusal lists the site in the side panel for the person.
     await requireSite(url);
     const warnings: string[] = [];
@@ -69,6 +70,8 @@ export const taskStart: Handler<"task_start"> = {
     await deps.tasks.update(action.taskId, (t) => {
       t.overlay = overlay;
       t.label = label;
+      if (params.domains !== undefined) t.domains = params.domains;
+      else delete t.domains;
       delete t.takeover;
       delete t.stopRequested;
     });

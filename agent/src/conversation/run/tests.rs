@@ -1360,3 +1360,40 @@ fn a_run_over_its_token_or_cost_budget_ends_before_its_next_step() {
     let (_, _, error) = output_of(&effects);
     assert_eq!(error.unwrap().code, ErrorCode::BudgetExceeded);
 }
+
+#[test]
+fn a_blocked_domain_is_refused_before_anything_is_sent_and_the_extension_is_told_the_rules() {
+    let domains = mimo_protocol::DomainPolicy {
+        allowed: Vec::new(),
+        blocked: vec!["evil.test".into()],
+    };
+    let mut c = bound().with_config(RunConfig {
+        domains: domains.clone(),
+        ..RunConfig::default()
+    });
+    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "navigate": { "url": "https://www.evil.test/login" } }),
+        )],
+    );
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { phase: ToolPhase::End, result: Some(r), .. }
+            if r.error.as_ref().is_some_and(|e| e.code == ErrorCode::PermissionDenied && e.message.contains("\"evil.test\" of MIMO_BLOCKED_DOMAINS")))));
+    let (turn, _) = turn_of(&effects);
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "navigate": { "url": "https://shop.test/" } }),
+        )],
+    ));
+    assert!(matches!(start.1, ActionCommand::TaskStart { domains: Some(d), .. } if d == domains));
+}
