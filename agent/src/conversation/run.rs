@@ -509,7 +509,10 @@ impl Conversation {
                     .checked_sub(2)
                     .is_some_and(|i| run.steps[i].confirmed)
             });
-            if let Some(reason) = risk::needs_confirmation(&step.output.action, elements, dialog) {
+            let content = run.observation.as_ref().map_or("", |o| o.content.as_str());
+            if let Some(reason) =
+                risk::needs_confirmation(&step.output.action, elements, content, dialog)
+            {
                 let event = FrontendEvent::ConfirmationRequested {
                     step: step.number,
                     action: step.output.action.clone(),
