@@ -13,7 +13,7 @@ import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts
 import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { frameCall } from "./frames.ts";
-import { sleep } from "./loading.ts";
+import { sleep, tabComplete } from "./loading.ts";
 import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
@@ -24,6 +24,8 @@ import { requireSite } from "./site-access.ts";
 const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click", "browser_click_at", "browser_press_key"]);
 /** How long such an action waits for the tab; Chrome opens it within a few milliseconds. */
 const NEW_TAB_WAIT_MS = 150;
+/** How long a page-changing action waits for a page that is loading before it is refused. */
+const NAVIGATION_WAIT_MS = 3_000;
 
 /** The success of an action during which the page opened `dialog`. */
 function openedBy(name: string, dialog: PageDialog): ActionSuccess {
@@ -96,6 +98,15 @@ export class Executor {
       // The page as it is now: a redirect to a domain the task may not visit is caught here.
       checkDomains(task!.domains, url);
       await requireSite(url);
+    }
+    if (ACTION_TRAITS[action.name].mutating && handler.leavesPage !== true && tab.status === "loading") {
+      // A page is on its way: acting on the one still shown would act on what is going away.
+      await tabComplete(tabId, NAVIGATION_WAIT_MS).catch((error: unknown) => {
+        if (error instanceof ActionError && error.code === "TIMEOUT") {
+          throw new ActionError("NAVIGATION_IN_PROGRESS", `the tab is still loading ${tab.pendingUrl || tab.url || "a page"}: ${action.name} waits for it to finish`, true);
+        }
+        throw error;
+      });
     }
     if (ACTION_TRAITS[action.name].mutating) {
       if (task!.stopRequested !== undefined) throw new ActionError("PERMISSION_DENIED", "the person stopped this task in its tab", false);

@@ -22,6 +22,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "PLUGIN_TIMEOUT_EXEC",
   "PAGE_PREP_FAILED",
   "CDP_UNAVAILABLE",
+  "NAVIGATION_IN_PROGRESS",
   "TIMEOUT",
 ]);
 

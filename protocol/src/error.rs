@@ -63,6 +63,9 @@ pub enum ErrorCode {
     LoopDetected,
     /// The run used its token or cost budget (`MIMO_AGENT_MAX_TOKENS`, `MIMO_AGENT_MAX_COST`).
     BudgetExceeded,
+    /// The tab was still loading a page when a page-changing action arrived, and did not finish
+    /// in time (seed 002 §5.2.1): retryable once the load ends.
+    NavigationInProgress,
     /// Too many failed authentications from this client: refused until the window ends.
     RateLimited,
     /// An upload's body ended before its declared length (or broke off): nothing was stored.
@@ -75,6 +78,7 @@ impl ErrorCode {
         matches!(
             self,
             ErrorCode::PluginOffline
+                | ErrorCode::NavigationInProgress
                 | ErrorCode::RateLimited
                 | ErrorCode::UploadIncomplete
                 | ErrorCode::PluginTimeoutAck

@@ -448,6 +448,27 @@ describe("navigation and waiting", () => {
     assert.equal((history.outcome?.result as DomIndexResult).title, "Slow");
   });
 
+  it("holds a page-changing action while a page loads, and says NAVIGATION_IN_PROGRESS when it does not finish", { timeout: 40_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/buttons.html?loading`);
+    const buy = (await index(taskId)).elements.find((e) => e.text === "Add to cart")!;
+    // A page that takes 1.5 s: the click waits for it, then acts on the page that is there.
+    await page.evaluate((u) => setTimeout(() => (location.href = u), 0), `${h.a}/slow?ms=1500`);
+    await new Promise((r) => setTimeout(r, 200));
+    const afterLoad = await act(h, taskId, { name: "browser_click", params: { clickId: buy.clickId } });
+    assert.equal(afterLoad.outcome?.error?.code, "TARGET_NOT_FOUND", "the old page's button is gone once the new one loaded");
+    // A page that takes 12 s: refused (retryable), retried once after a second, refused again.
+    await goto(taskId, `${h.a}/buttons.html?loading2`);
+    const again = (await index(taskId)).elements.find((e) => e.text === "Add to cart")!;
+    const slow = await pageAt(h, `${h.a}/buttons.html?loading2`);
+    await slow.evaluate((u) => setTimeout(() => (location.href = u), 0), `${h.a}/slow?ms=12000`);
+    await new Promise((r) => setTimeout(r, 200));
+    const refused = await act(h, taskId, { name: "browser_click", params: { clickId: again.clickId } });
+    assert.equal(refused.outcome?.error?.code, "NAVIGATION_IN_PROGRESS", JSON.stringify(refused));
+    assert.equal(refused.outcome?.error?.retryable, true);
+    assert.equal(refused.attempt, 2, "retried once by the server");
+    assert.match(refused.outcome!.error!.message, /still loading .*slow\?ms=12000/);
+  });
+
   it("waits for text, a url and a selector on a page that changes after load", { timeout: 30_000 }, async () => {
     await goto(taskId, `${h.a}/mutate.html`);
     page = await pageAt(h, `${h.a}/mutate.html`);
