@@ -99,8 +99,10 @@ export class Executor {
       checkDomains(task!.domains, url);
       await requireSite(url);
     }
-    if (ACTION_TRAITS[action.name].mutating && handler.leavesPage !== true && tab.status === "loading") {
-      // A page is on its way: acting on the one still shown would act on what is going away.
+    // A page is on its way: acting on the one still shown would act on what is going away. Not
+    // while a dialog is open: a "leave this page?" dialog holds the load until it is answered.
+    const loading = tab.status === "loading" && this.#deps.dialogs.current(tabId) === undefined;
+    if (ACTION_TRAITS[action.name].mutating && handler.leavesPage !== true && loading) {
       await tabComplete(tabId, NAVIGATION_WAIT_MS).catch((error: unknown) => {
         if (error instanceof ActionError && error.code === "TIMEOUT") {
           throw new ActionError("NAVIGATION_IN_PROGRESS", `the tab is still loading ${tab.pendingUrl || tab.url || "a page"}: ${action.name} waits for it to finish`, true);

@@ -401,7 +401,12 @@ describe("shadow DOM, iframes, selects, scrolling", () => {
     await goto(taskId, `${h.a}/scroll.html`);
     page = await pageAt(h, `${h.a}/scroll.html`);
     let result = await index(taskId);
-    assert.match(result.text, /<div scrollable: 0px above, \d+px below>\n  \[\d+\]<button>Item 1<\/button>/);
+    assert.match(result.text, /\[\d+\]<div scrollable: 0px above, \d+px below>\n  \[\d+\]<button>Item 1<\/button>/);
+    // The list has an index of its own: scrolling it by that index scrolls the list.
+    const list = Number(/\[(\d+)\]<div scrollable/.exec(result.text)![1]);
+    const byList = await ok<{ target: string; scrolledY: number }>(h, taskId, { name: "browser_scroll", params: { direction: "down", clickId: list, amount: 40 } });
+    assert.deepEqual([byList.result.target, byList.result.scrolledY], ["element", 40]);
+    await ok(h, taskId, { name: "browser_scroll", params: { direction: "up", clickId: list, amount: 40 } });
     // The rows scrolled out of the box are out of sight, not covered by what lies under them.
     assert.doesNotMatch(result.text, /covered by|Item 10/);
     const item = el(result, "Item 2");

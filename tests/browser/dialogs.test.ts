@@ -61,6 +61,17 @@ describe("a JavaScript dialog", () => {
     assert.equal(await page.locator("#folder").innerText(), "Receipts");
   });
 
+  it("asks before leaving a page with a draft, and leaves once the leave dialog is accepted", { timeout: 60_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/dialogs.html?leave`);
+    const { result } = await ok<DomIndexResult>(h, taskId, { name: "browser_dom_index", params: {} });
+    const draft = result.elements.find((e) => e.tag === "textarea")!;
+    await ok(h, taskId, { name: "browser_type", params: { clickId: draft.clickId, text: "Half a reply" } });
+    const leaving = await act(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/page2.html?left` } });
+    assert.equal(leaving.outcome?.dialog?.kind, "beforeunload", JSON.stringify(leaving));
+    await ok(h, taskId, { name: "browser_dialog", params: { accept: true } });
+    await ok(h, taskId, { name: "browser_wait_for", params: { url: "page2.html?left", timeoutMs: 10_000 } });
+  });
+
   it("is dismissed when nobody answers it in time, and the next action says so", { timeout: 60_000 }, async () => {
     await h.options.evaluate(() => chrome.storage.local.set({ dialogTimeoutMs: 1_500 }));
     try {

@@ -410,11 +410,17 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
     const r = it.rect!;
     const bbox = { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) };
     if (it.kind === "scroll") {
+      // An index of its own, so that `scroll` can name the list itself.
       const el = it.el;
+      const clickId = next++;
       lines.push({
         depth,
-        text: scrollableLine(el.localName, el.scrollTop, el.scrollHeight - el.clientHeight - el.scrollTop, el.scrollLeft, el.scrollWidth - el.clientWidth - el.scrollLeft),
+        text: `[${clickId}]${scrollableLine(el.localName, el.scrollTop, el.scrollHeight - el.clientHeight - el.scrollTop, el.scrollLeft, el.scrollWidth - el.clientWidth - el.scrollLeft)}`,
       });
+      const out: IndexedElement = { clickId, tag: el.localName, text: "(scrollable)", bbox };
+      if (opts.xpath) out.xpath = it.xpath;
+      elements.push(out);
+      writes.push([el, clickId]);
     } else if (it.kind === "frame") {
       const token = tagFrame(it.el);
       frames.push({ token, box: contentBox(it.el) });
