@@ -82,7 +82,9 @@ export function scrollableLine(tag: string, above: number, below: number, left: 
 
 export function pageLine(p: { url: string; title: string; scrollX: number; scrollY: number; width: number; height: number; vw: number; vh: number }): string {
   const below = Math.max(0, p.height - p.scrollY - p.vh);
-  return `page ${p.url} ${JSON.stringify(p.title)}: scrolled to ${Math.round(p.scrollX)},${Math.round(p.scrollY)} of ${Math.round(p.width)}x${Math.round(p.height)}, viewport ${p.vw}x${p.vh}, ${Math.round(below)}px below`;
+  // Scrolled down to the end: a feed may load more when it is scrolled again.
+  const end = p.scrollY > 0 && below < 2 ? "; at its end (a feed loads more when scrolled down)" : "";
+  return `page ${p.url} ${JSON.stringify(p.title)}: scrolled to ${Math.round(p.scrollX)},${Math.round(p.scrollY)} of ${Math.round(p.width)}x${Math.round(p.height)}, viewport ${p.vw}x${p.vh}, ${Math.round(below)}px below${end}`;
 }
 
 export function indent(depth: number, text: string): string {

@@ -153,6 +153,11 @@ describe("the index text", () => {
       pageLine({ url: "https://x/", title: "X", scrollX: 0, scrollY: 100, width: 1280, height: 3000, vw: 1280, vh: 700 }),
       'page https://x/ "X": scrolled to 0,100 of 1280x3000, viewport 1280x700, 2200px below',
     );
+    assert.equal(
+      pageLine({ url: "https://x/", title: "X", scrollX: 0, scrollY: 2300, width: 1280, height: 3000, vw: 1280, vh: 700 }),
+      'page https://x/ "X": scrolled to 0,2300 of 1280x3000, viewport 1280x700, 0px below; at its end (a feed loads more when scrolled down)',
+    );
+    assert.doesNotMatch(pageLine({ url: "https://x/", title: "X", scrollX: 0, scrollY: 0, width: 1280, height: 700, vw: 1280, vh: 700 }), /at its end/, "a page that does not scroll");
   });
 
   function big(n: number): DomIndexResult {

@@ -645,6 +645,9 @@ describe("long pages", () => {
 
     const missing = await fails(h, taskId, { name: "browser_scroll_to", params: { text: "comment number 187" } }, "TARGET_NOT_FOUND");
     assert.match(missing.message, /no "comment number 187" on the page, after scrolling to its end \d+ times/);
+    // All loaded and scrolled to its end: the element list says that a feed may load more there.
+    await ok(h, taskId, { name: "browser_scroll", params: { direction: "down", amount: 100_000 } });
+    assert.match((await index(taskId)).text.split("\n")[0]!, /0px below; at its end \(a feed loads more when scrolled down\)/);
   });
 });
 
