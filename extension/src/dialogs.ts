@@ -8,6 +8,7 @@
 // Chrome is reached only through `DialogDeps`, so this runs under node:test.
 import type { DialogKind, PageDialog } from "../../protocol/ts/protocol.ts";
 import { ActionError } from "./results.ts";
+import { Waiters } from "./waiters.ts";
 
 /** How long a dialog may wait for an answer before it is dismissed (setting `dialogTimeoutMs`). */
 export const DEFAULT_DIALOG_TIMEOUT_MS = 60_000;
@@ -56,7 +57,7 @@ export function heldByDialog(dialog: PageDialog): ActionError {
 export class PageDialogs {
   readonly #deps: DialogDeps;
   readonly #open = new Map<number, Open>();
-  readonly #waiters = new Map<number, Set<(dialog: PageDialog) => void>>();
+  readonly #waiters = new Waiters<number, PageDialog>();
   /** What became of dialogs nobody answered, told with the tab's next action. */
   readonly #notes = new Map<number, string[]>();
 
@@ -75,7 +76,7 @@ export class PageDialogs {
     const open: Open = { dialog };
     this.#open.set(tabId, open);
     void this.#arm(tabId, open);
-    for (const waiter of this.#waiters.get(tabId) ?? []) waiter(dialog);
+    this.#waiters.tell(tabId, dialog);
   }
 
   /** CDP says the dialog closed (answered by us, by the person, or the tab navigated). */
@@ -85,18 +86,8 @@ export class PageDialogs {
 
   /** A dialog opening in the tab from now on; `cancel` stops watching. */
   watch(tabId: number): { opened: Promise<PageDialog>; cancel(): void } {
-    let waiter!: (dialog: PageDialog) => void;
-    const opened = new Promise<PageDialog>((resolve) => (waiter = resolve));
-    const set = this.#waiters.get(tabId) ?? new Set();
-    set.add(waiter);
-    this.#waiters.set(tabId, set);
-    return {
-      opened,
-      cancel: () => {
-        set.delete(waiter);
-        if (set.size === 0 && this.#waiters.get(tabId) === set) this.#waiters.delete(tabId);
-      },
-    };
+    const { next, cancel } = this.#waiters.watch(tabId);
+    return { opened: next, cancel };
   }
 
   /** Answers the tab's dialog: OK (`accept`) or Cancel, with `text` for a prompt. */

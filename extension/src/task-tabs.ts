@@ -6,29 +6,20 @@ import type { TaskTab } from "../../protocol/ts/protocol.ts";
 import type { Debugger } from "./cdp.ts";
 import { joinTab, tabsOf } from "./tasks.ts";
 import type { TaskRecord, TaskRegistry } from "./tasks.ts";
+import { Waiters } from "./waiters.ts";
 
 export class NewTabs {
-  readonly #waiters = new Map<string, Set<(tabId: number) => void>>();
+  readonly #waiters = new Waiters<string, number>();
 
   /** A tab joined the task. */
   joined(taskId: string, tabId: number): void {
-    for (const waiter of this.#waiters.get(taskId) ?? []) waiter(tabId);
+    this.#waiters.tell(taskId, tabId);
   }
 
   /** The next tab to join the task from now on; `cancel` stops watching. */
   watch(taskId: string): { opened: Promise<number>; cancel(): void } {
-    let waiter!: (tabId: number) => void;
-    const opened = new Promise<number>((resolve) => (waiter = resolve));
-    const set = this.#waiters.get(taskId) ?? new Set();
-    set.add(waiter);
-    this.#waiters.set(taskId, set);
-    return {
-      opened,
-      cancel: () => {
-        set.delete(waiter);
-        if (set.size === 0 && this.#waiters.get(taskId) === set) this.#waiters.delete(taskId);
-      },
-    };
+    const { next, cancel } = this.#waiters.watch(taskId);
+    return { opened: next, cancel };
   }
 }
 
