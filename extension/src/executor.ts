@@ -14,6 +14,8 @@ import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { frameCall } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
+import { addTab } from "./task-tabs.ts";
+import { tabsOf } from "./tasks.ts";
 import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
@@ -60,6 +62,8 @@ export class Executor {
     if (open === undefined) await this.#label(ctx, actionLabel(action));
     const watch = dialogs.watch(ctx.tabId);
     const newTab = this.#deps.newTabs.watch(action.taskId);
+    // A copy: the task's record is the live one, which a joining tab changes.
+    const tabsBefore = [...tabsOf(ctx.task)];
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
@@ -68,10 +72,13 @@ export class Executor {
       // Chrome opens the tab a click asked for just after the click: the step waits a moment
       // for it, so that what follows looks at the page the person would now see.
       const opened = await Promise.race([newTab.opened, OPENS_TABS.has(action.name) ? sleep(NEW_TAB_WAIT_MS).then(() => undefined) : undefined]);
+      if (opened === undefined && OPENS_TABS.has(action.name)) await this.#strayTab(ctx);
       const task = await this.#deps.tasks.get(action.taskId);
-      if (opened !== undefined && task?.tabId === opened) {
-        const tab = await chrome.tabs.get(opened).catch(() => null);
-        (success.warnings ??= []).push(`the page opened a new tab (tab_id ${opened}: ${tab?.pendingUrl || tab?.url || "loading"}); the task goes on in it, switch_tab ${ctx.tabId} goes back`);
+      // Whichever way it joined (the worker's event, or found just now), a tab that joined
+      // during this action and is where the task goes on is this action's doing.
+      if (task !== undefined && !tabsBefore.includes(task.tabId)) {
+        const tab = await chrome.tabs.get(task.tabId).catch(() => null);
+        (success.warnings ??= []).push(`the page opened a new tab (tab_id ${task.tabId}: ${tab?.pendingUrl || tab?.url || "loading"}); the task goes on in it, switch_tab ${ctx.tabId} goes back`);
       }
       success.tabId ??= task?.tabId;
       return success;
@@ -81,6 +88,17 @@ export class Executor {
       // Ended by a dialog, the handler's own work goes on until the dialog is answered.
       running.catch(() => undefined);
     }
+  }
+
+  /**
+   * A tab the page opened that has not joined the task yet: Chrome has created it, but the
+   * worker is still to hear of it (a busy machine delays the event). It joins now.
+   */
+  async #strayTab(ctx: TabContext): Promise<void> {
+    const task = await this.#deps.tasks.get(ctx.task.taskId);
+    if (task === undefined) return;
+    const stray = (await chrome.tabs.query({})).find((t) => t.openerTabId === ctx.tabId && t.id !== undefined && !tabsOf(task).includes(t.id));
+    if (stray?.id !== undefined) await addTab(this.#deps, task.taskId, stray.id, stray.windowId);
   }
 
   /** The task's tab, checked for this action to run in it. */
