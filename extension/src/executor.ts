@@ -71,12 +71,13 @@ export class Executor {
       if (notes.length > 0) success.warnings = [...notes, ...(success.warnings ?? [])];
       // Chrome opens the tab a click asked for just after the click: the step waits a moment
       // for it, so that what follows looks at the page the person would now see.
-      const opened = await Promise.race([newTab.opened, OPENS_TABS.has(action.name) ? sleep(NEW_TAB_WAIT_MS).then(() => undefined) : undefined]);
-      if (opened === undefined && OPENS_TABS.has(action.name)) await this.#strayTab(ctx);
+      const opensTabs = OPENS_TABS.has(action.name);
+      const opened = await Promise.race([newTab.opened, opensTabs ? sleep(NEW_TAB_WAIT_MS).then(() => undefined) : undefined]);
+      if (opened === undefined && opensTabs) await this.#strayTab(ctx);
       const task = await this.#deps.tasks.get(action.taskId);
       // Whichever way it joined (the worker's event, or found just now), a tab that joined
-      // during this action and is where the task goes on is this action's doing.
-      if (task !== undefined && !tabsBefore.includes(task.tabId)) {
+      // during this click or key and is where the task goes on is the page's doing.
+      if (opensTabs && task !== undefined && !tabsBefore.includes(task.tabId)) {
         const tab = await chrome.tabs.get(task.tabId).catch(() => null);
         (success.warnings ??= []).push(`the page opened a new tab (tab_id ${task.tabId}: ${tab?.pendingUrl || tab?.url || "loading"}); the task goes on in it, switch_tab ${ctx.tabId} goes back`);
       }

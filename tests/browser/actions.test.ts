@@ -599,6 +599,7 @@ describe("several tabs per task", () => {
     const closed = await ok<{ tabId: number }>(h, taskId, { name: "browser_close_tab", params: {} });
     assert.equal(closed.result.tabId, second);
     const opened = await ok<{ tabId: number }>(h, taskId, { name: "browser_open_tab", params: { url: `${h.a}/page2.html?tab` } });
+    assert.doesNotMatch(opened.warnings.join(" "), /the page opened a new tab/, "opened by the task, not by the page");
     list = await index(taskId);
     assert.equal(list.title, "Page two");
     assert.equal(list.tabs.find((t) => t.current)?.tabId, opened.result.tabId);
