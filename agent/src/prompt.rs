@@ -22,7 +22,7 @@ const BROWSER_SECTIONS: &str = "<tools>
 Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
 next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
 hover, back, wait_for, scroll_to, dialog, click_at, hover_at, drag, upload_file, read_tab, \
-switch_tab, open_tab, close_tab, done. Elements are named by the number in brackets in the page's element \
+switch_tab, open_tab, close_tab, read_page, done. Elements are named by the number in brackets in the page's element \
 list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
 use only those of the latest page.
 </tools>
@@ -304,9 +304,45 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
     out.push_str("<interactive_elements>\n");
     out.push_str(&fenced(&cut(&observation.elements, text_limit)));
     out.push_str("\n</interactive_elements>\n<content>\n");
-    out.push_str(&fenced(&cut(&observation.content, text_limit)));
+    out.push_str(&fenced(&text_window(
+        &observation.content,
+        observation.content_from,
+        text_limit,
+    )));
     out.push_str("\n</content>\n</page>");
     out
+}
+
+/// The part of a page's text shown: `limit` characters from character `from`, saying what is
+/// left out on either side and how to read on (`read_page`).
+pub fn text_window(text: &str, from: usize, limit: usize) -> String {
+    let total = text.chars().count();
+    let from = from.min(total);
+    let to = (from + limit).min(total);
+    let mut shown: String = text.chars().skip(from).take(to - from).collect();
+    if from > 0 {
+        shown.insert_str(
+            0,
+            &format!("… (characters {from}–{to} of {total}: the text before is not shown)\n"),
+        );
+    }
+    if to < total {
+        shown.push_str(&format!(
+            "\n… (cut at character {to} of {total}: read_page with from={to} reads on)"
+        ));
+    }
+    shown
+}
+
+/// The answer format the person asked for, and how to give it.
+pub fn answer_format_note(schema: &serde_json::Value) -> llm::ChatMessage {
+    llm::ChatMessage::user(format!(
+        "<answer_format>\nThe user wants the answer as JSON matching this JSON Schema. When the \
+         goal is reached, call AgentOutput with the done action: success=true, a short text for \
+         the user, and data: the answer in this format, with the values as the pages show them \
+         (never invented; read long pages and tables whole with read_page).\n{}\n</answer_format>",
+        cut(&schema.to_string(), crate::answer::MAX_SCHEMA_BYTES)
+    ))
 }
 
 /// What the model is told of the files the person attached (names, types and sizes; never their
@@ -588,12 +624,7 @@ mod tests {
             element_count: 1,
             content: "x".repeat(content),
             screenshot_artifact_id: None,
-            screenshot_width: 0,
-            screenshot_height: 0,
-            missing: vec![],
-            warnings: vec![],
-            dialog: None,
-            tabs: vec![],
+            ..Observation::default()
         }
     }
 

@@ -137,6 +137,7 @@ fn message(content: &str) -> Input {
     Input::UserMessage {
         content: content.into(),
         client_message_id: None,
+        answer_schema: None,
     }
 }
 
