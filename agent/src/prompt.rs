@@ -313,12 +313,30 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
     out
 }
 
-/// The part of a page's text shown: `limit` characters from character `from`, saying what is
+/// Where the part of `text` shown from character `from` ends: `limit` characters on, or
+/// earlier at the end of a line when one ends in the second half of the window, so that a
+/// table row or a sentence is never cut in two.
+pub fn window_end(text: &str, from: usize, limit: usize) -> usize {
+    let chars: Vec<char> = text.chars().collect();
+    let from = from.min(chars.len());
+    let to = (from + limit).min(chars.len());
+    if to == chars.len() {
+        return to;
+    }
+    chars[from..to]
+        .iter()
+        .rposition(|c| *c == '\n')
+        .map(|i| from + i + 1)
+        .filter(|end| *end > from + limit / 2)
+        .unwrap_or(to)
+}
+
+/// The part of a page's text shown: from character `from` to [`window_end`], saying what is
 /// left out on either side and how to read on (`read_page`).
 pub fn text_window(text: &str, from: usize, limit: usize) -> String {
     let total = text.chars().count();
     let from = from.min(total);
-    let to = (from + limit).min(total);
+    let to = window_end(text, from, limit);
     let mut shown: String = text.chars().skip(from).take(to - from).collect();
     if from > 0 {
         shown.insert_str(
@@ -327,8 +345,11 @@ pub fn text_window(text: &str, from: usize, limit: usize) -> String {
         );
     }
     if to < total {
+        if !shown.ends_with('\n') {
+            shown.push('\n');
+        }
         shown.push_str(&format!(
-            "\n… (cut at character {to} of {total}: read_page with from={to} reads on)"
+            "… (cut at character {to} of {total}: read_page with from={to} reads on)"
         ));
     }
     shown
@@ -697,6 +718,30 @@ mod tests {
             .unwrap()
             .content
             .contains("only the large ones"));
+    }
+
+    #[test]
+    fn the_text_window_ends_at_a_line_end_so_rows_stay_whole() {
+        let table: String = (0..50)
+            .map(|i| format!("| kettle {i} | {i}.00 € |\n"))
+            .collect();
+        let mut from = 0;
+        let mut rows = Vec::new();
+        while from < table.chars().count() {
+            let shown = text_window(&table, from, 100);
+            rows.extend(
+                shown
+                    .lines()
+                    .filter(|l| l.starts_with('|'))
+                    .map(str::to_owned),
+            );
+            from = window_end(&table, from, 100);
+        }
+        let whole: Vec<String> = table.lines().map(str::to_owned).collect();
+        assert_eq!(rows, whole, "every row once, none cut");
+        // A text without line ends is cut at the limit.
+        assert_eq!(window_end(&"x".repeat(300), 0, 100), 100);
+        assert_eq!(window_end("short", 0, 100), 5);
     }
 
     #[test]

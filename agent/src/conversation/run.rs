@@ -1033,7 +1033,10 @@ impl Conversation {
             }
             Some(page) => {
                 let total = page.content.chars().count();
-                let from = from.map_or(page.content_from + limit, |f| f as usize);
+                let from = from.map_or_else(
+                    || prompt::window_end(&page.content, page.content_from, limit),
+                    |f| f as usize,
+                );
                 if from >= total {
                     result.error = Some(ErrorObject::new(
                         ErrorCode::InvalidTarget,
@@ -1046,7 +1049,7 @@ impl Conversation {
                     result.ok = true;
                     result.result = Some(json!({
                         "from": from,
-                        "to": (from + limit).min(total),
+                        "to": prompt::window_end(&page.content, from, limit),
                         "total": total,
                         "shown": "in <content> of the page below",
                     }));
