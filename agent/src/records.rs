@@ -1,9 +1,11 @@
 //! The task's records as they are stored: plain data, shared by the conversation, the run, the
 //! prompt and the coordinator's storage, and depending on none of them.
 
+use std::collections::BTreeMap;
+
 use mimo_protocol::{
-    ActionCommand, AgentOutput, ChatMessage, PageDialog, TaskStatus, TaskTab, TokenUsage,
-    ToolResult,
+    ActionCommand, AgentOutput, ChatMessage, ElementFacts, PageDialog, TaskStatus, TaskTab,
+    TokenUsage, ToolResult,
 };
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +83,8 @@ pub struct RunConfig {
     pub price: Option<crate::llm::Price>,
     /// Where a run may go (`MIMO_ALLOWED_DOMAINS`, `MIMO_BLOCKED_DOMAINS`).
     pub domains: mimo_protocol::DomainPolicy,
+    /// How steps are rated and which wait for the person (`MIMO_RISK_RULES`).
+    pub risk: crate::risk::RiskRules,
 }
 
 impl Default for RunConfig {
@@ -95,6 +99,7 @@ impl Default for RunConfig {
             max_cost_micros: None,
             price: None,
             domains: mimo_protocol::DomainPolicy::default(),
+            risk: crate::risk::RiskRules::default(),
         }
     }
 }
@@ -147,6 +152,13 @@ pub struct Observation {
     /// The task's tabs, the observed one `current`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tabs: Vec<TaskTab>,
+    /// Facts about the listed elements that bear on risk, by index (only those that have any).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub facts: BTreeMap<u32, ElementFacts>,
+    /// Where the listed elements within the screenshot are (x, y, width, height in its CSS
+    /// pixels), by index: a confirmation shows its target there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub boxes: BTreeMap<u32, [i32; 4]>,
     /// Where the shown part of `content` starts (characters), moved on by `read_page`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub content_from: usize,

@@ -1,8 +1,14 @@
-//! Which steps wait for the person's confirmation (seed 002 §6): the irreversible ones —
-//! paying, ordering, deleting, sending, publishing, submitting a password. Reading, navigating,
-//! searching, scrolling and adding to a cart go ahead.
+//! Which steps wait for the person's confirmation (seed 002 §6): each step is rated low, medium
+//! or high from facts about its target that the extension reports — it sends a form, to which
+//! site, holding which fields; it leaves the site; it downloads; it sits in another site's
+//! frame — and from the words on it (paying, ordering, deleting, sending), and from whether the
+//! page's own text asked for it. A step at or above the configured level waits for the person.
+//! The rules are configurable (`MIMO_RISK_RULES`); the defaults are below.
 
-use mimo_protocol::{AgentAction, PageDialog};
+use std::collections::BTreeMap;
+
+use mimo_protocol::{AgentAction, ElementFacts, FieldKind, PageDialog, RiskLevel};
+use serde::Deserialize;
 
 /// Words on an element that mark a click on it as irreversible, matched as whole words.
 const IRREVERSIBLE: &[&str] = &[
@@ -24,16 +30,192 @@ const IRREVERSIBLE: &[&str] = &[
     "submit",
 ];
 
-/// Why `action` needs a confirmation on a page whose element list is `elements` (the index's
-/// text form), whose readable text is `content` and that shows `dialog`, or `None` when it may
-/// run.
-pub fn needs_confirmation(
-    action: &AgentAction,
-    elements: &str,
-    content: &str,
-    dialog: Option<&PageDialog>,
-) -> Option<String> {
-    asked_by_page(action, elements, content).or_else(|| irreversible(action, elements, dialog))
+/// The risk policy: how each kind of fact rates a step, and from which level on a step waits.
+/// `MIMO_RISK_RULES` is JSON in this shape, every part optional, e.g.
+/// `{"confirmAt": "medium", "levels": {"leavesSite": "medium"}, "irreversibleWords": ["pay", "book"]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RiskRules {
+    /// Words that make a click (or OK to a page's question) irreversible.
+    pub irreversible_words: Vec<String>,
+    pub levels: RiskLevels,
+    /// Steps rated this or higher wait for the person.
+    pub confirm_at: RiskLevel,
+}
+
+/// The level each fact gives a step.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RiskLevels {
+    /// Its label (or the page's question) holds an irreversible word.
+    pub irreversible_word: RiskLevel,
+    /// The page's own text asked an AI for this step.
+    pub asked_by_page: RiskLevel,
+    /// It sends a form to another site.
+    pub cross_origin_form: RiskLevel,
+    /// It sends a form holding a password.
+    pub password_form: RiskLevel,
+    /// It sends a form holding payment fields.
+    pub payment_form: RiskLevel,
+    /// It sends a form holding personal data (e-mail, phone, address, name).
+    pub personal_form: RiskLevel,
+    /// It downloads a file.
+    pub download: RiskLevel,
+    /// It opens another site.
+    pub leaves_site: RiskLevel,
+    /// It acts inside another site's frame.
+    pub cross_origin_frame: RiskLevel,
+}
+
+impl Default for RiskLevels {
+    fn default() -> Self {
+        use RiskLevel::*;
+        RiskLevels {
+            irreversible_word: High,
+            asked_by_page: High,
+            cross_origin_form: High,
+            password_form: High,
+            payment_form: High,
+            personal_form: Medium,
+            download: Medium,
+            leaves_site: Low,
+            cross_origin_frame: Medium,
+        }
+    }
+}
+
+impl Default for RiskRules {
+    fn default() -> Self {
+        RiskRules {
+            irreversible_words: IRREVERSIBLE.iter().map(|w| (*w).to_owned()).collect(),
+            levels: RiskLevels::default(),
+            confirm_at: RiskLevel::High,
+        }
+    }
+}
+
+impl RiskRules {
+    /// Reads `MIMO_RISK_RULES`, or says why it cannot be used.
+    pub fn parse(json: &str) -> Result<Self, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+}
+
+/// What the page holds that a step's risk is judged from.
+#[derive(Debug, Clone, Copy)]
+pub struct PageView<'a> {
+    /// The element list (the index's text form).
+    pub elements: &'a str,
+    /// The readable text.
+    pub content: &'a str,
+    pub dialog: Option<&'a PageDialog>,
+    /// Facts about the listed elements, by index.
+    pub facts: &'a BTreeMap<u32, ElementFacts>,
+}
+
+/// A step's rating: its level and each fact that made it so.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Assessment {
+    pub level: RiskLevel,
+    /// `(level, why)` for each fact, in the order found.
+    pub facts: Vec<(RiskLevel, String)>,
+}
+
+impl Assessment {
+    fn add(&mut self, level: RiskLevel, why: String) {
+        self.level = self.level.max(level);
+        self.facts.push((level, why));
+    }
+
+    /// Why it is rated as it is: the facts at its level.
+    pub fn reason(&self) -> String {
+        self.facts
+            .iter()
+            .filter(|(level, _)| *level == self.level)
+            .map(|(_, why)| why.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Rates `action` on `page` under `rules`.
+pub fn assess(action: &AgentAction, page: PageView<'_>, rules: &RiskRules) -> Assessment {
+    let mut found = Assessment::default();
+    if let Some(why) = asked_by_page(action, page.elements, page.content) {
+        found.add(rules.levels.asked_by_page, why);
+    }
+    if let Some(why) = irreversible(
+        action,
+        page.elements,
+        page.dialog,
+        &rules.irreversible_words,
+    ) {
+        found.add(rules.levels.irreversible_word, why);
+    }
+    let (index, submits) = match action {
+        AgentAction::Click { index } => (*index, None),
+        AgentAction::Type { index, submit, .. } => (*index, Some(*submit)),
+        AgentAction::SelectOption { index, .. } | AgentAction::UploadFile { index, .. } => {
+            (*index, Some(false))
+        }
+        _ => return found,
+    };
+    let Some(facts) = page.facts.get(&index) else {
+        return found;
+    };
+    let levels = &rules.levels;
+    // A click sends the form of a submit button; Enter after typing sends the field's form.
+    let sends = submits.unwrap_or(facts.submits);
+    if let Some(form) = facts.form.as_ref().filter(|_| sends) {
+        let host = host_of(&form.action);
+        if form.cross_origin {
+            found.add(
+                levels.cross_origin_form,
+                format!(
+                    "[{index}] sends a form ({}) to another site, {host}",
+                    form.method
+                ),
+            );
+        }
+        for kind in &form.fields {
+            let (level, what) = match kind {
+                FieldKind::Password => (levels.password_form, "a password"),
+                FieldKind::Payment => (levels.payment_form, "payment details"),
+                FieldKind::Personal => (levels.personal_form, "personal data"),
+            };
+            found.add(
+                level,
+                format!("[{index}] sends a form holding {what} to {host}"),
+            );
+        }
+    }
+    if let Some(to) = facts.leaves_to.as_ref().filter(|_| submits.is_none()) {
+        found.add(
+            levels.leaves_site,
+            format!("[{index}] opens another site, {}", host_of(to)),
+        );
+    }
+    if facts.download && submits.is_none() {
+        found.add(levels.download, format!("[{index}] downloads a file"));
+    }
+    if facts.cross_origin_frame {
+        found.add(
+            levels.cross_origin_frame,
+            format!("[{index}] is inside another site's frame"),
+        );
+    }
+    found
+}
+
+/// The host of a URL, or the URL when it has none.
+fn host_of(url: &str) -> String {
+    url.split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or(url)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or(url)
+        .to_owned()
 }
 
 /// Words of text that addresses an AI rather than the person reading the page.
@@ -148,11 +330,12 @@ fn irreversible(
     action: &AgentAction,
     elements: &str,
     dialog: Option<&PageDialog>,
+    words: &[String],
 ) -> Option<String> {
     match action {
         AgentAction::Click { index } => {
             let line = element_line(elements, *index)?;
-            let hit = irreversible_word(line)?;
+            let hit = irreversible_word(line, words)?;
             Some(format!(
                 "clicking [{index}] {} looks irreversible (“{hit}”)",
                 line.trim()
@@ -161,7 +344,7 @@ fn irreversible(
         // The page asking "Delete everything?" itself: saying OK is the irreversible step.
         AgentAction::Dialog { accept: true, .. } => {
             let dialog = dialog?;
-            let hit = irreversible_word(&dialog.message)?;
+            let hit = irreversible_word(&dialog.message, words)?;
             Some(format!(
                 "answering OK to the page's question “{}” looks irreversible (“{hit}”)",
                 dialog.message.trim()
@@ -184,12 +367,12 @@ fn irreversible(
 }
 
 /// The first irreversible word or phrase in `text`, matched as whole words.
-fn irreversible_word(text: &str) -> Option<&'static str> {
-    let words = normalized(text);
-    IRREVERSIBLE
+fn irreversible_word<'w>(text: &str, words: &'w [String]) -> Option<&'w str> {
+    let text = normalized(text);
+    words
         .iter()
-        .find(|w| words.contains(&format!(" {w} ")))
-        .copied()
+        .find(|w| text.contains(&normalized(w)))
+        .map(String::as_str)
 }
 
 /// The line of element `index` in the element list, without its `[index]` marker.
@@ -220,6 +403,161 @@ fn normalized(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mimo_protocol::FormFacts;
+
+    /// The reason a step on a page without facts waits under the default rules.
+    fn needs_confirmation(
+        action: &AgentAction,
+        elements: &str,
+        content: &str,
+        dialog: Option<&PageDialog>,
+    ) -> Option<String> {
+        let facts = BTreeMap::new();
+        let page = PageView {
+            elements,
+            content,
+            dialog,
+            facts: &facts,
+        };
+        let found = assess(action, page, &RiskRules::default());
+        (found.level >= RiskLevel::High).then(|| found.reason())
+    }
+
+    fn form(action: &str, cross_origin: bool, fields: Vec<FieldKind>) -> FormFacts {
+        FormFacts {
+            method: "POST".into(),
+            action: action.into(),
+            cross_origin,
+            fields,
+        }
+    }
+
+    fn rate(action: &AgentAction, facts: &[(u32, ElementFacts)], rules: &RiskRules) -> Assessment {
+        let facts: BTreeMap<u32, ElementFacts> = facts.iter().cloned().collect();
+        let page = PageView {
+            elements: "[1]<button>Continue</button>\n[2]<input type=email name=email>\n[3]<a href=https://partner.test/>Our partner</a>",
+            content: "",
+            dialog: None,
+            facts: &facts,
+        };
+        assess(action, page, rules)
+    }
+
+    #[test]
+    fn a_harmless_label_sending_a_form_to_another_site_is_high_risk_from_the_facts() {
+        let contest = ElementFacts {
+            form: Some(form(
+                "https://collector.test/enter",
+                true,
+                vec![FieldKind::Personal],
+            )),
+            submits: true,
+            ..ElementFacts::default()
+        };
+        let rated = rate(&click(1), &[(1, contest.clone())], &RiskRules::default());
+        assert_eq!(rated.level, RiskLevel::High);
+        let reason = rated.reason();
+        assert!(
+            reason.contains("[1] sends a form (POST) to another site, collector.test"),
+            "{reason}"
+        );
+        assert_eq!(rated.facts.len(), 2, "{:?}", rated.facts);
+        // Enter in one of its fields sends it too; typing without Enter does not.
+        let field = ElementFacts {
+            submits: false,
+            ..contest
+        };
+        let typed = |submit| AgentAction::Type {
+            index: 2,
+            text: "a@b.test".into(),
+            submit,
+        };
+        assert_eq!(
+            rate(&typed(true), &[(2, field.clone())], &RiskRules::default()).level,
+            RiskLevel::High
+        );
+        assert_eq!(
+            rate(&typed(false), &[(2, field.clone())], &RiskRules::default()).level,
+            RiskLevel::Low
+        );
+        // Clicking into the field is no sending either.
+        assert_eq!(
+            rate(&click(2), &[(2, field)], &RiskRules::default()).level,
+            RiskLevel::Low
+        );
+    }
+
+    #[test]
+    fn each_fact_has_its_level_and_personal_data_to_the_same_site_does_not_wait() {
+        let rules = RiskRules::default();
+        let same_site = ElementFacts {
+            form: Some(form(
+                "https://shop.test/newsletter",
+                false,
+                vec![FieldKind::Personal],
+            )),
+            submits: true,
+            ..ElementFacts::default()
+        };
+        assert_eq!(
+            rate(&click(1), &[(1, same_site)], &rules).level,
+            RiskLevel::Medium
+        );
+        let card = ElementFacts {
+            form: Some(form(
+                "https://shop.test/pay",
+                false,
+                vec![FieldKind::Payment],
+            )),
+            submits: true,
+            ..ElementFacts::default()
+        };
+        assert_eq!(rate(&click(1), &[(1, card)], &rules).level, RiskLevel::High);
+        let link = ElementFacts {
+            leaves_to: Some("https://partner.test/offer".into()),
+            ..ElementFacts::default()
+        };
+        let rated = rate(&click(3), &[(3, link)], &rules);
+        assert_eq!(rated.level, RiskLevel::Low);
+        assert_eq!(rated.reason(), "[3] opens another site, partner.test");
+        let download = ElementFacts {
+            download: true,
+            cross_origin_frame: true,
+            ..ElementFacts::default()
+        };
+        assert_eq!(
+            rate(&click(3), &[(3, download)], &rules).level,
+            RiskLevel::Medium
+        );
+    }
+
+    #[test]
+    fn the_rules_are_configurable() {
+        let rules = RiskRules::parse(
+            r#"{"confirmAt": "medium", "levels": {"leavesSite": "high"}, "irreversibleWords": ["continue"]}"#,
+        )
+        .unwrap();
+        assert_eq!(rules.confirm_at, RiskLevel::Medium);
+        assert_eq!(rules.levels.leaves_site, RiskLevel::High);
+        assert_eq!(
+            rules.levels.download,
+            RiskLevel::Medium,
+            "the rest keep their defaults"
+        );
+        assert_eq!(
+            rate(&click(1), &[], &rules).level,
+            RiskLevel::High,
+            "“Continue” is now irreversible"
+        );
+        assert_eq!(
+            rate(&click(1), &[], &RiskRules::default()).level,
+            RiskLevel::Low
+        );
+        assert!(RiskRules::parse(r#"{"levels": {"teleport": "high"}}"#)
+            .unwrap_err()
+            .contains("teleport"));
+        assert!(RiskRules::parse(r#"{"confirmAt": "extreme"}"#).is_err());
+    }
 
     const PAGE: &str = "page http://shop.test/cart \"Cart\"
 [1]<a href=index.html>Mug Shop</a>

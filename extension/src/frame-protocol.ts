@@ -1,7 +1,7 @@
 // Messages between the service worker and the content script of one frame
 // (`chrome.tabs.sendMessage(tabId, request, { frameId })`). Every answer is a `FrameReply`:
 // the content script never lets an exception cross, it names a protocol error code instead.
-import type { BoundingBox, ErrorCode, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
+import type { BoundingBox, ElementFacts, ErrorCode, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -24,6 +24,7 @@ export type IndexedElement = {
   checked?: boolean;
   disabled?: boolean;
   expanded?: boolean;
+  facts?: ElementFacts;
 };
 
 /** A line of the compact text; `frame` lines stand for an iframe's content, spliced in by the worker. */

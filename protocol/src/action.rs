@@ -829,6 +829,60 @@ pub struct DomElement {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub expanded: Option<bool>,
+    /// What using it would do beyond the page (seed 002 §6.1): the risk policy rates steps from
+    /// these, not from the model's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub facts: Option<ElementFacts>,
+}
+
+/// Facts about an element that make using it risky, as the page defines them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ElementFacts {
+    /// The form it sends: clicking it submits it (a submit button), or it is a field of it
+    /// (Enter submits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub form: Option<FormFacts>,
+    /// Whether clicking it submits `form` (a submit button), as against being a field of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub submits: bool,
+    /// A link to another origin: where it goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub leaves_to: Option<String>,
+    /// A link that downloads a file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub download: bool,
+    /// It is inside a frame of another origin than the page's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cross_origin_frame: bool,
+}
+
+/// A form an element belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FormFacts {
+    /// `GET` or `POST` (`DIALOG` for a form that only closes a dialog).
+    pub method: String,
+    /// Where it is sent (absolute).
+    pub action: String,
+    /// The action is on another origin than the page: what is typed goes to another site.
+    pub cross_origin: bool,
+    /// The kinds of fields it holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldKind>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldKind {
+    Password,
+    /// A card number, its code or expiry, an account number.
+    Payment,
+    /// An e-mail address, a phone number, a postal address, a name or a birth date.
+    Personal,
 }
 
 /// Result of `browser_dom_index` (and, with the same elements, `browser_xpath_scan`).

@@ -210,6 +210,18 @@ pub struct ToolResult {
     pub partial: bool,
 }
 
+/// How risky a step is (seed 002 §6.1), rated by the risk policy from facts about its target.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize, TS,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RiskLevel {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
 /// Tokens one model call used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

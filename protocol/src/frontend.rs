@@ -3,10 +3,11 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::action::BoundingBox;
 use crate::snapshot::ChromeId;
 use crate::{
-    AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, TaskStatus, TaskTab,
-    TokenUsage, ToolPhase, ToolResult,
+    AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, RiskLevel, TaskStatus,
+    TaskTab, TokenUsage, ToolPhase, ToolResult,
 };
 
 /// Web → server (`frontend_message`).
@@ -170,6 +171,19 @@ pub enum FrontendEvent {
         action: AgentAction,
         /// Why it needs a confirmation, and what it acts on.
         reason: String,
+        /// How risky the step is rated.
+        #[serde(default)]
+        risk: RiskLevel,
+        /// Each fact about the page that made it so, for people.
+        #[serde(default)]
+        facts: Vec<String>,
+        /// The page as the model saw it, with where the target is on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        screenshot_artifact_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        target: Option<BoundingBox>,
     },
     /// The page was prepared for the model (loaded, screenshot, readability, element index).
     #[serde(rename_all = "camelCase")]

@@ -18,10 +18,10 @@ pub mod typescript;
 
 pub use action::{
     ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind,
-    DomainPolicy, DragEnd, PageDialog, Rerun, Target, TaskTab,
+    DomainPolicy, DragEnd, ElementFacts, FieldKind, FormFacts, PageDialog, Rerun, Target, TaskTab,
 };
 pub use agent::{
-    AgentAction, AgentOutput, DragPoint, Reflection, TokenUsage, ToolPhase, ToolResult,
+    AgentAction, AgentOutput, DragPoint, Reflection, RiskLevel, TokenUsage, ToolPhase, ToolResult,
 };
 pub use error::{ErrorCode, ErrorObject};
 pub use extension::{

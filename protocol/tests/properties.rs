@@ -552,13 +552,35 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                     }
                 }
             ),
-        (any::<u32>(), agent_action(), text()).prop_map(|(step, action, reason)| {
-            ConfirmationRequested {
-                step,
-                action,
-                reason,
-            }
-        }),
+        (
+            any::<u32>(),
+            agent_action(),
+            text(),
+            vec(text(), 0..3),
+            of(text()),
+            of((0u16..2000, 0u16..2000))
+        )
+            .prop_map(|(step, action, reason, facts, shot, at)| {
+                ConfirmationRequested {
+                    step,
+                    action,
+                    reason,
+                    risk: if facts.is_empty() {
+                        mimo_protocol::RiskLevel::Medium
+                    } else {
+                        mimo_protocol::RiskLevel::High
+                    },
+                    facts,
+                    screenshot_artifact_id: shot,
+                    // Whole pixels: exact in JSON.
+                    target: at.map(|(x, y)| mimo_protocol::action::BoundingBox {
+                        x: x.into(),
+                        y: y.into(),
+                        w: 120.0,
+                        h: 32.0,
+                    }),
+                }
+            }),
         (
             (any::<u32>(), text(), text(), of(text())),
             (

@@ -202,7 +202,55 @@ text?: string, xpath?: string, bbox?: BoundingBox,
 /**
  * The frame the element lives in (0 = top frame).
  */
-frameId: number, value?: string, checked?: boolean, disabled?: boolean, expanded?: boolean, };
+frameId: number, value?: string, checked?: boolean, disabled?: boolean, expanded?: boolean, 
+/**
+ * What using it would do beyond the page (seed 002 §6.1): the risk policy rates steps from
+ * these, not from the model's words.
+ */
+facts?: ElementFacts, };
+
+export type ElementFacts = { 
+/**
+ * The form it sends: clicking it submits it (a submit button), or it is a field of it
+ * (Enter submits).
+ */
+form?: FormFacts, 
+/**
+ * Whether clicking it submits `form` (a submit button), as against being a field of it.
+ */
+submits?: boolean, 
+/**
+ * A link to another origin: where it goes.
+ */
+leavesTo?: string, 
+/**
+ * A link that downloads a file.
+ */
+download?: boolean, 
+/**
+ * It is inside a frame of another origin than the page's.
+ */
+crossOriginFrame?: boolean, };
+
+export type FormFacts = { 
+/**
+ * `GET` or `POST` (`DIALOG` for a form that only closes a dialog).
+ */
+method: string, 
+/**
+ * Where it is sent (absolute).
+ */
+action: string, 
+/**
+ * The action is on another origin than the page: what is typed goes to another site.
+ */
+crossOrigin: boolean, 
+/**
+ * The kinds of fields it holds.
+ */
+fields?: Array<FieldKind>, };
+
+export type FieldKind = "password" | "payment" | "personal";
 
 export type DomIndexResult = { elements: Array<DomElement>, 
 /**
@@ -275,6 +323,8 @@ partial?: boolean, };
 export type TokenUsage = { inputTokens: number, outputTokens: number, };
 
 export type ToolPhase = "start" | "end";
+
+export type RiskLevel = "low" | "medium" | "high";
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
@@ -382,7 +432,19 @@ costUsd?: number, } | { "type": "confirmationRequested", step: number, action: A
 /**
  * Why it needs a confirmation, and what it acts on.
  */
-reason: string, } | { "type": "pageObserved", 
+reason: string, 
+/**
+ * How risky the step is rated.
+ */
+risk: RiskLevel, 
+/**
+ * Each fact about the page that made it so, for people.
+ */
+facts: Array<string>, 
+/**
+ * The page as the model saw it, with where the target is on it.
+ */
+screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */
@@ -440,7 +502,19 @@ costUsd?: number, } | { "type": "confirmationRequested", step: number, action: A
 /**
  * Why it needs a confirmation, and what it acts on.
  */
-reason: string, } | { "type": "pageObserved", 
+reason: string, 
+/**
+ * How risky the step is rated.
+ */
+risk: RiskLevel, 
+/**
+ * Each fact about the page that made it so, for people.
+ */
+facts: Array<string>, 
+/**
+ * The page as the model saw it, with where the target is on it.
+ */
+screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */

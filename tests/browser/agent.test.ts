@@ -383,6 +383,37 @@ describe("instructions written into a page", () => {
   });
 });
 
+describe("a step rated from the page's facts", () => {
+  it("holds a harmless-looking button that sends a form with personal data to another site, showing why and where", { timeout: 90_000 }, async () => {
+    const contest = `${h.a}/contest.html?collector=${encodeURIComponent(`${h.b}/collect`)}`;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: contest } }, "Opening the contest."),
+      onElement("type=email", (index) => ({ type: { index, text: "ann@example.com" } }), "Contest open."),
+      onElement("Continue", (index) => ({ click: { index } }), "E-mail typed."),
+      agentStep({ done: { success: false, text: "You declined sending your e-mail to the partner site." } }, "Declined."),
+    ]);
+    const taskId = await newTask(h.mimo);
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "user_message", content: `Enter the coffee contest at ${contest} with ann@example.com` });
+    type Confirmation = Extract<FrontendEvent, { type: "confirmationRequested" }>;
+    const asked = (await web.waitFor((e) => e.type === "confirmationRequested", "the confirmation", 60_000)) as Confirmation & EventEnvelope;
+    assert.equal(asked.risk, "high");
+    const host = new URL(h.b).host;
+    assert.match(asked.reason, new RegExp(`sends a form \\(POST\\) to another site, ${host.replace(/\./g, "\\.")}`));
+    assert.ok(asked.facts.some((f) => /holding personal data/.test(f)), JSON.stringify(asked.facts));
+    assert.ok(asked.screenshotArtifactId, "the page is shown with the question");
+    assert.ok(asked.target && asked.target.w > 0 && asked.target.h > 0, `the target is outlined: ${JSON.stringify(asked.target)}`);
+    // The first step, typing the address without sending it, did not ask.
+    assert.equal(web.received.filter((e) => e.type === "confirmationRequested").length, 1);
+    web.send({ type: "confirm", step: asked.step, approve: false });
+    const result = await outcome(web);
+    assert.equal(result.status, "partial", JSON.stringify(result));
+    const page = await pageAt(h, contest);
+    assert.equal(new URL(page.url()).host, new URL(h.a).host, "nothing was sent to the other site");
+    web.close();
+  });
+});
+
 describe("a risky step", () => {
   it("waits for the person's confirmation in the web app, then runs", { timeout: 90_000 }, async () => {
     // `fresh` empties the cart of origin b (the takeover test filled it).

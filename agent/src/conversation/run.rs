@@ -10,7 +10,9 @@
 //! stored action queue that lets a restarted coordinator continue where it was without running
 //! any action twice ([`Conversation::resume_run`]).
 
-use mimo_protocol::action::{DomIndexResult, ReadabilityResult, ScreenshotResult};
+use std::collections::BTreeMap;
+
+use mimo_protocol::action::{BoundingBox, DomIndexResult, ReadabilityResult, ScreenshotResult};
 use mimo_protocol::agent::AGENT_TOOL_NAME;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
@@ -512,13 +514,34 @@ impl Conversation {
                     .is_some_and(|i| run.steps[i].confirmed)
             });
             let content = run.observation.as_ref().map_or("", |o| o.content.as_str());
-            if let Some(reason) =
-                risk::needs_confirmation(&step.output.action, elements, content, dialog)
-            {
+            let no_facts = BTreeMap::new();
+            let page = risk::PageView {
+                elements,
+                content,
+                dialog,
+                facts: run.observation.as_ref().map_or(&no_facts, |o| &o.facts),
+            };
+            let rated = risk::assess(&step.output.action, page, &self.config.risk);
+            if rated.level >= self.config.risk.confirm_at {
+                let observation = run.observation.as_ref();
+                let target = step_target(&step.output.action).and_then(|index| {
+                    let [x, y, w, h] = *observation?.boxes.get(&index)?;
+                    Some(BoundingBox {
+                        x: x.into(),
+                        y: y.into(),
+                        w: w.into(),
+                        h: h.into(),
+                    })
+                });
                 let event = FrontendEvent::ConfirmationRequested {
                     step: step.number,
                     action: step.output.action.clone(),
-                    reason,
+                    reason: rated.reason(),
+                    risk: rated.level,
+                    facts: rated.facts.into_iter().map(|(_, why)| why).collect(),
+                    screenshot_artifact_id: observation
+                        .and_then(|o| o.screenshot_artifact_id.clone()),
+                    target,
                 };
                 self.run.as_mut().expect("run").phase = Phase::Confirming;
                 let mut effects = vec![Effect::SaveRun, Effect::Emit(event)];
@@ -789,6 +812,16 @@ impl Conversation {
                             page.title = index.title;
                         }
                         page.element_count = index.elements.len() as u32;
+                        let shot = (page.screenshot_width, page.screenshot_height);
+                        for element in &index.elements {
+                            if let Some(facts) = &element.facts {
+                                page.facts.insert(element.click_id, facts.clone());
+                            }
+                            if let Some(b) = element.bbox.filter(|b| within(b, shot)) {
+                                let rounded = [b.x, b.y, b.w, b.h].map(|v| v.round() as i32);
+                                page.boxes.insert(element.click_id, rounded);
+                            }
+                        }
                         page.elements = index.text;
                         page.tabs = index.tabs;
                         if index.elements.is_empty() {
@@ -1168,6 +1201,29 @@ impl Conversation {
         let page = self.preparing();
         page.missing.push(what.to_owned());
         page.warnings.push(format!("no {what}: {why}"));
+    }
+}
+
+/// Whether a box (CSS pixels of the viewport) lies at least partly within a screenshot of
+/// `width` × `height` (0 × 0: not known, nothing is).
+fn within(b: &BoundingBox, (width, height): (u32, u32)) -> bool {
+    b.w > 0.0
+        && b.h > 0.0
+        && b.x < f64::from(width)
+        && b.y < f64::from(height)
+        && b.x + b.w > 0.0
+        && b.y + b.h > 0.0
+}
+
+/// The element a step acts on, by index.
+fn step_target(action: &AgentAction) -> Option<u32> {
+    match action {
+        AgentAction::Click { index }
+        | AgentAction::Type { index, .. }
+        | AgentAction::SelectOption { index, .. }
+        | AgentAction::Hover { index }
+        | AgentAction::UploadFile { index, .. } => Some(*index),
+        _ => None,
     }
 }
 

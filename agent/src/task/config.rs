@@ -4,6 +4,7 @@
 use crate::actions::Timeouts;
 use crate::llm::{self, LlmConfig, LlmError, LlmErrorKind, Provider};
 use crate::records::{Budget, RunConfig};
+use crate::risk::RiskRules;
 
 /// Everything a task coordinator takes from its environment.
 #[derive(Debug, Clone)]
@@ -189,7 +190,23 @@ fn run_config(reader: &mut Settings, llm: Option<&LlmConfig>) -> RunConfig {
             allowed: reader.list("MIMO_ALLOWED_DOMAINS"),
             blocked: reader.list("MIMO_BLOCKED_DOMAINS"),
         },
+        risk: risk_rules(reader),
     }
+}
+
+/// The risk policy: `MIMO_RISK_RULES` (JSON, see [`RiskRules`]) over the defaults.
+fn risk_rules(reader: &mut Settings) -> RiskRules {
+    const NAME: &str = "MIMO_RISK_RULES";
+    let Some(raw) = reader.get(NAME) else {
+        return RiskRules::default();
+    };
+    RiskRules::parse(&raw).unwrap_or_else(|why| {
+        reader.warnings.push(ConfigWarning {
+            name: NAME,
+            message: format!("{NAME} is not usable ({why}); the default rules apply"),
+        });
+        RiskRules::default()
+    })
 }
 
 /// What the model's tokens cost: `MIMO_LLM_PRICE` ("input,output" dollars per million

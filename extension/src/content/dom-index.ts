@@ -7,6 +7,7 @@
 // nothing invalidates layout between reads.
 import type { BoundingBox, ScanScope } from "../../../protocol/ts/protocol.ts";
 import type { ChildFrame, FrameIndex, IndexedElement, IndexLine } from "../frame-protocol.ts";
+import { riskFacts } from "./risk-facts.ts";
 import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
 import type { LineFacts } from "../index-text.ts";
 import { shownValue } from "../secrets.ts";
@@ -247,6 +248,8 @@ function facts(el: Element, tag: string, clickId: number): { line: LineFacts & {
   else if (tag === "summary" && el.parentElement?.tagName === "DETAILS") line.expanded = element.expanded = (el.parentElement as HTMLDetailsElement).open;
   if (isDisabled(el)) line.disabled = element.disabled = true;
   if (el.getAttribute("draggable") === "true") line.draggable = true;
+  const risky = riskFacts(el);
+  if (risky !== undefined) element.facts = risky;
   return { line, element };
 }
 

@@ -1,0 +1,90 @@
+// Facts about an element that bear on the risk of using it (seed 002 §6.1), read from the page
+// itself: the form it sends (method, where to, whether to another site, which kinds of fields
+// it holds), a link to another site, a download, a frame of another site. The server's risk
+// policy rates steps from these, not from the model's words.
+import type { ElementFacts, FieldKind, FormFacts } from "../../../protocol/ts/protocol.ts";
+
+const PAYMENT_AUTOCOMPLETE = /\bcc-|\btransaction-/;
+const PAYMENT_NAME = /card.?(number|no)|\bcc.?(num|number)|cvc|cvv|\bexp(iry|iration)?\b|\biban\b|account.?number/i;
+const PERSONAL_AUTOCOMPLETE = /\b(email|tel|street-address|address-line\d|postal-code|name|given-name|family-name|bday)/;
+const PERSONAL_NAME = /e-?mail|phone|mobile|address|postcode|zip|birth/i;
+
+function kindOf(field: Element): FieldKind | undefined {
+  if (!(field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement || field instanceof HTMLSelectElement)) return undefined;
+  const type = field instanceof HTMLInputElement ? field.type : "";
+  if (type === "password") return "password";
+  if (["hidden", "submit", "button", "reset", "image", "checkbox", "radio"].includes(type)) return undefined;
+  const autocomplete = (field.getAttribute("autocomplete") ?? "").toLowerCase();
+  const named = `${field.name} ${field.id}`;
+  if (PAYMENT_AUTOCOMPLETE.test(autocomplete) || PAYMENT_NAME.test(named)) return "payment";
+  if (type === "email" || type === "tel" || PERSONAL_AUTOCOMPLETE.test(autocomplete) || PERSONAL_NAME.test(named)) return "personal";
+  return undefined;
+}
+
+function sameOrigin(url: string): boolean {
+  try {
+    return new URL(url, location.href).origin === location.origin;
+  } catch {
+    return true;
+  }
+}
+
+function formFacts(form: HTMLFormElement, submitter: Element | null): FormFacts {
+  // A submit button may send the form elsewhere, or otherwise (`formaction`, `formmethod`).
+  const button = submitter instanceof HTMLButtonElement || submitter instanceof HTMLInputElement ? submitter : null;
+  const action = button?.hasAttribute("formaction") ? button.formAction : form.action;
+  const method = (button?.hasAttribute("formmethod") ? button.formMethod : form.method).toUpperCase();
+  const facts: FormFacts = { method, action, crossOrigin: !sameOrigin(action) };
+  const fields = fieldKinds(form);
+  if (fields.length > 0) facts.fields = fields;
+  return facts;
+}
+
+/**
+ * The kinds of fields of each form, for one synchronous pass over the page (an index): every
+ * element of a big form would otherwise read all its fields again.
+ */
+let kindsOfForms: WeakMap<HTMLFormElement, FieldKind[]> | null = null;
+
+function fieldKinds(form: HTMLFormElement): FieldKind[] {
+  if (kindsOfForms === null) {
+    kindsOfForms = new WeakMap();
+    queueMicrotask(() => (kindsOfForms = null));
+  }
+  let kinds = kindsOfForms.get(form);
+  if (kinds === undefined) {
+    const found = new Set<FieldKind>();
+    for (const field of Array.from(form.elements)) {
+      const kind = kindOf(field);
+      if (kind !== undefined) found.add(kind);
+    }
+    kinds = [...found].sort();
+    kindsOfForms.set(form, kinds);
+  }
+  return kinds;
+}
+
+/** Whether a click on `el` submits its form. */
+function submits(el: Element): boolean {
+  if (el instanceof HTMLButtonElement) return el.type === "submit";
+  return el instanceof HTMLInputElement && (el.type === "submit" || el.type === "image");
+}
+
+/** Whether this frame is inside a page of another origin. */
+const crossOriginFrame = window !== window.top && Array.from(location.ancestorOrigins ?? []).some((origin) => origin !== location.origin);
+
+/** The facts about `el`, or nothing when there are none. */
+export function riskFacts(el: Element): ElementFacts | undefined {
+  const facts: ElementFacts = {};
+  const form = (el as HTMLInputElement).form ?? null;
+  if (form instanceof HTMLFormElement) {
+    facts.form = formFacts(form, el);
+    if (submits(el)) facts.submits = true;
+  }
+  if (el instanceof HTMLAnchorElement && el.href !== "") {
+    if (el.hasAttribute("download")) facts.download = true;
+    if (/^https?:/.test(el.href) && !sameOrigin(el.href)) facts.leavesTo = el.href;
+  }
+  if (crossOriginFrame) facts.crossOriginFrame = true;
+  return Object.keys(facts).length > 0 ? facts : undefined;
+}
