@@ -78,6 +78,9 @@ pub struct RunConfig {
     pub price: Option<crate::llm::Price>,
     /// Where a run may go (`MIMO_ALLOWED_DOMAINS`, `MIMO_BLOCKED_DOMAINS`).
     pub domains: mimo_protocol::DomainPolicy,
+    /// What personal data the extension keeps out of evidence and of the model's text
+    /// (`MIMO_REDACT_EVIDENCE`, `MIMO_REDACT_MODEL`, `MIMO_REDACT_KINDS`).
+    pub redaction: mimo_protocol::RedactionPolicy,
 }
 
 impl Default for RunConfig {
@@ -92,6 +95,7 @@ impl Default for RunConfig {
             max_cost_micros: None,
             price: None,
             domains: mimo_protocol::DomainPolicy::default(),
+            redaction: mimo_protocol::RedactionPolicy::default(),
         }
     }
 }
