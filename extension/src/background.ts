@@ -11,6 +11,7 @@ import { DEFAULT_DIALOG_TIMEOUT_MS, DIALOG_TIMEOUT_KEY, dialogFromCdp, PageDialo
 import { Executor } from "./executor.ts";
 import { isContentMessage } from "./frame-protocol.ts";
 import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
+import { forServer, policyOf, setPolicyLookup } from "./evidence.ts";
 import { everyFrame, frameCall } from "./frames.ts";
 import { isPageMessage } from "./messages.ts";
 import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
@@ -22,6 +23,7 @@ import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./ta
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
 import { seeded } from "./random.ts";
+import { secretVault } from "./secret-values.ts";
 
 /** Wakes the worker to reconnect when Chrome stopped it; 30 s is the shortest period Chrome allows. */
 const RECONNECT_ALARM = "mimo-reconnect";
@@ -89,9 +91,17 @@ function send(message: ExtensionMessage): boolean {
   return connection.send(JSON.stringify(message));
 }
 
+setPolicyLookup(async (taskId) => (await tasks.get(taskId))?.redaction);
+void secretVault.load();
+
 const dispatcher = new ActionDispatcher({
   log: new ActionLog(storage),
-  execute: (action) => executor.execute(action),
+  // Secrets, and personal data when the task says so, never reach the log or the server.
+  execute: async (action) => {
+    const success = await executor.execute(action);
+    await secretVault.load();
+    return forServer(success, await policyOf(action.taskId));
+  },
   send: (message) => send(message),
   now: () => Date.now(),
 });
@@ -108,6 +118,8 @@ const connection = new Connection({
   onResultAck: (ack) => void dispatcher.acknowledged(ack),
   onActionQuery: (query) => void dispatcher.query(query),
 });
+// The last line of defence: no frame carries a secret's value, whatever produced it.
+connection.filter = (frame) => secretVault.redactFrame(frame);
 const sync = new BrowserSync(reader, {
   send: (frame) => connection.send(frame),
   failed: (message) => connection.fail(message),

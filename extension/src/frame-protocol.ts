@@ -1,7 +1,7 @@
 // Messages between the service worker and the content script of one frame
 // (`chrome.tabs.sendMessage(tabId, request, { frameId })`). Every answer is a `FrameReply`:
 // the content script never lets an exception cross, it names a protocol error code instead.
-import type { BoundingBox, ErrorCode, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
+import type { BoundingBox, ErrorCode, PiiKind, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -87,6 +87,9 @@ export type FrameRequest =
   | { op: "readyState" }
   | { op: "exists"; xpath: string }
   | { op: "mark"; untilMs: number }
+  | { op: "markSecret"; target: FrameTarget }
+  | { op: "mask"; kinds: PiiKind[] }
+  | { op: "unmask" }
   | { op: "overlay"; state: OverlayState; label?: string };
 
 export type FrameReply<T = unknown> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
