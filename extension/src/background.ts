@@ -298,6 +298,8 @@ type TestHooks = {
   deliver(frame: string): void;
   sent: string[];
   total: number;
+  /** Every frame sent while a test records (set to `[]` to start). */
+  record: string[] | null;
   execute(action: BrowserAction): Promise<unknown>;
   dropSocket(): void;
   chaos(settings: Chaos | null): void;
@@ -315,6 +317,7 @@ function installTestHooks(on: boolean): void {
     deliver: (frame) => connection.receiveForTest(frame),
     sent: [],
     total: 0,
+    record: null,
     execute: (action) => executor.execute(action),
     dropSocket: () => connection.fail("the chaos test dropped the socket"),
     chaos(settings) {
@@ -334,6 +337,7 @@ function installTestHooks(on: boolean): void {
   g.__mimoTest = hooks;
   connection.onSent = (frame) => {
     hooks.sent.push(frame);
+    hooks.record?.push(frame);
     hooks.total++;
     if (hooks.sent.length > 200) hooks.sent.shift();
   };
