@@ -23,6 +23,8 @@ import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./ta
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
 import { seeded } from "./random.ts";
+import { ActionError } from "./results.ts";
+import type { ActionSuccess } from "./results.ts";
 import { secretVault } from "./secret-values.ts";
 
 /** Wakes the worker to reconnect when Chrome stopped it; 30 s is the shortest period Chrome allows. */
@@ -98,7 +100,15 @@ const dispatcher = new ActionDispatcher({
   log: new ActionLog(storage),
   // Secrets, and personal data when the task says so, never reach the log or the server.
   execute: async (action) => {
-    const success = await executor.execute(action);
+    let success: ActionSuccess;
+    try {
+      success = await executor.execute(action);
+    } catch (error) {
+      // A page's refusal may quote what was typed: never a secret's value.
+      await secretVault.load();
+      if (error instanceof ActionError) throw new ActionError(error.code, secretVault.redact(error.message), error.retryable, error.dialog);
+      throw error;
+    }
     await secretVault.load();
     return forServer(success, await policyOf(action.taskId));
   },

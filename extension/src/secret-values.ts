@@ -86,7 +86,11 @@ export class SecretVault {
     await this.load();
     (this.#known[taskId] ??= {})[name] = value;
     this.#index();
-    await chrome.storage.session.set({ [SESSION_KEY]: this.#known }).catch(() => undefined);
+    try {
+      await chrome.storage.session.set({ [SESSION_KEY]: this.#known });
+    } catch {
+      // No session storage (tests): memory only.
+    }
   }
 
   /** `text` with every value learned replaced by its placeholder (synchronous: what is loaded). */

@@ -92,3 +92,25 @@ describe("secrets by placeholder", () => {
     assert.ok(isSensitiveField(field({ type: "text", "data-mimo-secret": "" })));
   });
 });
+
+describe("what leaves the extension", () => {
+  it("carries no secret value learned, and personal data only as the task's policy allows", async () => {
+    const { forServer, evidenceText } = await import("../src/evidence.ts");
+    const { secretVault } = await import("../src/secret-values.ts");
+    await secretVault.remember("task-1", "pw", "s3cret-Value!");
+    const success = {
+      result: { text: "typed s3cret-Value! for jane@example.com", url: "https://x.test/?u=jane@example.com", artifactId: "a1" },
+      warnings: ["the field holds \"s3cret-Value!\""],
+    };
+    const off = forServer(success, { evidence: true, model: false, kinds: [...ALL_KINDS] });
+    assert.deepEqual(off.result, { text: "typed {{secret:pw}} for jane@example.com", url: "https://x.test/?u=jane@example.com", artifactId: "a1" });
+    assert.deepEqual(off.warnings, ['the field holds "{{secret:pw}}"']);
+    const on = forServer(success, { evidence: true, model: true, kinds: ["email"] });
+    assert.equal((on.result as { text: string }).text, "typed {{secret:pw}} for [email redacted]");
+    assert.equal((on.result as { url: string }).url, "https://x.test/?u=jane@example.com", "addresses are not page content");
+    assert.equal(evidenceText("<p>jane@example.com s3cret-Value!</p>", { evidence: true, model: false, kinds: ["email"] }), "<p>[email redacted] {{secret:pw}}</p>");
+    assert.equal(evidenceText("<p>jane@example.com</p>", { evidence: false, model: false, kinds: ["email"] }), "<p>jane@example.com</p>");
+    const frame = JSON.stringify({ type: "action_result", outcome: { result: { v: 's3cret-Value!' } } });
+    assert.equal(secretVault.redactFrame(frame), JSON.stringify({ type: "action_result", outcome: { result: { v: "{{secret:pw}}" } } }));
+  });
+});
