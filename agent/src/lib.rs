@@ -5,6 +5,7 @@
 //! Object shells in `mimo-durable` carry out. That keeps every rule testable natively and fast.
 
 pub mod actions;
+pub mod answer;
 pub mod conversation;
 pub mod credentials;
 pub mod llm;

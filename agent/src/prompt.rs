@@ -22,7 +22,7 @@ const BROWSER_SECTIONS: &str = "<tools>
 Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
 next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
 hover, back, wait_for, scroll_to, dialog, click_at, hover_at, drag, upload_file, read_tab, \
-switch_tab, open_tab, close_tab, done. Elements are named by the number in brackets in the page's element \
+switch_tab, open_tab, close_tab, read_page, done. Elements are named by the number in brackets in the page's element \
 list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
 use only those of the latest page.
 </tools>
@@ -304,9 +304,66 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
     out.push_str("<interactive_elements>\n");
     out.push_str(&fenced(&cut(&observation.elements, text_limit)));
     out.push_str("\n</interactive_elements>\n<content>\n");
-    out.push_str(&fenced(&cut(&observation.content, text_limit)));
+    out.push_str(&fenced(&text_window(
+        &observation.content,
+        observation.content_from,
+        text_limit,
+    )));
     out.push_str("\n</content>\n</page>");
     out
+}
+
+/// Where the part of `text` shown from character `from` ends: `limit` characters on, or
+/// earlier at the end of a line when one ends in the second half of the window, so that a
+/// table row or a sentence is never cut in two.
+pub fn window_end(text: &str, from: usize, limit: usize) -> usize {
+    let chars: Vec<char> = text.chars().collect();
+    let from = from.min(chars.len());
+    let to = (from + limit).min(chars.len());
+    if to == chars.len() {
+        return to;
+    }
+    chars[from..to]
+        .iter()
+        .rposition(|c| *c == '\n')
+        .map(|i| from + i + 1)
+        .filter(|end| *end > from + limit / 2)
+        .unwrap_or(to)
+}
+
+/// The part of a page's text shown: from character `from` to [`window_end`], saying what is
+/// left out on either side and how to read on (`read_page`).
+pub fn text_window(text: &str, from: usize, limit: usize) -> String {
+    let total = text.chars().count();
+    let from = from.min(total);
+    let to = window_end(text, from, limit);
+    let mut shown: String = text.chars().skip(from).take(to - from).collect();
+    if from > 0 {
+        shown.insert_str(
+            0,
+            &format!("… (characters {from}–{to} of {total}: the text before is not shown)\n"),
+        );
+    }
+    if to < total {
+        if !shown.ends_with('\n') {
+            shown.push('\n');
+        }
+        shown.push_str(&format!(
+            "… (cut at character {to} of {total}: read_page with from={to} reads on)"
+        ));
+    }
+    shown
+}
+
+/// The answer format the person asked for, and how to give it.
+pub fn answer_format_note(schema: &serde_json::Value) -> llm::ChatMessage {
+    llm::ChatMessage::user(format!(
+        "<answer_format>\nThe user wants the answer as JSON matching this JSON Schema. When the \
+         goal is reached, call AgentOutput with the done action: success=true, a short text for \
+         the user, and data: the answer in this format, with the values as the pages show them \
+         (never invented; read long pages and tables whole with read_page).\n{}\n</answer_format>",
+        cut(&schema.to_string(), crate::answer::MAX_SCHEMA_BYTES)
+    ))
 }
 
 /// What the model is told of the files the person attached (names, types and sizes; never their
@@ -588,12 +645,7 @@ mod tests {
             element_count: 1,
             content: "x".repeat(content),
             screenshot_artifact_id: None,
-            screenshot_width: 0,
-            screenshot_height: 0,
-            missing: vec![],
-            warnings: vec![],
-            dialog: None,
-            tabs: vec![],
+            ..Observation::default()
         }
     }
 
@@ -666,6 +718,30 @@ mod tests {
             .unwrap()
             .content
             .contains("only the large ones"));
+    }
+
+    #[test]
+    fn the_text_window_ends_at_a_line_end_so_rows_stay_whole() {
+        let table: String = (0..50)
+            .map(|i| format!("| kettle {i} | {i}.00 € |\n"))
+            .collect();
+        let mut from = 0;
+        let mut rows = Vec::new();
+        while from < table.chars().count() {
+            let shown = text_window(&table, from, 100);
+            rows.extend(
+                shown
+                    .lines()
+                    .filter(|l| l.starts_with('|'))
+                    .map(str::to_owned),
+            );
+            from = window_end(&table, from, 100);
+        }
+        let whole: Vec<String> = table.lines().map(str::to_owned).collect();
+        assert_eq!(rows, whole, "every row once, none cut");
+        // A text without line ends is cut at the limit.
+        assert_eq!(window_end(&"x".repeat(300), 0, 100), 100);
+        assert_eq!(window_end("short", 0, 100), 5);
     }
 
     #[test]

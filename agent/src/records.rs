@@ -27,6 +27,9 @@ pub struct TaskRecord {
     /// The person's tab the next browser run starts on ("continue on this page"), until a run
     /// takes it.
     pub start_tab: Option<i32>,
+    /// The answer format of the request being answered (a JSON Schema), if it gave one: `done`'s
+    /// data must match it.
+    pub answer_schema: Option<serde_json::Value>,
 }
 
 /// A stored chat message and its place in the conversation.
@@ -148,6 +151,13 @@ pub struct Observation {
     /// The task's tabs, the observed one `current`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tabs: Vec<TaskTab>,
+    /// Where the shown part of `content` starts (characters), moved on by `read_page`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub content_from: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the run waits for.
@@ -226,6 +236,9 @@ pub struct AgentRun {
     pub last_choice: Option<u64>,
     #[serde(default)]
     pub repeats: u32,
+    /// Answers (`done` data) that did not match the answer format so far.
+    #[serde(default)]
+    pub answer_attempts: u32,
 }
 
 impl AgentRun {

@@ -93,6 +93,7 @@ fn task(status: TaskStatus) -> TaskRecord {
         created_at: 1_700_000_000_000,
         updated_at: 1_700_000_000_123,
         start_tab: Some(1_234_567),
+        answer_schema: Some(serde_json::json!({ "type": "object", "required": ["price"] })),
     }
 }
 

@@ -261,9 +261,11 @@ impl DurableObject for TaskCoordinator {
             FrontendMessage::UserMessage {
                 content,
                 client_message_id,
+                answer_schema,
             } => Input::UserMessage {
                 content,
                 client_message_id,
+                answer_schema,
             },
             FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
             FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),

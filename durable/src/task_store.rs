@@ -56,6 +56,8 @@ struct TaskRow {
     created_at: u64,
     updated_at: u64,
     start_tab: Option<i32>,
+    #[serde(default)]
+    answer_schema: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -123,6 +125,14 @@ impl<S: Sql> TaskStore<S> {
         if columns.is_empty() {
             sql.run("ALTER TABLE task ADD COLUMN start_tab INTEGER", vec![])?;
         }
+        // Added with answer formats.
+        let columns: Vec<serde_json::Value> = sql.rows(
+            "SELECT name FROM pragma_table_info('task') WHERE name = 'answer_schema'",
+            vec![],
+        )?;
+        if columns.is_empty() {
+            sql.run("ALTER TABLE task ADD COLUMN answer_schema TEXT", vec![])?;
+        }
         Ok(Self { sql })
     }
 
@@ -143,6 +153,7 @@ impl<S: Sql> TaskStore<S> {
                     created_at: r.created_at,
                     updated_at: r.updated_at,
                     start_tab: r.start_tab,
+                    answer_schema: r.answer_schema.as_deref().map(parse).transpose()?,
                 })
             })
             .transpose()
@@ -151,7 +162,8 @@ impl<S: Sql> TaskStore<S> {
     pub fn save_task(&self, t: &TaskRecord) -> Result<()> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
-             message_ids_issued, created_at, updated_at, start_tab) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             message_ids_issued, created_at, updated_at, start_tab, answer_schema) \
+             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -164,6 +176,7 @@ impl<S: Sql> TaskStore<S> {
                 t.start_tab
                     .map(|tab| SqlStorageValue::Integer(tab.into()))
                     .unwrap_or(SqlStorageValue::Null),
+                opt_text(t.answer_schema.as_ref().map(|s| s.to_string()).as_deref()),
             ],
         )?;
         Ok(())

@@ -1,6 +1,8 @@
 // Injected into a task tab's top frame on demand (`chrome.scripting.executeScript`), not into
-// every page: Mozilla Readability on a clone of the document, Turndown for the markdown, and
-// the plain text. Secrets are replaced in the clone before anything reads it.
+// every page: Mozilla Readability on a clone of the document, Turndown for the markdown (tables
+// as tables), and the plain text. What a person cannot see is taken out of the clone first, so
+// hidden or off-screen text is never presented as the page's content; secrets are replaced.
+import { tables } from "@joplin/turndown-plugin-gfm";
 import { Readability } from "@mozilla/readability";
 import TurndownService from "turndown";
 import { isSensitiveField, SECRET_PLACEHOLDER } from "./secrets.ts";
@@ -25,9 +27,66 @@ function maskSecrets(doc: Document): void {
   for (const el of Array.from(doc.querySelectorAll("script, style, noscript, template"))) el.remove();
 }
 
+/** Fully transparent, as `getComputedStyle` writes colours. */
+const TRANSPARENT = /^(transparent|rgba\(.*,\s*0\))$/;
+
+/**
+ * Whether a person looking at the page cannot see `el` (nor anything in it): not rendered
+ * (display, visibility, opacity, content-visibility), no size with its overflow cut, placed off
+ * the page, text too small to read, or text in the colour of what is behind it.
+ */
+function unseen(el: Element, backgrounds: Map<Element, string>): boolean {
+  if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return true;
+  const rect = el.getBoundingClientRect();
+  // Left of or above the page's origin: no scrolling brings it into view.
+  if (rect.right + scrollX <= 0 || rect.bottom + scrollY <= 0) return true;
+  const style = getComputedStyle(el);
+  if (rect.width <= 1 && rect.height <= 1 && style.overflow !== "visible") return true;
+  if (style.clipPath === "inset(50%)" || style.clipPath === "inset(100%)") return true;
+  const ownText = Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && (n.textContent ?? "").trim() !== "");
+  if (!ownText) return false;
+  if (parseFloat(style.fontSize) < 2 || TRANSPARENT.test(style.color)) return true;
+  return style.color === backgroundBehind(el, backgrounds);
+}
+
+/** The colour painted behind `el`: its own background or the nearest ancestor's (white at the top). */
+function backgroundBehind(el: Element, known: Map<Element, string>): string {
+  const cached = known.get(el);
+  if (cached !== undefined) return cached;
+  const own = getComputedStyle(el).backgroundColor;
+  const parent = el.parentElement;
+  const colour = !TRANSPARENT.test(own) ? own : parent === null ? "rgb(255, 255, 255)" : backgroundBehind(parent, known);
+  known.set(el, colour);
+  return colour;
+}
+
+/**
+ * A clone of the document without what a person cannot see. The clone's elements are in the
+ * same order as the live page's, so the live page (which has styles and layout) decides.
+ */
+function visibleClone(): Document {
+  const clone = document.cloneNode(true) as Document;
+  const live = document.body === null ? [] : Array.from(document.body.querySelectorAll("*"));
+  const copies = clone.body === null ? [] : Array.from(clone.body.querySelectorAll("*"));
+  if (live.length === copies.length) {
+    const backgrounds = new Map<Element, string>();
+    const unseenCopies: Element[] = [];
+    for (let i = 0; i < live.length; i++) {
+      if (!unseen(live[i], backgrounds)) continue;
+      unseenCopies.push(copies[i]);
+      // Everything inside goes with it.
+      while (i + 1 < live.length && live[i].contains(live[i + 1])) i++;
+    }
+    for (const copy of unseenCopies) copy.remove();
+  }
+  maskSecrets(clone);
+  return clone;
+}
+
 /** Text of some HTML, parsed inertly (nothing loads), with block elements on their own lines. */
 function plainText(html: string): string {
   const doc = new DOMParser().parseFromString(html, "text/html");
+  for (const el of Array.from(doc.body.querySelectorAll("td, th"))) el.append(doc.createTextNode(" | "));
   for (const el of Array.from(doc.body.querySelectorAll("p, div, section, article, li, h1, h2, h3, h4, h5, h6, tr, br, pre, blockquote"))) {
     el.append(doc.createTextNode("\n"));
   }
@@ -35,9 +94,9 @@ function plainText(html: string): string {
 }
 
 globalThis.__mimoReadability = () => {
-  const clone = document.cloneNode(true) as Document;
-  maskSecrets(clone);
+  const clone = visibleClone();
   const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
+  turndown.use(tables);
   turndown.remove(["script", "style", "noscript"]);
   const article = new Readability(clone).parse();
   if (article !== null && article.content) {
@@ -48,9 +107,8 @@ globalThis.__mimoReadability = () => {
       article: true,
     };
   }
-  // No article: the whole body as the page shows it.
-  const body = document.cloneNode(true) as Document;
-  maskSecrets(body);
+  // No article: the whole body as the page shows it (Readability took the first clone apart).
+  const body = visibleClone();
   const html = body.body?.innerHTML ?? "";
   return { title: document.title, text: plainText(html), markdown: turndown.turndown(html), article: false };
 };

@@ -141,9 +141,23 @@ pub enum AgentAction {
         #[ts(optional)]
         tab_id: Option<i32>,
     },
+    /// Read the page's text on from character `from` (where the content was cut; by default
+    /// where the text shown now ends): long articles and tables are read whole this way.
+    ReadPage {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        from: Option<u32>,
+    },
     /// End the task: `success` says whether the goal was reached, `text` is the final answer
-    /// for the person (what was done, values found, or why it could not be done).
-    Done { success: bool, text: String },
+    /// for the person (what was done, values found, or why it could not be done). When the
+    /// user gave an answer format (<answer_format>), `data` is the answer as JSON matching it.
+    Done {
+        success: bool,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "unknown")]
+        data: Option<serde_json::Value>,
+    },
 }
 
 impl AgentAction {
@@ -169,6 +183,7 @@ impl AgentAction {
             AgentAction::SwitchTab { .. } => "switch_tab",
             AgentAction::OpenTab { .. } => "open_tab",
             AgentAction::CloseTab { .. } => "close_tab",
+            AgentAction::ReadPage { .. } => "read_page",
             AgentAction::Done { .. } => "done",
         }
     }

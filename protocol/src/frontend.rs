@@ -23,6 +23,11 @@ pub enum FrontendMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         client_message_id: Option<String>,
+        /// The answer format for this request: a JSON Schema the answer's `data` must match
+        /// (validated by the server; the model is told what is wrong and tries again).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "unknown")]
+        answer_schema: Option<serde_json::Value>,
     },
     /// Bind the task to this extension instance.
     #[serde(rename_all = "camelCase")]

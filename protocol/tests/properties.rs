@@ -114,7 +114,11 @@ fn agent_action() -> BoxedStrategy<AgentAction> {
         any::<i32>().prop_map(|tab_id| AgentAction::SwitchTab { tab_id }),
         text().prop_map(|url| AgentAction::OpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| AgentAction::CloseTab { tab_id }),
-        (any::<bool>(), text()).prop_map(|(success, text)| AgentAction::Done { success, text }),
+        (any::<bool>(), text()).prop_map(|(success, text)| AgentAction::Done {
+            success,
+            text,
+            data: None
+        }),
     ]
     .boxed()
 }
@@ -450,12 +454,22 @@ fn browser_action() -> BoxedStrategy<BrowserAction> {
 
 fn frontend_message() -> BoxedStrategy<FrontendMessage> {
     prop_oneof![
-        (text(), proptest::option::of(text())).prop_map(|(content, client_message_id)| {
-            FrontendMessage::UserMessage {
-                content,
-                client_message_id,
-            }
-        }),
+        (
+            text(),
+            proptest::option::of(text()),
+            proptest::option::of(text())
+        )
+            .prop_map(|(content, client_message_id, field)| {
+                FrontendMessage::UserMessage {
+                    content,
+                    client_message_id,
+                    answer_schema: field.map(|name| {
+                        serde_json::json!({
+                            "type": "object", "required": [name]
+                        })
+                    }),
+                }
+            }),
         text().prop_map(|client_id| FrontendMessage::SelectClient { client_id }),
         Just(FrontendMessage::Stop {}),
         Just(FrontendMessage::Resume {}),

@@ -24,16 +24,20 @@ fn frontend_messages_use_snake_case_types() {
         m,
         FrontendMessage::UserMessage {
             content: "hi".into(),
-            client_message_id: None
+            client_message_id: None,
+            answer_schema: None
         }
     );
-    let m: FrontendMessage =
-        roundtrip(json!({"type": "user_message", "content": "hi", "clientMessageId": "m-1"}));
+    let m: FrontendMessage = roundtrip(json!({
+        "type": "user_message", "content": "hi", "clientMessageId": "m-1",
+        "answerSchema": {"type": "array"}
+    }));
     assert_eq!(
         m,
         FrontendMessage::UserMessage {
             content: "hi".into(),
-            client_message_id: Some("m-1".into())
+            client_message_id: Some("m-1".into()),
+            answer_schema: Some(json!({"type": "array"}))
         }
     );
     let m: FrontendMessage = roundtrip(json!({"type": "select_client", "clientId": "c1"}));

@@ -283,7 +283,7 @@ next_goal: string, };
 
 export type DragPoint = { index?: number, x?: number, y?: number, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "done": { success: boolean, text: string, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -354,7 +354,12 @@ export type FrontendMessage = { "type": "user_message", content: string,
  * id — after a reconnect that may have lost it — it is stored once; the stored
  * message echoes it, which is how the client knows it arrived.
  */
-clientMessageId?: string, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
+clientMessageId?: string, 
+/**
+ * The answer format for this request: a JSON Schema the answer's `data` must match
+ * (validated by the server; the model is told what is wrong and tries again).
+ */
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
 
 export type ChatRole = "user" | "assistant";
 

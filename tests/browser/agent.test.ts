@@ -151,6 +151,16 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15
   for (const deadline = Date.now() + timeoutMs; !(await check()); await sleep(100)) assert.ok(Date.now() < deadline, what);
 }
 
+/** Waits until the task has completed; if it ended otherwise, fails with how it ended. */
+async function completed(taskId: string, timeoutMs = 60_000): Promise<void> {
+  await until("the task ends", async () => ["completed", "error", "canceled"].includes(await serverStatus(taskId)), timeoutMs);
+  const status = await serverStatus(taskId);
+  if (status === "completed") return;
+  const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: FrontendEvent[] };
+  const told = exported.events.filter((e) => e.type === "structuredOutput" || (e.type === "toolUsed" && e.phase === "end"));
+  assert.fail(`the task ended ${status}: ${JSON.stringify(told)}`);
+}
+
 /** Waits until the scripted model has received `count` requests since `from`. */
 async function llmRequests(from: number, count: number): Promise<void> {
   await until(`${count} model requests`, async () => h.mimo.llm.requests().length - from >= count);
@@ -420,5 +430,66 @@ describe("with no extension online", () => {
     } finally {
       await lonely.dispose();
     }
+  });
+});
+
+describe("an answer in the person's format", () => {
+  /** The kettle rows of the markdown table in a page's content. */
+  const rows = (text: string) =>
+    Array.from(text.matchAll(/^\| ((?:\w+) kettle model \d+) \| (\w+) \| ([\d.]+) € \|$/gm), (m) => ({ kettle: m[1]!, shop: m[2]!, price: Number(m[3]) }));
+  /** What the fixture's script renders: the kettles under 22 €. */
+  const cheap = Array.from({ length: 250 }, (_, k) => k + 1)
+    .map((i) => ({ kettle: `${["Aurora", "Brio", "Calor", "Dune", "Ember"][i % 5]} kettle model ${i}`, shop: ["KitchenHub", "HomeDirect", "ApplianceCity"][i % 3]!, price: Number((19 + ((i * 37) % 80) + (i % 100) / 100).toFixed(2)) }))
+    .filter((k) => k.price < 22);
+
+  it("reads a long table whole as a table, without the hidden decoys, and answers with data the web app shows as a table", { timeout: 90_000 }, async () => {
+    const prices = `${h.a}/prices.html`;
+    const seen: Array<{ kettle: string; shop: string; price: number }> = [];
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: prices } }, "Opening the price list."),
+      {
+        respond: ({ userText, body }) => {
+          assert.match(JSON.stringify(body), /<answer_format>/);
+          assert.match(userText, /^\| Kettle \| Shop \| Price \|$/m, "the table is a table");
+          for (const decoy of ["Decoy kettle", "0.01 €", "ignore the table", "KETTLE0", "Zero kettle", "prices are wrong"]) {
+            assert.ok(!userText.includes(decoy), `hidden text shown as content: ${decoy}`);
+          }
+          assert.match(userText, /read_page with from=\d+ reads on/);
+          seen.push(...rows(userText));
+          assert.ok(seen.length > 50 && seen.length < 250, `${seen.length} rows in the first part`);
+          return agentStep({ read_page: {} }, "Read the first part of the table.");
+        },
+      },
+      {
+        respond: ({ userText }) => {
+          seen.push(...rows(userText));
+          const found = new Map(seen.map((k) => [k.kettle, k]));
+          assert.equal(found.size, 250, "every row was read once the text went on");
+          const answer = [...found.values()].filter((k) => k.price < 22);
+          return agentStep({ done: { success: true, text: `${answer.length} kettles cost under 22 €.`, data: { kettles: answer } } }, "Read it all.");
+        },
+      },
+    ]);
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await app.getByTestId("answer-format-toggle").click();
+    const schema = {
+      type: "object",
+      properties: { kettles: { type: "array", items: { type: "object", properties: { kettle: { type: "string" }, shop: { type: "string" }, price: { type: "number" } }, required: ["kettle", "shop", "price"] } } },
+      required: ["kettles"],
+    };
+    await app.getByTestId("answer-format").fill(JSON.stringify(schema));
+    await say(app, `Which kettles cost under 22 € at ${prices}?`);
+    await completed(taskId);
+    const table = app.getByTestId("answer-table");
+    await table.waitFor({ timeout: 15_000 });
+    const shown = await table.locator("tbody tr").allInnerTexts();
+    assert.equal(shown.length, cheap.length);
+    assert.deepEqual(shown.map((r) => r.split("\t")[0]).sort(), cheap.map((k) => k.kettle).sort());
+    assert.deepEqual(await table.locator("thead th").allInnerTexts(), ["kettle", "shop", "price"]);
+    const [download] = await Promise.all([app.waitForEvent("download"), app.getByTestId("answer-csv").click()]);
+    const csv = await readFile((await download.path())!, "utf8");
+    assert.equal(csv.split("\r\n")[0], "kettle,shop,price");
+    assert.equal(csv.trim().split("\r\n").length, cheap.length + 1);
+    await app.close();
   });
 });

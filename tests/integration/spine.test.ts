@@ -403,6 +403,8 @@ describe("bad input", () => {
       ["empty message", JSON.stringify({ type: "user_message", content: "   " })],
       ["oversize frame", JSON.stringify({ type: "user_message", content: "x".repeat(200 * 1024) })],
       ["binary frame", Buffer.from([1, 2, 3])],
+      ["answer format that is no JSON Schema", JSON.stringify({ type: "user_message", content: "list kettles", answerSchema: { type: "kettle" } })],
+      ["answer format that is not an object", JSON.stringify({ type: "user_message", content: "list kettles", answerSchema: "a table please" })],
     ];
     for (const [what, frame] of frames) {
       const from = web.received.length;
@@ -410,6 +412,7 @@ describe("bad input", () => {
       const error = await web.waitFor((e) => e.type === "error", what, 5000, from);
       assert.ok(error.type === "error");
       assert.equal(error.error.code, "SCHEMA_VALIDATION_FAILED", what);
+      if (what.startsWith("answer format")) assert.match(error.error.message, /answerSchema/, what);
       assert.equal(error.error.retryable, false);
       assert.equal(error.seq, undefined, `${what}: errors are not history`);
     }

@@ -2,6 +2,7 @@
 // structured outputs, and the composer.
 
 import type { Attachment, ChatMessage, EventEnvelope, TaskStatus, TokenUsage } from "../../protocol/ts/protocol.ts";
+import { answerView, parseAnswerFormat } from "./answer.ts";
 import { clockTime, h } from "./dom.ts";
 import { describeAction } from "./steps.ts";
 import type { ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
@@ -22,7 +23,7 @@ export type ChatHandlers = {
    * Returns false when the message could not be taken (the composer keeps the text).
    * `onCurrentTab`: the browser work starts on the tab the person is looking at.
    */
-  onSend: (text: string, onCurrentTab: boolean) => boolean | Promise<boolean>;
+  onSend: (text: string, onCurrentTab: boolean, answerSchema: unknown) => boolean | Promise<boolean>;
   onStop: () => void;
   /** Hand the browser back to Mimo after taking over. */
   onResume: () => void;
@@ -51,6 +52,9 @@ export class ChatView {
   private readonly resumeButton: HTMLButtonElement;
   private readonly note: HTMLElement;
   private readonly onCurrentTab: HTMLInputElement;
+  /** The answer format (a JSON Schema) sent with each message while it is filled in. */
+  private readonly answerFormat: HTMLTextAreaElement;
+  private readonly answerFormatBox: HTMLElement;
   private readonly handlers: ChatHandlers;
   private messages = new Map<string, Rendered>();
   /** The agent's step cards by step number (of the latest run). */
@@ -108,10 +112,35 @@ export class ChatView {
     this.onCurrentTab = h("input", { type: "checkbox", "data-testid": "on-current-tab" });
     const currentTab = h("label", { class: "composer-toggle", title: "Continue on the tab you are looking at instead of a window of Mimo's own" }, this.onCurrentTab, "On my current tab");
     const attachButton = h("button", { class: "btn", type: "button", "data-testid": "attach", title: "Attach files for Mimo to upload into pages", onclick: () => picker.click() }, "Attach");
+    this.answerFormat = h("textarea", {
+      class: "answer-format-input",
+      "data-testid": "answer-format",
+      rows: 4,
+      spellcheck: false,
+      placeholder: '{"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "number"}}, "required": ["name", "price"]}}',
+      "aria-label": "Answer format (JSON Schema)",
+    });
+    this.answerFormatBox = h(
+      "div",
+      { class: "answer-format", hidden: true },
+      h("div", { class: "answer-format-label" }, "Answer format — a JSON Schema the answer's data must match (sent with each message while filled in)"),
+      this.answerFormat,
+    );
+    const formatButton = h("button", {
+      class: "btn",
+      type: "button",
+      "data-testid": "answer-format-toggle",
+      title: "Ask for the answer as data in a format of yours (JSON Schema)",
+      onclick: () => {
+        this.answerFormatBox.hidden = !this.answerFormatBox.hidden;
+        if (!this.answerFormatBox.hidden) this.answerFormat.focus();
+      },
+    }, "Format");
     const form = h(
       "form",
       { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
-      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, this.resumeButton, this.stopButton, this.sendButton)),
+      this.answerFormatBox,
+      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, formatButton, this.resumeButton, this.stopButton, this.sendButton)),
       this.note,
     );
     this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
@@ -207,6 +236,8 @@ export class ChatView {
       if (warnings.length > 0) card.append(h("ul", { class: "output-warnings" }, warnings.map((w) => h("li", {}, w))));
       const run = runTotals(event.output);
       if (run !== undefined) card.append(h("div", { class: "output-usage", "data-testid": "run-usage" }, `${run.steps} steps · ${usageLine(run.usage, run.costUsd)}`));
+      const answer = answerOf(event.output);
+      if (answer !== undefined) card.append(answerView(answer.data, answer.valid));
       if (extra !== undefined) {
         card.append(h("details", { class: "output-json" }, h("summary", {}, "Structured output"), h("pre", {}, JSON.stringify(extra, null, 2))));
       }
@@ -380,10 +411,16 @@ export class ChatView {
   private async submit(): Promise<void> {
     const text = this.composer.value.trim();
     if (!text || this.sending) return;
+    const format = parseAnswerFormat(this.answerFormat.value);
+    if (format.error !== undefined) {
+      this.answerFormatBox.hidden = false;
+      this.setNote(format.error);
+      return;
+    }
     this.sending = true;
     this.syncComposer();
     try {
-      if (await this.handlers.onSend(text, this.onCurrentTab.checked)) {
+      if (await this.handlers.onSend(text, this.onCurrentTab.checked, format.schema)) {
         this.composer.value = "";
         this.onCurrentTab.checked = false;
       }
@@ -415,6 +452,15 @@ function runTotals(output: unknown): { steps: number; usage: TokenUsage; costUsd
   const o = output as { steps?: unknown; usage?: TokenUsage; costUsd?: number | null } | null | undefined;
   if (typeof o?.steps !== "number" || typeof o.usage?.inputTokens !== "number") return undefined;
   return { steps: o.steps, usage: o.usage, costUsd: o.costUsd };
+}
+
+/** The data of an answer given in the asked format (or given but not matching it). */
+function answerOf(output: unknown): { data: unknown; valid: boolean } | undefined {
+  if (typeof output !== "object" || output === null) return undefined;
+  const o = output as { data?: unknown; invalidData?: unknown };
+  if (o.data !== undefined) return { data: o.data, valid: true };
+  if (o.invalidData !== undefined) return { data: o.invalidData, valid: false };
+  return undefined;
 }
 
 function interestingOutput(output: unknown): unknown {

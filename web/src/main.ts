@@ -49,7 +49,7 @@ class App {
     });
     this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
     this.chat = new ChatView({
-      onSend: (text, onCurrentTab) => this.send(text, onCurrentTab),
+      onSend: (text, onCurrentTab, answerSchema) => this.send(text, onCurrentTab, answerSchema),
       onStop: () => this.sendFrame({ type: "stop" }),
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve) => this.sendFrame({ type: "confirm", step, approve }),
@@ -355,7 +355,7 @@ class App {
     }
   }
 
-  private async send(text: string, onCurrentTab: boolean): Promise<boolean> {
+  private async send(text: string, onCurrentTab: boolean, answerSchema: unknown): Promise<boolean> {
     const bytes = new TextEncoder().encode(text).length;
     if (bytes > MAX_USER_MESSAGE_BYTES) {
       this.banners.show({ code: "SCHEMA_VALIDATION_FAILED", message: `The message is ${bytes} bytes; the limit is ${MAX_USER_MESSAGE_BYTES}.` });
@@ -373,7 +373,7 @@ class App {
       this.sendFrame({ type: "start_on_tab", tabId });
     }
     // The id makes a resend after a reconnect safe: the server stores the message once.
-    this.sendFrame({ type: "user_message", content: text, clientMessageId: crypto.randomUUID() });
+    this.sendFrame({ type: "user_message", content: text, clientMessageId: crypto.randomUUID(), ...(answerSchema === undefined ? {} : { answerSchema }) });
     return true;
   }
 

@@ -38,5 +38,6 @@ export function describeAction(action: AgentAction): string {
   if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
   if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;
   if ("close_tab" in action) return action.close_tab.tab_id !== undefined ? `close tab ${action.close_tab.tab_id}` : "close this tab";
+  if ("read_page" in action) return action.read_page.from !== undefined ? `read the page on from character ${action.read_page.from}` : "read more of the page";
   return action.done.success ? "finish" : "give up";
 }

@@ -11,7 +11,7 @@ use mimo_protocol::{
 use serde_json::json;
 
 use crate::records::{AgentRun, Phase, RunConfig, StoredMessage, TaskRecord};
-use crate::{llm, prompt, status::can_transition};
+use crate::{answer, llm, prompt, status::can_transition};
 
 mod run;
 
@@ -109,6 +109,7 @@ impl Conversation {
             created_at: now,
             updated_at: now,
             start_tab: None,
+            answer_schema: None,
         };
         Self {
             task,
@@ -183,6 +184,10 @@ impl Conversation {
             self.task
                 .start_tab
                 .map(|tab| prompt::start_tab_note(tab, self.browser.as_ref())),
+            self.task
+                .answer_schema
+                .as_ref()
+                .map(prompt::answer_format_note),
         ]
         .into_iter()
         .flatten()
@@ -253,8 +258,12 @@ impl Conversation {
         &mut self,
         content: String,
         client_message_id: Option<String>,
+        answer_schema: Option<serde_json::Value>,
         now: u64,
     ) -> Result<Vec<Effect>, ErrorObject> {
+        if let Some(why) = answer_schema.as_ref().and_then(answer::schema_problem) {
+            return Err(ErrorObject::new(ErrorCode::SchemaValidationFailed, why));
+        }
         if let Some(id) = &client_message_id {
             if id.is_empty() || id.len() > 128 {
                 return Err(ErrorObject::new(
@@ -309,10 +318,14 @@ impl Conversation {
             }),
         ];
         if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
-            // The run reads it at its next step.
+            // The run reads it at its next step (its answer format stays the one it began with).
             run.updates.push(message.content);
             effects.push(Effect::SaveRun);
-        } else if self.turn.is_none() {
+            return Ok(effects);
+        }
+        // The request this message makes is answered in its own format, or freely.
+        self.task.answer_schema = answer_schema;
+        if self.turn.is_none() {
             effects.extend(self.start_turn(now));
         } else {
             // Answered by the next turn, which starts when the current one ends.
@@ -358,7 +371,9 @@ impl Conversation {
                 Vec::new()
             }
             llm::LlmEvent::Done { .. } => {
-                let in_run = self.run_is_active();
+                // A request with an answer format is answered by `done`'s data: a plain reply
+                // is corrected like a run's reply without a tool call.
+                let in_run = self.run_is_active() || self.task.answer_schema.is_some();
                 let turn = self.turn.as_mut().expect("current turn");
                 if in_run || !turn.tool_calls.is_empty() {
                     let tool_calls = std::mem::take(&mut turn.tool_calls);
@@ -682,7 +697,12 @@ mod tests {
     fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
         let mut c = conversation();
         let effects = c
-            .user_message("  Find the blue mug\n  on this page ".into(), None, 2_000)
+            .user_message(
+                "  Find the blue mug\n  on this page ".into(),
+                None,
+                None,
+                2_000,
+            )
             .unwrap();
         let saved = saved_messages(&effects);
         assert_eq!(saved.len(), 1);
@@ -754,7 +774,9 @@ mod tests {
     fn a_message_sent_again_with_its_client_id_is_stored_once() {
         let mut c = conversation();
         let id = Some("msg-1".to_owned());
-        let first = c.user_message("buy a mug".into(), id.clone(), 1).unwrap();
+        let first = c
+            .user_message("buy a mug".into(), id.clone(), None, 1)
+            .unwrap();
         assert_eq!(
             saved_messages(&first)[0]
                 .message
@@ -764,26 +786,26 @@ mod tests {
             "stored with its id, so the echo tells the client it arrived"
         );
         assert!(c
-            .user_message("buy a mug".into(), id, 2)
+            .user_message("buy a mug".into(), id, None, 2)
             .unwrap()
             .is_empty());
         assert_eq!(c.history().count(), 1);
         // Without an id, or with another, it is a new message; a bad id is refused.
         assert!(!c
-            .user_message("buy a mug".into(), Some("msg-2".into()), 3)
+            .user_message("buy a mug".into(), Some("msg-2".into()), None, 3)
             .unwrap()
             .is_empty());
         assert_eq!(c.history().count(), 2);
         let long = Some("x".repeat(129));
         assert_eq!(
-            c.user_message("x".into(), long, 4).unwrap_err().code,
+            c.user_message("x".into(), long, None, 4).unwrap_err().code,
             ErrorCode::SchemaValidationFailed
         );
         // It survives a restart.
         let restored = Conversation::restore(c.task().clone(), c.history.clone(), None);
         let mut restored = restored;
         assert!(restored
-            .user_message("buy a mug".into(), Some("msg-2".into()), 5)
+            .user_message("buy a mug".into(), Some("msg-2".into()), None, 5)
             .unwrap()
             .is_empty());
     }
@@ -791,8 +813,8 @@ mod tests {
     #[test]
     fn messages_sent_during_a_turn_are_answered_next_in_conversation_order() {
         let mut c = conversation();
-        let (first, _) = llm_call(&c.user_message("one".into(), None, 1).unwrap());
-        let queued = c.user_message("two".into(), None, 2).unwrap();
+        let (first, _) = llm_call(&c.user_message("one".into(), None, None, 1).unwrap());
+        let queued = c.user_message("two".into(), None, None, 2).unwrap();
         assert!(
             queued.iter().all(|e| !matches!(e, Effect::CallLlm { .. })),
             "no second call while one streams"
@@ -827,7 +849,7 @@ mod tests {
     #[test]
     fn events_of_a_turn_that_is_no_longer_current_are_ignored() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
         assert!(c.llm_event("m99", delta("stray"), 2).is_empty());
         c.llm_event(&turn, done(), 3);
         assert!(c.llm_event(&turn, delta("late"), 4).is_empty());
@@ -837,7 +859,10 @@ mod tests {
     #[test]
     fn stop_keeps_the_partial_reply_and_cancels() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("tell me a story".into(), None, 1).unwrap());
+        let (turn, _) = llm_call(
+            &c.user_message("tell me a story".into(), None, None, 1)
+                .unwrap(),
+        );
         c.llm_event(&turn, delta("Once upon"), 2);
         let effects = c.stop(3);
         assert_eq!(saved_messages(&effects)[0].message.content, "Once upon");
@@ -848,14 +873,14 @@ mod tests {
             "stopping a stopped task changes nothing"
         );
         // A new message starts again.
-        let restarted = c.user_message("again".into(), None, 6).unwrap();
+        let restarted = c.user_message("again".into(), None, None, 6).unwrap();
         assert_eq!(statuses(&restarted), vec![TaskStatus::Running]);
     }
 
     #[test]
     fn an_llm_error_ends_the_turn_with_a_structured_error() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
         let error = LlmError::new(LlmErrorKind::RateLimited, "slow down");
         // Retried with backoff first, as the same turn.
         for attempt in 1..=LLM_RETRIES {
@@ -883,7 +908,7 @@ mod tests {
         assert!(output.message.contains("slow down"));
         assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
         let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
-        let (turn, _) = llm_call(&c.user_message("again".into(), None, 3).unwrap());
+        let (turn, _) = llm_call(&c.user_message("again".into(), None, None, 3).unwrap());
         let effects = c.llm_event(&turn, LlmEvent::Error(auth), 4);
         assert!(emitted(&effects).iter().any(|e| matches!(
             e,
@@ -900,7 +925,7 @@ mod tests {
     #[test]
     fn a_failure_after_text_was_shown_is_not_retried() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
         c.llm_event(&turn, delta("Half an ans"), 2);
         let cut = LlmError::network("connection reset");
         let effects = c.llm_event(&turn, LlmEvent::Error(cut), 3);
@@ -923,7 +948,9 @@ mod tests {
     fn invalid_messages_are_refused_and_change_nothing() {
         let mut c = conversation();
         for content in ["", "   \n ", &"x".repeat(MAX_USER_MESSAGE_BYTES + 1)] {
-            let error = c.user_message(content.to_owned(), None, 1).unwrap_err();
+            let error = c
+                .user_message(content.to_owned(), None, None, 1)
+                .unwrap_err();
             assert_eq!(error.code, ErrorCode::SchemaValidationFailed);
         }
         assert_eq!(c.history().count(), 0);
@@ -934,7 +961,7 @@ mod tests {
     #[test]
     fn a_turn_cut_off_by_a_restart_is_closed_and_run_again_with_a_new_id() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, 1).unwrap());
+        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
         c.llm_event(&turn, delta("partial"), 2);
         // What storage holds: the task row and the user message; the partial reply is lost.
         let stored: Vec<StoredMessage> = c.history.clone();

@@ -25,7 +25,7 @@ use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
 use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step, StoredMessage};
-use crate::risk;
+use crate::{answer, risk};
 
 /// The action a step's choice becomes (`None` for `done`), the task's attached files naming
 /// what `upload_file` sends; a file not attached is the step's error.
@@ -125,7 +125,8 @@ pub fn command_for(
                 content_type: attachment.content_type.clone(),
             }
         }
-        AgentAction::Done { .. } => return Ok(None),
+        // Answered by the run itself, from what it already holds.
+        AgentAction::Done { .. } | AgentAction::ReadPage { .. } => return Ok(None),
     }))
 }
 
@@ -222,6 +223,7 @@ impl Conversation {
                 images_refused: false,
                 last_choice: None,
                 repeats: 0,
+                answer_attempts: 0,
             });
         }
         let Some(call) = tool_calls.into_iter().next() else {
@@ -434,18 +436,14 @@ impl Conversation {
     fn act(&mut self, turn_id: &str, now: u64) -> Vec<Effect> {
         let run = self.run.as_ref().expect("run");
         let step = run.steps.last().expect("step");
-        if let AgentAction::Done { success, text } = step.output.action.clone() {
-            let result = ToolResult {
-                tool_call_id: step.tool_call_id.clone(),
-                name: "done".into(),
-                ok: true,
-                result: Some(json!({ "success": success })),
-                error: None,
-                warnings: Vec::new(),
-            };
-            let mut effects = self.end_step(result);
-            effects.extend(self.finish_run(success, text, now));
-            return effects;
+        match step.output.action.clone() {
+            AgentAction::Done {
+                success,
+                text,
+                data,
+            } => return self.answer(success, text, data, now),
+            AgentAction::ReadPage { from } => return self.read_page(from, now),
+            _ => {}
         }
         let checked = command_for(&step.output.action, &self.attachments).and_then(|command| {
             // Where the run may go is decided here, before anything is sent.
@@ -953,8 +951,125 @@ impl Conversation {
         })]
     }
 
-    /// The model called `done`: its text is the answer.
-    fn finish_run(&mut self, success: bool, text: String, now: u64) -> Vec<Effect> {
+    /// The model called `done`. With an answer format, its data must match it: a mismatch goes
+    /// back to the model, until it has had [`answer::MAX_ANSWER_ATTEMPTS`]; then the run ends
+    /// with the answer it has, marked partial.
+    fn answer(
+        &mut self,
+        success: bool,
+        text: String,
+        data: Option<serde_json::Value>,
+        now: u64,
+    ) -> Vec<Effect> {
+        let mismatch = self
+            .task
+            .answer_schema
+            .as_ref()
+            .filter(|_| success)
+            .and_then(|schema| answer::mismatch(schema, data.as_ref()));
+        let run = self.run.as_mut().expect("run");
+        let step = run.steps.last().expect("step");
+        let tool_call_id = step.tool_call_id.clone();
+        let Some(why) = mismatch else {
+            let result = ToolResult {
+                tool_call_id,
+                name: "done".into(),
+                ok: true,
+                result: Some(json!({ "success": success })),
+                error: None,
+                warnings: Vec::new(),
+            };
+            let mut effects = self.end_step(result);
+            effects.extend(self.finish_run(Answer::new(success, text, data), now));
+            return effects;
+        };
+        run.answer_attempts += 1;
+        let attempts = run.answer_attempts;
+        let result = ToolResult {
+            tool_call_id,
+            name: "done".into(),
+            ok: false,
+            result: None,
+            error: Some(ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                why.clone(),
+            )),
+            warnings: Vec::new(),
+        };
+        let mut effects = self.end_step(result);
+        if attempts < answer::MAX_ANSWER_ATTEMPTS {
+            effects.extend(self.think(0, now));
+            return effects;
+        }
+        let answer = Answer {
+            invalid: Some(format!(
+                "After {attempts} attempts the answer still does not match the answer format: {why}"
+            )),
+            ..Answer::new(false, text, data)
+        };
+        effects.extend(self.finish_run(answer, now));
+        effects
+    }
+
+    /// `read_page`: the shown part of the page's text moves on to `from` (by default where it
+    /// was cut). Nothing in the browser changes, so the page is not prepared again.
+    fn read_page(&mut self, from: Option<u32>, now: u64) -> Vec<Effect> {
+        let limit = self.config.budget.text_limit;
+        let run = self.run.as_mut().expect("run");
+        let step = run.steps.last().expect("step");
+        let mut result = ToolResult {
+            tool_call_id: step.tool_call_id.clone(),
+            name: "read_page".into(),
+            ok: false,
+            result: None,
+            error: None,
+            warnings: Vec::new(),
+        };
+        match run.observation.as_mut() {
+            None => {
+                result.error = Some(ErrorObject::new(
+                    ErrorCode::InvalidTarget,
+                    "no page is open in the task's tab: navigate first",
+                ))
+            }
+            Some(page) => {
+                let total = page.content.chars().count();
+                let from = from.map_or_else(
+                    || prompt::window_end(&page.content, page.content_from, limit),
+                    |f| f as usize,
+                );
+                if from >= total {
+                    result.error = Some(ErrorObject::new(
+                        ErrorCode::InvalidTarget,
+                        format!(
+                            "the page's readable text has {total} characters: from={from} is past its end"
+                        ),
+                    ));
+                } else {
+                    page.content_from = from;
+                    result.ok = true;
+                    result.result = Some(json!({
+                        "from": from,
+                        "to": prompt::window_end(&page.content, from, limit),
+                        "total": total,
+                        "shown": "in <content> of the page below",
+                    }));
+                }
+            }
+        }
+        let mut effects = self.end_step(result);
+        effects.extend(self.think(0, now));
+        effects
+    }
+
+    /// The run is over with the model's answer.
+    fn finish_run(&mut self, answer: Answer, now: u64) -> Vec<Effect> {
+        let Answer {
+            success,
+            text,
+            data,
+            invalid,
+        } = answer;
         let price = self.config.price;
         let (steps, usage, cost) = {
             let run = self.run.as_mut().expect("run");
@@ -963,6 +1078,16 @@ impl Conversation {
             (run.steps.len(), usage, cost)
         };
         let cost_usd = cost.map(|micros| micros as f64 / 1e6);
+        let mut output = json!({ "success": success, "text": text, "steps": steps, "usage": usage, "costUsd": cost_usd });
+        if let Some(data) = data {
+            // Data that does not match the format is kept, but never passed off as the answer.
+            let key = if invalid.is_some() {
+                "invalidData"
+            } else {
+                "data"
+            };
+            output[key] = data;
+        }
         let message = ChatMessage {
             message_id: self.next_message_id(),
             role: ChatRole::Assistant,
@@ -985,14 +1110,12 @@ impl Conversation {
                 } else {
                     OutputStatus::Partial
                 },
-                output: Some(
-                    json!({ "success": success, "text": text, "steps": steps, "usage": usage, "costUsd": cost_usd }),
-                ),
+                output: Some(output),
                 error: None,
-                warnings: if success {
-                    Vec::new()
-                } else {
-                    vec!["The agent could not complete the task.".into()]
+                warnings: match invalid {
+                    Some(why) => vec![why],
+                    None if success => Vec::new(),
+                    None => vec!["The agent could not complete the task.".into()],
                 },
             }),
         ];
@@ -1038,6 +1161,26 @@ impl Conversation {
         let page = self.preparing();
         page.missing.push(what.to_owned());
         page.warnings.push(format!("no {what}: {why}"));
+    }
+}
+
+/// The model's final answer.
+struct Answer {
+    success: bool,
+    text: String,
+    data: Option<serde_json::Value>,
+    /// Why `data` is not in the answer format, when it never came to match it.
+    invalid: Option<String>,
+}
+
+impl Answer {
+    fn new(success: bool, text: String, data: Option<serde_json::Value>) -> Self {
+        Answer {
+            success,
+            text,
+            data,
+            invalid: None,
+        }
     }
 }
 

@@ -38,6 +38,7 @@ pub enum Input {
     UserMessage {
         content: String,
         client_message_id: Option<String>,
+        answer_schema: Option<serde_json::Value>,
     },
     /// The person's answer for a step waiting for confirmation.
     Confirm { step: u32, approve: bool },
@@ -338,8 +339,10 @@ impl Task {
             Input::UserMessage {
                 content,
                 client_message_id,
+                answer_schema,
             } => {
-                let effects = conversation.user_message(content, client_message_id, now)?;
+                let effects =
+                    conversation.user_message(content, client_message_id, answer_schema, now)?;
                 work.extend(conversation_work(effects));
             }
             Input::Confirm { step, approve } => {

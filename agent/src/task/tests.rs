@@ -137,6 +137,7 @@ fn message(content: &str) -> Input {
     Input::UserMessage {
         content: content.into(),
         client_message_id: None,
+        answer_schema: None,
     }
 }
 
@@ -950,6 +951,7 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
         Input::UserMessage {
             content: "Log in".into(),
             client_message_id: None,
+            answer_schema: None,
         },
         1,
     );

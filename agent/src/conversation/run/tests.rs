@@ -201,7 +201,10 @@ fn prepare_page_shot(
 
 /// A run whose first step navigates: the `task_start` it asks for.
 fn opening(c: &mut Conversation) -> (String, ActionCommand) {
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
+    let (turn, _) = turn_of(
+        &c.user_message("open the shop".into(), None, None, 1)
+            .unwrap(),
+    );
     let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
     submitted(&reply(c, &turn, vec![navigate]))
 }
@@ -225,7 +228,10 @@ fn at_first_page(c: &mut Conversation, index_text: &str) -> String {
 #[test]
 fn a_browser_task_runs_step_by_step_to_its_answer() {
     let mut c = bound();
-    let (turn, messages) = turn_of(&c.user_message("buy a blue mug".into(), None, 1).unwrap());
+    let (turn, messages) = turn_of(
+        &c.user_message("buy a blue mug".into(), None, None, 1)
+            .unwrap(),
+    );
     assert!(messages[0].content.contains("AgentOutput"));
 
     // Step 1 navigates: the tab opens at the URL.
@@ -330,7 +336,10 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
 #[test]
 fn a_plain_answer_ends_as_chat_without_a_run() {
     let mut c = bound();
-    let (turn, _) = turn_of(&c.user_message("what is 2+2?".into(), None, 1).unwrap());
+    let (turn, _) = turn_of(
+        &c.user_message("what is 2+2?".into(), None, None, 1)
+            .unwrap(),
+    );
     let mut effects = c.llm_event(&turn, LlmEvent::TextDelta("4".into()), 2);
     effects.extend(c.llm_event(
         &turn,
@@ -355,7 +364,10 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
         )]
     };
     let mut c = Conversation::new(TASK.into(), 0);
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
+    let (turn, _) = turn_of(
+        &c.user_message("open the shop".into(), None, None, 1)
+            .unwrap(),
+    );
     let effects = reply(&mut c, &turn, navigate());
     assert!(effects.contains(&Effect::BindClient));
     assert!(!effects
@@ -371,7 +383,10 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
 
     // Nobody online.
     let mut c = Conversation::new(TASK.into(), 0);
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
+    let (turn, _) = turn_of(
+        &c.user_message("open the shop".into(), None, None, 1)
+            .unwrap(),
+    );
     reply(&mut c, &turn, navigate());
     let effects = c.client_bound(Err(ErrorObject::plugin_offline()), 5);
     let (status, _, error) = output_of(&effects);
@@ -599,7 +614,7 @@ fn what_the_person_writes_during_a_run_reaches_the_next_step() {
     let mut c = bound();
     let start = opening(&mut c);
     let effects = c
-        .user_message("only the large mug".into(), None, 12)
+        .user_message("only the large mug".into(), None, None, 12)
         .unwrap();
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
@@ -739,7 +754,8 @@ fn records_stored_by_the_previous_release_still_load() {
     );
     // The run picks up from them: the stored click ended, so the page is prepared next.
     let mut c = bound();
-    c.user_message("buy a blue mug".into(), None, 1).unwrap();
+    c.user_message("buy a blue mug".into(), None, None, 1)
+        .unwrap();
     let mut restored = Conversation::restore(c.task().clone(), Vec::new(), Some(run));
     let effects = restored.resume_run(|id| (id == action.action_id).then(|| action.clone()), 30);
     assert!(matches!(
@@ -1041,8 +1057,13 @@ fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
         active_tab_id: Some(5),
     });
     let (turn, messages) = turn_of(
-        &c.user_message("what is the price of the mug I have open?".into(), None, 1)
-            .unwrap(),
+        &c.user_message(
+            "what is the price of the mug I have open?".into(),
+            None,
+            None,
+            1,
+        )
+        .unwrap(),
     );
     let tabs = messages
         .iter()
@@ -1084,7 +1105,7 @@ fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
     let mut c = bound();
     assert_eq!(c.start_on_tab(Some(42), 0), vec![Effect::SaveTask]);
     let (turn, messages) = turn_of(
-        &c.user_message("add this to my cart".into(), None, 1)
+        &c.user_message("add this to my cart".into(), None, None, 1)
             .unwrap(),
     );
     assert!(messages
@@ -1141,7 +1162,9 @@ fn with_vision() -> Conversation {
 #[test]
 fn with_vision_each_call_sends_the_latest_pages_screenshot_only() {
     let mut c = with_vision();
-    let first = c.user_message("buy a blue mug".into(), None, 1).unwrap();
+    let first = c
+        .user_message("buy a blue mug".into(), None, None, 1)
+        .unwrap();
     assert_eq!(image_of(&first), None, "no page yet");
     let (turn, _) = turn_of(&first);
     let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
@@ -1371,7 +1394,10 @@ fn a_blocked_domain_is_refused_before_anything_is_sent_and_the_extension_is_told
         domains: domains.clone(),
         ..RunConfig::default()
     });
-    let (turn, _) = turn_of(&c.user_message("open the shop".into(), None, 1).unwrap());
+    let (turn, _) = turn_of(
+        &c.user_message("open the shop".into(), None, None, 1)
+            .unwrap(),
+    );
     let effects = reply(
         &mut c,
         &turn,
@@ -1396,4 +1422,225 @@ fn a_blocked_domain_is_refused_before_anything_is_sent_and_the_extension_is_told
         )],
     ));
     assert!(matches!(start.1, ActionCommand::TaskStart { domains: Some(d), .. } if d == domains));
+}
+
+fn price_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "name": { "type": "string" }, "price": { "type": "number" } },
+        "required": ["name", "price"]
+    })
+}
+
+/// A run asked for an answer in `price_schema`'s format, at its first page.
+fn asked_for_a_price(c: &mut Conversation) -> String {
+    let (turn, messages) = turn_of(
+        &c.user_message(
+            "price of the blue mug".into(),
+            None,
+            Some(price_schema()),
+            1,
+        )
+        .unwrap(),
+    );
+    let all: String = messages.iter().map(|m| m.content.clone()).collect();
+    assert!(
+        all.contains("<answer_format>") && all.contains("\"price\""),
+        "{all}"
+    );
+    let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
+    let start = submitted(&reply(c, &turn, vec![navigate]));
+    let effects = ok(
+        c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    turn_of(&prepare_page(c, effects, "[1]<button>Add</button>")).0
+}
+
+fn done_with(c: &mut Conversation, turn: &str, id: &str, data: Value) -> Vec<Effect> {
+    let done = json!({ "done": { "success": true, "text": "The mug costs 12 €.", "data": data } });
+    reply(c, turn, vec![agent_call(id, done)])
+}
+
+#[test]
+fn an_answer_in_the_asked_format_is_the_runs_structured_output() {
+    let mut c = bound();
+    let turn = asked_for_a_price(&mut c);
+    let effects = done_with(
+        &mut c,
+        &turn,
+        "call_b",
+        json!({ "name": "Blue mug", "price": 12 }),
+    );
+    let (status, output, _) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Ok);
+    let output = output.unwrap();
+    assert_eq!(output["data"], json!({ "name": "Blue mug", "price": 12 }));
+    assert_eq!(output["text"], "The mug costs 12 €.");
+    assert!(c.task().answer_schema.is_some());
+}
+
+#[test]
+fn a_wrong_answer_goes_back_to_the_model_then_the_run_ends_partial_without_passing_it_off() {
+    let mut c = bound();
+    let mut turn = asked_for_a_price(&mut c);
+    for attempt in 1..answer::MAX_ANSWER_ATTEMPTS {
+        let id = format!("call_{attempt}");
+        let effects = done_with(
+            &mut c,
+            &turn,
+            &id,
+            json!({ "name": "Blue mug", "price": "12 €" }),
+        );
+        assert!(
+            !events(&effects)
+                .iter()
+                .any(|e| matches!(e, FrontendEvent::StructuredOutput { .. })),
+            "attempt {attempt} does not end the run"
+        );
+        let (next, messages) = turn_of(&effects);
+        let result: Value = serde_json::from_str(&messages.last().unwrap().content)
+            .or_else(|_| serde_json::from_str(&messages[messages.len() - 2].content))
+            .unwrap();
+        assert_eq!(result["error"]["code"], "SCHEMA_VALIDATION_FAILED");
+        let why = result["error"]["message"].as_str().unwrap();
+        assert!(
+            why.contains("/price") && why.contains("call done again"),
+            "{why}"
+        );
+        turn = next;
+    }
+    let effects = done_with(&mut c, &turn, "call_last", json!({ "name": "Blue mug" }));
+    let (status, output, _) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Partial);
+    let output = output.unwrap();
+    assert!(output.get("data").is_none(), "{output}");
+    assert_eq!(output["invalidData"], json!({ "name": "Blue mug" }));
+    assert_eq!(output["success"], false);
+    let warnings = events(&effects)
+        .into_iter()
+        .find_map(|e| match e {
+            FrontendEvent::StructuredOutput { warnings, .. } => Some(warnings),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        warnings[0].contains("\"price\" is a required property"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_plain_reply_to_a_request_with_an_answer_format_is_sent_back_for_done() {
+    let mut c = bound();
+    let (turn, _) = turn_of(
+        &c.user_message(
+            "what is 2+2?".into(),
+            None,
+            Some(json!({ "type": "integer" })),
+            1,
+        )
+        .unwrap(),
+    );
+    let effects = reply(&mut c, &turn, vec![LlmEvent::TextDelta("4".into())]);
+    let (turn, messages) = turn_of(&effects);
+    assert!(messages.last().unwrap().content.contains("AgentOutput"));
+    let done = json!({ "done": { "success": true, "text": "4", "data": 4 } });
+    let effects = reply(&mut c, &turn, vec![agent_call("call_a", done)]);
+    assert_eq!(output_of(&effects).1.unwrap()["data"], 4);
+    // The next request, without a format, is answered freely.
+    let (turn, messages) = turn_of(&c.user_message("thanks".into(), None, None, 30).unwrap());
+    assert!(!messages
+        .iter()
+        .any(|m| m.content.contains("<answer_format>")));
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![LlmEvent::TextDelta("You're welcome.".into())],
+    );
+    assert_eq!(output_of(&effects).0, OutputStatus::Ok);
+}
+
+#[test]
+fn a_broken_answer_schema_is_refused_and_nothing_is_stored() {
+    let mut c = bound();
+    let error = c
+        .user_message("x".into(), None, Some(json!({ "type": "nonsense" })), 1)
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::SchemaValidationFailed);
+    assert!(error.message.contains("answerSchema"), "{}", error.message);
+    assert_eq!(c.history().count(), 0);
+}
+
+#[test]
+fn read_page_moves_the_shown_text_on_and_says_where_it_ends() {
+    let mut c = Conversation::new(TASK.into(), 0).with_config(RunConfig {
+        budget: Budget {
+            text_limit: 600,
+            ..Budget::default()
+        },
+        ..RunConfig::default()
+    });
+    c.select_client("client-1".into(), 0);
+    let effects = navigated(&mut c);
+    let load = submitted(&effects);
+    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
+    let read = submitted(&ok(
+        &mut c,
+        shot,
+        json!({ "artifactId": "a", "url": "http://x/", "width": 10, "height": 10 }),
+    ));
+    let text: String = (0..100)
+        .map(|i| format!("row {i:03} |"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let index = submitted(&ok(
+        &mut c,
+        read,
+        json!({ "text": text, "contentLengthBytes": text.len(), "truncated": false }),
+    ));
+    let effects = ok(
+        &mut c,
+        index,
+        json!({ "elements": [], "text": "", "url": "http://x/", "title": "Table" }),
+    );
+    let (turn, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(
+        page.contains("row 000") && !page.contains("row 099"),
+        "{page}"
+    );
+    assert!(page.contains("read_page with from=600 reads on"), "{page}");
+
+    // Without `from` it goes on where the text was cut; nothing is sent to the browser.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "read_page": {} }))],
+    );
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    let (turn, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(page.contains("characters 600–999 of 999"), "{page}");
+    assert!(!page.contains("row 000"), "{page}");
+    assert!(page.contains("row 099"), "{page}");
+
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_c",
+            json!({ "read_page": { "from": 5000 } }),
+        )],
+    );
+    let (_, messages) = turn_of(&effects);
+    let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
+    assert_eq!(result["error"]["code"], "INVALID_TARGET");
+    assert!(result["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("past its end"));
 }
