@@ -246,7 +246,9 @@ impl DurableObject for ExtensionRegistry {
                 task_id,
             } => {
                 let ack = ActionEvent::Ack { action_id, attempt };
-                let relayed = self.relay(&client_id, &task_id, ToTask::Event(ack)).await;
+                let relayed = self
+                    .relay(&client_id, &task_id, ToTask::Event(Box::new(ack)))
+                    .await;
                 report_refusal(&ws, "an action's ack", relayed).map(|_| ())
             }
             ExtensionMessage::TaskControl { task_id, control } => {
@@ -269,7 +271,7 @@ impl DurableObject for ExtensionRegistry {
                     outcome,
                 };
                 let relayed = self
-                    .relay(&client_id, &task_id, ToTask::Event(status))
+                    .relay(&client_id, &task_id, ToTask::Event(Box::new(status)))
                     .await;
                 report_refusal(&ws, "an action's status", relayed).map(|_| ())
             }
@@ -281,7 +283,9 @@ impl DurableObject for ExtensionRegistry {
                 };
                 let task_id = outcome.task_id.clone();
                 let event = ActionEvent::Outcome { outcome };
-                let relayed = self.relay(&client_id, &task_id, ToTask::Event(event)).await;
+                let relayed = self
+                    .relay(&client_id, &task_id, ToTask::Event(Box::new(event)))
+                    .await;
                 // Recorded, or refused for good: either way the extension can stop resending
                 // it. Only a result that did not reach the task is left unacknowledged, so
                 // that the next connection sends it again.
@@ -319,7 +323,8 @@ enum Relayed {
 
 /// What the extension says about a task, passed on to the task if it is bound to it.
 enum ToTask {
-    Event(ActionEvent),
+    // Boxed: an outcome (a JSON value, order-preserving since answers keep their key order) is large.
+    Event(Box<ActionEvent>),
     Control(TaskControl),
 }
 
