@@ -211,6 +211,7 @@ impl Shape {
                 result: None,
                 error: None,
                 warnings: vec!["no result was recorded".into()],
+                partial: false,
             });
             let latest = i + 1 == recent.len();
             // The latest result may carry what the model asked to read (another tab's text).
@@ -629,6 +630,7 @@ mod tests {
                 result: Some(serde_json::json!({ "clicked": true })),
                 error: None,
                 warnings: vec![],
+                partial: false,
             }),
             usage: TokenUsage::default(),
             page: Some(format!("https://shop.test/p{number} \"Page {number}\"")),

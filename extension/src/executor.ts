@@ -12,6 +12,7 @@ import type { ActionName, BrowserAction, PageDialog } from "../../protocol/ts/pr
 import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts";
 import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
+import { changedSince, EXPECTS_EFFECT, noEffect, tabState } from "./effects.ts";
 import { frameCall } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
 import { addTab } from "./task-tabs.ts";
@@ -28,6 +29,14 @@ const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click"
 const NEW_TAB_WAIT_MS = 150;
 /** How long a page-changing action waits for a page that is loading before it is refused. */
 const NAVIGATION_WAIT_MS = 3_000;
+
+/**
+ * A point on a canvas (or in an embedded plugin): what it draws changes no DOM, so nothing tells
+ * whether the click did anything but the next screenshot.
+ */
+function drawnOnly(success: ActionSuccess): boolean {
+  return /<(canvas|embed|object)\b/i.test(JSON.stringify(success.result ?? ""));
+}
 
 /** The success of an action during which the page opened `dialog`. */
 function openedBy(name: string, dialog: PageDialog): ActionSuccess {
@@ -64,6 +73,8 @@ export class Executor {
     const newTab = this.#deps.newTabs.watch(action.taskId);
     // A copy: the task's record is the live one, which a joining tab changes.
     const tabsBefore = [...tabsOf(ctx.task)];
+    const verified = EXPECTS_EFFECT.has(action.name) && open === undefined;
+    const before = verified ? await tabState(ctx.tabId) : "";
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
@@ -82,6 +93,11 @@ export class Executor {
         (success.warnings ??= []).push(`the page opened a new tab (tab_id ${task.tabId}: ${tab?.pendingUrl || tab?.url || "loading"}); the task goes on in it, switch_tab ${ctx.tabId} goes back`);
       }
       success.tabId ??= task?.tabId;
+      const sameTab = success.tabId === undefined || success.tabId === ctx.tabId;
+      if (verified && success.dialog === undefined && sameTab && !drawnOnly(success) && !(await changedSince(ctx.tabId, before))) {
+        success.partial = true;
+        (success.warnings ??= []).push(noEffect(action.name));
+      }
       return success;
     } finally {
       watch.cancel();

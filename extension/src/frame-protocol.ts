@@ -90,7 +90,11 @@ export type FrameRequest =
   | { op: "markSecret"; target: FrameTarget }
   | { op: "mask"; kinds: PiiKind[] }
   | { op: "unmask" }
+  | { op: "state" }
   | { op: "overlay"; state: OverlayState; label?: string };
+
+/** What a person would notice change in a frame (content/changes.ts). */
+export type FrameState = { changes: number; url: string; title: string; focus: string; controls: string };
 
 export type FrameReply<T = unknown> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
 

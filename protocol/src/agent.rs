@@ -205,6 +205,10 @@ pub struct ToolResult {
     pub error: Option<ErrorObject>,
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// It ran, but not wholly as asked: the warnings say what is off (a typed value the field
+    /// did not keep, a click that changed nothing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// Tokens one model call used.

@@ -145,6 +145,8 @@ fn tool_result() -> BoxedStrategy<ToolResult> {
                 ok,
                 result,
                 error,
+                // Partial only ever with success.
+                partial: ok && warnings.len() == 1,
                 warnings,
             },
         )

@@ -289,7 +289,12 @@ export type ToolResult = { toolCallId: string,
 /**
  * The action's name.
  */
-name: string, ok: boolean, result?: unknown, error?: ErrorObject, warnings: Array<string>, };
+name: string, ok: boolean, result?: unknown, error?: ErrorObject, warnings: Array<string>, 
+/**
+ * It ran, but not wholly as asked: the warnings say what is off (a typed value the field
+ * did not keep, a click that changed nothing).
+ */
+partial?: boolean, };
 
 export type TokenUsage = { inputTokens: number, outputTokens: number, };
 

@@ -256,9 +256,11 @@ describe("DOM index, click and type", () => {
     await goto(taskId, `${h.a}/react.html`);
     page = await pageAt(h, `${h.a}/react.html`);
     await page.locator("#react-name").waitFor();
-    const { result, warnings } = await ok<{ value: string }>(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "ada" } });
-    // The component upper-cases what it is given: React saw the input.
+    const { result, warnings, record } = await ok<{ value: string }>(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "ada" } }, { partial: true });
+    // The component upper-cases what it is given: React saw the input, and the step says the
+    // field holds something else than what was typed.
     assert.equal(result.value, "ADA");
+    assert.equal(record.outcome?.status, "partial");
     assert.match(warnings.join(), /ADA/);
     assert.equal(await page.locator("#greeting").innerText(), "Hello, ADA");
     await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-bio']", text: "Mathematician" } });
@@ -266,7 +268,7 @@ describe("DOM index, click and type", () => {
     await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "grace", submit: true } });
     assert.equal(await page.locator("#sent").innerText(), "sent=GRACE");
     // And the DOM fallback works with React too.
-    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "dom", strategy: "dom_input" } });
+    await ok(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='react-name']", text: "dom", strategy: "dom_input" } }, { partial: true });
     assert.equal(await page.locator("#greeting").innerText(), "Hello, DOM");
   });
 
@@ -279,6 +281,33 @@ describe("DOM index, click and type", () => {
     await ok(h, taskId, { name: "browser_type", params: { clickId: editor.clickId, text: "New notes" } });
     assert.equal(await page.locator("#editor").innerText(), "New notes");
     await logged(page, "input:editor:trusted=true");
+  });
+
+  it("verifies each step: a click that changes nothing and a value the field did not keep are partial, with why", { timeout: 30_000 }, async () => {
+    await goto(taskId, `${h.a}/effects.html`);
+    page = await pageAt(h, `${h.a}/effects.html`);
+    const result = await index(taskId);
+    const click = (label: string) => act(h, taskId, { name: "browser_click", params: { clickId: el(result, label).clickId } });
+
+    const dead = await click("Subscribe");
+    assert.equal(dead.outcome?.status, "partial", JSON.stringify(dead.outcome));
+    assert.match(dead.outcome?.warnings.join() ?? "", /no visible effect: after the click the page did not change/);
+    // A change that comes a moment later counts; so does a checkbox's state, which no attribute shows.
+    const later = await click("More stories");
+    assert.equal(later.outcome?.status, "ok", JSON.stringify(later.outcome));
+    await page.getByText("Three more stories").waitFor();
+    const terms = await click("I accept the terms");
+    assert.equal(terms.outcome?.status, "ok", JSON.stringify(terms.outcome));
+    assert.equal(await page.locator("#terms").isChecked(), true);
+
+    const postcode = await act(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='postcode']", text: "SW1A 1AA" } });
+    assert.equal(postcode.outcome?.status, "partial");
+    assert.match(postcode.outcome?.warnings.join() ?? "", /the field holds "SW1A " after typing, not what was typed/);
+    const nick = await act(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='nick']", text: "Ada99" } });
+    assert.equal(nick.outcome?.status, "partial");
+    assert.match(nick.outcome?.warnings.join() ?? "", /holds "da"|holds "a"|holds ""/);
+    const fine = await act(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='nick']", text: "ada" } });
+    assert.equal(fine.outcome?.status, "ok");
   });
 });
 
@@ -534,7 +563,8 @@ describe("a 10,000-element page", () => {
   });
 
   it("goes out whole as an artifact when the document scope does not fit in one message", { timeout: 60_000 }, async () => {
-    const { taskId } = await startTask(h, `${h.a}/big`);
+    // Its own address: the test before left a tab open on the same page.
+    const { taskId } = await startTask(h, `${h.a}/big?whole`);
     const { result, warnings } = await ok<DomIndexResult>(h, taskId, { name: "browser_dom_index", params: { scope: "document" } });
     assert.equal(result.truncated, true);
     assert.ok(result.artifactId, `an artifact id: ${JSON.stringify(warnings)}`);
@@ -558,6 +588,7 @@ describe("a 10,000-element page", () => {
     // The click ids of the whole index work, including ones only the artifact lists.
     const last = el(stored, "Buy 1999");
     await ok(h, taskId, { name: "browser_click", params: { clickId: last.clickId } });
+    assert.equal(await (await pageAt(h, `${h.a}/big?whole`)).locator("#b1999").innerText(), "Added 1999", "the click reached the last row");
   });
 });
 

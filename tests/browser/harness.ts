@@ -68,11 +68,11 @@ export type BrowserOptions = {
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css" };
 
-/** 10,000 elements: 2,000 rows of a div, a span, a button, a link and an input. */
+/** 10,000 elements: 2,000 rows of a div, a span, a button, a link and an input. A Buy button says it was pressed, as a shop's does. */
 export function bigPage(rows = 2000): string {
   const parts = ["<!doctype html><html><head><meta charset=utf-8><title>Big</title></head><body><h1>Big page</h1>"];
   for (let i = 0; i < rows; i++) {
-    parts.push(`<div class=row><span>Item ${i}</span> <button id=b${i}>Buy ${i}</button> <a href="#r${i}">Link ${i}</a> <input placeholder="Qty ${i}"></div>`);
+    parts.push(`<div class=row><span>Item ${i}</span> <button id=b${i} onclick="this.textContent='Added ${i}'">Buy ${i}</button> <a href="#r${i}">Link ${i}</a> <input placeholder="Qty ${i}"></div>`);
   }
   parts.push("</body></html>");
   return parts.join("\n");

@@ -276,8 +276,10 @@ export class ChatView {
       }
       if (event.phase === "end" && event.result) {
         const ok = event.result.ok;
-        step.card.setAttribute("data-state", ok ? "ok" : "failed");
-        step.body.append(h("div", { class: `step-result ${ok ? "step-ok" : "step-failed"}`, "data-testid": "step-result" }, ok ? "✓ " : "✗ ", event.summary ?? ""));
+        // Partial: it ran, but not wholly as asked (a value the field did not keep, no visible effect).
+        const state = !ok ? "failed" : event.result.partial === true ? "partial" : "ok";
+        step.card.setAttribute("data-state", state);
+        step.body.append(h("div", { class: `step-result step-${state}`, "data-testid": "step-result" }, { ok: "✓ ", partial: "~ ", failed: "✗ " }[state], event.summary ?? ""));
       }
     });
     this.syncChrome();

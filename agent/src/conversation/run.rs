@@ -150,6 +150,7 @@ fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
         result: outcome.and_then(|o| o.result.clone()).filter(|_| ok),
         error,
         warnings: outcome.map(|o| o.warnings.clone()).unwrap_or_default(),
+        partial: ok && outcome.is_some_and(|o| o.status == ActionStatus::Partial),
     }
 }
 
@@ -270,6 +271,7 @@ impl Conversation {
                             result: None,
                             error: Some(error.clone()),
                             warnings: Vec::new(),
+                            partial: false,
                         })
                         .unwrap_or_default(),
                     ),
@@ -323,6 +325,7 @@ impl Conversation {
                 result: None,
                 error: Some(error.clone()),
                 warnings: Vec::new(),
+                partial: false,
             };
             effects.extend(self.end_step(result));
             effects.extend(self.fail_run(error, now));
@@ -468,6 +471,7 @@ impl Conversation {
                     result: None,
                     error: Some(error),
                     warnings: Vec::new(),
+                    partial: false,
                 };
                 let mut effects = self.end_step(result);
                 // Nothing ran: the page is as the model last saw it.
@@ -562,6 +566,7 @@ impl Conversation {
                      finish with done and say what is left for them to do.",
                 )),
                 warnings: Vec::new(),
+                partial: false,
             };
             effects.extend(self.end_step(result));
             // Nothing ran: the page is as the model last saw it.
@@ -978,6 +983,7 @@ impl Conversation {
                 result: Some(json!({ "success": success })),
                 error: None,
                 warnings: Vec::new(),
+                partial: false,
             };
             let mut effects = self.end_step(result);
             effects.extend(self.finish_run(Answer::new(success, text, data), now));
@@ -995,6 +1001,7 @@ impl Conversation {
                 why.clone(),
             )),
             warnings: Vec::new(),
+            partial: false,
         };
         let mut effects = self.end_step(result);
         if attempts < answer::MAX_ANSWER_ATTEMPTS {
@@ -1024,6 +1031,7 @@ impl Conversation {
             result: None,
             error: None,
             warnings: Vec::new(),
+            partial: false,
         };
         match run.observation.as_mut() {
             None => {

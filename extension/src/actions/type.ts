@@ -54,7 +54,11 @@ export const browserType: Handler<"browser_type"> = {
       const read = await frameCall<{ value: string }>(ctx.tabId, frameId, { op: "readValue", target }).catch(() => undefined);
       if (read !== undefined) {
         result.value = read.value;
-        if (read.value !== p.text && read.value !== "••••") warnings.push(`the field holds ${JSON.stringify(read.value.slice(0, 200))} after typing (the page changed what was typed)`);
+        if (read.value !== p.text && read.value !== "••••") {
+          // The page took something else (a mask, a length limit, a script that clears it).
+          partial = true;
+          warnings.push(`the field holds ${JSON.stringify(read.value.slice(0, 200))} after typing, not what was typed: the page changed or refused it`);
+        }
       }
     }
     return { result, warnings, partial };

@@ -8,6 +8,7 @@
 // worker dispatches: it marks every frame (`mark`) right before and clears the mark after.
 import type { ContentMessage, FrameReply, FrameRequest, OverlayState } from "../frame-protocol.ts";
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
+import { frameState, watchChanges } from "./changes.ts";
 import { allIframes, FrameError, resolveTarget, tagFrame } from "./dom.ts";
 import { indexFrame } from "./dom-index.ts";
 import { findText } from "./find.ts";
@@ -22,6 +23,7 @@ declare global {
 
 function start(): void {
   const top = window === window.top;
+  watchChanges();
   /** Our own CDP input is expected until this time (`performance.now()`). */
   let oursUntil = 0;
   /** The tab's task state, as the worker last said. */
@@ -146,6 +148,8 @@ function start(): void {
       case "unmask":
         unmaskFields();
         return true;
+      case "state":
+        return frameState();
     }
   };
 

@@ -1644,3 +1644,38 @@ fn read_page_moves_the_shown_text_on_and_says_where_it_ends() {
         .unwrap()
         .contains("past its end"));
 }
+
+#[test]
+fn a_step_that_ran_only_partly_is_told_to_the_model_as_partial_with_why() {
+    let mut c = bound();
+    let turn = at_first_page(&mut c, "[1]<button>Subscribe</button>");
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let mut done = record(
+        &click.0,
+        click.1,
+        ActionState::Succeeded,
+        json!({ "clicked": true }),
+    );
+    let outcome = done.outcome.as_mut().unwrap();
+    outcome.status = ActionStatus::Partial;
+    outcome.warnings = vec!["no visible effect: after the click the page did not change".into()];
+    let effects = c.action_finished(&done, 20);
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { phase: ToolPhase::End, result: Some(r), summary: Some(s), .. }
+            if r.ok && r.partial && s.contains("no visible effect"))));
+    let (_, messages) = turn_of(&prepare_page(
+        &mut c,
+        effects,
+        "[1]<button>Subscribe</button>",
+    ));
+    let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
+    assert_eq!(result["partial"], true);
+    assert!(result["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("no visible effect"));
+}
