@@ -1052,6 +1052,7 @@ mod tests {
                 group_title: None,
                 adopt_tab_id: None,
                 domains: None,
+                redaction: None,
             },
             0,
         );
@@ -1084,6 +1085,7 @@ mod tests {
             group_title: None,
             adopt_tab_id: None,
             domains: None,
+            redaction: None,
         };
         submit(&mut q, "start", start, 0);
         let mut started = ok("start", 1);

@@ -12,6 +12,7 @@ pub mod llm;
 pub mod prompt;
 pub mod records;
 pub mod risk;
+pub mod secrets;
 pub mod selection;
 pub mod snapshot;
 pub mod status;

@@ -85,6 +85,9 @@ pub struct RunConfig {
     pub domains: mimo_protocol::DomainPolicy,
     /// How steps are rated and which wait for the person (`MIMO_RISK_RULES`).
     pub risk: crate::risk::RiskRules,
+    /// What personal data the extension keeps out of evidence and of the model's text
+    /// (`MIMO_REDACT_EVIDENCE`, `MIMO_REDACT_MODEL`, `MIMO_REDACT_KINDS`).
+    pub redaction: mimo_protocol::RedactionPolicy,
 }
 
 impl Default for RunConfig {
@@ -100,6 +103,7 @@ impl Default for RunConfig {
             price: None,
             domains: mimo_protocol::DomainPolicy::default(),
             risk: crate::risk::RiskRules::default(),
+            redaction: mimo_protocol::RedactionPolicy::default(),
         }
     }
 }

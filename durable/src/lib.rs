@@ -15,12 +15,14 @@ mod http;
 mod llm_client;
 mod registry;
 mod registry_store;
+mod secret_store;
 mod socket;
 mod sql;
 #[cfg(all(test, target_arch = "wasm32"))]
 mod store_tests;
 mod task;
 mod task_actions;
+mod task_secrets;
 mod task_store;
 #[cfg(all(test, target_arch = "wasm32"))]
 mod wasm_tests;

@@ -323,6 +323,7 @@ enum Relayed {
 
 /// What the extension says about a task, passed on to the task if it is bound to it.
 enum ToTask {
+    // Boxed: an outcome (a JSON value, order-preserving since answers keep their key order) is large.
     Event(Box<ActionEvent>),
     Control(TaskControl),
 }

@@ -463,3 +463,39 @@ fn the_registry_keeps_extensions_bindings_and_snapshots() {
     store.save_snapshot("ext-1", &snapshot).unwrap();
     assert_eq!(store.snapshot("ext-1").unwrap(), Some(snapshot));
 }
+
+#[wasm_bindgen_test]
+fn a_tasks_secrets_are_stored_sealed_listed_without_values_and_deleted() {
+    use crate::secret_store::SecretStore;
+    use mimo_agent::secrets::SecretsKey;
+    let sql = NodeSql::open();
+    let store = SecretStore::open(sql.clone()).unwrap();
+    let key = SecretsKey::from_setting("the deployment's secrets key").unwrap();
+    let domains = vec!["example.com".to_owned()];
+    store
+        .put(&key, [1; 12], "pw", "plain-value-42", &domains, 5)
+        .unwrap();
+    let rows: Vec<serde_json::Value> = sql.rows("SELECT * FROM secrets", vec![]).unwrap();
+    assert!(!serde_json::to_string(&rows)
+        .unwrap()
+        .contains("plain-value-42"));
+    assert!(!serde_json::to_string(&rows)
+        .unwrap()
+        .contains(&hex::encode("plain-value-42")));
+    let listed = store.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].name, "pw");
+    assert_eq!(listed[0].domains, domains);
+    let opened = store.open_all(&key).unwrap();
+    assert_eq!(opened[0].value, "plain-value-42");
+    let other = SecretsKey::from_setting("a different secrets key").unwrap();
+    assert!(store.open_all(&other).unwrap().is_empty());
+    // Replaced, then deleted.
+    store
+        .put(&key, [2; 12], "pw", "new-value", &domains, 6)
+        .unwrap();
+    assert_eq!(store.open_all(&key).unwrap()[0].value, "new-value");
+    assert!(store.delete("pw").unwrap());
+    assert!(!store.delete("pw").unwrap());
+    assert!(store.list().unwrap().is_empty());
+}

@@ -29,6 +29,7 @@ use crate::artifacts::ArtifactStore;
 use crate::clients::{ArtifactGrant, ArtifactStored, BindRequest, RegistryClient, SubmitAction};
 use crate::error::{Failure, Refusable};
 use crate::http::{error_response, now_ms, read_body};
+use crate::secret_store::SecretStore;
 use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;
 use crate::{llm_client, ARTIFACTS};
@@ -46,6 +47,7 @@ pub struct TaskCoordinator {
     store: TaskStore,
     artifacts: ArtifactStore,
     action_store: ActionStore,
+    pub(crate) secrets: SecretStore,
     pub(crate) task: RefCell<Task>,
     /// Requests of the developer API waiting for their action to end, by action id.
     pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<ActionRecord>>>,
@@ -87,6 +89,7 @@ fn load(
     store: &TaskStore,
     action_store: &ActionStore,
     artifacts: &ArtifactStore,
+    secrets: &SecretStore,
 ) -> Result<Stored> {
     let task = store.load_task()?;
     let messages = match task {
@@ -100,6 +103,7 @@ fn load(
         actions: action_store.load()?,
         attachments: artifacts.attachments()?,
         snapshot: store.load_snapshot()?.map(|(_, snapshot)| snapshot),
+        secrets: secrets.list()?,
     })
 }
 
@@ -112,8 +116,9 @@ impl DurableObject for TaskCoordinator {
         let store = TaskStore::open(state.storage().sql()).expect("task schema");
         let artifacts = ArtifactStore::open(state.storage().sql()).expect("artifact schema");
         let action_store = ActionStore::open(state.storage().sql()).expect("action schema");
+        let secrets = SecretStore::open(state.storage().sql()).expect("secret schema");
         let config = config(&env);
-        let (task, broken) = match load(&store, &action_store, &artifacts) {
+        let (task, broken) = match load(&store, &action_store, &artifacts, &secrets) {
             Ok(stored) => (Task::restore(config, stored, now_ms()), None),
             Err(e) => {
                 // A record this build cannot read (corrupt, or written in a format it does not
@@ -135,6 +140,7 @@ impl DurableObject for TaskCoordinator {
             store,
             artifacts,
             action_store,
+            secrets,
             task: RefCell::new(task),
             waiters: RefCell::new(HashMap::new()),
             broken: RefCell::new(broken),
@@ -186,6 +192,15 @@ impl DurableObject for TaskCoordinator {
                 Err(error) => error_response(&error),
             },
             (Method::Post, "/delete") => self.delete(query("taskId")).await,
+            (Method::Get, "/secrets") => self.list_secrets(),
+            (Method::Post, "/secret-value") => self.secret_value(&mut req).await,
+            (Method::Post, path) if path.starts_with("/secrets/put/") => {
+                let name = path["/secrets/put/".len()..].to_owned();
+                self.put_secret(&name, &mut req).await
+            }
+            (Method::Post, path) if path.starts_with("/secrets/delete/") => {
+                self.delete_secret(&path["/secrets/delete/".len()..])
+            }
             (Method::Post, "/artifacts/granted") => {
                 let grant: ArtifactGrant = req.json().await?;
                 if !self.exists() {
@@ -297,7 +312,7 @@ enum Followup {
 }
 
 impl TaskCoordinator {
-    fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         self.task.borrow().record().is_some()
     }
 
@@ -622,6 +637,7 @@ impl TaskCoordinator {
         store::delete_prefix(&self.bucket()?, &prefix).await?;
         self.artifacts.clear()?;
         self.action_store.clear()?;
+        self.secrets.clear()?;
         self.store.clear()?;
         self.state.storage().delete_alarm().await?;
         let config = self.task.borrow().config().clone();

@@ -2,6 +2,7 @@
 // `POST /api/artifacts/presign`, `PUT` the body to the URL it returns, then
 // `GET /api/artifacts/{id}` for a download URL; and downloads one (a file the person attached).
 import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
+import { evidenceText, isTextual, policyOf } from "./evidence.ts";
 import { ActionError } from "./results.ts";
 
 export type ServerAccess = { serverUrl: string; token: string };
@@ -18,6 +19,13 @@ export async function uploadArtifact(
 ): Promise<{ artifactId: string; url: string }> {
   const base = server.serverUrl.replace(/\/+$/, "");
   const auth = { authorization: `Bearer ${server.token}` };
+  // Evidence is filtered here, for every kind of text artifact: secrets, and personal data
+  // when the task's policy says so (evidence.ts).
+  if (isTextual(request.contentType)) {
+    const text = new TextDecoder().decode(body);
+    const clean = evidenceText(text, await policyOf(request.taskId));
+    if (clean !== text) body = new TextEncoder().encode(clean);
+  }
   const presign: PresignRequest = { ...request, contentLength: body.byteLength };
   let res: Response;
   try {

@@ -11,6 +11,7 @@ import { DEFAULT_DIALOG_TIMEOUT_MS, DIALOG_TIMEOUT_KEY, dialogFromCdp, PageDialo
 import { Executor } from "./executor.ts";
 import { isContentMessage } from "./frame-protocol.ts";
 import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
+import { forServer, policyOf, setPolicyLookup } from "./evidence.ts";
 import { everyFrame, frameCall } from "./frames.ts";
 import { isPageMessage } from "./messages.ts";
 import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
@@ -22,6 +23,9 @@ import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./ta
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
 import { seeded } from "./random.ts";
+import { ActionError } from "./results.ts";
+import type { ActionSuccess } from "./results.ts";
+import { secretVault } from "./secret-values.ts";
 
 /** Wakes the worker to reconnect when Chrome stopped it; 30 s is the shortest period Chrome allows. */
 const RECONNECT_ALARM = "mimo-reconnect";
@@ -89,9 +93,25 @@ function send(message: ExtensionMessage): boolean {
   return connection.send(JSON.stringify(message));
 }
 
+setPolicyLookup(async (taskId) => (await tasks.get(taskId))?.redaction);
+void secretVault.load();
+
 const dispatcher = new ActionDispatcher({
   log: new ActionLog(storage),
-  execute: (action) => executor.execute(action),
+  // Secrets, and personal data when the task says so, never reach the log or the server.
+  execute: async (action) => {
+    let success: ActionSuccess;
+    try {
+      success = await executor.execute(action);
+    } catch (error) {
+      // A page's refusal may quote what was typed: never a secret's value.
+      await secretVault.load();
+      if (error instanceof ActionError) throw new ActionError(error.code, secretVault.redact(error.message), error.retryable, error.dialog);
+      throw error;
+    }
+    await secretVault.load();
+    return forServer(success, await policyOf(action.taskId));
+  },
   send: (message) => send(message),
   now: () => Date.now(),
 });
@@ -108,6 +128,8 @@ const connection = new Connection({
   onResultAck: (ack) => void dispatcher.acknowledged(ack),
   onActionQuery: (query) => void dispatcher.query(query),
 });
+// The last line of defence: no frame carries a secret's value, whatever produced it.
+connection.filter = (frame) => secretVault.redactFrame(frame);
 const sync = new BrowserSync(reader, {
   send: (frame) => connection.send(frame),
   failed: (message) => connection.fail(message),
@@ -286,6 +308,8 @@ type TestHooks = {
   deliver(frame: string): void;
   sent: string[];
   total: number;
+  /** Every frame sent while a test records (set to `[]` to start). */
+  record: string[] | null;
   execute(action: BrowserAction): Promise<unknown>;
   dropSocket(): void;
   chaos(settings: Chaos | null): void;
@@ -303,6 +327,7 @@ function installTestHooks(on: boolean): void {
     deliver: (frame) => connection.receiveForTest(frame),
     sent: [],
     total: 0,
+    record: null,
     execute: (action) => executor.execute(action),
     dropSocket: () => connection.fail("the chaos test dropped the socket"),
     chaos(settings) {
@@ -322,6 +347,7 @@ function installTestHooks(on: boolean): void {
   g.__mimoTest = hooks;
   connection.onSent = (frame) => {
     hooks.sent.push(frame);
+    hooks.record?.push(frame);
     hooks.total++;
     if (hooks.sent.length > 200) hooks.sent.shift();
   };

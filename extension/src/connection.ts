@@ -100,6 +100,7 @@ export class Connection {
   /** Sends a frame if the connection is online, else drops it; says which. */
   send(frame: string): boolean {
     if (!this.#online || this.#socket?.readyState !== WebSocket.OPEN) return false;
+    if (this.filter !== undefined) frame = this.filter(frame);
     const socket = this.#socket;
     const put = (f: string) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(f);
@@ -109,6 +110,9 @@ export class Connection {
     this.onSent?.(frame);
     return true;
   }
+
+  /** Rewrites every frame before it is sent (the secret values out: background.ts). */
+  filter: ((frame: string) => string) | undefined;
 
   /** Sees every frame sent (test hooks only). */
   onSent: ((frame: string) => void) | undefined;

@@ -1,7 +1,7 @@
 // Messages between the service worker and the content script of one frame
 // (`chrome.tabs.sendMessage(tabId, request, { frameId })`). Every answer is a `FrameReply`:
 // the content script never lets an exception cross, it names a protocol error code instead.
-import type { BoundingBox, ElementFacts, ErrorCode, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
+import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -88,6 +88,9 @@ export type FrameRequest =
   | { op: "readyState" }
   | { op: "exists"; xpath: string }
   | { op: "mark"; untilMs: number }
+  | { op: "markSecret"; target: FrameTarget }
+  | { op: "mask"; kinds: PiiKind[] }
+  | { op: "unmask" }
   | { op: "state" }
   | { op: "overlay"; state: OverlayState; label?: string };
 

@@ -10,6 +10,8 @@ export type FieldLike = { tagName: string; getAttribute(name: string): string | 
 const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code|cc-[a-z-]+)(\s|$)/i;
 
 export function isSensitiveField(el: FieldLike): boolean {
+  // A field a secret was typed into (`{{secret:name}}`), whatever its kind.
+  if (el.getAttribute("data-mimo-secret") !== null) return true;
   const sensitive = el.getAttribute("data-sensitive");
   if (sensitive !== null && sensitive.toLowerCase() !== "false") return true;
   const tag = el.tagName.toLowerCase();

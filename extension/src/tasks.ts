@@ -3,7 +3,7 @@
 // `chrome.storage.local` under one key, so it survives the worker being stopped and the side
 // panel can show it.
 import type { KeyValue } from "./action-log.ts";
-import type { DomainPolicy, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { DomainPolicy, RedactionPolicy, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import type { OverlayState } from "./frame-protocol.ts";
 
 export const TASKS_KEY = "tasks";
@@ -41,6 +41,8 @@ export type TaskRecord = {
   adopted?: number[];
   /** Where the task may go (checked before every action, after redirects too). */
   domains?: DomainPolicy;
+  /** What personal data is kept out of evidence and of the model's text (evidence.ts). */
+  redaction?: RedactionPolicy;
   /** The last action, for the side panel. */
   lastAction?: { name: string; at: number };
   /** A takeover, resume or stop the server has not been told of (it was offline). */

@@ -108,7 +108,7 @@ impl DomainPolicy {
 }
 
 /// The lowercase host and the explicit port of an http(s) URL.
-fn host_and_port(url: &str) -> Option<(String, Option<String>)> {
+pub(crate) fn host_and_port(url: &str) -> Option<(String, Option<String>)> {
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))?;
@@ -170,6 +170,11 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         domains: Option<DomainPolicy>,
+        /// What personal data the extension keeps out of what it sends for the task (absent:
+        /// the default, evidence filtered).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        redaction: Option<crate::secrets::RedactionPolicy>,
     },
     #[serde(rename_all = "camelCase")]
     TaskStop {

@@ -62,7 +62,8 @@ pub enum AgentAction {
     /// Click the element with this index.
     Click { index: u32 },
     /// Replace the content of the input, textarea or editable element with this index by
-    /// `text`; `submit` presses Enter afterwards.
+    /// `text`; `submit` presses Enter afterwards. To type a stored secret write its placeholder
+    /// `{{secret:name}}` in `text`: it is filled in at the moment of typing, never shown to you.
     Type {
         index: u32,
         text: String,

@@ -12,6 +12,7 @@ pub mod error;
 pub mod extension;
 pub mod frontend;
 pub mod limits;
+pub mod secrets;
 pub mod snapshot;
 pub mod task;
 pub mod typescript;
@@ -30,6 +31,7 @@ pub use extension::{
 pub use frontend::{
     Attachment, ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
 };
+pub use secrets::{PiiKind, RedactionPolicy, SecretInfo, SecretScope};
 pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};
 pub use task::{TaskControl, TaskStatus};
 

@@ -3,7 +3,7 @@
 use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
-use crate::{action, agent, error, extension, frontend, snapshot, task};
+use crate::{action, agent, error, extension, frontend, secrets, snapshot, task};
 
 /// Where the generated module is checked in, relative to the workspace root.
 pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
@@ -35,6 +35,13 @@ pub fn typescript_module() -> String {
         action::Target,
         action::DragEnd,
         action::DomainPolicy,
+        secrets::PiiKind,
+        secrets::RedactionPolicy,
+        secrets::SecretScope,
+        secrets::SecretInfo,
+        secrets::PutSecret,
+        secrets::SecretValueRequest,
+        secrets::SecretValue,
         action::ActionCommand,
         action::Rerun,
         action::ActionTraits,

@@ -338,14 +338,25 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
             of(text()),
             of(any::<i32>()),
             of((vec(text(), 0..3), vec(text(), 0..3))),
+            of((any::<bool>(), any::<bool>())),
         )
             .prop_map(
-                |(url, reuse_existing_tab, group_title, adopt_tab_id, domains)| TaskStart {
-                    url,
-                    reuse_existing_tab,
-                    group_title,
-                    adopt_tab_id,
-                    domains: domains.map(|(allowed, blocked)| DomainPolicy { allowed, blocked }),
+                |(url, reuse_existing_tab, group_title, adopt_tab_id, domains, redaction)| {
+                    TaskStart {
+                        url,
+                        reuse_existing_tab,
+                        group_title,
+                        adopt_tab_id,
+                        domains: domains
+                            .map(|(allowed, blocked)| DomainPolicy { allowed, blocked }),
+                        redaction: redaction.map(|(evidence, model)| {
+                            mimo_protocol::RedactionPolicy {
+                                evidence,
+                                model,
+                                kinds: mimo_protocol::PiiKind::ALL.to_vec(),
+                            }
+                        }),
+                    }
                 }
             ),
         of(any::<bool>()).prop_map(|close_tab| TaskStop { close_tab }),

@@ -45,6 +45,20 @@ export type DragEnd = { clickId?: number, x?: number, y?: number, };
 
 export type DomainPolicy = { allowed: Array<string>, blocked: Array<string>, };
 
+export type PiiKind = "email" | "phone" | "card" | "token";
+
+export type RedactionPolicy = { evidence: boolean, model: boolean, kinds: Array<PiiKind>, };
+
+export type SecretScope = "deployment" | "task";
+
+export type SecretInfo = { name: string, domains: Array<string>, scope: SecretScope, };
+
+export type PutSecret = { value: string, domains: Array<string>, };
+
+export type SecretValueRequest = { name: string, url: string, };
+
+export type SecretValue = { name: string, value: string, domains: Array<string>, };
+
 export type ActionCommand = { "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
 /**
  * Start on this tab of the person's ("continue on this page") instead of a window of
@@ -55,7 +69,12 @@ adoptTabId?: number,
  * Where the task may go: the extension checks every action's page against it, after
  * redirects too.
  */
-domains?: DomainPolicy, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+domains?: DomainPolicy, 
+/**
+ * What personal data the extension keeps out of what it sends for the task (absent:
+ * the default, evidence filtered).
+ */
+redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
@@ -127,7 +146,12 @@ adoptTabId?: number,
  * Where the task may go: the extension checks every action's page against it, after
  * redirects too.
  */
-domains?: DomainPolicy, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
+domains?: DomainPolicy, 
+/**
+ * What personal data the extension keeps out of what it sends for the task (absent:
+ * the default, evidence filtered).
+ */
+redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?: boolean, } } | { "name": "browser_debugger_attach", "params": Record<symbol, never> } | { "name": "browser_wait_for_loaded", "params": { timeoutMs?: number, } } | { "name": "browser_screenshot", "params": { fullPage?: boolean, } } | { "name": "browser_readability_extract", "params": Record<symbol, never> } | { "name": "browser_dom_index", "params": { scope?: ScanScope, 
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */

@@ -86,6 +86,9 @@ function textPage(kb: number): string {
   return `<!doctype html><html><head><meta charset=utf-8><title>Long read</title></head><body><article><h1>Long read</h1>${paragraph.repeat(count)}</article></body></html>`;
 }
 
+/** What the fixture servers' form targets received (`/login`), in order. */
+export const fixtureRequests: Array<{ path: string; form: Record<string, string> }> = [];
+
 async function startFixtures(bundle: string): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -96,6 +99,18 @@ async function startFixtures(bundle: string): Promise<Server> {
     if (url.pathname === "/big") return send(200, TYPES[".html"]!, bigPage(Number(url.searchParams.get("rows") ?? 2000)));
     if (url.pathname === "/text") return send(200, TYPES[".html"]!, textPage(Number(url.searchParams.get("kb") ?? 10)));
     if (url.pathname === "/react/bundle.js") return send(200, TYPES[".js"]!, bundle);
+    // A login form's target, as a real site's: it records what it received (the tests check
+    // the page got the secret's real value) and answers without echoing the password.
+    if (url.pathname === "/login" && req.method === "POST") {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      req.on("end", () => {
+        const form = new URLSearchParams(body);
+        fixtureRequests.push({ path: url.pathname, form: Object.fromEntries(form) });
+        send(200, TYPES[".html"]!, `<!doctype html><title>Welcome · Acme</title><h1>Welcome back</h1><p id=who>Signed in as ${(form.get("username") ?? "").replace(/[<&]/g, "")}</p>`);
+      });
+      return;
+    }
     if (url.pathname === "/redirect") {
       res.writeHead(302, { location: url.searchParams.get("to") ?? "/", "cache-control": "no-store" });
       res.end();

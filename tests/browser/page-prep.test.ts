@@ -107,7 +107,8 @@ describe("the HTML snapshot", () => {
     assert.ok(!html.includes("mimo-overlay-host"), "the overlay is not part of the page");
 
     const one = await ok<{ artifactId: string; url: string }>(h, taskId, { name: "browser_get_html", params: { xpath: "//*[@id='email']" } });
-    assert.equal(await (await fetch(one.result.url)).text(), '<input id="email" name="email" type="email" value="old@example.com">');
+    // Stored evidence holds no personal data by default (MIMO_REDACT_EVIDENCE).
+    assert.equal(await (await fetch(one.result.url)).text(), '<input id="email" name="email" type="email" value="[email redacted]">');
     await fails(h, taskId, { name: "browser_get_html", params: { xpath: "//*[" } }, "INVALID_TARGET");
     await fails(h, taskId, { name: "browser_get_html", params: { xpath: "//nothing" } }, "TARGET_NOT_FOUND");
   });

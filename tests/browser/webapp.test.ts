@@ -40,7 +40,7 @@ let taskUrl = "";
 
 before(async () => {
   ensureWebBuilt();
-  mimo = await startMimo();
+  mimo = await startMimo({ bindings: { MIMO_SECRETS_KEY: "webapp-test-secrets-key-0123" } });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: chromiumArgs(),
@@ -345,6 +345,32 @@ describe("web app", () => {
     await sendMessage(page1, "Are you still there?");
     await page1.locator('[data-testid="message-assistant"][data-finished="true"]', { hasText: reply }).waitFor({ timeout: 15_000 });
     assert.deepEqual(await transcript(page1), [...before, "user: Are you still there?", `assistant: ${reply}`]);
+    assert.deepEqual(errors.get(page1), [], "no script errors on the page");
+  });
+
+  it("stores a task's secret from the secrets panel, lists it without its value, and deletes it", async () => {
+    const value = "panel-Secret-value-77";
+    await page1.getByTestId("secret-name").fill("shop_pw");
+    await page1.getByTestId("secret-value").fill(value);
+    await page1.getByTestId("secret-domains").fill("shop.example, *.shop.example");
+    await page1.getByTestId("secret-save").click();
+    const row = page1.getByTestId("secret-row").filter({ hasText: "{{secret:shop_pw}}" });
+    await row.waitFor({ timeout: 10_000 });
+    assert.match((await row.textContent()) ?? "", /on shop\.example, \*\.shop\.example/);
+    assert.equal(await page1.getByTestId("secret-value").inputValue(), "", "the value is not kept in the page");
+    assert.ok(!(await page1.content()).includes(value));
+    const taskId = new URL(page1.url()).hash.split("/").pop()!;
+    const listed = await (await fetch(`${mimo.url}/api/task/${taskId}/secrets`, { headers: { authorization: `Bearer ${mimo.token}` } })).text();
+    assert.match(listed, /shop_pw/);
+    assert.ok(!listed.includes(value));
+    // A bad domain is refused with the server's reason.
+    await page1.getByTestId("secret-name").fill("other");
+    await page1.getByTestId("secret-value").fill("x-value-bad");
+    await page1.getByTestId("secret-domains").fill("https://x.test/");
+    await page1.getByTestId("secret-save").click();
+    await page1.getByTestId("secret-error").filter({ hasText: /not a domain/ }).waitFor({ timeout: 10_000 });
+    await row.getByRole("button").click();
+    await page1.getByTestId("secret-list").filter({ hasText: "No secrets yet." }).waitFor({ timeout: 10_000 });
     assert.deepEqual(errors.get(page1), [], "no script errors on the page");
   });
 });

@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -152,4 +152,33 @@ export async function exportTask(token: string, taskId: string): Promise<Blob> {
 /** Where a task stands; a 404 `ApiError` when this server has no such task. */
 export function getTask(token: string, taskId: string): Promise<TaskSummary> {
   return getJson<TaskSummary>(`/api/task/${encodeURIComponent(taskId)}`, token);
+}
+
+/** The task's secrets and the deployment's: names and domains, never values. */
+export function listSecrets(token: string, taskId: string): Promise<SecretInfo[]> {
+  return getJson<SecretInfo[]>(`/api/task/${encodeURIComponent(taskId)}/secrets`, token);
+}
+
+/** Stores one of the task's own secrets (`PUT /api/task/{id}/secrets/{name}`); its value is never shown again. */
+export async function putSecret(token: string, taskId: string, name: string, value: string, domains: string[]): Promise<void> {
+  const body: PutSecret = { value, domains };
+  let response: Response;
+  try {
+    response = await fetch(`/api/task/${encodeURIComponent(taskId)}/secrets/${encodeURIComponent(name)}`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
+  }
+  if (!response.ok) {
+    const error = (await response.json().catch(() => null)) as ErrorObject | null;
+    if (error !== null && isErrorObject(error)) throw new ApiError(error.code, error.message, response.status, error.retryable);
+    throw new ApiError("INTERNAL_ERROR", `${response.status}`, response.status, false);
+  }
+}
+
+export async function deleteSecret(token: string, taskId: string, name: string): Promise<void> {
+  await getJson<unknown>(`/api/task/${encodeURIComponent(taskId)}/secrets/${encodeURIComponent(name)}`, token, undefined, "DELETE");
 }

@@ -2,13 +2,14 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, createTask, exportTask, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, createTask, deleteSecret, exportTask, listSecrets, putSecret, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
 import { TaskSocket } from "./socket.ts";
 import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
+import { SecretsPanel } from "./secrets.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
 /** Banner code for a task whose socket keeps being refused. */
@@ -32,6 +33,10 @@ class App {
   private readonly chat: ChatView;
   private readonly extensionsPanel: ExtensionsPanel;
   private readonly browserPanel = new BrowserPanel();
+  private readonly secretsPanel = new SecretsPanel({
+    onSave: (name, value, domains) => this.saveSecret(name, value, domains),
+    onDelete: (name) => void this.removeSecret(name),
+  });
   private readonly shell: HTMLElement;
 
   constructor(root: HTMLElement) {
@@ -66,7 +71,7 @@ class App {
         { class: "layout" },
         this.tasks.el,
         this.chat.el,
-        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el),
+        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.secretsPanel.el),
       ),
     );
     // Errors show above the conversation they concern.
@@ -202,6 +207,8 @@ class App {
     this.chat.reset();
     this.chat.setNote(null);
     this.browserPanel.render(null);
+    this.secretsPanel.render([]);
+    void this.loadSecrets(taskId);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
     // Remembered once the server has shown the task exists (first `ready`).
@@ -303,6 +310,36 @@ class App {
     } finally {
       this.creatingTask = false;
     }
+  }
+
+  /** The open task's secrets: names and domains. */
+  private async loadSecrets(taskId: string): Promise<void> {
+    if (!this.token) return;
+    try {
+      const secrets = await listSecrets(this.token, taskId);
+      if (this.session?.model.taskId === taskId || this.session === null) this.secretsPanel.render(secrets);
+    } catch (err) {
+      this.secretsPanel.showError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /** Stores a secret of the open task (starting one when none is open). */
+  private async saveSecret(name: string, value: string, domains: string[]): Promise<void> {
+    if (!this.session && !(await this.newTask())) return;
+    const taskId = this.session!.model.taskId;
+    await putSecret(this.token ?? "", taskId, name, value, domains);
+    await this.loadSecrets(taskId);
+  }
+
+  private async removeSecret(name: string): Promise<void> {
+    const taskId = this.session?.model.taskId;
+    if (!taskId || !this.token) return;
+    try {
+      await deleteSecret(this.token, taskId, name);
+    } catch (err) {
+      this.secretsPanel.showError(err instanceof Error ? err.message : String(err));
+    }
+    await this.loadSecrets(taskId);
   }
 
   /** Attaches files to the task (starting one when none is open); the task shows each once stored. */

@@ -19,7 +19,7 @@ use worker::{Env, Request, Response, Result};
 use crate::{number_setting, var};
 
 /// Refuses an extension (`for_client`) an artifact of a task that is not bound to it.
-async fn check_binding(
+pub(crate) async fn check_binding(
     env: &Env,
     task_id: &str,
     for_client: Option<&str>,

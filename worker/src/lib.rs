@@ -9,6 +9,7 @@ use mimo_agent::task::Settings;
 use mimo_durable::{error_response, Answer, Failure, RegistryClient, TaskClient, TicketHolder};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
+use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
 
@@ -39,6 +40,7 @@ fn extension_fetch_route(path: &str) -> bool {
         path,
         "/api/extension/pair" | "/api/ws-ticket" | "/api/artifacts/presign"
     ) || path.starts_with("/api/artifacts/")
+        || (path.starts_with("/api/task/") && path.ends_with("/secret-value"))
 }
 
 /// The request's `Origin` when it is an extension's (`chrome-extension://…`) on one of its routes.
@@ -141,11 +143,18 @@ async fn route(req: Request, env: Env) -> Result<Response> {
             }
             // Deleting removes the task's history and every artifact it stored in R2; the
             // actions route is the developer API that drives the task's browser directly.
-            let object_route = match (&method, rest) {
-                (Method::Get, "") => "/summary",
-                (Method::Delete, "") => "/delete",
-                (Method::Get | Method::Post, "actions") => "/actions",
-                (Method::Get, "export") => "/export",
+            let secret = rest
+                .strip_prefix("secrets/")
+                .filter(|name| valid_secret_name(name));
+            let object_route = match (&method, rest, secret) {
+                (Method::Get, "", _) => "/summary".to_owned(),
+                (Method::Delete, "", _) => "/delete".to_owned(),
+                (Method::Get | Method::Post, "actions", _) => "/actions".to_owned(),
+                (Method::Get, "export", _) => "/export".to_owned(),
+                // The task's own secrets: stored and deleted by name, listed without values.
+                (Method::Get, "secrets", _) => "/secrets".to_owned(),
+                (Method::Put, _, Some(name)) => format!("/secrets/put/{name}"),
+                (Method::Delete, _, Some(name)) => format!("/secrets/delete/{name}"),
                 _ => {
                     return error_response(&ErrorObject::new(
                         ErrorCode::NotFound,
@@ -154,7 +163,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
                 }
             };
             TaskClient::new(&env, task_id)?
-                .forward(task_id, object_route, req)
+                .forward(task_id, &object_route, req)
                 .await
         }
         (Method::Get, "/ws/web") => {
@@ -204,6 +213,23 @@ async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Res
                 Some(client_id),
             )
             .await
+        }
+        // A secret's value, at the moment of typing, for a task bound to this extension.
+        (Method::Post, route)
+            if route.starts_with("/api/task/") && route.ends_with("/secret-value") =>
+        {
+            let task_id = &route["/api/task/".len()..route.len() - "/secret-value".len()];
+            if !valid_task_id(task_id) {
+                return error_response(&bad_request(
+                    "the path must name a task id from /api/task/id",
+                ));
+            }
+            if let Some(refusal) = artifacts::check_binding(env, task_id, Some(client_id)).await? {
+                return error_response(&refusal);
+            }
+            TaskClient::new(env, task_id)?
+                .forward(task_id, "/secret-value", req)
+                .await
         }
         (Method::Get, "/ws/extension") => {
             let named = url

@@ -90,6 +90,8 @@ pub struct Conversation {
     pub(crate) attachments: Vec<Attachment>,
     /// The bound browser's windows and tabs, as last synced: the person's own tabs.
     pub(crate) browser: Option<BrowserSnapshot>,
+    /// The secrets the model may type by placeholder: names and domains, never values.
+    pub(crate) secrets: Vec<mimo_protocol::SecretInfo>,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -117,6 +119,7 @@ impl Conversation {
             config: RunConfig::default(),
             attachments: Vec::new(),
             browser: None,
+            secrets: Vec::new(),
         }
     }
 
@@ -141,6 +144,7 @@ impl Conversation {
             config: RunConfig::default(),
             attachments: Vec::new(),
             browser: None,
+            secrets: Vec::new(),
         }
     }
 
@@ -175,6 +179,7 @@ impl Conversation {
     pub(crate) fn context_notes(&self) -> Vec<llm::ChatMessage> {
         [
             prompt::attachments_note(&self.attachments),
+            crate::secrets::secrets_note(&self.secrets),
             self.browser.as_ref().and_then(prompt::browser_tabs_note),
             self.task
                 .start_tab

@@ -500,6 +500,7 @@ impl Conversation {
                 )),
                 adopt_tab_id: self.task.start_tab,
                 domains: (!self.config.domains.is_open()).then(|| self.config.domains.clone()),
+                redaction: Some(self.config.redaction.clone()),
             };
             return self.submit(turn_id, command, Purpose::TaskStart);
         }

@@ -5,6 +5,8 @@ use crate::actions::Timeouts;
 use crate::llm::{self, LlmConfig, LlmError, LlmErrorKind, Provider};
 use crate::records::{Budget, RunConfig};
 use crate::risk::RiskRules;
+use crate::secrets::{parse_deployment_secrets, Secret, SecretsKey, MIN_KEY_CHARS};
+use mimo_protocol::{PiiKind, RedactionPolicy};
 
 /// Everything a task coordinator takes from its environment.
 #[derive(Debug, Clone)]
@@ -14,6 +16,11 @@ pub struct TaskConfig {
     /// The model endpoint, or why none is usable (reported to the person at their first
     /// message, not at startup, so that a task can still be opened, exported and deleted).
     pub llm: Result<LlmConfig, LlmError>,
+    /// The deployment's secrets (`MIMO_SECRETS`), values in memory only.
+    pub secrets: Vec<Secret>,
+    /// What a task's own secrets are encrypted under (`MIMO_SECRETS_KEY`); without it a task
+    /// cannot store one.
+    pub secrets_key: Option<SecretsKey>,
 }
 
 impl Default for TaskConfig {
@@ -38,7 +45,14 @@ impl TaskConfig {
         let timeouts = timeouts(&mut reader);
         let llm = llm_config(&lookup);
         let run = run_config(&mut reader, llm.as_ref().ok());
-        let config = TaskConfig { run, timeouts, llm };
+        let (secrets, secrets_key) = secrets(&mut reader);
+        let config = TaskConfig {
+            run,
+            timeouts,
+            llm,
+            secrets,
+            secrets_key,
+        };
         (config, reader.warnings)
     }
 }
@@ -191,6 +205,7 @@ fn run_config(reader: &mut Settings, llm: Option<&LlmConfig>) -> RunConfig {
             blocked: reader.list("MIMO_BLOCKED_DOMAINS"),
         },
         risk: risk_rules(reader),
+        redaction: redaction(reader),
     }
 }
 
@@ -207,6 +222,68 @@ fn risk_rules(reader: &mut Settings) -> RiskRules {
         });
         RiskRules::default()
     })
+}
+
+/// What personal data the extension keeps out of what it sends: `MIMO_REDACT_EVIDENCE` (on:
+/// stored page text, HTML, element lists and screenshots), `MIMO_REDACT_MODEL` (off: the text
+/// the model reads) and `MIMO_REDACT_KINDS` (`email,phone,card,token`, all by default).
+fn redaction(reader: &mut Settings) -> RedactionPolicy {
+    const KINDS: &str = "MIMO_REDACT_KINDS";
+    let defaults = RedactionPolicy::default();
+    let mut kinds = Vec::new();
+    for name in reader.list(KINDS) {
+        match PiiKind::parse(&name) {
+            Some(kind) if !kinds.contains(&kind) => kinds.push(kind),
+            Some(_) => {}
+            None => reader.warnings.push(ConfigWarning {
+                name: KINDS,
+                message: format!(
+                    "{KINDS}: {name:?} is not one of email, phone, card, token; it is left out"
+                ),
+            }),
+        }
+    }
+    if kinds.is_empty() {
+        kinds = defaults.kinds;
+    }
+    RedactionPolicy {
+        evidence: reader.switch("MIMO_REDACT_EVIDENCE", defaults.evidence),
+        model: reader.switch("MIMO_REDACT_MODEL", defaults.model),
+        kinds,
+    }
+}
+
+/// The deployment's secrets (`MIMO_SECRETS`, JSON) and the key of the tasks' own
+/// (`MIMO_SECRETS_KEY`, at least 16 characters). Warnings never hold a value.
+fn secrets(reader: &mut Settings) -> (Vec<Secret>, Option<SecretsKey>) {
+    const SECRETS: &str = "MIMO_SECRETS";
+    const KEY: &str = "MIMO_SECRETS_KEY";
+    let secrets = match reader.get(SECRETS) {
+        None => Vec::new(),
+        Some(raw) => {
+            let (secrets, problems) = parse_deployment_secrets(&raw);
+            for message in problems {
+                reader.warnings.push(ConfigWarning {
+                    name: SECRETS,
+                    message,
+                });
+            }
+            secrets
+        }
+    };
+    let key = reader.get(KEY).and_then(|raw| {
+        let key = SecretsKey::from_setting(&raw);
+        if key.is_none() {
+            reader.warnings.push(ConfigWarning {
+                name: KEY,
+                message: format!(
+                    "{KEY} is shorter than {MIN_KEY_CHARS} characters; tasks cannot store secrets until it is set to a longer one"
+                ),
+            });
+        }
+        key
+    });
+    (secrets, key)
 }
 
 /// What the model's tokens cost: `MIMO_LLM_PRICE` ("input,output" dollars per million
@@ -456,5 +533,50 @@ mod tests {
             "{:?}",
             warnings[0]
         );
+    }
+
+    #[test]
+    fn secrets_and_their_key_are_read_with_warnings_that_never_hold_a_value() {
+        let (c, warnings) = config(&[]);
+        assert!(c.secrets.is_empty() && c.secrets_key.is_none());
+        assert!(warnings.is_empty());
+        let (c, warnings) = config(&[
+            (
+                "MIMO_SECRETS",
+                r#"{"pw": {"value": "pw-value-1", "domains": ["example.com"]}, "x y": {"value": "bad-value-2", "domains": ["a.test"]}}"#,
+            ),
+            ("MIMO_SECRETS_KEY", "0123456789abcdef0123"),
+        ]);
+        assert_eq!(c.secrets.len(), 1);
+        assert_eq!(c.secrets[0].name, "pw");
+        assert!(c.secrets_key.is_some());
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].name, "MIMO_SECRETS");
+        assert!(!warnings[0].message.contains("value-"), "{:?}", warnings[0]);
+        let (c, warnings) = config(&[("MIMO_SECRETS_KEY", "tiny-k3y")]);
+        assert!(c.secrets_key.is_none());
+        assert_eq!(warnings[0].name, "MIMO_SECRETS_KEY");
+        assert!(!warnings[0].message.contains("tiny-k3y"));
+        let (c, warnings) = config(&[("MIMO_SECRETS", "[1, 2]")]);
+        assert!(c.secrets.is_empty());
+        assert_eq!(warnings[0].name, "MIMO_SECRETS");
+    }
+
+    #[test]
+    fn redaction_defaults_to_evidence_only_with_every_kind() {
+        use mimo_protocol::PiiKind;
+        let (c, _) = config(&[]);
+        assert_eq!(c.run.redaction, mimo_protocol::RedactionPolicy::default());
+        assert!(c.run.redaction.evidence && !c.run.redaction.model);
+        assert_eq!(c.run.redaction.kinds.len(), 4);
+        let (c, warnings) = config(&[
+            ("MIMO_REDACT_EVIDENCE", "off"),
+            ("MIMO_REDACT_MODEL", "on"),
+            ("MIMO_REDACT_KINDS", "email, Card,ssn,email"),
+        ]);
+        assert!(!c.run.redaction.evidence && c.run.redaction.model);
+        assert_eq!(c.run.redaction.kinds, vec![PiiKind::Email, PiiKind::Card]);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.contains("\"ssn\""), "{:?}", warnings[0]);
     }
 }

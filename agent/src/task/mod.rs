@@ -202,6 +202,8 @@ pub struct Stored {
     pub attachments: Vec<Attachment>,
     /// The latest snapshot of the bound browser's windows and tabs.
     pub snapshot: Option<BrowserSnapshot>,
+    /// The task's own secrets: names and domains (their values stay sealed in storage).
+    pub secrets: Vec<mimo_protocol::SecretInfo>,
 }
 
 /// Work inside one [`Task::handle`]: effects of the conversation and of the scheduler, which
@@ -233,6 +235,7 @@ impl Task {
             let mut conversation = Conversation::restore(task, stored.messages, stored.run)
                 .with_config(config.run.clone())
                 .with_attachments(attachments);
+            conversation.secrets = crate::secrets::infos(&stored.secrets, &config.secrets);
             conversation.browser = snapshot;
             conversation
         });
@@ -248,6 +251,15 @@ impl Task {
             conversation,
             actions,
             held: Vec::new(),
+        }
+    }
+
+    /// The task's own secrets changed (stored or deleted from the web app): the model is told
+    /// the new names from its next call on.
+    pub fn set_task_secrets(&mut self, task: &[mimo_protocol::SecretInfo]) {
+        let all = crate::secrets::infos(task, &self.config.secrets);
+        if let Some(conversation) = self.conversation.as_mut() {
+            conversation.secrets = all;
         }
     }
 
@@ -469,7 +481,8 @@ impl Task {
         if self.conversation.is_some() {
             return Ok(Vec::new());
         }
-        let created = Conversation::new(task_id, now).with_config(self.config.run.clone());
+        let mut created = Conversation::new(task_id, now).with_config(self.config.run.clone());
+        created.secrets = crate::secrets::infos(&[], &self.config.secrets);
         let mut out = vec![Effect::SaveTask(created.task().clone())];
         // The log starts with the task's status, so every client learns it from the history.
         if let conversation::Effect::Emit(event) = created.status_event() {

@@ -584,6 +584,7 @@ fn a_takeover_outlives_a_restart() {
         actions: task.actions().records().to_vec(),
         attachments: Vec::new(),
         snapshot: None,
+        secrets: Vec::new(),
     };
     let mut restored = Task::restore(config(), stored, 5);
     assert_eq!(restored.record().unwrap().status, TaskStatus::Takeover);
@@ -724,6 +725,7 @@ fn a_web_app_connecting_asks_for_an_extension_and_for_recovery() {
         actions: Vec::new(),
         attachments: Vec::new(),
         snapshot: None,
+        secrets: Vec::new(),
     };
     let mut restored = Task::restore(config(), stored, 3);
     assert_eq!(
@@ -741,6 +743,7 @@ fn restart(task: &Task, messages: Vec<StoredMessage>) -> Task {
         actions: task.actions().records().to_vec(),
         attachments: Vec::new(),
         snapshot: None,
+        secrets: Vec::new(),
     };
     Task::restore(config(), stored, 100)
 }
@@ -812,6 +815,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
         actions: queue.records().to_vec(),
         attachments: Vec::new(),
         snapshot: None,
+        secrets: Vec::new(),
     };
     let mut restored = Task::restore(config(), stored, 100);
     let effects = direct(&mut restored, Input::Alarm, 101);
@@ -834,6 +838,7 @@ fn after_a_restart_a_run_submits_the_action_it_had_not_stored_yet() {
         actions: Vec::new(),
         attachments: Vec::new(),
         snapshot: None,
+        secrets: Vec::new(),
     };
     let mut restored = Task::restore(config(), stored, 100);
     let effects = direct(&mut restored, Input::Alarm, 101);
@@ -916,4 +921,58 @@ fn a_screenshot_read_by_the_coordinator_joins_the_message_the_call_names() {
     assert_eq!(images, [None, Some(image), None]);
     assert!(matches!(LlmCall::image_unavailable("it is not stored"),
         FrontendEvent::Warning { message } if message.contains("(it is not stored)")));
+}
+
+#[test]
+fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
+    let config = TaskConfig::from_lookup(|name| match name {
+        "MIMO_LLM_MODEL" => Some("model".into()),
+        "MIMO_SECRETS" => Some(
+            r#"{"pw": {"value": "deployment-pw-9f3k", "domains": ["login.example.com"]}}"#.into(),
+        ),
+        _ => None,
+    })
+    .0;
+    let mut task = Task::new(config);
+    direct(
+        &mut task,
+        Input::Create {
+            task_id: TASK.into(),
+        },
+        0,
+    );
+    task.set_task_secrets(&[mimo_protocol::SecretInfo {
+        name: "api".into(),
+        domains: vec!["*.example.org".into()],
+        scope: mimo_protocol::SecretScope::Task,
+    }]);
+    let effects = direct(
+        &mut task,
+        Input::UserMessage {
+            content: "Log in".into(),
+            client_message_id: None,
+            answer_schema: None,
+        },
+        1,
+    );
+    let call = the_call(&effects);
+    let text = serde_json::to_string(
+        &call
+            .messages
+            .iter()
+            .map(|m| format!("{m:?}"))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert!(
+        text.contains("{{secret:pw}} (on login.example.com)"),
+        "{text}"
+    );
+    assert!(text.contains("{{secret:api}} (on *.example.org)"), "{text}");
+    assert!(!text.contains("deployment-pw-9f3k"));
+    let tools = format!("{:?}", call.tools);
+    assert!(
+        tools.contains("{{secret:name}}"),
+        "the type action says how to write one"
+    );
 }

@@ -6,6 +6,7 @@ import { SCREENSHOT_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
 import type { ScreenshotResult } from "../../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "../artifacts.ts";
 import { CdpFailure } from "../cdp.ts";
+import { maskForCapture } from "../evidence.ts";
 import { frameCall } from "../frames.ts";
 import { base64ToBytes, imageSize } from "../image.ts";
 import { MARK_MS } from "../input.ts";
@@ -29,6 +30,8 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
     let bytes: Uint8Array;
     let partial = false;
     await frameCall(ctx.tabId, 0, { op: "mark", untilMs: MARK_MS }).catch(() => undefined);
+    // Fields holding secrets or personal data are covered for the capture (evidence.ts).
+    const unmask = await maskForCapture(ctx.tabId, ctx.task.taskId);
     try {
       const capture = async (clip?: Rect & { scale: number }): Promise<Uint8Array> => {
         const shot = await ctx.deps.cdp.send<{ data: string }>(ctx.tabId, "Page.captureScreenshot", {
@@ -62,6 +65,7 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
       partial = true;
       warnings.push(`CDP screenshot failed (${error.message}); captured the visible tab instead, at full size${fullPage ? " (the viewport only)" : ""}`);
     } finally {
+      await unmask();
       void frameCall(ctx.tabId, 0, { op: "mark", untilMs: 0 }).catch(() => undefined);
     }
     if (bytes.byteLength > SCREENSHOT_MAX_BYTES) throw new ActionError("PAGE_PREP_FAILED", `the screenshot is ${bytes.byteLength} bytes, over the limit`, false);

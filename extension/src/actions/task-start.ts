@@ -72,6 +72,8 @@ export const taskStart: Handler<"task_start"> = {
       t.label = label;
       if (params.domains !== undefined) t.domains = params.domains;
       else delete t.domains;
+      if (params.redaction !== undefined) t.redaction = params.redaction;
+      else delete t.redaction;
       delete t.takeover;
       delete t.stopRequested;
     });

@@ -8,39 +8,42 @@ import { frameCall } from "../frames.ts";
 import { dispatchKey, ourInput, route } from "../input.ts";
 import { parseKey } from "../keys.ts";
 import { ActionError } from "../results.ts";
+import { substituteSecrets } from "../secret-values.ts";
 import type { Handler } from "./handler.ts";
 
 export const browserType: Handler<"browser_type"> = {
   async run(ctx, p) {
     if (typeof p.text !== "string") throw new ActionError("SCHEMA_VALIDATION_FAILED", "browser_type needs text");
     const { frameId, target } = await route(ctx, p);
+    // `{{secret:name}}` becomes the secret's value here, at the moment of typing, and only here.
+    const text = await substituteSecrets(await ctx.deps.server(), ctx.task.taskId, ctx.tabId, frameId, () => frameCall(ctx.tabId, frameId, { op: "markSecret", target }), p.text);
     const cdp = ctx.deps.cdp;
     const submit = p.submit === true;
     const warnings: string[] = [];
     let strategy: "cdp_key" | "dom_input" = "cdp_key";
     let partial = false;
     if (p.strategy === "dom_input") {
-      await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
+      await frameCall(ctx.tabId, frameId, { op: "domType", target, text, submit });
       strategy = "dom_input";
     } else {
       const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "type" });
       if (prepared.editable === "value") {
         // A date, time, colour or slider: set whole, as its picker does (keys go segment by segment).
-        await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
+        await frameCall(ctx.tabId, frameId, { op: "domType", target, text, submit });
         return { result: { typed: true, strategy: "set_value", value: p.text } };
       }
       try {
         await cdp.attach(ctx.tabId);
         await ourInput(cdp, ctx.tabId, async () => {
           await frameCall(ctx.tabId, frameId, { op: "focusForTyping", target });
-          if (p.text === "") await dispatchKey(cdp, ctx.tabId, parseKey("Backspace"));
-          else await cdp.send(ctx.tabId, "Input.insertText", { text: p.text });
+          if (text === "") await dispatchKey(cdp, ctx.tabId, parseKey("Backspace"));
+          else await cdp.send(ctx.tabId, "Input.insertText", { text });
           if (submit) await dispatchKey(cdp, ctx.tabId, parseKey("Enter"));
         });
       } catch (error) {
         if (!(error instanceof CdpFailure)) throw error;
         if (p.strategy === "cdp_key") throw error;
-        await frameCall(ctx.tabId, frameId, { op: "domType", target, text: p.text, submit });
+        await frameCall(ctx.tabId, frameId, { op: "domType", target, text, submit });
         strategy = "dom_input";
         partial = true;
         warnings.push(`CDP input failed (${error.message}); typed with DOM events instead, which the page sees as untrusted`);

@@ -9,10 +9,11 @@
 import type { ContentMessage, FrameReply, FrameRequest, OverlayState } from "../frame-protocol.ts";
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
 import { frameState, watchChanges } from "./changes.ts";
-import { allIframes, FrameError, tagFrame } from "./dom.ts";
+import { allIframes, FrameError, resolveTarget, tagFrame } from "./dom.ts";
 import { indexFrame } from "./dom-index.ts";
 import { findText } from "./find.ts";
 import * as act from "./interact.ts";
+import { markSecret, maskFields, unmaskFields } from "./mask.ts";
 import { Overlay } from "./overlay.ts";
 
 declare global {
@@ -138,6 +139,14 @@ function start(): void {
         return true;
       case "overlay":
         setState(req.state, req.label);
+        return true;
+      case "markSecret":
+        markSecret(resolveTarget(req.target));
+        return true;
+      case "mask":
+        return maskFields(req.kinds);
+      case "unmask":
+        unmaskFields();
         return true;
       case "state":
         return frameState();

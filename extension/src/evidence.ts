@@ -1,0 +1,60 @@
+// What leaves the extension for a task, filtered in one place: every artifact body (page text,
+// HTML, element lists) passes `evidenceText` before it is uploaded; every action's outcome
+// passes `forServer` before it is logged or sent; screenshots are taken with the fields holding
+// secrets or personal data covered (`masked`). The task's `redaction` comes with task_start.
+import type { PiiKind, RedactionPolicy } from "../../protocol/ts/protocol.ts";
+import { allFrames, frameCall } from "./frames.ts";
+import { DEFAULT_REDACTION, mapStrings, redactPii } from "./redact.ts";
+import { secretVault } from "./secret-values.ts";
+
+/** Where a task's policy is read from (the task registry, set by the service worker). */
+let policyLookup: (taskId: string) => Promise<RedactionPolicy | undefined> = async () => undefined;
+
+export function setPolicyLookup(lookup: (taskId: string) => Promise<RedactionPolicy | undefined>): void {
+  policyLookup = lookup;
+}
+
+export async function policyOf(taskId: string): Promise<RedactionPolicy> {
+  return (await policyLookup(taskId).catch(() => undefined)) ?? DEFAULT_REDACTION;
+}
+
+/** Content types whose bodies are text the filters read. */
+export function isTextual(contentType: string): boolean {
+  return /^text\/|^application\/(json|xhtml\+xml|xml)/i.test(contentType);
+}
+
+/** A stored artifact's text: secrets always out, personal data when evidence is filtered. */
+export function evidenceText(text: string, policy: RedactionPolicy): string {
+  const clean = secretVault.redact(text);
+  return policy.evidence ? redactPii(clean, policy.kinds) : clean;
+}
+
+/** Keys whose strings are addresses and ids, never page content: left as they are. */
+const NOT_CONTENT = new Set(["artifactId", "url", "downloadUrl", "uploadUrl", "xpath", "src", "href"]);
+
+/**
+ * An outcome as it may go to the server (and the model): secrets replaced by their placeholders
+ * everywhere; personal data filtered from page content when the task's model setting says so.
+ */
+export function forServer<T extends { result?: unknown }>(outcome: T, policy: RedactionPolicy): T {
+  const kinds: readonly PiiKind[] = policy.model ? policy.kinds : [];
+  const secrets = (s: string) => secretVault.redact(s);
+  const out = mapStrings(outcome, secrets);
+  if (kinds.length === 0 || out.result === undefined) return out;
+  return { ...out, result: mapStrings(out.result, (s) => redactPii(s, kinds), NOT_CONTENT) };
+}
+
+/**
+ * Covers the fields that hold secrets (and, when evidence is filtered, personal data) in every
+ * frame of the tab for a capture; the function returned uncovers them.
+ */
+export async function maskForCapture(tabId: number, taskId: string): Promise<() => Promise<void>> {
+  const policy = await policyOf(taskId);
+  const kinds = policy.evidence ? policy.kinds : [];
+  const frames = await allFrames(tabId).catch(() => []);
+  const ids = frames.length > 0 ? frames.map((f) => f.frameId) : [0];
+  await Promise.all(ids.map((frameId) => frameCall<number>(tabId, frameId, { op: "mask", kinds }).catch(() => 0)));
+  return async () => {
+    await Promise.all(ids.map((frameId) => frameCall(tabId, frameId, { op: "unmask" }).catch(() => undefined)));
+  };
+}

@@ -1,0 +1,155 @@
+// Personal data kept out of what the extension sends (seed 002 §4.5.1): e-mail addresses, phone
+// numbers, card numbers (Luhn-checked, so order numbers rarely match) and tokens and keys, each
+// replaced by a label saying what was there. `evidence` filters what is stored (page text, HTML,
+// element lists; screenshots mask the fields holding such data), `model` the text the model
+// reads — each its own setting (task_start's `redaction`). Cookies and localStorage are never
+// read at all. Also the secrets typed by placeholder, replaced by their placeholder wherever they
+// would appear. Pure functions: tested without a browser.
+import type { PiiKind, RedactionPolicy } from "../../protocol/ts/protocol.ts";
+
+export const ALL_KINDS: readonly PiiKind[] = ["email", "phone", "card", "token"];
+
+/** What a task that was told nothing filters: evidence, every kind; not the model's text. */
+export const DEFAULT_REDACTION: RedactionPolicy = { evidence: true, model: false, kinds: [...ALL_KINDS] };
+
+export const LABELS: Record<PiiKind, string> = {
+  email: "[email redacted]",
+  phone: "[phone redacted]",
+  card: "[card redacted]",
+  token: "[token redacted]",
+};
+
+type Found = { kind: PiiKind; start: number; end: number };
+
+const EMAIL = /[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,63})@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+
+/** Keys and tokens by their known shapes, then long random-looking strings. */
+const TOKENS: RegExp[] = [
+  /\b(?:sk|pk|rk)-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}/g,
+  /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{30,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{30,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+  /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}=*/g,
+  /\b(?:api[_-]?key|access[_-]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"'<>&\\]{8,}/gi,
+];
+/** 32 or more letters, digits, `_` or `-` with upper and lower case letters and digits: a key. */
+const RANDOM = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])/g;
+
+const CARD = /(?<![\d+-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
+
+const PHONE = /(?<![\w+.-])(?:\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}|(?:\(\d{1,4}\)[\s.-]?)?\d{2,4})(?:[\s.-]\d{2,4}){1,5}(?![\w-])|(?<![\w+])\+\d{8,14}(?!\w)/g;
+const DATE_LIKE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})(?:\D|$)/;
+
+/** The Luhn checksum of a card number's digits. */
+export function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+function matches(text: string, re: RegExp): Array<{ start: number; end: number; text: string }> {
+  const out: Array<{ start: number; end: number; text: string }> = [];
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    out.push({ start: m.index, end: m.index + m[0].length, text: m[0] });
+    if (m[0].length === 0) re.lastIndex++;
+  }
+  return out;
+}
+
+/** The personal data of `kinds` in `text`, without overlaps, in order. */
+export function findPii(text: string, kinds: readonly PiiKind[]): Found[] {
+  const found: Found[] = [];
+  const free = (start: number, end: number) => found.every((f) => end <= f.start || start >= f.end);
+  const add = (kind: PiiKind, start: number, end: number) => {
+    if (free(start, end)) found.push({ kind, start, end });
+  };
+  if (kinds.includes("token")) {
+    for (const re of TOKENS) for (const m of matches(text, re)) add("token", m.start, m.end);
+    for (const m of matches(text, RANDOM)) {
+      if (/[a-z]/.test(m.text) && /[A-Z]/.test(m.text) && /\d/.test(m.text)) add("token", m.start, m.end);
+    }
+  }
+  if (kinds.includes("email")) for (const m of matches(text, EMAIL)) add("email", m.start, m.end);
+  if (kinds.includes("card")) {
+    for (const m of matches(text, CARD)) {
+      const digits = m.text.replace(/\D/g, "");
+      if (digits.length >= 13 && digits.length <= 19 && luhn(digits) && !/^(\d)\1+$/.test(digits)) add("card", m.start, m.end);
+    }
+  }
+  if (kinds.includes("phone")) {
+    for (const m of matches(text, PHONE)) {
+      const digits = m.text.replace(/\D/g, "");
+      const international = m.text.startsWith("+");
+      if (digits.length < (international ? 8 : 9) || digits.length > 15) continue;
+      if (!international && DATE_LIKE.test(m.text)) continue;
+      // A run of digits with dots only is a version or an address, not a number to call.
+      if (!international && !/[\s()-]/.test(m.text) && !/^\d{3}\.\d{3}\.\d{4}$/.test(m.text)) continue;
+      add("phone", m.start, m.end);
+    }
+  }
+  return found.sort((a, b) => a.start - b.start);
+}
+
+/** `text` with the personal data of `kinds` replaced by labels. */
+export function redactPii(text: string, kinds: readonly PiiKind[]): string {
+  if (kinds.length === 0 || text === "") return text;
+  const found = findPii(text, kinds);
+  if (found.length === 0) return text;
+  let out = "";
+  let at = 0;
+  for (const f of found) {
+    out += text.slice(at, f.start) + LABELS[f.kind];
+    at = f.end;
+  }
+  return out + text.slice(at);
+}
+
+export function hasPii(text: string, kinds: readonly PiiKind[]): boolean {
+  return kinds.length > 0 && findPii(text, kinds).length > 0;
+}
+
+/** A secret's value as it may stand in text: raw, escaped in a JSON string, escaped in HTML. */
+function forms(value: string): string[] {
+  const json = JSON.stringify(value).slice(1, -1);
+  const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const html2 = html.replace(/'/g, "&#39;");
+  return [...new Set([value, json, html, html2])].filter((f) => f !== "");
+}
+
+/** `text` with every known secret value (`name → value`) replaced by its placeholder. */
+export function redactSecrets(text: string, secrets: Iterable<readonly [string, string]>): string {
+  let out = text;
+  // Longest first: a value that contains another is replaced whole.
+  const entries = [...secrets].sort((a, b) => b[1].length - a[1].length);
+  for (const [name, value] of entries) {
+    for (const form of forms(value)) if (out.includes(form)) out = out.split(form).join(`{{secret:${name}}}`);
+  }
+  return out;
+}
+
+/** Every string in a JSON-like value passed through `f` (object keys untouched). */
+export function mapStrings<T>(value: T, f: (s: string) => string, skipKeys: ReadonlySet<string> = new Set()): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return f(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === "object" && v !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = skipKeys.has(k) ? x : walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}

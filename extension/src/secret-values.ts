@@ -1,0 +1,181 @@
+// Secrets typed by placeholder: the model writes `{{secret:name}}`, and only at the moment of
+// typing does the extension ask the task for the value (its own credential, the page it types
+// into), check the page against the secret's domains itself, and type it. The values it learned
+// are kept in `chrome.storage.session` (memory only, never on disk, not readable by content
+// scripts) so that everything the extension sends afterwards — socket frames, results, uploaded
+// page text and HTML — has them replaced by their placeholder, across service worker restarts.
+import type { ErrorCode, SecretValue, SecretValueRequest } from "../../protocol/ts/protocol.ts";
+import type { ServerAccess } from "./artifacts.ts";
+import { redactSecrets } from "./redact.ts";
+import { ActionError } from "./results.ts";
+
+const SESSION_KEY = "secretValues";
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** The names of the `{{secret:name}}` placeholders in `text`, in order, each once. */
+export function placeholderNames(text: string): string[] {
+  const names: string[] = [];
+  for (const m of text.matchAll(/\{\{secret:([^{}]*)\}\}/g)) {
+    const name = m[1]!.trim();
+    if (NAME.test(name) && !names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+/** The lowercase host and explicit port of an http(s) URL, as the server reads them. */
+function hostAndPort(url: string): { host: string; port: string | undefined } | undefined {
+  const m = /^https?:\/\/([^/?#]*)/i.exec(url);
+  if (m === null) return undefined;
+  const authority = m[1]!.slice(m[1]!.lastIndexOf("@") + 1);
+  const colon = /^(.*):(\d+)$/.exec(authority);
+  return colon !== null ? { host: colon[1]!.toLowerCase(), port: colon[2] } : { host: authority.toLowerCase(), port: undefined };
+}
+
+/**
+ * Whether a secret bound to `domains` may be typed into the page at `url` (the server's rule,
+ * `secret_allowed_at`): `example.com` is that host, `*.example.com` it and its subdomains, a
+ * rule with a port only that port; only http(s) pages.
+ */
+export function secretAllowedAt(domains: readonly string[], url: string): boolean {
+  const page = hostAndPort(url);
+  if (page === undefined || page.host === "") return false;
+  return domains.some((raw) => {
+    let rule = raw.trim().toLowerCase();
+    const wildcard = rule.startsWith("*.");
+    if (wildcard) rule = rule.slice(2);
+    const colon = /^(.*):(\d+)$/.exec(rule);
+    const host = colon !== null ? colon[1]! : rule;
+    if (colon !== null && colon[2] !== page.port) return false;
+    return page.host === host || (wildcard && page.host.endsWith(`.${host}`));
+  });
+}
+
+type Known = Record<string, Record<string, string>>;
+
+/** The secret values this browser learned, per task, and the one filter that removes them. */
+export class SecretVault {
+  #known: Known = {};
+  #loaded: Promise<void> | undefined;
+  /** Every `[name, value]` learned (two tasks may name different values alike). */
+  #all: Array<[string, string]> = [];
+
+  /** Reads what an earlier life of the service worker learned. */
+  load(): Promise<void> {
+    this.#loaded ??= (async () => {
+      try {
+        const stored = (await chrome.storage.session.get(SESSION_KEY))[SESSION_KEY];
+        if (typeof stored === "object" && stored !== null) this.#known = { ...(stored as Known), ...this.#known };
+      } catch {
+        // No session storage (tests): memory only.
+      }
+      this.#index();
+    })();
+    return this.#loaded;
+  }
+
+  #index(): void {
+    this.#all = [];
+    for (const values of Object.values(this.#known)) for (const [name, value] of Object.entries(values)) this.#all.push([name, value]);
+  }
+
+  get empty(): boolean {
+    return this.#all.length === 0;
+  }
+
+  async remember(taskId: string, name: string, value: string): Promise<void> {
+    await this.load();
+    (this.#known[taskId] ??= {})[name] = value;
+    this.#index();
+    try {
+      await chrome.storage.session.set({ [SESSION_KEY]: this.#known });
+    } catch {
+      // No session storage (tests): memory only.
+    }
+  }
+
+  /** `text` with every value learned replaced by its placeholder (synchronous: what is loaded). */
+  redact(text: string): string {
+    return this.#all.length === 0 ? text : redactSecrets(text, this.#all);
+  }
+
+  /** A frame about to be sent, with the values replaced inside its strings (JSON stays valid). */
+  redactFrame(frame: string): string {
+    if (this.#all.length === 0) return frame;
+    const redacted = this.redact(frame);
+    if (redacted === frame) return frame;
+    try {
+      const parsed: unknown = JSON.parse(frame);
+      return JSON.stringify(mapStringsDeep(parsed, (s) => this.redact(s)));
+    } catch {
+      return redacted;
+    }
+  }
+}
+
+function mapStringsDeep(v: unknown, f: (s: string) => string): unknown {
+  if (typeof v === "string") return f(v);
+  if (Array.isArray(v)) return v.map((x) => mapStringsDeep(x, f));
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapStringsDeep(x, f)]));
+  return v;
+}
+
+/** The one vault of the service worker. */
+export const secretVault = new SecretVault();
+
+/**
+ * The value of the secret `name` for typing into the page at `url`, asked of the task with the
+ * extension's own credential. The server refuses a name it does not know (`TARGET_NOT_FOUND`,
+ * naming the known ones) and a page not on the secret's domains (`PERMISSION_DENIED`); the
+ * extension checks the page against the domains it is told once more.
+ */
+export async function fetchSecret(server: ServerAccess, taskId: string, name: string, url: string): Promise<SecretValue> {
+  const base = server.serverUrl.replace(/\/+$/, "");
+  const ask: SecretValueRequest = { name, url };
+  let res: Response;
+  try {
+    res = await fetch(`${base}/api/task/${encodeURIComponent(taskId)}/secret-value`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+      body: JSON.stringify(ask),
+    });
+  } catch (error) {
+    throw new ActionError("TIMEOUT", `cannot reach the server for the secret ${name}: ${error instanceof Error ? error.message : String(error)}`, true);
+  }
+  const body = (await res.json().catch(() => null)) as (SecretValue & { code?: ErrorCode; message?: string }) | null;
+  if (res.status !== 200 || body === null || typeof body.value !== "string") {
+    const code: ErrorCode = body?.code === "TARGET_NOT_FOUND" || body?.code === "PERMISSION_DENIED" ? body.code : "PERMISSION_DENIED";
+    throw new ActionError(code, body?.message ?? `the server refused the secret ${name}: ${res.status}`, false);
+  }
+  if (!secretAllowedAt(body.domains, url)) {
+    throw new ActionError("PERMISSION_DENIED", `the secret ${name} may be typed only on ${body.domains.join(", ")}`, false);
+  }
+  return body;
+}
+
+/**
+ * `text` with its `{{secret:name}}` placeholders replaced by their values, for typing into the
+ * field `target` of frame `frameId` — whose page must be on each secret's domains. The field is
+ * marked as holding a secret before anything is typed, so it is masked and never read back from
+ * then on. Text without placeholders is returned as it is.
+ */
+export async function substituteSecrets(
+  server: ServerAccess,
+  taskId: string,
+  tabId: number,
+  frameId: number,
+  mark: () => Promise<unknown>,
+  text: string,
+): Promise<string> {
+  const names = placeholderNames(text);
+  if (names.length === 0) return text;
+  const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+  const url = frame?.url ?? (await chrome.tabs.get(tabId)).url ?? "";
+  let out = text;
+  const values: SecretValue[] = [];
+  for (const name of names) values.push(await fetchSecret(server, taskId, name, url));
+  await secretVault.load();
+  for (const v of values) await secretVault.remember(taskId, v.name, v.value);
+  await mark();
+  for (const v of values) out = out.split(`{{secret:${v.name}}}`).join(v.value);
+  return out;
+}
