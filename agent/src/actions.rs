@@ -1052,6 +1052,7 @@ mod tests {
                 group_title: None,
                 adopt_tab_id: None,
                 domains: None,
+                task_domains: None,
                 redaction: None,
             },
             0,
@@ -1085,6 +1086,7 @@ mod tests {
             group_title: None,
             adopt_tab_id: None,
             domains: None,
+            task_domains: None,
             redaction: None,
         };
         submit(&mut q, "start", start, 0);

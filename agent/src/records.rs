@@ -32,6 +32,8 @@ pub struct TaskRecord {
     /// The answer format of the request being answered (a JSON Schema), if it gave one: `done`'s
     /// data must match it.
     pub answer_schema: Option<serde_json::Value>,
+    /// The task's own allowed and blocked sites, checked as well as the deployment's.
+    pub domains: mimo_protocol::DomainPolicy,
 }
 
 /// A stored chat message and its place in the conversation.

@@ -94,6 +94,10 @@ fn task(status: TaskStatus) -> TaskRecord {
         updated_at: 1_700_000_000_123,
         start_tab: Some(1_234_567),
         answer_schema: Some(serde_json::json!({ "type": "object", "required": ["price"] })),
+        domains: mimo_protocol::DomainPolicy {
+            allowed: vec!["shop.example".into()],
+            blocked: vec!["pay.shop.example".into()],
+        },
     }
 }
 

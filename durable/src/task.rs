@@ -272,6 +272,9 @@ impl DurableObject for TaskCoordinator {
             FrontendMessage::Confirm { step, approve } => Input::Confirm { step, approve },
             FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
             FrontendMessage::StartOnTab { tab_id } => Input::StartOnTab(tab_id),
+            FrontendMessage::SetDomains { allowed, blocked } => {
+                Input::SetDomains { allowed, blocked }
+            }
         };
         for refusal in self.handle(input, Caller::Direct).await? {
             self.send_error(&ws, refusal)?;

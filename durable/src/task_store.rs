@@ -58,6 +58,8 @@ struct TaskRow {
     start_tab: Option<i32>,
     #[serde(default)]
     answer_schema: Option<String>,
+    #[serde(default)]
+    domains: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +135,14 @@ impl<S: Sql> TaskStore<S> {
         if columns.is_empty() {
             sql.run("ALTER TABLE task ADD COLUMN answer_schema TEXT", vec![])?;
         }
+        // Added with a task's own allowed and blocked sites.
+        let columns: Vec<serde_json::Value> = sql.rows(
+            "SELECT name FROM pragma_table_info('task') WHERE name = 'domains'",
+            vec![],
+        )?;
+        if columns.is_empty() {
+            sql.run("ALTER TABLE task ADD COLUMN domains TEXT", vec![])?;
+        }
         Ok(Self { sql })
     }
 
@@ -154,6 +164,12 @@ impl<S: Sql> TaskStore<S> {
                     updated_at: r.updated_at,
                     start_tab: r.start_tab,
                     answer_schema: r.answer_schema.as_deref().map(parse).transpose()?,
+                    domains: r
+                        .domains
+                        .as_deref()
+                        .map(parse)
+                        .transpose()?
+                        .unwrap_or_default(),
                 })
             })
             .transpose()
@@ -162,8 +178,8 @@ impl<S: Sql> TaskStore<S> {
     pub fn save_task(&self, t: &TaskRecord) -> Result<()> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
-             message_ids_issued, created_at, updated_at, start_tab, answer_schema) \
-             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains) \
+             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -177,6 +193,11 @@ impl<S: Sql> TaskStore<S> {
                     .map(|tab| SqlStorageValue::Integer(tab.into()))
                     .unwrap_or(SqlStorageValue::Null),
                 opt_text(t.answer_schema.as_ref().map(|s| s.to_string()).as_deref()),
+                opt_text(
+                    (!t.domains.is_open())
+                        .then(|| serde_json::to_string(&t.domains).unwrap_or_default())
+                        .as_deref(),
+                ),
             ],
         )?;
         Ok(())

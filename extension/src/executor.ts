@@ -131,7 +131,7 @@ export class Executor {
       const url = tab.url || tab.pendingUrl || "";
       checkUrl(url, (await this.#deps.server()).serverUrl);
       // The page as it is now: a redirect to a domain the task may not visit is caught here.
-      checkDomains(task!.domains, url);
+      checkDomains(task!, url);
       await requireSite(url);
     }
     // A page is on its way: acting on the one still shown would act on what is going away. Not

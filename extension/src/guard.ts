@@ -77,7 +77,7 @@ export function siteNotAllowed(site: string): ActionError {
  * subdomains on any port, `host:port` exactly that; blocked rules win; with allowed rules,
  * only what they cover. Only web pages are judged.
  */
-export function domainRefusal(policy: DomainPolicy | undefined, url: string): string | null {
+export function domainRefusal(policy: DomainPolicy | undefined, url: string, names = DEPLOYMENT_RULES): string | null {
   if (policy === undefined) return null;
   let host: string;
   let port: string;
@@ -97,14 +97,21 @@ export function domainRefusal(policy: DomainPolicy | undefined, url: string): st
     return host === r || host.endsWith(`.${r}`);
   };
   const blocked = policy.blocked.find(covers);
-  if (blocked !== undefined) return `${url} is on a blocked domain (rule ${JSON.stringify(blocked)} of MIMO_BLOCKED_DOMAINS)`;
-  if (policy.allowed.length > 0 && !policy.allowed.some(covers)) return `${url} is not on an allowed domain (MIMO_ALLOWED_DOMAINS: ${policy.allowed.join(", ")})`;
+  if (blocked !== undefined) return `${url} is on a blocked domain (rule ${JSON.stringify(blocked)} of ${names.blocked})`;
+  if (policy.allowed.length > 0 && !policy.allowed.some(covers)) return `${url} is not on an allowed domain (${names.allowed}: ${policy.allowed.join(", ")})`;
   return null;
 }
 
-/** Refuses a page the task's domain policy keeps it from: `PERMISSION_DENIED` with the rule. */
-export function checkDomains(policy: DomainPolicy | undefined, url: string): void {
-  const why = domainRefusal(policy, url);
+/** Where rules are set, as a refusal names them: the deployment's settings, or the task's own. */
+const DEPLOYMENT_RULES = { blocked: "MIMO_BLOCKED_DOMAINS", allowed: "MIMO_ALLOWED_DOMAINS" };
+const TASK_RULES = { blocked: "this task's blocked sites", allowed: "this task's allowed sites" };
+
+/** The rules a task is kept to: the deployment's, and its own (both must let a page be visited). */
+export type SiteRules = { domains?: DomainPolicy; taskDomains?: DomainPolicy };
+
+/** Refuses a page the task's rules keep it from: `PERMISSION_DENIED` with the rule. */
+export function checkDomains(rules: SiteRules, url: string): void {
+  const why = domainRefusal(rules.domains, url) ?? domainRefusal(rules.taskDomains, url, TASK_RULES);
   if (why !== null) throw new ActionError("PERMISSION_DENIED", why, false);
 }
 

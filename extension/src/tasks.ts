@@ -41,6 +41,8 @@ export type TaskRecord = {
   adopted?: number[];
   /** Where the task may go (checked before every action, after redirects too). */
   domains?: DomainPolicy;
+  /** The task's own rules, kept as well as `domains`. */
+  taskDomains?: DomainPolicy;
   /** What personal data is kept out of evidence and of the model's text (evidence.ts). */
   redaction?: RedactionPolicy;
   /** The last action, for the side panel. */

@@ -59,7 +59,12 @@ describe("the tab guard", () => {
     assert.equal(domainRefusal(policy, "about:blank"), null);
     assert.equal(domainRefusal(undefined, "https://any.test/"), null);
     assert.match(domainRefusal({ allowed: [], blocked: ["*.ads.test"] }, "https://x.ads.test/") ?? "", /blocked/);
-    assert.equal(code(() => checkDomains({ allowed: [], blocked: ["evil.test"] }, "https://evil.test/")), "PERMISSION_DENIED");
+    assert.equal(code(() => checkDomains({ domains: { allowed: [], blocked: ["evil.test"] } }, "https://evil.test/")), "PERMISSION_DENIED");
+    // A task's own rules are kept as well as the deployment's, and named as the task's.
+    const both = { domains: { allowed: [], blocked: ["evil.test"] }, taskDomains: { allowed: ["shop.example"], blocked: [] } };
+    assert.equal(code(() => checkDomains(both, "https://evil.test/")), "PERMISSION_DENIED");
+    assert.throws(() => checkDomains(both, "https://other.example/"), /this task's allowed sites: shop\.example/);
+    checkDomains(both, "https://www.shop.example/");
   });
 
   it("only lets an action run in its task's tab", () => {

@@ -79,9 +79,24 @@ impl DomainPolicy {
         self.allowed.is_empty() && self.blocked.is_empty()
     }
 
-    /// Why `url` may not be visited, naming the rule; `None` when it may. Only web pages are
-    /// judged here (the extension refuses every other scheme on its own).
+    /// Why `url` may not be visited under the deployment's rules, naming the rule; `None` when
+    /// it may. Only web pages are judged here (the extension refuses every other scheme on its
+    /// own).
     pub fn refusal(&self, url: &str) -> Option<String> {
+        self.refusal_under(url, "MIMO_BLOCKED_DOMAINS", "MIMO_ALLOWED_DOMAINS")
+    }
+
+    /// [`DomainPolicy::refusal`] under a task's own rules.
+    pub fn task_refusal(&self, url: &str) -> Option<String> {
+        self.refusal_under(
+            url,
+            "this task's blocked sites",
+            "this task's allowed sites",
+        )
+    }
+
+    /// Why `url` may not be visited, naming the rule and where it is set.
+    fn refusal_under(&self, url: &str, blocked_by: &str, allowed_by: &str) -> Option<String> {
         let (host, port) = host_and_port(url)?;
         let covers = |rule: &String| {
             let rule = rule.trim().trim_start_matches("*.").to_ascii_lowercase();
@@ -94,18 +109,44 @@ impl DomainPolicy {
         };
         if let Some(rule) = self.blocked.iter().find(|r| covers(r)) {
             return Some(format!(
-                "{url} is on a blocked domain (rule {rule:?} of MIMO_BLOCKED_DOMAINS)"
+                "{url} is on a blocked domain (rule {rule:?} of {blocked_by})"
             ));
         }
         if !self.allowed.is_empty() && !self.allowed.iter().any(covers) {
             return Some(format!(
-                "{url} is not on an allowed domain (MIMO_ALLOWED_DOMAINS: {})",
+                "{url} is not on an allowed domain ({allowed_by}: {})",
                 self.allowed.join(", ")
             ));
         }
         None
     }
+
+    /// Why a task's own rules cannot be used, or `None`: at most 100 rules, each a host
+    /// (`shop.example`, `*.shop.example`) or a host and port, no scheme or path.
+    pub fn problem(&self) -> Option<String> {
+        let rules: Vec<&String> = self.allowed.iter().chain(&self.blocked).collect();
+        if rules.len() > MAX_TASK_DOMAIN_RULES {
+            return Some(format!(
+                "{} site rules, over the limit of {MAX_TASK_DOMAIN_RULES}",
+                rules.len()
+            ));
+        }
+        rules.into_iter().find_map(|rule| {
+            let host = rule.trim().trim_start_matches("*.");
+            let valid = !host.is_empty()
+                && host.len() <= 253
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_'));
+            (!valid).then(|| {
+                format!("{rule:?} is not a site rule: write a host (shop.example, *.shop.example) or host:port, without a scheme or path")
+            })
+        })
+    }
 }
+
+/// Most allowed and blocked site rules a task may have.
+pub const MAX_TASK_DOMAIN_RULES: usize = 100;
 
 /// The lowercase host and the explicit port of an http(s) URL.
 pub(crate) fn host_and_port(url: &str) -> Option<(String, Option<String>)> {
@@ -170,6 +211,10 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         domains: Option<DomainPolicy>,
+        /// The task's own rules, checked as well as `domains`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        task_domains: Option<DomainPolicy>,
         /// What personal data the extension keeps out of what it sends for the task (absent:
         /// the default, evidence filtered).
         #[serde(default, skip_serializing_if = "Option::is_none")]

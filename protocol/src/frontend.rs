@@ -40,6 +40,14 @@ pub enum FrontendMessage {
         #[serde(default)]
         tab_id: Option<ChromeId>,
     },
+    /// The task's own allowed and blocked sites, over the deployment's (`MIMO_ALLOWED_DOMAINS`,
+    /// `MIMO_BLOCKED_DOMAINS`): both must let a page be visited. Replaces the earlier ones.
+    SetDomains {
+        #[serde(default)]
+        allowed: Vec<String>,
+        #[serde(default)]
+        blocked: Vec<String>,
+    },
     /// Stop whatever the task is doing.
     Stop {},
     /// The person hands the browser back after taking over.
@@ -99,6 +107,11 @@ pub enum OutputStatus {
 pub enum FrontendEvent {
     /// A stored chat message (the person's, echoed to every tab of the task).
     Message { message: ChatMessage },
+    /// The task's own allowed and blocked sites, as set now.
+    TaskDomains {
+        allowed: Vec<String>,
+        blocked: Vec<String>,
+    },
     /// A piece of the assistant's streamed reply; `finished` closes message `messageId`.
     #[serde(rename_all = "camelCase")]
     ChatDelta {

@@ -347,6 +347,11 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
                         reuse_existing_tab,
                         group_title,
                         adopt_tab_id,
+                        // The task's own rules: the deployment's swapped, for variety.
+                        task_domains: domains.clone().map(|(allowed, blocked)| DomainPolicy {
+                            allowed: blocked,
+                            blocked: allowed,
+                        }),
                         domains: domains
                             .map(|(allowed, blocked)| DomainPolicy { allowed, blocked }),
                         redaction: redaction.map(|(evidence, model)| {
@@ -474,6 +479,8 @@ fn frontend_message() -> BoxedStrategy<FrontendMessage> {
             }),
         text().prop_map(|client_id| FrontendMessage::SelectClient { client_id }),
         Just(FrontendMessage::Stop {}),
+        (vec(text(), 0..3), vec(text(), 0..3))
+            .prop_map(|(allowed, blocked)| FrontendMessage::SetDomains { allowed, blocked }),
         Just(FrontendMessage::Resume {}),
         (any::<u32>(), any::<bool>())
             .prop_map(|(step, approve)| FrontendMessage::Confirm { step, approve }),
@@ -506,6 +513,8 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
     ]);
     prop_oneof![
         chat_message.prop_map(|message| Message { message }),
+        (vec(text(), 0..3), vec(text(), 0..3))
+            .prop_map(|(allowed, blocked)| TaskDomains { allowed, blocked }),
         (text(), text(), any::<bool>()).prop_map(|(message_id, delta, finished)| ChatDelta {
             message_id,
             delta,

@@ -71,6 +71,10 @@ adoptTabId?: number,
  */
 domains?: DomainPolicy, 
 /**
+ * The task's own rules, checked as well as `domains`.
+ */
+taskDomains?: DomainPolicy, 
+/**
  * What personal data the extension keeps out of what it sends for the task (absent:
  * the default, evidence filtered).
  */
@@ -147,6 +151,10 @@ adoptTabId?: number,
  * redirects too.
  */
 domains?: DomainPolicy, 
+/**
+ * The task's own rules, checked as well as `domains`.
+ */
+taskDomains?: DomainPolicy, 
 /**
  * What personal data the extension keeps out of what it sends for the task (absent:
  * the default, evidence filtered).
@@ -414,7 +422,7 @@ clientMessageId?: string,
  * The answer format for this request: a JSON Schema the answer's `data` must match
  * (validated by the server; the model is told what is wrong and tries again).
  */
-answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -428,7 +436,7 @@ export type OutputStatus = "ok" | "partial" | "error";
 
 export type Attachment = { artifactId: string, name: string, contentType: string, size: number, };
 
-export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "taskDomains", allowed: Array<string>, blocked: Array<string>, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
 /**
  * 1-based step number within the run.
  */
@@ -498,7 +506,7 @@ seq?: number, taskId: string,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "taskDomains", allowed: Array<string>, blocked: Array<string>, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
 /**
  * 1-based step number within the run.
  */

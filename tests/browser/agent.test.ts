@@ -414,6 +414,36 @@ describe("a step rated from the page's facts", () => {
   });
 });
 
+describe("a task's own sites", () => {
+  it("are set in the web app and kept by the server and, after a redirect, by the extension", { timeout: 90_000 }, async () => {
+    const blockedHost = new URL(h.b).host;
+    const page2 = `${h.b}/page2.html?task-sites`;
+    const redirect = `${h.a}/redirect?to=${encodeURIComponent(page2)}`;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: page2 } }, "Going straight there."),
+      agentStep({ navigate: { url: redirect } }, "Refused; trying the link that redirects."),
+    ]);
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await app.getByTestId("sites-blocked").fill(blockedHost);
+    await app.getByTestId("sites-save").click();
+    // Shown from what the server holds now, not from what was typed.
+    await until("the task holds the rule", async () => (await app.getByTestId("sites-current").innerText()).includes(`never ${blockedHost}`));
+    await say(app, `Read ${page2}`);
+    await until("the task ends", async () => ["completed", "error"].includes(await serverStatus(taskId)), 60_000);
+    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: FrontendEvent[]; actions: ActionRecord[] };
+    const first = exported.events.find((e): e is ToolUsed => e.type === "toolUsed" && e.step === 1 && e.phase === "end")!;
+    assert.equal(first.result?.error?.code, "PERMISSION_DENIED");
+    assert.match(first.result!.error!.message, new RegExp(`of this task's blocked sites`));
+    const output = exported.events.find((e): e is Output => e.type === "structuredOutput")!;
+    assert.equal(output.error?.code, "PERMISSION_DENIED", JSON.stringify(output));
+    assert.match(output.error!.message, /this task's blocked sites/);
+    // Nothing was done on the blocked site's page: every action in it was refused.
+    const onBlocked = exported.actions.filter((a) => a.state === "succeeded" && ["browser_screenshot", "browser_readability_extract", "browser_dom_index"].includes(a.command.name));
+    assert.deepEqual(onBlocked.map((a) => a.command.name), [], "nothing read from the blocked page");
+    await app.close();
+  });
+});
+
 describe("a risky step", () => {
   it("waits for the person's confirmation in the web app, then runs", { timeout: 90_000 }, async () => {
     // `fresh` empties the cart of origin b (the takeover test filled it).

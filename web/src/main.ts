@@ -10,6 +10,7 @@ import { TaskSocket } from "./socket.ts";
 import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
 import { SecretsPanel } from "./secrets.ts";
+import { SitesPanel } from "./sites.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
 /** Banner code for a task whose socket keeps being refused. */
@@ -37,6 +38,7 @@ class App {
     onSave: (name, value, domains) => this.saveSecret(name, value, domains),
     onDelete: (name) => void this.removeSecret(name),
   });
+  private readonly sitesPanel = new SitesPanel((allowed, blocked) => this.sendFrame({ type: "set_domains", allowed, blocked }));
   private readonly shell: HTMLElement;
 
   constructor(root: HTMLElement) {
@@ -71,7 +73,7 @@ class App {
         { class: "layout" },
         this.tasks.el,
         this.chat.el,
-        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.secretsPanel.el),
+        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.sitesPanel.el, this.secretsPanel.el),
       ),
     );
     // Errors show above the conversation they concern.
@@ -208,6 +210,7 @@ class App {
     this.chat.setNote(null);
     this.browserPanel.render(null);
     this.secretsPanel.render([]);
+    this.sitesPanel.render([], []);
     void this.loadSecrets(taskId);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
@@ -237,6 +240,7 @@ class App {
       warning: (message) => this.chat.showWarning(message),
       page: (event) => this.chat.showPage(event),
       attachment: (attachment) => this.chat.showAttachment(attachment),
+      domains: (allowed, blocked) => this.sitesPanel.render(allowed, blocked),
       error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
       ready: (behind) => {
         if (behind) {

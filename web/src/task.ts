@@ -19,6 +19,8 @@ export type TaskSink = {
   page(event: PageObserved): void;
   /** A file the person attached to the task. */
   attachment(attachment: Attachment): void;
+  /** The task's own allowed and blocked sites. */
+  domains(allowed: string[], blocked: string[]): void;
   /** A risky step waits for the person's answer. */
   confirmation(event: ConfirmationRequested): void;
   /** Something the person should know that does not stop the task. */
@@ -83,6 +85,9 @@ export class TaskModel {
         break;
       case "fileAttached":
         this.sink.attachment(event.attachment);
+        break;
+      case "taskDomains":
+        this.sink.domains(event.allowed, event.blocked);
         break;
       case "confirmationRequested":
         this.sink.confirmation(event);

@@ -20,6 +20,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     step: (e) => log.push(`step ${e.step} ${e.phase}`),
     page: (e) => log.push(`page ${e.step} ${e.url}`),
     attachment: (a) => log.push(`attachment ${a.name}`),
+    domains: (allowed, blocked) => log.push(`domains ${allowed.join(",")} / ${blocked.join(",")}`),
     confirmation: (e) => log.push(`confirm? ${e.step}`),
     warning: (message) => log.push(`warning ${message}`),
     error: (e) => log.push(`error ${e.code}`),
@@ -55,6 +56,13 @@ describe("TaskModel", () => {
     ]);
     assert.equal(model.lastSeq, 5);
     assert.equal(model.status, "running");
+  });
+
+  it("passes on the task's own sites", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    model.apply({ seq: 1, taskId: TASK, at, type: "taskDomains", allowed: ["shop.example"], blocked: ["ads.example"] });
+    assert.deepEqual(log, ["domains shop.example / ads.example"]);
   });
 
   it("always applies events without seq and ignores other tasks' events", () => {

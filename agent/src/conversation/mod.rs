@@ -6,7 +6,8 @@
 
 use mimo_protocol::{
     limits::MAX_USER_MESSAGE_BYTES, ActionCommand, Attachment, BrowserSnapshot, ChatMessage,
-    ChatRole, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, TaskStatus, TokenUsage,
+    ChatRole, DomainPolicy, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, TaskStatus,
+    TokenUsage,
 };
 use serde_json::json;
 
@@ -110,6 +111,7 @@ impl Conversation {
             updated_at: now,
             start_tab: None,
             answer_schema: None,
+            domains: DomainPolicy::default(),
         };
         Self {
             task,
@@ -483,6 +485,53 @@ impl Conversation {
         self.task.start_tab = tab_id;
         self.task.updated_at = now;
         vec![Effect::SaveTask]
+    }
+
+    /// The person sets the task's own allowed and blocked sites (rules as in
+    /// `MIMO_ALLOWED_DOMAINS`): from now on the server refuses going elsewhere, and the next
+    /// task tab's extension is told them.
+    pub fn set_domains(
+        &mut self,
+        allowed: Vec<String>,
+        blocked: Vec<String>,
+        now: u64,
+    ) -> Result<Vec<Effect>, ErrorObject> {
+        let tidy = |rules: Vec<String>| {
+            let mut out: Vec<String> = Vec::new();
+            for rule in rules.iter().map(|r| r.trim().to_ascii_lowercase()) {
+                if !rule.is_empty() && !out.contains(&rule) {
+                    out.push(rule);
+                }
+            }
+            out
+        };
+        let domains = DomainPolicy {
+            allowed: tidy(allowed),
+            blocked: tidy(blocked),
+        };
+        if let Some(why) = domains.problem() {
+            return Err(ErrorObject::new(ErrorCode::SchemaValidationFailed, why));
+        }
+        if domains == self.task.domains {
+            return Ok(Vec::new());
+        }
+        self.task.domains = domains.clone();
+        self.task.updated_at = now;
+        Ok(vec![
+            Effect::SaveTask,
+            Effect::Emit(FrontendEvent::TaskDomains {
+                allowed: domains.allowed,
+                blocked: domains.blocked,
+            }),
+        ])
+    }
+
+    /// Why the task may not go to `url`: the deployment's rules, then its own.
+    pub(crate) fn domain_refusal(&self, url: &str) -> Option<String> {
+        self.config
+            .domains
+            .refusal(url)
+            .or_else(|| self.task.domains.task_refusal(url))
     }
 
     pub fn select_client(&mut self, client_id: String, now: u64) -> Vec<Effect> {

@@ -458,7 +458,7 @@ impl Conversation {
                 ) => Some(url),
                 _ => None,
             };
-            match destination.and_then(|url| self.config.domains.refusal(url)) {
+            match destination.and_then(|url| self.domain_refusal(url)) {
                 Some(why) => Err(ErrorObject::new(ErrorCode::PermissionDenied, why)),
                 None => Ok(command),
             }
@@ -500,6 +500,7 @@ impl Conversation {
                 )),
                 adopt_tab_id: self.task.start_tab,
                 domains: (!self.config.domains.is_open()).then(|| self.config.domains.clone()),
+                task_domains: (!self.task.domains.is_open()).then(|| self.task.domains.clone()),
                 redaction: Some(self.config.redaction.clone()),
             };
             return self.submit(turn_id, command, Purpose::TaskStart);

@@ -55,6 +55,11 @@ pub enum Input {
     Extension(ActionEvent),
     /// The person asks that the next browser run start on one of their tabs.
     StartOnTab(Option<i32>),
+    /// The person set the task's own allowed and blocked sites.
+    SetDomains {
+        allowed: Vec<String>,
+        blocked: Vec<String>,
+    },
     /// The person attached a file to the task (its upload completed).
     FileAttached(Attachment),
     /// An [`Effect::Dispatch`] could not be handed to the extension.
@@ -347,6 +352,11 @@ impl Task {
             }
             Input::Confirm { step, approve } => {
                 work.extend(conversation_work(conversation.confirm(step, approve, now)?));
+            }
+            Input::SetDomains { allowed, blocked } => {
+                work.extend(conversation_work(
+                    conversation.set_domains(allowed, blocked, now)?,
+                ));
             }
             Input::StartOnTab(tab_id) => {
                 work.extend(conversation_work(conversation.start_on_tab(tab_id, now)));

@@ -11,7 +11,7 @@ export const browserNavigate: Handler<"browser_navigate"> = {
   async run(ctx, { url }) {
     if (typeof url !== "string" || url === "") throw new ActionError("SCHEMA_VALIDATION_FAILED", "browser_navigate needs a url");
     checkUrl(url, (await ctx.deps.server()).serverUrl);
-    checkDomains(ctx.task.domains, url);
+    checkDomains(ctx.task, url);
     await requireSite(url);
     const warnings: string[] = [];
     const tab = (await navigateTab(ctx.tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings)) ?? (await chrome.tabs.get(ctx.tabId));

@@ -11,7 +11,7 @@ import type { Handler } from "./handler.ts";
 export const browserOpenTab: Handler<"browser_open_tab"> = {
   async run(ctx, p) {
     checkUrl(p.url, (await ctx.deps.server()).serverUrl);
-    checkDomains(ctx.task.domains, p.url);
+    checkDomains(ctx.task, p.url);
     await requireSite(p.url);
     const tab = await chrome.tabs.create({ windowId: ctx.task.windowId, url: p.url, active: true });
     if (tab.id === undefined) throw new ActionError("INTERNAL_ERROR", "Chrome did not open the tab", true);

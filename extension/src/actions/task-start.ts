@@ -33,7 +33,7 @@ export const taskStart: Handler<"task_start"> = {
     const server = await deps.server();
     const url = params.url ?? "about:blank";
     checkUrl(url, server.serverUrl);
-    checkDomains(params.domains, url);
+    checkDomains(params, url);
     // Before a tab is opened: the refusal lists the site in the side panel for the person.
     await requireSite(url);
     const warnings: string[] = [];
@@ -72,6 +72,8 @@ export const taskStart: Handler<"task_start"> = {
       t.label = label;
       if (params.domains !== undefined) t.domains = params.domains;
       else delete t.domains;
+      if (params.taskDomains !== undefined) t.taskDomains = params.taskDomains;
+      else delete t.taskDomains;
       if (params.redaction !== undefined) t.redaction = params.redaction;
       else delete t.redaction;
       delete t.takeover;

@@ -1679,3 +1679,92 @@ fn a_step_that_ran_only_partly_is_told_to_the_model_as_partial_with_why() {
         .unwrap()
         .contains("no visible effect"));
 }
+
+#[test]
+fn a_tasks_own_sites_are_kept_with_the_deployments_and_told_to_the_extension() {
+    let mut c = bound().with_config(RunConfig {
+        domains: mimo_protocol::DomainPolicy {
+            allowed: Vec::new(),
+            blocked: vec!["evil.test".into()],
+        },
+        ..RunConfig::default()
+    });
+    // Rules that are not hosts are refused, and nothing changes.
+    let bad = c
+        .set_domains(vec!["https://shop.test/cart".into()], vec![], 1)
+        .unwrap_err();
+    assert_eq!(bad.code, ErrorCode::SchemaValidationFailed);
+    assert!(bad.message.contains("not a site rule"), "{}", bad.message);
+    let effects = c
+        .set_domains(
+            vec![" Shop.test ".into(), "shop.test".into()],
+            vec!["ads.shop.test".into()],
+            1,
+        )
+        .unwrap();
+    assert!(effects.contains(&Effect::SaveTask));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::TaskDomains { allowed, blocked } if allowed == &["shop.test"] && blocked == &["ads.shop.test"])));
+    assert!(
+        c.set_domains(vec!["shop.test".into()], vec!["ads.shop.test".into()], 2)
+            .unwrap()
+            .is_empty(),
+        "the same rules again change nothing"
+    );
+
+    let (turn, _) = turn_of(
+        &c.user_message("compare prices".into(), None, None, 3)
+            .unwrap(),
+    );
+    let refused = |c: &mut Conversation, turn: &str, id: &str, url: &str| {
+        let effects = reply(
+            c,
+            turn,
+            vec![agent_call(id, json!({ "navigate": { "url": url } }))],
+        );
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::SubmitAction { .. })),
+            "{url}"
+        );
+        let why = events(&effects)
+            .into_iter()
+            .find_map(|e| match e {
+                FrontendEvent::ToolUsed {
+                    phase: ToolPhase::End,
+                    result: Some(r),
+                    ..
+                } => r.error,
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(why.code, ErrorCode::PermissionDenied);
+        (turn_of(&effects).0, why.message)
+    };
+    let (turn, why) = refused(&mut c, &turn, "call_a", "https://other.test/");
+    assert!(
+        why.contains("this task's allowed sites: shop.test"),
+        "{why}"
+    );
+    let (turn, why) = refused(&mut c, &turn, "call_b", "https://ads.shop.test/");
+    assert!(
+        why.contains("\"ads.shop.test\" of this task's blocked sites"),
+        "{why}"
+    );
+    // The deployment's rules still hold.
+    let (turn, why) = refused(&mut c, &turn, "call_c", "https://evil.test/");
+    assert!(why.contains("MIMO_BLOCKED_DOMAINS"), "{why}");
+    let start = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_d",
+            json!({ "navigate": { "url": "https://www.shop.test/" } }),
+        )],
+    ));
+    assert!(
+        matches!(&start.1, ActionCommand::TaskStart { task_domains: Some(d), .. }
+        if d.allowed == ["shop.test"] && d.blocked == ["ads.shop.test"])
+    );
+}
