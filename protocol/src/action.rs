@@ -211,10 +211,11 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         domains: Option<DomainPolicy>,
-        /// The task's own rules, checked as well as `domains`.
+        /// The task's own rules, checked as well as `domains` (boxed: most tasks have none, and
+        /// every queued action is as large as this one).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        task_domains: Option<DomainPolicy>,
+        #[ts(optional, as = "Option<DomainPolicy>")]
+        task_domains: Option<Box<DomainPolicy>>,
         /// What personal data the extension keeps out of what it sends for the task (absent:
         /// the default, evidence filtered).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -348,9 +348,11 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
                         group_title,
                         adopt_tab_id,
                         // The task's own rules: the deployment's swapped, for variety.
-                        task_domains: domains.clone().map(|(allowed, blocked)| DomainPolicy {
-                            allowed: blocked,
-                            blocked: allowed,
+                        task_domains: domains.clone().map(|(allowed, blocked)| {
+                            Box::new(DomainPolicy {
+                                allowed: blocked,
+                                blocked: allowed,
+                            })
                         }),
                         domains: domains
                             .map(|(allowed, blocked)| DomainPolicy { allowed, blocked }),

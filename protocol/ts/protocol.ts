@@ -71,7 +71,8 @@ adoptTabId?: number,
  */
 domains?: DomainPolicy, 
 /**
- * The task's own rules, checked as well as `domains`.
+ * The task's own rules, checked as well as `domains` (boxed: most tasks have none, and
+ * every queued action is as large as this one).
  */
 taskDomains?: DomainPolicy, 
 /**
@@ -152,7 +153,8 @@ adoptTabId?: number,
  */
 domains?: DomainPolicy, 
 /**
- * The task's own rules, checked as well as `domains`.
+ * The task's own rules, checked as well as `domains` (boxed: most tasks have none, and
+ * every queued action is as large as this one).
  */
 taskDomains?: DomainPolicy, 
 /**

@@ -500,7 +500,8 @@ impl Conversation {
                 )),
                 adopt_tab_id: self.task.start_tab,
                 domains: (!self.config.domains.is_open()).then(|| self.config.domains.clone()),
-                task_domains: (!self.task.domains.is_open()).then(|| self.task.domains.clone()),
+                task_domains: (!self.task.domains.is_open())
+                    .then(|| Box::new(self.task.domains.clone())),
                 redaction: Some(self.config.redaction.clone()),
             };
             return self.submit(turn_id, command, Purpose::TaskStart);
