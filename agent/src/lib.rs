@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod answer;
+pub mod audit;
 pub mod conversation;
 pub mod credentials;
 pub mod llm;

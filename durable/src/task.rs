@@ -172,6 +172,7 @@ impl DurableObject for TaskCoordinator {
                 None => error_response(&unknown_task()),
             },
             (Method::Get, "/export") => self.export(),
+            (Method::Get, "/audit") => self.audit(),
             (Method::Post, "/actions") => match read_body::<SubmitAction>(&mut req).await {
                 Ok(submit) => self.submit_action(submit).await,
                 Err(error) => error_response(&error),
@@ -696,6 +697,27 @@ impl TaskCoordinator {
         response.headers_mut().set(
             "content-disposition",
             &format!("attachment; filename=\"{filename}\""),
+        )?;
+        Ok(response)
+    }
+
+    /// The task's audit log (seed 002 §7.1): one JSON line per step, built from its history.
+    fn audit(&self) -> Result<Response> {
+        let Some(task) = self.task.borrow().record().cloned() else {
+            return error_response(&unknown_task());
+        };
+        let events = self.store.events_after(&task.task_id, 0)?;
+        let records = mimo_agent::audit::audit_log(
+            &task.task_id,
+            task.selected_client_id.as_deref(),
+            &events,
+        );
+        let mut response = Response::ok(mimo_agent::audit::to_jsonl(&records))?;
+        let headers = response.headers_mut();
+        headers.set("content-type", "application/x-ndjson; charset=utf-8")?;
+        headers.set(
+            "content-disposition",
+            &format!("attachment; filename=\"mimo-audit-{}.jsonl\"", task.task_id),
         )?;
         Ok(response)
     }

@@ -161,6 +161,19 @@ pub enum AgentAction {
 }
 
 impl AgentAction {
+    /// The element of the page's list it acts on, by index, if any.
+    pub fn target(&self) -> Option<u32> {
+        match self {
+            AgentAction::Click { index }
+            | AgentAction::Type { index, .. }
+            | AgentAction::SelectOption { index, .. }
+            | AgentAction::Hover { index }
+            | AgentAction::UploadFile { index, .. } => Some(*index),
+            AgentAction::Scroll { index, .. } => *index,
+            _ => None,
+        }
+    }
+
     /// The action's name, e.g. `click`.
     pub fn name(&self) -> &'static str {
         match self {

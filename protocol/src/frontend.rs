@@ -175,6 +175,10 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         cost_usd: Option<f64>,
+        /// How risky the step is rated, from the facts of the page it was chosen on (on `start`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        risk: Option<RiskLevel>,
     },
     /// A risky step waits for the person (task status `waiting_confirmation`); they answer
     /// with `confirm`.
@@ -197,6 +201,13 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         target: Option<BoundingBox>,
+    },
+    /// The person answered the confirmation of step `step`: run it (`approved`) or not.
+    ConfirmationAnswered {
+        step: u32,
+        approved: bool,
+        /// Where they answered: `web` (the web app or a script on its socket).
+        by: String,
     },
     /// The page was prepared for the model (loaded, screenshot, readability, element index).
     #[serde(rename_all = "camelCase")]

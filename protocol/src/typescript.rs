@@ -3,7 +3,7 @@
 use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
-use crate::{action, agent, error, extension, frontend, secrets, snapshot, task};
+use crate::{action, agent, audit, error, extension, frontend, secrets, snapshot, task};
 
 /// Where the generated module is checked in, relative to the workspace root.
 pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
@@ -68,6 +68,11 @@ pub fn typescript_module() -> String {
         agent::TokenUsage,
         agent::ToolPhase,
         agent::RiskLevel,
+        audit::AuditRecord,
+        audit::AuditAction,
+        audit::AuditPage,
+        audit::AuditOutcome,
+        audit::AuditConfirmation,
         extension::BrowserInfo,
         extension::AttemptState,
         extension::ExtensionMessage,

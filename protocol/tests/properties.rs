@@ -571,9 +571,12 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         usage,
                         // Exact in JSON: whole millionths of a dollar.
                         cost_usd: micros.map(|m| f64::from(m) / 1e6),
+                        risk: usage.map(|_| mimo_protocol::RiskLevel::Low),
                     }
                 }
             ),
+        (any::<u32>(), any::<bool>(), text())
+            .prop_map(|(step, approved, by)| { ConfirmationAnswered { step, approved, by } }),
         (
             any::<u32>(),
             agent_action(),

@@ -360,6 +360,64 @@ export type ToolPhase = "start" | "end";
 
 export type RiskLevel = "low" | "medium" | "high";
 
+export type AuditRecord = { 
+/**
+ * When the step was chosen (ms since the Unix epoch).
+ */
+ts: number, taskId: string, 
+/**
+ * Which browser run of the task (1-based): each run numbers its steps from 1.
+ */
+run: number, step: number, action: AuditAction, reflection?: Reflection, 
+/**
+ * The page the step was chosen on.
+ */
+before?: AuditPage, 
+/**
+ * The page after it.
+ */
+after?: AuditPage, 
+/**
+ * What came of it; absent while it runs (or when the run ended first).
+ */
+outcome?: AuditOutcome, confirmation?: AuditConfirmation, 
+/**
+ * The extension the task's actions went to.
+ */
+clientId?: string, usage?: TokenUsage, costUsd?: number, };
+
+export type AuditAction = { 
+/**
+ * Its name, e.g. `click`.
+ */
+type: string, 
+/**
+ * The element it acts on (its index in the page's element list), if any.
+ */
+target?: number, 
+/**
+ * Its parameters as the model gave them.
+ */
+params: unknown, risk?: RiskLevel, };
+
+export type AuditPage = { url: string, title: string, screenshotArtifactId?: string, };
+
+export type AuditOutcome = { ok: boolean, partial?: boolean, 
+/**
+ * What the step found or did (its result), as the model got it.
+ */
+extracted?: unknown, errors?: Array<ErrorObject>, warnings?: Array<string>, 
+/**
+ * When it ended.
+ */
+at: number, };
+
+export type AuditConfirmation = { required: boolean, reason: string, facts?: Array<string>, askedAt: number, 
+/**
+ * `true` approved, `false` declined, absent: not answered.
+ */
+approved?: boolean, by?: string, answeredAt?: number, };
+
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
 export type AttemptState = "unknown" | "running" | "finished";
@@ -462,7 +520,11 @@ usage?: TokenUsage,
 /**
  * What that call cost in dollars, when the model's price is known (on `start`).
  */
-costUsd?: number, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+costUsd?: number, 
+/**
+ * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
+ */
+risk?: RiskLevel, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
 /**
  * Why it needs a confirmation, and what it acts on.
  */
@@ -478,7 +540,11 @@ facts: Array<string>,
 /**
  * The page as the model saw it, with where the target is on it.
  */
-screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "pageObserved", 
+screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
+/**
+ * Where they answered: `web` (the web app or a script on its socket).
+ */
+by: string, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */
@@ -532,7 +598,11 @@ usage?: TokenUsage,
 /**
  * What that call cost in dollars, when the model's price is known (on `start`).
  */
-costUsd?: number, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+costUsd?: number, 
+/**
+ * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
+ */
+risk?: RiskLevel, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
 /**
  * Why it needs a confirmation, and what it acts on.
  */
@@ -548,7 +618,11 @@ facts: Array<string>,
 /**
  * The page as the model saw it, with where the target is on it.
  */
-screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "pageObserved", 
+screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
+/**
+ * Where they answered: `web` (the web app or a script on its socket).
+ */
+by: string, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */

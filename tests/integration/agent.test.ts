@@ -301,3 +301,50 @@ describe("a run's limits", () => {
     await Promise.all([ext.close(), web.close()]);
   });
 });
+
+describe("the audit log", () => {
+  // Its own runtime, whose risk rules make "Install" irreversible: the click waits for the person.
+  ownRuntime(
+    {
+      bindings: { MIMO_LLM_PROVIDER: "anthropic", MIMO_LLM_API_KEY: "sk-ant-test", MIMO_RISK_RULES: JSON.stringify({ irreversibleWords: ["install"] }) },
+    },
+    (m) => (mimo = m),
+  );
+
+  it("has one line per step: action, target, risk, pages before and after, outcome, and who confirmed it when", async () => {
+    failing = new Set();
+    const { web, ext } = await startRun([
+      agentStep({ navigate: { url: "http://docs.test/" } }, "Opening the docs."),
+      agentStep({ click: { index: 1 } }, "Installing."),
+      agentStep({ done: { success: true, text: "Installed." } }, "Done."),
+    ]);
+    const asked = await web.waitFor((e) => e.type === "confirmationRequested", "the confirmation", 20_000);
+    assert.ok(asked.type === "confirmationRequested");
+    assert.match(asked.reason, /looks irreversible \(“install”\)/);
+    web.send({ type: "confirm", step: asked.step, approve: true });
+    await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    const taskId = asked.taskId;
+    const res = await api(mimo, `/api/task/${taskId}/audit.jsonl`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /application\/x-ndjson/);
+    assert.equal(res.headers.get("content-disposition"), `attachment; filename="mimo-audit-${taskId}.jsonl"`);
+    const lines = (await res.text()).trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
+    assert.deepEqual(lines.map((l) => [l.step, l.action.type]), [[1, "navigate"], [2, "click"], [3, "done"]]);
+    const click = lines[1]!;
+    assert.equal(click.taskId, taskId);
+    assert.deepEqual(click.action, { type: "click", target: 1, params: { index: 1 }, risk: "high" });
+    assert.deepEqual(click.before, { url: "http://docs.test/", title: "Docs" }, "the stand-in takes no screenshot");
+    assert.equal(click.outcome.ok, true);
+    assert.equal(click.confirmation.required, true);
+    assert.equal(click.confirmation.approved, true);
+    assert.equal(click.confirmation.by, "web");
+    assert.ok(click.confirmation.answeredAt >= click.confirmation.askedAt && click.confirmation.askedAt >= click.ts);
+    assert.equal(click.clientId, ext.clientId);
+    assert.equal(click.reflection.memory, "Installing.");
+    assert.equal(lines[0]!.action.risk, "low");
+    assert.equal(lines[0]!.confirmation, undefined);
+    // Audit history is the task's: an unknown task has none.
+    assert.equal((await api(mimo, `/api/task/00000000-0000-4000-8000-000000000000/audit.jsonl`)).status, 404);
+    await Promise.all([ext.close(), web.close()]);
+  });
+});

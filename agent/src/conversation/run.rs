@@ -301,6 +301,13 @@ impl Conversation {
             .config
             .price
             .map(|p| p.cost_micros(usage.input_tokens, usage.output_tokens) as f64 / 1e6);
+        run.steps.push(step);
+        let risk = self.rate_latest_step().level;
+        let step = self
+            .run
+            .as_ref()
+            .and_then(|r| r.steps.last())
+            .expect("step");
         effects.push(Effect::Emit(FrontendEvent::ToolUsed {
             step: step.number,
             tool_call_id: step.tool_call_id.clone(),
@@ -311,8 +318,8 @@ impl Conversation {
             summary: None,
             usage: Some(usage),
             cost_usd,
+            risk: Some(risk),
         }));
-        run.steps.push(step);
         if let Some(error) = self.over_limits() {
             // The step is not run: the model hears why, and the run ends.
             let step = self
@@ -507,27 +514,10 @@ impl Conversation {
             return self.submit(turn_id, command, Purpose::TaskStart);
         }
         if self.config.confirm_risky && !step.confirmed {
-            let elements = run.observation.as_ref().map_or("", |o| o.elements.as_str());
-            let dialog = run.observation.as_ref().and_then(|o| o.dialog.as_ref());
-            // The dialog of a step the person confirmed is the page asking the same question.
-            let dialog = dialog.filter(|_| {
-                !run.steps
-                    .len()
-                    .checked_sub(2)
-                    .is_some_and(|i| run.steps[i].confirmed)
-            });
-            let content = run.observation.as_ref().map_or("", |o| o.content.as_str());
-            let no_facts = BTreeMap::new();
-            let page = risk::PageView {
-                elements,
-                content,
-                dialog,
-                facts: run.observation.as_ref().map_or(&no_facts, |o| &o.facts),
-            };
-            let rated = risk::assess(&step.output.action, page, &self.config.risk);
+            let rated = self.rate_latest_step();
             if rated.level >= self.config.risk.confirm_at {
                 let observation = run.observation.as_ref();
-                let target = step_target(&step.output.action).and_then(|index| {
+                let target = step.output.action.target().and_then(|index| {
                     let [x, y, w, h] = *observation?.boxes.get(&index)?;
                     Some(BoundingBox {
                         x: x.into(),
@@ -572,7 +562,12 @@ impl Conversation {
                 format!("step {step} is not waiting for a confirmation"),
             ));
         }
-        let mut effects = self.transition(TaskStatus::Running, now);
+        let mut effects = vec![Effect::Emit(FrontendEvent::ConfirmationAnswered {
+            step,
+            approved: approve,
+            by: "web".into(),
+        })];
+        effects.extend(self.transition(TaskStatus::Running, now));
         let turn_id = self.step_turn_id();
         let run = self.run.as_mut().expect("run");
         let last = run.steps.last_mut().expect("step");
@@ -988,7 +983,31 @@ impl Conversation {
             summary: Some(summary),
             usage: None,
             cost_usd: None,
+            risk: None,
         })]
+    }
+
+    /// How risky the latest step is, rated from the page it was chosen on (seed 002 §6.1).
+    fn rate_latest_step(&self) -> risk::Assessment {
+        let run = self.run.as_ref().expect("run");
+        let step = run.steps.last().expect("step");
+        let page = run.observation.as_ref();
+        // The dialog of a step the person confirmed is the page asking the same question.
+        let earlier_confirmed = run
+            .steps
+            .len()
+            .checked_sub(2)
+            .is_some_and(|i| run.steps[i].confirmed);
+        let no_facts = BTreeMap::new();
+        let view = risk::PageView {
+            elements: page.map_or("", |o| o.elements.as_str()),
+            content: page.map_or("", |o| o.content.as_str()),
+            dialog: page
+                .and_then(|o| o.dialog.as_ref())
+                .filter(|_| !earlier_confirmed),
+            facts: page.map_or(&no_facts, |o| &o.facts),
+        };
+        risk::assess(&step.output.action, view, &self.config.risk)
     }
 
     /// The model called `done`. With an answer format, its data must match it: a mismatch goes
@@ -1216,18 +1235,6 @@ fn within(b: &BoundingBox, (width, height): (u32, u32)) -> bool {
         && b.y < f64::from(height)
         && b.x + b.w > 0.0
         && b.y + b.h > 0.0
-}
-
-/// The element a step acts on, by index.
-fn step_target(action: &AgentAction) -> Option<u32> {
-    match action {
-        AgentAction::Click { index }
-        | AgentAction::Type { index, .. }
-        | AgentAction::SelectOption { index, .. }
-        | AgentAction::Hover { index }
-        | AgentAction::UploadFile { index, .. } => Some(*index),
-        _ => None,
-    }
 }
 
 /// The model's final answer.
