@@ -196,6 +196,17 @@ impl RegistryClient {
             .await
     }
 
+    /// Hands an extension's poll (its body as sent) to the registry.
+    pub async fn poll(&self, client_id: &str, mut request: Request) -> Result<Response> {
+        let target = format!("https://internal/poll?clientId={}", urlencode(client_id));
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_body(Some(request.text().await?.into()));
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
+    }
+
     async fn get<T: DeserializeOwned>(&self, path: &str) -> Answer<T> {
         let request = json_request::<()>(Method::Get, path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await

@@ -1,14 +1,23 @@
 //! `ExtensionRegistry`: the extensions of this deployment, their sockets and browsers, and which
 //! task uses which extension (seed 000 `ExtensionRegistry` + `SnapshotStore`).
 
+use futures_channel::oneshot;
+use futures_util::future::select;
 use mimo_agent::selection::{self, Candidate};
 use mimo_agent::snapshot;
-use mimo_protocol::extension::{ExtensionList, PING_FRAME, PONG_FRAME};
+use mimo_protocol::extension::{
+    ExtensionList, PollRequest, PollResponse, PolledFrame, MAX_POLL_WAIT_MS, PING_FRAME,
+    POLL_PRESENCE_MS, PONG_FRAME,
+};
 use mimo_protocol::{
-    limits::MAX_EXTENSION_FRAME_BYTES, BrowserInfo, BrowserSnapshot, ErrorCode, ErrorObject,
-    ExtensionInfo, ExtensionMessage, ServerToExtension, TaskControl,
+    limits::{MAX_EXTENSION_FRAME_BYTES, MAX_POLL_BODY_BYTES},
+    BrowserInfo, BrowserSnapshot, ErrorCode, ErrorObject, ExtensionInfo, ExtensionMessage,
+    ServerToExtension, TaskControl,
 };
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
 use worker::*;
 
 use crate::clients::{
@@ -31,6 +40,9 @@ const EXTENSION: &str = "extension";
 /// many (older tasks get the current snapshot when they bind again).
 const PUSH_TO_TASKS: u32 = 20;
 
+/// The most kept frames one poll delivers (the rest come with the next).
+const POLL_BATCH: u32 = 50;
+
 fn client_tag(client_id: &str) -> String {
     format!("client:{client_id}")
 }
@@ -48,6 +60,8 @@ pub struct ExtensionRegistry {
     env: Env,
     credentials: Credentials,
     store: RegistryStore,
+    /// Wakes the poll each polling extension holds open, when a frame is kept for it.
+    pollers: RefCell<HashMap<String, oneshot::Sender<()>>>,
 }
 
 /// Close code of an extension's socket when its credential is revoked.
@@ -66,6 +80,7 @@ impl DurableObject for ExtensionRegistry {
             env,
             credentials,
             store,
+            pollers: RefCell::new(HashMap::new()),
         }
     }
 
@@ -89,6 +104,32 @@ impl DurableObject for ExtensionRegistry {
                     format!("not a frame for an extension: {e}"),
                 )),
             },
+            (Method::Post, "/poll") => {
+                let client_id = url
+                    .query_pairs()
+                    .find(|(k, _)| k == "clientId")
+                    .map(|(_, v)| v.into_owned());
+                let Some(client_id) = client_id.filter(|id| valid_client_id(id)) else {
+                    return error_response(&invalid_client_id());
+                };
+                let body = req.text().await?;
+                if body.len() > MAX_POLL_BODY_BYTES {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!(
+                            "a poll of {} bytes is over the limit of {MAX_POLL_BODY_BYTES}; send fewer frames per poll",
+                            body.len()
+                        ),
+                    ));
+                }
+                match serde_json::from_str::<PollRequest>(&body) {
+                    Ok(request) => Response::from_json(&self.poll(&client_id, request).await?),
+                    Err(e) => error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!("not a poll: {e}"),
+                    )),
+                }
+            }
             (Method::Get, "/list") => Response::from_json(&ExtensionList {
                 extensions: self.list()?,
             }),
@@ -201,100 +242,24 @@ impl DurableObject for ExtensionRegistry {
             return Ok(());
         }
         let parsed = parse_message::<ExtensionMessage>(message, MAX_EXTENSION_FRAME_BYTES);
-        let message = match parsed {
-            Ok(message) => message,
-            Err(error) => return ws.send(&ServerToExtension::Error { error }),
+        let replies = match parsed {
+            Ok(message) => self.receive(&client_id, message).await?,
+            Err(error) => vec![ServerToExtension::Error { error }],
         };
-        self.store.touch(&client_id, now_ms())?;
-        match message {
-            ExtensionMessage::Hello {
-                client_id: said,
-                name,
-                browser,
-                extension_version,
-            } => {
-                if said != client_id {
-                    let error = ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!("hello names client {said:?} but this socket was opened for {client_id:?}"),
-                    );
-                    return ws.send(&ServerToExtension::Error { error });
-                }
-                self.store
-                    .register(&client_id, &name, &browser, &extension_version, now_ms())?;
-                ws.send(&ServerToExtension::Welcome { client_id })
-            }
-            ExtensionMessage::FullStateSync { snapshot } => {
-                self.snapshot_changed(&client_id, snapshot).await
-            }
-            ExtensionMessage::TabEvent { event } => {
-                let before = self.store.snapshot(&client_id)?.unwrap_or_default();
-                let mut after = before.clone();
-                snapshot::apply(&mut after, event);
-                if after == before {
-                    // Chrome reports many events that change nothing we show (a second
-                    // activation, a favicon): no push, no write.
-                    return Ok(());
-                }
-                self.snapshot_changed(&client_id, after).await
-            }
-            // A keep-alive that did not match the auto-response byte for byte.
-            ExtensionMessage::Ping {} => ws.send(&ServerToExtension::Pong {}),
-            ExtensionMessage::ActionAck {
-                action_id,
-                attempt,
-                task_id,
-            } => {
-                let ack = ActionEvent::Ack { action_id, attempt };
-                let relayed = self
-                    .relay(&client_id, &task_id, ToTask::Event(Box::new(ack)))
-                    .await;
-                report_refusal(&ws, "an action's ack", relayed).map(|_| ())
-            }
-            ExtensionMessage::TaskControl { task_id, control } => {
-                let relayed = self
-                    .relay(&client_id, &task_id, ToTask::Control(control))
-                    .await;
-                report_refusal(&ws, "a task control", relayed).map(|_| ())
-            }
-            ExtensionMessage::ActionStatus {
-                task_id,
-                action_id,
-                attempt,
-                state,
-                outcome,
-            } => {
-                let status = ActionEvent::Status {
-                    action_id,
-                    attempt,
-                    state,
-                    outcome,
-                };
-                let relayed = self
-                    .relay(&client_id, &task_id, ToTask::Event(Box::new(status)))
-                    .await;
-                report_refusal(&ws, "an action's status", relayed).map(|_| ())
-            }
-            ExtensionMessage::ActionResult { outcome } => {
-                let ack = ServerToExtension::ResultAck {
-                    task_id: outcome.task_id.clone(),
-                    action_id: outcome.action_id.clone(),
-                    attempt: outcome.attempt,
-                };
-                let task_id = outcome.task_id.clone();
-                let event = ActionEvent::Outcome { outcome };
-                let relayed = self
-                    .relay(&client_id, &task_id, ToTask::Event(Box::new(event)))
-                    .await;
-                // Recorded, or refused for good: either way the extension can stop resending
-                // it. Only a result that did not reach the task is left unacknowledged, so
-                // that the next connection sends it again.
-                if report_refusal(&ws, "an action's result", relayed)? {
-                    ws.send(&ack)?;
-                }
-                Ok(())
+        for reply in &replies {
+            ws.send(reply)?;
+        }
+        if replies
+            .iter()
+            .any(|r| matches!(r, ServerToExtension::Welcome { .. }))
+        {
+            // Back on a socket after polling: what was kept for the polls goes this way now.
+            self.store.stopped_polling(&client_id)?;
+            for frame in self.store.take_undelivered(&client_id, now_ms())? {
+                ws.send_with_str(&frame)?;
             }
         }
+        Ok(())
     }
 
     async fn websocket_close(
@@ -328,15 +293,19 @@ enum ToTask {
     Control(TaskControl),
 }
 
-/// Tells the extension of a relay that did not go through, and logs it. `Ok(true)` when the
-/// frame was dealt with for good (taken or refused), `Ok(false)` when it did not reach the task.
-fn report_refusal(ws: &WebSocket, what: &str, relayed: Result<Relayed>) -> Result<bool> {
+/// Answers a relay that did not go through with an `error` frame, and logs it. `true` when the
+/// frame was dealt with for good (taken or refused), `false` when it did not reach the task.
+fn refusal_reply(
+    replies: &mut Vec<ServerToExtension>,
+    what: &str,
+    relayed: Result<Relayed>,
+) -> bool {
     match relayed {
-        Ok(Relayed::Done) => Ok(true),
+        Ok(Relayed::Done) => true,
         Ok(Relayed::Refused(error)) => {
             console_warn!("refused {what}: {error}");
-            ws.send(&ServerToExtension::Error { error })?;
-            Ok(true)
+            replies.push(ServerToExtension::Error { error });
+            true
         }
         Err(e) => {
             console_error!("could not relay {what}: {e}");
@@ -344,8 +313,8 @@ fn report_refusal(ws: &WebSocket, what: &str, relayed: Result<Relayed>) -> Resul
                 ErrorCode::InternalError,
                 format!("{what} could not reach its task ({e}); it is kept to be sent again"),
             );
-            ws.send(&ServerToExtension::Error { error })?;
-            Ok(false)
+            replies.push(ServerToExtension::Error { error });
+            false
         }
     }
 }
@@ -365,6 +334,154 @@ fn valid_client_id(id: &str) -> bool {
 }
 
 impl ExtensionRegistry {
+    /// Handles one frame of the extension, from its socket or a poll alike; returns the
+    /// direct answers to send back (`welcome`, `pong`, `result_ack`, `error`).
+    async fn receive(
+        &self,
+        client_id: &str,
+        message: ExtensionMessage,
+    ) -> Result<Vec<ServerToExtension>> {
+        self.store.touch(client_id, now_ms())?;
+        let mut replies = Vec::new();
+        match message {
+            ExtensionMessage::Hello {
+                client_id: said,
+                name,
+                browser,
+                extension_version,
+            } => {
+                if said != client_id {
+                    let error = ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!(
+                            "hello names client {said:?} but this connection is {client_id:?}'s"
+                        ),
+                    );
+                    replies.push(ServerToExtension::Error { error });
+                } else {
+                    self.store.register(
+                        client_id,
+                        &name,
+                        &browser,
+                        &extension_version,
+                        now_ms(),
+                    )?;
+                    replies.push(ServerToExtension::Welcome { client_id: said });
+                }
+            }
+            ExtensionMessage::FullStateSync { snapshot } => {
+                self.snapshot_changed(client_id, snapshot).await?
+            }
+            ExtensionMessage::TabEvent { event } => {
+                let before = self.store.snapshot(client_id)?.unwrap_or_default();
+                let mut after = before.clone();
+                snapshot::apply(&mut after, event);
+                // Chrome reports many events that change nothing we show (a second
+                // activation, a favicon): no push, no write.
+                if after != before {
+                    self.snapshot_changed(client_id, after).await?;
+                }
+            }
+            // A keep-alive that did not match the auto-response byte for byte.
+            ExtensionMessage::Ping {} => replies.push(ServerToExtension::Pong {}),
+            ExtensionMessage::ActionAck {
+                action_id,
+                attempt,
+                task_id,
+            } => {
+                let ack = ActionEvent::Ack { action_id, attempt };
+                let relayed = self
+                    .relay(client_id, &task_id, ToTask::Event(Box::new(ack)))
+                    .await;
+                refusal_reply(&mut replies, "an action's ack", relayed);
+            }
+            ExtensionMessage::TaskControl { task_id, control } => {
+                let relayed = self
+                    .relay(client_id, &task_id, ToTask::Control(control))
+                    .await;
+                refusal_reply(&mut replies, "a task control", relayed);
+            }
+            ExtensionMessage::ActionStatus {
+                task_id,
+                action_id,
+                attempt,
+                state,
+                outcome,
+            } => {
+                let status = ActionEvent::Status {
+                    action_id,
+                    attempt,
+                    state,
+                    outcome,
+                };
+                let relayed = self
+                    .relay(client_id, &task_id, ToTask::Event(Box::new(status)))
+                    .await;
+                refusal_reply(&mut replies, "an action's status", relayed);
+            }
+            ExtensionMessage::ActionResult { outcome } => {
+                let ack = ServerToExtension::ResultAck {
+                    task_id: outcome.task_id.clone(),
+                    action_id: outcome.action_id.clone(),
+                    attempt: outcome.attempt,
+                };
+                let task_id = outcome.task_id.clone();
+                let event = ActionEvent::Outcome { outcome };
+                let relayed = self
+                    .relay(client_id, &task_id, ToTask::Event(Box::new(event)))
+                    .await;
+                // Recorded, or refused for good: either way the extension can stop resending
+                // it. Only a result that did not reach the task is left unacknowledged, so
+                // that the next connection sends it again.
+                if refusal_reply(&mut replies, "an action's result", relayed) {
+                    replies.push(ack);
+                }
+            }
+        }
+        Ok(replies)
+    }
+
+    /// A poll (`POST /api/extension/poll`): the request's frames handled in order, then what
+    /// was kept for the extension since its acknowledgement — waiting up to `wait_ms` for
+    /// something to arrive when nothing is kept.
+    async fn poll(&self, client_id: &str, request: PollRequest) -> Result<PollResponse> {
+        let now = now_ms();
+        self.store.connected(client_id, now)?;
+        self.store.polled(client_id, now)?;
+        let mut replies = Vec::new();
+        for frame in request.frames {
+            replies.extend(self.receive(client_id, frame).await?);
+        }
+        let mut frames = self.undelivered(client_id, request.ack)?;
+        let wait = request.wait_ms.min(MAX_POLL_WAIT_MS);
+        if frames.is_empty() && wait > 0 {
+            let (wake, woken) = oneshot::channel();
+            // A newer poll of the same extension replaces this one's wake-up: this one
+            // answers at its timeout, and the extension reads the frame from the newer one.
+            self.pollers.borrow_mut().insert(client_id.to_owned(), wake);
+            let timeout = Delay::from(Duration::from_millis(wait.into()));
+            let _ = select(woken, timeout).await;
+            frames = self.undelivered(client_id, request.ack)?;
+            // Held this long, it still counts as polling now.
+            self.store.polled(client_id, now_ms())?;
+        }
+        Ok(PollResponse { replies, frames })
+    }
+
+    /// The frames kept for a polling extension after `ack`, decoded.
+    fn undelivered(&self, client_id: &str, ack: u64) -> Result<Vec<PolledFrame>> {
+        let kept = self
+            .store
+            .undelivered(client_id, ack, now_ms(), POLL_BATCH)?;
+        Ok(kept
+            .into_iter()
+            .filter_map(|(seq, frame)| {
+                let frame = serde_json::from_str(&frame).ok()?;
+                Some(PolledFrame { seq, frame })
+            })
+            .collect())
+    }
+
     /// Accepts an extension's socket. A newer connection of the same client replaces the
     /// older one (a restarted service worker leaves its old socket half-open).
     fn accept_extension(&self, client_id: String) -> Result<Response> {
@@ -399,10 +516,16 @@ impl ExtensionRegistry {
         Response::empty()
     }
 
-    /// Online means an open socket: sockets survive hibernation, and a runtime restart drops
-    /// them, so presence is never stale.
-    fn is_online(&self, client_id: &str) -> bool {
-        self.open_socket(client_id).is_some()
+    /// Online means an open socket (sockets survive hibernation, and a runtime restart drops
+    /// them, so that presence is never stale) or a recent poll.
+    fn is_online(&self, client_id: &str) -> Result<bool> {
+        Ok(self.open_socket(client_id).is_some() || self.polls(client_id)?)
+    }
+
+    /// Whether the extension is connected by polling: it polled within the presence window.
+    fn polls(&self, client_id: &str) -> Result<bool> {
+        let polled_at = self.store.polled_at(client_id)?;
+        Ok(polled_at.is_some_and(|at| now_ms() < at + POLL_PRESENCE_MS))
     }
 
     fn list(&self) -> Result<Vec<ExtensionInfo>> {
@@ -411,7 +534,7 @@ impl ExtensionRegistry {
             .clients()?
             .into_iter()
             .map(|r| {
-                let online = self.is_online(&r.client_id);
+                let online = self.is_online(&r.client_id)?;
                 let paired = self.credentials.is_paired(&r.client_id)?;
                 Ok(ExtensionInfo {
                     online,
@@ -469,20 +592,28 @@ impl ExtensionRegistry {
             })
     }
 
-    /// Sends a frame on the extension's socket.
+    /// Sends a frame on the extension's socket, or keeps it for the extension's next poll.
     fn send(&self, send: SendToExtension) -> Result<Response> {
-        let Some(socket) = self.open_socket(&send.client_id) else {
-            return error_response(&ErrorObject::new(
-                ErrorCode::PluginOffline,
-                format!(
-                    "The extension this task uses ({}) is offline. Open that browser with the \
-                     Mimo extension connected.",
-                    send.client_id
-                ),
-            ));
-        };
-        socket.send(&send.message)?;
-        Response::empty()
+        if let Some(socket) = self.open_socket(&send.client_id) {
+            socket.send(&send.message)?;
+            return Response::empty();
+        }
+        if self.polls(&send.client_id)? {
+            let frame = serde_json::to_string(&send.message)?;
+            self.store.keep(&send.client_id, &frame, now_ms())?;
+            if let Some(wake) = self.pollers.borrow_mut().remove(&send.client_id) {
+                let _ = wake.send(());
+            }
+            return Response::empty();
+        }
+        error_response(&ErrorObject::new(
+            ErrorCode::PluginOffline,
+            format!(
+                "The extension this task uses ({}) is offline. Open that browser with the \
+                 Mimo extension connected.",
+                send.client_id
+            ),
+        ))
     }
 
     /// Passes what the extension says about a task (an ack, a result, a takeover) to that task,

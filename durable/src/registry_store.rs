@@ -25,7 +25,23 @@ CREATE TABLE IF NOT EXISTS bindings (
     client_id TEXT NOT NULL,
     bound_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS bindings_by_client ON bindings (client_id, bound_at);";
+CREATE INDEX IF NOT EXISTS bindings_by_client ON bindings (client_id, bound_at);
+CREATE TABLE IF NOT EXISTS pollers (
+    client_id TEXT PRIMARY KEY,
+    polled_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    client_id TEXT NOT NULL,
+    frame TEXT NOT NULL,
+    kept_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq);";
+
+/// A frame kept for a polling extension older than this is dropped unread: every frame is an
+/// action (acked within seconds or retried anew), a question about one, or a state the next
+/// frames supersede, so delivering it late could only run a step its task gave up on.
+const OUTBOX_TTL_MS: u64 = 30_000;
 
 /// An extension as stored (whether it is online or paired is known elsewhere).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,5 +192,81 @@ impl<S: Sql> RegistryStore<S> {
             "INSERT OR REPLACE INTO snapshots (client_id, body) VALUES (?, ?)",
             vec![text(client_id), text(&serde_json::to_string(snapshot)?)],
         )
+    }
+
+    /// The extension polled now (it is connected without a socket).
+    pub fn polled(&self, client_id: &str, now: u64) -> Result<()> {
+        self.sql.run(
+            "INSERT OR REPLACE INTO pollers (client_id, polled_at) VALUES (?, ?)",
+            vec![text(client_id), int(now)],
+        )
+    }
+
+    /// When the extension last polled, if it polls.
+    pub fn polled_at(&self, client_id: &str) -> Result<Option<u64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            polled_at: u64,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT polled_at FROM pollers WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.polled_at))
+    }
+
+    /// The extension connected with a socket: it no longer polls.
+    pub fn stopped_polling(&self, client_id: &str) -> Result<()> {
+        self.sql.run(
+            "DELETE FROM pollers WHERE client_id = ?",
+            vec![text(client_id)],
+        )
+    }
+
+    /// Keeps a frame (JSON) until the polling extension acknowledges it.
+    pub fn keep(&self, client_id: &str, frame: &str, now: u64) -> Result<()> {
+        self.sql.run(
+            "INSERT INTO outbox (client_id, frame, kept_at) VALUES (?, ?, ?)",
+            vec![text(client_id), text(frame), int(now)],
+        )
+    }
+
+    /// Forgets the frames up to `ack` (received) and those kept too long (stale); returns
+    /// the rest in order, at most `limit`.
+    pub fn undelivered(
+        &self,
+        client_id: &str,
+        ack: u64,
+        now: u64,
+        limit: u32,
+    ) -> Result<Vec<(u64, String)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            seq: u64,
+            frame: String,
+        }
+        self.sql.run(
+            "DELETE FROM outbox WHERE client_id = ? AND (seq <= ? OR kept_at < ?)",
+            vec![
+                text(client_id),
+                int(ack),
+                int(now.saturating_sub(OUTBOX_TTL_MS)),
+            ],
+        )?;
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT seq, frame FROM outbox WHERE client_id = ? ORDER BY seq LIMIT ?",
+            vec![text(client_id), int(limit.into())],
+        )?;
+        Ok(rows.into_iter().map(|r| (r.seq, r.frame)).collect())
+    }
+
+    /// Takes every frame still kept for the extension (it has a socket again).
+    pub fn take_undelivered(&self, client_id: &str, now: u64) -> Result<Vec<String>> {
+        let frames = self.undelivered(client_id, 0, now, u32::MAX)?;
+        self.sql.run(
+            "DELETE FROM outbox WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        Ok(frames.into_iter().map(|(_, frame)| frame).collect())
     }
 }

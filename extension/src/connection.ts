@@ -7,6 +7,11 @@
 // 30 s, a tab event, the options page). The state is published in `chrome.storage.local` for
 // the options page.
 //
+// Where WebSockets are blocked (a proxy, a locked-down network) the same frames go over plain
+// requests instead (`PollingSocket`, seed 002 §4.1): by the `transport` setting, or by itself
+// after `SOCKET_FAILURES_BEFORE_POLLING` sockets in a row failed to open. While it polls, a
+// socket is tried again every `SOCKET_PROBE_MS`; once one is welcomed it takes over.
+//
 // While online, `ping` is sent every 20 s as a heartbeat: socket traffic is what keeps an MV3
 // service worker alive (Chrome 116+), and the `pong` in reply proves the connection still works
 // end to end (a half-open socket is replaced rather than trusted). The runtime answers the
@@ -16,13 +21,21 @@ import type { BrowserAction, ErrorObject, ExtensionMessage, ServerToExtension, T
 import { backoffDelay } from "./backoff.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
+import { PollingSocket } from "./polling.ts";
 import { clientId, loadSettings, saveStatus } from "./storage.ts";
-import type { ConnectionState, ConnectionStatus } from "./storage.ts";
+import type { ConnectionState, ConnectionStatus, Settings } from "./storage.ts";
 
 /** How long the server gets to answer `hello` with `welcome`, or `ping` with `pong`. */
 const WELCOME_TIMEOUT_MS = 10_000;
 /** Heartbeat period while online; below the service worker's 30 s idle limit. */
 const HEARTBEAT_MS = 20_000;
+/** Sockets that failed to open in a row after which the `auto` transport polls instead. */
+const SOCKET_FAILURES_BEFORE_POLLING = 3;
+/** While polling by itself (`auto`), how often a socket is tried again. */
+const SOCKET_PROBE_MS = 10_000;
+
+/** What carries a connection: a WebSocket, or requests that behave like one. */
+type Carrier = WebSocket | PollingSocket;
 
 export type ConnectionHooks = {
   /** The server welcomed this connection. */
@@ -52,8 +65,21 @@ async function socketTicket(serverUrl: string, token: string): Promise<{ ok: tru
   }
 }
 
+/** The first frame of every connection: who this extension instance is. */
+async function helloFrame(settings: Settings, id: string): Promise<string> {
+  const self = await describeBrowser();
+  const hello: ExtensionMessage = {
+    type: "hello",
+    clientId: id,
+    name: settings.name.trim() || defaultName(self.browser, self.platform),
+    browser: self.browser,
+    extensionVersion: chrome.runtime.getManifest().version,
+  };
+  return JSON.stringify(hello);
+}
+
 /** Why a connection ended, for the options page. Browsers hide why an upgrade failed. */
-function closeReason(event: CloseEvent, opened: boolean): string {
+function closeReason(event: { code: number; reason: string }, opened: boolean): string {
   if (!opened) return "could not reach the server, or it refused the connection (check the address and token)";
   if (event.code === 1006) return "the connection to the server was lost";
   if (event.code === 4000) return "replaced by a newer connection with the same client id";
@@ -63,7 +89,10 @@ function closeReason(event: CloseEvent, opened: boolean): string {
 
 export class Connection {
   readonly #hooks: ConnectionHooks;
-  #socket: WebSocket | null = null;
+  #socket: Carrier | null = null;
+  /** WebSockets in a row that never opened (blocked, or the server down). */
+  #socketFailures = 0;
+  #probeTimer: ReturnType<typeof setTimeout> | undefined;
   #online = false;
   /** Failed attempts since the last welcome. */
   #attempt = 0;
@@ -130,6 +159,11 @@ export class Connection {
     return this.#online;
   }
 
+  /** How the connection is carried now. */
+  get transport(): "websocket" | "polling" {
+    return this.#socket instanceof PollingSocket ? "polling" : "websocket";
+  }
+
   /** Gives up the current connection after a failure on this side, and retries later. */
   fail(reason: string): void {
     if (this.#socket === null) return;
@@ -148,7 +182,7 @@ export class Connection {
   }
 
   async #connect(generation: number): Promise<void> {
-    const [settings, id, self] = await Promise.all([loadSettings(), clientId(), describeBrowser()]);
+    const [settings, id] = await Promise.all([loadSettings(), clientId()]);
     // A restart or another ensure() may have happened while the settings were read.
     if (generation !== this.#generation || this.#socket !== null) return;
     const server = normalizeServerUrl(settings.serverUrl);
@@ -158,28 +192,24 @@ export class Connection {
     if (!server.ok) return this.#publish("offline", server.error);
 
     // The socket opens with a single-use ticket bought with this extension's credential: the
-    // credential itself never travels in a URL.
+    // credential itself never travels in a URL. (Polling sends the credential in a header;
+    // the ticket still tells early whether the server takes it.)
     this.#publish("connecting");
     const ticket = await socketTicket(server.url, settings.token);
     if (generation !== this.#generation || this.#socket !== null) return;
     if (!ticket.ok) return this.#retry(ticket.error);
-    let socket: WebSocket;
+    let socket: Carrier;
     try {
-      socket = new WebSocket(extensionSocketUrl(server.url, id, ticket.ticket));
+      socket = this.#polls(settings)
+        ? new PollingSocket(server.url, id, settings.token)
+        : new WebSocket(extensionSocketUrl(server.url, id, ticket.ticket));
     } catch (error) {
       return this.#publish("offline", `cannot open a connection: ${String(error)}`);
     }
     this.#socket = socket;
     this.#publish("connecting");
     this.#expectAnswer();
-    const helloMessage: ExtensionMessage = {
-      type: "hello",
-      clientId: id,
-      name: settings.name.trim() || defaultName(self.browser, self.platform),
-      browser: self.browser,
-      extensionVersion: chrome.runtime.getManifest().version,
-    };
-    const hello = JSON.stringify(helloMessage);
+    const hello = await helloFrame(settings, id);
     const current = () => this.#socket === socket;
     let opened = false;
 
@@ -191,11 +221,80 @@ export class Connection {
     socket.onmessage = (event: MessageEvent) => {
       if (current()) this.#receive(event.data);
     };
-    socket.onclose = (event: CloseEvent) => {
+    socket.onclose = (event: { code: number; reason: string }) => {
       if (!current()) return;
+      if (!opened && socket instanceof WebSocket) this.#socketFailures++;
       this.#abandon();
       this.#retry(closeReason(event, opened));
     };
+  }
+
+  /** Whether the next connection polls: by setting, or after sockets kept failing. */
+  #polls(settings: Settings): boolean {
+    if (settings.transport === "polling") return true;
+    return settings.transport === "auto" && this.#socketFailures >= SOCKET_FAILURES_BEFORE_POLLING;
+  }
+
+  /**
+   * While polling by itself, tries a WebSocket now and then: welcomed, it replaces the polling
+   * (the server sends what it kept for the polls on it), else polling goes on.
+   */
+  #probeLater(): void {
+    clearTimeout(this.#probeTimer);
+    this.#probeTimer = setTimeout(() => {
+      this.#probeTimer = undefined;
+      void this.#probe(this.#generation);
+    }, SOCKET_PROBE_MS);
+  }
+
+  async #probe(generation: number): Promise<void> {
+    const [settings, id] = await Promise.all([loadSettings(), clientId()]);
+    const server = normalizeServerUrl(settings.serverUrl);
+    const still = () => generation === this.#generation && this.#socket instanceof PollingSocket;
+    if (!still() || !server.ok || settings.transport !== "auto") return;
+    const ticket = await socketTicket(server.url, settings.token);
+    if (!still()) return;
+    if (!ticket.ok) return this.#probeLater();
+    let probe: WebSocket;
+    try {
+      probe = new WebSocket(extensionSocketUrl(server.url, id, ticket.ticket));
+    } catch {
+      return this.#probeLater();
+    }
+    const hello = await helloFrame(settings, id);
+    probe.onopen = () => probe.send(hello);
+    probe.onclose = () => {
+      if (still()) this.#probeLater();
+    };
+    probe.onmessage = (event: MessageEvent) => {
+      const welcomed = String(event.data).includes('"type":"welcome"');
+      if (!welcomed || !still()) {
+        probe.onclose = null;
+        probe.close(1000, "not needed");
+        return;
+      }
+      this.#adopt(probe);
+    };
+  }
+
+  /** Makes a welcomed probe socket the connection, in place of the polling. */
+  #adopt(socket: WebSocket): void {
+    const polling = this.#socket;
+    this.#socket = socket;
+    this.#socketFailures = 0;
+    polling?.close(1000, "a socket took over");
+    const current = () => this.#socket === socket;
+    socket.onmessage = (event: MessageEvent) => {
+      if (current()) this.#receive(event.data);
+    };
+    socket.onclose = (event: CloseEvent) => {
+      if (!current()) return;
+      this.#abandon();
+      this.#retry(closeReason(event, true));
+    };
+    this.#publish("online");
+    // Whatever went unacknowledged over the polls is resent on the socket.
+    this.#hooks.onOnline();
   }
 
   #receive(data: unknown): void {
@@ -218,6 +317,8 @@ export class Connection {
         this.#online = true;
         this.#attempt = 0;
         this.#lastError = undefined;
+        if (this.#socket instanceof WebSocket) this.#socketFailures = 0;
+        else this.#probeLater();
         this.#publish("online");
         this.#heartbeatTimer = setInterval(() => {
           this.#socket?.send(PING_FRAME);
@@ -262,6 +363,7 @@ export class Connection {
     this.#generation++;
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#answerTimer);
+    clearTimeout(this.#probeTimer);
     clearInterval(this.#heartbeatTimer);
     this.#retryTimer = this.#answerTimer = this.#heartbeatTimer = undefined;
     const socket = this.#socket;
@@ -286,6 +388,7 @@ export class Connection {
     if (error !== undefined) this.#lastError = error;
     const since = this.#status?.state === state ? this.#status.since : Date.now();
     const status: ConnectionStatus = { state, since };
+    if (state === "online") status.transport = this.transport;
     if (this.#lastError !== undefined) status.lastError = this.#lastError;
     if (retryAt !== undefined) status.retryAt = retryAt;
     this.#status = status;

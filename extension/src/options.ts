@@ -6,8 +6,8 @@ import { describeBrowser } from "./identity.ts";
 import type { PageMessage } from "./messages.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
 import type { ErrorObject, PairRequest, PairResponse } from "../../protocol/ts/protocol.ts";
-import { CLIENT_ID_KEY, clientId, loadSettings, loadStatus, saveSettings, STATUS_KEY, storedClientId } from "./storage.ts";
-import type { ConnectionStatus, Settings } from "./storage.ts";
+import { CLIENT_ID_KEY, clientId, loadSettings, loadStatus, saveSettings, SETTING_KEYS, STATUS_KEY, storedClientId } from "./storage.ts";
+import type { ConnectionStatus, Settings, Transport } from "./storage.ts";
 
 function element<T extends HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -20,6 +20,7 @@ const serverUrl = element<HTMLInputElement>("server-url");
 const pairingCode = element<HTMLInputElement>("pairing-code");
 const pairedView = element<HTMLElement>("paired");
 const name = element<HTMLInputElement>("name");
+const transport = element<HTMLSelectElement>("transport");
 const formError = element<HTMLParagraphElement>("form-error");
 const status = element<HTMLElement>("status");
 const statusState = element<HTMLElement>("status-state");
@@ -41,6 +42,7 @@ function renderStatus(): void {
   statusState.textContent = STATE_LABELS[current.state];
   const parts: string[] = [];
   if (current.state === "online") parts.push(`since ${new Date(current.since).toLocaleTimeString()}`);
+  if (current.transport === "polling") parts.push("by polling (WebSockets do not get through)");
   if (current.lastError !== undefined) parts.push(current.state === "online" ? `last refusal: ${current.lastError}` : current.lastError);
   if (current.state === "offline" && current.retryAt !== undefined) {
     const seconds = Math.max(0, Math.ceil((current.retryAt - Date.now()) / 1000));
@@ -94,12 +96,12 @@ async function save(event: SubmitEvent): Promise<void> {
     pairingCode.value = "";
   }
   formError.textContent = "";
-  const next: Settings = { serverUrl: server.url, token: credential, name: name.value.trim() };
+  const next: Settings = { serverUrl: server.url, token: credential, name: name.value.trim(), transport: transport.value as Transport };
   serverUrl.value = next.serverUrl;
   await saveSettings(next);
   renderPaired(next);
   // Changed settings reach the worker through storage; unchanged ones mean "connect again now".
-  const unchanged = previous.serverUrl === next.serverUrl && previous.token === next.token && previous.name === next.name;
+  const unchanged = SETTING_KEYS.every((key) => previous[key] === next[key]);
   if (unchanged) send({ type: "mimo:reconnect" });
 }
 
@@ -125,6 +127,7 @@ async function init(): Promise<void> {
   name.placeholder = defaultName(self.browser, self.platform);
   serverUrl.value = settings.serverUrl;
   name.value = settings.name;
+  transport.value = settings.transport;
   renderPaired(settings);
   shown = stored;
   renderStatus();

@@ -10,9 +10,17 @@ export type Settings = {
   token: string;
   /** Empty means the default name ("Chromium on Linux"). */
   name: string;
+  /**
+   * How to reach the server: `auto` opens a WebSocket and falls back to polling over plain
+   * requests where sockets are blocked; `websocket` or `polling` only that way.
+   */
+  transport: Transport;
 };
 
-export const SETTING_KEYS = ["serverUrl", "token", "name"] as const satisfies ReadonlyArray<keyof Settings>;
+export type Transport = "auto" | "websocket" | "polling";
+const TRANSPORTS: readonly Transport[] = ["auto", "websocket", "polling"];
+
+export const SETTING_KEYS = ["serverUrl", "token", "name", "transport"] as const satisfies ReadonlyArray<keyof Settings>;
 
 export type ConnectionState = "connecting" | "online" | "offline";
 
@@ -24,6 +32,8 @@ export type ConnectionStatus = {
   since: number;
   /** While offline: when the next attempt is due. */
   retryAt?: number;
+  /** While online: how the connection is carried. */
+  transport?: "websocket" | "polling";
 };
 
 export const STATUS_KEY = "connection";
@@ -35,6 +45,7 @@ export async function loadSettings(): Promise<Settings> {
     serverUrl: typeof stored.serverUrl === "string" ? stored.serverUrl : "",
     token: typeof stored.token === "string" ? stored.token : "",
     name: typeof stored.name === "string" ? stored.name : "",
+    transport: TRANSPORTS.find((t) => t === stored.transport) ?? "auto",
   };
 }
 

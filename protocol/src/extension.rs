@@ -183,3 +183,49 @@ pub struct WsTicket {
     #[ts(type = "number")]
     pub expires_at: u64,
 }
+
+/// Body of `POST /api/extension/poll`: the extension's connection without a socket, for networks
+/// that block WebSockets (seed 002 §4.1). It carries the same frames as the socket, both ways:
+/// what the extension would have sent, in order, and the acknowledgement of what it received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PollRequest {
+    /// Every server frame up to this sequence number arrived: the server forgets them.
+    /// Frames after it are delivered again, so a lost answer loses nothing.
+    #[ts(type = "number")]
+    pub ack: u64,
+    /// Frames for the server, handled in order exactly as on the socket.
+    #[serde(default)]
+    pub frames: Vec<ExtensionMessage>,
+    /// How long the server may hold the request while it has nothing to deliver (a long poll),
+    /// capped at [`MAX_POLL_WAIT_MS`]; `0` answers at once.
+    #[serde(default)]
+    pub wait_ms: u32,
+}
+
+/// The longest a poll is held open.
+pub const MAX_POLL_WAIT_MS: u32 = 20_000;
+
+/// An extension that polled within this long counts as connected: a frame for it is kept until
+/// its next poll instead of failing with `PLUGIN_OFFLINE`.
+pub const POLL_PRESENCE_MS: u64 = 30_000;
+
+/// The answer to a poll.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PollResponse {
+    /// The direct answers to the request's frames, in order (`welcome`, `result_ack`, `pong`,
+    /// `error`), as the socket would have sent them.
+    pub replies: Vec<ServerToExtension>,
+    /// Frames the server sent since the acknowledged one (actions, task states, questions).
+    pub frames: Vec<PolledFrame>,
+}
+
+/// A frame kept for a polling extension, numbered so that it is acknowledged once received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PolledFrame {
+    #[ts(type = "number")]
+    pub seq: u64,
+    pub frame: ServerToExtension,
+}

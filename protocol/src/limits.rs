@@ -10,3 +10,7 @@ pub const MAX_EXTENSION_FRAME_BYTES: usize = 512 * 1024;
 
 /// Longest user message, in UTF-8 bytes.
 pub const MAX_USER_MESSAGE_BYTES: usize = 32 * 1024;
+
+/// Largest body of a poll (`POST /api/extension/poll`): a few frames, each within
+/// [`MAX_EXTENSION_FRAME_BYTES`]; the extension sends more in the next poll.
+pub const MAX_POLL_BODY_BYTES: usize = 4 * MAX_EXTENSION_FRAME_BYTES;

@@ -83,6 +83,9 @@ pub fn typescript_module() -> String {
         extension::PairRequest,
         extension::PairResponse,
         extension::WsTicket,
+        extension::PollRequest,
+        extension::PollResponse,
+        extension::PolledFrame,
         frontend::FrontendMessage,
         frontend::ChatRole,
         frontend::ChatMessage,
@@ -129,6 +132,8 @@ pub fn typescript_module() -> String {
             "ATTACHMENT_MAX_BYTES",
             crate::artifact::ATTACHMENT_MAX_BYTES as usize,
         ),
+        ("MAX_POLL_WAIT_MS", extension::MAX_POLL_WAIT_MS as usize),
+        ("POLL_PRESENCE_MS", extension::POLL_PRESENCE_MS as usize),
     ];
     let mut out = String::from(
         "// Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.\n\

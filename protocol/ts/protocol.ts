@@ -471,6 +471,35 @@ export type WsTicket = { ticket: string,
  */
 expiresAt: number, };
 
+export type PollRequest = { 
+/**
+ * Every server frame up to this sequence number arrived: the server forgets them.
+ * Frames after it are delivered again, so a lost answer loses nothing.
+ */
+ack: number, 
+/**
+ * Frames for the server, handled in order exactly as on the socket.
+ */
+frames: Array<ExtensionMessage>, 
+/**
+ * How long the server may hold the request while it has nothing to deliver (a long poll),
+ * capped at [`MAX_POLL_WAIT_MS`]; `0` answers at once.
+ */
+waitMs: number, };
+
+export type PollResponse = { 
+/**
+ * The direct answers to the request's frames, in order (`welcome`, `result_ack`, `pong`,
+ * `error`), as the socket would have sent them.
+ */
+replies: Array<ServerToExtension>, 
+/**
+ * Frames the server sent since the acknowledged one (actions, task states, questions).
+ */
+frames: Array<PolledFrame>, };
+
+export type PolledFrame = { seq: number, frame: ServerToExtension, };
+
 export type FrontendMessage = { "type": "user_message", content: string, 
 /**
  * Chosen by the client for this message (1–128 characters). Sent again with the same
@@ -727,6 +756,8 @@ export const SCREENSHOT_MAX_BYTES = 20971520;
 export const HTML_MAX_BYTES = 20971520;
 export const DOM_INDEX_MAX_BYTES = 20971520;
 export const ATTACHMENT_MAX_BYTES = 10485760;
+export const MAX_POLL_WAIT_MS = 20000;
+export const POLL_PRESENCE_MS = 30000;
 export type ActionName = ActionCommand["name"];
 export const ACTION_TRAITS = {
   "task_start": {"rerun":"idempotent","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"starting"},

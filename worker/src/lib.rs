@@ -38,7 +38,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
 fn extension_fetch_route(path: &str) -> bool {
     matches!(
         path,
-        "/api/extension/pair" | "/api/ws-ticket" | "/api/artifacts/presign"
+        "/api/extension/pair" | "/api/extension/poll" | "/api/ws-ticket" | "/api/artifacts/presign"
     ) || path.starts_with("/api/artifacts/")
         || (path.starts_with("/api/task/") && path.ends_with("/secret-value"))
 }
@@ -203,6 +203,10 @@ async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Res
     };
     match (req.method(), path.as_str()) {
         (Method::Post, "/api/ws-ticket") => ticket(env, &principal).await,
+        // The connection without a socket (seed 002 §4.1): the same frames, over requests.
+        (Method::Post, "/api/extension/poll") => {
+            RegistryClient::new(env)?.poll(client_id, req).await
+        }
         (Method::Post, "/api/artifacts/presign") => {
             artifacts::presign(req, env, Some(client_id)).await
         }
