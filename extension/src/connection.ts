@@ -198,6 +198,9 @@ export class Connection {
     const ticket = await socketTicket(server.url, settings.token);
     if (generation !== this.#generation || this.#socket !== null) return;
     if (!ticket.ok) return this.#retry(ticket.error);
+    // Before the socket exists: its handlers must be set in the same turn as it is made.
+    const hello = await helloFrame(settings, id);
+    if (generation !== this.#generation || this.#socket !== null) return;
     let socket: Carrier;
     try {
       socket = this.#polls(settings)
@@ -209,7 +212,6 @@ export class Connection {
     this.#socket = socket;
     this.#publish("connecting");
     this.#expectAnswer();
-    const hello = await helloFrame(settings, id);
     const current = () => this.#socket === socket;
     let opened = false;
 
@@ -255,13 +257,14 @@ export class Connection {
     const ticket = await socketTicket(server.url, settings.token);
     if (!still()) return;
     if (!ticket.ok) return this.#probeLater();
+    const hello = await helloFrame(settings, id);
+    if (!still()) return;
     let probe: WebSocket;
     try {
       probe = new WebSocket(extensionSocketUrl(server.url, id, ticket.ticket));
     } catch {
       return this.#probeLater();
     }
-    const hello = await helloFrame(settings, id);
     probe.onopen = () => probe.send(hello);
     probe.onclose = () => {
       if (still()) this.#probeLater();

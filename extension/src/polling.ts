@@ -41,12 +41,13 @@ export class PollingSocket {
   constructor(server: string, clientId: string, token: string) {
     this.#url = `${server}/api/extension/poll?clientId=${encodeURIComponent(clientId)}`;
     this.#token = token;
-    queueMicrotask(() => {
+    // Opens in a later task, like a WebSocket: its handlers are set by then.
+    setTimeout(() => {
       if (this.readyState !== WebSocket.CONNECTING) return;
       this.readyState = WebSocket.OPEN;
       this.onopen?.();
       void this.#listen();
-    });
+    }, 0);
   }
 
   send(frame: string): void {
