@@ -96,32 +96,34 @@ pub fn audit_log(
                 }
                 page = Some(observed);
             }
-            FrontendEvent::ConfirmationRequested {
-                step,
-                reason,
-                risk,
-                facts,
-                ..
-            } => {
-                if let Some(record) = current(&mut records, run, *step) {
-                    record.action.risk = Some(*risk);
+            FrontendEvent::ConfirmationRequested(request) => {
+                if let Some(record) = current(&mut records, run, request.step) {
+                    record.action.risk = Some(request.risk);
                     record.confirmation = Some(AuditConfirmation {
                         required: true,
-                        reason: reason.clone(),
-                        facts: facts.clone(),
+                        reason: request.reason.clone(),
+                        facts: request.facts.clone(),
+                        step_by_step: request.step_by_step,
                         asked_at: envelope.at,
                         approved: None,
                         by: None,
                         answered_at: None,
+                        declined_because: None,
                     });
                 }
             }
-            FrontendEvent::ConfirmationAnswered { step, approved, by } => {
+            FrontendEvent::ConfirmationAnswered {
+                step,
+                approved,
+                by,
+                reason,
+            } => {
                 let asked = current(&mut records, run, *step).and_then(|r| r.confirmation.as_mut());
                 if let Some(confirmation) = asked {
                     confirmation.approved = Some(*approved);
                     confirmation.by = Some(by.clone());
                     confirmation.answered_at = Some(envelope.at);
+                    confirmation.declined_because = reason.clone();
                 }
             }
             _ => {}
@@ -151,7 +153,9 @@ pub fn to_jsonl(records: &[AuditRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mimo_protocol::{ErrorCode, ErrorObject, Reflection, RiskLevel, TokenUsage, ToolResult};
+    use mimo_protocol::{
+        ConfirmationRequest, ErrorCode, ErrorObject, Reflection, RiskLevel, TokenUsage, ToolResult,
+    };
     use serde_json::json;
 
     fn at(ms: u64, event: FrontendEvent) -> EventEnvelope {
@@ -239,15 +243,18 @@ mod tests {
             at(4, start(2, order.clone(), RiskLevel::High)),
             at(
                 5,
-                FrontendEvent::ConfirmationRequested {
+                FrontendEvent::ConfirmationRequested(ConfirmationRequest {
                     step: 2,
                     action: order.clone(),
                     reason: "clicking [7] looks irreversible (“place order”)".into(),
                     risk: RiskLevel::High,
                     facts: vec!["clicking [7] looks irreversible (“place order”)".into()],
+                    url: "https://shop.test/".into(),
+                    title: "Shop".into(),
                     screenshot_artifact_id: Some("shot_1".into()),
                     target: None,
-                },
+                    step_by_step: false,
+                }),
             ),
             at(
                 6,
@@ -255,6 +262,7 @@ mod tests {
                     step: 2,
                     approved: true,
                     by: "web".into(),
+                    reason: None,
                 },
             ),
             at(7, end(2, order, result(true, None))),
@@ -321,22 +329,26 @@ mod tests {
             at(1, start(1, order.clone(), RiskLevel::High)),
             at(
                 2,
-                FrontendEvent::ConfirmationRequested {
+                FrontendEvent::ConfirmationRequested(ConfirmationRequest {
                     step: 1,
                     action: order.clone(),
                     reason: "r".into(),
                     risk: RiskLevel::High,
                     facts: vec![],
+                    url: String::new(),
+                    title: String::new(),
                     screenshot_artifact_id: None,
                     target: None,
-                },
+                    step_by_step: true,
+                }),
             ),
             at(
                 3,
                 FrontendEvent::ConfirmationAnswered {
                     step: 1,
                     approved: false,
-                    by: "web".into(),
+                    by: "extension".into(),
+                    reason: Some("not that one".into()),
                 },
             ),
             at(
@@ -355,11 +367,12 @@ mod tests {
             records.iter().map(|r| (r.run, r.step)).collect::<Vec<_>>(),
             [(1, 1), (2, 1)]
         );
+        let declined = records[0].confirmation.as_ref().unwrap();
+        assert_eq!(declined.approved, Some(false));
+        assert_eq!(declined.by.as_deref(), Some("extension"));
+        assert_eq!(declined.declined_because.as_deref(), Some("not that one"));
+        assert!(declined.step_by_step);
         let declined = &records[0];
-        assert_eq!(
-            declined.confirmation.as_ref().unwrap().approved,
-            Some(false)
-        );
         assert_eq!(
             declined.outcome.as_ref().unwrap().errors[0].code,
             ErrorCode::ConfirmationRequired

@@ -34,6 +34,8 @@ pub struct TaskRecord {
     pub answer_schema: Option<serde_json::Value>,
     /// The task's own allowed and blocked sites, checked as well as the deployment's.
     pub domains: mimo_protocol::DomainPolicy,
+    /// Step-by-step mode: each step waits for the person's "Next step".
+    pub step_by_step: bool,
 }
 
 /// A stored chat message and its place in the conversation.

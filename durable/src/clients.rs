@@ -43,6 +43,34 @@ pub struct SubmitAction {
     pub wait_ms: Option<u64>,
 }
 
+/// Body of a task's `/confirm`: an answer to a confirmation from the side panel or a script.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmBody {
+    pub step: u32,
+    pub approve: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub by: Confirmer,
+}
+
+/// Where a confirmation was answered, besides the web app's socket.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confirmer {
+    Extension,
+    Api,
+}
+
+impl Confirmer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Confirmer::Extension => "extension",
+            Confirmer::Api => "api",
+        }
+    }
+}
+
 /// Body of the registry's `/authenticate`: an extension token to check.
 #[derive(Serialize, Deserialize)]
 pub struct TokenCheck {
@@ -236,6 +264,11 @@ impl TaskClient {
     /// Relays takeover, resume or stop from the extension's overlay.
     pub async fn control(&self, control: TaskControl) -> Answer<()> {
         self.post("/control", &control).await
+    }
+
+    /// Relays the person's answer to a confirmation, given outside the web app.
+    pub async fn confirm(&self, answer: &ConfirmBody) -> Answer<()> {
+        self.post("/confirm", answer).await
     }
 
     /// Pushes the task's extension's new browser snapshot.

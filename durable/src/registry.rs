@@ -21,8 +21,8 @@ use std::time::Duration;
 use worker::*;
 
 use crate::clients::{
-    AuthFailure, AuthFailureCount, BindRequest, SendToExtension, TaskClient, TicketHolder,
-    TicketRedeem, TokenCheck,
+    AuthFailure, AuthFailureCount, BindRequest, ConfirmBody, Confirmer, SendToExtension,
+    TaskClient, TicketHolder, TicketRedeem, TokenCheck,
 };
 use crate::credentials::Credentials;
 use crate::error::{Answer, Refusable};
@@ -291,6 +291,7 @@ enum ToTask {
     // Boxed: an outcome (a JSON value, order-preserving since answers keep their key order) is large.
     Event(Box<ActionEvent>),
     Control(TaskControl),
+    Confirm(ConfirmBody),
 }
 
 /// Answers a relay that did not go through with an `error` frame, and logs it. `true` when the
@@ -394,6 +395,23 @@ impl ExtensionRegistry {
                     .relay(client_id, &task_id, ToTask::Event(Box::new(ack)))
                     .await;
                 refusal_reply(&mut replies, "an action's ack", relayed);
+            }
+            ExtensionMessage::Confirm {
+                task_id,
+                step,
+                approve,
+                reason,
+            } => {
+                let answer = ConfirmBody {
+                    step,
+                    approve,
+                    reason,
+                    by: Confirmer::Extension,
+                };
+                let relayed = self
+                    .relay(client_id, &task_id, ToTask::Confirm(answer))
+                    .await;
+                refusal_reply(&mut replies, "a confirmation", relayed);
             }
             ExtensionMessage::TaskControl { task_id, control } => {
                 let relayed = self
@@ -628,6 +646,7 @@ impl ExtensionRegistry {
         let answer = match what {
             ToTask::Event(event) => task.action_event(&event).await,
             ToTask::Control(control) => task.control(control).await,
+            ToTask::Confirm(answer) => task.confirm(&answer).await,
         };
         Ok(match answer.refusal()? {
             Ok(()) => Relayed::Done,

@@ -26,7 +26,9 @@ use worker::*;
 
 use crate::action_store::ActionStore;
 use crate::artifacts::ArtifactStore;
-use crate::clients::{ArtifactGrant, ArtifactStored, BindRequest, RegistryClient, SubmitAction};
+use crate::clients::{
+    ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SubmitAction,
+};
 use crate::error::{Failure, Refusable};
 use crate::http::{error_response, now_ms, read_body};
 use crate::secret_store::SecretStore;
@@ -184,6 +186,18 @@ impl DurableObject for TaskCoordinator {
                 Ok(control) => self.answer(Input::Control(control), Caller::Relay).await,
                 Err(error) => error_response(&error),
             },
+            (Method::Post, "/confirm") => match read_body::<ConfirmBody>(&mut req).await {
+                Ok(answer) => {
+                    let input = Input::Confirm {
+                        step: answer.step,
+                        approve: answer.approve,
+                        reason: answer.reason,
+                        by: answer.by.name(),
+                    };
+                    self.answer(input, Caller::Relay).await
+                }
+                Err(error) => error_response(&error),
+            },
             (Method::Post, "/action-event") => match read_body::<ActionEvent>(&mut req).await {
                 Ok(event) => self.answer(Input::Extension(event), Caller::Relay).await,
                 Err(error) => error_response(&error),
@@ -270,7 +284,17 @@ impl DurableObject for TaskCoordinator {
             },
             FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
             FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
-            FrontendMessage::Confirm { step, approve } => Input::Confirm { step, approve },
+            FrontendMessage::Confirm {
+                step,
+                approve,
+                reason,
+            } => Input::Confirm {
+                step,
+                approve,
+                reason,
+                by: "web",
+            },
+            FrontendMessage::SetStepMode { step_by_step } => Input::SetStepMode(step_by_step),
             FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
             FrontendMessage::StartOnTab { tab_id } => Input::StartOnTab(tab_id),
             FrontendMessage::SetDomains { allowed, blocked } => {

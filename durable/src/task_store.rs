@@ -60,6 +60,8 @@ struct TaskRow {
     answer_schema: Option<String>,
     #[serde(default)]
     domains: Option<String>,
+    #[serde(default)]
+    step_by_step: u8,
 }
 
 #[derive(Deserialize)]
@@ -127,22 +129,10 @@ impl<S: Sql> TaskStore<S> {
         if columns.is_empty() {
             sql.run("ALTER TABLE task ADD COLUMN start_tab INTEGER", vec![])?;
         }
-        // Added with answer formats.
-        let columns: Vec<serde_json::Value> = sql.rows(
-            "SELECT name FROM pragma_table_info('task') WHERE name = 'answer_schema'",
-            vec![],
-        )?;
-        if columns.is_empty() {
-            sql.run("ALTER TABLE task ADD COLUMN answer_schema TEXT", vec![])?;
-        }
-        // Added with a task's own allowed and blocked sites.
-        let columns: Vec<serde_json::Value> = sql.rows(
-            "SELECT name FROM pragma_table_info('task') WHERE name = 'domains'",
-            vec![],
-        )?;
-        if columns.is_empty() {
-            sql.run("ALTER TABLE task ADD COLUMN domains TEXT", vec![])?;
-        }
+        // Columns added by later releases, to tasks stored before them.
+        add_column(&sql, "answer_schema", "TEXT")?; // answer formats
+        add_column(&sql, "domains", "TEXT")?; // a task's own allowed and blocked sites
+        add_column(&sql, "step_by_step", "INTEGER NOT NULL DEFAULT 0")?; // step-by-step mode
         Ok(Self { sql })
     }
 
@@ -170,6 +160,7 @@ impl<S: Sql> TaskStore<S> {
                         .map(parse)
                         .transpose()?
                         .unwrap_or_default(),
+                    step_by_step: r.step_by_step != 0,
                 })
             })
             .transpose()
@@ -178,8 +169,8 @@ impl<S: Sql> TaskStore<S> {
     pub fn save_task(&self, t: &TaskRecord) -> Result<()> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
-             message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains) \
-             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains, \
+             step_by_step) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -198,6 +189,7 @@ impl<S: Sql> TaskStore<S> {
                         .then(|| serde_json::to_string(&t.domains).unwrap_or_default())
                         .as_deref(),
                 ),
+                int(t.step_by_step.into()),
             ],
         )?;
         Ok(())
@@ -331,4 +323,19 @@ impl<S: Sql> TaskStore<S> {
         )?;
         Ok(())
     }
+}
+
+/// Adds a column to the task table unless it is there.
+fn add_column<S: Sql>(sql: &S, name: &str, definition: &str) -> Result<()> {
+    let columns: Vec<serde_json::Value> = sql.rows(
+        "SELECT name FROM pragma_table_info('task') WHERE name = ?",
+        vec![text(name)],
+    )?;
+    if columns.is_empty() {
+        sql.run(
+            &format!("ALTER TABLE task ADD COLUMN {name} {definition}"),
+            vec![],
+        )?;
+    }
+    Ok(())
 }

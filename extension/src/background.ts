@@ -13,6 +13,7 @@ import { isContentMessage } from "./frame-protocol.ts";
 import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
 import { forServer, policyOf, setPolicyLookup } from "./evidence.ts";
 import { everyFrame, frameCall } from "./frames.ts";
+import { confirmationRequested, confirmationSettled } from "./confirmations.ts";
 import { isPageMessage } from "./messages.ts";
 import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
 import { loadSettings, SETTING_KEYS } from "./storage.ts";
@@ -127,6 +128,8 @@ const connection = new Connection({
   onTaskState: (taskId: string, status: TaskStatus) => void taskState(taskId, status),
   onResultAck: (ack) => void dispatcher.acknowledged(ack),
   onActionQuery: (query) => void dispatcher.query(query),
+  onConfirmationRequested: (taskId, request) => void confirmationRequested(taskId, request),
+  onConfirmationSettled: (taskId, step) => void confirmationSettled(taskId, step),
 });
 // The last line of defence: no frame carries a secret's value, whatever produced it.
 connection.filter = (frame) => secretVault.redactFrame(frame);
@@ -146,6 +149,8 @@ const ENDED: ReadonlySet<string> = new Set(["completed", "error", "canceled"]);
 /** The server told us a task's status: the overlay of its tab follows. */
 async function taskState(taskId: string, status: TaskStatus): Promise<void> {
   await tasks.setStatus(taskId, status, Date.now());
+  // Stopped or answered elsewhere: nothing waits in the side panel any more.
+  if (status !== "waiting_confirmation") await confirmationSettled(taskId);
   if (ENDED.has(status)) {
     // The person's own tabs go back to them: no debugger, no overlay, out of the task.
     let returned: number[] = [];
@@ -283,6 +288,12 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     return true;
   }
   if (!isPageMessage(message)) return false;
+  if (message.type === "mimo:confirm") {
+    const { taskId, step, approve, reason } = message;
+    const frame: ExtensionMessage = { type: "confirm", taskId, step, approve, ...(reason !== undefined ? { reason } : {}) };
+    sendResponse({ sent: connection.send(JSON.stringify(frame)) });
+    return false;
+  }
   if (message.type === "mimo:wake") connection.ensure();
   else connection.restart();
   return false;

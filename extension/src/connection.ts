@@ -17,7 +17,7 @@
 // end to end (a half-open socket is replaced rather than trusted). The runtime answers the
 // ping itself, so an idle extension costs the server nothing.
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
-import type { BrowserAction, ErrorObject, ExtensionMessage, ServerToExtension, TaskStatus, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, ConfirmationRequest, ErrorObject, ExtensionMessage, ServerToExtension, TaskStatus, WsTicket } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
@@ -50,6 +50,10 @@ export type ConnectionHooks = {
   onResultAck(ack: { actionId: string; attempt: number }): void;
   /** The server asks what became of an attempt (`action_query`). */
   onActionQuery(query: { taskId: string; actionId: string; attempt: number }): void;
+  /** A step of a task waits for the person (`confirmation_requested`). */
+  onConfirmationRequested(taskId: string, request: ConfirmationRequest): void;
+  /** It was answered, here or elsewhere (`confirmation_settled`). */
+  onConfirmationSettled(taskId: string, step: number): void;
 };
 
 /** A ticket for one socket (`POST /api/ws-ticket`), or why there is none. */
@@ -346,6 +350,12 @@ export class Connection {
         return;
       case "action_query":
         this.#hooks.onActionQuery(message);
+        return;
+      case "confirmation_requested":
+        this.#hooks.onConfirmationRequested(message.taskId, message.request);
+        return;
+      case "confirmation_settled":
+        this.#hooks.onConfirmationSettled(message.taskId, message.step);
         return;
       default:
         console.warn("mimo: unknown frame from the server", message);

@@ -1,11 +1,15 @@
 // The side panel: the connection, which sites Mimo may act on (with "Allow Mimo on <site>" for
-// the current tab's site and for sites a task asked for), the tasks running in this browser
-// with their state, and the last actions, all read from what the service worker keeps in
-// storage (live).
+// the current tab's site and for sites a task asked for), the steps waiting for the person (the
+// action, its risk and why, the page, the screenshot with the target outlined; Confirm and
+// Decline with a reason, as in the web app), the tasks running in this browser with their
+// state, and the last actions, all read from what the service worker keeps in storage (live).
 import { INDEX_KEY } from "./action-log.ts";
 import type { FinishedEntry } from "./action-log.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
-import { STATUS_KEY } from "./storage.ts";
+import { CONFIRMATIONS_KEY } from "./confirmations.ts";
+import type { Pending, PendingConfirmation } from "./confirmations.ts";
+import type { PageMessage } from "./messages.ts";
+import { loadSettings, STATUS_KEY } from "./storage.ts";
 import type { ConnectionStatus } from "./storage.ts";
 import { TASK_STATUS_KEY, TASKS_KEY } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
@@ -55,12 +59,101 @@ function render(stored: Record<string, unknown>): void {
   );
 }
 
+/** The pending confirmations, each kept on screen while it waits (a re-render keeps a typed reason). */
+function renderConfirmations(pending: Pending): void {
+  const list = $("confirmations");
+  const waiting = Object.values(pending);
+  const shown = new Set(waiting.map(cardKey));
+  for (const card of [...list.querySelectorAll<HTMLElement>(".confirmation")]) if (!shown.has(card.dataset.key ?? "")) card.remove();
+  list.querySelector(".muted")?.remove();
+  for (const p of waiting) if (list.querySelector(`[data-key="${cardKey(p)}"]`) === null) list.append(confirmationCard(p));
+  if (waiting.length === 0) list.append(Object.assign(document.createElement("p"), { className: "muted", textContent: "Nothing waits for you." }));
+}
+
+function cardKey(p: PendingConfirmation): string {
+  return `${p.taskId}:${p.request.step}`;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+}
+
+function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement {
+  const [name, params] = Object.entries(request.action)[0] ?? ["step", {}];
+  const card = el("div", { className: "confirmation" });
+  card.dataset.key = cardKey({ taskId, request, at: 0 });
+  card.dataset.testid = "panel-confirmation";
+  const risk = el("span", { className: `risk risk-${request.risk}` }, `${request.risk} risk`);
+  const why = el("input", { type: "text", placeholder: "Why not? (optional, Mimo is told)" });
+  why.dataset.testid = "panel-decline-reason";
+  const note = el("p", { className: "muted" });
+  const answer = (approve: boolean) => {
+    for (const b of card.querySelectorAll("button")) b.disabled = true;
+    const reason = why.value.trim();
+    const message: PageMessage = { type: "mimo:confirm", taskId, step: request.step, approve, ...(!approve && reason !== "" ? { reason } : {}) };
+    chrome.runtime.sendMessage(message).then(
+      (answer: { sent: boolean } | undefined) => {
+        note.textContent = answer?.sent === true ? "Sent…" : "Not connected: answer in the web app, or try again when online.";
+        if (answer?.sent !== true) for (const b of card.querySelectorAll("button")) b.disabled = false;
+      },
+      () => (note.textContent = "Could not reach Mimo's service worker."),
+    );
+  };
+  const [yes, no] = request.stepByStep ? ["Next step", "Skip"] : ["Confirm", "Decline"];
+  const confirm = el("button", { type: "button", onclick: () => answer(true) }, yes);
+  confirm.dataset.testid = "panel-confirm";
+  const decline = el("button", { type: "button", onclick: () => answer(false) }, no);
+  decline.dataset.testid = "panel-decline";
+  card.append(
+    el("strong", {}, `Step ${request.step}: ${name} ${JSON.stringify(params)}`),
+    el("div", {}, risk, " ", request.stepByStep ? "Step by step: it runs when you press Next step." : `Mimo asks because ${request.reason}.`),
+    ...(request.facts.length > 1 ? [el("ul", {}, ...request.facts.map((f) => el("li", {}, f)))] : []),
+    el("div", { className: "muted" }, `${request.title || "(untitled)"} — ${request.url}`),
+  );
+  if (request.screenshotArtifactId !== undefined) card.append(evidence(request));
+  card.append(el("div", { className: "confirm-actions" }, confirm, decline, why), note);
+  return card;
+}
+
+/** The page as the model saw it, the step's target outlined. */
+function evidence(request: PendingConfirmation["request"]): HTMLElement {
+  const shot = el("img", { alt: "The page the step acts on" });
+  shot.dataset.testid = "panel-screenshot";
+  const frame = el("div", { className: "evidence" }, shot);
+  const target = request.target;
+  shot.addEventListener("load", () => {
+    if (target === undefined || shot.naturalWidth === 0) return;
+    const pct = (v: number, of: number) => `${(100 * v) / of}%`;
+    const box = el("div", { className: "target" });
+    box.dataset.testid = "panel-target";
+    Object.assign(box.style, { left: pct(target.x, shot.naturalWidth), top: pct(target.y, shot.naturalHeight), width: pct(target.w, shot.naturalWidth), height: pct(target.h, shot.naturalHeight) });
+    frame.append(box);
+  });
+  void artifactUrl(request.screenshotArtifactId!).then(
+    (url) => (shot.src = url),
+    () => frame.remove(),
+  );
+  return frame;
+}
+
+/** A download URL for an artifact of a task bound to this extension (its own credential). */
+async function artifactUrl(artifactId: string): Promise<string> {
+  const { serverUrl, token } = await loadSettings();
+  const res = await fetch(`${serverUrl}/api/artifacts/${encodeURIComponent(artifactId)}`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`artifact ${artifactId}: HTTP ${res.status}`);
+  return ((await res.json()) as { downloadUrl: string }).downloadUrl;
+}
+
 async function refresh(): Promise<void> {
-  render(await chrome.storage.local.get([STATUS_KEY, TASKS_KEY, TASK_STATUS_KEY, INDEX_KEY]));
+  const stored = await chrome.storage.local.get([STATUS_KEY, TASKS_KEY, TASK_STATUS_KEY, INDEX_KEY, CONFIRMATIONS_KEY]);
+  render(stored);
+  renderConfirmations((stored[CONFIRMATIONS_KEY] as Pending | undefined) ?? {});
 }
 
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === "local" && [STATUS_KEY, TASKS_KEY, TASK_STATUS_KEY, INDEX_KEY].some((k) => k in changes)) void refresh();
+  if (area === "local" && [STATUS_KEY, TASKS_KEY, TASK_STATUS_KEY, INDEX_KEY, CONFIRMATIONS_KEY].some((k) => k in changes)) void refresh();
 mountSiteAccess($("site-access"), { currentTab: true });
 });
 void refresh();

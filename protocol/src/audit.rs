@@ -108,6 +108,9 @@ pub struct AuditConfirmation {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<String>,
+    /// Asked only because the task ran step by step.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub step_by_step: bool,
     #[ts(type = "number")]
     pub asked_at: u64,
     /// `true` approved, `false` declined, absent: not answered.
@@ -120,4 +123,8 @@ pub struct AuditConfirmation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
     pub answered_at: Option<u64>,
+    /// The reason the person gave for declining.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub declined_because: Option<String>,
 }

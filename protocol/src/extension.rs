@@ -4,7 +4,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::task::TaskControl;
-use crate::{ActionOutcome, BrowserAction, BrowserSnapshot, ErrorObject, TabEvent, TaskStatus};
+use crate::{
+    ActionOutcome, BrowserAction, BrowserSnapshot, ConfirmationRequest, ErrorObject, TabEvent,
+    TaskStatus,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -55,6 +58,16 @@ pub enum ExtensionMessage {
         #[ts(optional)]
         outcome: Option<ActionOutcome>,
     },
+    /// The person's answer to a confirmation, from the side panel.
+    #[serde(rename_all = "camelCase")]
+    Confirm {
+        task_id: String,
+        step: u32,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason: Option<String>,
+    },
     /// The person took over the task's tab, resumed, or stopped the task from the overlay.
     #[serde(rename_all = "camelCase")]
     TaskControl {
@@ -103,6 +116,21 @@ pub enum ServerToExtension {
         task_id: String,
         action_id: String,
         attempt: u32,
+    },
+    /// A step of the task waits for the person: the side panel shows it with Confirm and
+    /// Decline, as the web app does (seed 002 §6.2).
+    #[serde(rename_all = "camelCase")]
+    ConfirmationRequested {
+        task_id: String,
+        request: Box<ConfirmationRequest>,
+    },
+    /// The confirmation of `step` was answered (here or elsewhere): the side panel drops it.
+    #[serde(rename_all = "camelCase")]
+    ConfirmationSettled {
+        task_id: String,
+        step: u32,
+        approved: bool,
+        by: String,
     },
     /// The server has an attempt's result (recorded now, or earlier, or no longer wanted): the
     /// extension stops resending it. Only results without this answer are resent on `welcome`.

@@ -52,8 +52,19 @@ pub enum FrontendMessage {
     Stop {},
     /// The person hands the browser back after taking over.
     Resume {},
-    /// The person's answer to `confirmationRequested` for step `step`: run it, or not.
-    Confirm { step: u32, approve: bool },
+    /// The person's answer to `confirmationRequested` for step `step`: run it, or not (and
+    /// why not, for the model).
+    Confirm {
+        step: u32,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason: Option<String>,
+    },
+    /// Step-by-step mode (seed 002 §4.1.1): each step the model chooses waits for the person's
+    /// "Next step" (a confirmation) before it runs. A risky step waits in either mode.
+    #[serde(rename_all = "camelCase")]
+    SetStepMode { step_by_step: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -180,35 +191,25 @@ pub enum FrontendEvent {
         #[ts(optional)]
         risk: Option<RiskLevel>,
     },
-    /// A risky step waits for the person (task status `waiting_confirmation`); they answer
-    /// with `confirm`.
-    #[serde(rename_all = "camelCase")]
-    ConfirmationRequested {
-        step: u32,
-        action: AgentAction,
-        /// Why it needs a confirmation, and what it acts on.
-        reason: String,
-        /// How risky the step is rated.
-        #[serde(default)]
-        risk: RiskLevel,
-        /// Each fact about the page that made it so, for people.
-        #[serde(default)]
-        facts: Vec<String>,
-        /// The page as the model saw it, with where the target is on it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        screenshot_artifact_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        target: Option<BoundingBox>,
-    },
+    /// A risky step waits for the person (task status `waiting_confirmation`), or any step in
+    /// step-by-step mode; they answer with `confirm` (here, in the extension's side panel, or
+    /// with `POST /api/agent/confirm`).
+    ConfirmationRequested(ConfirmationRequest),
     /// The person answered the confirmation of step `step`: run it (`approved`) or not.
     ConfirmationAnswered {
         step: u32,
         approved: bool,
-        /// Where they answered: `web` (the web app or a script on its socket).
+        /// Where they answered: `web` (the web app or a script on its socket), `extension`
+        /// (the side panel) or `api` (`POST /api/agent/confirm`).
         by: String,
+        /// Why they declined, as the model was told.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason: Option<String>,
     },
+    /// Whether each step waits for the person (`set_step_mode`), replayed to every web app.
+    #[serde(rename_all = "camelCase")]
+    StepMode { step_by_step: bool },
     /// The page was prepared for the model (loaded, screenshot, readability, element index).
     #[serde(rename_all = "camelCase")]
     PageObserved {
@@ -309,4 +310,36 @@ pub struct TaskSummary {
     /// object hibernates and wakes, or the runtime restarts: state must survive both.
     #[ts(type = "number")]
     pub instance_started_at: u64,
+}
+
+/// A step waiting for the person: what it does, how risky it is and why, on which page, and
+/// where its target is on the page's screenshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmationRequest {
+    pub step: u32,
+    pub action: AgentAction,
+    /// Why it needs a confirmation, and what it acts on.
+    pub reason: String,
+    /// How risky the step is rated.
+    #[serde(default)]
+    pub risk: RiskLevel,
+    /// Each fact about the page that made it so, for people.
+    #[serde(default)]
+    pub facts: Vec<String>,
+    /// The page it would act on.
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    /// The page as the model saw it, with where the target is on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub screenshot_artifact_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub target: Option<BoundingBox>,
+    /// Held only because the task runs step by step (not for its risk): "Next step" runs it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub step_by_step: bool,
 }

@@ -30,7 +30,8 @@ pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,
 };
 pub use frontend::{
-    Attachment, ChatMessage, ChatRole, EventEnvelope, FrontendEvent, FrontendMessage, OutputStatus,
+    Attachment, ChatMessage, ChatRole, ConfirmationRequest, EventEnvelope, FrontendEvent,
+    FrontendMessage, OutputStatus,
 };
 pub use secrets::{PiiKind, RedactionPolicy, SecretInfo, SecretScope};
 pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};

@@ -92,6 +92,7 @@ pub fn typescript_module() -> String {
         frontend::OutputStatus,
         frontend::Attachment,
         frontend::FrontendEvent,
+        frontend::ConfirmationRequest,
         frontend::EventEnvelope,
         frontend::NewTask,
         frontend::TaskSummary,

@@ -484,8 +484,14 @@ fn frontend_message() -> BoxedStrategy<FrontendMessage> {
         (vec(text(), 0..3), vec(text(), 0..3))
             .prop_map(|(allowed, blocked)| FrontendMessage::SetDomains { allowed, blocked }),
         Just(FrontendMessage::Resume {}),
-        (any::<u32>(), any::<bool>())
-            .prop_map(|(step, approve)| FrontendMessage::Confirm { step, approve }),
+        (any::<u32>(), any::<bool>(), of(text())).prop_map(|(step, approve, reason)| {
+            FrontendMessage::Confirm {
+                step,
+                approve,
+                reason,
+            }
+        }),
+        any::<bool>().prop_map(|step_by_step| FrontendMessage::SetStepMode { step_by_step }),
     ]
     .boxed()
 }
@@ -575,37 +581,50 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                     }
                 }
             ),
-        (any::<u32>(), any::<bool>(), text())
-            .prop_map(|(step, approved, by)| { ConfirmationAnswered { step, approved, by } }),
+        (any::<u32>(), any::<bool>(), text(), of(text())).prop_map(
+            |(step, approved, by, reason)| ConfirmationAnswered {
+                step,
+                approved,
+                by,
+                reason,
+            }
+        ),
+        any::<bool>().prop_map(|step_by_step| StepMode { step_by_step }),
         (
             any::<u32>(),
             agent_action(),
             text(),
             vec(text(), 0..3),
             of(text()),
-            of((0u16..2000, 0u16..2000))
+            of((0u16..2000, 0u16..2000)),
+            (text(), text(), any::<bool>()),
         )
-            .prop_map(|(step, action, reason, facts, shot, at)| {
-                ConfirmationRequested {
-                    step,
-                    action,
-                    reason,
-                    risk: if facts.is_empty() {
-                        mimo_protocol::RiskLevel::Medium
-                    } else {
-                        mimo_protocol::RiskLevel::High
-                    },
-                    facts,
-                    screenshot_artifact_id: shot,
-                    // Whole pixels: exact in JSON.
-                    target: at.map(|(x, y)| mimo_protocol::action::BoundingBox {
-                        x: x.into(),
-                        y: y.into(),
-                        w: 120.0,
-                        h: 32.0,
-                    }),
+            .prop_map(
+                |(step, action, reason, facts, shot, at, (url, title, step_by_step))| {
+                    ConfirmationRequested(mimo_protocol::ConfirmationRequest {
+                        step,
+                        action,
+                        reason,
+                        url,
+                        title,
+                        step_by_step,
+                        risk: if facts.is_empty() {
+                            mimo_protocol::RiskLevel::Medium
+                        } else {
+                            mimo_protocol::RiskLevel::High
+                        },
+                        facts,
+                        screenshot_artifact_id: shot,
+                        // Whole pixels: exact in JSON.
+                        target: at.map(|(x, y)| mimo_protocol::action::BoundingBox {
+                            x: x.into(),
+                            y: y.into(),
+                            w: 120.0,
+                            h: 32.0,
+                        }),
+                    })
                 }
-            }),
+            ),
         (
             (any::<u32>(), text(), text(), of(text())),
             (

@@ -412,11 +412,19 @@ extracted?: unknown, errors?: Array<ErrorObject>, warnings?: Array<string>,
  */
 at: number, };
 
-export type AuditConfirmation = { required: boolean, reason: string, facts?: Array<string>, askedAt: number, 
+export type AuditConfirmation = { required: boolean, reason: string, facts?: Array<string>, 
+/**
+ * Asked only because the task ran step by step.
+ */
+stepByStep?: boolean, askedAt: number, 
 /**
  * `true` approved, `false` declined, absent: not answered.
  */
-approved?: boolean, by?: string, answeredAt?: number, };
+approved?: boolean, by?: string, answeredAt?: number, 
+/**
+ * The reason the person gave for declining.
+ */
+declinedBecause?: string, };
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
@@ -426,9 +434,9 @@ export type ExtensionMessage = { "type": "hello", clientId: string, name: string
 /**
  * The stored outcome, when `state` is `finished` and the outcome was kept.
  */
-outcome?: ActionOutcome, } | { "type": "task_control", taskId: string, control: TaskControl, };
+outcome?: ActionOutcome, } | { "type": "confirm", taskId: string, step: number, approve: boolean, reason?: string, } | { "type": "task_control", taskId: string, control: TaskControl, };
 
-export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, } | { "type": "action_query", taskId: string, actionId: string, attempt: number, } | { "type": "result_ack", taskId: string, actionId: string, attempt: number, };
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, } | { "type": "action_query", taskId: string, actionId: string, attempt: number, } | { "type": "confirmation_requested", taskId: string, request: ConfirmationRequest, } | { "type": "confirmation_settled", taskId: string, step: number, approved: boolean, by: string, } | { "type": "result_ack", taskId: string, actionId: string, attempt: number, };
 
 export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
 /**
@@ -511,7 +519,7 @@ clientMessageId?: string,
  * The answer format for this request: a JSON Schema the answer's `data` must match
  * (validated by the server; the model is told what is wrong and tries again).
  */
-answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, };
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -553,27 +561,16 @@ costUsd?: number,
 /**
  * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
  */
-risk?: RiskLevel, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+risk?: RiskLevel, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
- * Why it needs a confirmation, and what it acts on.
+ * Where they answered: `web` (the web app or a script on its socket), `extension`
+ * (the side panel) or `api` (`POST /api/agent/confirm`).
  */
-reason: string, 
+by: string, 
 /**
- * How risky the step is rated.
+ * Why they declined, as the model was told.
  */
-risk: RiskLevel, 
-/**
- * Each fact about the page that made it so, for people.
- */
-facts: Array<string>, 
-/**
- * The page as the model saw it, with where the target is on it.
- */
-screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
-/**
- * Where they answered: `web` (the web app or a script on its socket).
- */
-by: string, } | { "type": "pageObserved", 
+reason?: string, } | { "type": "stepMode", stepByStep: boolean, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */
@@ -594,6 +591,32 @@ dialog?: PageDialog,
  * The task's tabs when it has several, the observed one `current`.
  */
 tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+
+export type ConfirmationRequest = { step: number, action: AgentAction, 
+/**
+ * Why it needs a confirmation, and what it acts on.
+ */
+reason: string, 
+/**
+ * How risky the step is rated.
+ */
+risk: RiskLevel, 
+/**
+ * Each fact about the page that made it so, for people.
+ */
+facts: Array<string>, 
+/**
+ * The page it would act on.
+ */
+url: string, title: string, 
+/**
+ * The page as the model saw it, with where the target is on it.
+ */
+screenshotArtifactId?: string, target?: BoundingBox, 
+/**
+ * Held only because the task runs step by step (not for its risk): "Next step" runs it.
+ */
+stepByStep?: boolean, };
 
 export type EventEnvelope = { 
 /**
@@ -631,27 +654,16 @@ costUsd?: number,
 /**
  * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
  */
-risk?: RiskLevel, } | { "type": "confirmationRequested", step: number, action: AgentAction, 
+risk?: RiskLevel, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
- * Why it needs a confirmation, and what it acts on.
+ * Where they answered: `web` (the web app or a script on its socket), `extension`
+ * (the side panel) or `api` (`POST /api/agent/confirm`).
  */
-reason: string, 
+by: string, 
 /**
- * How risky the step is rated.
+ * Why they declined, as the model was told.
  */
-risk: RiskLevel, 
-/**
- * Each fact about the page that made it so, for people.
- */
-facts: Array<string>, 
-/**
- * The page as the model saw it, with where the target is on it.
- */
-screenshotArtifactId?: string, target?: BoundingBox, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
-/**
- * Where they answered: `web` (the web app or a script on its socket).
- */
-by: string, } | { "type": "pageObserved", 
+reason?: string, } | { "type": "stepMode", stepByStep: boolean, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */

@@ -554,3 +554,93 @@ describe("an answer in the person's format", () => {
     await app.close();
   });
 });
+
+describe("a confirmation in the extension's side panel", () => {
+  it("shows the step, its risk and why, the page and the evidence, and a decline with a reason reaches the model", { timeout: 90_000 }, async () => {
+    const contest = `${h.a}/contest.html?side-panel&collector=${encodeURIComponent(`${h.b}/collect`)}`;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: contest } }, "Opening the contest."),
+      onElement("type=email", (index) => ({ type: { index, text: "ann@example.com" } }), "Contest open."),
+      onElement("Continue", (index) => ({ click: { index } }), "E-mail typed."),
+      agentStep({ done: { success: false, text: "You did not want your e-mail sent to the partner." } }, "Declined."),
+    ]);
+    const panel = await h.context.newPage();
+    await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
+    const requestsBefore = h.mimo.llm.requests().length;
+    const taskId = await newTask(h.mimo);
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "user_message", content: `Enter the coffee contest at ${contest} with ann@example.com` });
+    const card = panel.getByTestId("panel-confirmation");
+    await card.waitFor({ timeout: 60_000 });
+    const text = await card.innerText();
+    assert.match(text, /Step 3: click/);
+    assert.match(text, /high risk/i);
+    assert.match(text, new RegExp(`sends a form \\(POST\\) to another site, ${new URL(h.b).host.replace(/\./g, "\\.")}`));
+    assert.ok(text.includes(contest), `the page: ${text}`);
+    await panel.getByTestId("panel-target").waitFor({ timeout: 10_000 });
+    assert.ok((await panel.getByTestId("panel-screenshot").evaluate((img: HTMLImageElement) => img.naturalWidth)) > 0, "the screenshot loaded");
+    await panel.screenshot({ path: "/tmp/mimo-side-panel-confirmation.png" });
+
+    await panel.getByTestId("panel-decline-reason").fill("not with my work address");
+    await panel.getByTestId("panel-decline").click();
+    const answered = await web.waitFor((e) => e.type === "confirmationAnswered", "the answer", 10_000);
+    assert.deepEqual(
+      answered.type === "confirmationAnswered" && [answered.step, answered.approved, answered.by, answered.reason],
+      [3, false, "extension", "not with my work address"],
+    );
+    const result = await outcome(web);
+    assert.equal(result.status, "partial", JSON.stringify(result));
+    // The model heard the person's reason in the step's result.
+    const told = JSON.stringify(h.mimo.llm.requests().slice(requestsBefore).at(-1)!.body);
+    assert.match(told, /CONFIRMATION_REQUIRED/);
+    assert.match(told, /not with my work address/);
+    // Answered: nothing waits in the panel any more.
+    await panel.getByText("Nothing waits for you.").waitFor({ timeout: 10_000 });
+    assert.equal(new URL((await pageAt(h, contest)).url()).host, new URL(h.a).host, "nothing was sent");
+    const audit = (await (await api(h.mimo, `/api/task/${taskId}/audit.jsonl`)).text()).trim().split("\n").map((l) => JSON.parse(l) as { confirmation?: { by?: string; declinedBecause?: string } });
+    assert.deepEqual(audit.find((r) => r.confirmation)?.confirmation?.by, "extension");
+    assert.deepEqual(audit.find((r) => r.confirmation)?.confirmation?.declinedBecause, "not with my work address");
+    await panel.close();
+    web.close();
+  });
+});
+
+describe("step-by-step mode", () => {
+  it("delivers each step only on Next step; an answer in the web app clears the side panel at once", { timeout: 90_000 }, async () => {
+    const page = `${h.a}/buttons.html?step-by-step`;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: page } }, "Opening the page."),
+      onElement("Add", (index) => ({ click: { index } }), "Page open."),
+      agentStep({ done: { success: true, text: "Pressed it." } }, "Done."),
+    ]);
+    const panel = await h.context.newPage();
+    await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await app.getByTestId("step-by-step").check();
+    await say(app, `Press a button on ${page}`);
+    type Asked = Extract<FrontendEvent, { type: "confirmationRequested" }>;
+    for (const step of [1, 2]) {
+      // The step waits, labelled for the mode, in the web app and in the side panel.
+      const card = app.locator(`[data-testid="confirmation"][data-step="${step}"]`);
+      await card.waitFor({ timeout: 60_000 });
+      assert.equal(await card.getByTestId("confirm-step").innerText(), "Next step");
+      await panel.getByTestId("panel-confirm").filter({ hasText: "Next step" }).waitFor({ timeout: 10_000 });
+      const ran = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as ActionRecord[];
+      const clicks = ran.filter((r) => r.command.name === "browser_click").length;
+      assert.equal(clicks, 0, `nothing clicked before Next step ${step}`);
+      // Alternate where the person answers: the web app first, then the side panel.
+      if (step === 1) await card.getByTestId("confirm-step").click();
+      else await panel.getByTestId("panel-confirm").click();
+      await card.getByTestId("confirm-answer").filter({ hasText: step === 1 ? "in the web app" : "in the extension's side panel" }).waitFor({ timeout: 10_000 });
+      await panel.getByText("Nothing waits for you.").waitFor({ timeout: 10_000 });
+    }
+    await completed(taskId);
+    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: FrontendEvent[] };
+    const asked = exported.events.filter((e): e is Asked => e.type === "confirmationRequested");
+    assert.deepEqual(asked.map((e) => [e.step, e.stepByStep]), [[1, true], [2, true]]);
+    const log = await pageLog(await pageAt(h, page));
+    assert.deepEqual(log.filter((l) => l.startsWith("click:")), ["click:buy:trusted=true"], "the click ran once, after Next step");
+    await panel.close();
+    await app.close();
+  });
+});

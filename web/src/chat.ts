@@ -5,7 +5,7 @@ import type { Attachment, ChatMessage, EventEnvelope, TaskStatus, TokenUsage } f
 import { answerView, parseAnswerFormat } from "./answer.ts";
 import { clockTime, h } from "./dom.ts";
 import { describeAction } from "./steps.ts";
-import type { ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
+import type { ConfirmationAnswered, ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -27,8 +27,8 @@ export type ChatHandlers = {
   onStop: () => void;
   /** Hand the browser back to Mimo after taking over. */
   onResume: () => void;
-  /** The person's answer to a step waiting for confirmation. */
-  onConfirm: (step: number, approve: boolean) => void;
+  /** The person's answer to a step waiting for confirmation (and why not, when declined). */
+  onConfirm: (step: number, approve: boolean, reason?: string) => void;
   /** Where to load a stored artifact from (a step's screenshot). */
   artifactUrl: (artifactId: string) => Promise<string>;
   /** The person chose files to attach to the task. */
@@ -285,30 +285,51 @@ export class ChatView {
     this.syncChrome();
   }
 
-  /** A risky step waits: what it would do and why it asks, with Confirm and Decline. */
+  /**
+   * A step waits: what it would do and why it asks, with Confirm and Decline (and why not, for
+   * the model) — or, step by step, "Next step" and "Skip".
+   */
   showConfirmation(event: ConfirmationRequested): void {
     this.justFinished = null;
+    const why = h("input", { type: "text", class: "confirm-reason", placeholder: "Why not? (optional, Mimo is told)", "data-testid": "decline-reason", autocomplete: "off" });
     const answer = (approve: boolean) => {
       for (const button of this.confirmButtons) button.disabled = true;
-      this.handlers.onConfirm(event.step, approve);
+      const reason = why.value.trim();
+      this.handlers.onConfirm(event.step, approve, approve || reason === "" ? undefined : reason);
     };
-    const confirm = h("button", { class: "btn btn-primary btn-sm", type: "button", "data-testid": "confirm-step", onclick: () => answer(true) }, "Confirm");
-    const decline = h("button", { class: "btn btn-sm", type: "button", "data-testid": "decline-step", onclick: () => answer(false) }, "Decline");
+    const [yes, no] = event.stepByStep ? ["Next step", "Skip"] : ["Confirm", "Decline"];
+    const confirm = h("button", { class: "btn btn-primary btn-sm", type: "button", "data-testid": "confirm-step", onclick: () => answer(true) }, yes);
+    const decline = h("button", { class: "btn btn-sm", type: "button", "data-testid": "decline-step", onclick: () => answer(false) }, no);
     this.confirmButtons = [confirm, decline];
+    const title = event.stepByStep ? `Step ${event.step}: ${describeAction(event.action)}` : `Step ${event.step} needs your confirmation: ${describeAction(event.action)}`;
+    const hint = event.stepByStep ? ` Step by step: it runs when you press Next step.` : ` Mimo asks because ${event.reason}.`;
     this.keepAtBottom(() => {
       this.list.append(
         h(
           "div",
           { class: "output-card output-partial", "data-testid": "confirmation", "data-step": String(event.step) },
-          h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "?"), `Step ${event.step} needs your confirmation: ${describeAction(event.action)}`),
-          h("div", { class: "output-hint" }, h("span", { class: `risk risk-${event.risk}`, "data-testid": "confirm-risk" }, `${event.risk} risk`), ` Mimo asks because ${event.reason}.`),
+          h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "?"), title),
+          h("div", { class: "output-hint" }, h("span", { class: `risk risk-${event.risk}`, "data-testid": "confirm-risk" }, `${event.risk} risk`), hint),
           event.facts.length > 1 && h("ul", { class: "output-warnings", "data-testid": "confirm-facts" }, event.facts.map((f) => h("li", {}, f))),
           this.evidence(event),
-          h("div", { class: "confirm-actions" }, confirm, decline),
+          h("div", { class: "confirm-actions" }, confirm, decline, why),
+          h("div", { class: "output-hint", "data-testid": "confirm-answer" }),
         ),
       );
     });
     this.syncChrome();
+  }
+
+  /** A confirmation was answered (here or elsewhere): its card says so, its buttons go. */
+  showConfirmationAnswered(event: ConfirmationAnswered): void {
+    const cards = this.list.querySelectorAll<HTMLElement>(`[data-testid="confirmation"][data-step="${event.step}"]`);
+    const card = cards[cards.length - 1];
+    if (card === undefined) return;
+    card.querySelectorAll<HTMLButtonElement | HTMLInputElement>("button, input").forEach((el) => (el.disabled = true));
+    const where = { web: "in the web app", extension: "in the extension's side panel", api: "through the API" }[event.by] ?? `by ${event.by}`;
+    const said = event.approved ? `Confirmed ${where}.` : `Declined ${where}${event.reason !== undefined ? `: “${event.reason}”` : ""}.`;
+    card.querySelector('[data-testid="confirm-answer"]')!.textContent = said;
+    card.setAttribute("data-answer", event.approved ? "approved" : "declined");
   }
 
   /** The page the step would act on, its target outlined (when it is in view). */

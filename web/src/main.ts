@@ -11,6 +11,7 @@ import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
 import { SecretsPanel } from "./secrets.ts";
 import { SitesPanel } from "./sites.ts";
+import { StepModePanel } from "./step-mode.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
 /** Banner code for a task whose socket keeps being refused. */
@@ -39,6 +40,7 @@ class App {
     onDelete: (name) => void this.removeSecret(name),
   });
   private readonly sitesPanel = new SitesPanel((allowed, blocked) => this.sendFrame({ type: "set_domains", allowed, blocked }));
+  private readonly stepModePanel = new StepModePanel((stepByStep) => this.sendFrame({ type: "set_step_mode", stepByStep }));
   private readonly shell: HTMLElement;
 
   constructor(root: HTMLElement) {
@@ -54,7 +56,7 @@ class App {
       onSend: (text, onCurrentTab, answerSchema) => this.send(text, onCurrentTab, answerSchema),
       onStop: () => this.sendFrame({ type: "stop" }),
       onResume: () => this.sendFrame({ type: "resume" }),
-      onConfirm: (step, approve) => this.sendFrame({ type: "confirm", step, approve }),
+      onConfirm: (step, approve, reason) => this.sendFrame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
       onAttach: (files) => void this.attach(files),
     });
@@ -73,7 +75,7 @@ class App {
         { class: "layout" },
         this.tasks.el,
         this.chat.el,
-        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.sitesPanel.el, this.secretsPanel.el),
+        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.sitesPanel.el, this.secretsPanel.el),
       ),
     );
     // Errors show above the conversation they concern.
@@ -211,6 +213,7 @@ class App {
     this.browserPanel.render(null);
     this.secretsPanel.render([]);
     this.sitesPanel.render([], []);
+    this.stepModePanel.render(false);
     void this.loadSecrets(taskId);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
@@ -237,6 +240,8 @@ class App {
       output: (event) => this.chat.showOutput(event),
       step: (event) => this.chat.showStep(event),
       confirmation: (event) => this.chat.showConfirmation(event),
+      answered: (event) => this.chat.showConfirmationAnswered(event),
+      stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
       warning: (message) => this.chat.showWarning(message),
       page: (event) => this.chat.showPage(event),
       attachment: (attachment) => this.chat.showAttachment(attachment),

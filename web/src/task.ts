@@ -6,6 +6,7 @@ type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
 export type PageObserved = Extract<EventEnvelope, { type: "pageObserved" }>;
 export type ConfirmationRequested = Extract<EventEnvelope, { type: "confirmationRequested" }>;
+export type ConfirmationAnswered = Extract<EventEnvelope, { type: "confirmationAnswered" }>;
 
 /** What the task's events drive. */
 export type TaskSink = {
@@ -21,8 +22,12 @@ export type TaskSink = {
   attachment(attachment: Attachment): void;
   /** The task's own allowed and blocked sites. */
   domains(allowed: string[], blocked: string[]): void;
-  /** A risky step waits for the person's answer. */
+  /** A risky step (or any, step by step) waits for the person's answer. */
   confirmation(event: ConfirmationRequested): void;
+  /** It was answered, here or elsewhere (the extension's side panel, a script). */
+  answered(event: ConfirmationAnswered): void;
+  /** Whether each step waits for the person. */
+  stepMode(stepByStep: boolean): void;
   /** Something the person should know that does not stop the task. */
   warning(message: string): void;
   error(error: ErrorObject): void;
@@ -91,6 +96,12 @@ export class TaskModel {
         break;
       case "confirmationRequested":
         this.sink.confirmation(event);
+        break;
+      case "confirmationAnswered":
+        this.sink.answered(event);
+        break;
+      case "stepMode":
+        this.sink.stepMode(event.stepByStep);
         break;
       case "warning":
         this.sink.warning(event.message);

@@ -22,6 +22,8 @@ function recorder(): { sink: TaskSink; log: string[] } {
     attachment: (a) => log.push(`attachment ${a.name}`),
     domains: (allowed, blocked) => log.push(`domains ${allowed.join(",")} / ${blocked.join(",")}`),
     confirmation: (e) => log.push(`confirm? ${e.step}`),
+    answered: (e) => log.push(`answered ${e.step} ${e.approved} by ${e.by}${e.reason !== undefined ? ` ${e.reason}` : ""}`),
+    stepMode: (on) => log.push(`step mode ${on}`),
     warning: (message) => log.push(`warning ${message}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),
@@ -63,6 +65,15 @@ describe("TaskModel", () => {
     const model = new TaskModel(TASK, sink);
     model.apply({ seq: 1, taskId: TASK, at, type: "taskDomains", allowed: ["shop.example"], blocked: ["ads.example"] });
     assert.deepEqual(log, ["domains shop.example / ads.example"]);
+  });
+
+  it("passes on the step mode, a confirmation and its answer from elsewhere", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    model.apply({ seq: 1, taskId: TASK, at, type: "stepMode", stepByStep: true });
+    model.apply({ seq: 2, taskId: TASK, at, type: "confirmationRequested", step: 2, action: { click: { index: 4 } }, reason: "Step by step", risk: "low", facts: [], url: "https://shop.example/", title: "Shop", stepByStep: true });
+    model.apply({ seq: 3, taskId: TASK, at, type: "confirmationAnswered", step: 2, approved: false, by: "extension", reason: "wrong one" });
+    assert.deepEqual(log, ["step mode true", "confirm? 2", "answered 2 false by extension wrong one"]);
   });
 
   it("always applies events without seq and ignores other tasks' events", () => {

@@ -49,6 +49,16 @@ pub enum Effect {
     },
 }
 
+/// The person's answer to a confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmAnswer {
+    pub approve: bool,
+    /// Why they declined (passed to the model).
+    pub reason: Option<String>,
+    /// Where they answered: `web`, `extension` or `api`.
+    pub by: &'static str,
+}
+
 /// The latest page's screenshot, to be sent with a model call: the shell reads artifact
 /// `artifact_id` and attaches it to the call's message `message` (the page's). Reading it is
 /// I/O, so the call only names it.
@@ -112,6 +122,7 @@ impl Conversation {
             start_tab: None,
             answer_schema: None,
             domains: DomainPolicy::default(),
+            step_by_step: false,
         };
         Self {
             task,
@@ -524,6 +535,19 @@ impl Conversation {
                 blocked: domains.blocked,
             }),
         ])
+    }
+
+    /// Step-by-step mode on or off: from the next step on, each waits for the person.
+    pub fn set_step_mode(&mut self, on: bool, now: u64) -> Vec<Effect> {
+        if self.task.step_by_step == on {
+            return Vec::new();
+        }
+        self.task.step_by_step = on;
+        self.task.updated_at = now;
+        vec![
+            Effect::SaveTask,
+            Effect::Emit(FrontendEvent::StepMode { step_by_step: on }),
+        ]
     }
 
     /// Why the task may not go to `url`: the deployment's rules, then its own.

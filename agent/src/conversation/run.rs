@@ -16,18 +16,21 @@ use mimo_protocol::action::{BoundingBox, DomIndexResult, ReadabilityResult, Scre
 use mimo_protocol::agent::AGENT_TOOL_NAME;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
-    DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, PageDialog, Target,
-    TaskStatus, TokenUsage, ToolPhase, ToolResult,
+    ConfirmationRequest, DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus,
+    PageDialog, Target, TaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
 
 use serde_json::json;
 
-use super::{llm_backoff_ms, Conversation, Effect, PageImage, LLM_RETRIES};
+use super::{llm_backoff_ms, ConfirmAnswer, Conversation, Effect, PageImage, LLM_RETRIES};
 use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
 use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step, StoredMessage};
 use crate::{answer, risk};
+
+/// The longest decline reason passed to the model (a person's note, not a prompt).
+const MAX_DECLINE_REASON_CHARS: usize = 500;
 
 /// The action a step's choice becomes (`None` for `done`), the task's attached files naming
 /// what `upload_file` sends; a file not attached is the step's error.
@@ -492,6 +495,45 @@ impl Conversation {
             self.run.as_mut().expect("run").phase = Phase::Binding;
             return vec![Effect::SaveRun, Effect::BindClient];
         }
+        // Asked before anything runs for it, the task's tab included.
+        if !step.confirmed {
+            let rated = self.rate_latest_step();
+            let risky = self.config.confirm_risky && rated.level >= self.config.risk.confirm_at;
+            if risky || self.task.step_by_step {
+                let observation = run.observation.as_ref();
+                let target = step.output.action.target().and_then(|index| {
+                    let [x, y, w, h] = *observation?.boxes.get(&index)?;
+                    Some(BoundingBox {
+                        x: x.into(),
+                        y: y.into(),
+                        w: w.into(),
+                        h: h.into(),
+                    })
+                });
+                let request = ConfirmationRequest {
+                    step: step.number,
+                    action: step.output.action.clone(),
+                    reason: if risky {
+                        rated.reason()
+                    } else {
+                        format!("Step by step: {}", rated.reason())
+                    },
+                    risk: rated.level,
+                    facts: rated.facts.into_iter().map(|(_, why)| why).collect(),
+                    url: observation.map(|o| o.url.clone()).unwrap_or_default(),
+                    title: observation.map(|o| o.title.clone()).unwrap_or_default(),
+                    screenshot_artifact_id: observation
+                        .and_then(|o| o.screenshot_artifact_id.clone()),
+                    target,
+                    step_by_step: !risky,
+                };
+                self.run.as_mut().expect("run").phase = Phase::Confirming;
+                let event = FrontendEvent::ConfirmationRequested(request);
+                let mut effects = vec![Effect::SaveRun, Effect::Emit(event)];
+                effects.extend(self.transition(TaskStatus::WaitingConfirmation, now));
+                return effects;
+            }
+        }
         // Reading one of the person's own tabs needs no tab of the task's.
         if !run.tab_open && command.needs_tab() {
             let url = match &step.output.action {
@@ -513,44 +555,15 @@ impl Conversation {
             };
             return self.submit(turn_id, command, Purpose::TaskStart);
         }
-        if self.config.confirm_risky && !step.confirmed {
-            let rated = self.rate_latest_step();
-            if rated.level >= self.config.risk.confirm_at {
-                let observation = run.observation.as_ref();
-                let target = step.output.action.target().and_then(|index| {
-                    let [x, y, w, h] = *observation?.boxes.get(&index)?;
-                    Some(BoundingBox {
-                        x: x.into(),
-                        y: y.into(),
-                        w: w.into(),
-                        h: h.into(),
-                    })
-                });
-                let event = FrontendEvent::ConfirmationRequested {
-                    step: step.number,
-                    action: step.output.action.clone(),
-                    reason: rated.reason(),
-                    risk: rated.level,
-                    facts: rated.facts.into_iter().map(|(_, why)| why).collect(),
-                    screenshot_artifact_id: observation
-                        .and_then(|o| o.screenshot_artifact_id.clone()),
-                    target,
-                };
-                self.run.as_mut().expect("run").phase = Phase::Confirming;
-                let mut effects = vec![Effect::SaveRun, Effect::Emit(event)];
-                effects.extend(self.transition(TaskStatus::WaitingConfirmation, now));
-                return effects;
-            }
-        }
         self.submit(turn_id, command, Purpose::Step)
     }
 
     /// The person's answer for a step waiting for confirmation: it runs, or the model hears
-    /// that it was declined (`CONFIRMATION_REQUIRED`) and chooses again.
+    /// that it was declined (`CONFIRMATION_REQUIRED`, with their reason) and chooses again.
     pub fn confirm(
         &mut self,
         step: u32,
-        approve: bool,
+        answer: ConfirmAnswer,
         now: u64,
     ) -> Result<Vec<Effect>, ErrorObject> {
         let waiting = self.run.as_ref().is_some_and(|r| {
@@ -562,19 +575,33 @@ impl Conversation {
                 format!("step {step} is not waiting for a confirmation"),
             ));
         }
+        let reason = answer
+            .reason
+            .map(|r| {
+                r.trim()
+                    .chars()
+                    .take(MAX_DECLINE_REASON_CHARS)
+                    .collect::<String>()
+            })
+            .filter(|r| !r.is_empty() && !answer.approve);
         let mut effects = vec![Effect::Emit(FrontendEvent::ConfirmationAnswered {
             step,
-            approved: approve,
-            by: "web".into(),
+            approved: answer.approve,
+            by: answer.by.into(),
+            reason: reason.clone(),
         })];
         effects.extend(self.transition(TaskStatus::Running, now));
         let turn_id = self.step_turn_id();
         let run = self.run.as_mut().expect("run");
         let last = run.steps.last_mut().expect("step");
-        if approve {
+        if answer.approve {
             last.confirmed = true;
             effects.extend(self.act(&turn_id, now));
         } else {
+            let why = match &reason {
+                Some(reason) => format!("The person declined this step, saying: {reason:?}."),
+                None => "The person declined this step.".to_owned(),
+            };
             let result = ToolResult {
                 tool_call_id: last.tool_call_id.clone(),
                 name: last.output.action.name().to_owned(),
@@ -582,8 +609,10 @@ impl Conversation {
                 result: None,
                 error: Some(ErrorObject::new(
                     ErrorCode::ConfirmationRequired,
-                    "The person declined this step. Do not try it again: find another way, or \
-                     finish with done and say what is left for them to do.",
+                    format!(
+                        "{why} Do not try it again: find another way, or finish with done and \
+                         say what is left for them to do."
+                    ),
                 )),
                 warnings: Vec::new(),
                 partial: false,

@@ -41,7 +41,15 @@ pub enum Input {
         answer_schema: Option<serde_json::Value>,
     },
     /// The person's answer for a step waiting for confirmation.
-    Confirm { step: u32, approve: bool },
+    Confirm {
+        step: u32,
+        approve: bool,
+        reason: Option<String>,
+        /// Where the person answered (`web`, `extension`, `api`).
+        by: &'static str,
+    },
+    /// Step-by-step mode on or off.
+    SetStepMode(bool),
     /// The person chose an extension for the task.
     SelectClient { client_id: String },
     /// Takeover, resume or stop, from the web app or the extension's overlay.
@@ -350,8 +358,21 @@ impl Task {
                     conversation.user_message(content, client_message_id, answer_schema, now)?;
                 work.extend(conversation_work(effects));
             }
-            Input::Confirm { step, approve } => {
-                work.extend(conversation_work(conversation.confirm(step, approve, now)?));
+            Input::Confirm {
+                step,
+                approve,
+                reason,
+                by,
+            } => {
+                let answer = conversation::ConfirmAnswer {
+                    approve,
+                    reason,
+                    by,
+                };
+                work.extend(conversation_work(conversation.confirm(step, answer, now)?));
+            }
+            Input::SetStepMode(on) => {
+                work.extend(conversation_work(conversation.set_step_mode(on, now)));
             }
             Input::SetDomains { allowed, blocked } => {
                 work.extend(conversation_work(
@@ -609,7 +630,10 @@ impl Task {
         };
         match effect {
             conversation::Effect::Emit(event) => {
-                // The extension's overlay follows the task's status.
+                // The extension's overlay follows the task's status; its side panel shows the
+                // confirmations, and drops each once answered (here or there).
+                let task_id = conversation.task().task_id.clone();
+                let selected = conversation.task().selected_client_id.clone();
                 let tell = match &event {
                     FrontendEvent::TaskStatus {
                         status,
@@ -618,8 +642,28 @@ impl Task {
                     } => Some(Effect::Tell {
                         client_id: client_id.clone(),
                         message: ServerToExtension::TaskState {
-                            task_id: conversation.task().task_id.clone(),
+                            task_id,
                             status: *status,
+                        },
+                    }),
+                    FrontendEvent::ConfirmationRequested(request) => {
+                        selected.map(|client_id| Effect::Tell {
+                            client_id,
+                            message: ServerToExtension::ConfirmationRequested {
+                                task_id,
+                                request: Box::new(request.clone()),
+                            },
+                        })
+                    }
+                    FrontendEvent::ConfirmationAnswered {
+                        step, approved, by, ..
+                    } => selected.map(|client_id| Effect::Tell {
+                        client_id,
+                        message: ServerToExtension::ConfirmationSettled {
+                            task_id,
+                            step: *step,
+                            approved: *approved,
+                            by: by.clone(),
                         },
                     }),
                     _ => None,

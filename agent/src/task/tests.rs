@@ -338,6 +338,8 @@ fn a_refused_message_changes_nothing() {
             Input::Confirm {
                 step: 3,
                 approve: true,
+                reason: None,
+                by: "web",
             },
             1,
             Caller::Direct,

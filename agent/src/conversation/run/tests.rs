@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::actions::{ActionRecord, ActionState};
-use crate::conversation::{Conversation, Effect};
+use crate::conversation::{ConfirmAnswer, Conversation, Effect};
 use crate::llm::{LlmError, LlmErrorKind, LlmEvent, StopReason, ToolCall};
 use crate::records::RunConfig;
 
@@ -693,30 +693,105 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         .iter()
         .any(|e| matches!(e, Effect::SubmitAction { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::ConfirmationRequested { step: 3, reason, .. } if reason.contains("Place order"))));
+        FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Place order") && !r.step_by_step)));
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
-    let wrong = c.confirm(2, true, 30).unwrap_err();
+    let wrong = c.confirm(2, approve(), 30).unwrap_err();
     assert_eq!(wrong.code, ErrorCode::NotFound);
 
     // Declined: the model hears it and chooses again; nothing ran.
     let mut declined = Conversation::restore(c.task().clone(), c.history.clone(), c.run().cloned());
-    let effects = declined.confirm(3, false, 30).unwrap();
+    let effects = declined
+        .confirm(3, decline("  wrong shop, use the other one  "), 30)
+        .unwrap();
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ConfirmationAnswered { approved: false, by, reason: Some(reason), .. }
+            if by == "extension" && reason == "wrong shop, use the other one")));
     assert!(!effects
         .iter()
         .any(|e| matches!(e, Effect::SubmitAction { .. })));
     let (_, messages) = turn_of(&effects);
     let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
     assert_eq!(result["error"]["code"], "CONFIRMATION_REQUIRED");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"wrong shop, use the other one\""),
+        "the model hears why: {result}"
+    );
     assert_eq!(declined.task().status, TaskStatus::Running);
 
     // Confirmed: it runs, once.
-    let effects = c.confirm(3, true, 30).unwrap();
+    let effects = c.confirm(3, approve(), 30).unwrap();
     let (_, command) = submitted(&effects);
     assert!(
         matches!(command, ActionCommand::BrowserClick { target, .. } if target.click_id == Some(2))
     );
     assert_eq!(c.task().status, TaskStatus::Running);
-    assert!(c.confirm(3, true, 31).is_err(), "answered already");
+    assert!(c.confirm(3, approve(), 31).is_err(), "answered already");
+}
+
+fn approve() -> ConfirmAnswer {
+    ConfirmAnswer {
+        approve: true,
+        reason: None,
+        by: "web",
+    }
+}
+
+fn decline(reason: &str) -> ConfirmAnswer {
+    ConfirmAnswer {
+        approve: false,
+        reason: Some(reason.into()),
+        by: "extension",
+    }
+}
+
+#[test]
+fn step_by_step_every_step_waits_for_next_step_and_a_risky_one_says_why() {
+    let page = "[1]<button>Add to cart</button>\n[2]<button>Place order</button>";
+    let mut c = bound();
+    let turn = at_first_page(&mut c, page);
+    let effects = c.set_step_mode(true, 5);
+    assert!(events(&effects)
+        .iter()
+        .any(|e| matches!(e, FrontendEvent::StepMode { step_by_step: true })));
+    assert!(c.task().step_by_step);
+    assert!(
+        c.set_step_mode(true, 6).is_empty(),
+        "no change, nothing said"
+    );
+
+    // A harmless click waits too, marked as held for the mode.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    );
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ConfirmationRequested(r) if r.step_by_step && r.reason.starts_with("Step by step"))));
+    assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
+    // "Next step" runs it.
+    let add = submitted(&c.confirm(2, approve(), 10).unwrap());
+    let effects = ok(&mut c, add, json!({ "clicked": true }));
+    let turn = turn_of(&prepare_page(&mut c, effects, page)).0;
+
+    // A risky step is held for its risk, not for the mode.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_c", json!({ "click": { "index": 2 } }))],
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ConfirmationRequested(r) if !r.step_by_step && r.reason.contains("Place order"))));
+
+    // Off again: the next harmless step runs at once.
+    c.set_step_mode(false, 20);
+    let effects = c.confirm(3, approve(), 21).unwrap();
+    submitted(&effects);
 }
 
 #[test]
@@ -929,9 +1004,9 @@ fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model()
     let ok_dialog = json!({ "dialog": { "accept": true } });
     let effects = reply(&mut c, &turn, vec![agent_call("call_c", ok_dialog)]);
     assert!(events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::ConfirmationRequested { step: 3, reason, .. } if reason.contains("Delete everything"))));
+        FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Delete everything"))));
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
-    let answer = submitted(&c.confirm(3, true, 30).unwrap());
+    let answer = submitted(&c.confirm(3, approve(), 30).unwrap());
     assert_eq!(
         answer.1,
         ActionCommand::BrowserDialog {
