@@ -65,9 +65,9 @@ function renderConfirmations(pending: Pending): void {
   const waiting = Object.values(pending);
   const shown = new Set(waiting.map(cardKey));
   for (const card of [...list.querySelectorAll<HTMLElement>(".confirmation")]) if (!shown.has(card.dataset.key ?? "")) card.remove();
-  list.querySelector(".muted")?.remove();
+  list.querySelector(".nothing")?.remove();
   for (const p of waiting) if (list.querySelector(`[data-key="${cardKey(p)}"]`) === null) list.append(confirmationCard(p));
-  if (waiting.length === 0) list.append(Object.assign(document.createElement("p"), { className: "muted", textContent: "Nothing waits for you." }));
+  if (waiting.length === 0) list.append(Object.assign(document.createElement("p"), { className: "muted nothing", textContent: "Nothing waits for you." }));
 }
 
 function cardKey(p: PendingConfirmation): string {

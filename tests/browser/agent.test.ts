@@ -622,7 +622,10 @@ describe("step-by-step mode", () => {
     for (const step of [1, 2]) {
       // The step waits, labelled for the mode, in the web app and in the side panel.
       const card = app.locator(`[data-testid="confirmation"][data-step="${step}"]`);
-      await card.waitFor({ timeout: 60_000 });
+      await card.waitFor({ timeout: 20_000 }).catch(async (e) => {
+        console.log(JSON.stringify(((await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: unknown[] }).events));
+        throw e;
+      });
       assert.equal(await card.getByTestId("confirm-step").innerText(), "Next step");
       await panel.getByTestId("panel-confirm").filter({ hasText: "Next step" }).waitFor({ timeout: 10_000 });
       const ran = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as ActionRecord[];
