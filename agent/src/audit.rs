@@ -36,6 +36,7 @@ pub fn audit_log(
                 usage,
                 cost_usd,
                 risk,
+                target,
                 ..
             } => {
                 if *step == 1 {
@@ -53,7 +54,11 @@ pub fn audit_log(
                         risk: *risk,
                     },
                     reflection: reflection.clone(),
-                    before: if *step == 1 { None } else { page.clone() },
+                    // A run's first step is chosen before it has seen a page.
+                    before: page.clone().filter(|_| *step != 1).map(|page| AuditPage {
+                        target: *target,
+                        ..page
+                    }),
                     after: None,
                     outcome: None,
                     confirmation: None,
@@ -90,6 +95,7 @@ pub fn audit_log(
                     url: url.clone(),
                     title: title.clone(),
                     screenshot_artifact_id: screenshot_artifact_id.clone(),
+                    target: None,
                 };
                 if let Some(record) = current(&mut records, run, *step) {
                     record.after = Some(observed.clone());
@@ -138,6 +144,21 @@ fn current(records: &mut [AuditRecord], run: u32, step: u32) -> Option<&mut Audi
         .find(|r| r.run == run && r.step == step)
 }
 
+/// The screenshots the records refer to (pages before and after), each once, in the order
+/// they are first referred to.
+pub fn screenshots(records: &[AuditRecord]) -> Vec<&str> {
+    let mut ids: Vec<&str> = Vec::new();
+    let pages = records
+        .iter()
+        .flat_map(|r| [r.before.as_ref(), r.after.as_ref()]);
+    for id in pages.flatten().filter_map(|p| p.screenshot_artifact_id.as_deref()) {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
 /// The records as JSON Lines.
 pub fn to_jsonl(records: &[AuditRecord]) -> String {
     let mut out = String::new();
@@ -151,6 +172,7 @@ pub fn to_jsonl(records: &[AuditRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mimo_protocol::action::BoundingBox;
     use mimo_protocol::{ErrorCode, ErrorObject, Reflection, RiskLevel, TokenUsage, ToolResult};
     use serde_json::json;
 
@@ -164,6 +186,7 @@ mod tests {
     }
 
     fn start(step: u32, action: AgentAction, risk: RiskLevel) -> FrontendEvent {
+        let target = action.target().map(target_box);
         FrontendEvent::ToolUsed {
             step,
             tool_call_id: format!("call_{step}"),
@@ -182,6 +205,7 @@ mod tests {
             }),
             cost_usd: Some(0.001),
             risk: Some(risk),
+            target,
         }
     }
 
@@ -197,6 +221,17 @@ mod tests {
             usage: None,
             cost_usd: None,
             risk: None,
+            target: None,
+        }
+    }
+
+    /// Where the tests' element `index` stands in its page's screenshot.
+    fn target_box(index: u32) -> BoundingBox {
+        BoundingBox {
+            x: f64::from(index) * 10.0,
+            y: 40.0,
+            w: 80.0,
+            h: 20.0,
         }
     }
 
@@ -281,7 +316,10 @@ mod tests {
         let second = &records[1];
         assert_eq!(second.action.target, Some(7));
         assert_eq!(second.action.risk, Some(RiskLevel::High));
-        assert_eq!(second.before.as_ref().unwrap().url, "https://shop.test/");
+        let before = second.before.as_ref().unwrap();
+        assert_eq!(before.url, "https://shop.test/");
+        assert_eq!(before.target, Some(target_box(7)), "the clicked element's box");
+        assert_eq!(second.after.as_ref().unwrap().target, None);
         assert_eq!(
             second.after.as_ref().unwrap().url,
             "https://shop.test/thanks"
@@ -312,6 +350,11 @@ mod tests {
         assert_eq!(lines[1]["confirmation"]["approved"], true);
         assert_eq!(lines[1]["before"]["screenshotArtifactId"], "shot_1");
         assert_eq!(lines[1]["after"]["screenshotArtifactId"], "shot_2");
+        assert_eq!(lines[1]["before"]["target"]["x"], 70.0);
+
+        // The screenshots the log refers to, each once: shot_1 is step 1's after and step 2's
+        // before.
+        assert_eq!(screenshots(&records), ["shot_1", "shot_2"]);
     }
 
     #[test]

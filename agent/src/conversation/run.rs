@@ -303,6 +303,7 @@ impl Conversation {
             .map(|p| p.cost_micros(usage.input_tokens, usage.output_tokens) as f64 / 1e6);
         run.steps.push(step);
         let risk = self.rate_latest_step().level;
+        let target = self.latest_target_box();
         let step = self
             .run
             .as_ref()
@@ -319,6 +320,7 @@ impl Conversation {
             usage: Some(usage),
             cost_usd,
             risk: Some(risk),
+            target,
         }));
         if let Some(error) = self.over_limits() {
             // The step is not run: the model hears why, and the run ends.
@@ -517,15 +519,6 @@ impl Conversation {
             let rated = self.rate_latest_step();
             if rated.level >= self.config.risk.confirm_at {
                 let observation = run.observation.as_ref();
-                let target = step.output.action.target().and_then(|index| {
-                    let [x, y, w, h] = *observation?.boxes.get(&index)?;
-                    Some(BoundingBox {
-                        x: x.into(),
-                        y: y.into(),
-                        w: w.into(),
-                        h: h.into(),
-                    })
-                });
                 let event = FrontendEvent::ConfirmationRequested {
                     step: step.number,
                     action: step.output.action.clone(),
@@ -534,7 +527,7 @@ impl Conversation {
                     facts: rated.facts.into_iter().map(|(_, why)| why).collect(),
                     screenshot_artifact_id: observation
                         .and_then(|o| o.screenshot_artifact_id.clone()),
-                    target,
+                    target: self.latest_target_box(),
                 };
                 self.run.as_mut().expect("run").phase = Phase::Confirming;
                 let mut effects = vec![Effect::SaveRun, Effect::Emit(event)];
@@ -984,7 +977,22 @@ impl Conversation {
             usage: None,
             cost_usd: None,
             risk: None,
+            target: None,
         })]
+    }
+
+    /// Where the latest step's target stands in the screenshot of the page it was chosen on,
+    /// when it was in view there.
+    fn latest_target_box(&self) -> Option<BoundingBox> {
+        let run = self.run.as_ref()?;
+        let index = run.steps.last()?.output.action.target()?;
+        let [x, y, w, h] = *run.observation.as_ref()?.boxes.get(&index)?;
+        Some(BoundingBox {
+            x: x.into(),
+            y: y.into(),
+            w: w.into(),
+            h: h.into(),
+        })
     }
 
     /// How risky the latest step is, rated from the page it was chosen on (seed 002 §6.1).
