@@ -86,6 +86,8 @@ export class ReplayView {
   private readonly timeline = h("ol", { class: "replay-timeline", "data-testid": "replay-timeline" });
   private readonly detail = h("div", { class: "replay-detail", "data-testid": "replay-step" });
   private readonly note = h("div", { class: "replay-note muted", "data-testid": "replay-note" });
+  /** The pages before and after one above the other, each at full width (else side by side). */
+  private stacked = false;
 
   constructor(handlers: ReplayHandlers) {
     this.handlers = handlers;
@@ -219,8 +221,21 @@ export class ReplayView {
           (r.confirmation.facts?.length ?? 0) > 1 && h("ul", { class: "output-warnings" }, r.confirmation.facts!.map((f) => h("li", {}, f))),
           h("div", { class: "replay-confirmation-answer" }, confirmationText(r.confirmation)),
         ),
-      h("div", { class: "replay-pages" }, this.pageView("before", "Before", r.before), this.pageView("after", "After", r.after)),
+      this.pagesView(r),
     );
+  }
+
+  private pagesView(r: AuditRecord): HTMLElement {
+    const pages = h("div", { class: "replay-pages", "data-stacked": String(this.stacked) }, this.pageView("before", "Before", r.before), this.pageView("after", "After", r.after));
+    const toggle = h("button", { class: "btn btn-ghost btn-sm replay-stack", type: "button", "data-testid": "replay-stack" }, "");
+    const label = () => (toggle.textContent = this.stacked ? "Side by side" : "Larger, one above the other");
+    label();
+    toggle.addEventListener("click", () => {
+      this.stacked = !this.stacked;
+      pages.dataset.stacked = String(this.stacked);
+      label();
+    });
+    return h("div", {}, toggle, pages);
   }
 
   private pageView(which: "before" | "after", label: string, page: AuditPage | undefined): HTMLElement {
