@@ -152,7 +152,10 @@ pub fn screenshots(records: &[AuditRecord]) -> Vec<&str> {
     let pages = records
         .iter()
         .flat_map(|r| [r.before.as_ref(), r.after.as_ref()]);
-    for id in pages.flatten().filter_map(|p| p.screenshot_artifact_id.as_deref()) {
+    for id in pages
+        .flatten()
+        .filter_map(|p| p.screenshot_artifact_id.as_deref())
+    {
         if !ids.contains(&id) {
             ids.push(id);
         }
@@ -164,7 +167,11 @@ pub fn screenshots(records: &[AuditRecord]) -> Vec<&str> {
 /// extension from its content type when it is known. `None` for a string that is not an
 /// artifact id of task `task_id`: the history got it from the extension, and a file name in
 /// an archive must not be able to climb out of its folder when unpacked.
-pub fn screenshot_file(task_id: &str, artifact_id: &str, content_type: Option<&str>) -> Option<String> {
+pub fn screenshot_file(
+    task_id: &str,
+    artifact_id: &str,
+    content_type: Option<&str>,
+) -> Option<String> {
     let id = ArtifactId::parse(artifact_id).ok()?;
     if id.task_id_str() != task_id {
         return None;
@@ -361,7 +368,11 @@ mod tests {
         assert_eq!(second.action.risk, Some(RiskLevel::High));
         let before = second.before.as_ref().unwrap();
         assert_eq!(before.url, "https://shop.test/");
-        assert_eq!(before.target, Some(target_box(7)), "the clicked element's box");
+        assert_eq!(
+            before.target,
+            Some(target_box(7)),
+            "the clicked element's box"
+        );
         assert_eq!(second.after.as_ref().unwrap().target, None);
         assert_eq!(
             second.after.as_ref().unwrap().url,

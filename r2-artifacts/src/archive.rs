@@ -114,7 +114,9 @@ impl<K, O, S> Writer<K, O, S> {
     fn zip(&mut self) -> Result<&mut ZipWriter<StreamWriter<Output>>, zip::result::ZipError> {
         self.zip
             .as_mut()
-            .ok_or(zip::result::ZipError::InvalidArchive("the archive is complete".into()))
+            .ok_or(zip::result::ZipError::InvalidArchive(
+                "the archive is complete".into(),
+            ))
     }
 
     fn start(&mut self, name: &str) -> Result<(), zip::result::ZipError> {
@@ -347,13 +349,21 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
-            ["audit.jsonl", "screenshots/a.jpg", "screenshots/b.png", SUMS]
+            [
+                "audit.jsonl",
+                "screenshots/a.jpg",
+                "screenshots/b.png",
+                SUMS
+            ]
         );
         assert_eq!(files[1].1, b"\xff\xd8jpeg in three chunks");
         assert_eq!(files[2].1, b"\x89PNG");
         let sums = String::from_utf8(files[3].1.clone()).unwrap();
         let jpeg = hex::encode(Sha256::digest(b"\xff\xd8jpeg in three chunks"));
-        assert!(sums.contains(&format!("{jpeg}  screenshots/a.jpg\n")), "{sums}");
+        assert!(
+            sums.contains(&format!("{jpeg}  screenshots/a.jpg\n")),
+            "{sums}"
+        );
         assert_eq!(sums.lines().count(), 3);
 
         let mut zip = zip::ZipArchive::new(Cursor::new(chunks.concat())).unwrap();
@@ -362,7 +372,12 @@ mod tests {
         let modified = entry.last_modified().unwrap();
         // 1_764_000_000_000 ms is 2025-11-24 16:00:00 UTC.
         assert_eq!(
-            (modified.year(), modified.month(), modified.day(), modified.hour()),
+            (
+                modified.year(),
+                modified.month(),
+                modified.day(),
+                modified.hour()
+            ),
             (2025, 11, 24, 16)
         );
     }
@@ -376,7 +391,11 @@ mod tests {
             ],
             &[("kept", vec![b"kept"])],
         );
-        let archive: Vec<u8> = chunks.into_iter().map(Result::unwrap).collect::<Vec<_>>().concat();
+        let archive: Vec<u8> = chunks
+            .into_iter()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+            .concat();
         let files = read(&archive);
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["screenshots/kept.jpg", SUMS, MISSING]);

@@ -705,8 +705,15 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationRequested { step: 3, reason, target: None, .. } if reason.contains("Place order"))));
     assert!(
-        events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::ToolUsed { step: 3, phase: ToolPhase::Start, target: None, .. })),
+        events(&effects).iter().any(|e| matches!(
+            e,
+            FrontendEvent::ToolUsed {
+                step: 3,
+                phase: ToolPhase::Start,
+                target: None,
+                ..
+            }
+        )),
         "[2] has no box in view"
     );
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
