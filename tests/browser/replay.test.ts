@@ -28,19 +28,37 @@ after(async () => {
   await h?.close();
 });
 
-/** Runs navigate, search, open the mug, quantity 2, add to cart (confirmed), done. */
+/** A page of the web app at `hash` in a fresh browser context, the token entered; its script errors. */
+async function webApp(hash: string): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
+  const context = await viewer.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (err) => errors.push(err.message));
+  await page.goto(`${h.mimo.url}/${hash}`);
+  await page.getByTestId("token-input").fill(h.mimo.token);
+  await page.getByTestId("token-submit").click();
+  return { page, errors, close: () => context.close() };
+}
+
+/**
+ * Runs navigate, search, open the mug, quantity 2, add to cart, done; the person confirms the
+ * add to cart in the web app, where the page is shown with the button outlined.
+ */
 async function finishedTask(): Promise<string> {
   const shop = `${h.a}/shop/index.html?fresh`;
   h.mimo.llm.script([...buyTwoBlueMugs(shop).slice(0, 5), agentStep({ done: { success: true, text: "Two blue mugs are in the cart." } }, "Added them.")]);
   const taskId = await newTask(h.mimo);
   const web = await WebClient.connect(h.mimo, taskId);
+  const { page, errors, close } = await webApp(`#/task/${taskId}`);
   web.send({ type: "user_message", content: `Open ${shop} and add two blue mugs to the cart` });
-  const asked = await web.waitFor((e) => e.type === "confirmationRequested", "the confirmation", 60_000);
-  assert.ok(asked.type === "confirmationRequested");
-  web.send({ type: "confirm", step: asked.step, approve: true });
+  await page.getByTestId("confirmation").waitFor({ timeout: 60_000 });
+  await loaded(page, "confirm-screenshot");
+  await page.getByTestId("confirm-target").waitFor();
+  await page.getByTestId("confirm-step").click();
+  assert.deepEqual(errors, []);
   const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 60_000);
   assert.ok(outcome.type === "structuredOutput" && outcome.status === "ok", JSON.stringify(outcome));
-  await web.close();
+  await Promise.all([web.close(), close()]);
   return taskId;
 }
 
@@ -65,13 +83,7 @@ describe("the replay view", () => {
   it("replays a finished task step by step from a shared link, with its pages, target, reflection, risk and confirmation", { timeout: 180_000 }, async () => {
     const taskId = await finishedTask();
     // A fresh browser: no stored token, no recent tasks. The link asks for the token, then shows step 5.
-    const context = await viewer.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (err) => errors.push(err.message));
-    await page.goto(`${h.mimo.url}/#/task/${taskId}/replay/5`);
-    await page.getByTestId("token-input").fill(h.mimo.token);
-    await page.getByTestId("token-submit").click();
+    const { page, errors, close } = await webApp(`#/task/${taskId}/replay/5`);
     await at(page, 5, 6);
     assert.ok(page.url().endsWith(`#/task/${taskId}/replay/5`), page.url());
 
@@ -145,6 +157,6 @@ describe("the replay view", () => {
     await page.getByTestId("replay-link").click();
     await at(page, 1, 6);
     assert.deepEqual(errors, []);
-    await context.close();
+    await close();
   });
 });
