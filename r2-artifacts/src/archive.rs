@@ -5,8 +5,9 @@
 //! The `zip` crate writes the format. Its stream mode (`ZipWriter::new_stream`) needs no
 //! seeking: every entry's CRC and sizes follow its data in a data descriptor, and the central
 //! directory comes last. Entries are stored, not compressed: screenshots are JPEG or PNG
-//! already, and the text beside them is small. Without `auto_large_file` an archive stays
-//! plain zip (no zip64): objects are at most 20 MiB each, far below its 4 GiB limit.
+//! already, and the text beside them is small. Entries are not marked large (zip64 sizes):
+//! objects are at most 20 MiB each, far below zip's 4 GiB an entry; an archive past 4 GiB in
+//! all gets zip64 end records from the crate.
 //!
 //! After the entries comes `SHA256SUMS` (the `sha256sum -c` format) over every byte written,
 //! and, when stored objects were gone by the time they were read (past their retention, say),

@@ -142,6 +142,7 @@ describe("the replay view", () => {
     assert.ok(await page.getByTestId("replay-next").isDisabled());
     assert.equal(await page.getByTestId("replay-tick").count(), 6);
     assert.equal(await page.locator('[data-testid="replay-tick"][data-risk="high"]').count(), 1, "the one risky step stands out in the timeline");
+    assert.equal(await page.getByTestId("replay-tick").nth(4).getAttribute("data-confirmed"), "true", "and shows it was confirmed");
 
     // The evidence zip downloads from the replay.
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-zip").click()]);

@@ -51,8 +51,8 @@ class App {
       onChangeToken: () => this.showTokenForm(true),
       onReconnect: () => this.session?.socket.reconnectNow(),
       onToggleSidebar: () => this.shell.classList.toggle("sidebar-open"),
-      onExport: () => void this.download("Export", exportTask, (taskId) => `mimo-task-${taskId}.json`),
-      onExportZip: () => void this.download("Export", exportZip, (taskId) => `mimo-task-${taskId}.zip`),
+      onExport: () => void this.download(exportTask, (taskId) => `mimo-task-${taskId}.json`),
+      onExportZip: () => void this.download(exportZip, (taskId) => `mimo-task-${taskId}.zip`),
     });
     this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
     this.chat = new ChatView({
@@ -136,7 +136,7 @@ class App {
   }
 
   /** Saves a file of the open task: its export (history and actions, JSON) or its evidence zip. */
-  private async download(what: string, fetchFile: (token: string, taskId: string) => Promise<Blob>, filename: (taskId: string) => string): Promise<void> {
+  private async download(fetchFile: (token: string, taskId: string) => Promise<Blob>, filename: (taskId: string) => string): Promise<void> {
     const taskId = this.session?.model.taskId ?? this.replaying;
     if (!taskId || !this.token) return;
     try {
@@ -146,7 +146,7 @@ class App {
       // The download has taken the file by the next turn of the event loop.
       setTimeout(() => URL.revokeObjectURL(link.href), 1_000);
     } catch (err) {
-      if (err instanceof ApiError) this.banners.show({ code: err.code === "NETWORK" ? "INTERNAL_ERROR" : err.code, message: `${what} failed: ${err.message}` }, "error");
+      if (err instanceof ApiError) this.banners.show({ code: err.code === "NETWORK" ? "INTERNAL_ERROR" : err.code, message: `Export failed: ${err.message}` }, "error");
     }
   }
 
