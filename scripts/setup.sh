@@ -36,10 +36,11 @@ fi
 
 # Chromium for the browser tests, and a virtual X display with input and screen tools: Chrome's
 # permission dialog only shows in a headed browser, and the tests answer it as a person would
-# (tests/support/chrome-dialog.ts).
-if [ "${1:-}" = browser ] && { [ ! -x /usr/bin/chromium ] || ! command -v Xvfb xdotool xwd >/dev/null; }; then
-  say "installing Debian's chromium, xvfb, xdotool and x11-apps"
+# (tests/support/chrome-dialog.ts). Info-ZIP's unzip reads the evidence archives back in the
+# tests (tests/integration/export.test.ts), an implementation other than the one writing them.
+if [ "${1:-}" = browser ] && { [ ! -x /usr/bin/chromium ] || ! command -v Xvfb xdotool xwd unzip >/dev/null; }; then
+  say "installing Debian's chromium, xvfb, xdotool, x11-apps and unzip"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver xvfb xdotool x11-apps >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver xvfb xdotool x11-apps unzip >/dev/null
 fi

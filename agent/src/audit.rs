@@ -3,6 +3,7 @@
 //! step. Nothing is kept beside the history, so the log says what the web app saw, and holds no
 //! secret the history does not (it holds none).
 
+use mimo_protocol::artifact::{media_type, ArtifactId};
 use mimo_protocol::audit::{AuditAction, AuditConfirmation, AuditOutcome, AuditPage, AuditRecord};
 use mimo_protocol::{AgentAction, EventEnvelope, FrontendEvent, ToolPhase};
 
@@ -36,6 +37,7 @@ pub fn audit_log(
                 usage,
                 cost_usd,
                 risk,
+                target,
                 ..
             } => {
                 if *step == 1 {
@@ -53,7 +55,11 @@ pub fn audit_log(
                         risk: *risk,
                     },
                     reflection: reflection.clone(),
-                    before: if *step == 1 { None } else { page.clone() },
+                    // A run's first step is chosen before it has seen a page.
+                    before: page.clone().filter(|_| *step != 1).map(|page| AuditPage {
+                        target: *target,
+                        ..page
+                    }),
                     after: None,
                     outcome: None,
                     confirmation: None,
@@ -90,6 +96,7 @@ pub fn audit_log(
                     url: url.clone(),
                     title: title.clone(),
                     screenshot_artifact_id: screenshot_artifact_id.clone(),
+                    target: None,
                 };
                 if let Some(record) = current(&mut records, run, *step) {
                     record.after = Some(observed.clone());
@@ -140,6 +147,70 @@ fn current(records: &mut [AuditRecord], run: u32, step: u32) -> Option<&mut Audi
         .find(|r| r.run == run && r.step == step)
 }
 
+/// The screenshots the records refer to (pages before and after), each once, in the order
+/// they are first referred to.
+pub fn screenshots(records: &[AuditRecord]) -> Vec<&str> {
+    let mut ids: Vec<&str> = Vec::new();
+    let pages = records
+        .iter()
+        .flat_map(|r| [r.before.as_ref(), r.after.as_ref()]);
+    for id in pages
+        .flatten()
+        .filter_map(|p| p.screenshot_artifact_id.as_deref())
+    {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// The file of screenshot `artifact_id` in the evidence archive: `screenshots/<id>.<ext>`, the
+/// extension from its content type when it is known. `None` for a string that is not an
+/// artifact id of task `task_id`: the history got it from the extension, and a file name in
+/// an archive must not be able to climb out of its folder when unpacked.
+pub fn screenshot_file(
+    task_id: &str,
+    artifact_id: &str,
+    content_type: Option<&str>,
+) -> Option<String> {
+    let id = ArtifactId::parse(artifact_id).ok()?;
+    if id.task_id_str() != task_id {
+        return None;
+    }
+    let extension = match content_type.and_then(media_type) {
+        Some(t) if t.eq_ignore_ascii_case("image/jpeg") => ".jpg",
+        Some(t) if t.eq_ignore_ascii_case("image/png") => ".png",
+        Some(t) if t.eq_ignore_ascii_case("image/webp") => ".webp",
+        _ => "",
+    };
+    Some(format!("screenshots/{id}{extension}"))
+}
+
+/// The evidence archive's `README.txt`: what it holds and how to check it.
+pub fn readme(task_id: &str, title: Option<&str>, steps: usize) -> String {
+    let title = title.map(|t| format!(" (“{t}”)")).unwrap_or_default();
+    format!(
+        "Evidence of Mimo task {task_id}{title}: {steps} steps.
+
+audit.jsonl   The audit log: one JSON object per step, in order. When it was chosen (ts, ms
+              since the Unix epoch); the run and step; the action (type, target element,
+              parameters, risk); the model's reflection; the page before and after (url, title,
+              screenshotArtifactId; on before, the target's box in that screenshot); the outcome;
+              the confirmation (asked, approved, by whom, when); the browser (clientId).
+task.json     The whole run (format mimo-task-export/1): the task, every event of its history
+              in order, and every browser action with its outcome.
+screenshots/  The pages' screenshots, named by their artifact id:
+              screenshots/<screenshotArtifactId>.jpg (or .png, .webp).
+SHA256SUMS    The SHA-256 of every file here. Check them with: sha256sum -c SHA256SUMS
+MISSING.txt   Present only when screenshots were no longer stored when this was exported.
+
+No secret's value is in this archive: a step that typed a secret names it by its placeholder
+({{{{secret:name}}}}), and the task's history never holds a value.
+"
+    )
+}
+
 /// The records as JSON Lines.
 pub fn to_jsonl(records: &[AuditRecord]) -> String {
     let mut out = String::new();
@@ -153,6 +224,7 @@ pub fn to_jsonl(records: &[AuditRecord]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mimo_protocol::action::BoundingBox;
     use mimo_protocol::{
         ConfirmationRequest, ErrorCode, ErrorObject, Reflection, RiskLevel, TokenUsage, ToolResult,
     };
@@ -168,6 +240,7 @@ mod tests {
     }
 
     fn start(step: u32, action: AgentAction, risk: RiskLevel) -> FrontendEvent {
+        let target = action.target().map(target_box);
         FrontendEvent::ToolUsed {
             step,
             tool_call_id: format!("call_{step}"),
@@ -186,6 +259,7 @@ mod tests {
             }),
             cost_usd: Some(0.001),
             risk: Some(risk),
+            target,
         }
     }
 
@@ -201,6 +275,17 @@ mod tests {
             usage: None,
             cost_usd: None,
             risk: None,
+            target: None,
+        }
+    }
+
+    /// Where the tests' element `index` stands in its page's screenshot.
+    fn target_box(index: u32) -> BoundingBox {
+        BoundingBox {
+            x: f64::from(index) * 10.0,
+            y: 40.0,
+            w: 80.0,
+            h: 20.0,
         }
     }
 
@@ -289,7 +374,14 @@ mod tests {
         let second = &records[1];
         assert_eq!(second.action.target, Some(7));
         assert_eq!(second.action.risk, Some(RiskLevel::High));
-        assert_eq!(second.before.as_ref().unwrap().url, "https://shop.test/");
+        let before = second.before.as_ref().unwrap();
+        assert_eq!(before.url, "https://shop.test/");
+        assert_eq!(
+            before.target,
+            Some(target_box(7)),
+            "the clicked element's box"
+        );
+        assert_eq!(second.after.as_ref().unwrap().target, None);
         assert_eq!(
             second.after.as_ref().unwrap().url,
             "https://shop.test/thanks"
@@ -320,6 +412,33 @@ mod tests {
         assert_eq!(lines[1]["confirmation"]["approved"], true);
         assert_eq!(lines[1]["before"]["screenshotArtifactId"], "shot_1");
         assert_eq!(lines[1]["after"]["screenshotArtifactId"], "shot_2");
+        assert_eq!(lines[1]["before"]["target"]["x"], 70.0);
+
+        // The screenshots the log refers to, each once: shot_1 is step 1's after and step 2's
+        // before.
+        assert_eq!(screenshots(&records), ["shot_1", "shot_2"]);
+    }
+
+    #[test]
+    fn screenshots_are_filed_by_artifact_id_and_only_real_ids_of_the_task_are() {
+        let task = "5f0c2d8e-6a4b-4c1e-9d3f-2b7a8c9e0f11";
+        let id = format!("{task}.0123456789abcdef0123456789abcdef");
+        assert_eq!(
+            screenshot_file(task, &id, Some("image/jpeg")).unwrap(),
+            format!("screenshots/{id}.jpg")
+        );
+        assert_eq!(
+            screenshot_file(task, &id, Some("IMAGE/PNG; q=1")).unwrap(),
+            format!("screenshots/{id}.png")
+        );
+        // Not stored any more: no content type, no extension.
+        assert_eq!(
+            screenshot_file(task, &id, None).unwrap(),
+            format!("screenshots/{id}")
+        );
+        assert_eq!(screenshot_file(task, "../../etc/passwd", None), None);
+        let other = "0f0c2d8e-6a4b-4c1e-9d3f-2b7a8c9e0f11.0123456789abcdef0123456789abcdef";
+        assert_eq!(screenshot_file(task, other, Some("image/jpeg")), None);
     }
 
     #[test]

@@ -10,16 +10,20 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use futures_channel::oneshot;
+use futures_util::StreamExt;
 use mimo_agent::actions::ActionRecord;
+use mimo_agent::audit;
 use mimo_agent::llm;
 use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
 };
+use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::TaskSummary;
 use mimo_protocol::{
     limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, FrontendEvent,
     FrontendMessage, TaskControl,
 };
+use mimo_r2_artifacts::archive::{self, Body, Entry};
 use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
 use serde::Serialize;
 use worker::*;
@@ -174,6 +178,7 @@ impl DurableObject for TaskCoordinator {
                 None => error_response(&unknown_task()),
             },
             (Method::Get, "/export") => self.export(),
+            (Method::Get, "/export.zip") => self.evidence(),
             (Method::Get, "/audit") => self.audit(),
             (Method::Post, "/actions") => match read_body::<SubmitAction>(&mut req).await {
                 Ok(submit) => self.submit_action(submit).await,
@@ -704,19 +709,26 @@ impl TaskCoordinator {
 
     /// The whole run for keeping or replaying elsewhere: where the task stands, its history
     /// (every event, as a reconnecting web app replays it) and its actions with their outcomes.
-    fn export(&self) -> Result<Response> {
+    /// `None` for no task.
+    fn export_body(&self) -> Result<Option<TaskExport>> {
         let Some(task) = self.task_summary()? else {
-            return error_response(&unknown_task());
+            return Ok(None);
         };
         let events = self.store.events_after(&task.task_id, 0)?;
-        let filename = format!("mimo-task-{}.json", task.task_id);
-        let body = TaskExport {
+        Ok(Some(TaskExport {
             format: EXPORT_FORMAT,
             exported_at: now_ms(),
             task,
             events,
             actions: self.task.borrow().actions().records().to_vec(),
+        }))
+    }
+
+    fn export(&self) -> Result<Response> {
+        let Some(body) = self.export_body()? else {
+            return error_response(&unknown_task());
         };
+        let filename = format!("mimo-task-{}.json", body.task.task_id);
         let mut response = Response::from_json(&body)?;
         response.headers_mut().set(
             "content-disposition",
@@ -725,23 +737,86 @@ impl TaskCoordinator {
         Ok(response)
     }
 
-    /// The task's audit log (seed 002 §7.1): one JSON line per step, built from its history.
+    /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history.
+    fn audit_records(&self, events: &[EventEnvelope]) -> Vec<AuditRecord> {
+        let task = self.task.borrow();
+        let Some(task) = task.record() else {
+            return Vec::new();
+        };
+        audit::audit_log(&task.task_id, task.selected_client_id.as_deref(), events)
+    }
+
+    /// The task's audit log: one JSON line per step.
     fn audit(&self) -> Result<Response> {
-        let Some(task) = self.task.borrow().record().cloned() else {
+        let Some(task_id) = self.task_id() else {
             return error_response(&unknown_task());
         };
-        let events = self.store.events_after(&task.task_id, 0)?;
-        let records = mimo_agent::audit::audit_log(
-            &task.task_id,
-            task.selected_client_id.as_deref(),
-            &events,
-        );
-        let mut response = Response::ok(mimo_agent::audit::to_jsonl(&records))?;
+        let records = self.audit_records(&self.store.events_after(&task_id, 0)?);
+        let mut response = Response::ok(audit::to_jsonl(&records))?;
         let headers = response.headers_mut();
         headers.set("content-type", "application/x-ndjson; charset=utf-8")?;
         headers.set(
             "content-disposition",
-            &format!("attachment; filename=\"mimo-audit-{}.jsonl\"", task.task_id),
+            &format!("attachment; filename=\"mimo-audit-{task_id}.jsonl\""),
+        )?;
+        Ok(response)
+    }
+
+    /// The evidence archive (seed 002 §7.2): `README.txt`, the audit log, the whole run as
+    /// `task.json`, and the screenshots the log refers to, then `SHA256SUMS` (and `MISSING.txt`
+    /// for screenshots no longer stored). Written as the reader takes it: each screenshot is
+    /// read from R2 into the zip chunk by chunk when its turn comes, so the archive is never
+    /// whole in memory here. Secrets are not in it because the history holds none.
+    fn evidence(&self) -> Result<Response> {
+        let Some(export) = self.export_body()? else {
+            return error_response(&unknown_task());
+        };
+        let task_id = export.task.task_id.clone();
+        let records = self.audit_records(&export.events);
+        let text = |name: &str, bytes: Vec<u8>| Entry {
+            name: name.to_owned(),
+            body: Body::Bytes(bytes),
+        };
+        let mut entries = vec![
+            text(
+                "README.txt",
+                audit::readme(&task_id, export.task.title.as_deref(), records.len()).into_bytes(),
+            ),
+            text("audit.jsonl", audit::to_jsonl(&records).into_bytes()),
+            text("task.json", serde_json::to_vec_pretty(&export)?),
+        ];
+        for artifact_id in audit::screenshots(&records) {
+            // Forgotten past its retention, it has no record: named missing in the archive.
+            let record = self.artifacts.get(artifact_id)?;
+            let content_type = record.as_ref().map(|r| r.content_type.as_str());
+            if let Some(name) = audit::screenshot_file(&task_id, artifact_id, content_type) {
+                entries.push(Entry {
+                    name,
+                    body: Body::Object(record.map(|r| r.key)),
+                });
+            }
+        }
+        let bucket = self.bucket()?;
+        let open = move |key: Option<String>| {
+            let bucket = bucket.clone();
+            async move {
+                let Some(key) = key else {
+                    return Ok(None);
+                };
+                match bucket.get(key).execute().await? {
+                    Some(object) => object.body().map(|body| body.stream()).transpose(),
+                    None => Ok(None),
+                }
+            }
+        };
+        let zip = archive::zip_stream(entries, export.exported_at, open)
+            .map(|chunk| chunk.map_err(|e| Error::RustError(e.to_string())));
+        let mut response = Response::from_stream(zip)?;
+        let headers = response.headers_mut();
+        headers.set("content-type", "application/zip")?;
+        headers.set(
+            "content-disposition",
+            &format!("attachment; filename=\"mimo-task-{task_id}.zip\""),
         )?;
         Ok(response)
     }

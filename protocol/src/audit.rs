@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::action::BoundingBox;
 use crate::{ErrorObject, Reflection, RiskLevel, TokenUsage};
 
 /// One step of a task, as audited.
@@ -70,7 +71,7 @@ pub struct AuditAction {
 }
 
 /// A page as a step saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditPage {
     pub url: String,
@@ -78,6 +79,11 @@ pub struct AuditPage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub screenshot_artifact_id: Option<String>,
+    /// Where the step's target stands in this page's screenshot (on `before`, when it was in
+    /// view): CSS pixels of the screenshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub target: Option<BoundingBox>,
 }
 
 /// What came of a step.

@@ -190,6 +190,12 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         risk: Option<RiskLevel>,
+        /// Where the element the step acts on stands in the screenshot of the page it was
+        /// chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
+        /// replay can outline it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        target: Option<BoundingBox>,
     },
     /// A risky step waits for the person (task status `waiting_confirmation`), or any step in
     /// step-by-step mode; they answer with `confirm` (here, in the extension's side panel, or

@@ -558,13 +558,18 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                 select(vec![ToolPhase::Start, ToolPhase::End])
             ),
             (of(reflection()), agent_action(), of(tool_result())),
-            (of(text()), of(token_usage()), of(any::<u32>())),
+            (
+                of(text()),
+                of(token_usage()),
+                of(any::<u32>()),
+                of((0u16..2000, 0u16..2000))
+            ),
         )
             .prop_map(
                 |(
                     (step, tool_call_id, phase),
                     (reflection, action, result),
-                    (summary, usage, micros),
+                    (summary, usage, micros, at),
                 )| {
                     ToolUsed {
                         step,
@@ -578,6 +583,13 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         // Exact in JSON: whole millionths of a dollar.
                         cost_usd: micros.map(|m| f64::from(m) / 1e6),
                         risk: usage.map(|_| mimo_protocol::RiskLevel::Low),
+                        // Whole pixels: exact in JSON.
+                        target: at.map(|(x, y)| mimo_protocol::action::BoundingBox {
+                            x: x.into(),
+                            y: y.into(),
+                            w: 80.0,
+                            h: 24.0,
+                        }),
                     }
                 }
             ),

@@ -400,7 +400,12 @@ target?: number,
  */
 params: unknown, risk?: RiskLevel, };
 
-export type AuditPage = { url: string, title: string, screenshotArtifactId?: string, };
+export type AuditPage = { url: string, title: string, screenshotArtifactId?: string, 
+/**
+ * Where the step's target stands in this page's screenshot (on `before`, when it was in
+ * view): CSS pixels of the screenshot.
+ */
+target?: BoundingBox, };
 
 export type AuditOutcome = { ok: boolean, partial?: boolean, 
 /**
@@ -561,7 +566,13 @@ costUsd?: number,
 /**
  * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
  */
-risk?: RiskLevel, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
+risk?: RiskLevel, 
+/**
+ * Where the element the step acts on stands in the screenshot of the page it was
+ * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
+ * replay can outline it.
+ */
+target?: BoundingBox, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
  * (the side panel) or `api` (`POST /api/agent/confirm`).
@@ -654,7 +665,13 @@ costUsd?: number,
 /**
  * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
  */
-risk?: RiskLevel, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
+risk?: RiskLevel, 
+/**
+ * Where the element the step acts on stands in the screenshot of the page it was
+ * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
+ * replay can outline it.
+ */
+target?: BoundingBox, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
  * (the side panel) or `api` (`POST /api/agent/confirm`).

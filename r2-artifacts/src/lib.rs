@@ -14,8 +14,11 @@
 //! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415).
 //! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
 //! - [`retention`]: how long stored artifacts are kept.
+//! - [`archive`]: zip archives written as a stream, objects read into them as they go (the
+//!   evidence export).
 //! - `store` (feature `r2`): streaming R2 reads and writes, the crate's only I/O.
 
+pub mod archive;
 pub mod http;
 pub mod presign;
 pub mod retention;

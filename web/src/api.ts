@@ -43,7 +43,8 @@ function isErrorObject(v: unknown): v is ErrorObject {
   return typeof v === "object" && v !== null && typeof (v as ErrorObject).code === "string" && typeof (v as ErrorObject).message === "string";
 }
 
-async function getJson<T>(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "DELETE" = "GET"): Promise<T> {
+/** A successful response to an authenticated request; any failure as an `ApiError`. */
+async function request(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "DELETE" = "GET"): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(path, {
@@ -56,19 +57,26 @@ async function getJson<T>(path: string, token: string, signal?: AbortSignal, met
     if (signal?.aborted) throw err;
     throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
   }
-  let body: unknown = null;
+  if (response.ok) return response;
   const text = await response.text();
+  let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     body = null;
   }
-  if (!response.ok) {
-    if (isErrorObject(body)) throw new ApiError(body.code, body.message, response.status, body.retryable);
-    const fallback = text.trim().slice(0, 200) || response.statusText || "request failed";
-    throw new ApiError(response.status === 401 ? "UNAUTHORIZED" : "INTERNAL_ERROR", `${response.status}: ${fallback}`, response.status, response.status >= 500);
+  if (isErrorObject(body)) throw new ApiError(body.code, body.message, response.status, body.retryable);
+  const fallback = text.trim().slice(0, 200) || response.statusText || "request failed";
+  throw new ApiError(response.status === 401 ? "UNAUTHORIZED" : "INTERNAL_ERROR", `${response.status}: ${fallback}`, response.status, response.status >= 500);
+}
+
+async function getJson<T>(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "DELETE" = "GET"): Promise<T> {
+  const text = await (await request(path, token, signal, method)).text();
+  try {
+    return (text ? JSON.parse(text) : null) as T;
+  } catch {
+    return null as T;
   }
-  return body as T;
 }
 
 export function listExtensions(token: string, signal?: AbortSignal): Promise<ExtensionList> {
@@ -147,6 +155,16 @@ export async function attachFile(token: string, taskId: string, file: File): Pro
 export async function exportTask(token: string, taskId: string): Promise<Blob> {
   const body = await getJson<unknown>(`/api/task/${encodeURIComponent(taskId)}/export`, token);
   return new Blob([JSON.stringify(body, null, 2)], { type: "application/json" });
+}
+
+/** The task's evidence archive (`GET /api/task/{taskId}/export.zip`: audit log, run, screenshots) as a file to save. */
+export async function exportZip(token: string, taskId: string): Promise<Blob> {
+  return (await request(`/api/task/${encodeURIComponent(taskId)}/export.zip`, token)).blob();
+}
+
+/** The task's audit log (`GET /api/task/{taskId}/audit.jsonl`): one JSON line per step. */
+export async function auditLog(token: string, taskId: string): Promise<string> {
+  return (await request(`/api/task/${encodeURIComponent(taskId)}/audit.jsonl`, token)).text();
 }
 
 /** Where a task stands; a 404 `ApiError` when this server has no such task. */

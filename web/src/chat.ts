@@ -4,6 +4,7 @@
 import type { Attachment, ChatMessage, EventEnvelope, TaskStatus, TokenUsage } from "../../protocol/ts/protocol.ts";
 import { answerView, parseAnswerFormat } from "./answer.ts";
 import { clockTime, h } from "./dom.ts";
+import { outlinedShot, riskBadge } from "./evidence.ts";
 import { describeAction } from "./steps.ts";
 import type { ConfirmationAnswered, ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
 
@@ -309,7 +310,7 @@ export class ChatView {
           "div",
           { class: "output-card output-partial", "data-testid": "confirmation", "data-step": String(event.step) },
           h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "?"), title),
-          h("div", { class: "output-hint" }, h("span", { class: `risk risk-${event.risk}`, "data-testid": "confirm-risk" }, `${event.risk} risk`), hint),
+          h("div", { class: "output-hint" }, riskBadge(event.risk, "confirm-risk"), hint),
           event.facts.length > 1 && h("ul", { class: "output-warnings", "data-testid": "confirm-facts" }, event.facts.map((f) => h("li", {}, f))),
           this.evidence(event),
           h("div", { class: "confirm-actions" }, confirm, decline, why),
@@ -336,25 +337,13 @@ export class ChatView {
   private evidence(event: ConfirmationRequested): HTMLElement | null {
     const artifactId = event.screenshotArtifactId;
     if (artifactId === undefined) return null;
-    const shot = h("img", { class: "evidence-shot", alt: "The page the step acts on", "data-testid": "confirm-screenshot" });
-    const frame = h("div", { class: "evidence" }, shot);
-    const target = event.target;
-    shot.addEventListener("load", () => {
-      if (target === undefined || shot.naturalWidth === 0) return;
-      // The box is in the page's CSS pixels, as the screenshot is.
-      const pct = (v: number, of: number) => `${(100 * v) / of}%`;
-      const box = h("div", { class: "evidence-target", "data-testid": "confirm-target" });
-      box.style.left = pct(target.x, shot.naturalWidth);
-      box.style.top = pct(target.y, shot.naturalHeight);
-      box.style.width = pct(target.w, shot.naturalWidth);
-      box.style.height = pct(target.h, shot.naturalHeight);
-      frame.append(box);
+    return outlinedShot({
+      url: this.handlers.artifactUrl(artifactId),
+      alt: "The page the step acts on",
+      target: event.target,
+      testIds: { shot: "confirm-screenshot", target: "confirm-target" },
+      onMissing: (frame) => frame.remove(),
     });
-    this.handlers.artifactUrl(artifactId).then(
-      (url) => (shot.src = url),
-      () => frame.remove(),
-    );
-    return frame;
   }
 
   /** A warning in the conversation's flow (the model reads pages without screenshots, …). */

@@ -2,10 +2,11 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, createTask, deleteSecret, exportTask, listSecrets, putSecret, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, exportTask, exportZip, listSecrets, putSecret, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
-import { currentTaskId, onRouteChange, openTask, recentTasks, rememberTask, setTaskTitle } from "./router.ts";
+import { parseAuditLog, ReplayView } from "./replay.ts";
+import { currentRoute, onRouteChange, openTask, recentTasks, rememberTask, replaceReplayStep, setTaskTitle } from "./router.ts";
 import { TaskSocket } from "./socket.ts";
 import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
@@ -23,6 +24,8 @@ class App {
   private readonly root: HTMLElement;
   private token: string | null = storedToken();
   private session: Session | null = null;
+  /** The task whose replay is shown (instead of a live session). */
+  private replaying: string | null = null;
   private extensions: ExtensionInfo[] = [];
   private extensionsTimer: ReturnType<typeof setInterval> | null = null;
   private extensionsLoading = false;
@@ -33,6 +36,7 @@ class App {
   private readonly banners = new Banners();
   private readonly tasks: TaskList;
   private readonly chat: ChatView;
+  private readonly replay: ReplayView;
   private readonly extensionsPanel: ExtensionsPanel;
   private readonly browserPanel = new BrowserPanel();
   private readonly secretsPanel = new SecretsPanel({
@@ -49,7 +53,8 @@ class App {
       onChangeToken: () => this.showTokenForm(true),
       onReconnect: () => this.session?.socket.reconnectNow(),
       onToggleSidebar: () => this.shell.classList.toggle("sidebar-open"),
-      onExport: () => void this.exportTask(),
+      onExport: () => void this.download(exportTask, (taskId) => `mimo-task-${taskId}.json`),
+      onExportZip: () => void this.download(exportZip, (taskId) => `mimo-task-${taskId}.zip`),
     });
     this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
     this.chat = new ChatView({
@@ -59,6 +64,12 @@ class App {
       onConfirm: (step, approve, reason) => this.sendFrame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
       onAttach: (files) => void this.attach(files),
+    });
+    this.replay = new ReplayView({
+      artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
+      onStep: (at) => {
+        if (this.replaying) replaceReplayStep(this.replaying, at);
+      },
     });
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
@@ -75,10 +86,11 @@ class App {
         { class: "layout" },
         this.tasks.el,
         this.chat.el,
+        this.replay.el,
         h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.sitesPanel.el, this.secretsPanel.el),
       ),
     );
-    // Errors show above the conversation they concern.
+    // Errors show above the conversation (or the replay) they concern.
     this.chat.el.prepend(this.banners.el);
     onRouteChange(() => {
       this.shell.classList.remove("sidebar-open");
@@ -98,6 +110,8 @@ class App {
 
   private showTokenForm(changing: boolean, error?: string): void {
     this.stopExtensionsPolling();
+    // With a (new) token, the route is opened afresh.
+    this.setReplaying(null);
     const form = tokenForm({
       changing,
       onSubmit: async (token) => {
@@ -123,13 +137,13 @@ class App {
     document.title = "Mimo — connect";
   }
 
-  /** Saves the open task's export (history and actions) as a JSON file. */
-  private async exportTask(): Promise<void> {
-    const taskId = this.session?.model.taskId;
+  /** Saves a file of the open task: its export (history and actions, JSON) or its evidence zip. */
+  private async download(fetchFile: (token: string, taskId: string) => Promise<Blob>, filename: (taskId: string) => string): Promise<void> {
+    const taskId = this.session?.model.taskId ?? this.replaying;
     if (!taskId || !this.token) return;
     try {
-      const file = await exportTask(this.token, taskId);
-      const link = h("a", { href: URL.createObjectURL(file), download: `mimo-task-${taskId}.json` });
+      const file = await fetchFile(this.token, taskId);
+      const link = h("a", { href: URL.createObjectURL(file), download: filename(taskId) });
       link.click();
       // The download has taken the file by the next turn of the event loop.
       setTimeout(() => URL.revokeObjectURL(link.href), 1_000);
@@ -176,25 +190,76 @@ class App {
     this.startExtensionsPolling();
   }
 
-  /** Opens the task named by the URL hash (or none). */
+  /** Opens the task named by the URL hash (or none), live or as its replay. */
   private openRoute(): void {
-    const taskId = currentTaskId();
-    if (taskId === null) {
+    const route = currentRoute();
+    if (route === null) {
       this.closeSession();
       this.renderNoTask();
       this.banners.show({ code: "NOT_FOUND", message: "The address does not name a valid task. Start a new task instead." });
       return;
     }
-    if (taskId === undefined) {
+    if (route === undefined) {
       this.closeSession();
       this.renderNoTask();
       return;
     }
-    if (this.session?.model.taskId === taskId) return;
-    this.openSession(taskId);
+    if (route.replay) {
+      this.openReplay(route.taskId, route.replay.at);
+      return;
+    }
+    if (this.session?.model.taskId === route.taskId) return;
+    this.openSession(route.taskId);
+  }
+
+  /** Shows the task's replay, or the live view (`null`). */
+  private setReplaying(taskId: string | null): void {
+    this.replaying = taskId;
+    this.shell.classList.toggle("replaying", taskId !== null);
+    (taskId === null ? this.chat.el : this.replay.el).prepend(this.banners.el);
+    this.header.setReplaying(taskId !== null);
+  }
+
+  /** The task's replay at step `at`; no socket is open meanwhile (the log is all it shows). */
+  private openReplay(taskId: string, at: number): void {
+    if (this.replaying === taskId) {
+      // The address named another step of the replay shown.
+      this.replay.show(at);
+      return;
+    }
+    this.closeSession();
+    this.banners.clear();
+    this.setReplaying(taskId);
+    this.header.setTask(taskId);
+    this.header.setConnection(null);
+    this.tasks.render(recentTasks(), taskId);
+    document.title = "Mimo — replay";
+    this.replay.clear("Loading the task's steps…");
+    void this.loadReplay(taskId, at);
+  }
+
+  private async loadReplay(taskId: string, at: number): Promise<void> {
+    if (!this.token) return;
+    try {
+      const [summary, log] = await Promise.all([getTask(this.token, taskId), auditLog(this.token, taskId)]);
+      if (this.replaying !== taskId) return;
+      const title = summary.title;
+      this.header.setTask(taskId, title);
+      this.header.setStatus(summary.status);
+      this.tasks.render(rememberTask(taskId, title), taskId);
+      document.title = `Mimo — replay of ${title || "a task"}`;
+      this.replay.load(parseAuditLog(log), at);
+      this.replay.focus();
+    } catch (err) {
+      if (this.replaying !== taskId) return;
+      if (err instanceof ApiError && err.unauthorized) return this.tokenRejected(err);
+      const gone = err instanceof ApiError && err.status === 404;
+      this.replay.clear(gone ? "This task does not exist on this server." : `The task's steps could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private renderNoTask(): void {
+    this.setReplaying(null);
     this.banners.clear();
     this.chat.reset();
     this.header.setTask(null);
@@ -207,6 +272,7 @@ class App {
 
   private openSession(taskId: string): void {
     this.closeSession();
+    this.setReplaying(null);
     this.banners.clear();
     this.chat.reset();
     this.chat.setNote(null);

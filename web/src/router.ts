@@ -1,5 +1,6 @@
 // The current task lives in the URL hash (`#/task/<taskId>`), so a reload or a second tab opens
-// the same task. Recent tasks (id + title) are remembered in localStorage.
+// the same task; `#/task/<taskId>/replay/<n>` is its replay at the n-th step, a link to share
+// with whoever holds the token. Recent tasks (id + title) are remembered in localStorage.
 
 const RECENT_KEY = "mimo.recentTasks";
 const RECENT_MAX = 12;
@@ -12,16 +13,35 @@ export function isTaskId(id: string): boolean {
   return UUID.test(id);
 }
 
-/** The task id in the hash; `undefined` for no task, `null` for a malformed one. */
-export function currentTaskId(): string | null | undefined {
-  const match = /^#\/task\/([^/?#]+)\/?$/.exec(location.hash);
+/** A task's page: the live task, or its replay (`at`: the 1-based step of the audit log shown). */
+export type Route = { taskId: string; replay?: { at: number } };
+
+/** The route in `hash`; `undefined` for no task, `null` for a malformed task id. */
+export function parseRoute(hash: string): Route | null | undefined {
+  const match = /^#\/task\/([^/?#]+)(\/replay(?:\/(\d+))?)?\/?$/.exec(hash);
   if (!match) return undefined;
   const id = decodeURIComponent(match[1]!);
-  return isTaskId(id) ? id.toLowerCase() : null;
+  if (!isTaskId(id)) return null;
+  const taskId = id.toLowerCase();
+  return match[2] === undefined ? { taskId } : { taskId, replay: { at: Math.max(1, Number(match[3] ?? 1)) } };
+}
+
+export function currentRoute(): Route | null | undefined {
+  return parseRoute(location.hash);
 }
 
 export function taskHash(taskId: string): string {
   return `#/task/${encodeURIComponent(taskId)}`;
+}
+
+export function replayHash(taskId: string, at = 1): string {
+  return `${taskHash(taskId)}/replay/${at}`;
+}
+
+/** Shows step `at` of the replay in the address (to share), without a new history entry. */
+export function replaceReplayStep(taskId: string, at: number): void {
+  const hash = replayHash(taskId, at);
+  if (location.hash !== hash) history.replaceState(null, "", hash);
 }
 
 export function openTask(taskId: string): void {

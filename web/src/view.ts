@@ -4,7 +4,7 @@
 import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { h, relativeTime, replaceChildren } from "./dom.ts";
 import type { RecentTask } from "./router.ts";
-import { taskHash } from "./router.ts";
+import { replayHash, taskHash } from "./router.ts";
 import type { ConnectionInfo } from "./socket.ts";
 
 // ---------------------------------------------------------------- token screen
@@ -82,11 +82,22 @@ export class Header {
   private readonly connection: HTMLElement;
   private readonly connectionText: HTMLElement;
   private readonly exportButton: HTMLButtonElement;
+  private readonly exportZipButton: HTMLButtonElement;
+  /** To the task's replay, or back from it to the live task. */
+  private readonly viewLink: HTMLAnchorElement;
+  private taskId: string | null = null;
+  private replaying = false;
   private retryTimer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void; onExport: () => void }) {
+  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void; onExport: () => void; onExportZip: () => void }) {
     this.title = h("div", { class: "task-title", "data-testid": "task-title" });
     this.exportButton = h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "export", hidden: true, title: "Download the task's whole history and actions as JSON", onclick: () => opts.onExport() }, "Export");
+    this.exportZipButton = h(
+      "button",
+      { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "export-zip", hidden: true, title: "Download the evidence: the audit log, the whole run and every screenshot, as a zip", onclick: () => opts.onExportZip() },
+      "Export zip",
+    );
+    this.viewLink = h("a", { class: "btn btn-ghost btn-sm", "data-testid": "replay-link", hidden: true }, "Replay");
     this.status = h("span", { class: "badge", "data-testid": "task-status", hidden: true });
     this.connectionText = h("span", {}, "offline");
     this.connection = h(
@@ -101,15 +112,28 @@ export class Header {
       h("button", { class: "icon-btn sidebar-toggle", type: "button", "aria-label": "Tasks", onclick: () => opts.onToggleSidebar() }, "☰"),
       h("a", { class: "brand", href: "#/" }, h("span", { class: "logo" }, "M"), "Mimo"),
       h("div", { class: "topbar-task" }, this.title, this.status),
-      h("div", { class: "topbar-right" }, this.connection, this.exportButton, h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token")),
+      h("div", { class: "topbar-right" }, this.connection, this.viewLink, this.exportButton, this.exportZipButton, h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token")),
     );
   }
 
   setTask(taskId: string | null, title?: string): void {
+    this.taskId = taskId;
     this.title.textContent = taskId ? title || "New task" : "No task open";
     this.title.title = taskId ? `Task ${taskId}` : "";
     this.exportButton.hidden = !taskId;
+    this.exportZipButton.hidden = !taskId;
+    this.viewLink.hidden = !taskId;
     if (!taskId) this.status.hidden = true;
+    this.setReplaying(this.replaying);
+  }
+
+  /** The task is shown as its replay (the link leads back to it) or live (the link to its replay). */
+  setReplaying(replaying: boolean): void {
+    this.replaying = replaying;
+    if (this.taskId === null) return;
+    this.viewLink.href = replaying ? taskHash(this.taskId) : replayHash(this.taskId);
+    this.viewLink.textContent = replaying ? "Back to the task" : "Replay";
+    this.viewLink.title = replaying ? "The task's conversation, live" : "Go through the task's steps one by one: pages before and after, reflection, risk, confirmation";
   }
 
   setStatus(status: TaskStatus): void {

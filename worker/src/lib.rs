@@ -151,6 +151,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
                 (Method::Delete, "", _) => "/delete".to_owned(),
                 (Method::Get | Method::Post, "actions", _) => "/actions".to_owned(),
                 (Method::Get, "export", _) => "/export".to_owned(),
+                (Method::Get, "export.zip", _) => "/export.zip".to_owned(),
                 (Method::Get, "audit.jsonl", _) => "/audit".to_owned(),
                 // The task's own secrets: stored and deleted by name, listed without values.
                 (Method::Get, "secrets", _) => "/secrets".to_owned(),

@@ -306,6 +306,7 @@ impl Conversation {
             .map(|p| p.cost_micros(usage.input_tokens, usage.output_tokens) as f64 / 1e6);
         run.steps.push(step);
         let risk = self.rate_latest_step().level;
+        let target = self.latest_target_box();
         let step = self
             .run
             .as_ref()
@@ -322,6 +323,7 @@ impl Conversation {
             usage: Some(usage),
             cost_usd,
             risk: Some(risk),
+            target,
         }));
         if let Some(error) = self.over_limits() {
             // The step is not run: the model hears why, and the run ends.
@@ -501,15 +503,7 @@ impl Conversation {
             let risky = self.config.confirm_risky && rated.level >= self.config.risk.confirm_at;
             if risky || self.task.step_by_step {
                 let observation = run.observation.as_ref();
-                let target = step.output.action.target().and_then(|index| {
-                    let [x, y, w, h] = *observation?.boxes.get(&index)?;
-                    Some(BoundingBox {
-                        x: x.into(),
-                        y: y.into(),
-                        w: w.into(),
-                        h: h.into(),
-                    })
-                });
+                let target = self.latest_target_box();
                 let request = ConfirmationRequest {
                     step: step.number,
                     action: step.output.action.clone(),
@@ -1013,7 +1007,22 @@ impl Conversation {
             usage: None,
             cost_usd: None,
             risk: None,
+            target: None,
         })]
+    }
+
+    /// Where the latest step's target stands in the screenshot of the page it was chosen on,
+    /// when it was in view there.
+    fn latest_target_box(&self) -> Option<BoundingBox> {
+        let run = self.run.as_ref()?;
+        let index = run.steps.last()?.output.action.target()?;
+        let [x, y, w, h] = *run.observation.as_ref()?.boxes.get(&index)?;
+        Some(BoundingBox {
+            x: x.into(),
+            y: y.into(),
+            w: w.into(),
+            h: h.into(),
+        })
     }
 
     /// How risky the latest step is, rated from the page it was chosen on (seed 002 §6.1).

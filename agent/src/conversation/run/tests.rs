@@ -195,7 +195,8 @@ fn prepare_page_shot(
     ok(
         c,
         index,
-        json!({ "elements": [{ "clickId": 1, "tag": "button" }], "text": index_text, "url": "http://shop.test/", "title": "Shop" }),
+        // Element 1 is in view (its box within the 1280×720 screenshot); any other is not.
+        json!({ "elements": [{ "clickId": 1, "tag": "button", "bbox": { "x": 40, "y": 300, "w": 120, "h": 32 } }], "text": index_text, "url": "http://shop.test/", "title": "Shop" }),
     )
 }
 
@@ -674,12 +675,21 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
     let page = "[1]<button>Add to cart</button>\n[2]<button>Place order</button>";
     let mut c = bound();
     let turn = at_first_page(&mut c, page);
-    // Adding to the cart goes ahead.
-    let add = submitted(&reply(
+    // Adding to the cart goes ahead; its start says where its target is, for a replay.
+    let effects = reply(
         &mut c,
         &turn,
         vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
-    ));
+    );
+    let in_view = BoundingBox {
+        x: 40.0,
+        y: 300.0,
+        w: 120.0,
+        h: 32.0,
+    };
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { step: 2, phase: ToolPhase::Start, target: Some(b), .. } if *b == in_view)));
+    let add = submitted(&effects);
     let effects = ok(&mut c, add, json!({ "clicked": true }));
     let turn = turn_of(&prepare_page(&mut c, effects, page)).0;
 
@@ -693,7 +703,19 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         .iter()
         .any(|e| matches!(e, Effect::SubmitAction { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Place order") && !r.step_by_step)));
+        FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Place order") && !r.step_by_step && r.target.is_none())));
+    assert!(
+        events(&effects).iter().any(|e| matches!(
+            e,
+            FrontendEvent::ToolUsed {
+                step: 3,
+                phase: ToolPhase::Start,
+                target: None,
+                ..
+            }
+        )),
+        "[2] has no box in view"
+    );
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
     let wrong = c.confirm(2, approve(), 30).unwrap_err();
     assert_eq!(wrong.code, ErrorCode::NotFound);
