@@ -36,6 +36,7 @@ pub fn audit_log(
                 usage,
                 cost_usd,
                 risk,
+                skill,
                 ..
             } => {
                 if *step == 1 {
@@ -51,6 +52,7 @@ pub fn audit_log(
                         target: action.target(),
                         params: params_of(action),
                         risk: *risk,
+                        skill: skill.clone(),
                     },
                     reflection: reflection.clone(),
                     before: if *step == 1 { None } else { page.clone() },
@@ -182,6 +184,8 @@ mod tests {
             }),
             cost_usd: Some(0.001),
             risk: Some(risk),
+            // The second step follows a skill.
+            skill: (step == 2).then(|| "shop-checkout".into()),
         }
     }
 
@@ -197,6 +201,7 @@ mod tests {
             usage: None,
             cost_usd: None,
             risk: None,
+            skill: None,
         }
     }
 
@@ -281,6 +286,13 @@ mod tests {
         let second = &records[1];
         assert_eq!(second.action.target, Some(7));
         assert_eq!(second.action.risk, Some(RiskLevel::High));
+        assert_eq!(
+            (
+                first.action.skill.as_deref(),
+                second.action.skill.as_deref()
+            ),
+            (None, Some("shop-checkout"))
+        );
         assert_eq!(second.before.as_ref().unwrap().url, "https://shop.test/");
         assert_eq!(
             second.after.as_ref().unwrap().url,
@@ -309,6 +321,7 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["action"]["type"], "click");
+        assert_eq!(lines[1]["action"]["skill"], "shop-checkout");
         assert_eq!(lines[1]["confirmation"]["approved"], true);
         assert_eq!(lines[1]["before"]["screenshotArtifactId"], "shot_1");
         assert_eq!(lines[1]["after"]["screenshotArtifactId"], "shot_2");

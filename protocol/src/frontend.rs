@@ -179,6 +179,11 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         risk: Option<RiskLevel>,
+        /// The skill that guided the step (on `start`): the first of the prompt's `<skills>`
+        /// that allows its action.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        skill: Option<String>,
     },
     /// A risky step waits for the person (task status `waiting_confirmation`); they answer
     /// with `confirm`.

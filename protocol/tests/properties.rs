@@ -572,6 +572,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         // Exact in JSON: whole millionths of a dollar.
                         cost_usd: micros.map(|m| f64::from(m) / 1e6),
                         risk: usage.map(|_| mimo_protocol::RiskLevel::Low),
+                        skill: usage.map(|_| "file-expense".to_owned()),
                     }
                 }
             ),
