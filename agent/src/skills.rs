@@ -438,6 +438,34 @@ license: MIT
     }
 
     #[test]
+    fn the_example_skills_are_valid_and_for_their_sites() {
+        let examples = [
+            (
+                "file-expense",
+                include_str!("../../tests/fixtures/skills/file-expense/SKILL.md"),
+                Some("https://expenses.example.com/claims/new"),
+            ),
+            (
+                "mug-shop",
+                include_str!("../../tests/fixtures/skills/mug-shop/SKILL.md"),
+                Some("http://127.0.0.1:41234/shop/product.html?id=blue"),
+            ),
+            (
+                "careful-payments",
+                include_str!("../../tests/fixtures/skills/careful-payments/SKILL.md"),
+                None,
+            ),
+        ];
+        for (name, text, page) in examples {
+            let skill = parse(name, text, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(page.is_some(), !skill.sites.is_empty(), "{name}");
+            if let Some(page) = page {
+                assert!(is_for_page(&skill.sites, page), "{name} on {page}");
+            }
+        }
+    }
+
+    #[test]
     fn a_file_that_is_not_a_skill_says_what_is_wrong() {
         let with = |front: &str, body: &str| format!("---\n{front}\n---\n{body}");
         let cases = [
