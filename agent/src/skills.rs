@@ -589,7 +589,7 @@ license: MIT
         let expense = skill("expense", &["portal.acme.test"], &["navigate", "click"]);
         let upload = skill("upload", &[], &["upload_file"]);
         let careful = skill("careful", &[], &[]);
-        assert_eq!(offered_actions(&[careful.clone()]), None);
+        assert_eq!(offered_actions(std::slice::from_ref(&careful)), None);
         assert_eq!(offered_actions(&[]), None);
         let both = [expense.clone(), careful.clone(), upload.clone()];
         assert_eq!(
@@ -607,14 +607,17 @@ license: MIT
                 .contains("(expense, careful, upload) allow: click, done, navigate, upload_file"),
             "{refused}"
         );
-        assert_eq!(refusal(&[careful.clone()], "type"), None);
+        assert_eq!(refusal(std::slice::from_ref(&careful), "type"), None);
         assert_eq!(guide(&both, "click"), Some("expense"));
         assert_eq!(guide(&both, "upload_file"), Some("careful"));
         assert_eq!(
             guide(&[expense.clone(), upload], "upload_file"),
             Some("upload")
         );
-        assert_eq!(guide(&[expense.clone()], "done"), Some("expense"));
+        assert_eq!(
+            guide(std::slice::from_ref(&expense), "done"),
+            Some("expense")
+        );
         assert_eq!(guide(&[expense], "type"), None);
         assert_eq!(guide(&[], "click"), None);
     }
