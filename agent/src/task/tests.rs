@@ -428,9 +428,23 @@ fn the_alarm_runs_the_held_model_calls() {
     let mut task = created();
     let effects = relayed(&mut task, message("hello"), 1);
     assert!(calls(&effects).is_empty());
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::LookupSkills { .. })),
+        "the skill lookup before the call waits too"
+    );
     assert_eq!(wakes(&effects), [1]);
-    let alarm = direct(&mut task, Input::Alarm, 2);
-    let call = the_call(&alarm);
+    let alarm = task.handle(Input::Alarm, 2, Caller::Direct).unwrap();
+    let Some(Effect::LookupSkills { turn_id, query }) = alarm.first().cloned() else {
+        panic!("the held lookup first: {alarm:#?}");
+    };
+    assert_eq!(query.goal, "hello");
+    let found = Input::SkillsFound {
+        turn_id,
+        result: Ok(vec![]),
+    };
+    let call = the_call(&direct(&mut task, found, 2));
     assert!(task.is_current_turn(&call.turn_id));
     // Released once.
     assert!(calls(&direct(&mut task, Input::Alarm, 3)).is_empty());
