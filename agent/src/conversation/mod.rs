@@ -88,7 +88,7 @@ struct Turn {
 
 /// The skills of a goal and a page, as the skill library answered.
 #[derive(Debug)]
-pub(crate) struct SkillsInUse {
+struct SkillsInUse {
     query: SkillQuery,
     skills: Vec<mimo_protocol::Skill>,
 }
@@ -636,8 +636,8 @@ impl Conversation {
         let skills = found.unwrap_or_else(|error| {
             effects.push(Effect::Emit(FrontendEvent::Warning {
                 message: format!(
-                    "The skills for this step could not be looked up ({}); the model goes on \
-                     without them.",
+                    "The skills for this goal and page could not be looked up ({}); the model \
+                     goes on without them.",
                     error.message
                 ),
             }));
