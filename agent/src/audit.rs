@@ -38,6 +38,7 @@ pub fn audit_log(
                 cost_usd,
                 risk,
                 target,
+                skill,
                 ..
             } => {
                 if *step == 1 {
@@ -53,6 +54,7 @@ pub fn audit_log(
                         target: action.target(),
                         params: params_of(action),
                         risk: *risk,
+                        skill: skill.clone(),
                     },
                     reflection: reflection.clone(),
                     // A run's first step is chosen before it has seen a page.
@@ -260,6 +262,8 @@ mod tests {
             cost_usd: Some(0.001),
             risk: Some(risk),
             target,
+            // The second step follows a skill.
+            skill: (step == 2).then(|| "shop-checkout".into()),
         }
     }
 
@@ -276,6 +280,7 @@ mod tests {
             cost_usd: None,
             risk: None,
             target: None,
+            skill: None,
         }
     }
 
@@ -383,6 +388,13 @@ mod tests {
         );
         assert_eq!(second.after.as_ref().unwrap().target, None);
         assert_eq!(
+            (
+                first.action.skill.as_deref(),
+                second.action.skill.as_deref()
+            ),
+            (None, Some("shop-checkout"))
+        );
+        assert_eq!(
             second.after.as_ref().unwrap().url,
             "https://shop.test/thanks"
         );
@@ -409,6 +421,7 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["action"]["type"], "click");
+        assert_eq!(lines[1]["action"]["skill"], "shop-checkout");
         assert_eq!(lines[1]["confirmation"]["approved"], true);
         assert_eq!(lines[1]["before"]["screenshotArtifactId"], "shot_1");
         assert_eq!(lines[1]["after"]["screenshotArtifactId"], "shot_2");

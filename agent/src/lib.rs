@@ -15,6 +15,7 @@ pub mod records;
 pub mod risk;
 pub mod secrets;
 pub mod selection;
+pub mod skills;
 pub mod snapshot;
 pub mod status;
 pub mod task;

@@ -2,7 +2,9 @@
 //! strategy, completion), the chat, and, during a browser run, its steps and the latest page,
 //! compacted to fit the context budget (seed 003 §5).
 
-use mimo_protocol::agent::{agent_output_schema, AGENT_TOOL_NAME};
+use std::collections::BTreeSet;
+
+use mimo_protocol::agent::{agent_output_schema_offering, AGENT_TOOL_NAME};
 use mimo_protocol::{
     Attachment, BrowserSnapshot, ChatMessage, ChatRole, DialogKind, PageDialog, TaskTab, ToolResult,
 };
@@ -47,14 +49,17 @@ answers the user (what you did, the values asked for). If it cannot be done, cal
 success=false and say why and what the user could do. Do not stop without calling done.
 </completion>";
 
-/// The one tool of the agent, its schema generated from the Rust types.
-pub fn agent_tool() -> llm::ToolSpec {
+/// The one tool of the agent, its schema generated from the Rust types, offering the actions
+/// in `offered` (all of them when `None`).
+pub fn agent_tool(offered: Option<&BTreeSet<String>>) -> llm::ToolSpec {
     llm::ToolSpec {
         name: AGENT_TOOL_NAME.to_owned(),
         description: "Report your reflection on the latest page and take exactly one browser \
                       action (or finish with done)."
             .to_owned(),
-        parameters: agent_output_schema(),
+        parameters: agent_output_schema_offering(|action| {
+            offered.is_none_or(|offered| offered.contains(action))
+        }),
     }
 }
 
@@ -126,7 +131,7 @@ pub fn cut(text: &str, limit: usize) -> String {
 /// placeholder); then, while too large, the oldest steps summarized to one line each, the page
 /// text shortened, summary lines dropped, and finally the oldest chat dropped.
 pub fn run_messages(view: RunView<'_>, budget: Budget) -> Vec<llm::ChatMessage> {
-    let tools = [agent_tool()];
+    let tools = [agent_tool(None)];
     let mut shape = Shape {
         summarized: 0,
         dropped_summaries: 0,
@@ -780,7 +785,7 @@ mod tests {
                 text_limit: 10_000,
             };
             let messages = run_messages(view(&goal, &steps, &obs), budget);
-            let tokens = estimate_tokens(&messages, &[agent_tool()]);
+            let tokens = estimate_tokens(&messages, &[agent_tool(None)]);
             assert!(tokens <= context_tokens, "{tokens} > {context_tokens}");
             // The goal and the last step always survive.
             assert!(messages.iter().any(|m| m.content.contains("a long task")));
@@ -807,7 +812,7 @@ mod tests {
         let whole = run_messages(view(&goal, &steps, &obs), roomy);
         // Just room for the text: with an image too, the page text is shortened.
         let budget = Budget {
-            context_tokens: estimate_tokens(&whole, &[agent_tool()]),
+            context_tokens: estimate_tokens(&whole, &[agent_tool(None)]),
             ..roomy
         };
         let text_only = run_messages(view(&goal, &steps, &obs), budget);
@@ -823,7 +828,7 @@ mod tests {
         assert_eq!(page, with_image.len() - 1);
         assert!(with_image[page].content.contains("(cut: "));
         assert!(
-            estimate_tokens(&with_image, &[agent_tool()]) + 1_229 <= budget.context_tokens,
+            estimate_tokens(&with_image, &[agent_tool(None)]) + 1_229 <= budget.context_tokens,
             "it fits with the image"
         );
     }

@@ -1,9 +1,10 @@
 //! What the Worker and the two objects ask each other, in one place: each internal route's body
 //! and answer types, and typed clients that send them, so that a route's shape is written once.
 
+use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_protocol::extension::{ExtensionList, PairRequest, PairResponse, PairingCode, WsTicket};
-use mimo_protocol::{ActionCommand, ServerToExtension, TaskControl};
+use mimo_protocol::{ActionCommand, ServerToExtension, Skill, TaskControl};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
@@ -11,7 +12,7 @@ use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
 use crate::artifacts::ArtifactRecord;
 use crate::error::Answer;
 use crate::http::{json_request, read_json, read_outcome};
-use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, TASK_COORDINATOR};
+use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR};
 
 /// Body of the registry's `/bind`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -337,6 +338,46 @@ impl TaskClient {
     async fn post<T: Serialize>(&self, route: &str, body: &T) -> Answer<()> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+}
+
+/// The skill library, as the worker and a task's coordinator talk to it.
+pub struct SkillClient(Stub);
+
+impl SkillClient {
+    pub fn new(env: &Env) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(SKILL_LIBRARY)?
+                .get_by_name(REGISTRY_NAME)?,
+        ))
+    }
+
+    /// The skills a run's model call gets for its goal and page.
+    pub async fn matching(&self, query: &SkillQuery) -> Answer<Vec<Skill>> {
+        let request = json_request(Method::Post, "/match", Some(query))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Passes a request of the public API on to the library's `route` (`/list`, `/search`,
+    /// `/skill`) with the query `params`, keeping its method and body.
+    pub async fn forward(
+        &self,
+        route: &str,
+        params: &[(&str, &str)],
+        mut request: Request,
+    ) -> Result<Response> {
+        let mut init = RequestInit::new();
+        init.with_method(request.method());
+        if request.method() == Method::Put {
+            init.with_body(Some(request.text().await?.into()));
+        }
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params)
+            .finish();
+        let target = format!("https://internal{route}?{query}");
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
     }
 }
 

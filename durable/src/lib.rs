@@ -5,6 +5,8 @@
 //!   `web`), the task's SQLite (task row, messages, event log, snapshot), and runs LLM turns.
 //! - [`ExtensionRegistry`]: one per deployment. Holds the extensions' sockets (tagged by client),
 //!   their presence and browser snapshots, and which task uses which extension.
+//! - [`SkillLibrary`]: one per deployment. Holds the skills (`SKILL.md`), searchable, and
+//!   answers a run's lookups for its goal and page.
 
 mod action_store;
 mod artifacts;
@@ -16,6 +18,8 @@ mod llm_client;
 mod registry;
 mod registry_store;
 mod secret_store;
+mod skill_library;
+mod skill_store;
 mod socket;
 mod sql;
 #[cfg(all(test, target_arch = "wasm32"))]
@@ -29,17 +33,19 @@ mod wasm_tests;
 
 pub use artifacts::ArtifactRecord;
 pub use clients::{
-    ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, RegistryClient, TaskClient,
-    TicketHolder, TicketRedeem, TokenCheck,
+    ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, RegistryClient, SkillClient,
+    TaskClient, TicketHolder, TicketRedeem, TokenCheck,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};
 pub use registry::ExtensionRegistry;
+pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";
 pub const EXTENSION_REGISTRY: &str = "EXTENSION_REGISTRY";
-/// The registry is a single object; its name is fixed.
+pub const SKILL_LIBRARY: &str = "SKILL_LIBRARY";
+/// The registry and the skill library are single objects; their name is fixed.
 pub const REGISTRY_NAME: &str = "global";
 pub const ARTIFACTS: &str = "ARTIFACTS";

@@ -22,6 +22,7 @@ use crate::credentials::Credentials;
 use crate::error::Failure;
 use crate::http::now_ms;
 use crate::registry_store::RegistryStore;
+use crate::skill_store::SkillStore;
 use crate::sql::Sql;
 use crate::task_store::TaskStore;
 
@@ -502,4 +503,102 @@ fn a_tasks_secrets_are_stored_sealed_listed_without_values_and_deleted() {
     assert!(store.delete("pw").unwrap());
     assert!(!store.delete("pw").unwrap());
     assert!(store.list().unwrap().is_empty());
+}
+
+fn skill_md(name: &str, description: &str, sites: &str, body: &str) -> mimo_protocol::Skill {
+    let text =
+        format!("---\nname: {name}\ndescription: {description}\nsites: [{sites}]\n---\n{body}\n");
+    mimo_agent::skills::parse(name, &text, 7).unwrap()
+}
+
+#[wasm_bindgen_test]
+fn skills_are_stored_found_by_their_words_and_chosen_for_a_page() {
+    let store = SkillStore::open(NodeSql::open()).unwrap();
+    let expense = skill_md(
+        "file-expense",
+        "File an expense claim",
+        "portal.test",
+        "Open the portal and attach the receipts.",
+    );
+    let shop = skill_md(
+        "shop-checkout",
+        "Buy from the shop",
+        "shop.test",
+        "Pay by card.",
+    );
+    let careful = skill_md(
+        "careful",
+        "Confirm before paying",
+        "",
+        "Ask before any payment.",
+    );
+    assert!(store.put(&expense).unwrap(), "new");
+    assert!(store.put(&shop).unwrap());
+    assert!(store.put(&careful).unwrap());
+    assert_eq!(store.count().unwrap(), 3);
+    assert_eq!(store.get("file-expense").unwrap(), Some(expense.clone()));
+    let names = |skills: Vec<mimo_protocol::Skill>| -> Vec<String> {
+        skills.into_iter().map(|s| s.name).collect()
+    };
+    assert_eq!(
+        names(store.list().unwrap()),
+        ["careful", "file-expense", "shop-checkout"]
+    );
+
+    // A word of the steps finds it, stemmed ("receipt" finds "receipts"), with where it matched.
+    let hits = store.search("the receipt").unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].skill, expense);
+    assert!(
+        hits[0].snippet.contains("[receipts]"),
+        "{}",
+        hits[0].snippet
+    );
+    // A word of the name weighs more than one of the steps.
+    let hits = store.search("pay checkout").unwrap();
+    assert_eq!(
+        hits.iter()
+            .map(|h| h.skill.name.as_str())
+            .collect::<Vec<_>>(),
+        ["shop-checkout", "careful"]
+    );
+    assert!(
+        store.search("the on my").unwrap().is_empty(),
+        "stop words match nothing"
+    );
+    assert!(
+        store.search("\"AND OR (").unwrap().is_empty(),
+        "no operator reaches FTS5"
+    );
+
+    // Before any page the goal's hits; on a page its site's skills and general hits.
+    assert_eq!(
+        names(store.matching("pay at the shop", None).unwrap()),
+        ["shop-checkout", "careful"]
+    );
+    assert_eq!(
+        names(
+            store
+                .matching("pay for lunch", Some("http://portal.test/new"))
+                .unwrap()
+        ),
+        ["file-expense", "careful"]
+    );
+
+    // Replaced: the old words no longer find it, the new ones do.
+    let replaced = skill_md(
+        "file-expense",
+        "File an expense claim",
+        "portal.test",
+        "Use the travel form.",
+    );
+    assert!(!store.put(&replaced).unwrap(), "replaced");
+    assert!(store.search("receipts").unwrap().is_empty());
+    assert_eq!(store.search("travel").unwrap()[0].skill, replaced);
+    assert_eq!(store.count().unwrap(), 3);
+    // Deleted: gone from the list and the index.
+    assert!(store.delete("file-expense").unwrap());
+    assert!(!store.delete("file-expense").unwrap());
+    assert!(store.search("travel").unwrap().is_empty());
+    assert_eq!(store.get("file-expense").unwrap(), None);
 }

@@ -31,7 +31,8 @@ use worker::*;
 use crate::action_store::ActionStore;
 use crate::artifacts::ArtifactStore;
 use crate::clients::{
-    ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SubmitAction,
+    ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SkillClient,
+    SubmitAction,
 };
 use crate::error::{Failure, Refusable};
 use crate::http::{error_response, now_ms, read_body};
@@ -424,6 +425,19 @@ impl TaskCoordinator {
                     .await
                     .refusal()?;
                 Ok(Followup::Input(Box::new(Input::Bound { purpose, result })))
+            }
+            Effect::LookupSkills { turn_id, query } => {
+                // A library that cannot answer leaves the call without skills: it never fails
+                // the run.
+                let found = match SkillClient::new(&self.env) {
+                    Ok(library) => library.matching(&query).await,
+                    Err(e) => Err(e.into()),
+                };
+                let result = found.map_err(|failure| ErrorObject::from(&failure));
+                Ok(Followup::Input(Box::new(Input::SkillsFound {
+                    turn_id,
+                    result,
+                })))
             }
             Effect::Dispatch(action) => {
                 let action_id = action.action_id.clone();

@@ -256,6 +256,12 @@ pub enum ToolPhase {
 /// The JSON Schema of [`AgentOutput`], with every sub-schema inlined: several
 /// OpenAI-compatible servers do not resolve `$ref`.
 pub fn agent_output_schema() -> serde_json::Value {
+    agent_output_schema_offering(|_| true)
+}
+
+/// [`agent_output_schema`] offering only the actions `offered` keeps (by name): the model cannot
+/// choose the others.
+pub fn agent_output_schema_offering(offered: impl Fn(&str) -> bool) -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft07()
         .with(|s| s.inline_subschemas = true)
         .into_generator();
@@ -264,7 +270,30 @@ pub fn agent_output_schema() -> serde_json::Value {
         object.remove("$schema");
         object.remove("title");
     }
+    if let Some(serde_json::Value::Array(actions)) = schema.pointer_mut(ACTION_VARIANTS) {
+        actions.retain(|variant| action_name(variant).is_some_and(&offered));
+    }
     schema
+}
+
+/// Where the schema lists the actions: one object schema per [`AgentAction`] variant.
+const ACTION_VARIANTS: &str = "/properties/action/oneOf";
+
+/// The action a variant of the schema is: its one required property.
+fn action_name(variant: &serde_json::Value) -> Option<&str> {
+    variant.pointer("/required/0")?.as_str()
+}
+
+/// The names of every action the model can take (`navigate`, `click`, …), in the schema's order.
+pub fn action_names() -> Vec<String> {
+    let schema = agent_output_schema();
+    let variants = schema.pointer(ACTION_VARIANTS).and_then(|v| v.as_array());
+    variants
+        .into_iter()
+        .flatten()
+        .filter_map(action_name)
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]
@@ -294,6 +323,26 @@ mod tests {
         }
         // The doc comments become the model's guidance.
         assert!(text.contains("End the task"));
+    }
+
+    #[test]
+    fn the_schema_names_every_action_and_can_offer_only_some() {
+        let names = action_names();
+        assert_eq!(names.len(), 21, "{names:?}");
+        assert_eq!(names.first().map(String::as_str), Some("navigate"));
+        assert!(names.iter().any(|n| n == "done") && names.iter().any(|n| n == "read_page"));
+        let some = agent_output_schema_offering(|name| name == "click" || name == "done");
+        let offered: Vec<&str> = some
+            .pointer(ACTION_VARIANTS)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(action_name)
+            .collect();
+        assert_eq!(offered, ["click", "done"]);
+        // The model's arguments still parse with every action (the run refuses the others).
+        assert_eq!(some["required"], agent_output_schema()["required"]);
     }
 
     #[test]

@@ -68,6 +68,10 @@ pub struct AuditAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub risk: Option<RiskLevel>,
+    /// The skill that guided it, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub skill: Option<String>,
 }
 
 /// A page as a step saw it.

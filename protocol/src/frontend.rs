@@ -190,6 +190,11 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         risk: Option<RiskLevel>,
+        /// The skill that guided the step (on `start`): the first of the prompt's `<skills>`
+        /// that allows its action.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        skill: Option<String>,
         /// Where the element the step acts on stands in the screenshot of the page it was
         /// chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
         /// replay can outline it.

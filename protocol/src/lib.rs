@@ -14,6 +14,7 @@ pub mod extension;
 pub mod frontend;
 pub mod limits;
 pub mod secrets;
+pub mod skills;
 pub mod snapshot;
 pub mod task;
 pub mod typescript;
@@ -34,6 +35,7 @@ pub use frontend::{
     FrontendMessage, OutputStatus,
 };
 pub use secrets::{PiiKind, RedactionPolicy, SecretInfo, SecretScope};
+pub use skills::{Skill, SkillHit, SkillList, SkillSearch};
 pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};
 pub use task::{TaskControl, TaskStatus};
 

@@ -3,7 +3,7 @@
 use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
-use crate::{action, agent, audit, error, extension, frontend, secrets, snapshot, task};
+use crate::{action, agent, audit, error, extension, frontend, secrets, skills, snapshot, task};
 
 /// Where the generated module is checked in, relative to the workspace root.
 pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
@@ -42,6 +42,10 @@ pub fn typescript_module() -> String {
         secrets::PutSecret,
         secrets::SecretValueRequest,
         secrets::SecretValue,
+        skills::Skill,
+        skills::SkillList,
+        skills::SkillHit,
+        skills::SkillSearch,
         action::ActionCommand,
         action::Rerun,
         action::ActionTraits,
@@ -111,6 +115,7 @@ pub fn typescript_module() -> String {
             "MAX_USER_MESSAGE_BYTES",
             crate::limits::MAX_USER_MESSAGE_BYTES,
         ),
+        ("MAX_SKILL_BYTES", skills::MAX_SKILL_BYTES),
         // The artifact limits live in r2-artifacts; the extension reads them from here.
         (
             "READABILITY_INLINE_LIMIT_BYTES",

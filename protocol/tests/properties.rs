@@ -590,6 +590,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                             w: 80.0,
                             h: 24.0,
                         }),
+                        skill: usage.map(|_| "file-expense".to_owned()),
                     }
                 }
             ),

@@ -59,6 +59,49 @@ export type SecretValueRequest = { name: string, url: string, };
 
 export type SecretValue = { name: string, value: string, domains: Array<string>, };
 
+export type Skill = { 
+/**
+ * Its name, as in `PUT /api/skills/{name}` ([`valid_skill_name`]).
+ */
+name: string, 
+/**
+ * What it is for, in a sentence: the model reads it, and search finds it by it.
+ */
+description: string, 
+/**
+ * The pages it is for, as URL patterns (`https://portal.example/expenses/*`,
+ * `*.example.com`); none: any site.
+ */
+sites: Array<string>, 
+/**
+ * The actions it needs (`navigate`, `click`, …); none: it restricts nothing. While it is in
+ * the prompt the model is offered only these (and those of the other skills that list
+ * theirs), and `done`.
+ */
+allowedTools: Array<string>, 
+/**
+ * What to be careful about (irreversible steps, what to confirm with the person).
+ */
+risk: Array<string>, 
+/**
+ * The steps (markdown).
+ */
+body: string, 
+/**
+ * When it was last stored (ms since the Unix epoch).
+ */
+updatedAt: number, };
+
+export type SkillList = { skills: Array<Skill>, };
+
+export type SkillHit = { skill: Skill, 
+/**
+ * Where its text matches, the matching words in `[` `]`.
+ */
+snippet: string, };
+
+export type SkillSearch = { results: Array<SkillHit>, };
+
 export type ActionCommand = { "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
 /**
  * Start on this tab of the person's ("continue on this page") instead of a window of
@@ -398,7 +441,11 @@ target?: number,
 /**
  * Its parameters as the model gave them.
  */
-params: unknown, risk?: RiskLevel, };
+params: unknown, risk?: RiskLevel, 
+/**
+ * The skill that guided it, if one did.
+ */
+skill?: string, };
 
 export type AuditPage = { url: string, title: string, screenshotArtifactId?: string, 
 /**
@@ -568,6 +615,11 @@ costUsd?: number,
  */
 risk?: RiskLevel, 
 /**
+ * The skill that guided the step (on `start`): the first of the prompt's `<skills>`
+ * that allows its action.
+ */
+skill?: string, 
+/**
  * Where the element the step acts on stands in the screenshot of the page it was
  * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
  * replay can outline it.
@@ -666,6 +718,11 @@ costUsd?: number,
  * How risky the step is rated, from the facts of the page it was chosen on (on `start`).
  */
 risk?: RiskLevel, 
+/**
+ * The skill that guided the step (on `start`): the first of the prompt's `<skills>`
+ * that allows its action.
+ */
+skill?: string, 
 /**
  * Where the element the step acts on stands in the screenshot of the page it was
  * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
@@ -779,6 +836,7 @@ expiresAt: number, };
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;
+export const MAX_SKILL_BYTES = 16384;
 export const READABILITY_INLINE_LIMIT_BYTES = 262144;
 export const READABILITY_MAX_BYTES = 2097152;
 export const SCREENSHOT_MAX_BYTES = 20971520;

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium } from "playwright-core";
@@ -372,5 +372,48 @@ describe("web app", () => {
     await row.getByRole("button").click();
     await page1.getByTestId("secret-list").filter({ hasText: "No secrets yet." }).waitFor({ timeout: 10_000 });
     assert.deepEqual(errors.get(page1), [], "no script errors on the page");
+  });
+});
+
+describe("the skills panel", () => {
+  it("stores a pasted SKILL.md and an uploaded one, finds them by a word, says why a file is refused, and deletes them", async () => {
+    const page = await openPage(mimo.url);
+    const skillsDir = path.join(ROOT, "tests/fixtures/skills");
+    await page.locator('[data-testid="token-input"], [data-testid="skills-panel"]').first().waitFor({ timeout: 10_000 });
+    if ((await page.getByTestId("token-input").count()) > 0) {
+      await page.getByTestId("token-input").fill(mimo.token);
+      await page.getByTestId("token-submit").click();
+    }
+    const row = (name: string) => page.locator(`[data-testid="skill-row"][data-skill="${name}"]`);
+    // Pasted, then uploaded as a file.
+    await page.getByTestId("skill-text").fill(readFileSync(path.join(skillsDir, "careful-payments/SKILL.md"), "utf8"));
+    await page.getByTestId("skill-save").click();
+    await row("careful-payments").waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByTestId("skill-text").inputValue(), "", "the text is cleared once stored");
+    await page.getByTestId("skill-file").setInputFiles(path.join(skillsDir, "file-expense/SKILL.md"));
+    await row("file-expense").waitFor({ timeout: 10_000 });
+    assert.match((await row("file-expense").textContent()) ?? "", /Sites: https:\/\/expenses\.example\.com\/\*/);
+
+    // A word of its steps finds it, with where it matched.
+    await page.getByTestId("skill-search").fill("receipts");
+    await page.locator('[data-testid="skill-row"]:not([data-skill="file-expense"])').first().waitFor({ state: "detached", timeout: 10_000 });
+    assert.match((await page.getByTestId("skill-snippet").first().textContent()) ?? "", /\[receipt\]/);
+    await page.getByTestId("skill-search").fill("");
+    await row("careful-payments").waitFor({ timeout: 10_000 });
+
+    // Not a skill: the reason, from the server or (no front matter, so no name) from the panel.
+    await page.getByTestId("skill-text").fill("---\nname: bad\ndescription: d\nallowed-tools: [fly]\n---\n1. Fly.");
+    await page.getByTestId("skill-save").click();
+    await page.getByTestId("skill-error").filter({ hasText: /"fly", which is not an action/ }).waitFor({ timeout: 10_000 });
+    await page.getByTestId("skill-text").fill("1. Just steps.");
+    await page.getByTestId("skill-save").click();
+    await page.getByTestId("skill-error").filter({ hasText: /front matter/ }).waitFor({ timeout: 10_000 });
+
+    await row("careful-payments").getByRole("button", { name: "Delete careful-payments" }).click();
+    await row("careful-payments").waitFor({ state: "detached", timeout: 10_000 });
+    const listed = (await (await fetch(`${mimo.url}/api/skills`, { headers: { authorization: `Bearer ${mimo.token}` } })).json()) as { skills: Array<{ name: string }> };
+    assert.deepEqual(listed.skills.map((s) => s.name), ["file-expense"]);
+    assert.deepEqual(errors.get(page), [], "no script errors on the page");
+    await page.close();
   });
 });

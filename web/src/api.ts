@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, Skill, SkillList, SkillSearch, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -43,35 +43,35 @@ function isErrorObject(v: unknown): v is ErrorObject {
   return typeof v === "object" && v !== null && typeof (v as ErrorObject).code === "string" && typeof (v as ErrorObject).message === "string";
 }
 
+/** A body to send: its content type and text. */
+type Body = { type: string; text: string };
+
 /** A successful response to an authenticated request; any failure as an `ApiError`. */
-async function request(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "DELETE" = "GET"): Promise<Response> {
+async function request(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "PUT" | "DELETE" = "GET", body?: Body): Promise<Response> {
   let response: Response;
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = body.type;
   try {
-    response = await fetch(path, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
-      cache: "no-store",
-      signal,
-    });
+    response = await fetch(path, { method, headers, body: body?.text, cache: "no-store", signal });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
   }
   if (response.ok) return response;
   const text = await response.text();
-  let body: unknown = null;
+  let answer: unknown = null;
   try {
-    body = text ? JSON.parse(text) : null;
+    answer = text ? JSON.parse(text) : null;
   } catch {
-    body = null;
+    answer = null;
   }
-  if (isErrorObject(body)) throw new ApiError(body.code, body.message, response.status, body.retryable);
+  if (isErrorObject(answer)) throw new ApiError(answer.code, answer.message, response.status, answer.retryable);
   const fallback = text.trim().slice(0, 200) || response.statusText || "request failed";
   throw new ApiError(response.status === 401 ? "UNAUTHORIZED" : "INTERNAL_ERROR", `${response.status}: ${fallback}`, response.status, response.status >= 500);
 }
 
-async function getJson<T>(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "DELETE" = "GET"): Promise<T> {
-  const text = await (await request(path, token, signal, method)).text();
+async function getJson<T>(path: string, token: string, signal?: AbortSignal, method: "GET" | "POST" | "PUT" | "DELETE" = "GET", body?: Body): Promise<T> {
+  const text = await (await request(path, token, signal, method, body)).text();
   try {
     return (text ? JSON.parse(text) : null) as T;
   } catch {
@@ -180,23 +180,29 @@ export function listSecrets(token: string, taskId: string): Promise<SecretInfo[]
 /** Stores one of the task's own secrets (`PUT /api/task/{id}/secrets/{name}`); its value is never shown again. */
 export async function putSecret(token: string, taskId: string, name: string, value: string, domains: string[]): Promise<void> {
   const body: PutSecret = { value, domains };
-  let response: Response;
-  try {
-    response = await fetch(`/api/task/${encodeURIComponent(taskId)}/secrets/${encodeURIComponent(name)}`, {
-      method: "PUT",
-      headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-  } catch {
-    throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
-  }
-  if (!response.ok) {
-    const error = (await response.json().catch(() => null)) as ErrorObject | null;
-    if (error !== null && isErrorObject(error)) throw new ApiError(error.code, error.message, response.status, error.retryable);
-    throw new ApiError("INTERNAL_ERROR", `${response.status}`, response.status, false);
-  }
+  const path = `/api/task/${encodeURIComponent(taskId)}/secrets/${encodeURIComponent(name)}`;
+  await getJson<unknown>(path, token, undefined, "PUT", { type: "application/json", text: JSON.stringify(body) });
 }
 
 export async function deleteSecret(token: string, taskId: string, name: string): Promise<void> {
   await getJson<unknown>(`/api/task/${encodeURIComponent(taskId)}/secrets/${encodeURIComponent(name)}`, token, undefined, "DELETE");
+}
+
+/** The deployment's skills, by name. */
+export async function listSkills(token: string): Promise<Skill[]> {
+  return (await getJson<SkillList>("/api/skills", token)).skills;
+}
+
+/** The skills matching any word of `words`, the best first. */
+export async function searchSkills(token: string, words: string): Promise<SkillSearch> {
+  return getJson<SkillSearch>(`/api/skills/search?q=${encodeURIComponent(words)}`, token);
+}
+
+/** Stores a SKILL.md as skill `name` (the name in its front matter), replacing one of that name. */
+export function putSkill(token: string, name: string, text: string): Promise<Skill> {
+  return getJson<Skill>(`/api/skills/${encodeURIComponent(name)}`, token, undefined, "PUT", { type: "text/markdown; charset=utf-8", text });
+}
+
+export async function deleteSkill(token: string, name: string): Promise<void> {
+  await getJson<unknown>(`/api/skills/${encodeURIComponent(name)}`, token, undefined, "DELETE");
 }

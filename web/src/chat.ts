@@ -265,6 +265,9 @@ export class ChatView {
         this.steps.set(event.step, step);
         this.list.append(card);
       }
+      if (event.phase === "start" && event.skill !== undefined) {
+        step.body.append(h("div", { class: "step-skill", "data-testid": "step-skill" }, `Following the skill ${event.skill}`));
+      }
       if (event.phase === "start" && event.usage !== undefined) {
         step.body.append(h("div", { class: "step-usage", "data-testid": "step-usage" }, usageLine(event.usage, event.costUsd)));
       }

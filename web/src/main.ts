@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, exportTask, exportZip, listSecrets, putSecret, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, listSecrets, listSkills, putSecret, putSkill, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
@@ -13,6 +13,7 @@ import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } f
 import { SecretsPanel } from "./secrets.ts";
 import { SitesPanel } from "./sites.ts";
 import { StepModePanel } from "./step-mode.ts";
+import { SkillsPanel, skillName } from "./skills.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
 /** Banner code for a task whose socket keeps being refused. */
@@ -45,6 +46,11 @@ class App {
   });
   private readonly sitesPanel = new SitesPanel((allowed, blocked) => this.sendFrame({ type: "set_domains", allowed, blocked }));
   private readonly stepModePanel = new StepModePanel((stepByStep) => this.sendFrame({ type: "set_step_mode", stepByStep }));
+  private readonly skillsPanel = new SkillsPanel({
+    onSave: (text) => this.saveSkill(text),
+    onDelete: (name) => void this.removeSkill(name),
+    onSearch: () => void this.loadSkills(),
+  });
   private readonly shell: HTMLElement;
 
   constructor(root: HTMLElement) {
@@ -87,7 +93,7 @@ class App {
         this.tasks.el,
         this.chat.el,
         this.replay.el,
-        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.sitesPanel.el, this.secretsPanel.el),
+        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el),
       ),
     );
     // Errors show above the conversation (or the replay) they concern.
@@ -187,6 +193,7 @@ class App {
     if (!this.shell.isConnected) this.root.replaceChildren(this.shell);
     this.openRoute();
     void this.refreshExtensions();
+    void this.loadSkills();
     this.startExtensionsPolling();
   }
 
@@ -415,6 +422,37 @@ class App {
       this.secretsPanel.showError(err instanceof Error ? err.message : String(err));
     }
     await this.loadSecrets(taskId);
+  }
+
+  /** The deployment's skills, or those matching the words searched for in the panel. */
+  private async loadSkills(): Promise<void> {
+    if (!this.token) return;
+    const words = this.skillsPanel.words;
+    try {
+      const listed = words === "" ? (await listSkills(this.token)).map((skill) => ({ skill })) : (await searchSkills(this.token, words)).results;
+      // The words may have changed meanwhile: their own answer shows then.
+      if (words === this.skillsPanel.words) this.skillsPanel.render(listed, words !== "");
+    } catch (err) {
+      this.skillsPanel.showError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /** Stores a SKILL.md under the name its front matter gives. */
+  private async saveSkill(text: string): Promise<void> {
+    const name = skillName(text);
+    if (name === null) throw new Error("A SKILL.md begins with front matter between two --- lines that names it (name: my-skill).");
+    await putSkill(this.token ?? "", name, text);
+    await this.loadSkills();
+  }
+
+  private async removeSkill(name: string): Promise<void> {
+    if (!this.token) return;
+    try {
+      await deleteSkill(this.token, name);
+    } catch (err) {
+      this.skillsPanel.showError(err instanceof Error ? err.message : String(err));
+    }
+    await this.loadSkills();
   }
 
   /** Attaches files to the task (starting one when none is open); the task shows each once stored. */

@@ -6,15 +6,18 @@ mod auth;
 
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
-use mimo_durable::{error_response, Answer, Failure, RegistryClient, TaskClient, TicketHolder};
+use mimo_durable::{
+    error_response, Answer, Failure, RegistryClient, SkillClient, TaskClient, TicketHolder,
+};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
 use mimo_protocol::secrets::valid_secret_name;
+use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
 
 // The Durable Object classes must be exported by this module for the runtime to find them.
-pub use mimo_durable::{ExtensionRegistry, TaskCoordinator};
+pub use mimo_durable::{ExtensionRegistry, SkillLibrary, TaskCoordinator};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
@@ -128,6 +131,16 @@ async fn route(req: Request, env: Env) -> Result<Response> {
             }
         }
         (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
+        (Method::Get, "/api/skills") => SkillClient::new(&env)?.forward("/list", &[], req).await,
+        (Method::Get, "/api/skills/search") => {
+            let words = query("q").unwrap_or_default();
+            SkillClient::new(&env)?
+                .forward("/search", &[("q", &words)], req)
+                .await
+        }
+        (method, route) if route.starts_with("/api/skills/") => {
+            skill(method, &route["/api/skills/".len()..], req, &env).await
+        }
         (Method::Post, "/api/artifacts/presign") => artifacts::presign(req, &env, None).await,
         (Method::Get, route) if route.starts_with("/api/artifacts/") => {
             artifacts::lookup(&req, &env, &route["/api/artifacts/".len()..], None).await
@@ -256,6 +269,32 @@ async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Res
             "an extension's credential opens only the extension's routes; use the deployment token",
         )),
     }
+}
+
+/// `GET`, `PUT` (the `SKILL.md` as the body) and `DELETE /api/skills/{name}`.
+async fn skill(method: Method, name: &str, req: Request, env: &Env) -> Result<Response> {
+    if !matches!(method, Method::Get | Method::Put | Method::Delete) {
+        return error_response(&ErrorObject::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} /api/skills/{{name}}: use GET, PUT or DELETE"),
+        ));
+    }
+    if !valid_skill_name(name) {
+        return error_response(&bad_request(
+            "a skill's name is 1–64 lowercase letters, digits and single hyphens (and not \
+             \"search\")",
+        ));
+    }
+    let length = req.headers().get("content-length")?;
+    if length.and_then(|l| l.parse::<usize>().ok()) > Some(MAX_SKILL_BYTES) {
+        return error_response(&ErrorObject::new(
+            ErrorCode::PayloadTooLarge,
+            format!("a SKILL.md is at most {MAX_SKILL_BYTES} bytes"),
+        ));
+    }
+    SkillClient::new(env)?
+        .forward("/skill", &[("name", name)], req)
+        .await
 }
 
 /// `POST /api/ws-ticket`: a ticket for one socket of `principal`.

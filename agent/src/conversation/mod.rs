@@ -12,6 +12,7 @@ use mimo_protocol::{
 use serde_json::json;
 
 use crate::records::{AgentRun, Phase, RunConfig, StoredMessage, TaskRecord};
+use crate::skills::{self, SkillQuery};
 use crate::{answer, llm, prompt, status::can_transition};
 
 mod run;
@@ -37,6 +38,12 @@ pub enum Effect {
         tools: Vec<llm::ToolSpec>,
         delay_ms: u64,
         image: Option<PageImage>,
+    },
+    /// Ask the skill library for the skills of `query` and report its answer to
+    /// [`Conversation::skills_found`]: the model call of turn `turn_id` waits for them.
+    LookupSkills {
+        turn_id: String,
+        query: SkillQuery,
     },
     /// Bind the task to an extension (automatic selection) and report to
     /// [`Conversation::client_bound`].
@@ -89,6 +96,21 @@ struct Turn {
     usage: TokenUsage,
 }
 
+/// The skills of a goal and a page, as the skill library answered.
+#[derive(Debug)]
+struct SkillsInUse {
+    query: SkillQuery,
+    skills: Vec<mimo_protocol::Skill>,
+}
+
+/// A model call waiting for the skills of `query`.
+#[derive(Debug)]
+struct WaitingCall {
+    turn_id: String,
+    delay_ms: u64,
+    query: SkillQuery,
+}
+
 #[derive(Debug)]
 pub struct Conversation {
     pub(crate) task: TaskRecord,
@@ -103,6 +125,11 @@ pub struct Conversation {
     pub(crate) browser: Option<BrowserSnapshot>,
     /// The secrets the model may type by placeholder: names and domains, never values.
     pub(crate) secrets: Vec<mimo_protocol::SecretInfo>,
+    /// The skills in the model's prompt: those of the goal and page it was last asked about.
+    /// Not stored: after a restart the next call looks them up again.
+    skills: Option<SkillsInUse>,
+    /// The model call waiting for the skill library's answer.
+    waiting_for_skills: Option<WaitingCall>,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -133,6 +160,8 @@ impl Conversation {
             attachments: Vec::new(),
             browser: None,
             secrets: Vec::new(),
+            skills: None,
+            waiting_for_skills: None,
         }
     }
 
@@ -158,6 +187,8 @@ impl Conversation {
             attachments: Vec::new(),
             browser: None,
             secrets: Vec::new(),
+            skills: None,
+            waiting_for_skills: None,
         }
     }
 
@@ -187,10 +218,11 @@ impl Conversation {
         self.with_context_notes(prompt::chat_messages(&chat))
     }
 
-    /// What a model call is told besides the conversation: the files attached to the task and
-    /// the person's open tabs.
+    /// What a model call is told besides the conversation: the skills for its goal and page,
+    /// the files attached to the task, the secrets it may type and the person's open tabs.
     pub(crate) fn context_notes(&self) -> Vec<llm::ChatMessage> {
         [
+            skills::skills_note(self.skills_in_use()),
             prompt::attachments_note(&self.attachments),
             crate::secrets::secrets_note(&self.secrets),
             self.browser.as_ref().and_then(prompt::browser_tabs_note),
@@ -422,14 +454,7 @@ impl Conversation {
                 if error.retryable && turn.text.is_empty() && turn.retries < LLM_RETRIES {
                     turn.retries += 1;
                     let delay_ms = llm_backoff_ms(turn.retries, error.retry_after_ms);
-                    let messages = self.chat_call_messages();
-                    return vec![Effect::CallLlm {
-                        turn_id: turn_id.to_owned(),
-                        messages,
-                        tools: vec![prompt::agent_tool()],
-                        delay_ms,
-                        image: None,
-                    }];
+                    return vec![self.model_call(turn_id.to_owned(), delay_ms)];
                 }
                 let mut effects = self.finish_turn(now);
                 effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
@@ -586,22 +611,15 @@ impl Conversation {
     fn start_turn(&mut self, now: u64) -> Vec<Effect> {
         // A new message that needs the browser starts a new run.
         self.run = None;
-        let messages = self.chat_call_messages();
         let turn_id = self.open_turn();
-        self.call_model(turn_id, messages, None, 0, now)
+        self.call_model(turn_id, 0, now)
     }
 
-    /// Calls the model for turn `turn_id`, offering the agent's tool; the task is running
+    /// Calls the model for turn `turn_id` after `delay_ms`, once the skills of its goal and
+    /// page are known (they are looked up first when either changed); the task is running
     /// (unless the person has taken over: the model may think, but only `resume` hands the
     /// browser back).
-    pub(crate) fn call_model(
-        &mut self,
-        turn_id: String,
-        messages: Vec<llm::ChatMessage>,
-        image: Option<PageImage>,
-        delay_ms: u64,
-        now: u64,
-    ) -> Vec<Effect> {
+    pub(crate) fn call_model(&mut self, turn_id: String, delay_ms: u64, now: u64) -> Vec<Effect> {
         let mut effects = if self.task.status == TaskStatus::Takeover {
             Vec::new()
         } else {
@@ -609,14 +627,119 @@ impl Conversation {
         };
         effects.push(Effect::SaveTask);
         effects.push(Effect::SaveRun);
-        effects.push(Effect::CallLlm {
+        let query = self.skill_query();
+        if self.skills.as_ref().map(|s| &s.query) == Some(&query) {
+            effects.push(self.model_call(turn_id, delay_ms));
+            return effects;
+        }
+        self.waiting_for_skills = Some(WaitingCall {
+            turn_id: turn_id.clone(),
+            delay_ms,
+            query: query.clone(),
+        });
+        effects.push(Effect::LookupSkills { turn_id, query });
+        effects
+    }
+
+    /// The skill library's answer for turn `turn_id` ([`Effect::LookupSkills`]): the model
+    /// call waiting for it is made, with these skills in its prompt. Should the library fail,
+    /// the call goes without skills and the web app is told.
+    pub fn skills_found(
+        &mut self,
+        turn_id: &str,
+        found: Result<Vec<mimo_protocol::Skill>, ErrorObject>,
+    ) -> Vec<Effect> {
+        let waiting = self.waiting_for_skills.take_if(|w| {
+            w.turn_id == turn_id && self.turn.as_ref().is_some_and(|t| t.message_id == turn_id)
+        });
+        let Some(waiting) = waiting else {
+            // The turn was stopped or replaced meanwhile: nothing waits for them.
+            return Vec::new();
+        };
+        let mut effects = Vec::new();
+        let skills = found.unwrap_or_else(|error| {
+            effects.push(Effect::Emit(FrontendEvent::Warning {
+                message: format!(
+                    "The skills for this goal and page could not be looked up ({}); the model \
+                     goes on without them.",
+                    error.message
+                ),
+            }));
+            Vec::new()
+        });
+        self.skills = Some(SkillsInUse {
+            query: waiting.query,
+            skills,
+        });
+        effects.push(self.model_call(waiting.turn_id, waiting.delay_ms));
+        effects
+    }
+
+    /// The skills in the model's prompt.
+    pub(crate) fn skills_in_use(&self) -> &[mimo_protocol::Skill] {
+        self.skills.as_ref().map_or(&[], |s| &s.skills)
+    }
+
+    /// What the skills of the next model call are looked up by: the goal (the message that
+    /// started the run, or the one being answered) and the page the run is on — before the
+    /// first page, the person's tab it is to start on, if any. The page's fragment does not
+    /// make it another page.
+    fn skill_query(&self) -> SkillQuery {
+        let run = self.run.as_ref().filter(|r| r.is_active());
+        let goal = match run {
+            Some(run) => self
+                .history
+                .iter()
+                .find(|m| m.position == run.goal_position),
+            None => self
+                .history
+                .iter()
+                .rfind(|m| m.message.role == ChatRole::User),
+        };
+        let page = run
+            .and_then(|r| r.observation.as_ref())
+            .map(|o| o.url.clone())
+            .filter(|url| !url.is_empty());
+        let start_tab = || {
+            let tab = self.task.start_tab?;
+            let tabs = &self.browser.as_ref()?.tabs;
+            tabs.iter().find(|t| t.tab_id == tab).map(|t| t.url.clone())
+        };
+        let url = page
+            .or_else(start_tab)
+            .map(|url| match url.split_once('#') {
+                Some((page, _)) => page.to_owned(),
+                None => url,
+            });
+        SkillQuery {
+            goal: goal.map(|m| m.message.content.clone()).unwrap_or_default(),
+            url,
+        }
+    }
+
+    /// The model call of turn `turn_id`: the run's next step while a run is going, else the
+    /// reply to the chat. It offers the actions the skills in use allow.
+    fn model_call(&self, turn_id: String, delay_ms: u64) -> Effect {
+        let (messages, image) = if self.run_is_active() {
+            let messages = self.run_messages();
+            let image = self.page_screenshot().and_then(|page| {
+                Some(PageImage {
+                    artifact_id: page.screenshot_artifact_id.clone()?,
+                    message: prompt::page_message(&messages)?,
+                })
+            });
+            (messages, image)
+        } else {
+            (self.chat_call_messages(), None)
+        };
+        let offered = skills::offered_actions(self.skills_in_use());
+        Effect::CallLlm {
             turn_id,
             messages,
-            tools: vec![prompt::agent_tool()],
+            tools: vec![prompt::agent_tool(offered.as_ref())],
             delay_ms,
             image,
-        });
-        effects
+        }
     }
 
     /// Reserves the next message for a model turn and makes it current.
@@ -702,6 +825,44 @@ impl Conversation {
     }
 }
 
+/// What the coordinator does with a conversation's effects when the skill library holds no
+/// skills: each lookup is answered at once, with none. Tests of everything but skills drive
+/// the conversation through it.
+#[cfg(test)]
+impl Conversation {
+    pub(crate) fn answered<T: WithEffects>(&mut self, act: impl FnOnce(&mut Self) -> T) -> T {
+        act(self).map_effects(|effects| {
+            effects
+                .into_iter()
+                .flat_map(|effect| match effect {
+                    Effect::LookupSkills { turn_id, .. } => self.skills_found(&turn_id, Ok(vec![])),
+                    other => vec![other],
+                })
+                .collect()
+        })
+    }
+}
+
+/// What a conversation's inputs return: effects, or effects unless refused.
+#[cfg(test)]
+pub(crate) trait WithEffects {
+    fn map_effects(self, f: impl FnOnce(Vec<Effect>) -> Vec<Effect>) -> Self;
+}
+
+#[cfg(test)]
+impl WithEffects for Vec<Effect> {
+    fn map_effects(self, f: impl FnOnce(Vec<Effect>) -> Vec<Effect>) -> Self {
+        f(self)
+    }
+}
+
+#[cfg(test)]
+impl WithEffects for Result<Vec<Effect>, ErrorObject> {
+    fn map_effects(self, f: impl FnOnce(Vec<Effect>) -> Vec<Effect>) -> Self {
+        self.map(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -770,12 +931,14 @@ mod tests {
     fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
         let mut c = conversation();
         let effects = c
-            .user_message(
-                "  Find the blue mug\n  on this page ".into(),
-                None,
-                None,
-                2_000,
-            )
+            .answered(|c| {
+                c.user_message(
+                    "  Find the blue mug\n  on this page ".into(),
+                    None,
+                    None,
+                    2_000,
+                )
+            })
             .unwrap();
         let saved = saved_messages(&effects);
         assert_eq!(saved.len(), 1);
@@ -807,7 +970,7 @@ mod tests {
         assert!(c.is_current_turn(&turn));
         assert_eq!(c.task().current_turn.as_deref(), Some(turn.as_str()));
 
-        let streamed = c.llm_event(&turn, delta("Hel"), 2_100);
+        let streamed = c.answered(|c| c.llm_event(&turn, delta("Hel"), 2_100));
         assert_eq!(
             emitted(&streamed),
             vec![&FrontendEvent::ChatDelta {
@@ -817,11 +980,12 @@ mod tests {
             }]
         );
         assert!(
-            c.llm_event(&turn, delta(""), 2_150).is_empty(),
+            c.answered(|c| c.llm_event(&turn, delta(""), 2_150))
+                .is_empty(),
             "empty deltas are not events"
         );
-        c.llm_event(&turn, delta("lo"), 2_200);
-        let finished = c.llm_event(&turn, done(), 2_300);
+        c.answered(|c| c.llm_event(&turn, delta("lo"), 2_200));
+        let finished = c.answered(|c| c.llm_event(&turn, done(), 2_300));
         let saved = saved_messages(&finished);
         assert_eq!(saved.len(), 1);
         assert_eq!(saved[0].message.content, "Hello");
@@ -848,7 +1012,7 @@ mod tests {
         let mut c = conversation();
         let id = Some("msg-1".to_owned());
         let first = c
-            .user_message("buy a mug".into(), id.clone(), None, 1)
+            .answered(|c| c.user_message("buy a mug".into(), id.clone(), None, 1))
             .unwrap();
         assert_eq!(
             saved_messages(&first)[0]
@@ -859,26 +1023,28 @@ mod tests {
             "stored with its id, so the echo tells the client it arrived"
         );
         assert!(c
-            .user_message("buy a mug".into(), id, None, 2)
+            .answered(|c| c.user_message("buy a mug".into(), id, None, 2))
             .unwrap()
             .is_empty());
         assert_eq!(c.history().count(), 1);
         // Without an id, or with another, it is a new message; a bad id is refused.
         assert!(!c
-            .user_message("buy a mug".into(), Some("msg-2".into()), None, 3)
+            .answered(|c| c.user_message("buy a mug".into(), Some("msg-2".into()), None, 3))
             .unwrap()
             .is_empty());
         assert_eq!(c.history().count(), 2);
         let long = Some("x".repeat(129));
         assert_eq!(
-            c.user_message("x".into(), long, None, 4).unwrap_err().code,
+            c.answered(|c| c.user_message("x".into(), long, None, 4))
+                .unwrap_err()
+                .code,
             ErrorCode::SchemaValidationFailed
         );
         // It survives a restart.
         let restored = Conversation::restore(c.task().clone(), c.history.clone(), None);
         let mut restored = restored;
         assert!(restored
-            .user_message("buy a mug".into(), Some("msg-2".into()), None, 5)
+            .answered(|c| c.user_message("buy a mug".into(), Some("msg-2".into()), None, 5))
             .unwrap()
             .is_empty());
     }
@@ -886,8 +1052,13 @@ mod tests {
     #[test]
     fn messages_sent_during_a_turn_are_answered_next_in_conversation_order() {
         let mut c = conversation();
-        let (first, _) = llm_call(&c.user_message("one".into(), None, None, 1).unwrap());
-        let queued = c.user_message("two".into(), None, None, 2).unwrap();
+        let (first, _) = llm_call(
+            &c.answered(|c| c.user_message("one".into(), None, None, 1))
+                .unwrap(),
+        );
+        let queued = c
+            .answered(|c| c.user_message("two".into(), None, None, 2))
+            .unwrap();
         assert!(
             queued.iter().all(|e| !matches!(e, Effect::CallLlm { .. })),
             "no second call while one streams"
@@ -897,8 +1068,8 @@ mod tests {
             2,
             "after the reserved place of the reply"
         );
-        c.llm_event(&first, delta("answer one"), 3);
-        let effects = c.llm_event(&first, done(), 4);
+        c.answered(|c| c.llm_event(&first, delta("answer one"), 3));
+        let effects = c.answered(|c| c.llm_event(&first, done(), 4));
         let (second, messages) = llm_call(&effects);
         assert_ne!(second, first);
         let contents: Vec<_> = messages[1..]
@@ -922,49 +1093,66 @@ mod tests {
     #[test]
     fn events_of_a_turn_that_is_no_longer_current_are_ignored() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
-        assert!(c.llm_event("m99", delta("stray"), 2).is_empty());
-        c.llm_event(&turn, done(), 3);
-        assert!(c.llm_event(&turn, delta("late"), 4).is_empty());
-        assert!(c.llm_event(&turn, done(), 5).is_empty(), "a turn ends once");
+        let (turn, _) = llm_call(
+            &c.answered(|c| c.user_message("hi".into(), None, None, 1))
+                .unwrap(),
+        );
+        assert!(c
+            .answered(|c| c.llm_event("m99", delta("stray"), 2))
+            .is_empty());
+        c.answered(|c| c.llm_event(&turn, done(), 3));
+        assert!(c
+            .answered(|c| c.llm_event(&turn, delta("late"), 4))
+            .is_empty());
+        assert!(
+            c.answered(|c| c.llm_event(&turn, done(), 5)).is_empty(),
+            "a turn ends once"
+        );
     }
 
     #[test]
     fn stop_keeps_the_partial_reply_and_cancels() {
         let mut c = conversation();
         let (turn, _) = llm_call(
-            &c.user_message("tell me a story".into(), None, None, 1)
+            &c.answered(|c| c.user_message("tell me a story".into(), None, None, 1))
                 .unwrap(),
         );
-        c.llm_event(&turn, delta("Once upon"), 2);
+        c.answered(|c| c.llm_event(&turn, delta("Once upon"), 2));
         let effects = c.stop(3);
         assert_eq!(saved_messages(&effects)[0].message.content, "Once upon");
         assert_eq!(statuses(&effects), vec![TaskStatus::Canceled]);
-        assert!(c.llm_event(&turn, delta(" a time"), 4).is_empty());
+        assert!(c
+            .answered(|c| c.llm_event(&turn, delta(" a time"), 4))
+            .is_empty());
         assert!(
             c.stop(5).is_empty(),
             "stopping a stopped task changes nothing"
         );
         // A new message starts again.
-        let restarted = c.user_message("again".into(), None, None, 6).unwrap();
+        let restarted = c
+            .answered(|c| c.user_message("again".into(), None, None, 6))
+            .unwrap();
         assert_eq!(statuses(&restarted), vec![TaskStatus::Running]);
     }
 
     #[test]
     fn an_llm_error_ends_the_turn_with_a_structured_error() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
+        let (turn, _) = llm_call(
+            &c.answered(|c| c.user_message("hi".into(), None, None, 1))
+                .unwrap(),
+        );
         let error = LlmError::new(LlmErrorKind::RateLimited, "slow down");
         // Retried with backoff first, as the same turn.
         for attempt in 1..=LLM_RETRIES {
-            let retry = c.llm_event(&turn, LlmEvent::Error(error.clone()), 2);
+            let retry = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(error.clone()), 2));
             assert!(
                 matches!(&retry[..], [Effect::CallLlm { turn_id, delay_ms, .. }]
                     if *turn_id == turn && *delay_ms == llm_backoff_ms(attempt, None)),
                 "{retry:?}"
             );
         }
-        let effects = c.llm_event(&turn, LlmEvent::Error(error), 2);
+        let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(error), 2));
         let output = emitted(&effects)
             .into_iter()
             .find_map(|e| match e {
@@ -981,8 +1169,11 @@ mod tests {
         assert!(output.message.contains("slow down"));
         assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
         let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
-        let (turn, _) = llm_call(&c.user_message("again".into(), None, None, 3).unwrap());
-        let effects = c.llm_event(&turn, LlmEvent::Error(auth), 4);
+        let (turn, _) = llm_call(
+            &c.answered(|c| c.user_message("again".into(), None, None, 3))
+                .unwrap(),
+        );
+        let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(auth), 4));
         assert!(emitted(&effects).iter().any(|e| matches!(
             e,
             FrontendEvent::StructuredOutput {
@@ -998,10 +1189,13 @@ mod tests {
     #[test]
     fn a_failure_after_text_was_shown_is_not_retried() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
-        c.llm_event(&turn, delta("Half an ans"), 2);
+        let (turn, _) = llm_call(
+            &c.answered(|c| c.user_message("hi".into(), None, None, 1))
+                .unwrap(),
+        );
+        c.answered(|c| c.llm_event(&turn, delta("Half an ans"), 2));
         let cut = LlmError::network("connection reset");
-        let effects = c.llm_event(&turn, LlmEvent::Error(cut), 3);
+        let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(cut), 3));
         assert!(effects.iter().all(|e| !matches!(e, Effect::CallLlm { .. })));
         assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
         assert_eq!(saved_messages(&effects)[0].message.content, "Half an ans");
@@ -1022,7 +1216,7 @@ mod tests {
         let mut c = conversation();
         for content in ["", "   \n ", &"x".repeat(MAX_USER_MESSAGE_BYTES + 1)] {
             let error = c
-                .user_message(content.to_owned(), None, None, 1)
+                .answered(|c| c.user_message(content.to_owned(), None, None, 1))
                 .unwrap_err();
             assert_eq!(error.code, ErrorCode::SchemaValidationFailed);
         }
@@ -1034,13 +1228,16 @@ mod tests {
     #[test]
     fn a_turn_cut_off_by_a_restart_is_closed_and_run_again_with_a_new_id() {
         let mut c = conversation();
-        let (turn, _) = llm_call(&c.user_message("hi".into(), None, None, 1).unwrap());
-        c.llm_event(&turn, delta("partial"), 2);
+        let (turn, _) = llm_call(
+            &c.answered(|c| c.user_message("hi".into(), None, None, 1))
+                .unwrap(),
+        );
+        c.answered(|c| c.llm_event(&turn, delta("partial"), 2));
         // What storage holds: the task row and the user message; the partial reply is lost.
         let stored: Vec<StoredMessage> = c.history.clone();
         let mut restored = Conversation::restore(c.task().clone(), stored, None);
         assert!(restored.needs_recovery());
-        let effects = restored.recover(10);
+        let effects = restored.answered(|c| c.recover(10));
         assert_eq!(
             emitted(&effects)[0],
             &FrontendEvent::ChatDelta {
@@ -1053,8 +1250,11 @@ mod tests {
         assert_ne!(rerun, turn, "ids are never reused");
         assert_eq!(messages.last().unwrap().content, "hi");
         assert!(!restored.needs_recovery());
-        assert!(restored.recover(11).is_empty(), "recovery happens once");
-        let finished = restored.llm_event(&rerun, done(), 12);
+        assert!(
+            restored.answered(|c| c.recover(11)).is_empty(),
+            "recovery happens once"
+        );
+        let finished = restored.answered(|c| c.llm_event(&rerun, done(), 12));
         assert_eq!(
             saved_messages(&finished)[0].position,
             1,

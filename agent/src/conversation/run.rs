@@ -22,12 +22,12 @@ use mimo_protocol::{
 
 use serde_json::json;
 
-use super::{llm_backoff_ms, ConfirmAnswer, Conversation, Effect, PageImage, LLM_RETRIES};
+use super::{llm_backoff_ms, ConfirmAnswer, Conversation, Effect, LLM_RETRIES};
 use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
 use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step, StoredMessage};
-use crate::{answer, risk};
+use crate::{answer, risk, skills};
 
 /// The longest decline reason passed to the model (a person's note, not a prompt).
 const MAX_DECLINE_REASON_CHARS: usize = 500;
@@ -324,6 +324,8 @@ impl Conversation {
             cost_usd,
             risk: Some(risk),
             target,
+            skill: skills::guide(self.skills_in_use(), step.output.action.name())
+                .map(str::to_owned),
         }));
         if let Some(error) = self.over_limits() {
             // The step is not run: the model hears why, and the run ends.
@@ -453,6 +455,11 @@ impl Conversation {
     fn act(&mut self, turn_id: &str, now: u64) -> Vec<Effect> {
         let run = self.run.as_ref().expect("run");
         let step = run.steps.last().expect("step");
+        // The schema offered only what the skills allow; a model that answers otherwise is
+        // refused all the same.
+        if let Some(why) = skills::refusal(self.skills_in_use(), step.output.action.name()) {
+            return self.refuse_step(ErrorObject::new(ErrorCode::PermissionDenied, why), now);
+        }
         match step.output.action.clone() {
             AgentAction::Done {
                 success,
@@ -477,21 +484,7 @@ impl Conversation {
         });
         let command = match checked {
             Ok(command) => command.expect("not done"),
-            Err(error) => {
-                let result = ToolResult {
-                    tool_call_id: step.tool_call_id.clone(),
-                    name: step.output.action.name().to_owned(),
-                    ok: false,
-                    result: None,
-                    error: Some(error),
-                    warnings: Vec::new(),
-                    partial: false,
-                };
-                let mut effects = self.end_step(result);
-                // Nothing ran: the page is as the model last saw it.
-                effects.extend(self.think(0, now));
-                return effects;
-            }
+            Err(error) => return self.refuse_step(error, now),
         };
         if self.task.selected_client_id.is_none() {
             self.run.as_mut().expect("run").phase = Phase::Binding;
@@ -586,36 +579,46 @@ impl Conversation {
         })];
         effects.extend(self.transition(TaskStatus::Running, now));
         let turn_id = self.step_turn_id();
-        let run = self.run.as_mut().expect("run");
-        let last = run.steps.last_mut().expect("step");
         if answer.approve {
-            last.confirmed = true;
+            let run = self.run.as_mut().expect("run");
+            run.steps.last_mut().expect("step").confirmed = true;
             effects.extend(self.act(&turn_id, now));
         } else {
             let why = match &reason {
                 Some(reason) => format!("The person declined this step, saying: {reason:?}."),
                 None => "The person declined this step.".to_owned(),
             };
-            let result = ToolResult {
-                tool_call_id: last.tool_call_id.clone(),
-                name: last.output.action.name().to_owned(),
-                ok: false,
-                result: None,
-                error: Some(ErrorObject::new(
+            effects.extend(self.refuse_step(
+                ErrorObject::new(
                     ErrorCode::ConfirmationRequired,
                     format!(
                         "{why} Do not try it again: find another way, or finish with done and \
                          say what is left for them to do."
                     ),
-                )),
-                warnings: Vec::new(),
-                partial: false,
-            };
-            effects.extend(self.end_step(result));
-            // Nothing ran: the page is as the model last saw it.
-            effects.extend(self.think(0, now));
+                ),
+                now,
+            ));
         }
         Ok(effects)
+    }
+
+    /// The latest step does not run, for `error`: the model hears why and chooses again (on
+    /// the page as it last saw it, since nothing ran).
+    fn refuse_step(&mut self, error: ErrorObject, now: u64) -> Vec<Effect> {
+        let run = self.run.as_ref().expect("run");
+        let step = run.steps.last().expect("step");
+        let result = ToolResult {
+            tool_call_id: step.tool_call_id.clone(),
+            name: step.output.action.name().to_owned(),
+            ok: false,
+            result: None,
+            error: Some(error),
+            warnings: Vec::new(),
+            partial: false,
+        };
+        let mut effects = self.end_step(result);
+        effects.extend(self.think(0, now));
+        effects
     }
 
     fn submit(&mut self, turn_id: &str, command: ActionCommand, purpose: Purpose) -> Vec<Effect> {
@@ -941,19 +944,12 @@ impl Conversation {
         }
         run.phase = Phase::Thinking;
         let turn_id = self.open_turn();
-        let messages = self.run_messages();
-        let image = self.page_screenshot().and_then(|page| {
-            Some(PageImage {
-                artifact_id: page.screenshot_artifact_id.clone()?,
-                message: prompt::page_message(&messages)?,
-            })
-        });
-        self.call_model(turn_id, messages, image, delay_ms, now)
+        self.call_model(turn_id, delay_ms, now)
     }
 
     /// The latest page, when the model is shown its screenshot: vision is on, the model has not
     /// refused one during this run, and the page has one. Only the latest page's is ever sent.
-    fn page_screenshot(&self) -> Option<&Observation> {
+    pub(super) fn page_screenshot(&self) -> Option<&Observation> {
         let run = self.run.as_ref()?;
         let page = run.observation.as_ref()?;
         let shown = self.config.vision && !run.images_refused;
@@ -1008,6 +1004,7 @@ impl Conversation {
             cost_usd: None,
             risk: None,
             target: None,
+            skill: None,
         })]
     }
 

@@ -23,6 +23,7 @@ use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
 use crate::conversation::{self, Conversation};
 use crate::llm;
 use crate::records::{AgentRun, StoredMessage, TaskRecord};
+use crate::skills::SkillQuery;
 
 pub use crate::conversation::PageImage;
 pub use config::{ConfigWarning, Settings, TaskConfig};
@@ -54,6 +55,11 @@ pub enum Input {
     SelectClient { client_id: String },
     /// Takeover, resume or stop, from the web app or the extension's overlay.
     Control(TaskControl),
+    /// The skill library's answer to an [`Effect::LookupSkills`].
+    SkillsFound {
+        turn_id: String,
+        result: Result<Vec<mimo_protocol::Skill>, ErrorObject>,
+    },
     /// One event of a model call's stream ([`Effect::CallLlm`]).
     Llm {
         turn_id: String,
@@ -172,6 +178,12 @@ pub enum Effect {
     /// Make sure the alarm rings by `at` (an earlier alarm serves as well).
     WakeAt(u64),
     CallLlm(LlmCall),
+    /// Ask the skill library for the skills of a goal and a page, and report its answer as
+    /// [`Input::SkillsFound`] (a model call waits for it).
+    LookupSkills {
+        turn_id: String,
+        query: SkillQuery,
+    },
     /// Ask the registry for an extension (automatic selection when `client_id` is `None`) and
     /// report its answer as [`Input::Bound`].
     Bind {
@@ -200,8 +212,9 @@ pub struct Task {
     /// `None` until the task is created, and again once it is deleted.
     conversation: Option<Conversation>,
     actions: ActionQueue,
-    /// Model calls of [`Caller::Relay`] inputs, held for the alarm.
-    held: Vec<LlmCall>,
+    /// Model calls (and the skill lookups before them) of [`Caller::Relay`] inputs, held for
+    /// the alarm.
+    held: Vec<Effect>,
 }
 
 /// What storage holds of a task.
@@ -406,6 +419,11 @@ impl Task {
                 work.extend(conversation_work(said));
                 work.extend(action_work(scheduled));
             }
+            Input::SkillsFound { turn_id, result } => {
+                work.extend(conversation_work(
+                    conversation.skills_found(&turn_id, result),
+                ));
+            }
             Input::Llm { turn_id, event } => {
                 work.extend(conversation_work(
                     conversation.llm_event(&turn_id, event, now),
@@ -537,10 +555,7 @@ impl Task {
 
     /// Held model calls, what a restart cut off, and the scheduler's timeouts and retries.
     fn alarm(&mut self, now: u64) -> Vec<Effect> {
-        let mut out: Vec<Effect> = std::mem::take(&mut self.held)
-            .into_iter()
-            .map(Effect::CallLlm)
-            .collect();
+        let mut out: Vec<Effect> = std::mem::take(&mut self.held);
         let mut work: Vec<Work> = Vec::new();
         if let Some(conversation) = self.conversation.as_mut() {
             work.extend(
@@ -683,29 +698,18 @@ impl Task {
                 delay_ms,
                 image,
             } => {
-                let call = LlmCall {
+                let call = Effect::CallLlm(LlmCall {
                     turn_id,
                     messages,
                     tools,
                     delay_ms,
                     image,
-                };
-                match caller {
-                    Caller::Relay => {
-                        self.held.push(call);
-                        out.push(Effect::WakeAt(now));
-                    }
-                    Caller::Direct => {
-                        if let Ok(llm) = &self.config.llm {
-                            // Should the runtime restart during the call, this alarm finds the
-                            // turn cut off and runs it again.
-                            out.push(Effect::WakeAt(
-                                now + delay_ms + llm.timeout_ms + LLM_CALL_SLACK_MS,
-                            ));
-                        }
-                        out.push(Effect::CallLlm(call));
-                    }
-                }
+                });
+                self.toward_model(call, delay_ms, out, now, caller);
+            }
+            conversation::Effect::LookupSkills { turn_id, query } => {
+                let lookup = Effect::LookupSkills { turn_id, query };
+                self.toward_model(lookup, 0, out, now, caller);
             }
             conversation::Effect::BindClient => out.push(Effect::Bind {
                 client_id: None,
@@ -718,6 +722,34 @@ impl Task {
             }
         }
         Vec::new()
+    }
+
+    /// A model call, or the skill lookup it waits for, after `delay_ms`: held for the alarm when
+    /// an object waits for `caller`'s answer, else made now.
+    fn toward_model(
+        &mut self,
+        effect: Effect,
+        delay_ms: u64,
+        out: &mut Vec<Effect>,
+        now: u64,
+        caller: Caller,
+    ) {
+        match caller {
+            Caller::Relay => {
+                self.held.push(effect);
+                out.push(Effect::WakeAt(now));
+            }
+            Caller::Direct => {
+                if let Ok(llm) = &self.config.llm {
+                    // Should the runtime restart before the call ends, this alarm finds the
+                    // turn cut off and runs it again.
+                    out.push(Effect::WakeAt(
+                        now + delay_ms + llm.timeout_ms + LLM_CALL_SLACK_MS,
+                    ));
+                }
+                out.push(effect);
+            }
+        }
     }
 
     fn action_effect(

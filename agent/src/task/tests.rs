@@ -42,9 +42,25 @@ fn bound() -> Task {
     task
 }
 
+/// What the coordinator carries out for a direct input, the skill library answering each
+/// lookup at once (with no skills) in its place.
 fn direct(task: &mut Task, input: Input, now: u64) -> Vec<Effect> {
-    task.handle(input, now, Caller::Direct)
-        .unwrap_or_else(|e| panic!("refused: {e}"))
+    let effects = task
+        .handle(input, now, Caller::Direct)
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+    effects
+        .into_iter()
+        .flat_map(|effect| match effect {
+            Effect::LookupSkills { turn_id, .. } => {
+                let found = Input::SkillsFound {
+                    turn_id,
+                    result: Ok(vec![]),
+                };
+                direct(task, found, now)
+            }
+            other => vec![other],
+        })
+        .collect()
 }
 
 fn relayed(task: &mut Task, input: Input, now: u64) -> Vec<Effect> {
@@ -414,9 +430,23 @@ fn the_alarm_runs_the_held_model_calls() {
     let mut task = created();
     let effects = relayed(&mut task, message("hello"), 1);
     assert!(calls(&effects).is_empty());
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::LookupSkills { .. })),
+        "the skill lookup before the call waits too"
+    );
     assert_eq!(wakes(&effects), [1]);
-    let alarm = direct(&mut task, Input::Alarm, 2);
-    let call = the_call(&alarm);
+    let alarm = task.handle(Input::Alarm, 2, Caller::Direct).unwrap();
+    let Some(Effect::LookupSkills { turn_id, query }) = alarm.first().cloned() else {
+        panic!("the held lookup first: {alarm:#?}");
+    };
+    assert_eq!(query.goal, "hello");
+    let found = Input::SkillsFound {
+        turn_id,
+        result: Ok(vec![]),
+    };
+    let call = the_call(&direct(&mut task, found, 2));
     assert!(task.is_current_turn(&call.turn_id));
     // Released once.
     assert!(calls(&direct(&mut task, Input::Alarm, 3)).is_empty());

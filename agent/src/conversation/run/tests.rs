@@ -97,15 +97,17 @@ fn agent_call(id: &str, action: Value) -> LlmEvent {
 fn reply(c: &mut Conversation, turn: &str, events: Vec<LlmEvent>) -> Vec<Effect> {
     let mut effects = Vec::new();
     for event in events {
-        effects.extend(c.llm_event(turn, event, 10));
+        effects.extend(c.answered(|c| c.llm_event(turn, event, 10)));
     }
-    effects.extend(c.llm_event(
-        turn,
-        LlmEvent::Done {
-            stop_reason: StopReason::ToolUse,
-        },
-        10,
-    ));
+    effects.extend(c.answered(|c| {
+        c.llm_event(
+            turn,
+            LlmEvent::Done {
+                stop_reason: StopReason::ToolUse,
+            },
+            10,
+        )
+    }));
     effects
 }
 
@@ -153,11 +155,11 @@ fn record(
 }
 
 fn ok(c: &mut Conversation, (id, command): (String, ActionCommand), result: Value) -> Vec<Effect> {
-    c.action_finished(&record(&id, command, ActionState::Succeeded, result), 20)
+    c.answered(|c| c.action_finished(&record(&id, command, ActionState::Succeeded, result), 20))
 }
 
 fn failed(c: &mut Conversation, (id, command): (String, ActionCommand), code: &str) -> Vec<Effect> {
-    c.action_finished(&record(&id, command, ActionState::Failed, json!(code)), 20)
+    c.answered(|c| c.action_finished(&record(&id, command, ActionState::Failed, json!(code)), 20))
 }
 
 /// Answers the page preparation (load, screenshot, readability, index) and returns the next
@@ -203,7 +205,7 @@ fn prepare_page_shot(
 /// A run whose first step navigates: the `task_start` it asks for.
 fn opening(c: &mut Conversation) -> (String, ActionCommand) {
     let (turn, _) = turn_of(
-        &c.user_message("open the shop".into(), None, None, 1)
+        &c.answered(|c| c.user_message("open the shop".into(), None, None, 1))
             .unwrap(),
     );
     let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
@@ -230,7 +232,7 @@ fn at_first_page(c: &mut Conversation, index_text: &str) -> String {
 fn a_browser_task_runs_step_by_step_to_its_answer() {
     let mut c = bound();
     let (turn, messages) = turn_of(
-        &c.user_message("buy a blue mug".into(), None, None, 1)
+        &c.answered(|c| c.user_message("buy a blue mug".into(), None, None, 1))
             .unwrap(),
     );
     assert!(messages[0].content.contains("AgentOutput"));
@@ -338,17 +340,19 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
 fn a_plain_answer_ends_as_chat_without_a_run() {
     let mut c = bound();
     let (turn, _) = turn_of(
-        &c.user_message("what is 2+2?".into(), None, None, 1)
+        &c.answered(|c| c.user_message("what is 2+2?".into(), None, None, 1))
             .unwrap(),
     );
-    let mut effects = c.llm_event(&turn, LlmEvent::TextDelta("4".into()), 2);
-    effects.extend(c.llm_event(
-        &turn,
-        LlmEvent::Done {
-            stop_reason: StopReason::EndTurn,
-        },
-        3,
-    ));
+    let mut effects = c.answered(|c| c.llm_event(&turn, LlmEvent::TextDelta("4".into()), 2));
+    effects.extend(c.answered(|c| {
+        c.llm_event(
+            &turn,
+            LlmEvent::Done {
+                stop_reason: StopReason::EndTurn,
+            },
+            3,
+        )
+    }));
     assert!(c.run().is_none());
     assert_eq!(c.task().status, TaskStatus::Completed);
     assert!(!effects
@@ -366,7 +370,7 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
     };
     let mut c = Conversation::new(TASK.into(), 0);
     let (turn, _) = turn_of(
-        &c.user_message("open the shop".into(), None, None, 1)
+        &c.answered(|c| c.user_message("open the shop".into(), None, None, 1))
             .unwrap(),
     );
     let effects = reply(&mut c, &turn, navigate());
@@ -376,7 +380,7 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
         .any(|e| matches!(e, Effect::SubmitAction { .. })));
     // The registry bound one (the shell selects it, then reports): task_start follows.
     c.select_client("client-1".into(), 5);
-    let effects = c.client_bound(Ok(()), 5);
+    let effects = c.answered(|c| c.client_bound(Ok(()), 5));
     assert!(matches!(
         submitted(&effects).1,
         ActionCommand::TaskStart { .. }
@@ -385,11 +389,11 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
     // Nobody online.
     let mut c = Conversation::new(TASK.into(), 0);
     let (turn, _) = turn_of(
-        &c.user_message("open the shop".into(), None, None, 1)
+        &c.answered(|c| c.user_message("open the shop".into(), None, None, 1))
             .unwrap(),
     );
     reply(&mut c, &turn, navigate());
-    let effects = c.client_bound(Err(ErrorObject::plugin_offline()), 5);
+    let effects = c.answered(|c| c.client_bound(Err(ErrorObject::plugin_offline()), 5));
     let (status, _, error) = output_of(&effects);
     assert_eq!(status, OutputStatus::Error);
     assert_eq!(error.unwrap().code, ErrorCode::PluginOffline);
@@ -433,12 +437,14 @@ fn a_reply_without_a_tool_call_or_with_bad_arguments_is_retried_with_the_reason(
     );
 
     // A third failure in a row (network) is retried with backoff; the fourth ends the run.
-    let effects = c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 30);
+    let effects =
+        c.answered(|c| c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 30));
     assert!(effects
         .iter()
         .any(|e| matches!(e, Effect::CallLlm { delay_ms, .. } if *delay_ms > 0)));
     let (turn, _) = turn_of(&effects);
-    let effects = c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset again")), 40);
+    let effects =
+        c.answered(|c| c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset again")), 40));
     let (status, _, error) = output_of(&effects);
     assert_eq!(status, OutputStatus::Error);
     assert_eq!(error.unwrap().code, ErrorCode::LlmError);
@@ -450,7 +456,7 @@ fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
     let mut c = bound();
     let turn = at_first_page(&mut c, "");
     let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
-    let effects = c.llm_event(&turn, LlmEvent::Error(auth), 30);
+    let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(auth), 30));
     assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
     assert_eq!(output_of(&effects).2.unwrap().code, ErrorCode::LlmError);
 }
@@ -574,12 +580,14 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
 
     // The queue never stored the action: it was never sent, so it is submitted now, once.
     let mut fresh = restore();
-    let effects = fresh.resume_run(|_| None, 30);
+    let effects = fresh.answered(|c| c.resume_run(|_| None, 30));
     assert_eq!(submitted(&effects), start);
     // The queue has it in flight: wait for its result.
     let mut fresh = restore();
     let in_flight = record(&start.0, start.1.clone(), ActionState::Acked, json!({}));
-    assert!(fresh.resume_run(|_| Some(in_flight.clone()), 30).is_empty());
+    assert!(fresh
+        .answered(|c| c.resume_run(|_| Some(in_flight.clone()), 30))
+        .is_empty());
     // It ended while nobody listened: the run takes the result and prepares the page.
     let mut fresh = restore();
     let done = record(
@@ -588,7 +596,7 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
         ActionState::Succeeded,
         json!({ "tabId": 7 }),
     );
-    let effects = fresh.resume_run(|_| Some(done.clone()), 30);
+    let effects = fresh.answered(|c| c.resume_run(|_| Some(done.clone()), 30));
     assert!(matches!(
         submitted(&effects).1,
         ActionCommand::BrowserWaitForLoaded { .. }
@@ -604,7 +612,7 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
         thinking.run().cloned(),
     );
     assert!(fresh.needs_recovery());
-    let effects = fresh.recover(40);
+    let effects = fresh.answered(|c| c.recover(40));
     let (new_turn, messages) = turn_of(&effects);
     assert_ne!(new_turn, cut_turn);
     assert!(messages.last().unwrap().content.contains("[1]<a>Home</a>"));
@@ -615,7 +623,7 @@ fn what_the_person_writes_during_a_run_reaches_the_next_step() {
     let mut c = bound();
     let start = opening(&mut c);
     let effects = c
-        .user_message("only the large mug".into(), None, None, 12)
+        .answered(|c| c.user_message("only the large mug".into(), None, None, 12))
         .unwrap();
     assert!(
         !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
@@ -641,7 +649,8 @@ fn a_takeover_lasts_through_the_model_thinking_until_resume() {
     c.takeover(50);
     assert_eq!(c.task().status, TaskStatus::Takeover);
     // A failed call is retried while the person drives: still their browser.
-    let effects = c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 60);
+    let effects =
+        c.answered(|c| c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 60));
     turn_of(&effects);
     assert_eq!(c.task().status, TaskStatus::Takeover);
     c.resume(70);
@@ -717,13 +726,13 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         "[2] has no box in view"
     );
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
-    let wrong = c.confirm(2, approve(), 30).unwrap_err();
+    let wrong = c.answered(|c| c.confirm(2, approve(), 30)).unwrap_err();
     assert_eq!(wrong.code, ErrorCode::NotFound);
 
     // Declined: the model hears it and chooses again; nothing ran.
     let mut declined = Conversation::restore(c.task().clone(), c.history.clone(), c.run().cloned());
     let effects = declined
-        .confirm(3, decline("  wrong shop, use the other one  "), 30)
+        .answered(|c| c.confirm(3, decline("  wrong shop, use the other one  "), 30))
         .unwrap();
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationAnswered { approved: false, by, reason: Some(reason), .. }
@@ -744,13 +753,16 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
     assert_eq!(declined.task().status, TaskStatus::Running);
 
     // Confirmed: it runs, once.
-    let effects = c.confirm(3, approve(), 30).unwrap();
+    let effects = c.answered(|c| c.confirm(3, approve(), 30)).unwrap();
     let (_, command) = submitted(&effects);
     assert!(
         matches!(command, ActionCommand::BrowserClick { target, .. } if target.click_id == Some(2))
     );
     assert_eq!(c.task().status, TaskStatus::Running);
-    assert!(c.confirm(3, approve(), 31).is_err(), "answered already");
+    assert!(
+        c.answered(|c| c.confirm(3, approve(), 31)).is_err(),
+        "answered already"
+    );
 }
 
 fn approve() -> ConfirmAnswer {
@@ -797,7 +809,7 @@ fn step_by_step_every_step_waits_for_next_step_and_a_risky_one_says_why() {
         FrontendEvent::ConfirmationRequested(r) if r.step_by_step && r.reason.starts_with("Step by step"))));
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
     // "Next step" runs it.
-    let add = submitted(&c.confirm(2, approve(), 10).unwrap());
+    let add = submitted(&c.answered(|c| c.confirm(2, approve(), 10)).unwrap());
     let effects = ok(&mut c, add, json!({ "clicked": true }));
     let turn = turn_of(&prepare_page(&mut c, effects, page)).0;
 
@@ -812,7 +824,7 @@ fn step_by_step_every_step_waits_for_next_step_and_a_risky_one_says_why() {
 
     // Off again: the next harmless step runs at once.
     c.set_step_mode(false, 20);
-    let effects = c.confirm(3, approve(), 21).unwrap();
+    let effects = c.answered(|c| c.confirm(3, approve(), 21)).unwrap();
     submitted(&effects);
 }
 
@@ -851,10 +863,11 @@ fn records_stored_by_the_previous_release_still_load() {
     );
     // The run picks up from them: the stored click ended, so the page is prepared next.
     let mut c = bound();
-    c.user_message("buy a blue mug".into(), None, None, 1)
+    c.answered(|c| c.user_message("buy a blue mug".into(), None, None, 1))
         .unwrap();
     let mut restored = Conversation::restore(c.task().clone(), Vec::new(), Some(run));
-    let effects = restored.resume_run(|id| (id == action.action_id).then(|| action.clone()), 30);
+    let effects = restored
+        .answered(|c| c.resume_run(|id| (id == action.action_id).then(|| action.clone()), 30));
     assert!(matches!(
         submitted(&effects).1,
         ActionCommand::BrowserWaitForLoaded { .. }
@@ -1005,7 +1018,7 @@ fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model()
         url: "http://shop.test/".into(),
     };
     clicked.outcome.as_mut().unwrap().dialog = Some(Box::new(asking.clone()));
-    let effects = c.action_finished(&clicked, 20);
+    let effects = c.answered(|c| c.action_finished(&clicked, 20));
 
     // Nothing on the page can be read while the dialog holds its scripts: no preparation.
     assert!(!effects
@@ -1028,7 +1041,7 @@ fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model()
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Delete everything"))));
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
-    let answer = submitted(&c.confirm(3, approve(), 30).unwrap());
+    let answer = submitted(&c.answered(|c| c.confirm(3, approve(), 30)).unwrap());
     assert_eq!(
         answer.1,
         ActionCommand::BrowserDialog {
@@ -1061,7 +1074,7 @@ fn a_dialog_found_while_preparing_the_page_ends_the_preparation_with_it() {
         default_prompt: None,
         url: "http://x/".into(),
     }));
-    let effects = c.action_finished(&loaded, 20);
+    let effects = c.answered(|c| c.action_finished(&loaded, 20));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::PageObserved { dialog: Some(d), missing, .. } if d.message == "Welcome!" && missing.is_empty())));
     let (_, messages) = turn_of(&effects);
@@ -1154,12 +1167,14 @@ fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
         active_tab_id: Some(5),
     });
     let (turn, messages) = turn_of(
-        &c.user_message(
-            "what is the price of the mug I have open?".into(),
-            None,
-            None,
-            1,
-        )
+        &c.answered(|c| {
+            c.user_message(
+                "what is the price of the mug I have open?".into(),
+                None,
+                None,
+                1,
+            )
+        })
         .unwrap(),
     );
     let tabs = messages
@@ -1202,7 +1217,7 @@ fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
     let mut c = bound();
     assert_eq!(c.start_on_tab(Some(42), 0), vec![Effect::SaveTask]);
     let (turn, messages) = turn_of(
-        &c.user_message("add this to my cart".into(), None, None, 1)
+        &c.answered(|c| c.user_message("add this to my cart".into(), None, None, 1))
             .unwrap(),
     );
     assert!(messages
@@ -1260,7 +1275,7 @@ fn with_vision() -> Conversation {
 fn with_vision_each_call_sends_the_latest_pages_screenshot_only() {
     let mut c = with_vision();
     let first = c
-        .user_message("buy a blue mug".into(), None, None, 1)
+        .answered(|c| c.user_message("buy a blue mug".into(), None, None, 1))
         .unwrap();
     assert_eq!(image_of(&first), None, "no page yet");
     let (turn, _) = turn_of(&first);
@@ -1334,7 +1349,7 @@ fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run
         LlmErrorKind::ImageRefused,
         "image_url is only supported by certain models",
     );
-    let effects = c.llm_event(&turn, LlmEvent::Error(refused.clone()), 30);
+    let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(refused.clone()), 30));
     // The same call again at once, without the image, and the web app told why.
     let (retry, messages) = turn_of(&effects);
     assert!(effects.iter().any(|e| matches!(
@@ -1363,7 +1378,7 @@ fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run
     let (turn, _) = turn_of(&effects);
     assert_eq!(image_of(&effects), None);
     // Refused again without an image, it is an error like any bad request.
-    let effects = c.llm_event(&turn, LlmEvent::Error(refused), 40);
+    let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(refused), 40));
     let (status, _, error) = output_of(&effects);
     assert_eq!(status, OutputStatus::Error);
     assert_eq!(error.unwrap().code, ErrorCode::LlmError);
@@ -1492,7 +1507,7 @@ fn a_blocked_domain_is_refused_before_anything_is_sent_and_the_extension_is_told
         ..RunConfig::default()
     });
     let (turn, _) = turn_of(
-        &c.user_message("open the shop".into(), None, None, 1)
+        &c.answered(|c| c.user_message("open the shop".into(), None, None, 1))
             .unwrap(),
     );
     let effects = reply(
@@ -1532,12 +1547,14 @@ fn price_schema() -> Value {
 /// A run asked for an answer in `price_schema`'s format, at its first page.
 fn asked_for_a_price(c: &mut Conversation) -> String {
     let (turn, messages) = turn_of(
-        &c.user_message(
-            "price of the blue mug".into(),
-            None,
-            Some(price_schema()),
-            1,
-        )
+        &c.answered(|c| {
+            c.user_message(
+                "price of the blue mug".into(),
+                None,
+                Some(price_schema()),
+                1,
+            )
+        })
         .unwrap(),
     );
     let all: String = messages.iter().map(|m| m.content.clone()).collect();
@@ -1632,12 +1649,14 @@ fn a_wrong_answer_goes_back_to_the_model_then_the_run_ends_partial_without_passi
 fn a_plain_reply_to_a_request_with_an_answer_format_is_sent_back_for_done() {
     let mut c = bound();
     let (turn, _) = turn_of(
-        &c.user_message(
-            "what is 2+2?".into(),
-            None,
-            Some(json!({ "type": "integer" })),
-            1,
-        )
+        &c.answered(|c| {
+            c.user_message(
+                "what is 2+2?".into(),
+                None,
+                Some(json!({ "type": "integer" })),
+                1,
+            )
+        })
         .unwrap(),
     );
     let effects = reply(&mut c, &turn, vec![LlmEvent::TextDelta("4".into())]);
@@ -1647,7 +1666,10 @@ fn a_plain_reply_to_a_request_with_an_answer_format_is_sent_back_for_done() {
     let effects = reply(&mut c, &turn, vec![agent_call("call_a", done)]);
     assert_eq!(output_of(&effects).1.unwrap()["data"], 4);
     // The next request, without a format, is answered freely.
-    let (turn, messages) = turn_of(&c.user_message("thanks".into(), None, None, 30).unwrap());
+    let (turn, messages) = turn_of(
+        &c.answered(|c| c.user_message("thanks".into(), None, None, 30))
+            .unwrap(),
+    );
     assert!(!messages
         .iter()
         .any(|m| m.content.contains("<answer_format>")));
@@ -1663,7 +1685,7 @@ fn a_plain_reply_to_a_request_with_an_answer_format_is_sent_back_for_done() {
 fn a_broken_answer_schema_is_refused_and_nothing_is_stored() {
     let mut c = bound();
     let error = c
-        .user_message("x".into(), None, Some(json!({ "type": "nonsense" })), 1)
+        .answered(|c| c.user_message("x".into(), None, Some(json!({ "type": "nonsense" })), 1))
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::SchemaValidationFailed);
     assert!(error.message.contains("answerSchema"), "{}", error.message);
@@ -1760,7 +1782,7 @@ fn a_step_that_ran_only_partly_is_told_to_the_model_as_partial_with_why() {
     let outcome = done.outcome.as_mut().unwrap();
     outcome.status = ActionStatus::Partial;
     outcome.warnings = vec!["no visible effect: after the click the page did not change".into()];
-    let effects = c.action_finished(&done, 20);
+    let effects = c.answered(|c| c.action_finished(&done, 20));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ToolUsed { phase: ToolPhase::End, result: Some(r), summary: Some(s), .. }
             if r.ok && r.partial && s.contains("no visible effect"))));
@@ -1810,7 +1832,7 @@ fn a_tasks_own_sites_are_kept_with_the_deployments_and_told_to_the_extension() {
     );
 
     let (turn, _) = turn_of(
-        &c.user_message("compare prices".into(), None, None, 3)
+        &c.answered(|c| c.user_message("compare prices".into(), None, None, 3))
             .unwrap(),
     );
     let refused = |c: &mut Conversation, turn: &str, id: &str, url: &str| {
@@ -1864,4 +1886,191 @@ fn a_tasks_own_sites_are_kept_with_the_deployments_and_told_to_the_extension() {
         matches!(&start.1, ActionCommand::TaskStart { task_domains: Some(d), .. }
         if d.allowed == ["shop.test"] && d.blocked == ["ads.shop.test"])
     );
+}
+
+/// The skill lookup among `effects`, the model call waiting for it.
+fn lookup_of(effects: &[Effect]) -> (String, crate::skills::SkillQuery) {
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
+        "the call waits for the skills: {effects:#?}"
+    );
+    let lookups: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LookupSkills { turn_id, query } => Some((turn_id.clone(), query.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lookups.len(), 1, "one lookup in {effects:#?}");
+    lookups.into_iter().next().unwrap()
+}
+
+/// The actions the model call among `effects` offers.
+fn offered(effects: &[Effect]) -> Vec<String> {
+    let tools = effects.iter().find_map(|e| match e {
+        Effect::CallLlm { tools, .. } => Some(tools[0].parameters.clone()),
+        _ => None,
+    });
+    tools.expect("a model call")["properties"]["action"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|variant| variant["required"][0].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const EXPENSE_SKILL: &str = "---
+name: file-expense
+description: File an expense claim on the expense portal.
+sites: [portal.test]
+allowed-tools: navigate, click, type
+risk: Submitting is final.
+---
+1. Open http://portal.test/expenses/new and fill in the amount.
+";
+
+#[test]
+fn the_skills_of_the_goal_and_page_guide_the_run_and_restrict_its_actions() {
+    let expense = crate::skills::parse("file-expense", EXPENSE_SKILL, 0).unwrap();
+    let mut c = bound();
+    // The goal's skills are looked up before the model is first asked; the task runs meanwhile.
+    let effects = c
+        .user_message("file an expense for lunch".into(), None, None, 1)
+        .unwrap();
+    assert!(events(&effects).iter().any(|e| matches!(
+        e,
+        FrontendEvent::TaskStatus {
+            status: TaskStatus::Running,
+            ..
+        }
+    )));
+    let (turn, query) = lookup_of(&effects);
+    assert_eq!(
+        query,
+        crate::skills::SkillQuery {
+            goal: "file an expense for lunch".into(),
+            url: None
+        }
+    );
+    let effects = c.skills_found(&turn, Ok(vec![expense]));
+    let (same_turn, messages) = turn_of(&effects);
+    assert_eq!(same_turn, turn);
+    let note = messages
+        .iter()
+        .find(|m| m.content.starts_with("<skills>"))
+        .expect("the skills block");
+    assert!(note.content.contains("<skill name=\"file-expense\">"));
+    assert!(note
+        .content
+        .contains("1. Open http://portal.test/expenses/new"));
+    assert_eq!(offered(&effects), ["navigate", "click", "type", "done"]);
+
+    // An action the skill does not allow is refused, and the model asked again (the skills are
+    // known: no second lookup).
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "scroll": { "direction": "down" } }),
+        )],
+    );
+    let refused = events(&effects)
+        .into_iter()
+        .find_map(|e| match e {
+            FrontendEvent::ToolUsed {
+                phase: ToolPhase::End,
+                result: Some(r),
+                ..
+            } => r.error,
+            _ => None,
+        })
+        .expect("the refusal");
+    assert_eq!(refused.code, ErrorCode::PermissionDenied);
+    assert!(refused
+        .message
+        .contains("(file-expense) allow: click, done, navigate, type"));
+    assert!(events(&effects).iter().any(|e| matches!(
+        e,
+        FrontendEvent::ToolUsed {
+            phase: ToolPhase::Start,
+            skill: None,
+            ..
+        }
+    )));
+    let (turn, _) = turn_of(&effects);
+
+    // An allowed one runs, and its step names the skill.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "navigate": { "url": "http://portal.test/expenses/new" } }),
+        )],
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ToolUsed { step: 2, phase: ToolPhase::Start, skill: Some(s), .. } if s == "file-expense")));
+    let start = submitted(&effects);
+
+    // On the first page (the site changed), its skills are looked up again; this site has none:
+    // the prompt has no skills and every action is offered.
+    let load = submitted(&ok(&mut c, start, json!({ "tabId": 7, "windowId": 1 })));
+    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
+    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
+    let index = submitted(&ok(
+        &mut c,
+        read,
+        json!({ "text": "Expenses", "title": "Expenses", "contentLengthBytes": 8, "truncated": false }),
+    ));
+    let effects = c.action_finished(
+        &record(
+            &index.0,
+            index.1,
+            ActionState::Succeeded,
+            json!({ "elements": [], "text": "", "url": "http://shop.test/#top", "title": "Shop" }),
+        ),
+        30,
+    );
+    let (turn, query) = lookup_of(&effects);
+    assert_eq!(
+        query.url.as_deref(),
+        Some("http://shop.test/"),
+        "without the fragment"
+    );
+    assert_eq!(query.goal, "file an expense for lunch");
+    let effects = c.skills_found(&turn, Ok(vec![]));
+    let (_, messages) = turn_of(&effects);
+    assert!(!messages.iter().any(|m| m.content.starts_with("<skills>")));
+    assert_eq!(
+        offered(&effects).len(),
+        mimo_protocol::agent::action_names().len()
+    );
+}
+
+#[test]
+fn a_lookup_that_fails_or_comes_too_late_changes_nothing_it_should_not() {
+    let mut c = bound();
+    let effects = c
+        .user_message("open the shop".into(), None, None, 1)
+        .unwrap();
+    let (turn, _) = lookup_of(&effects);
+    // The library could not answer: the model is asked without skills, and the person told.
+    let effects = c.skills_found(
+        &turn,
+        Err(ErrorObject::new(ErrorCode::InternalError, "library down")),
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::Warning { message } if message.contains("library down"))));
+    let (_, messages) = turn_of(&effects);
+    assert!(!messages.iter().any(|m| m.content.starts_with("<skills>")));
+    // An answer for a turn that no longer waits (answered, stopped) is ignored.
+    assert!(c.skills_found(&turn, Ok(vec![])).is_empty());
+    c.stop(2);
+    let effects = c
+        .user_message("file an expense".into(), None, None, 3)
+        .unwrap();
+    let (turn, _) = lookup_of(&effects);
+    c.stop(4);
+    assert!(c.skills_found(&turn, Ok(vec![])).is_empty());
 }
