@@ -77,7 +77,7 @@ pub struct ActionRecord {
 }
 
 impl ActionRecord {
-    fn dispatch(&self) -> BrowserAction {
+    pub fn dispatch(&self) -> BrowserAction {
         BrowserAction {
             action_id: self.action_id.clone(),
             attempt: self.attempt,

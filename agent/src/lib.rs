@@ -13,6 +13,7 @@ pub mod llm;
 pub mod prompt;
 pub mod records;
 pub mod risk;
+pub mod script;
 pub mod secrets;
 pub mod selection;
 pub mod skills;

@@ -1,9 +1,13 @@
 //! What the Worker and the two objects ask each other, in one place: each internal route's body
 //! and answer types, and typed clients that send them, so that a route's shape is written once.
 
+use mimo_agent::actions::ActionRecord;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
-use mimo_protocol::extension::{ExtensionList, PairRequest, PairResponse, PairingCode, WsTicket};
+use mimo_protocol::extension::{
+    ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
+};
+use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{ActionCommand, ServerToExtension, Skill, TaskControl};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -225,6 +229,16 @@ impl RegistryClient {
             .await
     }
 
+    /// A poll made here on behalf of `client_id` (a script: see the script API).
+    pub async fn poll_frames(
+        &self,
+        client_id: &str,
+        request: &PollRequest,
+    ) -> Answer<PollResponse> {
+        self.post(&format!("/poll?clientId={}", urlencode(client_id)), request)
+            .await
+    }
+
     /// Hands an extension's poll (its body as sent) to the registry.
     pub async fn poll(&self, client_id: &str, mut request: Request) -> Result<Response> {
         let target = format!("https://internal/poll?clientId={}", urlencode(client_id));
@@ -270,6 +284,24 @@ impl TaskClient {
     /// Relays the person's answer to a confirmation, given outside the web app.
     pub async fn confirm(&self, answer: &ConfirmBody) -> Answer<()> {
         self.post("/confirm", answer).await
+    }
+
+    /// Starts a task for a script whose polling client is `client_id`.
+    pub async fn script_start(&self, start: &ScriptStart, client_id: &str) -> Answer<()> {
+        let path = format!("/script/start?clientId={}", urlencode(client_id));
+        self.post(&path, start).await
+    }
+
+    /// Where the task stands, for a script.
+    pub async fn script_status(&self) -> Answer<ScriptStatus> {
+        let request = json_request::<()>(Method::Get, "/script/status", None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Every action of the task with its state and outcome.
+    pub async fn actions(&self) -> Answer<Vec<ActionRecord>> {
+        let request = json_request::<()>(Method::Get, "/actions", None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
     }
 
     /// Pushes the task's extension's new browser snapshot.

@@ -33,8 +33,8 @@ mod wasm_tests;
 
 pub use artifacts::ArtifactRecord;
 pub use clients::{
-    ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, RegistryClient, SkillClient,
-    TaskClient, TicketHolder, TicketRedeem, TokenCheck,
+    ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody, Confirmer,
+    RegistryClient, SkillClient, TaskClient, TicketHolder, TicketRedeem, TokenCheck,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};

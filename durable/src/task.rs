@@ -12,13 +12,14 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::StreamExt;
 use mimo_agent::actions::ActionRecord;
-use mimo_agent::audit;
 use mimo_agent::llm;
 use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
 };
+use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::TaskSummary;
+use mimo_protocol::script::ScriptStart;
 use mimo_protocol::{
     limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, FrontendEvent,
     FrontendMessage, TaskControl,
@@ -192,6 +193,26 @@ impl DurableObject for TaskCoordinator {
                 Ok(control) => self.answer(Input::Control(control), Caller::Relay).await,
                 Err(error) => error_response(&error),
             },
+            (Method::Post, "/script/start") => match read_body::<ScriptStart>(&mut req).await {
+                Ok(start) => {
+                    self.script_start(start, query("clientId").unwrap_or_default())
+                        .await
+                }
+                Err(error) => error_response(&error),
+            },
+            (Method::Get, "/script/status") => {
+                let Some(task) = self.task.borrow().record().cloned() else {
+                    return error_response(&unknown_task());
+                };
+                let history = self.store.events_after(&task.task_id, 0)?;
+                let records = self.task.borrow().actions().records().to_vec();
+                Response::from_json(&script::status(
+                    &task.task_id,
+                    task.status,
+                    &records,
+                    &history,
+                ))
+            }
             (Method::Post, "/confirm") => match read_body::<ConfirmBody>(&mut req).await {
                 Ok(answer) => {
                     let input = Input::Confirm {
@@ -749,6 +770,27 @@ impl TaskCoordinator {
             &format!("attachment; filename=\"{filename}\""),
         )?;
         Ok(response)
+    }
+
+    /// A task started by a script (`POST /api/agent/start`): its mode, the script as its
+    /// executor (`client_id`, a polling client), then its goal. The first refusal is the answer.
+    async fn script_start(&self, start: ScriptStart, client_id: String) -> Result<Response> {
+        let mut inputs = Vec::new();
+        if start.step_by_step {
+            inputs.push(Input::SetStepMode(true));
+        }
+        inputs.push(Input::SelectClient { client_id });
+        inputs.push(Input::UserMessage {
+            content: start.goal,
+            client_message_id: None,
+            answer_schema: start.answer_schema,
+        });
+        for input in inputs {
+            if let Some(refusal) = self.handle(input, Caller::Direct).await?.into_iter().next() {
+                return error_response(&refusal);
+            }
+        }
+        Response::empty()
     }
 
     /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history.

@@ -13,6 +13,7 @@ pub mod error;
 pub mod extension;
 pub mod frontend;
 pub mod limits;
+pub mod script;
 pub mod secrets;
 pub mod skills;
 pub mod snapshot;

@@ -3,7 +3,9 @@
 use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
-use crate::{action, agent, audit, error, extension, frontend, secrets, skills, snapshot, task};
+use crate::{
+    action, agent, audit, error, extension, frontend, script, secrets, skills, snapshot, task,
+};
 
 /// Where the generated module is checked in, relative to the workspace root.
 pub const TYPESCRIPT_PATH: &str = "protocol/ts/protocol.ts";
@@ -88,6 +90,16 @@ pub fn typescript_module() -> String {
         extension::PairResponse,
         extension::WsTicket,
         extension::PollRequest,
+        script::ScriptStart,
+        script::ScriptNext,
+        script::ScriptReport,
+        script::ScriptConfirm,
+        script::ScriptCancel,
+        script::ScriptTarget,
+        script::ScriptAction,
+        script::Observation,
+        script::ScriptError,
+        script::ScriptStatus,
         extension::PollResponse,
         extension::PolledFrame,
         frontend::FrontendMessage,

@@ -3,6 +3,7 @@
 
 mod artifacts;
 mod auth;
+mod script;
 
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
@@ -117,6 +118,8 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     };
     match (req.method(), path.as_str()) {
         (Method::Get, "/api/task/id") => new_task(&env).await,
+        // The script API (seed 002 §8).
+        (_, route) if route.starts_with("/api/agent/") => script::route(req, &env, route).await,
         (Method::Get, "/api/extension/extension-list") => {
             reply(RegistryClient::new(&env)?.list().await)
         }

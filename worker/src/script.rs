@@ -1,0 +1,259 @@
+//! The script API (seed 002 §8): a task driven over plain requests, in the seed's shapes
+//! (`mimo_protocol::script`). The script is the task's executor, a polling client named
+//! `script-{taskId}` (the extension's polling transport, `POST /api/extension/poll`): the actions
+//! the agent decides are kept for it until it reports past them, its reports are the socket's
+//! `action_ack` and `action_result` frames, and so a repeated `next` gives the same action and a
+//! repeated `report` is recorded once.
+
+use mimo_durable::{
+    error_response, Answer, ConfirmBody, Confirmer, Failure, RegistryClient, TaskClient,
+};
+use mimo_protocol::extension::{PollRequest, PolledFrame};
+use mimo_protocol::script::{
+    self, ScriptAction, ScriptCancel, ScriptConfirm, ScriptNext, ScriptReport, ScriptStart,
+};
+use mimo_protocol::{
+    BrowserAction, BrowserInfo, ErrorCode, ErrorObject, ExtensionMessage, ServerToExtension,
+    TaskControl,
+};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use worker::{Env, Method, Request, Response, Result};
+
+/// The polling client a script's task is bound to.
+fn script_client(task_id: &str) -> String {
+    format!("script-{task_id}")
+}
+
+/// The request's JSON body, or `SCHEMA_VALIDATION_FAILED`.
+async fn body<T: DeserializeOwned>(req: &mut Request) -> std::result::Result<T, ErrorObject> {
+    let text = req.text().await.unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| {
+        ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            format!("malformed body: {e}"),
+        )
+    })
+}
+
+fn answer<T: serde::Serialize>(result: Answer<T>) -> Result<Response> {
+    match result {
+        Ok(value) => Response::from_json(&value),
+        Err(failure) => failure.respond(),
+    }
+}
+
+/// `/api/agent/*` with the deployment token.
+pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> {
+    let task_id_ok = |id: &str| uuid::Uuid::parse_str(id).is_ok();
+    let unknown = || {
+        error_response(&ErrorObject::new(
+            ErrorCode::SchemaValidationFailed,
+            "taskId must be a task id from POST /api/agent/start",
+        ))
+    };
+    match (req.method(), path) {
+        (Method::Post, "/api/agent/start") => match body::<ScriptStart>(&mut req).await {
+            Ok(start) if start.goal.trim().is_empty() => error_response(&ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                "goal must say what the task is to do",
+            )),
+            Ok(start) => answer(start_task(env, start).await),
+            Err(error) => error_response(&error),
+        },
+        (Method::Post, "/api/agent/next") => match body::<ScriptNext>(&mut req).await {
+            Ok(next) if task_id_ok(&next.task_id) => answer(next_action(env, next).await),
+            Ok(_) => unknown(),
+            Err(error) => error_response(&error),
+        },
+        (Method::Post, "/api/agent/report") => match body::<ScriptReport>(&mut req).await {
+            Ok(report) if task_id_ok(&report.task_id) => answer(report_action(env, report).await),
+            Ok(_) => unknown(),
+            Err(error) => error_response(&error),
+        },
+        (Method::Post, "/api/agent/confirm") => match body::<ScriptConfirm>(&mut req).await {
+            Ok(confirm) if task_id_ok(&confirm.task_id) => {
+                let Some(step) = script::confirmation_step(&confirm.action_id) else {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::NotFound,
+                        format!(
+                            "{:?} is not a step waiting for confirmation (those are `step-N`, from next or status)",
+                            confirm.action_id
+                        ),
+                    ));
+                };
+                let answer_body = ConfirmBody {
+                    step,
+                    approve: confirm.approved,
+                    reason: confirm.reason,
+                    by: Confirmer::Api,
+                };
+                let task = TaskClient::new(env, &confirm.task_id)?;
+                answer(
+                    task.confirm(&answer_body)
+                        .await
+                        .map(|()| json!({ "ok": true })),
+                )
+            }
+            Ok(_) => unknown(),
+            Err(error) => error_response(&error),
+        },
+        (Method::Post, "/api/agent/cancel") => match body::<ScriptCancel>(&mut req).await {
+            Ok(cancel) if task_id_ok(&cancel.task_id) => {
+                let task = TaskClient::new(env, &cancel.task_id)?;
+                answer(
+                    task.control(TaskControl::Stop)
+                        .await
+                        .map(|()| json!({ "ok": true })),
+                )
+            }
+            Ok(_) => unknown(),
+            Err(error) => error_response(&error),
+        },
+        (Method::Get, "/api/agent/status") => {
+            let task_id = req
+                .url()?
+                .query_pairs()
+                .find(|(k, _)| k == "taskId")
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default();
+            if !task_id_ok(&task_id) {
+                return unknown();
+            }
+            answer(TaskClient::new(env, &task_id)?.script_status().await)
+        }
+        _ => error_response(&ErrorObject::new(
+            ErrorCode::NotFound,
+            format!("no route for {} {path}", req.method()),
+        )),
+    }
+}
+
+/// A new task with the script as its executor, started on `goal`.
+async fn start_task(env: &Env, start: ScriptStart) -> Answer<serde_json::Value> {
+    let task_id = uuid::Uuid::new_v4().to_string();
+    let task = TaskClient::new(env, &task_id)?;
+    task.init(&task_id).await?;
+    let client_id = script_client(&task_id);
+    // The script's client says hello, as an extension does, so that the task can bind to it.
+    let hello = ExtensionMessage::Hello {
+        client_id: client_id.clone(),
+        name: "Script (API)".into(),
+        browser: BrowserInfo {
+            name: "script".into(),
+            version: String::new(),
+            user_agent: String::new(),
+        },
+        extension_version: String::new(),
+    };
+    let polled = RegistryClient::new(env)?
+        .poll_frames(&client_id, &poll(0, vec![hello], 0))
+        .await?;
+    if let Some(ServerToExtension::Error { error }) = polled.replies.into_iter().next() {
+        return Err(Failure::Refused(error));
+    }
+    task.script_start(&start, &client_id).await?;
+    let status = task.script_status().await?;
+    Ok(json!({ "taskId": task_id, "status": status.status }))
+}
+
+fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
+    PollRequest {
+        ack,
+        frames,
+        wait_ms,
+    }
+}
+
+/// The kept actions among `frames`, with their sequence numbers.
+fn actions(frames: Vec<PolledFrame>) -> Vec<(u64, BrowserAction)> {
+    frames
+        .into_iter()
+        .filter_map(|f| match f.frame {
+            ServerToExtension::BrowserAction { action } => Some((f.seq, action)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The action after `since` (the oldest not reported past without it), acknowledged as
+/// received; else, when a step waits for confirmation, that step; else none.
+async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
+    let registry = RegistryClient::new(env)?;
+    let client_id = script_client(&next.task_id);
+    let mut kept = actions(
+        registry
+            .poll_frames(&client_id, &poll(0, vec![], 0))
+            .await?
+            .frames,
+    );
+    // Everything up to the action the script already has is forgotten.
+    let mut ack = 0;
+    if let Some(since) = &next.since_action_id {
+        if let Some(at) = kept.iter().position(|(_, a)| &a.action_id == since) {
+            ack = kept[at].0;
+            kept.drain(..=at);
+        }
+    }
+    if kept.is_empty() && next.wait_ms > 0 {
+        kept = actions(
+            registry
+                .poll_frames(&client_id, &poll(ack, vec![], next.wait_ms))
+                .await?
+                .frames,
+        );
+    }
+    let task = TaskClient::new(env, &next.task_id)?;
+    let Some((_, action)) = kept.into_iter().next() else {
+        let status = task.script_status().await?;
+        return Ok(json!({ "action": status.pending_confirmation, "status": status.status }));
+    };
+    // Received: the task hears the ack (again, if this is a repeated `next`: harmless).
+    let received = ExtensionMessage::ActionAck {
+        action_id: action.action_id.clone(),
+        attempt: action.attempt,
+        task_id: action.task_id.clone(),
+    };
+    registry
+        .poll_frames(&client_id, &poll(ack, vec![received], 0))
+        .await?;
+    let shaped: ScriptAction =
+        script::script_action(&action, mimo_agent::script::action_risk(&action), "running");
+    let status = task.script_status().await?;
+    Ok(json!({ "action": shaped, "status": status.status }))
+}
+
+/// The script's observation, as the action's result (recorded once however often it comes).
+async fn report_action(env: &Env, report: ScriptReport) -> Answer<serde_json::Value> {
+    let task = TaskClient::new(env, &report.task_id)?;
+    let Some(record) = task
+        .actions()
+        .await?
+        .into_iter()
+        .find(|r| r.action_id == report.action_id)
+    else {
+        return Err(Failure::Refused(ErrorObject::new(
+            ErrorCode::NotFound,
+            format!(
+                "task {} has no action {:?}",
+                report.task_id, report.action_id
+            ),
+        )));
+    };
+    let outcome = report.observation.outcome(&record.dispatch());
+    let result = ExtensionMessage::ActionResult { outcome };
+    let polled = RegistryClient::new(env)?
+        .poll_frames(&script_client(&report.task_id), &poll(0, vec![result], 0))
+        .await?;
+    for reply in polled.replies {
+        match reply {
+            ServerToExtension::ResultAck { .. } => return Ok(json!({ "recorded": true })),
+            ServerToExtension::Error { error } => return Err(Failure::Refused(error)),
+            _ => {}
+        }
+    }
+    Err(Failure::Refused(ErrorObject::new(
+        ErrorCode::InternalError,
+        "the report was not acknowledged; send it again",
+    )))
+}
