@@ -1,7 +1,7 @@
 //! The script API's view of a task (seed 002 §8): its status, its actions in the seed's shape
 //! and states, and the step waiting for confirmation, from the task's records and history.
 
-use mimo_protocol::script::{self, ScriptAction, ScriptStatus};
+use mimo_protocol::script::{self, ScriptStatus};
 use mimo_protocol::{
     ActionKind, BrowserAction, EventEnvelope, FrontendEvent, RiskLevel, TaskStatus,
 };

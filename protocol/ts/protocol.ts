@@ -547,6 +547,84 @@ frames: Array<ExtensionMessage>,
  */
 waitMs: number, };
 
+export type ScriptStart = { goal: string, 
+/**
+ * Each step waits for `confirm` (seed 002 §4.1.1).
+ */
+stepByStep: boolean, 
+/**
+ * A JSON Schema the task's answer must match.
+ */
+answerSchema?: unknown, };
+
+export type ScriptNext = { taskId: string, 
+/**
+ * The last action this script received: the next one after it is delivered (without it,
+ * the oldest action not reported past, again and again).
+ */
+sinceActionId?: string, 
+/**
+ * How long to wait for an action when none is ready (at most 20 s).
+ */
+waitMs: number, };
+
+export type ScriptReport = { taskId: string, actionId: string, observation: Observation, };
+
+export type ScriptConfirm = { taskId: string, actionId: string, approved: boolean, 
+/**
+ * Why not, for the model.
+ */
+reason?: string, };
+
+export type ScriptCancel = { taskId: string, };
+
+export type ScriptTarget = { by: string, value: string, };
+
+export type ScriptAction = { taskId: string, actionId: string, 
+/**
+ * The action's name without `browser_` (`click`, `type`, `navigate`, `task_start`, …).
+ */
+type: string, target?: ScriptTarget, 
+/**
+ * The rest of the action's parameters.
+ */
+params: Record<string, unknown>, risk: RiskLevel, 
+/**
+ * A step waiting for `confirm` (not to be carried out before it is approved).
+ */
+requiresConfirmation: boolean, 
+/**
+ * The seed's action state: `pending | running | done | failed | canceled`.
+ */
+state: string, };
+
+export type Observation = { url: string, title: string, visibleTextSnippet: string, domSummary?: string, 
+/**
+ * The action's result, in the shape the extension would give it (`tabId` for
+ * `task_start`, the element index for `dom_index`, …).
+ */
+extracted: unknown, artifacts: unknown, 
+/**
+ * Empty: it worked. Else the first error is the action's.
+ */
+errors: Array<ScriptError>, };
+
+export type ScriptError = { code: ErrorCode, message: string, };
+
+export type ScriptStatus = { taskId: string, 
+/**
+ * `RUNNING | WAITING_CONFIRMATION | WAITING_PAGE | TAKEOVER | SUCCEEDED | FAILED | CANCELED`.
+ */
+status: string, 
+/**
+ * The step waiting for `confirm`, as an action.
+ */
+pendingConfirmation?: ScriptAction, 
+/**
+ * Every action of the task, oldest first.
+ */
+actions: Array<ScriptAction>, };
+
 export type PollResponse = { 
 /**
  * The direct answers to the request's frames, in order (`welcome`, `result_ack`, `pong`,

@@ -6,9 +6,9 @@
 //! repeated `report` is recorded once.
 
 use mimo_durable::{
-    error_response, Answer, ConfirmBody, Confirmer, Failure, RegistryClient, TaskClient,
+    error_response, now_ms, Answer, ConfirmBody, Confirmer, Failure, RegistryClient, TaskClient,
 };
-use mimo_protocol::extension::{PollRequest, PolledFrame};
+use mimo_protocol::extension::{PollRequest, PolledFrame, MAX_POLL_WAIT_MS};
 use mimo_protocol::script::{
     self, ScriptAction, ScriptCancel, ScriptConfirm, ScriptNext, ScriptReport, ScriptStart,
 };
@@ -181,28 +181,45 @@ fn actions(frames: Vec<PolledFrame>) -> Vec<(u64, BrowserAction)> {
 async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
     let registry = RegistryClient::new(env)?;
     let client_id = script_client(&next.task_id);
-    let mut kept = actions(
-        registry
-            .poll_frames(&client_id, &poll(0, vec![], 0))
-            .await?
-            .frames,
-    );
-    // Everything up to the action the script already has is forgotten.
+    let deadline = now_ms() + u64::from(next.wait_ms.min(MAX_POLL_WAIT_MS));
     let mut ack = 0;
-    if let Some(since) = &next.since_action_id {
-        if let Some(at) = kept.iter().position(|(_, a)| &a.action_id == since) {
-            ack = kept[at].0;
+    let mut since = next.since_action_id.clone();
+    let kept = loop {
+        let frames = registry
+            .poll_frames(&client_id, &poll(ack, vec![], 0))
+            .await?
+            .frames;
+        // Only actions matter to a script: what else the server says (task states, questions
+        // about attempts) is acknowledged as read.
+        let last = frames.last().map_or(ack, |f| f.seq);
+        let mut kept = actions(frames);
+        // Everything up to the action the script already has is read too.
+        if let Some(at) = since
+            .as_ref()
+            .and_then(|s| kept.iter().position(|(_, a)| &a.action_id == s))
+        {
             kept.drain(..=at);
+            since = None;
         }
-    }
-    if kept.is_empty() && next.wait_ms > 0 {
-        kept = actions(
-            registry
-                .poll_frames(&client_id, &poll(ack, vec![], next.wait_ms))
-                .await?
-                .frames,
-        );
-    }
+        match kept.first() {
+            Some((seq, _)) => {
+                ack = seq - 1;
+                break kept;
+            }
+            None => ack = last,
+        }
+        let left = deadline.saturating_sub(now_ms());
+        if left == 0 {
+            break kept;
+        }
+        // Held until something new is kept for the script, or the time is up.
+        registry
+            .poll_frames(
+                &client_id,
+                &poll(ack, vec![], left.try_into().unwrap_or(MAX_POLL_WAIT_MS)),
+            )
+            .await?;
+    };
     let task = TaskClient::new(env, &next.task_id)?;
     let Some((_, action)) = kept.into_iter().next() else {
         let status = task.script_status().await?;

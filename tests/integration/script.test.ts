@@ -1,0 +1,145 @@
+// The script API (seed 002 §8): a task driven over plain requests, the script carrying out the
+// agent's actions itself — start, next, report, confirm, cancel, status — with the seed's wire
+// shapes and the socket's idempotency (a repeated or concurrent `next` gives the same action, a
+// repeated `report` is recorded once).
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ScriptAction, ScriptStatus } from "../../protocol/ts/protocol.ts";
+import { api, post } from "../support/clients.ts";
+import { ownRuntime } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+import { agentStep, onElement } from "../support/shopper.ts";
+
+let mimo: Mimo;
+ownRuntime({ bindings: { MIMO_AGENT_MAX_STEPS: "6" } }, (m) => (mimo = m));
+
+type Next = { action: ScriptAction | null; status: string };
+
+async function call<T>(route: string, body: unknown, status = 200): Promise<T> {
+  const res = await post(mimo, route, body);
+  const answer = (await res.json()) as T;
+  assert.equal(res.status, status, `${route}: ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+async function status(taskId: string): Promise<ScriptStatus> {
+  const res = await api(mimo, `/api/agent/status?taskId=${taskId}`);
+  assert.equal(res.status, 200);
+  return (await res.json()) as ScriptStatus;
+}
+
+/** What the script observes for each action: the page of a shop with a "Place order" button. */
+function observe(action: ScriptAction): { extracted: unknown; errors?: Array<{ code: string; message: string }> } {
+  switch (action.type) {
+    case "task_start":
+      return { extracted: { tabId: 5, windowId: 1, url: "http://shop.test/cart" } };
+    case "wait_for_loaded":
+      return { extracted: { status: "complete" } };
+    case "screenshot":
+      return { extracted: null, errors: [{ code: "CDP_UNAVAILABLE", message: "this script takes no screenshots" }] };
+    case "readability_extract":
+      return { extracted: { text: "Your cart: one blue mug.", title: "Cart", contentLengthBytes: 24, truncated: false } };
+    case "dom_index":
+      return {
+        extracted: {
+          elements: [{ clickId: 1, tag: "button", text: "Place order", frameId: 0 }],
+          text: "[1]<button>Place order</button>",
+          url: "http://shop.test/cart",
+          title: "Cart",
+          scrollX: 0,
+          scrollY: 0,
+        },
+      };
+    default:
+      return { extracted: {} };
+  }
+}
+
+const SEED_ACTION_KEYS = ["actionId", "params", "requiresConfirmation", "risk", "state", "taskId", "type"];
+
+describe("the script API", () => {
+  it("runs a task whose actions the script carries out, with a confirmation declined for a reason", async () => {
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://shop.test/cart" } }, "Opening the cart."),
+      onElement("Place order", (index) => ({ click: { index } }), "In the cart."),
+      agentStep({ done: { success: false, text: "You did not want the order placed." } }, "Declined."),
+    ]);
+    const started = await call<{ taskId: string; status: string }>("/api/agent/start", { goal: "Place my order at http://shop.test/cart" });
+    const taskId = started.taskId;
+    assert.equal(started.status, "RUNNING");
+
+    let since: string | undefined;
+    let asked: ScriptAction | undefined;
+    const seen: string[] = [];
+    for (let i = 0; i < 40 && asked === undefined; i++) {
+      // Two at once, and once more: the same action each time, never a new one.
+      const [a, b] = await Promise.all([
+        call<Next>("/api/agent/next", { taskId, sinceActionId: since, waitMs: 5000 }),
+        call<Next>("/api/agent/next", { taskId, sinceActionId: since, waitMs: 5000 }),
+      ]);
+      const again = await call<Next>("/api/agent/next", { taskId, sinceActionId: since });
+      const action = a.action;
+      assert.ok(action !== null, `an action or a confirmation: ${JSON.stringify(a)}`);
+      assert.equal(b.action?.actionId, action.actionId, "concurrent next: the same action");
+      assert.equal(again.action?.actionId, action.actionId, "repeated next: the same action");
+      if (action.requiresConfirmation) {
+        asked = action;
+        break;
+      }
+      assert.deepEqual(Object.keys(action).filter((k) => k !== "target").sort(), SEED_ACTION_KEYS);
+      assert.equal(action.taskId, taskId);
+      assert.ok(["low", "medium", "high"].includes(action.risk));
+      seen.push(action.type);
+      // Reported twice (a lost answer): recorded once.
+      const observation = { url: "http://shop.test/cart", title: "Cart", visibleTextSnippet: "Your cart", artifacts: {}, errors: [], ...observe(action) };
+      for (let r = 0; r < 2; r++) {
+        assert.deepEqual(await call("/api/agent/report", { taskId, actionId: action.actionId, observation }), { recorded: true });
+      }
+      since = action.actionId;
+    }
+    assert.ok(seen.includes("task_start") && seen.includes("dom_index"), seen.join(", "));
+    const records = (await (await api(mimo, `/api/task/${taskId}/actions`)).json()) as Array<{ actionId: string; attempt: number }>;
+    assert.equal(new Set(records.map((r) => r.actionId)).size, records.length, "no action minted twice");
+
+    // The risky click waits: the status and next say so, with the step as an action to approve.
+    assert.ok(asked !== undefined, "the click on Place order waits for confirmation");
+    assert.deepEqual([asked.actionId, asked.type, asked.risk, asked.target], ["step-2", "click", "high", { by: "index", value: "1" }]);
+    const waiting = await status(taskId);
+    assert.equal(waiting.status, "WAITING_CONFIRMATION");
+    assert.equal(waiting.pendingConfirmation?.actionId, "step-2");
+    assert.ok(waiting.actions.every((a) => a.state === "done" || a.state === "failed"), JSON.stringify(waiting.actions.map((a) => [a.type, a.state])));
+
+    const before = mimo.llm.requests().length;
+    assert.deepEqual(await call("/api/agent/confirm", { taskId, actionId: asked.actionId, approved: false, reason: "not today" }), { ok: true });
+    // Answered already: refused, nothing changes.
+    const twice = await post(mimo, "/api/agent/confirm", { taskId, actionId: asked.actionId, approved: true });
+    assert.equal(twice.status, 404);
+    for (let i = 0; i < 50 && (await status(taskId)).status === "RUNNING"; i++) await new Promise((r) => setTimeout(r, 100));
+    const ended = await status(taskId);
+    assert.equal(ended.status, "SUCCEEDED", JSON.stringify(ended));
+    const told = JSON.stringify(mimo.llm.requests().slice(before)[0]!.body);
+    assert.match(told, /not today/, "the model heard why");
+    const audit = (await (await api(mimo, `/api/task/${taskId}/audit.jsonl`)).text()).trim().split("\n").map((l) => JSON.parse(l) as { confirmation?: { by?: string } });
+    assert.equal(audit.find((r) => r.confirmation)?.confirmation?.by, "api");
+  });
+
+  it("refuses bad input with clear codes and cancels a task", async () => {
+    const empty = await post(mimo, "/api/agent/start", { goal: "  " });
+    assert.equal(empty.status, 400);
+    assert.equal(((await empty.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
+    const unknownField = await post(mimo, "/api/agent/start", { goal: "x", model: "gpt" });
+    assert.equal(((await unknownField.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
+    const badId = await post(mimo, "/api/agent/next", { taskId: "nope" });
+    assert.equal(((await badId.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
+
+    // The model thinks for a while: the task is running when it is canceled.
+    mimo.llm.script([{ stallMs: 5000, text: "Looking." }]);
+    const { taskId } = await call<{ taskId: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
+    const badReport = await post(mimo, "/api/agent/report", { taskId, actionId: "act_none", observation: { errors: [] } });
+    assert.equal(((await badReport.json()) as { code: string }).code, "NOT_FOUND");
+    const badConfirm = await post(mimo, "/api/agent/confirm", { taskId, actionId: "act_x", approved: true });
+    assert.equal(((await badConfirm.json()) as { code: string }).code, "NOT_FOUND");
+    assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
+    assert.equal((await status(taskId)).status, "CANCELED");
+  });
+});
