@@ -60,8 +60,8 @@ pub struct ExtensionRegistry {
     env: Env,
     credentials: Credentials,
     store: RegistryStore,
-    /// Wakes the poll each polling extension holds open, when a frame is kept for it.
-    pollers: RefCell<HashMap<String, oneshot::Sender<()>>>,
+    /// Wakes the polls each polling client holds open, when a frame is kept for it.
+    pollers: RefCell<HashMap<String, Vec<oneshot::Sender<()>>>>,
 }
 
 /// Close code of an extension's socket when its credential is revoked.
@@ -474,11 +474,19 @@ impl ExtensionRegistry {
         let wait = request.wait_ms.min(MAX_POLL_WAIT_MS);
         if frames.is_empty() && wait > 0 {
             let (wake, woken) = oneshot::channel();
-            // A newer poll of the same extension replaces this one's wake-up: this one
-            // answers at its timeout, and the extension reads the frame from the newer one.
-            self.pollers.borrow_mut().insert(client_id.to_owned(), wake);
+            // Every poll held for the client is woken (an extension holds one while it sends,
+            // a script may ask twice at once).
+            self.pollers
+                .borrow_mut()
+                .entry(client_id.to_owned())
+                .or_default()
+                .push(wake);
             let timeout = Delay::from(Duration::from_millis(wait.into()));
             let _ = select(woken, timeout).await;
+            // This poll's wake-up is gone with it; drop it (and any other ended poll's).
+            if let Some(waiting) = self.pollers.borrow_mut().get_mut(client_id) {
+                waiting.retain(|wake| !wake.is_canceled());
+            }
             frames = self.undelivered(client_id, request.ack)?;
             // Held this long, it still counts as polling now.
             self.store.polled(client_id, now_ms())?;
@@ -619,7 +627,9 @@ impl ExtensionRegistry {
         if self.polls(&send.client_id)? {
             let frame = serde_json::to_string(&send.message)?;
             self.store.keep(&send.client_id, &frame, now_ms())?;
-            if let Some(wake) = self.pollers.borrow_mut().remove(&send.client_id) {
+            let woken = self.pollers.borrow_mut().remove(&send.client_id);
+            for wake in woken.into_iter().flatten() {
+                // A poll that already ended has dropped its end: nothing to wake.
                 let _ = wake.send(());
             }
             return Response::empty();
