@@ -607,10 +607,7 @@ mod tests {
 
     fn click(id: u32) -> ActionCommand {
         ActionCommand::BrowserClick {
-            target: mimo_protocol::Target {
-                click_id: Some(id),
-                xpath: None,
-            },
+            target: mimo_protocol::Target::click_id(id),
             strategy: None,
         }
     }
@@ -706,10 +703,7 @@ mod tests {
 
     fn hover(id: u32) -> ActionCommand {
         ActionCommand::BrowserHover {
-            target: mimo_protocol::Target {
-                click_id: Some(id),
-                xpath: None,
-            },
+            target: mimo_protocol::Target::click_id(id),
         }
     }
 

@@ -179,6 +179,8 @@ fn is_zero(n: &usize) -> bool {
 /// What the run waits for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// One per run: the room an action takes in the other phases costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Phase {
     /// The model's reply (the task's current turn).
     Thinking,

@@ -99,6 +99,7 @@ fn task(status: TaskStatus) -> TaskRecord {
             allowed: vec!["shop.example".into()],
             blocked: vec!["pay.shop.example".into()],
         },
+        step_by_step: true,
     }
 }
 

@@ -1,12 +1,19 @@
 // Messages between the service worker and the content script of one frame
 // (`chrome.tabs.sendMessage(tabId, request, { frameId })`). Every answer is a `FrameReply`:
 // the content script never lets an exception cross, it names a protocol error code instead.
-import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection } from "../../protocol/ts/protocol.ts";
+import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection, Target } from "../../protocol/ts/protocol.ts";
+import type { Candidate } from "./targets.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
-/** An element named by the model: by click id (written to `attr` by the last index) or xpath. */
-export type FrameTarget = { clickId?: number; xpath?: string; attr: string };
+/**
+ * An element named one way (see `Target`): by click id (written to `attr` by the last index),
+ * xpath, CSS selector, what it says (`label`), or ARIA role (narrowed by `label`).
+ */
+export type FrameTarget = Target & { attr: string };
+
+/** What a frame holds for a target: its best matches' rank (lower is better), how many, and the first few. */
+export type Located = { rank: number; total: number; candidates: Candidate[] };
 
 /** A point or rectangle in a frame's own viewport (CSS pixels). */
 export type Point = { x: number; y: number };
@@ -86,7 +93,7 @@ export type FrameRequest =
   | { op: "elementAt"; point: Point }
   | { op: "setFiles"; target: FrameTarget; files: Array<{ name: string; type: string; base64: string }> }
   | { op: "readyState" }
-  | { op: "exists"; xpath: string }
+  | { op: "locate"; target: FrameTarget }
   | { op: "mark"; untilMs: number }
   | { op: "markSecret"; target: FrameTarget }
   | { op: "mask"; kinds: PiiKind[] }

@@ -1,21 +1,29 @@
 // Input into the task's tab: finding the frame an element lives in, mapping a point in that
 // frame to the top frame's viewport, and sending CDP mouse and key events that the content
 // scripts' takeover watch knows to be ours.
+import type { Target } from "../../protocol/ts/protocol.ts";
 import type { TabContext } from "./actions/handler.ts";
 import type { Debugger } from "./cdp.ts";
 import { DEFAULT_CLICK_ATTR } from "./frame-protocol.ts";
-import type { FrameTarget, Point } from "./frame-protocol.ts";
+import type { FrameTarget, Located, Point } from "./frame-protocol.ts";
 import { allFrames, everyFrame, frameCall } from "./frames.ts";
 import type { FrameInfo } from "./frames.ts";
 import type { KeySpec } from "./keys.ts";
 import { ActionError } from "./results.ts";
 import { siteAllowed } from "./site-access.ts";
+import { ambiguity, notFound, targetDescription, targetProblem } from "./targets.ts";
 
 /** How long our CDP input is expected by the content scripts' takeover watch. */
 export const MARK_MS = 3_000;
 
-/** The frame a target lives in: click ids by the last index, xpaths by asking the frames. */
-export async function route(ctx: TabContext, p: { clickId?: number; xpath?: string }): Promise<{ frameId: number; target: FrameTarget }> {
+/**
+ * The frame a target lives in: click ids by the last index; xpaths and selectors in the first
+ * frame (the top one first) that has a match; labels and roles in the frame with the one best
+ * match of the whole tab — several equally good, in one frame or across frames, are refused.
+ */
+export async function route(ctx: TabContext, p: Target): Promise<{ frameId: number; target: FrameTarget }> {
+  const problem = targetProblem(p);
+  if (problem !== undefined) throw new ActionError("INVALID_TARGET", problem);
   const attr = ctx.task.attr ?? DEFAULT_CLICK_ATTR;
   if (p.clickId !== undefined) {
     if (!Number.isInteger(p.clickId)) throw new ActionError("SCHEMA_VALIDATION_FAILED", "clickId must be an integer");
@@ -27,20 +35,30 @@ export async function route(ctx: TabContext, p: { clickId?: number; xpath?: stri
     if (range === undefined) throw new ActionError("TARGET_NOT_FOUND", `no element has click id ${p.clickId} in the last DOM index (index the page first)`);
     return { frameId: range[2], target: { clickId: p.clickId, attr } };
   }
-  if (p.xpath !== undefined) {
-    if (typeof p.xpath !== "string" || p.xpath === "") throw new ActionError("INVALID_TARGET", "the xpath is empty");
-    const frames = await allFrames(ctx.tabId);
-    const allowed = await Promise.all(frames.map((f) => siteAllowed(f.url)));
-    for (const f of [{ frameId: 0 }, ...frames.filter((f, i) => f.frameId !== 0 && allowed[i])]) {
-      const found = await frameCall<boolean>(ctx.tabId, f.frameId, { op: "exists", xpath: p.xpath }).catch((error: unknown) => {
-        if (f.frameId === 0) throw error;
-        return false;
-      });
-      if (found) return { frameId: f.frameId, target: { xpath: p.xpath, attr } };
-    }
-    throw new ActionError("TARGET_NOT_FOUND", `no element matches the xpath ${p.xpath}`);
+  // Only the fields of the one way given: an action's own parameters stay out of the target.
+  const target: FrameTarget = { attr };
+  for (const field of ["xpath", "selector", "label", "role"] as const) if (p[field] !== undefined) target[field] = p[field];
+  const frames = await allFrames(ctx.tabId);
+  const allowed = await Promise.all(frames.map((f) => siteAllowed(f.url)));
+  const found: Array<{ frameId: number; located: Located }> = [];
+  for (const f of [{ frameId: 0 }, ...frames.filter((f, i) => f.frameId !== 0 && allowed[i])]) {
+    const located = await frameCall<Located | null>(ctx.tabId, f.frameId, { op: "locate", target }).catch((error: unknown) => {
+      if (f.frameId === 0) throw error;
+      return null;
+    });
+    if (located === null) continue;
+    if (target.xpath !== undefined || target.selector !== undefined) return { frameId: f.frameId, target };
+    found.push({ frameId: f.frameId, located });
   }
-  throw new ActionError("INVALID_TARGET", "name the element by clickId or xpath");
+  if (target.xpath !== undefined) throw new ActionError("TARGET_NOT_FOUND", `no element matches the xpath ${target.xpath}`);
+  if (target.selector !== undefined) throw new ActionError("TARGET_NOT_FOUND", `no element matches the selector ${target.selector}`);
+  const what = targetDescription(target);
+  if (found.length === 0) throw new ActionError("TARGET_NOT_FOUND", notFound(what));
+  const top = Math.min(...found.map((f) => f.located.rank));
+  const tied = found.filter((f) => f.located.rank === top);
+  const total = tied.reduce((n, f) => n + f.located.total, 0);
+  if (total > 1) throw new ActionError("INVALID_TARGET", ambiguity(what, total, tied.flatMap((f) => f.located.candidates)));
+  return { frameId: tied[0]!.frameId, target };
 }
 
 /** A point in a frame's viewport, in the top frame's viewport (scrolling the iframes into view). */

@@ -5,7 +5,7 @@
 // says what Mimo is doing, from the action's label in `ACTION_TRAITS`. Pure: tested under
 // node:test.
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
-import type { BrowserAction, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, Target, TaskStatus } from "../../protocol/ts/protocol.ts";
 import type { OverlayState } from "./frame-protocol.ts";
 
 export function overlayFor(status: TaskStatus): OverlayState {
@@ -25,8 +25,12 @@ export function overlayFor(status: TaskStatus): OverlayState {
   }
 }
 
-function target(p: { clickId?: number; xpath?: string }): string {
-  return p.clickId !== undefined ? `[${p.clickId}]` : p.xpath !== undefined ? p.xpath : "the page";
+/** The element as the person reads it: `[12]`, `//input[1]`, `#save`, `"Save"`, `button "Save"`. */
+function target(p: Target): string {
+  if (p.clickId !== undefined) return `[${p.clickId}]`;
+  const label = p.label !== undefined ? JSON.stringify(p.label) : undefined;
+  if (p.role !== undefined) return label !== undefined ? `${p.role} ${label}` : `a ${p.role}`;
+  return p.xpath ?? p.selector ?? label ?? "the page";
 }
 
 function short(text: string, max = 40): string {

@@ -232,6 +232,10 @@ describe("the overlay", () => {
     assert.equal(actionLabel({ ...base, name: "task_start", params: {} }), "starting");
     assert.equal(actionLabel({ ...base, name: "browser_type", params: { xpath: "//input[1]", text: "mug" } }), "typing into //input[1]");
     assert.equal(actionLabel({ ...base, name: "browser_hover", params: {} }), "pointing at the page");
+    assert.equal(actionLabel({ ...base, name: "browser_click", params: { selector: "#save" } }), "clicking #save");
+    assert.equal(actionLabel({ ...base, name: "browser_click", params: { label: "Save" } }), 'clicking "Save"');
+    assert.equal(actionLabel({ ...base, name: "browser_type", params: { role: "textbox", label: "Email", text: "a" } }), 'typing into textbox "Email"');
+    assert.equal(actionLabel({ ...base, name: "browser_hover", params: { role: "menuitem" } }), "pointing at a menuitem");
     assert.equal(actionLabel({ ...base, name: "browser_scroll", params: { direction: "down" } }), "scrolling down");
     assert.equal(actionLabel({ ...base, name: "browser_navigate", params: { url: `http://a/${long}` } }), `opening http://a/${"x".repeat(30)}…`);
     assert.equal(actionLabel({ ...base, name: "browser_select_option", params: { clickId: 3, option: "Blue" } }), 'choosing "Blue"');

@@ -48,8 +48,14 @@ pub enum ScrollDirection {
     Right,
 }
 
-/// Which element an action targets: a `clickId` from the latest `browser_dom_index`
-/// (preferred), or an XPath as the fallback.
+/// Which element an action targets, named exactly one way: a `clickId` from the latest
+/// `browser_dom_index` (the model's way), an XPath, a CSS selector, what it says (`label`), or
+/// an ARIA `role`, narrowed by what it says when `label` is given too — the last three let a
+/// script drive a page without indexing it. The extension refuses a target named no way or
+/// several ways (`INVALID_TARGET`), and a label or role that fits several elements equally well
+/// (`INVALID_TARGET`, naming them) rather than guess. (`label`, not `text` or `name`: these
+/// fields sit beside the action's own, and `browser_type` has a `text`, `browser_upload_file`
+/// a `name`.)
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Target {
@@ -59,6 +65,32 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub xpath: Option<String>,
+    /// A CSS selector: its first match, in open shadow roots too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub selector: Option<String>,
+    /// What the element says: its visible text or accessible name (a button's or link's text,
+    /// a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+    /// wins over a partial one, a control over plain text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub label: Option<String>,
+    /// An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+    /// `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+    /// role whose accessible name matches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub role: Option<String>,
+}
+
+impl Target {
+    /// An element of the latest DOM index.
+    pub fn click_id(id: u32) -> Self {
+        Self {
+            click_id: Some(id),
+            ..Self::default()
+        }
+    }
 }
 
 /// Where a task may go (seed 002's domain policy, with the deployment's `MIMO_ALLOWED_DOMAINS`

@@ -95,6 +95,8 @@ pub const PONG_FRAME: &str = r#"{"type":"pong"}"#;
 /// Server → extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// A message is built, sent and dropped; boxing the action would only make it clumsier to use.
+#[allow(clippy::large_enum_variant)]
 pub enum ServerToExtension {
     /// Answer to `hello`: the connection is registered.
     #[serde(rename_all = "camelCase")]

@@ -225,13 +225,13 @@ pub fn confirmation_action(task_id: &str, request: &ConfirmationRequest) -> Scri
         _ => ("step".into(), serde_json::Value::Null),
     };
     let mut params = params;
-    let target = match params.as_object_mut().and_then(|p| p.remove("index")) {
-        Some(index) => Some(ScriptTarget {
+    let target = params
+        .as_object_mut()
+        .and_then(|p| p.remove("index"))
+        .map(|index| ScriptTarget {
             by: "index".into(),
             value: index.to_string(),
-        }),
-        None => None,
-    };
+        });
     if let Some(map) = params.as_object_mut() {
         map.insert("reason".into(), request.reason.clone().into());
         map.insert("url".into(), request.url.clone().into());
@@ -258,10 +258,13 @@ fn split_command(command: &ActionCommand) -> (String, Option<ScriptTarget>, serd
     // A target is flattened into the parameters: its way of pointing comes out as the seed's
     // `target` (the element index as `by: "index"`).
     let target = params.as_object_mut().and_then(|p| {
+        // A role comes before its label: the label then names it (stays in `params`).
         [
             ("clickId", "index"),
             ("xpath", "xpath"),
             ("selector", "selector"),
+            ("role", "role"),
+            ("label", "text"),
         ]
         .into_iter()
         .find_map(|(key, by)| {

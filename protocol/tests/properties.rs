@@ -323,8 +323,20 @@ fn page_dialog() -> BoxedStrategy<PageDialog> {
 }
 
 fn target() -> BoxedStrategy<Target> {
-    (of(any::<u32>()), of(text()))
-        .prop_map(|(click_id, xpath)| Target { click_id, xpath })
+    (
+        of(any::<u32>()),
+        of(text()),
+        of(text()),
+        of(text()),
+        of(text()),
+    )
+        .prop_map(|(click_id, xpath, selector, label, role)| Target {
+            click_id,
+            xpath,
+            selector,
+            label,
+            role,
+        })
         .boxed()
 }
 

@@ -189,10 +189,7 @@ fn browser_actions_carry_ids_name_and_params() {
     assert_eq!(
         action.command,
         ActionCommand::BrowserClick {
-            target: Target {
-                click_id: Some(12),
-                xpath: None
-            },
+            target: Target::click_id(12),
             strategy: Some(mimo_protocol::action::ClickStrategy::CdpMouse),
         }
     );

@@ -39,7 +39,23 @@ export type TypeStrategy = "cdp_key" | "dom_input";
 
 export type ScrollDirection = "up" | "down" | "left" | "right";
 
-export type Target = { clickId?: number, xpath?: string, };
+export type Target = { clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, };
 
 export type DragEnd = { clickId?: number, x?: number, y?: number, };
 
@@ -126,23 +142,119 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_type", "params": { text: string, 
+assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_type", "params": { text: string, 
 /**
  * Press Enter after typing.
  */
-submit?: boolean, strategy?: TypeStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+submit?: boolean, strategy?: TypeStrategy, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
  * Pixels; a viewport (or container) height/width by default.
  */
-amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+amount?: number, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+option: string, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
-artifactId: string, name: string, contentType: string, clickId?: number, xpath?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } };
+artifactId: string, name: string, contentType: string, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
@@ -208,23 +320,119 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_type", "params": { text: string, 
+assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_type", "params": { text: string, 
 /**
  * Press Enter after typing.
  */
-submit?: boolean, strategy?: TypeStrategy, clickId?: number, xpath?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+submit?: boolean, strategy?: TypeStrategy, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
  * Pixels; a viewport (or container) height/width by default.
  */
-amount?: number, clickId?: number, xpath?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+amount?: number, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
  * The option's value or its visible label.
  */
-option: string, clickId?: number, xpath?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+option: string, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
-artifactId: string, name: string, contentType: string, clickId?: number, xpath?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } });
+artifactId: string, name: string, contentType: string, clickId?: number, xpath?: string, 
+/**
+ * A CSS selector: its first match, in open shadow roots too.
+ */
+selector?: string, 
+/**
+ * What the element says: its visible text or accessible name (a button's or link's text,
+ * a field's label, placeholder or `aria-label`), case and spacing ignored; an exact match
+ * wins over a partial one, a control over plain text.
+ */
+label?: string, 
+/**
+ * An ARIA role, given by the `role` attribute or implied by the element (`button`, `link`,
+ * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
+ * role whose accessible name matches it.
+ */
+role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } });
 
 export type ActionStatus = "ok" | "partial" | "error";
 

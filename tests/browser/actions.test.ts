@@ -787,3 +787,69 @@ describe("the domain policy", () => {
   });
 });
 
+
+describe("targets without an index", () => {
+  let taskId: string;
+  let page: import("playwright-core").Page;
+  before(async () => {
+    ({ taskId, page } = await startTask(h, `${h.a}/targets.html`));
+  });
+
+  it("clicks by label, by role and label, and by selector, in shadow roots too", { timeout: 30_000 }, async () => {
+    // An exact label wins over partial ones ("Save draft", a paragraph), a control over plain text.
+    await ok(h, taskId, { name: "browser_click", params: { label: "  save " } });
+    await logged(page, "click:save:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { label: "Subscribe" } });
+    await logged(page, "click:subscribe:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { role: "button", label: "save draft" } });
+    await logged(page, "click:save-draft:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { role: "link", label: "Delete" } });
+    await logged(page, "click:delete-link:trusted=true");
+    // An ARIA label, plain text, a selector, and a label inside an open shadow root.
+    await ok(h, taskId, { name: "browser_click", params: { label: "continue" } });
+    await logged(page, "click:go:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { label: "only plain text" } });
+    await logged(page, "click:card:trusted=true");
+    await ok(h, taskId, { name: "browser_click", params: { selector: "#shadow-action" } });
+    await ok(h, taskId, { name: "browser_click", params: { label: "Shadow action" } });
+    const shadowClicks = (await pageLog(page)).filter((l) => l === "click:shadow-action:trusted=true");
+    assert.equal(shadowClicks.length, 2, "both reached the button in the shadow root");
+  });
+
+  it("types into a field found by its label or placeholder, and selects in a combobox by role", { timeout: 30_000 }, async () => {
+    await ok(h, taskId, { name: "browser_type", params: { label: "Email address", text: "ada@example.com" } });
+    await logged(page, "input:email=ada@example.com");
+    await ok(h, taskId, { name: "browser_type", params: { role: "textbox", label: "city", text: "Lyon" } });
+    await logged(page, "input:city=Lyon");
+    const { result } = await ok<{ value: string }>(h, taskId, { name: "browser_select_option", params: { role: "combobox", label: "Country", option: "Germany" } });
+    assert.equal(result.value, "de");
+    await logged(page, "change:country=de");
+  });
+
+  it("refuses to guess between equal matches, naming them, and finds nothing hidden", { timeout: 30_000 }, async () => {
+    const before = (await pageLog(page)).length;
+    const both = await fails(h, taskId, { name: "browser_click", params: { label: "Delete" } }, "INVALID_TARGET");
+    assert.match(both.message, /^2 elements fit label "Delete" equally well: <a> "Delete" \(link\), <button> "Delete" \(button\)\. Name one more precisely/);
+    const buttons = await fails(h, taskId, { name: "browser_click", params: { role: "button" } }, "INVALID_TARGET");
+    assert.match(buttons.message, /^6 elements fit role button equally well: <button> "Save" \(button\), .*, and 1 more\./);
+
+    // Hidden (display: none, visibility: hidden) is not there for a person, so not for a label either.
+    const hidden = await fails(h, taskId, { name: "browser_click", params: { label: "Delete everything" } }, "TARGET_NOT_FOUND");
+    assert.equal(hidden.message, 'no visible element fits label "Delete everything"');
+    await fails(h, taskId, { name: "browser_click", params: { role: "button", label: "Erase all" } }, "TARGET_NOT_FOUND");
+    await fails(h, taskId, { name: "browser_click", params: { role: "slider" } }, "TARGET_NOT_FOUND");
+    const missing = await fails(h, taskId, { name: "browser_click", params: { selector: "#nothing" } }, "TARGET_NOT_FOUND");
+    assert.match(missing.message, /selector #nothing/);
+    await fails(h, taskId, { name: "browser_click", params: { selector: "button[" } }, "INVALID_TARGET");
+    // Found, but disabled: said so, not "not found".
+    const disabled = await fails(h, taskId, { name: "browser_click", params: { label: "Pay now" } }, "TARGET_NOT_INTERACTABLE");
+    assert.match(disabled.message, /disabled/);
+
+    // Exactly one way.
+    const two = await fails(h, taskId, { name: "browser_click", params: { selector: "#save", label: "Save" } }, "INVALID_TARGET");
+    assert.match(two.message, /exactly one way: clickId, xpath, selector, label, or role .*; this target gives selector and label$/);
+    await fails(h, taskId, { name: "browser_type", params: { clickId: 1, role: "textbox", text: "x" } }, "INVALID_TARGET");
+    await fails(h, taskId, { name: "browser_click", params: { label: " " } }, "INVALID_TARGET");
+    assert.equal((await pageLog(page)).length, before, "nothing was clicked");
+  });
+});

@@ -38,10 +38,7 @@ pub fn command_for(
     action: &AgentAction,
     attachments: &[Attachment],
 ) -> Result<Option<ActionCommand>, ErrorObject> {
-    let target = |index: u32| Target {
-        click_id: Some(index),
-        xpath: None,
-    };
+    let target = Target::click_id;
     Ok(Some(match action.clone() {
         AgentAction::Navigate { url } => ActionCommand::BrowserNavigate { url },
         AgentAction::Click { index } => ActionCommand::BrowserClick {
@@ -69,7 +66,7 @@ pub fn command_for(
         } => ActionCommand::BrowserScroll {
             target: Target {
                 click_id: index,
-                xpath: None,
+                ..Target::default()
             },
             direction,
             amount,

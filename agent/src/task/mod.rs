@@ -112,6 +112,8 @@ pub enum Caller {
 
 /// Why an extension is asked for.
 #[derive(Debug, Clone, PartialEq)]
+// One at a time, while an extension is bound: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum BindPurpose {
     /// The browser run needs one: a refusal fails the run.
     Run,

@@ -4,6 +4,7 @@ import type { FrameTarget } from "../frame-protocol.ts";
 import { frameCall } from "../frames.ts";
 import { route } from "../input.ts";
 import { ActionError } from "../results.ts";
+import { targetWays } from "../targets.ts";
 import type { Handler } from "./handler.ts";
 
 export const browserScroll: Handler<"browser_scroll"> = {
@@ -11,7 +12,8 @@ export const browserScroll: Handler<"browser_scroll"> = {
     if (!["up", "down", "left", "right"].includes(p.direction)) throw new ActionError("SCHEMA_VALIDATION_FAILED", "direction must be up, down, left or right");
     let frameId = 0;
     let target: FrameTarget | undefined;
-    if (p.clickId !== undefined || p.xpath !== undefined) ({ frameId, target } = await route(ctx, p));
+    // No target scrolls the page.
+    if (targetWays(p).length > 0) ({ frameId, target } = await route(ctx, p));
     const result = await frameCall<{ scrolledX: number; scrolledY: number }>(ctx.tabId, frameId, {
       op: "scroll",
       direction: p.direction,

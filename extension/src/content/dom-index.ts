@@ -18,7 +18,7 @@ import { contentBox } from "./interact.ts";
 const VIEWPORT_MARGIN = 200;
 const MAX_TEXT = 80;
 
-const SKIP = new Set(["script", "style", "noscript", "template", "head", "meta", "link", "title", "base"]);
+export const SKIP = new Set(["script", "style", "noscript", "template", "head", "meta", "link", "title", "base"]);
 const INTERACTIVE_TAGS = new Set(["button", "select", "textarea", "summary"]);
 const ROLES = new Set([
   "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "option",
@@ -108,7 +108,8 @@ type Item = {
   hover?: boolean;
 };
 
-function isCandidate(el: Element, tag: string): boolean {
+/** Whether a person would use the element (a control, a link, something made clickable). */
+export function isCandidate(el: Element, tag: string): boolean {
   if (INTERACTIVE_TAGS.has(tag)) return true;
   if (tag === "a") return el.hasAttribute("href");
   if (tag === "input") return (el as HTMLInputElement).type !== "hidden";
@@ -142,7 +143,7 @@ const labelTexts = new Map<Element, string>();
  * A label's own text. A label that wraps its control (`<label>Fruit <select>…</select></label>`)
  * would otherwise be named after the control's content too — a select's whole option list.
  */
-function labelText(label: Element, control: Element): string {
+export function labelText(label: Element, control: Element): string {
   if (!label.contains(control)) return label.textContent ?? "";
   const walker = label.ownerDocument.createTreeWalker(label, NodeFilter.SHOW_ALL, {
     acceptNode: (node) => (node === control ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
@@ -185,8 +186,8 @@ function textBefore(el: Element): string {
 const CONTROLS = "input, select, textarea, button";
 const CONTROL = new Set(["input", "select", "textarea", "button"]);
 
-/** What the element is called: its ARIA name, label, text, or image alt. */
-function nameOf(el: Element, tag: string): string {
+/** What the element is called: its ARIA name, label (from `labels`), text, or image alt. */
+export function nameOf(el: Element, tag: string, labels: ReadonlyMap<Element, string> = labelTexts): string {
   const aria = el.getAttribute("aria-label");
   if (aria) return collapse(aria);
   const by = el.getAttribute("aria-labelledby");
@@ -197,7 +198,7 @@ function nameOf(el: Element, tag: string): string {
   if (tag === "input" || tag === "select" || tag === "textarea") {
     const type = (el as HTMLInputElement).type;
     if (tag === "input" && (type === "submit" || type === "button" || type === "reset")) return collapse((el as HTMLInputElement).value);
-    const label = labelTexts.get(el);
+    const label = labels.get(el);
     if (label !== undefined) return collapse(label);
     return collapse(el.getAttribute("title") ?? el.getAttribute("placeholder")) || textBefore(el);
   }

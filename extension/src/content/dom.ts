@@ -1,8 +1,8 @@
 // DOM helpers shared by the content script's operations: errors with protocol codes, shadow-DOM
-// aware hit testing, visibility, and element targets (click id or xpath).
+// aware hit testing, visibility, iframes, and finding elements by click id, xpath or selector.
 import type { ErrorCode } from "../../../protocol/ts/protocol.ts";
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
-import type { FrameTarget, Point } from "../frame-protocol.ts";
+import type { Point } from "../frame-protocol.ts";
 
 export class FrameError extends Error {
   readonly code: ErrorCode;
@@ -242,21 +242,4 @@ function stepShadow(root: ShadowRoot, path: string, whole: string): Element | nu
     parent = next;
   }
   return parent instanceof Element ? parent : null;
-}
-
-/** The element a target names, or a `FrameError` saying why there is none. */
-export function resolveTarget(target: FrameTarget): Element {
-  if (target.clickId !== undefined) {
-    const id = target.clickId;
-    const el = indexed.get(id) ?? deepQuery(`[${CSS.escape(target.attr)}="${id}"]`);
-    if (el === null) throw new FrameError("TARGET_NOT_FOUND", `no element has click id ${id} (the page changed since the last index: index it again)`);
-    if (!el.isConnected) throw new FrameError("TARGET_NOT_FOUND", `the element with click id ${id} is no longer in the page (index it again)`);
-    return el;
-  }
-  if (target.xpath !== undefined) {
-    const el = evaluateXpath(target.xpath);
-    if (el === null) throw new FrameError("TARGET_NOT_FOUND", `no element matches the xpath ${target.xpath}`);
-    return el;
-  }
-  throw new FrameError("INVALID_TARGET", "name the element by clickId or xpath");
 }

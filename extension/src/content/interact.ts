@@ -17,9 +17,9 @@ import {
   isOverlay,
   isRendered,
   OVERLAY_HOST_ID,
-  resolveTarget,
   shadowOf,
 } from "./dom.ts";
+import { resolveTarget } from "./locate.ts";
 
 const TEXT_INPUT_TYPES = new Set(["text", "search", "email", "url", "tel", "password", "number", ""]);
 /**
@@ -352,10 +352,6 @@ export function probe(text?: string, selector?: string): { text?: boolean; selec
     out.selector = el !== null && isRendered(el);
   }
   return out;
-}
-
-export function exists(xpath: string): boolean {
-  return evaluateXpath(xpath) !== null;
 }
 
 /** What a person sees at a point of this frame's viewport: the element there, described. */

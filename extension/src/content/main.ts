@@ -9,8 +9,9 @@
 import type { ContentMessage, FrameReply, FrameRequest, OverlayState } from "../frame-protocol.ts";
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
 import { frameState, watchChanges } from "./changes.ts";
-import { allIframes, FrameError, resolveTarget, tagFrame } from "./dom.ts";
+import { allIframes, FrameError, tagFrame } from "./dom.ts";
 import { indexFrame } from "./dom-index.ts";
+import { locate, resolveTarget } from "./locate.ts";
 import { findText } from "./find.ts";
 import * as act from "./interact.ts";
 import { markSecret, maskFields, unmaskFields } from "./mask.ts";
@@ -131,8 +132,8 @@ function start(): void {
         return act.setFiles(req.target, req.files);
       case "readyState":
         return document.readyState;
-      case "exists":
-        return act.exists(req.xpath);
+      case "locate":
+        return locate(req.target);
       case "mark":
         oursUntil = req.untilMs > 0 ? performance.now() + req.untilMs : 0;
         overlay?.suspend(req.untilMs > 0);

@@ -1133,10 +1133,7 @@ fn an_attached_file_is_named_to_the_model_and_uploaded_by_its_name() {
     assert_eq!(
         upload.1,
         ActionCommand::BrowserUploadFile {
-            target: mimo_protocol::Target {
-                click_id: Some(1),
-                xpath: None
-            },
+            target: mimo_protocol::Target::click_id(1),
             artifact_id: "art_contract".into(),
             name: "contract.pdf".into(),
             content_type: "application/pdf".into(),
