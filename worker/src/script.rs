@@ -5,16 +5,16 @@
 //! `action_ack` and `action_result` frames, and so a repeated `next` gives the same action and a
 //! repeated `report` is recorded once.
 
+use mimo_agent::actions::ActionState;
 use mimo_durable::{
     error_response, now_ms, Answer, ConfirmBody, Confirmer, Failure, RegistryClient, TaskClient,
 };
-use mimo_protocol::extension::{PollRequest, PolledFrame, MAX_POLL_WAIT_MS};
+use mimo_protocol::extension::{PollRequest, MAX_POLL_WAIT_MS};
 use mimo_protocol::script::{
     self, ScriptAction, ScriptCancel, ScriptConfirm, ScriptNext, ScriptReport, ScriptStart,
 };
 use mimo_protocol::{
-    BrowserAction, BrowserInfo, ErrorCode, ErrorObject, ExtensionMessage, ServerToExtension,
-    TaskControl,
+    BrowserInfo, ErrorCode, ErrorObject, ExtensionMessage, ServerToExtension, TaskControl,
 };
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -165,79 +165,58 @@ fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
     }
 }
 
-/// The kept actions among `frames`, with their sequence numbers.
-fn actions(frames: Vec<PolledFrame>) -> Vec<(u64, BrowserAction)> {
-    frames
-        .into_iter()
-        .filter_map(|f| match f.frame {
-            ServerToExtension::BrowserAction { action } => Some((f.seq, action)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The action after `since` (the oldest not reported past without it), acknowledged as
-/// received; else, when a step waits for confirmation, that step; else none.
+/// The action the task has handed to the script and not heard the end of (one at a time per
+/// task), unless it is `since` (the script has it and its report is on the way); else, when a
+/// step waits for confirmation, that step; else none — waiting up to `wait_ms` for one. Taken
+/// from the task's own records, so concurrent and repeated calls give the same action.
 async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
     let registry = RegistryClient::new(env)?;
+    let task = TaskClient::new(env, &next.task_id)?;
     let client_id = script_client(&next.task_id);
     let deadline = now_ms() + u64::from(next.wait_ms.min(MAX_POLL_WAIT_MS));
-    let mut ack = 0;
-    let mut since = next.since_action_id.clone();
-    let kept = loop {
-        let frames = registry
-            .poll_frames(&client_id, &poll(ack, vec![], 0))
-            .await?
-            .frames;
-        // Only actions matter to a script: what else the server says (task states, questions
-        // about attempts) is acknowledged as read.
-        let last = frames.last().map_or(ack, |f| f.seq);
-        let mut kept = actions(frames);
-        // Everything up to the action the script already has is read too.
-        if let Some(at) = since
-            .as_ref()
-            .and_then(|s| kept.iter().position(|(_, a)| &a.action_id == s))
-        {
-            kept.drain(..=at);
-            since = None;
-        }
-        match kept.first() {
-            Some((seq, _)) => {
-                ack = seq - 1;
-                break kept;
-            }
-            None => ack = last,
-        }
-        let left = deadline.saturating_sub(now_ms());
-        if left == 0 {
-            break kept;
-        }
-        // Held until something new is kept for the script, or the time is up.
-        registry
-            .poll_frames(
-                &client_id,
-                &poll(ack, vec![], left.try_into().unwrap_or(MAX_POLL_WAIT_MS)),
-            )
+    loop {
+        // Read (and so forget) what the server kept for the script: a script needs only the
+        // task's records, and this poll keeps it present.
+        let kept = registry
+            .poll_frames(&client_id, &poll(0, vec![], 0))
             .await?;
-    };
-    let task = TaskClient::new(env, &next.task_id)?;
-    let Some((_, action)) = kept.into_iter().next() else {
+        let seen = kept.frames.last().map_or(0, |f| f.seq);
+        let in_flight = task.actions().await?.into_iter().find(|r| {
+            matches!(
+                r.state,
+                ActionState::Sent | ActionState::Acked | ActionState::Checking
+            ) && Some(&r.action_id) != next.since_action_id.as_ref()
+        });
+        if let Some(record) = in_flight {
+            let action = record.dispatch();
+            // Received: the task hears the ack (again, for a repeated `next`: harmless).
+            let received = ExtensionMessage::ActionAck {
+                action_id: action.action_id.clone(),
+                attempt: action.attempt,
+                task_id: action.task_id.clone(),
+            };
+            registry
+                .poll_frames(&client_id, &poll(seen, vec![received], 0))
+                .await?;
+            let risk = mimo_agent::script::action_risk(&action);
+            let shaped: ScriptAction = script::script_action(&action, risk, "running");
+            let status = task.script_status().await?;
+            return Ok(json!({ "action": shaped, "status": status.status }));
+        }
+        // Nothing to carry out: a step waiting for the person, or a task that ended, is the
+        // answer at once; else wait.
         let status = task.script_status().await?;
-        return Ok(json!({ "action": status.pending_confirmation, "status": status.status }));
-    };
-    // Received: the task hears the ack (again, if this is a repeated `next`: harmless).
-    let received = ExtensionMessage::ActionAck {
-        action_id: action.action_id.clone(),
-        attempt: action.attempt,
-        task_id: action.task_id.clone(),
-    };
-    registry
-        .poll_frames(&client_id, &poll(ack, vec![received], 0))
-        .await?;
-    let shaped: ScriptAction =
-        script::script_action(&action, mimo_agent::script::action_risk(&action), "running");
-    let status = task.script_status().await?;
-    Ok(json!({ "action": shaped, "status": status.status }))
+        let settled = matches!(status.status.as_str(), "SUCCEEDED" | "FAILED" | "CANCELED");
+        let left = deadline.saturating_sub(now_ms());
+        if status.pending_confirmation.is_some() || settled || left == 0 {
+            return Ok(json!({ "action": status.pending_confirmation, "status": status.status }));
+        }
+        // Held until the task sends the script something (an action), or the time is up.
+        let wait = left.try_into().unwrap_or(MAX_POLL_WAIT_MS);
+        registry
+            .poll_frames(&client_id, &poll(seen, vec![], wait))
+            .await?;
+    }
 }
 
 /// The script's observation, as the action's result (recorded once however often it comes).
