@@ -79,7 +79,7 @@ describe("the script API", () => {
       ]);
       const again = await call<Next>("/api/agent/next", { taskId, sinceActionId: since });
       const action = a.action;
-      assert.ok(action !== null, `an action or a confirmation: ${JSON.stringify(a)}`);
+      assert.ok(action !== null, `an action or a confirmation after ${seen.join(", ")}: ${JSON.stringify(a)}`);
       assert.equal(b.action?.actionId, action.actionId, "concurrent next: the same action");
       assert.equal(again.action?.actionId, action.actionId, "repeated next: the same action");
       if (action.requiresConfirmation) {
@@ -132,14 +132,19 @@ describe("the script API", () => {
     const badId = await post(mimo, "/api/agent/next", { taskId: "nope" });
     assert.equal(((await badId.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
 
-    // The model thinks for a while: the task is running when it is canceled.
-    mimo.llm.script([{ stallMs: 5000, text: "Looking." }]);
+    // The task waits for the script to open its page when it is canceled.
+    mimo.llm.script([agentStep({ navigate: { url: "http://shop.test/" } }, "Opening.")]);
     const { taskId } = await call<{ taskId: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
     const badReport = await post(mimo, "/api/agent/report", { taskId, actionId: "act_none", observation: { errors: [] } });
     assert.equal(((await badReport.json()) as { code: string }).code, "NOT_FOUND");
     const badConfirm = await post(mimo, "/api/agent/confirm", { taskId, actionId: "act_x", approved: true });
     assert.equal(((await badConfirm.json()) as { code: string }).code, "NOT_FOUND");
+    assert.equal((await status(taskId)).status, "RUNNING");
     assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
-    assert.equal((await status(taskId)).status, "CANCELED");
+    const canceled = await status(taskId);
+    assert.equal(canceled.status, "CANCELED");
+    assert.ok(canceled.actions.every((a) => a.state !== "running" && a.state !== "pending"), JSON.stringify(canceled.actions));
+    // Nothing is handed out any more.
+    assert.deepEqual(await call("/api/agent/next", { taskId }), { action: null, status: "CANCELED" });
   });
 });

@@ -5,7 +5,7 @@
 //! `action_ack` and `action_result` frames, and so a repeated `next` gives the same action and a
 //! repeated `report` is recorded once.
 
-use mimo_agent::actions::ActionState;
+use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_durable::{
     error_response, now_ms, Answer, ConfirmBody, Confirmer, Failure, RegistryClient, TaskClient,
 };
@@ -166,7 +166,7 @@ fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
 }
 
 /// The action the task has handed to the script and not heard the end of (one at a time per
-/// task), unless it is `since` (the script has it and its report is on the way); else, when a
+/// task), unless the script holds it already (`since`); else, when a
 /// step waits for confirmation, that step; else none — waiting up to `wait_ms` for one. Taken
 /// from the task's own records, so concurrent and repeated calls give the same action.
 async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
@@ -181,11 +181,16 @@ async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
             .poll_frames(&client_id, &poll(0, vec![], 0))
             .await?;
         let seen = kept.frames.last().map_or(0, |f| f.seq);
+        // `since` is the action the script holds: while it runs, nothing comes after it (one
+        // action at a time); a retry of it (a new attempt, sent anew) is handed out again.
+        let holds = |r: &ActionRecord| {
+            Some(&r.action_id) == next.since_action_id.as_ref() && r.state != ActionState::Sent
+        };
         let in_flight = task.actions().await?.into_iter().find(|r| {
             matches!(
                 r.state,
                 ActionState::Sent | ActionState::Acked | ActionState::Checking
-            ) && Some(&r.action_id) != next.since_action_id.as_ref()
+            ) && !holds(r)
         });
         if let Some(record) = in_flight {
             let action = record.dispatch();
