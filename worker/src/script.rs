@@ -166,7 +166,7 @@ fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
 }
 
 /// The action the task has handed to the script and not heard the end of (one at a time per
-/// task), unless the script holds it already (`since`); else, when a
+/// task), unless the script reported it already (`since`); else, when a
 /// step waits for confirmation, that step; else none — waiting up to `wait_ms` for one. Taken
 /// from the task's own records, so concurrent and repeated calls give the same action.
 async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
@@ -181,10 +181,11 @@ async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
             .poll_frames(&client_id, &poll(0, vec![], 0))
             .await?;
         let seen = kept.frames.last().map_or(0, |f| f.seq);
-        // `since` is the action the script holds: while it runs, nothing comes after it (one
-        // action at a time); a retry of it (a new attempt, sent anew) is handed out again.
+        // `since` is the last action the script reported: the attempt it reported is not
+        // handed out again, a retry of it (a new attempt) is.
         let holds = |r: &ActionRecord| {
-            Some(&r.action_id) == next.since_action_id.as_ref() && r.state != ActionState::Sent
+            Some(&r.action_id) == next.since_action_id.as_ref()
+                && r.outcome.as_ref().is_some_and(|o| o.attempt == r.attempt)
         };
         let in_flight = task.actions().await?.into_iter().find(|r| {
             matches!(
