@@ -59,6 +59,7 @@ const SEED_ACTION_KEYS = ["actionId", "params", "requiresConfirmation", "risk", 
 
 describe("the script API", () => {
   it("runs a task whose actions the script carries out, with a confirmation declined for a reason", async () => {
+    mimo.llm.reset();
     mimo.llm.script([
       agentStep({ navigate: { url: "http://shop.test/cart" } }, "Opening the cart."),
       onElement("Place order", (index) => ({ click: { index } }), "In the cart."),
@@ -133,6 +134,7 @@ describe("the script API", () => {
     assert.equal(((await badId.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
 
     // The task waits for the script to open its page when it is canceled.
+    mimo.llm.reset();
     mimo.llm.script([agentStep({ navigate: { url: "http://shop.test/" } }, "Opening.")]);
     const { taskId } = await call<{ taskId: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
     const badReport = await post(mimo, "/api/agent/report", { taskId, actionId: "act_none", observation: { errors: [] } });
