@@ -82,15 +82,15 @@ pub(crate) async fn accept(
     out: &Sender<BridgeMessage>,
 ) -> Option<Accepted> {
     let started = Instant::now();
-    match parse(state, text) {
-        Ok((invoke, tool, call, slot)) => Some(Accepted {
-            invoke,
-            tool,
-            call,
-            started,
-            _slot: slot,
-        }),
-        Err((id, invoke, args, error)) => {
+    match parse(state, text, started) {
+        Ok(accepted) => Some(accepted),
+        Err(refusal) => {
+            let Refusal {
+                id,
+                invoke,
+                args,
+                error,
+            } = *refusal;
             state
                 .audit
                 .record(&id, invoke.as_ref(), args, Err(&error), started.elapsed());
@@ -102,15 +102,27 @@ pub(crate) async fn accept(
     }
 }
 
-type Refusal = (String, Option<Invoke>, Value, ErrorObject);
+/// What the answer and the audit line of a refused frame need.
+struct Refusal {
+    id: String,
+    invoke: Option<Invoke>,
+    /// The arguments' summary, once they parsed.
+    args: Value,
+    error: ErrorObject,
+}
 
-fn parse(
-    state: &State,
-    text: &str,
-) -> Result<(Invoke, BridgeTool, Call, OwnedSemaphorePermit), Refusal> {
+fn parse(state: &State, text: &str, started: Instant) -> Result<Accepted, Box<Refusal>> {
+    let refuse = |id: String, invoke: Option<Invoke>, args: Value, error: ErrorObject| {
+        Box::new(Refusal {
+            id,
+            invoke,
+            args,
+            error,
+        })
+    };
     let frame: Value = serde_json::from_str(text).map_err(|e| {
         let error = ErrorObject::new(ErrorCode::EArgs, format!("frame is not JSON: {e}"));
-        (String::new(), None, Value::Null, error)
+        refuse(String::new(), None, Value::Null, error)
     })?;
     // The id, if there is one, so that even a malformed invocation is answered to its caller.
     let id = frame
@@ -122,16 +134,16 @@ fn parse(
         Ok(BridgeRequest::Invoke(invoke)) => invoke,
         Ok(BridgeRequest::Hello { .. }) => {
             let error = ErrorObject::new(ErrorCode::EArgs, "already authenticated");
-            return Err((id, None, Value::Null, error));
+            return Err(refuse(id, None, Value::Null, error));
         }
         Err(e) => {
             let error = ErrorObject::new(ErrorCode::EArgs, format!("not an invoke frame: {e}"));
-            return Err((id, None, Value::Null, error));
+            return Err(refuse(id, None, Value::Null, error));
         }
     };
     let (tool, call) = match Call::parse(&invoke) {
         Ok(parsed) => parsed,
-        Err(error) => return Err((id, Some(invoke), Value::Null, error)),
+        Err(error) => return Err(refuse(id, Some(invoke), Value::Null, error)),
     };
     let Ok(slot) = state.slots.clone().try_acquire_owned() else {
         let error = ErrorObject::new(
@@ -141,9 +153,15 @@ fn parse(
                 state.config.max_concurrent
             ),
         );
-        return Err((id, Some(invoke), call.summary(), error));
+        return Err(refuse(id, Some(invoke), call.summary(), error));
     };
-    Ok((invoke, tool, call, slot))
+    Ok(Accepted {
+        invoke,
+        tool,
+        call,
+        started,
+        _slot: slot,
+    })
 }
 
 /// Runs an accepted invocation: `invoke.started`, the tool (with its own events),
