@@ -4,7 +4,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// Every error code Mimo reports. Browser-side codes come from the design (seed 000 §5.1,
-/// seed 002 §5.2.1); the last group covers the server's own failures.
+/// seed 002 §5.2.1); then the server's own failures; the `E_*` codes last are the local
+/// bridge's answers (seed 004 §7), kept here so that a bridge error travels on as the same
+/// [`ErrorObject`] (the coordinator and the model see one kind of error everywhere).
 #[derive(
     Debug,
     Clone,
@@ -70,6 +72,20 @@ pub enum ErrorCode {
     RateLimited,
     /// An upload's body ended before its declared length (or broke off): nothing was stored.
     UploadIncomplete,
+    /// Bridge: a malformed frame or tool arguments.
+    EArgs,
+    /// Bridge: an unknown tool, or the tool failed (file not found, edit text not found or not
+    /// unique, not UTF-8).
+    ETool,
+    /// Bridge: a path outside the bridge's root (absolute, `..`, or through a symlink).
+    EPath,
+    /// Bridge: a command not allowed (not in `--allow`, or `--strict`), with shell operators,
+    /// or whose program was not found.
+    ECmd,
+    /// Bridge: as many invocations running as it allows (`--max-concurrent`); retry later.
+    EBusy,
+    /// Bridge: a `bash` command ran out of time and was killed.
+    ETimeout,
 }
 
 impl ErrorCode {
@@ -81,6 +97,7 @@ impl ErrorCode {
                 | ErrorCode::NavigationInProgress
                 | ErrorCode::RateLimited
                 | ErrorCode::UploadIncomplete
+                | ErrorCode::EBusy
                 | ErrorCode::PluginTimeoutAck
                 | ErrorCode::PluginTimeoutExec
                 | ErrorCode::PagePrepFailed
@@ -136,5 +153,7 @@ mod tests {
             assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
         }
         assert_eq!(ErrorCode::RateLimited.as_str(), "RATE_LIMITED");
+        assert_eq!(ErrorCode::EArgs.as_str(), "E_ARGS");
+        assert_eq!(ErrorCode::ETimeout.as_str(), "E_TIMEOUT");
     }
 }

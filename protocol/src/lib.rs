@@ -9,6 +9,7 @@ pub mod action;
 pub mod agent;
 pub mod artifact;
 pub mod audit;
+pub mod bridge;
 pub mod error;
 pub mod extension;
 pub mod frontend;

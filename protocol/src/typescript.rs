@@ -4,7 +4,8 @@ use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
 use crate::{
-    action, agent, audit, error, extension, frontend, script, secrets, skills, snapshot, task,
+    action, agent, audit, bridge, error, extension, frontend, script, secrets, skills, snapshot,
+    task,
 };
 
 /// Where the generated module is checked in, relative to the workspace root.
@@ -116,6 +117,20 @@ pub fn typescript_module() -> String {
         crate::artifact::PresignRequest,
         crate::artifact::PresignResponse,
         crate::artifact::DownloadResponse,
+        bridge::BridgeRequest,
+        bridge::Invoke,
+        bridge::BridgeTool,
+        bridge::ReadArgs,
+        bridge::ReadData,
+        bridge::WriteArgs,
+        bridge::WriteData,
+        bridge::EditArgs,
+        bridge::EditData,
+        bridge::BashArgs,
+        bridge::BashData,
+        bridge::BridgeInfo,
+        bridge::BridgeMessage,
+        bridge::InvokeResult,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),
@@ -152,6 +167,13 @@ pub fn typescript_module() -> String {
         ),
         ("MAX_POLL_WAIT_MS", extension::MAX_POLL_WAIT_MS as usize),
         ("POLL_PRESENCE_MS", extension::POLL_PRESENCE_MS as usize),
+        ("MAX_BRIDGE_FRAME_BYTES", bridge::MAX_BRIDGE_FRAME_BYTES),
+        ("MAX_BRIDGE_OUTPUT_BYTES", bridge::MAX_BRIDGE_OUTPUT_BYTES),
+        (
+            "DEFAULT_BASH_TIMEOUT_MS",
+            bridge::DEFAULT_BASH_TIMEOUT_MS as usize,
+        ),
+        ("MAX_BASH_TIMEOUT_MS", bridge::MAX_BASH_TIMEOUT_MS as usize),
     ];
     let mut out = String::from(
         "// Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.\n\

@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "LOOP_DETECTED" | "BUDGET_EXCEEDED" | "NAVIGATION_IN_PROGRESS" | "RATE_LIMITED" | "UPLOAD_INCOMPLETE";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "LOOP_DETECTED" | "BUDGET_EXCEEDED" | "NAVIGATION_IN_PROGRESS" | "RATE_LIMITED" | "UPLOAD_INCOMPLETE" | "E_ARGS" | "E_TOOL" | "E_PATH" | "E_CMD" | "E_BUSY" | "E_TIMEOUT";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -1119,6 +1119,113 @@ downloadUrl: string,
  */
 expiresAt: number, };
 
+export type BridgeRequest = { "type": "hello", secret: string, } | { "type": "invoke" } & Invoke;
+
+export type Invoke = { 
+/**
+ * Chosen by the caller; every event and the result carry it back.
+ */
+id: string, 
+/**
+ * `read`, `write`, `edit` or `bash` (a string on the wire so that an unknown tool is
+ * `E_TOOL`, not a malformed frame).
+ */
+tool: string, 
+/**
+ * The tool's arguments: [`ReadArgs`], [`WriteArgs`], [`EditArgs`] or [`BashArgs`].
+ */
+args: unknown, sessionId: string, parentSessionId?: string, agentId: string, };
+
+export type BridgeTool = "read" | "write" | "edit" | "bash";
+
+export type ReadArgs = { 
+/**
+ * Relative to the bridge's root.
+ */
+path: string, 
+/**
+ * First line to return, 0-based.
+ */
+offset?: number, 
+/**
+ * Most lines to return.
+ */
+limit?: number, };
+
+export type ReadData = { path: string, 
+/**
+ * The lines asked for, each with its line ending as in the file.
+ */
+content: string, offset: number, 
+/**
+ * Lines in `content`.
+ */
+lines: number, 
+/**
+ * Lines in the whole file.
+ */
+totalLines: number, 
+/**
+ * `content` stopped at [`MAX_BRIDGE_OUTPUT_BYTES`] (at a line end) before the lines asked
+ * for; read on from `offset + lines`.
+ */
+truncated: boolean, };
+
+export type WriteArgs = { path: string, content: string, };
+
+export type WriteData = { path: string, bytes: number, 
+/**
+ * The file did not exist before.
+ */
+created: boolean, };
+
+export type EditArgs = { path: string, old: string, new: string, };
+
+export type EditData = { path: string, 
+/**
+ * 1-based line where the replaced text began.
+ */
+line: number, };
+
+export type BashArgs = { command: string, 
+/**
+ * Default [`DEFAULT_BASH_TIMEOUT_MS`], at most [`MAX_BASH_TIMEOUT_MS`]; on expiry the
+ * process and its children are killed (`E_TIMEOUT`).
+ */
+timeoutMs?: number, };
+
+export type BashData = { 
+/**
+ * `null` when a signal ended it.
+ */
+exitCode: number | null, stdout: string, stderr: string, 
+/**
+ * Output beyond [`MAX_BRIDGE_OUTPUT_BYTES`] per stream was streamed but not kept here.
+ */
+truncated: boolean, };
+
+export type BridgeInfo = { version: string, 
+/**
+ * The folder every path is relative to.
+ */
+root: string, tools: Array<BridgeTool>, 
+/**
+ * Programs `bash` may run; empty and not strict means any.
+ */
+allow: Array<string>, strict: boolean, maxConcurrent: number, };
+
+export type BridgeMessage = { "type": "ready" } & BridgeInfo | { "type": "result" } & InvokeResult | { "type": "invoke.started", id: string, tool: BridgeTool, } | { "type": "invoke.stdout", id: string, chunk: string, } | { "type": "invoke.stderr", id: string, chunk: string, } | { "type": "invoke.finished", id: string, ok: boolean, durationMs: number, };
+
+export type InvokeResult = { 
+/**
+ * The invocation's id; empty when the frame was too broken to have one.
+ */
+id: string, ok: boolean, 
+/**
+ * The tool's data ([`ReadData`], [`WriteData`], [`EditData`], [`BashData`]) when `ok`.
+ */
+data?: unknown, error?: ErrorObject, };
+
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;
@@ -1131,6 +1238,10 @@ export const DOM_INDEX_MAX_BYTES = 20971520;
 export const ATTACHMENT_MAX_BYTES = 10485760;
 export const MAX_POLL_WAIT_MS = 20000;
 export const POLL_PRESENCE_MS = 30000;
+export const MAX_BRIDGE_FRAME_BYTES = 524288;
+export const MAX_BRIDGE_OUTPUT_BYTES = 131072;
+export const DEFAULT_BASH_TIMEOUT_MS = 30000;
+export const MAX_BASH_TIMEOUT_MS = 600000;
 export type ActionName = ActionCommand["name"];
 export const ACTION_TRAITS = {
   "task_start": {"rerun":"idempotent","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"starting"},

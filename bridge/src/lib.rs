@@ -1,0 +1,15 @@
+//! `mimo-bridge`, the local bridge (seed 004): a WebSocket server on 127.0.0.1 that runs the
+//! tools `read`, `write`, `edit` and `bash` in one folder of the person's machine for an
+//! authenticated client (the Mimo extension, which relays the coordinator's `invoke` frames).
+//!
+//! One file per concern, as in mini-redis: [`server`] accepts and authenticates sockets,
+//! `dispatch` parses an invocation, takes a slot and runs it, `fs_guard` keeps paths in the
+//! root, `tools/` holds one file per tool, `audit` appends one line per invocation.
+
+mod audit;
+mod dispatch;
+mod fs_guard;
+pub mod server;
+mod tools;
+
+pub use server::{Bridge, Config};
