@@ -5,7 +5,7 @@
 
 use mimo_protocol::artifact::{media_type, ArtifactId};
 use mimo_protocol::audit::{AuditAction, AuditConfirmation, AuditOutcome, AuditPage, AuditRecord};
-use mimo_protocol::{AgentAction, EventEnvelope, FrontendEvent, ToolPhase};
+use mimo_protocol::{AgentAction, BrowserInfo, EventEnvelope, FrontendEvent, ToolPhase};
 
 /// The action's parameters, without its name: `{"click": {"index": 4}}` gives `{"index": 4}`.
 fn params_of(action: &AgentAction) -> serde_json::Value {
@@ -21,6 +21,7 @@ fn params_of(action: &AgentAction) -> serde_json::Value {
 pub fn audit_log(
     task_id: &str,
     client_id: Option<&str>,
+    browser: Option<&BrowserInfo>,
     history: &[EventEnvelope],
 ) -> Vec<AuditRecord> {
     let mut records: Vec<AuditRecord> = Vec::new();
@@ -66,6 +67,7 @@ pub fn audit_log(
                     outcome: None,
                     confirmation: None,
                     client_id: client_id.map(str::to_owned),
+                    browser: browser.cloned(),
                     usage: *usage,
                     cost_usd: *cost_usd,
                 });
@@ -232,6 +234,14 @@ mod tests {
     };
     use serde_json::json;
 
+    fn chromium() -> BrowserInfo {
+        BrowserInfo {
+            name: "Chromium".into(),
+            version: "156".into(),
+            user_agent: "Mozilla/5.0".into(),
+        }
+    }
+
     fn at(ms: u64, event: FrontendEvent) -> EventEnvelope {
         EventEnvelope {
             seq: Some(ms),
@@ -358,7 +368,7 @@ mod tests {
             at(7, end(2, order, result(true, None))),
             at(8, page(2, "https://shop.test/thanks", "shot_2")),
         ];
-        let records = audit_log("t1", Some("client-1"), &history);
+        let records = audit_log("t1", Some("client-1"), Some(&chromium()), &history);
         assert_eq!(records.len(), 2);
         let first = &records[0];
         assert_eq!(
@@ -412,6 +422,11 @@ mod tests {
         assert!(outcome.ok && outcome.errors.is_empty());
         assert_eq!(outcome.extracted, Some(json!({ "clicked": true })));
         assert_eq!(second.client_id.as_deref(), Some("client-1"));
+        assert_eq!(
+            second.browser,
+            Some(chromium()),
+            "the request's origin: its browser"
+        );
         assert_eq!(second.reflection.as_ref().unwrap().memory, "memory 2");
 
         let jsonl = to_jsonl(&records);
@@ -494,7 +509,7 @@ mod tests {
             // A new run numbers its steps from 1 again.
             at(10, start(1, order, RiskLevel::Low)),
         ];
-        let records = audit_log("t1", None, &history);
+        let records = audit_log("t1", None, None, &history);
         assert_eq!(
             records.iter().map(|r| (r.run, r.step)).collect::<Vec<_>>(),
             [(1, 1), (2, 1)]

@@ -180,8 +180,8 @@ impl DurableObject for TaskCoordinator {
                 None => error_response(&unknown_task()),
             },
             (Method::Get, "/export") => self.export(),
-            (Method::Get, "/export.zip") => self.evidence(),
-            (Method::Get, "/audit") => self.audit(),
+            (Method::Get, "/export.zip") => self.evidence().await,
+            (Method::Get, "/audit") => self.audit().await,
             (Method::Post, "/actions") => match read_body::<SubmitAction>(&mut req).await {
                 Ok(submit) => self.submit_action(submit).await,
                 Err(error) => error_response(&error),
@@ -793,21 +793,42 @@ impl TaskCoordinator {
         Response::empty()
     }
 
-    /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history.
-    fn audit_records(&self, events: &[EventEnvelope]) -> Vec<AuditRecord> {
-        let task = self.task.borrow();
-        let Some(task) = task.record() else {
-            return Vec::new();
+    /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history,
+    /// with the browser of the extension that ran them (as the registry knows it; none when
+    /// the registry cannot say).
+    async fn audit_records(&self, events: &[EventEnvelope]) -> Result<Vec<AuditRecord>> {
+        let Some(task) = self.task.borrow().record().cloned() else {
+            return Ok(Vec::new());
         };
-        audit::audit_log(&task.task_id, task.selected_client_id.as_deref(), events)
+        let browser = match &task.selected_client_id {
+            Some(client_id) => RegistryClient::new(&self.env)?
+                .list()
+                .await
+                .ok()
+                .and_then(|list| {
+                    list.extensions
+                        .into_iter()
+                        .find(|e| &e.client_id == client_id)
+                })
+                .map(|e| e.browser),
+            None => None,
+        };
+        Ok(audit::audit_log(
+            &task.task_id,
+            task.selected_client_id.as_deref(),
+            browser.as_ref(),
+            events,
+        ))
     }
 
     /// The task's audit log: one JSON line per step.
-    fn audit(&self) -> Result<Response> {
+    async fn audit(&self) -> Result<Response> {
         let Some(task_id) = self.task_id() else {
             return error_response(&unknown_task());
         };
-        let records = self.audit_records(&self.store.events_after(&task_id, 0)?);
+        let records = self
+            .audit_records(&self.store.events_after(&task_id, 0)?)
+            .await?;
         let mut response = Response::ok(audit::to_jsonl(&records))?;
         let headers = response.headers_mut();
         headers.set("content-type", "application/x-ndjson; charset=utf-8")?;
@@ -823,12 +844,12 @@ impl TaskCoordinator {
     /// for screenshots no longer stored). Written as the reader takes it: each screenshot is
     /// read from R2 into the zip chunk by chunk when its turn comes, so the archive is never
     /// whole in memory here. Secrets are not in it because the history holds none.
-    fn evidence(&self) -> Result<Response> {
+    async fn evidence(&self) -> Result<Response> {
         let Some(export) = self.export_body()? else {
             return error_response(&unknown_task());
         };
         let task_id = export.task.task_id.clone();
-        let records = self.audit_records(&export.events);
+        let records = self.audit_records(&export.events).await?;
         let text = |name: &str, bytes: Vec<u8>| Entry {
             name: name.to_owned(),
             body: Body::Bytes(bytes),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::action::BoundingBox;
-use crate::{ErrorObject, Reflection, RiskLevel, TokenUsage};
+use crate::{BrowserInfo, ErrorObject, Reflection, RiskLevel, TokenUsage};
 
 /// One step of a task, as audited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -39,10 +39,14 @@ pub struct AuditRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub confirmation: Option<AuditConfirmation>,
-    /// The extension the task's actions went to.
+    /// The extension the task's actions went to (seed 002 §8.2: the request's origin)…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub client_id: Option<String>,
+    /// …and the browser it runs in, as its `hello` said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub browser: Option<BrowserInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub usage: Option<TokenUsage>,

@@ -633,9 +633,13 @@ after?: AuditPage,
  */
 outcome?: AuditOutcome, confirmation?: AuditConfirmation, 
 /**
- * The extension the task's actions went to.
+ * The extension the task's actions went to (seed 002 §8.2: the request's origin)…
  */
-clientId?: string, usage?: TokenUsage, costUsd?: number, };
+clientId?: string, 
+/**
+ * …and the browser it runs in, as its `hello` said.
+ */
+browser?: BrowserInfo, usage?: TokenUsage, costUsd?: number, };
 
 export type AuditAction = { 
 /**

@@ -340,6 +340,7 @@ describe("the audit log", () => {
     assert.equal(click.confirmation.by, "web");
     assert.ok(click.confirmation.answeredAt >= click.confirmation.askedAt && click.confirmation.askedAt >= click.ts);
     assert.equal(click.clientId, ext.clientId);
+    assert.deepEqual(click.browser, { name: "Chromium", version: "156", userAgent: "test" }, "the request's origin: the extension's browser, as its hello said");
     assert.equal(click.reflection.memory, "Installing.");
     assert.equal(lines[0]!.action.risk, "low");
     assert.equal(lines[0]!.confirmation, undefined);
