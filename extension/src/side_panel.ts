@@ -6,6 +6,7 @@
 import { INDEX_KEY } from "./action-log.ts";
 import type { FinishedEntry } from "./action-log.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
+import { outlinedShot } from "../../web/src/evidence.ts";
 import { CONFIRMATIONS_KEY } from "./confirmations.ts";
 import type { Pending, PendingConfirmation } from "./confirmations.ts";
 import type { PageMessage } from "./messages.ts";
@@ -112,30 +113,19 @@ function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement
     ...(request.facts.length > 1 ? [el("ul", {}, ...request.facts.map((f) => el("li", {}, f)))] : []),
     el("div", { className: "muted" }, `${request.title || "(untitled)"} — ${request.url}`),
   );
-  if (request.screenshotArtifactId !== undefined) card.append(evidence(request));
+  if (request.screenshotArtifactId !== undefined) {
+    // The page as the model saw it, the target outlined: the web app's own evidence view.
+    const shot = outlinedShot({
+      url: artifactUrl(request.screenshotArtifactId),
+      alt: "The page the step acts on",
+      ...(request.target !== undefined ? { target: request.target } : {}),
+      testIds: { shot: "panel-screenshot", target: "panel-target" },
+      onMissing: (frame) => frame.remove(),
+    });
+    card.append(shot);
+  }
   card.append(el("div", { className: "confirm-actions" }, confirm, decline, why), note);
   return card;
-}
-
-/** The page as the model saw it, the step's target outlined. */
-function evidence(request: PendingConfirmation["request"]): HTMLElement {
-  const shot = el("img", { alt: "The page the step acts on" });
-  shot.dataset.testid = "panel-screenshot";
-  const frame = el("div", { className: "evidence" }, shot);
-  const target = request.target;
-  shot.addEventListener("load", () => {
-    if (target === undefined || shot.naturalWidth === 0) return;
-    const pct = (v: number, of: number) => `${(100 * v) / of}%`;
-    const box = el("div", { className: "target" });
-    box.dataset.testid = "panel-target";
-    Object.assign(box.style, { left: pct(target.x, shot.naturalWidth), top: pct(target.y, shot.naturalHeight), width: pct(target.w, shot.naturalWidth), height: pct(target.h, shot.naturalHeight) });
-    frame.append(box);
-  });
-  void artifactUrl(request.screenshotArtifactId!).then(
-    (url) => (shot.src = url),
-    () => frame.remove(),
-  );
-  return frame;
 }
 
 /** A download URL for an artifact of a task bound to this extension (its own credential). */
