@@ -2,6 +2,7 @@
 //! upload and download (the signature is the authentication). The decisions come from
 //! `mimo_r2_artifacts`; this file moves requests, records and bytes.
 
+use futures_util::StreamExt;
 use mimo_agent::selection;
 use mimo_durable::{
     error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored, Refusable,
@@ -148,17 +149,35 @@ const DRAIN_LIMIT_BYTES: u64 = 256 * 1024;
 /// `PUT /artifacts/upload/…` and `GET /artifacts/download/…` (and any other method on them).
 pub async fn signed(mut req: Request, env: &Env) -> Result<Response> {
     let response = serve_signed(&mut req, env).await?;
-    // A refusal comes before the body is read. Answering with it unread makes the runtime drop
-    // the connection under a client that may still be sending, which breaks the client's next
-    // request on it; a small body is read (and dropped) first so the connection stays usable.
+    if response.status_code() >= 400 {
+        drain_small_body(&mut req).await?;
+    }
+    Ok(response)
+}
+
+/// A refusal comes before the body is read. Answering with it unread makes the runtime close the
+/// connection after the answer, without saying so, and a client that keeps connections alive then
+/// sends its next request into a closed socket. A small body (declared, or chunked without a
+/// length) is read and dropped first so the connection stays usable; a large one is left unread.
+async fn drain_small_body(req: &mut Request) -> Result<()> {
     let declared = req
         .headers()
         .get("content-length")?
         .and_then(|l| l.parse::<u64>().ok());
-    if response.status_code() >= 400 && declared.is_some_and(|l| l <= DRAIN_LIMIT_BYTES) {
-        let _ = req.bytes().await;
+    if declared.is_some_and(|l| l > DRAIN_LIMIT_BYTES) {
+        return Ok(());
     }
-    Ok(response)
+    let Ok(mut body) = req.stream() else {
+        return Ok(()); // no body at all
+    };
+    let mut read = 0u64;
+    while let Some(Ok(chunk)) = body.next().await {
+        read += chunk.len() as u64;
+        if read > DRAIN_LIMIT_BYTES {
+            break;
+        }
+    }
+    Ok(())
 }
 
 async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
