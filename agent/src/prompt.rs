@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use mimo_protocol::agent::{agent_output_schema_offering, AGENT_TOOL_NAME};
+use mimo_protocol::agent::{
+    agent_output_schema_offering, browser_task_schema, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME,
+};
 use mimo_protocol::{
     Attachment, BrowserSnapshot, ChatMessage, ChatRole, DialogKind, PageDialog, TaskTab, ToolResult,
 };
@@ -16,7 +18,9 @@ use crate::records::{Budget, Observation, Step};
 pub const SYSTEM_PROMPT: &str = "You are Mimo, an assistant that operates the user's own web \
 browser on their behalf. When the request needs the browser (opening a site, clicking, typing, \
 reading a page), call the AgentOutput tool with your first action; a browser task starts with \
-`navigate` to the site. Otherwise answer in plain text, concisely, without calling any tool.";
+`navigate` to the site. When it breaks into separate browser jobs (several sites, several \
+products to compare), hand each to a sub-agent with browser_task instead, then answer from what \
+they return. Otherwise answer in plain text, concisely, without calling any tool.";
 
 /// The browser sections of the system prompt (seed 003 §4: tools, strategy, completion; the goal
 /// and the page come as user messages).
@@ -60,6 +64,20 @@ pub fn agent_tool(offered: Option<&BTreeSet<String>>) -> llm::ToolSpec {
         parameters: agent_output_schema_offering(|action| {
             offered.is_none_or(|offered| offered.contains(action))
         }),
+    }
+}
+
+/// The chat model's tool that hands a browser job to a sub-agent, its schema generated from
+/// the Rust type.
+pub fn browser_task_tool() -> llm::ToolSpec {
+    llm::ToolSpec {
+        name: BROWSER_TASK_TOOL_NAME.to_owned(),
+        description: "Hand one browser job to a sub-agent, which does it in the user's browser \
+                      with its own step budget and returns a summary and, with an \
+                      answer_schema, data. It sees only the goal you give it. Call it once per \
+                      independent job; answer the user from the results."
+            .to_owned(),
+        parameters: browser_task_schema(),
     }
 }
 

@@ -257,9 +257,63 @@ pub struct AgentRun {
     /// Answers (`done` data) that did not match the answer format so far.
     #[serde(default)]
     pub answer_attempts: u32,
+    /// The browser job this run does for the chat model, when it is a sub-agent's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtask: Option<Subtask>,
+    /// The chat model's request while it delegates browser jobs: kept with the run so that it
+    /// survives a restart, and carried from each sub-task's run to the next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegation: Option<Delegation>,
+}
+
+/// A browser job the chat model handed to a sub-agent (`browser_task`, seed 003 §7): the run
+/// works toward `goal` alone, within its own steps, and its closing summary goes back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subtask {
+    /// 1-based within the request.
+    pub number: u32,
+    pub tool_call_id: String,
+    pub goal: String,
+    pub max_steps: u32,
+    #[serde(default)]
+    pub answer_schema: Option<serde_json::Value>,
+}
+
+/// The chat model's side of a delegated request (seed 003 §2): its replies with their tool
+/// calls and the results that came back, which its next call is shown after the chat.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delegation {
+    pub transcript: Vec<llm::ChatMessage>,
+    /// `browser_task` calls not answered yet, in order: the first is the one running.
+    pub pending: Vec<llm::ToolCall>,
+    /// Sub-tasks started for this request so far.
+    pub started: u32,
 }
 
 impl AgentRun {
+    /// A run toward the message at `goal_position`, before its first step.
+    pub fn new(goal_position: u32) -> Self {
+        AgentRun {
+            goal_position,
+            phase: Phase::Thinking,
+            steps: Vec::new(),
+            observation: None,
+            preparing: None,
+            tab_open: false,
+            llm_retries: 0,
+            corrections: Vec::new(),
+            updates: Vec::new(),
+            images_refused: false,
+            last_choice: None,
+            repeats: 0,
+            answer_attempts: 0,
+            subtask: None,
+            delegation: None,
+        }
+    }
+
     pub fn is_active(&self) -> bool {
         self.phase != Phase::Finished
     }

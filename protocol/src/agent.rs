@@ -276,6 +276,80 @@ pub fn agent_output_schema_offering(offered: impl Fn(&str) -> bool) -> serde_jso
     schema
 }
 
+/// The chat model's tool that hands one browser job to a sub-agent (seed 003 §2, §7).
+pub const BROWSER_TASK_TOOL_NAME: &str = "browser_task";
+
+/// The steps a sub-agent may take when the call does not say.
+pub const BROWSER_TASK_DEFAULT_STEPS: u32 = 15;
+
+/// Hand one browser job to a sub-agent: it works in the browser on its own, with its own step
+/// budget, and returns its result (a summary, and data in the answer format when one is given).
+/// Call it once per independent job (one site, one product); calls in one reply run one after
+/// the other. The sub-agent sees only this goal, not the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+pub struct BrowserTaskArgs {
+    /// The whole job in one self-contained instruction: the site or URL to start from, what to
+    /// do there and what to report back.
+    pub goal: String,
+    /// The most browser steps it may take (default 15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub max_steps: Option<u32>,
+    /// A JSON Schema the result's data must match, for values to compare or combine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub answer_schema: Option<serde_json::Value>,
+}
+
+/// The JSON Schema of [`BrowserTaskArgs`], as offered to the model.
+pub fn browser_task_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator
+        .into_root_schema_for::<BrowserTaskArgs>()
+        .to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+        object.remove("description");
+    }
+    schema
+}
+
+/// How a browser sub-task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SubtaskStatus {
+    /// The sub-agent finished and says the job is done.
+    Succeeded,
+    /// It finished without doing the job, ran out of steps or budget, or failed.
+    Failed,
+    /// The person stopped it (seed 003 `data-manual-stop`).
+    Stopped,
+}
+
+/// What a browser sub-task returns to the chat model (its `close`), and what the web app shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserTaskResult {
+    pub status: SubtaskStatus,
+    /// The sub-agent's closing words, or, when it did not close, what its steps did.
+    pub summary: String,
+    /// Its answer's data (matching the call's answer format, when one was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub data: Option<serde_json::Value>,
+    pub steps: u32,
+    /// The page it ended on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ErrorObject>,
+}
+
 /// Where the schema lists the actions: one object schema per [`AgentAction`] variant.
 const ACTION_VARIANTS: &str = "/properties/action/oneOf";
 

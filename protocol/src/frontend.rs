@@ -6,8 +6,8 @@ use ts_rs::TS;
 use crate::action::BoundingBox;
 use crate::snapshot::ChromeId;
 use crate::{
-    AgentAction, BrowserSnapshot, ErrorObject, PageDialog, Reflection, RiskLevel, TaskStatus,
-    TaskTab, TokenUsage, ToolPhase, ToolResult,
+    AgentAction, BrowserSnapshot, BrowserTaskResult, ErrorObject, PageDialog, Reflection,
+    RiskLevel, TaskStatus, TaskTab, TokenUsage, ToolPhase, ToolResult,
 };
 
 /// Web → server (`frontend_message`).
@@ -118,6 +118,23 @@ pub enum OutputStatus {
 pub enum FrontendEvent {
     /// A stored chat message (the person's, echoed to every tab of the task).
     Message { message: ChatMessage },
+    /// The chat model handed a browser job to a sub-agent (`browser_task`): the steps up to its
+    /// `subtaskFinished` are the sub-agent's.
+    #[serde(rename_all = "camelCase")]
+    SubtaskStarted {
+        /// 1-based within the request being answered.
+        subtask: u32,
+        tool_call_id: String,
+        goal: String,
+        max_steps: u32,
+    },
+    /// The sub-agent closed: what goes back to the chat model.
+    #[serde(rename_all = "camelCase")]
+    SubtaskFinished {
+        subtask: u32,
+        tool_call_id: String,
+        result: BrowserTaskResult,
+    },
     /// The task's own allowed and blocked sites, as set now.
     TaskDomains {
         allowed: Vec<String>,

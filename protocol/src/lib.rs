@@ -26,7 +26,8 @@ pub use action::{
     DomainPolicy, DragEnd, ElementFacts, FieldKind, FormFacts, PageDialog, Rerun, Target, TaskTab,
 };
 pub use agent::{
-    AgentAction, AgentOutput, DragPoint, Reflection, RiskLevel, TokenUsage, ToolPhase, ToolResult,
+    AgentAction, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint, Reflection, RiskLevel,
+    SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
 pub use error::{ErrorCode, ErrorObject};
 pub use extension::{

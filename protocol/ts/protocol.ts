@@ -592,6 +592,37 @@ next_goal: string, };
 
 export type DragPoint = { index?: number, x?: number, y?: number, };
 
+export type BrowserTaskArgs = { 
+/**
+ * The whole job in one self-contained instruction: the site or URL to start from, what to
+ * do there and what to report back.
+ */
+goal: string, 
+/**
+ * The most browser steps it may take (default 15).
+ */
+max_steps?: number, 
+/**
+ * A JSON Schema the result's data must match, for values to compare or combine.
+ */
+answer_schema?: JsonValue, };
+
+export type SubtaskStatus = "succeeded" | "failed" | "stopped";
+
+export type BrowserTaskResult = { status: SubtaskStatus, 
+/**
+ * The sub-agent's closing words, or, when it did not close, what its steps did.
+ */
+summary: string, 
+/**
+ * Its answer's data (matching the call's answer format, when one was given).
+ */
+data?: JsonValue, steps: number, 
+/**
+ * The page it ended on.
+ */
+url?: string, error?: ErrorObject, };
+
 export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
 
 export type ToolResult = { toolCallId: string, 
@@ -875,7 +906,11 @@ export type OutputStatus = "ok" | "partial" | "error";
 
 export type Attachment = { artifactId: string, name: string, contentType: string, size: number, };
 
-export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "taskDomains", allowed: Array<string>, blocked: Array<string>, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "subtaskStarted", 
+/**
+ * 1-based within the request being answered.
+ */
+subtask: number, toolCallId: string, goal: string, maxSteps: number, } | { "type": "subtaskFinished", subtask: number, toolCallId: string, result: BrowserTaskResult, } | { "type": "taskDomains", allowed: Array<string>, blocked: Array<string>, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
 /**
  * 1-based step number within the run.
  */
@@ -979,7 +1014,11 @@ seq?: number, taskId: string,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "taskDomains", allowed: Array<string>, blocked: Array<string>, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "subtaskStarted", 
+/**
+ * 1-based within the request being answered.
+ */
+subtask: number, toolCallId: string, goal: string, maxSteps: number, } | { "type": "subtaskFinished", subtask: number, toolCallId: string, result: BrowserTaskResult, } | { "type": "taskDomains", allowed: Array<string>, blocked: Array<string>, } | { "type": "chatDelta", messageId: string, delta: string, finished: boolean, } | { "type": "taskStatus", status: TaskStatus, title?: string, selectedClientId?: string, } | { "type": "snapshotSync", clientId: string, snapshot: BrowserSnapshot, } | { "type": "structuredOutput", status: OutputStatus, output?: unknown, error?: ErrorObject, warnings: Array<string>, } | { "type": "toolUsed", 
 /**
  * 1-based step number within the run.
  */

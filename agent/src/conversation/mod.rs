@@ -15,7 +15,10 @@ use crate::records::{AgentRun, Phase, RunConfig, StoredMessage, TaskRecord};
 use crate::skills::{self, SkillQuery};
 use crate::{answer, llm, prompt, status::can_transition};
 
+mod delegation;
 mod run;
+
+pub use delegation::MAX_SUBTASKS;
 
 /// What the shell must do, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,9 +216,29 @@ impl Conversation {
     }
 
     /// The messages of a chat turn's model call: the whole conversation.
+    /// While the chat model delegates, its own replies and what its sub-tasks returned follow.
     fn chat_call_messages(&self) -> Vec<llm::ChatMessage> {
-        let chat: Vec<ChatMessage> = self.history().cloned().collect();
-        self.with_context_notes(prompt::chat_messages(&chat))
+        let messages = match self.delegation() {
+            Some((goal_position, delegation)) => self.master_messages(goal_position, delegation),
+            None => {
+                let chat: Vec<ChatMessage> = self.history().cloned().collect();
+                prompt::chat_messages(&chat)
+            }
+        };
+        self.with_context_notes(messages)
+    }
+
+    /// The answer format of the request being worked on: a sub-task's own, else the task's.
+    pub(crate) fn answer_schema(&self) -> Option<&serde_json::Value> {
+        match self
+            .run
+            .as_ref()
+            .filter(|r| r.is_active())
+            .and_then(|r| r.subtask.as_ref())
+        {
+            Some(subtask) => subtask.answer_schema.as_ref(),
+            None => self.task.answer_schema.as_ref(),
+        }
     }
 
     /// What a model call is told besides the conversation: the skills for its goal and page,
@@ -229,10 +252,7 @@ impl Conversation {
             self.task
                 .start_tab
                 .map(|tab| prompt::start_tab_note(tab, self.browser.as_ref())),
-            self.task
-                .answer_schema
-                .as_ref()
-                .map(prompt::answer_format_note),
+            self.answer_schema().map(prompt::answer_format_note),
         ]
         .into_iter()
         .flatten()
@@ -289,6 +309,11 @@ impl Conversation {
             .is_some_and(|r| r.phase == Phase::Thinking)
         {
             effects.extend(self.think(0, now));
+        } else if self.master_waits() {
+            // The master's answer after its sub-tasks was cut off: it is asked again, and the
+            // sub-tasks are not run again.
+            let turn_id = self.open_turn();
+            effects.extend(self.call_model(turn_id, 0, now));
         } else if self.awaits_reply() {
             effects.extend(self.start_turn(now));
         } else {
@@ -418,7 +443,9 @@ impl Conversation {
             llm::LlmEvent::Done { .. } => {
                 // A request with an answer format is answered by `done`'s data: a plain reply
                 // is corrected like a run's reply without a tool call.
-                let in_run = self.run_is_active() || self.task.answer_schema.is_some();
+                // The master's answer after its sub-tasks is free text: their data went to it.
+                let in_run = self.run_is_active()
+                    || (self.task.answer_schema.is_some() && self.delegation().is_none());
                 let turn = self.turn.as_mut().expect("current turn");
                 if in_run || !turn.tool_calls.is_empty() {
                     let tool_calls = std::mem::take(&mut turn.tool_calls);
@@ -476,6 +503,7 @@ impl Conversation {
         } else {
             Vec::new()
         };
+        effects.extend(self.stop_subtask());
         if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
             run.phase = Phase::Finished;
             effects.push(Effect::SaveRun);
@@ -733,10 +761,15 @@ impl Conversation {
             (self.chat_call_messages(), None)
         };
         let offered = skills::offered_actions(self.skills_in_use());
+        let mut tools = vec![prompt::agent_tool(offered.as_ref())];
+        // Delegating is the chat model's: a sub-agent does its job itself.
+        if !self.run_is_active() {
+            tools.push(prompt::browser_task_tool());
+        }
         Effect::CallLlm {
             turn_id,
             messages,
-            tools: vec![prompt::agent_tool(offered.as_ref())],
+            tools,
             delay_ms,
             image,
         }

@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 
 use mimo_protocol::action::{BoundingBox, DomIndexResult, ReadabilityResult, ScreenshotResult};
-use mimo_protocol::agent::AGENT_TOOL_NAME;
+use mimo_protocol::agent::{
+    BrowserTaskResult, SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME,
+};
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
     ConfirmationRequest, DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus,
@@ -205,29 +207,12 @@ impl Conversation {
     ) -> Vec<Effect> {
         let turn_id = self.task.current_turn.clone().unwrap_or_default();
         let mut effects = self.finish_run_turn(now);
-        if self.run.is_none() {
-            let goal_position = self
-                .history
-                .iter()
-                .rev()
-                .find(|m| m.message.role == ChatRole::User)
-                .map(|m| m.position)
-                .unwrap_or(0);
-            self.run = Some(AgentRun {
-                goal_position,
-                phase: Phase::Thinking,
-                steps: Vec::new(),
-                observation: None,
-                preparing: None,
-                tab_open: false,
-                llm_retries: 0,
-                corrections: Vec::new(),
-                updates: Vec::new(),
-                images_refused: false,
-                last_choice: None,
-                repeats: 0,
-                answer_attempts: 0,
-            });
+        if !self.run_is_active() {
+            if tool_calls.iter().any(|c| c.name == BROWSER_TASK_TOOL_NAME) {
+                effects.extend(self.delegate(tool_calls, thought, now));
+                return effects;
+            }
+            self.run = Some(AgentRun::new(self.request_position()));
         }
         let Some(call) = tool_calls.into_iter().next() else {
             let error = LlmError::new(
@@ -928,16 +913,18 @@ impl Conversation {
 
     /// Asks the model for the next step (after `delay_ms`), unless the step limit is reached.
     pub(crate) fn think(&mut self, delay_ms: u64, now: u64) -> Vec<Effect> {
-        let max_steps = self.config.max_steps;
         let run = self.run.as_mut().expect("run");
+        let max_steps = run
+            .subtask
+            .as_ref()
+            .map_or(self.config.max_steps, |s| s.max_steps);
         if run.steps.len() as u32 >= max_steps {
-            return self.fail_run(
-                ErrorObject::new(
-                    ErrorCode::StepLimitExceeded,
-                    format!("The task used all of its {max_steps} steps without finishing. Give a narrower goal, or raise MIMO_AGENT_MAX_STEPS."),
-                ),
-                now,
-            );
+            let why = if run.subtask.is_some() {
+                format!("The sub-task used all of its {max_steps} steps without finishing.")
+            } else {
+                format!("The task used all of its {max_steps} steps without finishing. Give a narrower goal, or raise MIMO_AGENT_MAX_STEPS.")
+            };
+            return self.fail_run(ErrorObject::new(ErrorCode::StepLimitExceeded, why), now);
         }
         run.phase = Phase::Thinking;
         let turn_id = self.open_turn();
@@ -956,12 +943,22 @@ impl Conversation {
     /// The messages of the run's next model call.
     pub(crate) fn run_messages(&self) -> Vec<llm::ChatMessage> {
         let run = self.run.as_ref().expect("run");
-        let chat: Vec<ChatMessage> = self
-            .history
-            .iter()
-            .filter(|m| m.position <= run.goal_position)
-            .map(|m| m.message.clone())
-            .collect();
+        // A sub-agent sees only the job it was given, not the conversation.
+        let chat: Vec<ChatMessage> = match &run.subtask {
+            Some(subtask) => vec![ChatMessage {
+                message_id: subtask.tool_call_id.clone(),
+                role: ChatRole::User,
+                content: subtask.goal.clone(),
+                created_at: 0,
+                client_message_id: None,
+            }],
+            None => self
+                .history
+                .iter()
+                .filter(|m| m.position <= run.goal_position)
+                .map(|m| m.message.clone())
+                .collect(),
+        };
         // The notes take their part of the context before the run is fitted into the rest.
         let notes = prompt::estimate_tokens(&self.context_notes(), &[]);
         let budget = Budget {
@@ -1053,9 +1050,7 @@ impl Conversation {
         now: u64,
     ) -> Vec<Effect> {
         let mismatch = self
-            .task
-            .answer_schema
-            .as_ref()
+            .answer_schema()
             .filter(|_| success)
             .and_then(|schema| answer::mismatch(schema, data.as_ref()));
         let run = self.run.as_mut().expect("run");
@@ -1164,6 +1159,25 @@ impl Conversation {
             data,
             invalid,
         } = answer;
+        if self.run.as_ref().is_some_and(|r| r.subtask.is_some()) {
+            let run = self.run.as_ref().expect("run");
+            let result = BrowserTaskResult {
+                status: if success && invalid.is_none() {
+                    SubtaskStatus::Succeeded
+                } else {
+                    SubtaskStatus::Failed
+                },
+                summary: match invalid {
+                    Some(why) => format!("{text}\n({why})"),
+                    None => text,
+                },
+                data,
+                steps: run.steps.len() as u32,
+                url: run.observation.as_ref().map(|o| o.url.clone()),
+                error: None,
+            };
+            return self.subtask_closed(result, now);
+        }
         let price = self.config.price;
         let (steps, usage, cost) = {
             let run = self.run.as_mut().expect("run");
@@ -1220,6 +1234,20 @@ impl Conversation {
     /// The run ends with an error the person can act on.
     pub(crate) fn fail_run(&mut self, error: ErrorObject, now: u64) -> Vec<Effect> {
         let mut effects = self.finish_run_turn(now);
+        if let Some(run) = self.run.as_ref().filter(|r| r.subtask.is_some()) {
+            // A sub-agent's failure is the master's to handle: it hears what the steps did.
+            let done: Vec<String> = run.steps.iter().map(prompt::step_line).collect();
+            let result = BrowserTaskResult {
+                status: SubtaskStatus::Failed,
+                summary: prompt::cut(&done.join("\n"), 4_000),
+                data: None,
+                steps: run.steps.len() as u32,
+                url: run.observation.as_ref().map(|o| o.url.clone()),
+                error: Some(error),
+            };
+            effects.extend(self.subtask_closed(result, now));
+            return effects;
+        }
         if let Some(run) = self.run.as_mut() {
             run.phase = Phase::Finished;
         }

@@ -31,7 +31,7 @@ fn turn_of(effects: &[Effect]) -> (String, Vec<llm::ChatMessage>) {
                 tools,
                 ..
             } => {
-                assert_eq!(tools.len(), 1, "the agent tool is offered");
+                assert_eq!(tools[0].name, "AgentOutput", "the agent tool is offered");
                 Some((turn_id.clone(), messages.clone()))
             }
             _ => None,
@@ -2071,3 +2071,5 @@ fn a_lookup_that_fails_or_comes_too_late_changes_nothing_it_should_not() {
     c.stop(4);
     assert!(c.skills_found(&turn, Ok(vec![])).is_empty());
 }
+
+mod delegation;
