@@ -297,7 +297,7 @@ pub struct BrowserTaskArgs {
     pub max_steps: Option<u32>,
     /// A JSON Schema the result's data must match, for values to compare or combine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[ts(optional, type = "unknown")]
     pub answer_schema: Option<serde_json::Value>,
 }
 
@@ -338,7 +338,7 @@ pub struct BrowserTaskResult {
     pub summary: String,
     /// Its answer's data (matching the call's answer format, when one was given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[ts(optional, type = "unknown")]
     pub data: Option<serde_json::Value>,
     pub steps: u32,
     /// The page it ended on.
@@ -417,6 +417,23 @@ mod tests {
         assert_eq!(offered, ["click", "done"]);
         // The model's arguments still parse with every action (the run refuses the others).
         assert_eq!(some["required"], agent_output_schema()["required"]);
+    }
+
+    #[test]
+    fn browser_task_offers_a_goal_an_optional_budget_and_answer_format() {
+        let schema = browser_task_schema();
+        assert_eq!(schema["required"], json!(["goal"]), "{schema}");
+        assert_eq!(schema["properties"]["goal"]["type"], "string");
+        assert!(schema["properties"]["max_steps"].is_object(), "{schema}");
+        assert!(
+            schema["properties"]["answer_schema"].is_object(),
+            "{schema}"
+        );
+        assert!(!schema.to_string().contains("$ref"));
+        let args: BrowserTaskArgs =
+            serde_json::from_value(json!({ "goal": "g", "max_steps": 3 })).unwrap();
+        assert_eq!((args.goal.as_str(), args.max_steps), ("g", Some(3)));
+        assert!(serde_json::from_value::<BrowserTaskArgs>(json!({ "max_steps": 3 })).is_err());
     }
 
     #[test]

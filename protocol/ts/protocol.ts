@@ -605,7 +605,7 @@ max_steps?: number,
 /**
  * A JSON Schema the result's data must match, for values to compare or combine.
  */
-answer_schema?: JsonValue, };
+answer_schema?: unknown, };
 
 export type SubtaskStatus = "succeeded" | "failed" | "stopped";
 
@@ -617,7 +617,7 @@ summary: string,
 /**
  * Its answer's data (matching the call's answer format, when one was given).
  */
-data?: JsonValue, steps: number, 
+data?: unknown, steps: number, 
 /**
  * The page it ended on.
  */

@@ -7,6 +7,7 @@ import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts
 import type { Page } from "playwright-core";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
+import type { ScriptTurn } from "../llm-server/server.ts";
 import { agentStep, buyTwoBlueMugs, indexOf, onElement } from "../support/shopper.ts";
 import { extensionStorage, logged, pageAt, pageLog, serviceWorker, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
@@ -119,6 +120,83 @@ describe("a browser task", () => {
     assert.equal(steps(web, "start").length, 0);
     assert.deepEqual(await actions(taskId), []);
     web.close();
+  });
+});
+
+describe("a request that breaks into browser jobs", () => {
+  type Request = { messages: Array<{ role: string; content: string | null; tool_calls?: unknown[] }>; tools: Array<{ function: { name: string } }> };
+
+  it("is handed to two sub-agents whose answers the chat model combines, each shown nested under the turn", { timeout: 120_000 }, async () => {
+    const product = (id: string) => `${h.a}/shop/product.html?id=${id}`;
+    const priceSchema = { type: "object", properties: { price: { type: "number" } }, required: ["price"] };
+    // Each sub-agent opens its product and reads the price off the page it is shown.
+    const subAgent = (id: string): ScriptTurn[] => [
+      agentStep({ navigate: { url: product(id) } }, "Nothing done yet."),
+      {
+        respond: ({ userText }) => {
+          const price = Number(/<content>[\s\S]*?(\d+) €/.exec(userText)?.[1]);
+          return agentStep({ done: { success: true, text: `It costs ${price} €.`, data: { price } } }, "Read the price.");
+        },
+      },
+    ];
+    // The chat model answers from what came back, whatever it was.
+    const combine: ScriptTurn = {
+      respond: ({ body }) => {
+        const results = (body as Request).messages.filter((m) => m.role === "tool").map((m) => JSON.parse(m.content ?? "{}") as { data?: { price: number } });
+        const [blue, red] = results.map((r) => r.data?.price);
+        return { text: `The blue mug costs ${blue} € and the red mug ${red} €, so the red one is cheaper.` };
+      },
+    };
+    h.mimo.llm.script([
+      {
+        text: "I'll look up both mugs.",
+        toolCalls: [
+          { id: "job_blue", name: "browser_task", arguments: { goal: `Open ${product("blue-mug")} and report its price`, answer_schema: priceSchema } },
+          { id: "job_red", name: "browser_task", arguments: { goal: `Open ${product("red-mug")} and report its price`, answer_schema: priceSchema, max_steps: 5 } },
+        ],
+      },
+      ...subAgent("blue-mug"),
+      ...subAgent("red-mug"),
+      combine,
+    ]);
+    const from = h.mimo.llm.requests().length;
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await say(app, "Which is cheaper at the mug shop, the blue mug or the red mug?");
+    await completed(taskId);
+
+    // The answer combines both sub-agents' data.
+    await app.getByText("The blue mug costs 12 € and the red mug 11 €, so the red one is cheaper.").waitFor();
+    // Each sub-task is a card under the turn holding its own steps and what it returned.
+    const cards = app.getByTestId("subtask");
+    assert.equal(await cards.count(), 2);
+    for (const [n, price, steps] of [[0, "12", 2], [1, "11", 2]] as const) {
+      const card = cards.nth(n);
+      assert.equal(await card.getAttribute("data-state"), "succeeded");
+      assert.equal(await card.getByTestId("step").count(), steps);
+      assert.match(await card.getByTestId("subtask-result").innerText(), new RegExp(`Done after 2 steps[\\s\\S]*It costs ${price} €`));
+    }
+    assert.match(await cards.nth(1).innerText(), /up to 5 steps/);
+    assert.match(await cards.nth(0).innerText(), /up to 15 steps/);
+
+    // Six model calls: the chat model, two per sub-agent, the chat model again.
+    const requests = h.mimo.llm.requests().slice(from).map((r) => r.body as Request);
+    assert.equal(requests.length, 6);
+    const tools = (r: Request) => r.tools.map((t) => t.function.name);
+    assert.deepEqual(tools(requests[0]!), ["AgentOutput", "browser_task"]);
+    for (const sub of requests.slice(1, 5)) {
+      assert.deepEqual(tools(sub), ["AgentOutput"], "a sub-agent does its job itself");
+      // It sees its own goal, not the person's message (their tabs' titles are context it may see).
+      const goal = sub.messages.map((m) => /<goal>\n([\s\S]*?)\n<\/goal>/.exec(m.content ?? "")?.[1]).find((g) => g !== undefined);
+      assert.match(goal ?? "", /^Open .*product\.html\?id=(blue|red)-mug and report its price$/);
+      assert.ok(!sub.messages.some((m) => m.role === "user" && (m.content ?? "").startsWith("Which is cheaper")), "a sub-agent is not shown the chat");
+    }
+    const last = requests[5]!;
+    assert.deepEqual(last.messages.filter((m) => m.role === "tool").map((m) => (JSON.parse(m.content!) as { status: string }).status), ["succeeded", "succeeded"]);
+    // Both pages were opened by the task, each action once.
+    const records = await ranOnce(taskId);
+    const opened = records.map((r) => r.command).filter((c) => c.name === "task_start" || c.name === "browser_navigate");
+    assert.ok(opened.length >= 2, JSON.stringify(opened));
+    await app.close();
   });
 });
 

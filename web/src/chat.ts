@@ -6,7 +6,7 @@ import { answerView, parseAnswerFormat } from "./answer.ts";
 import { clockTime, h } from "./dom.ts";
 import { outlinedShot, riskBadge } from "./evidence.ts";
 import { describeAction } from "./steps.ts";
-import type { ConfirmationAnswered, ConfirmationRequested, PageObserved, ToolUsed } from "./task.ts";
+import type { ConfirmationAnswered, ConfirmationRequested, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -60,6 +60,8 @@ export class ChatView {
   private messages = new Map<string, Rendered>();
   /** The agent's step cards by step number (of the latest run). */
   private steps = new Map<number, { card: HTMLElement; body: HTMLElement }>();
+  /** Where the running sub-agent's steps go (its card), while one runs. */
+  private subtaskSteps: HTMLElement | null = null;
   /** The answer buttons of the confirmation asked last, until the task moves on. */
   private confirmButtons: HTMLButtonElement[] = [];
   private status: TaskStatus = "created";
@@ -151,6 +153,7 @@ export class ChatView {
   reset(): void {
     this.messages.clear();
     this.steps.clear();
+    this.subtaskSteps = null;
     this.justFinished = null;
     this.list.replaceChildren();
     this.status = "created";
@@ -263,7 +266,7 @@ export class ChatView {
         );
         step = { card, body };
         this.steps.set(event.step, step);
-        this.list.append(card);
+        (this.subtaskSteps ?? this.list).append(card);
       }
       if (event.phase === "start" && event.skill !== undefined) {
         step.body.append(h("div", { class: "step-skill", "data-testid": "step-skill" }, `Following the skill ${event.skill}`));
@@ -350,6 +353,43 @@ export class ChatView {
   }
 
   /** A warning in the conversation's flow (the model reads pages without screenshots, …). */
+  /**
+   * A browser job the chat model handed to a sub-agent: a card under the chat turn that holds
+   * the sub-agent's steps, then what it returned (or that the person stopped it).
+   */
+  showSubtask(event: SubtaskEvent): void {
+    this.justFinished = null;
+    this.keepAtBottom(() => {
+      if (event.type === "subtaskStarted") {
+        const steps = h("div", { class: "subtask-steps" });
+        this.list.append(
+          h(
+            "div",
+            { class: "subtask-card", "data-testid": "subtask", "data-subtask": String(event.subtask), "data-call": event.toolCallId, "data-state": "running" },
+            h("div", { class: "subtask-title" }, h("span", { class: "subtask-number" }, `Browser sub-task ${event.subtask}`), ` · up to ${event.maxSteps} steps`),
+            h("div", { class: "subtask-goal", "data-testid": "subtask-goal" }, event.goal),
+            steps,
+          ),
+        );
+        this.subtaskSteps = steps;
+        return;
+      }
+      this.subtaskSteps = null;
+      const card = this.list.querySelector<HTMLElement>(`[data-testid="subtask"][data-call="${CSS.escape(event.toolCallId)}"]`);
+      if (card === null) return;
+      const { status, summary, data, steps, error } = event.result;
+      card.setAttribute("data-state", status);
+      if (status === "stopped") card.setAttribute("data-manual-stop", "");
+      const head = { succeeded: "✓ Done", failed: "✗ Not done", stopped: "■ Stopped by you" }[status];
+      const result = h("div", { class: `subtask-result subtask-${status}`, "data-testid": "subtask-result" }, `${head} after ${steps} step${steps === 1 ? "" : "s"}`);
+      if (error) result.append(h("div", { class: "output-error" }, h("code", {}, error.code), " ", error.message));
+      if (status !== "stopped" && summary) result.append(h("div", { class: "subtask-summary" }, summary));
+      if (data !== undefined) result.append(answerView(data, true));
+      card.append(result);
+    });
+    this.syncChrome();
+  }
+
   showWarning(message: string): void {
     this.keepAtBottom(() => {
       this.list.append(h("div", { class: "chat-warning", "data-testid": "chat-warning" }, message));

@@ -312,6 +312,7 @@ class App {
       snapshot: () => this.renderSnapshot(),
       output: (event) => this.chat.showOutput(event),
       step: (event) => this.chat.showStep(event),
+      subtask: (event) => this.chat.showSubtask(event),
       confirmation: (event) => this.chat.showConfirmation(event),
       answered: (event) => this.chat.showConfirmationAnswered(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),

@@ -7,6 +7,7 @@ export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
 export type PageObserved = Extract<EventEnvelope, { type: "pageObserved" }>;
 export type ConfirmationRequested = Extract<EventEnvelope, { type: "confirmationRequested" }>;
 export type ConfirmationAnswered = Extract<EventEnvelope, { type: "confirmationAnswered" }>;
+export type SubtaskEvent = Extract<EventEnvelope, { type: "subtaskStarted" | "subtaskFinished" }>;
 
 /** What the task's events drive. */
 export type TaskSink = {
@@ -17,6 +18,8 @@ export type TaskSink = {
   output(event: StructuredOutput): void;
   /** A step of the agent: chosen (`start`), then done (`end`). */
   step(event: ToolUsed): void;
+  /** A browser job the chat model handed to a sub-agent: started, then closed with its result. */
+  subtask(event: SubtaskEvent): void;
   page(event: PageObserved): void;
   /** A file the person attached to the task. */
   attachment(attachment: Attachment): void;
@@ -84,6 +87,10 @@ export class TaskModel {
         break;
       case "toolUsed":
         this.sink.step(event);
+        break;
+      case "subtaskStarted":
+      case "subtaskFinished":
+        this.sink.subtask(event);
         break;
       case "pageObserved":
         this.sink.page(event);

@@ -24,6 +24,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     confirmation: (e) => log.push(`confirm? ${e.step}`),
     answered: (e) => log.push(`answered ${e.step} ${e.approved} by ${e.by}${e.reason !== undefined ? ` ${e.reason}` : ""}`),
     stepMode: (on) => log.push(`step mode ${on}`),
+    subtask: (event) => log.push(`${event.type} ${event.subtask}`),
     warning: (message) => log.push(`warning ${message}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),
