@@ -6,7 +6,9 @@ use mimo_protocol::TaskStatus;
 ///
 /// `created → running ⇄ ongoing → completed | error | canceled`, with `waiting_confirmation`
 /// (a risky action waits for the person) and `takeover` (the person drives; automation pauses)
-/// entered from an active state and left by resuming (`running`) or canceling. A finished task
+/// entered from an active state and left by resuming (`running`) or canceling; `paused` (the
+/// person holds the task: nothing new starts) entered from `running` or `ongoing`, left by
+/// resuming or stopping, or by what was in flight finishing the task. A finished task
 /// is not dead: a new user message starts another turn (`→ running`).
 pub fn can_transition(from: TaskStatus, to: TaskStatus) -> bool {
     use TaskStatus::*;
@@ -20,6 +22,8 @@ pub fn can_transition(from: TaskStatus, to: TaskStatus) -> bool {
             | (Ongoing, Running | Takeover | Completed | Error | Canceled)
             | (WaitingConfirmation, Running | Error | Canceled)
             | (Takeover, Running | Canceled)
+            | (Running | Ongoing, Paused)
+            | (Paused, Running | Completed | Error | Canceled)
             | (Completed | Error | Canceled, Running)
     )
 }
@@ -29,12 +33,13 @@ mod tests {
     use super::*;
     use TaskStatus::*;
 
-    const ALL: [TaskStatus; 8] = [
+    const ALL: [TaskStatus; 9] = [
         Created,
         Running,
         Ongoing,
         WaitingConfirmation,
         Takeover,
+        Paused,
         Completed,
         Error,
         Canceled,
@@ -53,11 +58,13 @@ mod tests {
             (Running, Ongoing),
             (Running, WaitingConfirmation),
             (Running, Takeover),
+            (Running, Paused),
             (Running, Completed),
             (Running, Error),
             (Running, Canceled),
             (Ongoing, Running),
             (Ongoing, Takeover),
+            (Ongoing, Paused),
             (Ongoing, Completed),
             (Ongoing, Error),
             (Ongoing, Canceled),
@@ -66,6 +73,10 @@ mod tests {
             (WaitingConfirmation, Canceled),
             (Takeover, Running),
             (Takeover, Canceled),
+            (Paused, Running),
+            (Paused, Completed),
+            (Paused, Error),
+            (Paused, Canceled),
             (Completed, Running),
             (Error, Running),
             (Canceled, Running),

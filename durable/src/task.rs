@@ -310,6 +310,7 @@ impl DurableObject for TaskCoordinator {
                 answer_schema,
             },
             FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
+            FrontendMessage::Pause {} => Input::Control(TaskControl::Pause),
             FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
             FrontendMessage::Confirm {
                 step,

@@ -60,7 +60,7 @@ const dialogs = new PageDialogs({
     const task = await tasks.byTab(tabId);
     if (task === undefined) return false;
     const status = await tasks.status(task.taskId);
-    return task.takeover !== undefined || status === "waiting_confirmation" || status === "takeover";
+    return task.takeover !== undefined || status === "waiting_confirmation" || status === "takeover" || status === "paused";
   },
   setTimer: (run, ms) => setTimeout(run, ms),
   clearTimer: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
@@ -222,7 +222,7 @@ async function personAction(message: ContentMessage, tabId: number): Promise<unk
 }
 
 /** Statuses of a task that still acts: a tab its page opens then joins it. */
-const ACTING: ReadonlySet<string> = new Set(["created", "running", "ongoing", "waiting_confirmation", "takeover"]);
+const ACTING: ReadonlySet<string> = new Set(["created", "running", "ongoing", "waiting_confirmation", "takeover", "paused"]);
 
 /** A tab opened from one of a running task's tabs (a link, `window.open`) joins the task. */
 async function tabOpened(tab: chrome.tabs.Tab): Promise<void> {

@@ -1,6 +1,7 @@
 // What the overlay in a task tab shows (seed 000 §2.2) for each task status the server reports
 // (`task_state`): `ongoing` while the agent works (it controls the tab; the person's own input
-// takes over), `hidden` while the task waits (for the person's next message or confirmation),
+// takes over), `hidden` while the task waits (for the person's next message or confirmation, or
+// paused by them),
 // `takeover` while the person has control, `idle` once the task ended. And the short label that
 // says what Mimo is doing, from the action's label in `ACTION_TRAITS`. Pure: tested under
 // node:test.
@@ -17,6 +18,7 @@ export function overlayFor(status: TaskStatus): OverlayState {
     case "created":
     case "ongoing":
     case "waiting_confirmation":
+    case "paused":
       return "hidden";
     case "completed":
     case "error":

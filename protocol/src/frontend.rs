@@ -50,7 +50,9 @@ pub enum FrontendMessage {
     },
     /// Stop whatever the task is doing.
     Stop {},
-    /// The person hands the browser back after taking over.
+    /// The person pauses the task: what is in flight finishes, nothing new starts.
+    Pause {},
+    /// The person hands the browser back after taking over, or resumes a paused task.
     Resume {},
     /// The person's answer to `confirmationRequested` for step `step`: run it, or not (and
     /// why not, for the model).

@@ -26,6 +26,8 @@ pub enum TaskStatus {
     Ongoing,
     WaitingConfirmation,
     Takeover,
+    /// The person paused the task: no model call and no action starts until they resume.
+    Paused,
     Completed,
     Error,
     Canceled,
@@ -52,6 +54,8 @@ impl TaskStatus {
 #[serde(rename_all = "snake_case")]
 pub enum TaskControl {
     Takeover,
+    /// Hold the task where it is (seed 004 §6): what is in flight finishes, nothing new starts.
+    Pause,
     Resume,
     Stop,
 }

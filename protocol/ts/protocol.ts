@@ -5,9 +5,9 @@ export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOU
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
-export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "completed" | "error" | "canceled";
+export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "paused" | "completed" | "error" | "canceled";
 
-export type TaskControl = "takeover" | "resume" | "stop";
+export type TaskControl = "takeover" | "pause" | "resume" | "stop";
 
 export type BrowserSnapshot = { windows: Array<WindowInfo>, tabs: Array<TabInfo>, groups: Array<TabGroupInfo>, 
 /**
@@ -892,7 +892,7 @@ clientMessageId?: string,
  * The answer format for this request: a JSON Schema the answer's `data` must match
  * (validated by the server; the model is told what is wrong and tries again).
  */
-answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, };
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, };
 
 export type ChatRole = "user" | "assistant";
 

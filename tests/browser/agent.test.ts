@@ -306,6 +306,38 @@ describe("the web app during a run", () => {
     await app.close();
   });
 
+  it("holds the task on Pause — the reply in flight is kept, its action waits — and goes on after Resume", { timeout: 90_000 }, async () => {
+    const shop = `${h.a}/shop/index.html?fresh&pause`;
+    const script = buyTwoBlueMugs(shop);
+    // The person pauses while the model thinks about step 2.
+    script[1] = { ...script[1]!, stallMs: 3_000 };
+    h.mimo.llm.script(script);
+    const from = h.mimo.llm.requests().length;
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await say(app, `Open ${shop}, find the blue mug and add two to the cart`);
+    await llmRequests(from, 2);
+    await app.getByTestId("pause").click();
+    await until("the server holds the task", async () => (await serverStatus(taskId)) === "paused");
+    await app.locator('[data-testid="task-status"]', { hasText: "paused" }).waitFor();
+    await app.getByTestId("resume").waitFor();
+    assert.ok(await app.getByTestId("pause").isHidden());
+    // The stalled reply arrives: its step is shown, its action waits undelivered, and no model
+    // call follows.
+    await app.locator('[data-testid="step"][data-step="2"]').waitFor({ timeout: 10_000 });
+    await sleep(2_000);
+    const held = (await actions(taskId)).at(-1)!;
+    assert.equal(held.command.name, "browser_type");
+    assert.equal(held.state, "pending", JSON.stringify(held));
+    assert.equal(h.mimo.llm.requests().length - from, 2);
+    assert.equal(await serverStatus(taskId), "paused");
+
+    await app.getByTestId("resume").click();
+    await completed(taskId);
+    assert.equal(h.mimo.llm.requests().length - from, 7, "each step's call once");
+    await ranOnce(taskId);
+    await app.close();
+  });
+
   it("finishes after the extension's service worker is killed mid-task, running no action twice", { timeout: 90_000 }, async () => {
     const shop = `${h.a}/shop/index.html`;
     const script = buyTwoBlueMugs(shop);

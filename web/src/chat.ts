@@ -26,7 +26,9 @@ export type ChatHandlers = {
    */
   onSend: (text: string, onCurrentTab: boolean, answerSchema: unknown) => boolean | Promise<boolean>;
   onStop: () => void;
-  /** Hand the browser back to Mimo after taking over. */
+  /** Hold the task where it is: what runs finishes, nothing new starts. */
+  onPause: () => void;
+  /** Hand the browser back to Mimo after taking over, or go on after a pause. */
   onResume: () => void;
   /** The person's answer to a step waiting for confirmation (and why not, when declined). */
   onConfirm: (step: number, approve: boolean, reason?: string) => void;
@@ -38,7 +40,7 @@ export type ChatHandlers = {
 
 /** Statuses in which the task is doing something that Stop can end. */
 export function isActive(status: TaskStatus): boolean {
-  return status === "running" || status === "ongoing" || status === "waiting_confirmation" || status === "takeover";
+  return status === "running" || status === "ongoing" || status === "waiting_confirmation" || status === "takeover" || status === "paused";
 }
 
 export class ChatView {
@@ -51,6 +53,7 @@ export class ChatView {
   private readonly sendButton: HTMLButtonElement;
   private readonly stopButton: HTMLButtonElement;
   private readonly resumeButton: HTMLButtonElement;
+  private readonly pauseButton: HTMLButtonElement;
   private readonly note: HTMLElement;
   private readonly onCurrentTab: HTMLInputElement;
   /** The answer format (a JSON Schema) sent with each message while it is filled in. */
@@ -97,7 +100,8 @@ export class ChatView {
       oninput: () => this.syncComposer(),
     });
     this.sendButton = h("button", { class: "btn btn-primary", type: "submit", "data-testid": "send", disabled: true, title: "Send (Enter)" }, "Send");
-    this.resumeButton = h("button", { class: "btn", type: "button", "data-testid": "resume", hidden: true, onclick: () => this.handlers.onResume(), title: "Hand the browser back to Mimo" }, "Resume");
+    this.resumeButton = h("button", { class: "btn", type: "button", "data-testid": "resume", hidden: true, onclick: () => this.handlers.onResume(), title: "Go on: hand the browser back to Mimo" }, "Resume");
+    this.pauseButton = h("button", { class: "btn", type: "button", "data-testid": "pause", hidden: true, onclick: () => this.handlers.onPause(), title: "Pause: what runs finishes, nothing new starts until you resume" }, "Pause");
     this.stopButton = h("button", { class: "btn btn-danger", type: "button", "data-testid": "stop", hidden: true, onclick: () => this.handlers.onStop(), title: "Stop the task" }, h("span", { class: "stop-square" }), "Stop");
     this.note = h("div", { class: "composer-note" }, "Enter to send · Shift+Enter for a new line");
     // Files for the agent to put into a page's file inputs; it sees their names only.
@@ -143,7 +147,7 @@ export class ChatView {
       "form",
       { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
       this.answerFormatBox,
-      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, formatButton, this.resumeButton, this.stopButton, this.sendButton)),
+      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, formatButton, this.pauseButton, this.resumeButton, this.stopButton, this.sendButton)),
       this.note,
     );
     this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
@@ -477,9 +481,11 @@ export class ChatView {
   private syncChrome(): void {
     const active = isActive(this.status);
     this.stopButton.hidden = !active;
-    // The person took over the browser: automation waits until they hand it back.
-    this.resumeButton.hidden = this.status !== "takeover";
-    this.thinking.hidden = !(active && !this.streaming());
+    // The person took over the browser, or paused: automation waits until they resume.
+    const held = this.status === "takeover" || this.status === "paused";
+    this.resumeButton.hidden = !held;
+    this.pauseButton.hidden = !(this.status === "running" || this.status === "ongoing");
+    this.thinking.hidden = !(active && !held && !this.streaming());
     this.empty.hidden = this.list.childElementCount > 0;
     this.syncComposer();
   }

@@ -66,6 +66,7 @@ class App {
     this.chat = new ChatView({
       onSend: (text, onCurrentTab, answerSchema) => this.send(text, onCurrentTab, answerSchema),
       onStop: () => this.sendFrame({ type: "stop" }),
+      onPause: () => this.sendFrame({ type: "pause" }),
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve, reason) => this.sendFrame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),

@@ -133,6 +133,9 @@ pub struct Conversation {
     skills: Option<SkillsInUse>,
     /// The model call waiting for the skill library's answer.
     waiting_for_skills: Option<WaitingCall>,
+    /// The model call held while the task is paused (turn, delay): made on resume. Not stored:
+    /// after a restart the cut-off turn is re-run, and held again.
+    paused_call: Option<(String, u64)>,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -165,6 +168,7 @@ impl Conversation {
             secrets: Vec::new(),
             skills: None,
             waiting_for_skills: None,
+            paused_call: None,
         }
     }
 
@@ -192,6 +196,7 @@ impl Conversation {
             secrets: Vec::new(),
             skills: None,
             waiting_for_skills: None,
+            paused_call: None,
         }
     }
 
@@ -517,17 +522,33 @@ impl Conversation {
         self.transition(TaskStatus::Takeover, now)
     }
 
-    /// The person handed the browser back.
+    /// The person pauses the task (seed 004 §6): what is in flight (a model reply, an action)
+    /// finishes, but no model call and no action starts until they resume.
+    pub fn pause(&mut self, now: u64) -> Vec<Effect> {
+        self.transition(TaskStatus::Paused, now)
+    }
+
+    /// The person handed the browser back, or resumed a paused task: a model call held by the
+    /// pause is made now.
     pub fn resume(&mut self, now: u64) -> Vec<Effect> {
-        if self.task.status != TaskStatus::Takeover {
+        if !matches!(self.task.status, TaskStatus::Takeover | TaskStatus::Paused) {
             return Vec::new();
         }
-        self.transition(TaskStatus::Running, now)
+        let mut effects = self.transition(TaskStatus::Running, now);
+        if let Some((turn_id, delay_ms)) = self.paused_call.take() {
+            if self.is_current_turn(&turn_id) {
+                effects.extend(self.call_model(turn_id, delay_ms, now));
+            }
+        }
+        effects
     }
 
     /// Browser actions started running for the task (the developer API drives it directly).
     pub fn actions_started(&mut self, now: u64) -> Vec<Effect> {
-        if matches!(self.task.status, TaskStatus::Running | TaskStatus::Takeover) {
+        if matches!(
+            self.task.status,
+            TaskStatus::Running | TaskStatus::Takeover | TaskStatus::Paused
+        ) {
             return Vec::new();
         }
         self.transition(TaskStatus::Running, now)
@@ -648,6 +669,11 @@ impl Conversation {
     /// (unless the person has taken over: the model may think, but only `resume` hands the
     /// browser back).
     pub(crate) fn call_model(&mut self, turn_id: String, delay_ms: u64, now: u64) -> Vec<Effect> {
+        if self.task.status == TaskStatus::Paused {
+            // The turn stays open; resuming makes the call.
+            self.paused_call = Some((turn_id, delay_ms));
+            return vec![Effect::SaveTask, Effect::SaveRun];
+        }
         let mut effects = if self.task.status == TaskStatus::Takeover {
             Vec::new()
         } else {

@@ -269,9 +269,9 @@ impl Task {
         });
         if conversation
             .as_ref()
-            .is_some_and(|c| c.task().status == TaskStatus::Takeover)
+            .is_some_and(|c| matches!(c.task().status, TaskStatus::Takeover | TaskStatus::Paused))
         {
-            // A takeover outlives restarts. Pausing returns no effects.
+            // A takeover or a pause outlives restarts. Pausing returns no effects.
             actions.set_paused(true, now);
         }
         Task {
@@ -412,6 +412,9 @@ impl Task {
                         conversation.takeover(now),
                         self.actions.set_paused(true, now),
                     ),
+                    TaskControl::Pause => {
+                        (conversation.pause(now), self.actions.set_paused(true, now))
+                    }
                     TaskControl::Resume => (
                         conversation.resume(now),
                         self.actions.set_paused(false, now),

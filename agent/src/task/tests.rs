@@ -602,6 +602,40 @@ fn takeover_pauses_the_queue_and_resume_dispatches_what_waited() {
 }
 
 #[test]
+fn pause_holds_the_queue_through_a_restart_and_resume_dispatches_what_waited() {
+    let mut task = bound();
+    direct(&mut task, submit("a1"), 1);
+    direct(&mut task, submit("a2"), 2);
+    let effects = direct(&mut task, Input::Control(TaskControl::Pause), 3);
+    assert_eq!(statuses(&effects), [TaskStatus::Paused]);
+    // What was in flight finishes; nothing new starts.
+    let done = finish(&task, "a1");
+    let effects = relayed(&mut task, done, 4);
+    assert_eq!(finished(&effects).len(), 1);
+    assert!(dispatched(&effects).is_empty());
+    let stored = Stored {
+        task: task.record().cloned(),
+        messages: Vec::new(),
+        run: None,
+        actions: task.actions().records().to_vec(),
+        attachments: Vec::new(),
+        snapshot: None,
+        secrets: Vec::new(),
+    };
+    let mut restored = Task::restore(config(), stored, 5);
+    assert_eq!(restored.record().unwrap().status, TaskStatus::Paused);
+    assert!(dispatched(&direct(&mut restored, submit("a3"), 6)).is_empty());
+    let effects = direct(&mut restored, Input::Control(TaskControl::Resume), 7);
+    assert_eq!(statuses(&effects), [TaskStatus::Running]);
+    assert_eq!(the_dispatch(&effects).action_id, "a2");
+    // Stop ends a paused task too.
+    let effects = direct(&mut restored, Input::Control(TaskControl::Pause), 8);
+    assert_eq!(statuses(&effects), [TaskStatus::Paused]);
+    let effects = direct(&mut restored, Input::Control(TaskControl::Stop), 9);
+    assert_eq!(statuses(&effects), [TaskStatus::Canceled]);
+}
+
+#[test]
 fn a_takeover_outlives_a_restart() {
     let mut task = bound();
     direct(&mut task, submit("a1"), 1);

@@ -658,6 +658,40 @@ fn a_takeover_lasts_through_the_model_thinking_until_resume() {
 }
 
 #[test]
+fn a_pause_holds_the_next_model_call_until_resume() {
+    let mut c = bound();
+    let start = opening(&mut c);
+    let effects = c.pause(15);
+    assert!(effects.contains(&Effect::SaveTask));
+    assert_eq!(c.task().status, TaskStatus::Paused);
+    // The tab that was opening opens; its page is prepared (the task's queue holds those
+    // actions until resume); then no model call is made.
+    let effects = ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    );
+    let effects = prepare_page(&mut c, effects, "[1]<button>Buy</button>");
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+    assert_eq!(c.task().status, TaskStatus::Paused);
+    // Resume makes the held call, with the page it was for.
+    let effects = c.answered(|c| c.resume(30));
+    assert_eq!(c.task().status, TaskStatus::Running);
+    let (_, messages) = turn_of(&effects);
+    assert!(messages
+        .last()
+        .unwrap()
+        .content
+        .contains("[1]<button>Buy</button>"));
+    // Resuming again changes nothing.
+    assert!(c.resume(31).is_empty());
+    // A task that is not running cannot be paused.
+    c.stop(40);
+    assert!(c.pause(41).is_empty());
+    assert_eq!(c.task().status, TaskStatus::Canceled);
+}
+
+#[test]
 fn an_extension_gone_for_good_ends_the_run_with_plugin_offline() {
     let mut c = bound();
     let turn = at_first_page(&mut c, "[1]<a>Home</a>");
