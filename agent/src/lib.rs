@@ -20,3 +20,4 @@ pub mod skills;
 pub mod snapshot;
 pub mod status;
 pub mod task;
+pub mod task_index;

@@ -4,6 +4,7 @@
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
+use mimo_agent::task_index::IndexEntry;
 use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
 };
@@ -16,7 +17,7 @@ use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
 use crate::artifacts::ArtifactRecord;
 use crate::error::Answer;
 use crate::http::{json_request, read_json, read_outcome};
-use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR};
+use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX};
 
 /// Body of the registry's `/bind`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -410,6 +411,37 @@ impl SkillClient {
         self.0
             .fetch_with_request(Request::new_with_init(&target, &init)?)
             .await
+    }
+}
+
+/// The task index (the session list), as a task's coordinator and the worker talk to it.
+pub struct TaskIndexClient(Stub);
+
+impl TaskIndexClient {
+    pub fn new(env: &Env) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(TASK_INDEX)?.get_by_name(REGISTRY_NAME)?,
+        ))
+    }
+
+    /// Creates or updates a task's entry.
+    pub async fn put(&self, entry: &IndexEntry) -> Answer<()> {
+        let request = json_request(Method::Post, "/put", Some(entry))?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Removes a deleted task's entry.
+    pub async fn delete(&self, task_id: &str) -> Answer<()> {
+        let path = format!("/delete?taskId={}", urlencode(task_id));
+        let request = json_request::<()>(Method::Post, &path, None)?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// `GET /api/tasks`: passes the request's query (`q`, `limit`, `before`) on to the index,
+    /// which checks it.
+    pub async fn list(&self, query: Option<&str>) -> Result<Response> {
+        let target = format!("https://internal/list?{}", query.unwrap_or_default());
+        self.0.fetch_with_str(&target).await
     }
 }
 

@@ -7,6 +7,8 @@
 //!   their presence and browser snapshots, and which task uses which extension.
 //! - [`SkillLibrary`]: one per deployment. Holds the skills (`SKILL.md`), searchable, and
 //!   answers a run's lookups for its goal and page.
+//! - [`TaskIndex`]: one per deployment. The session list: every task's title, status and last
+//!   activity (and forks), as the tasks' coordinators report them, searchable by title.
 
 mod action_store;
 mod artifacts;
@@ -26,6 +28,8 @@ mod sql;
 mod store_tests;
 mod task;
 mod task_actions;
+mod task_index;
+mod task_index_store;
 mod task_secrets;
 mod task_store;
 #[cfg(all(test, target_arch = "wasm32"))]
@@ -34,18 +38,21 @@ mod wasm_tests;
 pub use artifacts::ArtifactRecord;
 pub use clients::{
     ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody, Confirmer,
-    RegistryClient, SkillClient, TaskClient, TicketHolder, TicketRedeem, TokenCheck,
+    RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder, TicketRedeem,
+    TokenCheck,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};
 pub use registry::ExtensionRegistry;
 pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;
+pub use task_index::TaskIndex;
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";
 pub const EXTENSION_REGISTRY: &str = "EXTENSION_REGISTRY";
 pub const SKILL_LIBRARY: &str = "SKILL_LIBRARY";
-/// The registry and the skill library are single objects; their name is fixed.
+pub const TASK_INDEX: &str = "TASK_INDEX";
+/// The registry, the skill library and the task index are single objects; their name is fixed.
 pub const REGISTRY_NAME: &str = "global";
 pub const ARTIFACTS: &str = "ARTIFACTS";

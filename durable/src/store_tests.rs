@@ -1,13 +1,16 @@
-//! Every store — the task's, its artifacts', the registry's and its credentials: schema,
-//! queries and row codecs — compiled to wasm32 and run under Node against a real SQLite (Node's
-//! `node:sqlite`), through the [`Sql`] trait the Durable Object's SQLite also implements.
+//! Every store — the task's, its artifacts', the registry's and its credentials, the skill
+//! library's and the task index's: schema, queries and row codecs — compiled to wasm32 and run
+//! under Node against a real SQLite (Node's `node:sqlite`), through the [`Sql`] trait the
+//! Durable Object's SQLite also implements.
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::credentials::Principal;
 use mimo_agent::records::{AgentRun, StoredMessage, TaskRecord};
+use mimo_agent::task_index::{IndexEntry, ListQuery};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::{
-    BrowserInfo, BrowserSnapshot, ChatMessage, ChatRole, ErrorCode, FrontendEvent, TaskStatus,
+    BrowserInfo, BrowserSnapshot, ChatMessage, ChatRole, ErrorCode, ForkedFrom, FrontendEvent,
+    TaskList, TaskStatus,
 };
 use serde::de::DeserializeOwned;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -24,6 +27,7 @@ use crate::http::now_ms;
 use crate::registry_store::RegistryStore;
 use crate::skill_store::SkillStore;
 use crate::sql::Sql;
+use crate::task_index_store::TaskIndexStore;
 use crate::task_store::TaskStore;
 
 /// An in-memory database of Node's SQLite (`DatabaseSync`), shared by clones.
@@ -602,4 +606,170 @@ fn skills_are_stored_found_by_their_words_and_chosen_for_a_page() {
     assert!(!store.delete("file-expense").unwrap());
     assert!(store.search("travel").unwrap().is_empty());
     assert_eq!(store.get("file-expense").unwrap(), None);
+}
+
+fn index_entry(task_id: &str, title: Option<&str>, status: TaskStatus, at: u64) -> IndexEntry {
+    IndexEntry {
+        task_id: task_id.into(),
+        title: title.map(str::to_owned),
+        status,
+        created_at: at,
+        last_activity_at: at,
+        forked_from: None,
+    }
+}
+
+fn listed(store: &TaskIndexStore<NodeSql>, q: Option<&str>, before: Option<&str>) -> TaskList {
+    store
+        .list(&ListQuery::parse(q, Some("2"), before).unwrap())
+        .unwrap()
+}
+
+fn ids(list: &TaskList) -> Vec<&str> {
+    list.tasks.iter().map(|t| t.task_id.as_str()).collect()
+}
+
+#[wasm_bindgen_test]
+fn the_task_index_lists_by_last_activity_pages_searches_titles_and_links_forks() {
+    let store = TaskIndexStore::open(NodeSql::open()).unwrap();
+    store
+        .put(&index_entry(
+            "a",
+            Some("Find the cheapest flight"),
+            TaskStatus::Completed,
+            100,
+        ))
+        .unwrap();
+    store
+        .put(&index_entry(
+            "b",
+            Some("查找最便宜的航班"),
+            TaskStatus::Running,
+            200,
+        ))
+        .unwrap();
+    store
+        .put(&index_entry("c", None, TaskStatus::Created, 300))
+        .unwrap();
+    store
+        .put(&index_entry(
+            "d",
+            Some("Buy 2 mugs (50% off_sale)"),
+            TaskStatus::Error,
+            300,
+        ))
+        .unwrap();
+
+    // Newest activity first (a tie by task id, descending), two a page, then the rest.
+    let first = listed(&store, None, None);
+    assert_eq!(ids(&first), ["d", "c"]);
+    assert_eq!(first.next_before.as_deref(), Some("300_c"));
+    let second = listed(&store, None, first.next_before.as_deref());
+    assert_eq!(ids(&second), ["b", "a"]);
+    assert_eq!(second.next_before, None, "the last page");
+    let b = &second.tasks[0];
+    assert_eq!(
+        (
+            b.title.as_deref(),
+            b.status,
+            b.created_at,
+            b.last_activity_at
+        ),
+        (Some("查找最便宜的航班"), TaskStatus::Running, 200, 200)
+    );
+    assert_eq!(first.tasks[1].title, None);
+
+    // Every word must be in the title, in any case (Unicode's), anywhere in it; CJK by its
+    // characters, shorter than a trigram too.
+    assert_eq!(ids(&listed(&store, Some("CHEAP flight"), None)), ["a"]);
+    assert_eq!(
+        ids(&listed(&store, Some("cheap train"), None)),
+        Vec::<&str>::new()
+    );
+    assert_eq!(ids(&listed(&store, Some("航班"), None)), ["b"]);
+    store
+        .put(&index_entry(
+            "e",
+            Some("Ärger mit der Straße"),
+            TaskStatus::Canceled,
+            10,
+        ))
+        .unwrap();
+    assert_eq!(ids(&listed(&store, Some("ärger STRAẞE"), None)), ["e"]);
+    assert!(store.delete("e").unwrap());
+    assert_eq!(ids(&listed(&store, Some("便宜的航"), None)), ["b"]);
+    assert_eq!(ids(&listed(&store, Some("e"), None)), ["d", "a"]);
+    // LIKE's wildcards are matched as themselves.
+    assert_eq!(ids(&listed(&store, Some("50%"), None)), ["d"]);
+    assert_eq!(ids(&listed(&store, Some("%"), None)), ["d"]);
+    assert_eq!(ids(&listed(&store, Some("f_s"), None)), ["d"]);
+    assert_eq!(ids(&listed(&store, Some("t_e"), None)), Vec::<&str>::new());
+
+    // Updated: a new title is searched, the old one no longer; activity never goes back.
+    store
+        .put(&index_entry(
+            "c",
+            Some("Reply to Ana"),
+            TaskStatus::Running,
+            400,
+        ))
+        .unwrap();
+    store
+        .put(&index_entry(
+            "a",
+            Some("Find the cheapest flight"),
+            TaskStatus::Completed,
+            50,
+        ))
+        .unwrap();
+    assert_eq!(ids(&listed(&store, Some("ana"), None)), ["c"]);
+    assert_eq!(ids(&listed(&store, None, None)), ["c", "d"]);
+    let all = store
+        .list(&ListQuery::parse(None, None, None).unwrap())
+        .unwrap();
+    assert_eq!(ids(&all), ["c", "d", "b", "a"]);
+    assert_eq!(
+        all.tasks[3].last_activity_at, 100,
+        "a late report keeps the newer activity"
+    );
+
+    // A fork names its origin and the origin lists its forks, the oldest first; a report
+    // without the origin keeps it.
+    let origin = ForkedFrom {
+        task_id: "a".into(),
+        message_id: "m-3".into(),
+    };
+    for (fork, at) in [("f2", 600), ("f1", 500)] {
+        store
+            .put(&IndexEntry {
+                forked_from: Some(origin.clone()),
+                ..index_entry(
+                    fork,
+                    Some("Find the cheapest flight"),
+                    TaskStatus::Created,
+                    at,
+                )
+            })
+            .unwrap();
+    }
+    store
+        .put(&index_entry("f1", Some("Fork"), TaskStatus::Running, 700))
+        .unwrap();
+    let all = store
+        .list(&ListQuery::parse(None, None, None).unwrap())
+        .unwrap();
+    let entry = |id: &str| all.tasks.iter().find(|t| t.task_id == id).unwrap().clone();
+    assert_eq!(entry("a").forks, ["f1", "f2"]);
+    assert_eq!(entry("f1").forked_from, Some(origin.clone()));
+    assert_eq!(entry("f2").forked_from, Some(origin));
+    assert!(entry("b").forks.is_empty() && entry("b").forked_from.is_none());
+
+    // Deleted: gone from the list and the search; its forks still name it.
+    assert!(store.delete("a").unwrap());
+    assert!(!store.delete("a").unwrap());
+    assert_eq!(ids(&listed(&store, Some("cheapest"), None)), ["f2"]);
+    let all = store
+        .list(&ListQuery::parse(None, None, None).unwrap())
+        .unwrap();
+    assert_eq!(ids(&all), ["f1", "f2", "c", "d", "b"]);
 }

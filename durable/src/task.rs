@@ -5,7 +5,7 @@
 //! learns doing so goes back to the task as another input. The one rule of its own is merging
 //! alarms: one alarm serves every purpose, set for the earliest time asked.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use mimo_agent::llm;
 use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
 };
+use mimo_agent::task_index::{IndexEntry, IndexReporter};
 use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::TaskSummary;
@@ -33,7 +34,7 @@ use crate::action_store::ActionStore;
 use crate::artifacts::ArtifactStore;
 use crate::clients::{
     ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SkillClient,
-    SubmitAction,
+    SubmitAction, TaskIndexClient,
 };
 use crate::error::{Failure, Refusable};
 use crate::http::{error_response, now_ms, read_body};
@@ -62,6 +63,11 @@ pub struct TaskCoordinator {
     /// Why the stored task could not be loaded: every route but `/delete` answers with it.
     broken: RefCell<Option<ErrorObject>>,
     started_at: u64,
+    /// When the task's history last grew (since this instance started).
+    last_activity: Cell<u64>,
+    /// What the task index last heard of this task, and whether a report is under way.
+    index: RefCell<IndexReporter>,
+    reporting: Cell<bool>,
 }
 
 /// What `GET /api/task/{taskId}/export` answers.
@@ -153,6 +159,9 @@ impl DurableObject for TaskCoordinator {
             waiters: RefCell::new(HashMap::new()),
             broken: RefCell::new(broken),
             started_at: now_ms(),
+            last_activity: Cell::new(0),
+            index: RefCell::new(IndexReporter::default()),
+            reporting: Cell::new(false),
         }
     }
 
@@ -381,11 +390,51 @@ impl TaskCoordinator {
     pub(crate) async fn handle(&self, input: Input, caller: Caller) -> Result<Vec<ErrorObject>> {
         let mut refusals = Vec::new();
         let handled = self.task.borrow_mut().handle(input, now_ms(), caller);
-        match handled {
-            Ok(effects) => self.carry_out(effects, caller, &mut refusals).await?,
-            Err(refusal) => refusals.push(refusal),
+        let carried = match handled {
+            Ok(effects) => self.carry_out(effects, caller, &mut refusals).await,
+            Err(refusal) => {
+                refusals.push(refusal);
+                Ok(())
+            }
+        };
+        self.report_to_index().await;
+        carried.map(|()| refusals)
+    }
+
+    /// Reports the task's entry to the task index when that tells the session list something
+    /// new: a title, a status, activity a few seconds newer ([`IndexReporter`]). One report at
+    /// a time: the one under way looks again when it is done, so a newer status is never
+    /// overtaken by an older one. A failure is logged and never the task's; the next report
+    /// carries the same.
+    async fn report_to_index(&self) {
+        if self.reporting.replace(true) {
+            return;
         }
-        Ok(refusals)
+        loop {
+            let entry = self
+                .task
+                .borrow()
+                .record()
+                .map(|task| IndexEntry::of(task, self.last_activity.get()));
+            let Some(entry) = entry.filter(|e| self.index.borrow().due(e)) else {
+                break;
+            };
+            let reported = match TaskIndexClient::new(&self.env) {
+                Ok(index) => index.put(&entry).await,
+                Err(e) => Err(e.into()),
+            };
+            match reported {
+                Ok(()) => self.index.borrow_mut().reported(entry),
+                Err(failure) => {
+                    console_warn!(
+                        "task {}: the session list was not updated: {failure}",
+                        entry.task_id
+                    );
+                    break;
+                }
+            }
+        }
+        self.reporting.set(false);
     }
 
     /// [`TaskCoordinator::handle`] for a request: empty, or the first refusal.
@@ -499,6 +548,13 @@ impl TaskCoordinator {
                 }
                 Ok(Followup::Nothing)
             }
+            Effect::SaveTask(record) => {
+                self.store.save_task(&record)?;
+                // A new title or status reaches the session list before the model call that
+                // may follow, however long it streams.
+                self.report_to_index().await;
+                Ok(Followup::Nothing)
+            }
             Effect::WakeAt(at) => {
                 self.wake_at(at).await?;
                 Ok(Followup::Nothing)
@@ -524,10 +580,10 @@ impl TaskCoordinator {
             Effect::Emit(event) => {
                 let task_id = self.task_id().unwrap_or_default();
                 let envelope = self.store.append_event(&task_id, event, now_ms())?;
+                self.last_activity.set(envelope.at);
                 self.broadcast(&envelope);
             }
             Effect::Show(event) => self.broadcast(&self.envelope(event)),
-            Effect::SaveTask(record) => self.store.save_task(&record)?,
             Effect::SaveMessage(message) => self.store.save_message(&message)?,
             Effect::SaveRun(run) => self.store.save_run(run.as_ref())?,
             Effect::SaveAction(record) => self.action_store.save(&record)?,
@@ -714,6 +770,15 @@ impl TaskCoordinator {
         *self.broken.borrow_mut() = None;
         for socket in self.state.get_websockets_with_tag(WEB) {
             let _ = socket.close(Some(4404), Some("task deleted"));
+        }
+        self.index.borrow_mut().forget();
+        self.last_activity.set(0);
+        let removed = match TaskIndexClient::new(&self.env) {
+            Ok(index) => index.delete(&task_id).await,
+            Err(e) => Err(e.into()),
+        };
+        if let Err(failure) = removed {
+            console_warn!("task {task_id}: not removed from the session list: {failure}");
         }
         Response::empty()
     }

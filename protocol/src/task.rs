@@ -59,3 +59,48 @@ pub enum TaskControl {
     Resume,
     Stop,
 }
+
+/// Where a fork came from: the task, and the message of its history it was forked at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkedFrom {
+    pub task_id: String,
+    pub message_id: String,
+}
+
+/// One task of the deployment's session list (`GET /api/tasks`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskListEntry {
+    pub task_id: String,
+    /// From the first message; none before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    pub status: TaskStatus,
+    #[ts(type = "number")]
+    pub created_at: u64,
+    /// When its history last grew (a message, a step, a change of status).
+    #[ts(type = "number")]
+    pub last_activity_at: u64,
+    /// The task it was forked from, if it is a fork.
+    pub forked_from: Option<ForkedFrom>,
+    /// The tasks forked from it, the oldest first.
+    pub forks: Vec<String>,
+}
+
+/// `GET /api/tasks?q=&limit=&before=`: a page of the session list, the most recently active
+/// first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskList {
+    pub tasks: Vec<TaskListEntry>,
+    /// The `before` that asks for the next page; none after the last.
+    pub next_before: Option<String>,
+}
+
+/// How many tasks a page of the session list holds unless `limit` says otherwise, and at most.
+pub const TASK_LIST_DEFAULT_LIMIT: u32 = 30;
+pub const TASK_LIST_MAX_LIMIT: u32 = 100;
+/// The longest search of the session list (`q`), in characters.
+pub const MAX_TASK_SEARCH_CHARS: usize = 200;

@@ -9,6 +9,32 @@ export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmati
 
 export type TaskControl = "takeover" | "pause" | "resume" | "stop";
 
+export type ForkedFrom = { taskId: string, messageId: string, };
+
+export type TaskListEntry = { taskId: string, 
+/**
+ * From the first message; none before it.
+ */
+title?: string, status: TaskStatus, createdAt: number, 
+/**
+ * When its history last grew (a message, a step, a change of status).
+ */
+lastActivityAt: number, 
+/**
+ * The task it was forked from, if it is a fork.
+ */
+forkedFrom: ForkedFrom | null, 
+/**
+ * The tasks forked from it, the oldest first.
+ */
+forks: Array<string>, };
+
+export type TaskList = { tasks: Array<TaskListEntry>, 
+/**
+ * The `before` that asks for the next page; none after the last.
+ */
+nextBefore: string | null, };
+
 export type BrowserSnapshot = { windows: Array<WindowInfo>, tabs: Array<TabInfo>, groups: Array<TabGroupInfo>, 
 /**
  * The active tab of the focused window, if any.

@@ -161,8 +161,8 @@ describe("web app", () => {
     await page1.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
     assert.equal(await page1.getByTestId("stop").isVisible(), false, "no Stop button once completed");
     assert.deepEqual(await transcript(page1), ["user: Find the cheapest flight on this site", `assistant: ${REPLY_1}`]);
-    // The title comes from the first message and lands in the recent tasks list.
-    await page1.locator('[data-testid="recent-task"]', { hasText: "Find the cheapest flight" }).waitFor();
+    // The title comes from the first message and lands in the session list.
+    await page1.locator('[data-testid="task-item"]', { hasText: "Find the cheapest flight" }).waitFor();
   });
 
   it("a second tab on the same task sees the conversation and the next reply streaming", async () => {

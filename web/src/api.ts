@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, Skill, SkillList, SkillSearch, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, Skill, SkillList, SkillSearch, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -165,6 +165,18 @@ export async function exportZip(token: string, taskId: string): Promise<Blob> {
 /** The task's audit log (`GET /api/task/{taskId}/audit.jsonl`): one JSON line per step. */
 export async function auditLog(token: string, taskId: string): Promise<string> {
   return (await request(`/api/task/${encodeURIComponent(taskId)}/audit.jsonl`, token)).text();
+}
+
+/**
+ * A page of the deployment's sessions (`GET /api/tasks`), the most recently active first:
+ * those whose title holds every word of `words`, after the page whose `nextBefore` is `before`.
+ */
+export function listTasks(token: string, words: string, before?: string): Promise<TaskList> {
+  const params = new URLSearchParams();
+  if (words) params.set("q", words);
+  if (before !== undefined) params.set("before", before);
+  const query = params.toString();
+  return getJson<TaskList>(`/api/tasks${query ? `?${query}` : ""}`, token);
 }
 
 /** Where a task stands; a 404 `ApiError` when this server has no such task. */

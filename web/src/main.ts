@@ -1,12 +1,12 @@
 // Mimo web app: wires the token, routing, the task socket and the views together.
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
-import type { ExtensionInfo, FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, listSecrets, listSkills, putSecret, putSkill, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
+import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
-import { currentRoute, onRouteChange, openTask, recentTasks, rememberTask, replaceReplayStep, setTaskTitle } from "./router.ts";
+import { currentRoute, onRouteChange, openTask, replaceReplayStep } from "./router.ts";
 import { TaskSocket } from "./socket.ts";
 import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
@@ -16,6 +16,8 @@ import { StepModePanel } from "./step-mode.ts";
 import { SkillsPanel, skillName } from "./skills.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
+/** How long the session list waits for more changes of the open task before it is loaded again. */
+const TASKS_RELOAD_MS = 300;
 /** Banner code for a task whose socket keeps being refused. */
 const UNREACHABLE = "NOT_FOUND";
 
@@ -32,6 +34,12 @@ class App {
   private extensionsLoading = false;
   private checkingToken = false;
   private creatingTask = false;
+  /** The sessions shown (every page loaded), and the cursor of the next page. */
+  private sessions: TaskListEntry[] = [];
+  private sessionsNext: string | null = null;
+  /** Counts the loads of the list, so that only the latest one's answer is shown. */
+  private sessionsAsked = 0;
+  private sessionsTimer: ReturnType<typeof setTimeout> | null = null;
 
   private readonly header: Header;
   private readonly banners = new Banners();
@@ -62,7 +70,11 @@ class App {
       onExport: () => void this.download(exportTask, (taskId) => `mimo-task-${taskId}.json`),
       onExportZip: () => void this.download(exportZip, (taskId) => `mimo-task-${taskId}.zip`),
     });
-    this.tasks = new TaskList({ onNewTask: () => void this.newTask() });
+    this.tasks = new TaskList({
+      onNewTask: () => void this.newTask(),
+      onSearch: () => void this.loadTasks(false),
+      onMore: () => void this.loadTasks(true),
+    });
     this.chat = new ChatView({
       onSend: (text, onCurrentTab, answerSchema) => this.send(text, onCurrentTab, answerSchema),
       onStop: () => this.sendFrame({ type: "stop" }),
@@ -104,7 +116,10 @@ class App {
       if (this.token) this.openRoute();
     });
     document.addEventListener("visibilitychange", () => {
-      if (document.visibilityState === "visible" && this.token) void this.refreshExtensions();
+      if (document.visibilityState !== "visible" || !this.token) return;
+      void this.refreshExtensions();
+      // Tasks may have been created or have moved on from another device meanwhile.
+      void this.loadTasks(false);
     });
   }
 
@@ -193,6 +208,7 @@ class App {
   private showMain(): void {
     if (!this.shell.isConnected) this.root.replaceChildren(this.shell);
     this.openRoute();
+    void this.loadTasks(false);
     void this.refreshExtensions();
     void this.loadSkills();
     this.startExtensionsPolling();
@@ -240,7 +256,7 @@ class App {
     this.setReplaying(taskId);
     this.header.setTask(taskId);
     this.header.setConnection(null);
-    this.tasks.render(recentTasks(), taskId);
+    this.tasks.setCurrent(taskId);
     document.title = "Mimo — replay";
     this.replay.clear("Loading the task's steps…");
     void this.loadReplay(taskId, at);
@@ -254,7 +270,6 @@ class App {
       const title = summary.title;
       this.header.setTask(taskId, title);
       this.header.setStatus(summary.status);
-      this.tasks.render(rememberTask(taskId, title), taskId);
       document.title = `Mimo — replay of ${title || "a task"}`;
       this.replay.load(parseAuditLog(log), at);
       this.replay.focus();
@@ -274,7 +289,7 @@ class App {
     this.header.setConnection(null);
     this.browserPanel.render(null);
     this.extensionsPanel.setSelected(undefined, false);
-    this.tasks.render(recentTasks(), null);
+    this.tasks.setCurrent(null);
     document.title = "Mimo";
   }
 
@@ -291,8 +306,7 @@ class App {
     void this.loadSecrets(taskId);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
-    // Remembered once the server has shown the task exists (first `ready`).
-    this.tasks.render(recentTasks(), taskId);
+    this.tasks.setCurrent(taskId);
     document.title = "Mimo — task";
 
     const model = new TaskModel(taskId, {
@@ -306,9 +320,9 @@ class App {
         if (selectedClientId) this.banners.clear("PLUGIN_OFFLINE");
         if (title) {
           this.header.setTask(taskId, title);
-          this.tasks.render(setTaskTitle(taskId, title), taskId);
           document.title = `Mimo — ${title}`;
         }
+        this.taskChanged(taskId, status, title);
       },
       snapshot: () => this.renderSnapshot(),
       output: (event) => this.chat.showOutput(event),
@@ -332,7 +346,6 @@ class App {
           });
           return;
         }
-        this.tasks.render(rememberTask(taskId, model.title), taskId);
         if (!model.statusKnown) {
           this.header.setStatus(model.status);
           this.chat.setStatus(model.status);
@@ -387,6 +400,7 @@ class App {
       const taskId = await createTask(this.token);
       openTask(taskId);
       this.openRoute();
+      void this.loadTasks(false);
       return taskId;
     } catch (err) {
       this.apiFailed(err, "Could not create a task");
@@ -394,6 +408,40 @@ class App {
     } finally {
       this.creatingTask = false;
     }
+  }
+
+  /**
+   * The session list from the server: its first page (for the words searched for), or the next
+   * page after those shown (`more`). Only the latest load's answer is shown.
+   */
+  private async loadTasks(more: boolean): Promise<void> {
+    if (!this.token || (more && this.sessionsNext === null)) return;
+    const asked = ++this.sessionsAsked;
+    try {
+      const page = await listTasks(this.token, this.tasks.words, more ? (this.sessionsNext ?? undefined) : undefined);
+      if (asked !== this.sessionsAsked) return;
+      this.sessions = more ? [...this.sessions, ...page.tasks] : page.tasks;
+      this.sessionsNext = page.nextBefore;
+      this.tasks.render(this.sessions, page.nextBefore !== null);
+    } catch (err) {
+      if (asked !== this.sessionsAsked) return;
+      if (err instanceof ApiError && err.unauthorized) return this.tokenRejected(err);
+      this.tasks.showError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /**
+   * The open task's status or title is now `status` and `title`: when the list shows otherwise
+   * (or does not show it yet), it is loaded again — once for a burst of changes.
+   */
+  private taskChanged(taskId: string, status: TaskStatus, title: string | undefined): void {
+    const shown = this.sessions.find((t) => t.taskId === taskId);
+    if (shown && shown.status === status && shown.title === title) return;
+    if (this.sessionsTimer) clearTimeout(this.sessionsTimer);
+    this.sessionsTimer = setTimeout(() => {
+      this.sessionsTimer = null;
+      void this.loadTasks(false);
+    }, TASKS_RELOAD_MS);
   }
 
   /** The open task's secrets: names and domains. */

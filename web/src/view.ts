@@ -1,9 +1,8 @@
-// Everything around the chat: header, token screen, error banners, recent tasks, the
+// Everything around the chat: header, token screen, error banners, the session list, the
 // extensions panel and the live view of the person's browser.
 
-import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { h, relativeTime, replaceChildren } from "./dom.ts";
-import type { RecentTask } from "./router.ts";
 import { replayHash, taskHash } from "./router.ts";
 import type { ConnectionInfo } from "./socket.ts";
 
@@ -205,38 +204,98 @@ export class Banners {
   }
 }
 
-// ---------------------------------------------------------------- recent tasks
+// ---------------------------------------------------------------- sessions
 
+export type TaskListHandlers = {
+  onNewTask: () => void;
+  /** The words searched for changed (empty: every task). */
+  onSearch: (words: string) => void;
+  /** The next page, after the tasks shown. */
+  onMore: () => void;
+};
+
+/**
+ * The deployment's sessions, as the server lists them (`GET /api/tasks`): the most recently
+ * active first, each with its status and last activity, where it was forked from and its forks.
+ */
 export class TaskList {
   readonly el: HTMLElement;
-  private readonly list = h("nav", { class: "recent", "aria-label": "Recent tasks" });
+  private readonly list = h("nav", { class: "recent", "aria-label": "Sessions", "data-testid": "task-list" });
+  private readonly search = h("input", { type: "search", class: "task-search", placeholder: "Search sessions", "aria-label": "Search sessions", "data-testid": "task-search", autocomplete: "off" });
+  private readonly more: HTMLButtonElement;
+  private readonly error = h("p", { class: "small error-text", "data-testid": "task-list-error" });
+  private current: string | null = null;
 
-  constructor(opts: { onNewTask: () => void }) {
+  constructor(handlers: TaskListHandlers) {
+    this.search.addEventListener("input", () => handlers.onSearch(this.words));
+    this.more = h("button", { class: "btn btn-sm btn-outline btn-block task-more", type: "button", "data-testid": "task-more", hidden: true, onclick: () => handlers.onMore() }, "Show older");
     this.el = h(
       "aside",
       { class: "sidebar" },
-      h("button", { class: "btn btn-primary btn-block", type: "button", "data-testid": "new-task", onclick: () => opts.onNewTask() }, "+ New task"),
-      h("div", { class: "panel-title" }, "Recent"),
+      h("button", { class: "btn btn-primary btn-block", type: "button", "data-testid": "new-task", onclick: () => handlers.onNewTask() }, "+ New task"),
+      h("div", { class: "panel-title" }, "Sessions"),
+      this.search,
       this.list,
+      this.more,
+      this.error,
     );
   }
 
-  render(tasks: RecentTask[], currentId: string | null): void {
+  /** The words searched for. */
+  get words(): string {
+    return this.search.value.trim();
+  }
+
+  /** Shows `tasks` (every page loaded so far); `more` when an older page follows. */
+  render(tasks: TaskListEntry[], more: boolean): void {
+    this.error.textContent = "";
+    this.more.hidden = !more;
     if (tasks.length === 0) {
-      replaceChildren(this.list, h("p", { class: "muted small" }, "Your tasks will appear here."));
+      replaceChildren(this.list, h("p", { class: "muted small" }, this.words ? "No session's title has these words." : "Your tasks will appear here."));
       return;
     }
+    const titles = new Map(tasks.map((t) => [t.taskId, t.title]));
+    const name = (taskId: string): string => titles.get(taskId) || `task ${taskId.slice(0, 8)}`;
     replaceChildren(
       this.list,
       tasks.map((t) =>
         h(
-          "a",
-          { class: `recent-item${t.taskId === currentId ? " current" : ""}`, href: taskHash(t.taskId), "data-testid": "recent-task", title: t.title ?? t.taskId },
-          h("span", { class: "recent-title" }, t.title || "Untitled task"),
-          h("span", { class: "recent-meta" }, `${t.taskId.slice(0, 8)} · ${relativeTime(t.visitedAt)}`),
+          "div",
+          { class: `recent-item${t.taskId === this.current ? " current" : ""}`, "data-testid": "task-item", "data-task-id": t.taskId },
+          h(
+            "a",
+            { class: "recent-link", href: taskHash(t.taskId), "data-testid": "task-open", title: t.title ?? t.taskId },
+            h("span", { class: "recent-title" }, t.title || "Untitled task"),
+            h(
+              "span",
+              { class: "recent-meta" },
+              h("span", { class: "badge badge-sm", "data-status": t.status, "data-testid": "task-item-status" }, t.status),
+              h("span", { "data-testid": "task-activity" }, relativeTime(t.lastActivityAt)),
+            ),
+          ),
+          t.forkedFrom && h("a", { class: "recent-fork", href: taskHash(t.forkedFrom.taskId), "data-testid": "task-forked-from" }, `forked from ${name(t.forkedFrom.taskId)}`),
+          t.forks.length > 0 &&
+            h(
+              "span",
+              { class: "recent-fork", "data-testid": "task-forks" },
+              `${t.forks.length} ${t.forks.length === 1 ? "fork" : "forks"}: `,
+              t.forks.map((id, i) => [i > 0 && ", ", h("a", { href: taskHash(id) }, id.slice(0, 8))]),
+            ),
         ),
       ),
     );
+  }
+
+  /** Marks the open task (`null`: none). */
+  setCurrent(taskId: string | null): void {
+    this.current = taskId;
+    for (const item of this.list.querySelectorAll<HTMLElement>('[data-testid="task-item"]')) {
+      item.classList.toggle("current", item.dataset.taskId === taskId);
+    }
+  }
+
+  showError(message: string): void {
+    this.error.textContent = `The sessions could not be loaded: ${message}`;
   }
 }
 

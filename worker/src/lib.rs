@@ -8,7 +8,8 @@ mod script;
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
 use mimo_durable::{
-    error_response, Answer, Failure, RegistryClient, SkillClient, TaskClient, TicketHolder,
+    error_response, Answer, Failure, RegistryClient, SkillClient, TaskClient, TaskIndexClient,
+    TicketHolder,
 };
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
@@ -18,7 +19,7 @@ use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
 
 // The Durable Object classes must be exported by this module for the runtime to find them.
-pub use mimo_durable::{ExtensionRegistry, SkillLibrary, TaskCoordinator};
+pub use mimo_durable::{ExtensionRegistry, SkillLibrary, TaskCoordinator, TaskIndex};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
@@ -118,6 +119,8 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     };
     match (req.method(), path.as_str()) {
         (Method::Get, "/api/task/id") => new_task(&env).await,
+        // The session list: the index checks the query (`q`, `limit`, `before`).
+        (Method::Get, "/api/tasks") => TaskIndexClient::new(&env)?.list(url.query()).await,
         // The script API (seed 002 §8).
         (_, route) if route.starts_with("/api/agent/") => script::route(req, &env, route).await,
         (Method::Get, "/api/extension/extension-list") => {
