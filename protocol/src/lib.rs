@@ -28,7 +28,7 @@ pub use action::{
 pub use agent::{
     AgentAction, AgentOutput, DragPoint, Reflection, RiskLevel, TokenUsage, ToolPhase, ToolResult,
 };
-pub use error::{ErrorCode, ErrorObject};
+pub use error::{ErrorCode, ErrorObject, LlmErrorKind};
 pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,
 };

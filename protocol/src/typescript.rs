@@ -24,6 +24,7 @@ pub fn typescript_module() -> String {
     let decls = declarations![cfg;
         error::ErrorCode,
         error::ErrorObject,
+        error::LlmErrorKind,
         task::TaskStatus,
         task::TaskControl,
         snapshot::BrowserSnapshot,
@@ -80,6 +81,7 @@ pub fn typescript_module() -> String {
         audit::AuditPage,
         audit::AuditOutcome,
         audit::AuditConfirmation,
+        audit::AuditModelRetry,
         extension::BrowserInfo,
         extension::AttemptState,
         extension::ExtensionMessage,

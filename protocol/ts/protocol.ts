@@ -5,6 +5,8 @@ export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOU
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
+export type LlmErrorKind = "network" | "timeout" | "rate_limited" | "overloaded" | "server" | "auth" | "context_too_long" | "content_filtered" | "bad_request" | "invalid_response" | "invalid_tool_arguments" | "no_tool_call" | "image_refused" | "aborted";
+
 export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "completed" | "error" | "canceled";
 
 export type TaskControl = "takeover" | "resume" | "stop";
@@ -639,7 +641,12 @@ clientId?: string,
 /**
  * …and the browser it runs in, as its `hello` said.
  */
-browser?: BrowserInfo, usage?: TokenUsage, costUsd?: number, };
+browser?: BrowserInfo, usage?: TokenUsage, costUsd?: number, 
+/**
+ * The retries of the model call that chose the step (a rate limit, an overloaded
+ * provider, a context compacted to fit), in order.
+ */
+modelRetries?: Array<AuditModelRetry>, };
 
 export type AuditAction = { 
 /**
@@ -689,6 +696,12 @@ approved?: boolean, by?: string, answeredAt?: number,
  * The reason the person gave for declining.
  */
 declinedBecause?: string, };
+
+export type AuditModelRetry = { 
+/**
+ * When the failed call was answered and the retry decided.
+ */
+at: number, attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, };
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
@@ -943,7 +956,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "modelRetry", attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type ConfirmationRequest = { step: number, action: AgentAction, 
 /**
@@ -1047,7 +1060,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "modelRetry", attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 
