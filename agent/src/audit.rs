@@ -1,10 +1,12 @@
 //! The audit log of a task (seed 002 §7.1), built from its history: the `toolUsed`,
-//! `pageObserved`, `confirmationRequested` and `confirmationAnswered` events, one record per
-//! step. Nothing is kept beside the history, so the log says what the web app saw, and holds no
-//! secret the history does not (it holds none).
+//! `pageObserved`, `confirmationRequested`, `confirmationAnswered` and `modelRetry` events, one
+//! record per step. Nothing is kept beside the history, so the log says what the web app saw,
+//! and holds no secret the history does not (it holds none).
 
 use mimo_protocol::artifact::{media_type, ArtifactId};
-use mimo_protocol::audit::{AuditAction, AuditConfirmation, AuditOutcome, AuditPage, AuditRecord};
+use mimo_protocol::audit::{
+    AuditAction, AuditConfirmation, AuditModelRetry, AuditOutcome, AuditPage, AuditRecord,
+};
 use mimo_protocol::{AgentAction, BrowserInfo, EventEnvelope, FrontendEvent, ToolPhase};
 
 /// The action's parameters, without its name: `{"click": {"index": 4}}` gives `{"index": 4}`.
@@ -28,6 +30,8 @@ pub fn audit_log(
     let mut run = 0;
     // The page the next step is chosen on.
     let mut page: Option<AuditPage> = None;
+    // Retries of the model call under way: the step it chooses gets them.
+    let mut retries: Vec<AuditModelRetry> = Vec::new();
     for envelope in history {
         match &envelope.event {
             FrontendEvent::ToolUsed {
@@ -70,8 +74,26 @@ pub fn audit_log(
                     browser: browser.cloned(),
                     usage: *usage,
                     cost_usd: *cost_usd,
+                    model_retries: std::mem::take(&mut retries),
                 });
             }
+            FrontendEvent::ModelRetry {
+                attempt,
+                max_attempts,
+                reason,
+                message,
+                delay_ms,
+            } => retries.push(AuditModelRetry {
+                at: envelope.at,
+                attempt: *attempt,
+                max_attempts: *max_attempts,
+                reason: *reason,
+                message: message.clone(),
+                delay_ms: *delay_ms,
+            }),
+            // The turn ended without choosing a step (a reply, a failure): its retries chose
+            // nothing.
+            FrontendEvent::StructuredOutput { .. } => retries.clear(),
             FrontendEvent::ToolUsed {
                 step,
                 phase: ToolPhase::End,
@@ -201,7 +223,9 @@ audit.jsonl   The audit log: one JSON object per step, in order. When it was cho
               since the Unix epoch); the run and step; the action (type, target element,
               parameters, risk); the model's reflection; the page before and after (url, title,
               screenshotArtifactId; on before, the target's box in that screenshot); the outcome;
-              the confirmation (asked, approved, by whom, when); the browser (clientId).
+              the confirmation (asked, approved, by whom, when); the browser (clientId); the
+              retries of the model call that chose it (modelRetries: when, attempt, reason,
+              delay).
 task.json     The whole run (format mimo-task-export/1): the task, every event of its history
               in order, and every browser action with its outcome.
 screenshots/  The pages' screenshots, named by their artifact id:
@@ -230,7 +254,8 @@ mod tests {
     use super::*;
     use mimo_protocol::action::BoundingBox;
     use mimo_protocol::{
-        ConfirmationRequest, ErrorCode, ErrorObject, Reflection, RiskLevel, TokenUsage, ToolResult,
+        ConfirmationRequest, ErrorCode, ErrorObject, LlmErrorKind, Reflection, RiskLevel,
+        TokenUsage, ToolResult,
     };
     use serde_json::json;
 
@@ -445,6 +470,62 @@ mod tests {
         // The screenshots the log refers to, each once: shot_1 is step 1's after and step 2's
         // before.
         assert_eq!(screenshots(&records), ["shot_1", "shot_2"]);
+    }
+
+    #[test]
+    fn a_retried_model_call_is_kept_with_the_step_it_chose() {
+        let retry = |attempt: u32, reason: LlmErrorKind, delay_ms: u64| FrontendEvent::ModelRetry {
+            attempt,
+            max_attempts: 3,
+            reason,
+            message: "slow down".into(),
+            delay_ms,
+        };
+        let navigate = AgentAction::Navigate {
+            url: "https://shop.test/".into(),
+        };
+        let click = AgentAction::Click { index: 4 };
+        let history = [
+            at(1, retry(1, LlmErrorKind::RateLimited, 4_000)),
+            at(5, retry(2, LlmErrorKind::Overloaded, 2_000)),
+            at(8, start(1, navigate.clone(), RiskLevel::Low)),
+            at(9, end(1, navigate, result(true, None))),
+            at(10, start(2, click.clone(), RiskLevel::Low)),
+            // A reply's retries, then a run that failed after one: they chose no step.
+            at(20, retry(1, LlmErrorKind::Network, 1_000)),
+            at(
+                21,
+                FrontendEvent::StructuredOutput {
+                    status: mimo_protocol::OutputStatus::Error,
+                    output: None,
+                    error: None,
+                    warnings: Vec::new(),
+                },
+            ),
+            at(30, start(1, click, RiskLevel::Low)),
+        ];
+        let records = audit_log("t1", None, None, &history);
+        let kept: Vec<(u32, LlmErrorKind, u64, u64)> = records[0]
+            .model_retries
+            .iter()
+            .map(|r| (r.attempt, r.reason, r.delay_ms, r.at))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (1, LlmErrorKind::RateLimited, 4_000, 1),
+                (2, LlmErrorKind::Overloaded, 2_000, 5)
+            ]
+        );
+        assert!(records[1].model_retries.is_empty());
+        assert!(records[2].model_retries.is_empty());
+        let line = serde_json::to_value(&records[0]).unwrap();
+        assert_eq!(line["modelRetries"][0]["reason"], "rate_limited");
+        assert_eq!(line["modelRetries"][0]["delayMs"], 4_000);
+        assert!(serde_json::to_value(&records[1])
+            .unwrap()
+            .get("modelRetries")
+            .is_none());
     }
 
     #[test]

@@ -81,11 +81,28 @@ pub fn browser_task_tool() -> llm::ToolSpec {
     }
 }
 
-/// The model's view of a plain conversation: the system prompt, then the stored chat in order.
-pub fn chat_messages(history: &[ChatMessage]) -> Vec<llm::ChatMessage> {
-    std::iter::once(llm::ChatMessage::system(SYSTEM_PROMPT))
-        .chain(history.iter().map(chat_message))
-        .collect()
+/// The model's view of a plain conversation: the system prompt, then the stored chat in order,
+/// its oldest messages left out (and the model told how many) while it does not fit
+/// `budget`. The latest message always stays.
+pub fn chat_messages(history: &[ChatMessage], budget: Budget) -> Vec<llm::ChatMessage> {
+    let mut dropped = 0;
+    loop {
+        let omitted = (dropped > 0).then(|| {
+            llm::ChatMessage::system(format!(
+                "<earlier_conversation>\n{dropped} earlier messages of this conversation are left out to fit the model's context.\n</earlier_conversation>"
+            ))
+        });
+        let messages: Vec<llm::ChatMessage> =
+            std::iter::once(llm::ChatMessage::system(SYSTEM_PROMPT))
+                .chain(omitted)
+                .chain(history[dropped..].iter().map(chat_message))
+                .collect();
+        if dropped + 1 >= history.len() || estimate_tokens(&messages, &[]) <= budget.context_tokens
+        {
+            return messages;
+        }
+        dropped += 1;
+    }
 }
 
 fn chat_message(m: &ChatMessage) -> llm::ChatMessage {
@@ -93,6 +110,24 @@ fn chat_message(m: &ChatMessage) -> llm::ChatMessage {
         ChatRole::User => llm::ChatMessage::user(m.content.clone()),
         ChatRole::Assistant => llm::ChatMessage::assistant(m.content.clone()),
     }
+}
+
+/// What the model is asked when it names a task after its first exchange. The scripted LLM
+/// server (`tests/llm-server/`) tells a title request by these opening words.
+pub const TITLE_PROMPT: &str = "Name this conversation: reply with a short title for it (at most \
+six words, in the language the person wrote in), without quotes or a full stop, and nothing \
+else.";
+
+/// The model call that names a task: its first message and the first answer, cut short.
+pub fn title_messages(first: &ChatMessage, answer: &ChatMessage) -> Vec<llm::ChatMessage> {
+    vec![
+        llm::ChatMessage::system(TITLE_PROMPT),
+        llm::ChatMessage::user(format!(
+            "<first_message>\n{}\n</first_message>\n<first_answer>\n{}\n</first_answer>",
+            cut(&first.content, 2_000),
+            cut(&answer.content, 2_000)
+        )),
+    ]
 }
 
 /// A run as the prompt needs it.
@@ -852,8 +887,52 @@ mod tests {
     }
 
     #[test]
+    fn a_long_chat_leaves_out_its_oldest_messages_to_fit() {
+        let history: Vec<ChatMessage> = (0..20)
+            .map(|i| chat(&format!("message {i} {}", "x".repeat(3_000))))
+            .collect();
+        let whole = chat_messages(&history, Budget::default());
+        assert_eq!(whole.len(), 21, "it fits: nothing is left out");
+        let budget = Budget {
+            context_tokens: 5_000,
+            ..Budget::default()
+        };
+        let fitted = chat_messages(&history, budget);
+        assert!(estimate_tokens(&fitted, &[]) <= 5_000);
+        assert!(fitted[1]
+            .content
+            .contains("earlier messages of this conversation are left out"));
+        let left_out: usize = fitted[1]
+            .content
+            .split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .unwrap();
+        assert_eq!(left_out + fitted.len() - 2, 20, "{left_out} said left out");
+        assert!(fitted.last().unwrap().content.starts_with("message 19 "));
+        // The latest message stays, however small the budget.
+        let tiny = chat_messages(&history, Budget::default().compacted(20));
+        assert!(tiny.last().unwrap().content.starts_with("message 19 "));
+    }
+
+    #[test]
+    fn a_compacted_budget_is_halved_per_overflow() {
+        let budget = Budget::default();
+        assert_eq!(budget.compacted(0), budget);
+        assert_eq!(
+            budget.compacted(1),
+            Budget {
+                context_tokens: 30_000,
+                text_limit: 5_000
+            }
+        );
+        assert_eq!(budget.compacted(3).context_tokens, 7_500);
+        assert_eq!(budget.compacted(10).text_limit, 500, "no shorter than that");
+        assert_eq!(budget.compacted(99).context_tokens, 0);
+    }
+
+    #[test]
     fn the_chat_prompt_offers_plain_answers() {
-        let messages = chat_messages(&[chat("hello")]);
+        let messages = chat_messages(&[chat("hello")], Budget::default());
         assert_eq!(messages[0].role, llm::Role::System);
         assert!(messages[0].content.contains("plain text"));
         assert_eq!(messages[1].content, "hello");

@@ -56,6 +56,21 @@ pub struct Budget {
     pub text_limit: usize,
 }
 
+impl Budget {
+    /// The budget after the model refused `overflows` prompts as longer than its context
+    /// window: halved each time (the page text to no less than [`MIN_TEXT_LIMIT`] characters).
+    pub fn compacted(self, overflows: u32) -> Budget {
+        let halve = |n: usize| n.checked_shr(overflows).unwrap_or(0);
+        Budget {
+            context_tokens: halve(self.context_tokens),
+            text_limit: halve(self.text_limit).max(MIN_TEXT_LIMIT.min(self.text_limit)),
+        }
+    }
+}
+
+/// The shortest page text [`Budget::compacted`] leaves.
+pub const MIN_TEXT_LIMIT: usize = 500;
+
 impl Default for Budget {
     fn default() -> Self {
         Budget {
@@ -257,6 +272,10 @@ pub struct AgentRun {
     /// Answers (`done` data) that did not match the answer format so far.
     #[serde(default)]
     pub answer_attempts: u32,
+    /// How many of its prompts the model refused as longer than its context window: each
+    /// halved the run's context budget for the rest of the run ([`Budget::compacted`]).
+    #[serde(default)]
+    pub overflows: u32,
     /// The browser job this run does for the chat model, when it is a sub-agent's run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtask: Option<Subtask>,
@@ -309,6 +328,7 @@ impl AgentRun {
             last_choice: None,
             repeats: 0,
             answer_attempts: 0,
+            overflows: 0,
             subtask: None,
             delegation: None,
         }

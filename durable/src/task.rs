@@ -486,6 +486,10 @@ impl TaskCoordinator {
     async fn effect(&self, effect: Effect) -> Result<Followup> {
         match effect {
             Effect::CallLlm(call) => Ok(Followup::Effects(self.call_llm(call).await?)),
+            Effect::SuggestTitle { messages } => Ok(match self.suggest_title(&messages).await {
+                Some(title) => Followup::Input(Box::new(Input::TitleSuggested(title))),
+                None => Followup::Nothing,
+            }),
             Effect::Bind { client_id, purpose } => {
                 let Some(task_id) = self.task_id() else {
                     return Ok(Followup::Nothing);
@@ -663,6 +667,30 @@ impl TaskCoordinator {
             Some(e) => Err(e),
             None => Ok(rest),
         }
+    }
+
+    /// The text of the model's answer to a title request, offering no tools; `None` when the
+    /// call failed (the title stays, and nobody is told: it is not part of the task).
+    async fn suggest_title(&self, messages: &[llm::ChatMessage]) -> Option<String> {
+        let config = self.task.borrow().config().llm.clone().ok()?;
+        let mut text = String::new();
+        let mut done = false;
+        llm_client::stream_completion(&config, messages, &[], |event| {
+            match event {
+                llm::LlmEvent::TextDelta(delta) => text.push_str(&delta),
+                llm::LlmEvent::Done { .. } => done = true,
+                llm::LlmEvent::Error(error) => {
+                    console_warn!(
+                        "task {}: no title from the model: {error}",
+                        self.task_label()
+                    )
+                }
+                llm::LlmEvent::ToolCall(_) | llm::LlmEvent::Usage { .. } => {}
+            }
+            true
+        })
+        .await;
+        done.then_some(text)
     }
 
     /// Artifact `artifact_id` of this task as an image for the model; `Err` says why it cannot

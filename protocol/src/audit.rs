@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::action::BoundingBox;
-use crate::{BrowserInfo, ErrorObject, Reflection, RiskLevel, TokenUsage};
+use crate::{BrowserInfo, ErrorObject, LlmErrorKind, Reflection, RiskLevel, TokenUsage};
 
 /// One step of a task, as audited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -53,6 +53,25 @@ pub struct AuditRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub cost_usd: Option<f64>,
+    /// The retries of the model call that chose the step (a rate limit, an overloaded
+    /// provider, a context compacted to fit), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_retries: Vec<AuditModelRetry>,
+}
+
+/// A retry of the model call that chose a step (the history's `modelRetry`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditModelRetry {
+    /// When the failed call was answered and the retry decided.
+    #[ts(type = "number")]
+    pub at: u64,
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub reason: LlmErrorKind,
+    pub message: String,
+    #[ts(type = "number")]
+    pub delay_ms: u64,
 }
 
 /// The action of a step.

@@ -112,6 +112,73 @@ impl ErrorCode {
     }
 }
 
+/// How a model call failed, at the granularity the agent reacts to (the gateway classifies
+/// each provider's answer into one); the web app is told it with each retried call.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    TS,
+    strum::IntoStaticStr,
+    strum::Display,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum LlmErrorKind {
+    Network,
+    Timeout,
+    RateLimited,
+    /// The provider is overloaded (HTTP 503 or 529, Anthropic's `overloaded_error`).
+    Overloaded,
+    Server,
+    Auth,
+    /// The prompt is longer than the model's context window.
+    ContextTooLong,
+    ContentFiltered,
+    BadRequest,
+    InvalidResponse,
+    /// The model produced tool arguments that are not a JSON object; telling it so and
+    /// retrying usually works.
+    InvalidToolArguments,
+    /// The model answered without calling a tool although one was required.
+    NoToolCall,
+    /// The model or endpoint does not take the image sent (a text-only model, or an image it
+    /// cannot read): the same request without it may succeed.
+    ImageRefused,
+    Aborted,
+}
+
+impl LlmErrorKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Whether sending the same request again may succeed.
+    pub fn is_retryable(self) -> bool {
+        match self {
+            Self::Network
+            | Self::Timeout
+            | Self::RateLimited
+            | Self::Overloaded
+            | Self::Server
+            | Self::InvalidResponse
+            | Self::InvalidToolArguments
+            | Self::NoToolCall => true,
+            Self::Auth
+            | Self::ContextTooLong
+            | Self::ContentFiltered
+            | Self::BadRequest
+            | Self::ImageRefused
+            | Self::Aborted => false,
+        }
+    }
+}
+
 /// `{code, message, retryable}`: the error object of every wire message and HTTP error body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
 #[error("{code}: {message}")]

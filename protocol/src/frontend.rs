@@ -6,8 +6,8 @@ use ts_rs::TS;
 use crate::action::BoundingBox;
 use crate::snapshot::ChromeId;
 use crate::{
-    AgentAction, BrowserSnapshot, BrowserTaskResult, ErrorObject, PageDialog, Reflection,
-    RiskLevel, TaskStatus, TaskTab, TokenUsage, ToolPhase, ToolResult,
+    AgentAction, BrowserSnapshot, BrowserTaskResult, ErrorObject, LlmErrorKind, PageDialog,
+    Reflection, RiskLevel, TaskStatus, TaskTab, TokenUsage, ToolPhase, ToolResult,
 };
 
 /// Web → server (`frontend_message`).
@@ -270,6 +270,19 @@ pub enum FrontendEvent {
     /// Something the person should know that does not stop the task (the model took no
     /// screenshot and goes on reading pages as text; a screenshot could not be sent).
     Warning { message: String },
+    /// A model call failed and is made again (seed 004 §7: retries are observable): retry
+    /// `attempt` of at most `maxAttempts`, after `delayMs`, because of `reason` (`message` is
+    /// what the provider or the gateway said). For `context_too_long` the context was compacted
+    /// harder first (older steps summarised, page text shortened, older chat left out).
+    #[serde(rename_all = "camelCase")]
+    ModelRetry {
+        attempt: u32,
+        max_attempts: u32,
+        reason: LlmErrorKind,
+        message: String,
+        #[ts(type = "number")]
+        delay_ms: u64,
+    },
     /// Replay after (re)connecting is complete; live events follow. Not sequenced.
     #[serde(rename_all = "camelCase")]
     Ready {

@@ -29,7 +29,7 @@ pub use agent::{
     AgentAction, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint, Reflection, RiskLevel,
     SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
-pub use error::{ErrorCode, ErrorObject};
+pub use error::{ErrorCode, ErrorObject, LlmErrorKind};
 pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,
 };

@@ -24,6 +24,7 @@ pub fn typescript_module() -> String {
     let decls = declarations![cfg;
         error::ErrorCode,
         error::ErrorObject,
+        error::LlmErrorKind,
         task::TaskStatus,
         task::TaskControl,
         task::ForkedFrom,
@@ -86,6 +87,7 @@ pub fn typescript_module() -> String {
         audit::AuditPage,
         audit::AuditOutcome,
         audit::AuditConfirmation,
+        audit::AuditModelRetry,
         extension::BrowserInfo,
         extension::AttemptState,
         extension::ExtensionMessage,

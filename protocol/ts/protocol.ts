@@ -5,6 +5,8 @@ export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOU
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
+export type LlmErrorKind = "network" | "timeout" | "rate_limited" | "overloaded" | "server" | "auth" | "context_too_long" | "content_filtered" | "bad_request" | "invalid_response" | "invalid_tool_arguments" | "no_tool_call" | "image_refused" | "aborted";
+
 export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "paused" | "completed" | "error" | "canceled";
 
 export type TaskControl = "takeover" | "pause" | "resume" | "stop";
@@ -696,7 +698,12 @@ clientId?: string,
 /**
  * …and the browser it runs in, as its `hello` said.
  */
-browser?: BrowserInfo, usage?: TokenUsage, costUsd?: number, };
+browser?: BrowserInfo, usage?: TokenUsage, costUsd?: number, 
+/**
+ * The retries of the model call that chose the step (a rate limit, an overloaded
+ * provider, a context compacted to fit), in order.
+ */
+modelRetries?: Array<AuditModelRetry>, };
 
 export type AuditAction = { 
 /**
@@ -746,6 +753,12 @@ approved?: boolean, by?: string, answeredAt?: number,
  * The reason the person gave for declining.
  */
 declinedBecause?: string, };
+
+export type AuditModelRetry = { 
+/**
+ * When the failed call was answered and the retry decided.
+ */
+at: number, attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, };
 
 export type BrowserInfo = { name: string, version: string, userAgent: string, };
 
@@ -1004,7 +1017,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "modelRetry", attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, };
 
 export type ConfirmationRequest = { step: number, action: AgentAction, 
 /**
@@ -1112,7 +1125,7 @@ dialog?: PageDialog,
 /**
  * The task's tabs when it has several, the observed one `current`.
  */
-tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
+tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "modelRetry", attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
 

@@ -417,3 +417,34 @@ describe("the skills panel", () => {
     await page.close();
   });
 });
+
+describe("a retried model call", () => {
+  it("says why the model is asked again and counts down to it, then settles, also when replayed", async () => {
+    const page = await openPage(`${mimo.url}/`);
+    await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
+    await page.reload();
+    await page.getByTestId("new-task").click();
+    await page.waitForURL(TASK_URL);
+    await waitLive(page);
+    mimo.llm.reset();
+    mimo.llm.script([{ error: { status: 429, message: "Rate limit reached", retryAfter: 3 } }, { text: "It is sunny.", chunkDelayMs: 0 }]);
+    await sendMessage(page, "What is the weather like?");
+
+    const line = page.getByTestId("model-retry");
+    await line.waitFor();
+    // Shown as soon as the 429 is in: the retry is 3 s away.
+    assert.match((await line.textContent()) ?? "", /^Rate limited — retrying in [1-3] s \(attempt 1 of 3\)$/);
+    assert.equal(await line.getAttribute("data-state"), "waiting");
+    assert.equal(await page.getByTestId("message-assistant").count(), 0, "no reply yet");
+    await page.locator('[data-testid="model-retry"][data-state="settled"]').waitFor({ timeout: 10_000 });
+    assert.equal(await line.textContent(), "Rate limited — retried (attempt 1 of 3)");
+    await page.locator('[data-testid="message-assistant"][data-finished="true"]', { hasText: "It is sunny." }).waitFor();
+
+    await page.reload();
+    await waitLive(page);
+    await page.locator('[data-testid="message-assistant"]', { hasText: "It is sunny." }).waitFor();
+    assert.deepEqual(await page.getByTestId("model-retry").allTextContents(), ["Rate limited — retried (attempt 1 of 3)"], "replayed once, settled");
+    assert.deepEqual(errors.get(page), [], "no script errors on the page");
+    await page.close();
+  });
+});

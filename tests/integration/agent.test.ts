@@ -2,12 +2,16 @@
 // scripted LLM server speaking Anthropic Messages, and a protocol client standing in for the
 // extension (the real extension runs the agent in tests/browser/agent.test.ts).
 import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, it } from "node:test";
-import type { BrowserAction, ExtensionMessage, PresignResponse } from "../../protocol/ts/protocol.ts";
+import type { AuditRecord, BrowserAction, EventEnvelope, ExtensionMessage, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, post, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
+import { unzip } from "../support/unzip.ts";
 
 let mimo: Mimo;
 // Vision on: the stand-in's screenshots fail (no image is sent) except in the vision test.
@@ -145,6 +149,101 @@ async function startRun(turns: Parameters<Mimo["llm"]["script"]>[0]): Promise<{ 
   web.send({ type: "user_message", content: "Read http://docs.test/" });
   return { web, ext };
 }
+
+describe("what the person sees while the model is asked again", () => {
+  it("tells a rate-limited step's retry with its attempt, reason and wait, and keeps it in the audit log and the evidence zip", async () => {
+    failing = new Set();
+    const { web, ext } = await startRun([
+      agentStep({ navigate: { url: "http://docs.test/" } }),
+      { error: { status: 429, message: "Number of request tokens has exceeded your per-minute rate limit", retryAfter: 1 } },
+      agentStep({ done: { success: true, text: "Install it with npm." } }),
+    ]);
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "ok", JSON.stringify(outcome));
+    const retries = web.history().filter((e) => e.type === "modelRetry");
+    assert.equal(retries.length, 1, JSON.stringify(retries));
+    const retry = retries[0]!;
+    assert.ok(retry.type === "modelRetry");
+    assert.deepEqual(
+      { attempt: retry.attempt, maxAttempts: retry.maxAttempts, reason: retry.reason, delayMs: retry.delayMs, message: retry.message },
+      { attempt: 1, maxAttempts: 3, reason: "rate_limited", delayMs: 1_000, message: "Number of request tokens has exceeded your per-minute rate limit" },
+    );
+    // Told before the wait, and the wait is the one the provider asked for.
+    const requests = mimo.llm.requests();
+    assert.equal(requests.length, 3);
+    assert.ok(retry.at <= requests[2]!.at, "the event comes before the retried call");
+    assert.ok(requests[2]!.at - requests[1]!.answeredAt! >= 900, `retried ${requests[2]!.at - requests[1]!.answeredAt!} ms after the 429`);
+    const done = web.history().find((e) => e.type === "toolUsed" && e.step === 2 && e.phase === "start");
+    assert.ok(done !== undefined && done.seq! > retry.seq!, "the step it chose comes after it");
+
+    const taskId = retry.taskId;
+    const jsonl = await (await api(mimo, `/api/task/${taskId}/audit.jsonl`)).text();
+    const records = jsonl.trimEnd().split("\n").map((line) => JSON.parse(line) as AuditRecord);
+    assert.deepEqual(records.map((r) => [r.step, r.modelRetries?.length ?? 0]), [[1, 0], [2, 1]], "kept with the step the retried call chose");
+    assert.deepEqual(records[1]!.modelRetries![0], { at: retry.at, attempt: 1, maxAttempts: 3, reason: "rate_limited", message: retry.message, delayMs: 1_000 });
+
+    const work = await mkdtemp(path.join(tmpdir(), "mimo-retry-"));
+    try {
+      const zip = path.join(work, "evidence.zip");
+      await writeFile(zip, Buffer.from(await (await api(mimo, `/api/task/${taskId}/export.zip`)).arrayBuffer()));
+      const names = unzip(zip, work);
+      assert.ok(names.includes("audit.jsonl") && names.includes("task.json"), names.join(", "));
+      assert.equal(await readFile(path.join(work, "audit.jsonl"), "utf8"), jsonl);
+      const exported = JSON.parse(await readFile(path.join(work, "task.json"), "utf8")) as { events: EventEnvelope[] };
+      assert.deepEqual(exported.events.filter((e) => e.type === "modelRetry"), [retry]);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("compacts a step's prompt that is too long for the model and asks again, and the run goes on to finish", async () => {
+    failing = new Set();
+    const { web, ext } = await startRun([
+      agentStep({ navigate: { url: "http://docs.test/" } }),
+      { contextOverflow: true },
+      agentStep({ done: { success: true, text: "Install it with npm." } }),
+    ]);
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 20_000);
+    assert.ok(outcome.type === "structuredOutput" && outcome.status === "ok", JSON.stringify(outcome));
+    assert.equal((outcome.output as { text: string }).text, "Install it with npm.");
+    const retry = web.history().find((e) => e.type === "modelRetry");
+    assert.ok(retry?.type === "modelRetry", "the person is told");
+    assert.deepEqual(
+      { attempt: retry.attempt, maxAttempts: retry.maxAttempts, reason: retry.reason, delayMs: retry.delayMs, message: retry.message },
+      { attempt: 1, maxAttempts: 3, reason: "context_too_long", delayMs: 0, message: "prompt is too long: 210000 tokens > 200000 maximum" },
+    );
+    const [, refused, retried] = mimo.llm.requests().map((r) => JSON.stringify(r.body).length);
+    assert.ok(retried! <= refused!, `the step is asked again, no longer (${retried} > ${refused})`);
+    await Promise.all([ext.close(), web.close()]);
+  });
+
+  it("names the task from its first exchange, with the model's title cleaned to one line", async () => {
+    mimo.llm.reset();
+    mimo.llm.script([
+      { text: "Run npm install, then npm start.", chunkDelayMs: 0 },
+      { title: true, text: '"Installing the docs tool."\nThe person asked how to install it.', chunkDelayMs: 0 },
+    ]);
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    const first = "How do I install it? I read the docs twice and still do not know where to start";
+    web.send({ type: "user_message", content: first });
+    const named = await web.waitFor((e) => e.type === "taskStatus" && e.title === "Installing the docs tool", "the model's title", 20_000);
+    const before = web.history().filter((e) => e.type === "taskStatus" && e.seq! < named.seq!);
+    assert.ok(before.some((e) => e.type === "taskStatus" && e.title === first.slice(0, 60)), "the first message named it until then");
+    assert.ok(web.history().some((e) => e.type === "structuredOutput" && e.seq! < named.seq!), "after the first answer");
+    const summary = (await (await api(mimo, `/api/task/${taskId}`)).json()) as { title: string };
+    assert.equal(summary.title, "Installing the docs tool");
+    const [asked] = mimo.llm.titleRequests();
+    const body = asked!.body as { system: Array<{ text: string }> | string; tools?: unknown[]; messages: Array<{ content: Array<{ text: string }> | string }> };
+    assert.equal(body.tools, undefined, "no tools offered");
+    assert.match(JSON.stringify(body.system), /Name this conversation:/);
+    const shown = JSON.stringify(body.messages);
+    assert.ok(shown.includes(first) && shown.includes("Run npm install, then npm start."), shown);
+    assert.equal(mimo.llm.requests().length, 1, "the chat's own requests are untouched");
+    await web.close();
+  });
+});
 
 describe("results relayed while the model thinks", () => {
   it("acknowledges an action's result at once, without waiting for the model turn it leads to", async () => {

@@ -14,6 +14,7 @@ import { api, ExtensionClient, newTask, post, WebClient } from "../support/clien
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
+import { unzip } from "../support/unzip.ts";
 
 const SECRET = "hunter2-Export-Secret-9f3";
 /** Where the stand-in's only element, "Install", is in every screenshot. */
@@ -104,13 +105,6 @@ function standIn(ext: ExtensionClient): void {
     const outcome: ExtensionMessage = { type: "action_result", outcome: { ...base, status: "ok", result, warnings: [] } };
     ext.send(outcome);
   });
-}
-
-/** Lists and unpacks `zip` with Debian's unzip, after its own integrity test (every CRC). */
-function unzip(zip: string, into: string): string[] {
-  execFileSync("unzip", ["-tq", zip]);
-  execFileSync("unzip", ["-q", zip, "-d", into]);
-  return execFileSync("unzip", ["-Z1", zip], { encoding: "utf8" }).trim().split("\n");
 }
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");

@@ -302,6 +302,57 @@ describe('HTTP errors', () => {
       if (status === 429) assert.equal(res.headers.get('retry-after'), '3');
     }
   });
+
+  test("a context overflow is each provider's own 400, and an error may carry OpenAI's code", async () => {
+    server.script([{ contextOverflow: true }, { contextOverflow: true }, { error: { status: 503, message: 'The server is overloaded', code: 'overloaded', retryAfter: 2 } }]);
+    const openAiOverflow = await openAi('a very long prompt');
+    assert.equal(openAiOverflow.status, 400);
+    const body: Json = await openAiOverflow.json();
+    assert.deepEqual([body.error.type, body.error.param, body.error.code], ['invalid_request_error', 'messages', 'context_length_exceeded']);
+    assert.match(body.error.message, /^This model's maximum context length is \d+ tokens\./);
+    const anthropicOverflow = await anthropic('a very long prompt');
+    assert.equal(anthropicOverflow.status, 400);
+    assert.deepEqual(await anthropicOverflow.json(), {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+    });
+    const overloaded = await openAi('hi');
+    assert.equal(overloaded.status, 503);
+    assert.equal(overloaded.headers.get('retry-after'), '2');
+    assert.deepEqual(await overloaded.json(), {
+      error: { message: 'The server is overloaded', type: 'server_error', param: null, code: 'overloaded' },
+    });
+  });
+});
+
+describe('title requests', () => {
+  const TITLE = 'Name this conversation: reply with a short title for it.';
+  const asked = '<first_message>\nfind me  a cheap\nflight to Lisbon\n</first_message>\n<first_answer>\nHere are three.\n</first_answer>';
+  const textOf = async (res: Response): Promise<string> =>
+    (await openAiChunks(res))
+      .map((c) => c.choices[0]?.delta?.content ?? '')
+      .join('');
+
+  test('are answered with the first message unless a title is scripted, taking no other turn and logged apart', async () => {
+    server.script([{ text: 'The next chat turn.', chunkDelayMs: 0 }]);
+    const openAiTitle = () =>
+      post('/v1/chat/completions', { stream: true, messages: [{ role: 'system', content: TITLE }, { role: 'user', content: asked }] });
+    assert.equal(await textOf(await openAiTitle()), 'find me a cheap flight to Lisbon');
+    server.script([{ title: true, text: 'Cheap flights to Lisbon', chunkDelayMs: 0 }]);
+    const anthropicTitle = await post('/v1/messages', { stream: true, system: [{ type: 'text', text: TITLE }], messages: [{ role: 'user', content: asked }] });
+    const text = (await anthropicEvents(anthropicTitle))
+      .filter((e) => e.type === 'content_block_delta')
+      .map((e) => e.delta.text)
+      .join('');
+    assert.equal(text, 'Cheap flights to Lisbon');
+    // A request that offers tools is not a title request, whatever its prompt.
+    const withTools = await openAi('hi', { messages: [{ role: 'system', content: TITLE }, { role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] });
+    assert.equal(await textOf(withTools), 'The next chat turn.');
+    assert.equal(server.requests().length, 1);
+    assert.equal(server.titleRequests().length, 2);
+    const logged: Json = await (await fetch(`${server.url}/__control/title-requests`)).json();
+    assert.equal(logged.length, 2);
+  });
 });
 
 describe('timing', () => {

@@ -3,7 +3,10 @@
 // It speaks both providers' real streaming wire formats (OpenAI Chat Completions SSE and
 // Anthropic Messages SSE) so the gateway code that parses its output is the same code that
 // talks to the real providers. Each provider request consumes the next scripted turn; with
-// nothing scripted it echoes the user, so local dev works without an API key.
+// nothing scripted it echoes the user, so local dev works without an API key. A request to name
+// a task (the agent's title prompt, no tools) takes only turns scripted for titles and is
+// answered with the task's first message otherwise; it is logged apart, so it never shifts the
+// turns or the requests a test counts.
 //
 // Runs directly under Node 22 type stripping: only erasable TypeScript syntax, no npm packages.
 
@@ -23,8 +26,16 @@ export type ScriptTurn = {
   chunks?: string[];
   /** An object is JSON-encoded; a string is sent as is (lets tests send invalid JSON). */
   toolCalls?: Array<{ id?: string; name: string; arguments: unknown }>;
-  /** Answer with this HTTP error instead of a stream. */
-  error?: { status: number; message?: string; type?: string; retryAfter?: number };
+  /**
+   * Answer with this HTTP error instead of a stream, in the provider's error body (`type`, and
+   * for OpenAI `code` and `param`, default to what the provider sends for the status), with a
+   * `retry-after` header of `retryAfter` seconds (1 by default for a 429).
+   */
+  error?: { status: number; message?: string; type?: string; code?: string; param?: string; retryAfter?: number };
+  /** Answer with the provider's own 400 for a prompt longer than the model's context window. */
+  contextOverflow?: boolean;
+  /** This turn answers a request to name the task (only those take it). */
+  title?: boolean;
   /** Start the stream, send the text, then an error event instead of the end of the message. */
   midStreamError?: { message: string; type?: string };
   /** Wait this long before sending the response headers. */
@@ -82,6 +93,8 @@ export type LlmServer = {
   /** Clears the queue and the request log. */
   reset(): void;
   requests(): RecordedRequest[];
+  /** The requests to name a task, apart from the others. */
+  titleRequests(): RecordedRequest[];
   close(): Promise<void>;
 };
 
@@ -105,6 +118,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   const host = opts.host ?? '127.0.0.1';
   let queue: ScriptTurn[] = [...(opts.turns ?? [])];
   let log: RecordedRequest[] = [];
+  let titleLog: RecordedRequest[] = [];
 
   const server = createServer((req, res) => {
     // Aborts pending stalls and chunk delays when the client goes away or close() runs.
@@ -145,7 +159,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
     const images = requestImages(body);
     const record: RecordedRequest = { path: url.pathname, headers: { ...req.headers }, body, images, at: Date.now() };
-    log.push(record);
+    const title = isObject(body) && isTitleRequest(body);
+    (title ? titleLog : log).push(record);
     res.once('finish', () => (record.answeredAt = Date.now()));
     if (!validJson || !isObject(body)) {
       sendError(res, provider, { status: 400, message: 'The request body is not a JSON object' });
@@ -153,15 +168,19 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
 
     const userText = lastUserText(body);
-    const next = peekTurn(userText);
+    const next = peekTurn(userText, title);
     if (next?.refuseImages && images.length > 0) {
       sendError(res, provider, { status: 400, message: IMAGES_REFUSED });
       return;
     }
-    const taken = takeTurn(userText) ?? { text: `You said: ${userText}` };
+    const taken = takeTurn(userText, title) ?? { text: title ? firstMessage(userText) : `You said: ${userText}` };
     // What the function decides is the turn's content; its timing and matching stay.
     const turn = taken.respond ? { ...taken, ...taken.respond({ userText, body }) } : taken;
     if (turn.stallMs) await sleep(turn.stallMs, undefined, { signal });
+    if (turn.contextOverflow) {
+      sendError(res, provider, CONTEXT_OVERFLOW[provider]);
+      return;
+    }
     if (turn.error) {
       sendError(res, provider, turn.error);
       return;
@@ -188,9 +207,12 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       sendJson(res, 200, { ok: true });
     } else if (route === 'GET /__control/requests') {
       sendJson(res, 200, log);
+    } else if (route === 'GET /__control/title-requests') {
+      sendJson(res, 200, titleLog);
     } else if (route === 'POST /__control/reset') {
       queue = [];
       log = [];
+      titleLog = [];
       sendJson(res, 200, { ok: true });
     } else if (route === 'POST /__control/script') {
       let turns: unknown;
@@ -210,18 +232,21 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
   }
 
-  /** The index of the first queued turn that applies to a request with this user text, or -1. */
-  function turnIndex(userText: string): number {
-    return queue.findIndex((turn) => turn.match === undefined || userText.includes(turn.match));
+  /**
+   * The index of the first queued turn that applies to a request with this user text (a title
+   * request or not), or -1.
+   */
+  function turnIndex(userText: string, title: boolean): number {
+    return queue.findIndex((turn) => (turn.title === true) === title && (turn.match === undefined || userText.includes(turn.match)));
   }
 
-  function peekTurn(userText: string): ScriptTurn | undefined {
-    return queue[turnIndex(userText)];
+  function peekTurn(userText: string, title: boolean): ScriptTurn | undefined {
+    return queue[turnIndex(userText, title)];
   }
 
   /** Removes and returns the first queued turn that applies to a request with this user text. */
-  function takeTurn(userText: string): ScriptTurn | undefined {
-    const index = turnIndex(userText);
+  function takeTurn(userText: string, title: boolean): ScriptTurn | undefined {
+    const index = turnIndex(userText, title);
     return index < 0 ? undefined : queue.splice(index, 1)[0];
   }
 
@@ -245,9 +270,13 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     reset() {
       queue = [];
       log = [];
+      titleLog = [];
     },
     requests() {
       return [...log];
+    },
+    titleRequests() {
+      return [...titleLog];
     },
     close() {
       return new Promise<void>((resolveClose, reject) => {
@@ -293,6 +322,31 @@ function lastUserText(body: JsonObject): string {
   return '';
 }
 
+/** How the agent's request to name a task opens its system prompt (`TITLE_PROMPT` in agent/src/prompt.rs). */
+const TITLE_PROMPT_START = 'Name this conversation:';
+
+/** A request to name a task: the title prompt as its system prompt, and no tools offered. */
+function isTitleRequest(body: JsonObject): boolean {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  return tools.length === 0 && systemText(body).startsWith(TITLE_PROMPT_START);
+}
+
+/** The system prompt: OpenAI's first `system` message, or Anthropic's `system` (a string or text blocks). */
+function systemText(body: JsonObject): string {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const first: unknown = messages[0];
+  const system = isObject(first) && first.role === 'system' ? first.content : body.system;
+  if (typeof system === 'string') return system;
+  if (!Array.isArray(system)) return '';
+  return system.map((part: unknown) => (isObject(part) && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+/** The task's first message, as a title request shows it: its first line, cut to 60 characters. */
+function firstMessage(userText: string): string {
+  const message = /<first_message>\n([\s\S]*?)\n<\/first_message>/.exec(userText)?.[1] ?? userText;
+  return message.split(/\s+/).filter((word) => word !== '').join(' ').slice(0, 60);
+}
+
 /**
  * The inline images of a request: OpenAI `image_url` parts with a base64 `data:` URL and
  * Anthropic `image` blocks with a base64 source (an image given by a remote URL has no bytes
@@ -316,6 +370,19 @@ function requestImages(body: unknown): RecordedImage[] {
   });
   return images;
 }
+
+/** The providers' own 400 for a prompt longer than the model's context window. */
+const CONTEXT_OVERFLOW: Record<Provider, NonNullable<ScriptTurn['error']>> = {
+  openai: {
+    status: 400,
+    message:
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.",
+    type: 'invalid_request_error',
+    param: 'messages',
+    code: 'context_length_exceeded',
+  },
+  anthropic: { status: 400, message: 'prompt is too long: 210000 tokens > 200000 maximum', type: 'invalid_request_error' },
+};
 
 /** What a text-only model answers to an image (OpenAI's words for it). */
 const IMAGES_REFUSED = 'Invalid content type. image_url is only supported by certain models.';
@@ -384,7 +451,7 @@ function sendError(res: ServerResponse, provider: Provider, error: NonNullable<S
   const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) };
   const body =
     provider === 'openai'
-      ? { error: { message, type: error.type ?? openAiErrorType(status), param: null, code: openAiErrorCode(status) } }
+      ? { error: { message, type: error.type ?? openAiErrorType(status), param: error.param ?? null, code: error.code ?? openAiErrorCode(status) } }
       : { type: 'error', error: { type: error.type ?? anthropicErrorType(status), message } };
   sendJson(res, status, body, headers);
 }

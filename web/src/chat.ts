@@ -5,6 +5,8 @@ import type { Attachment, ChatMessage, EventEnvelope, TaskStatus, TokenUsage } f
 import { answerView, parseAnswerFormat } from "./answer.ts";
 import { clockTime, h } from "./dom.ts";
 import { outlinedShot, riskBadge } from "./evidence.ts";
+import { retryRemainingMs, retryText } from "./retry.ts";
+import type { ModelRetry } from "./retry.ts";
 import { describeAction } from "./steps.ts";
 import type { ConfirmationAnswered, ConfirmationRequested, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
 
@@ -398,6 +400,24 @@ export class ChatView {
     this.keepAtBottom(() => {
       this.list.append(h("div", { class: "chat-warning", "data-testid": "chat-warning" }, message));
     });
+  }
+
+  /** A retried model call: why, and while it waits, a countdown to when it is made. */
+  showRetry(event: ModelRetry): void {
+    const line = h("div", { class: "chat-retry", "data-testid": "model-retry" });
+    const show = (): boolean => {
+      const remaining = retryRemainingMs(event, Date.now());
+      line.textContent = retryText(event, remaining);
+      line.dataset.state = remaining > 0 ? "waiting" : "settled";
+      return remaining > 0;
+    };
+    this.keepAtBottom(() => {
+      this.list.append(line);
+    });
+    if (!show()) return;
+    const timer = setInterval(() => {
+      if (!show()) clearInterval(timer);
+    }, 250);
   }
 
   /** The page the agent looked at after a step. */

@@ -332,6 +332,7 @@ class App {
       answered: (event) => this.chat.showConfirmationAnswered(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
       warning: (message) => this.chat.showWarning(message),
+      retry: (event) => this.chat.showRetry(event),
       page: (event) => this.chat.showPage(event),
       attachment: (attachment) => this.chat.showAttachment(attachment),
       domains: (allowed, blocked) => this.sitesPanel.render(allowed, blocked),

@@ -1,6 +1,7 @@
 // One open task: its event stream applied exactly once, in order, to whatever renders it.
 
 import type { Attachment, BrowserSnapshot, ChatMessage, ErrorObject, EventEnvelope, TaskStatus } from "../../protocol/ts/protocol.ts";
+import type { ModelRetry } from "./retry.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
@@ -33,6 +34,8 @@ export type TaskSink = {
   stepMode(stepByStep: boolean): void;
   /** Something the person should know that does not stop the task. */
   warning(message: string): void;
+  /** A model call failed and is made again. */
+  retry(event: ModelRetry): void;
   error(error: ErrorObject): void;
   /** Replay finished. `behind` when the server's log ends before what was applied (its storage was reset). */
   ready(behind: boolean): void;
@@ -112,6 +115,9 @@ export class TaskModel {
         break;
       case "warning":
         this.sink.warning(event.message);
+        break;
+      case "modelRetry":
+        this.sink.retry(event);
         break;
       case "ready":
         this.synced = true;

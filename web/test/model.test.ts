@@ -26,6 +26,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     stepMode: (on) => log.push(`step mode ${on}`),
     subtask: (event) => log.push(`${event.type} ${event.subtask}`),
     warning: (message) => log.push(`warning ${message}`),
+    retry: (e) => log.push(`retry ${e.reason} ${e.attempt}/${e.maxAttempts} ${e.delayMs}`),
     error: (e) => log.push(`error ${e.code}`),
     ready: (behind) => log.push(behind ? "ready behind" : "ready"),
   };
@@ -146,3 +147,28 @@ describe("currentTab", () => {
   });
 });
 
+
+describe("a retried model call", () => {
+  const retry = (reason: "rate_limited" | "context_too_long" | "brand_new", delayMs: number) =>
+    ({ seq: 9, taskId: TASK, at, type: "modelRetry", attempt: 1, maxAttempts: 3, reason, message: "slow down", delayMs }) as EventEnvelope;
+
+  it("reaches the sink", () => {
+    const { sink, log } = recorder();
+    new TaskModel(TASK, sink).apply(retry("rate_limited", 4_000));
+    assert.deepEqual(log, ["retry rate_limited 1/3 4000"]);
+  });
+
+  it("counts down to the retry, then says it was made", async () => {
+    const { retryRemainingMs, retryText } = await import("../src/retry.ts");
+    const limited = retry("rate_limited", 4_000) as Parameters<typeof retryText>[0];
+    assert.equal(retryRemainingMs(limited, at), 4_000);
+    assert.equal(retryText(limited, retryRemainingMs(limited, at + 100)), "Rate limited — retrying in 4 s (attempt 1 of 3)");
+    assert.equal(retryText(limited, retryRemainingMs(limited, at + 3_500)), "Rate limited — retrying in 1 s (attempt 1 of 3)");
+    assert.equal(retryText(limited, retryRemainingMs(limited, at + 4_000)), "Rate limited — retried (attempt 1 of 3)");
+    assert.equal(retryRemainingMs(limited, at - 60_000), 4_000, "a clock behind never waits longer than the delay");
+    const compacted = retry("context_too_long", 0) as Parameters<typeof retryText>[0];
+    assert.match(retryText(compacted, 0), /^The conversation was too long for the model; older parts were summarised/);
+    const unknown = retry("brand_new", 1_000) as Parameters<typeof retryText>[0];
+    assert.equal(retryText(unknown, 0), "The model call failed (brand_new) — retried (attempt 1 of 3)");
+  });
+});

@@ -15,7 +15,7 @@ use mimo_protocol::agent::{
 use mimo_protocol::{ChatMessage, ChatRole, ErrorCode, ErrorObject, FrontendEvent};
 
 use super::{Conversation, Effect};
-use crate::records::{AgentRun, Delegation, Subtask};
+use crate::records::{AgentRun, Budget, Delegation, Subtask};
 use crate::{answer, llm, prompt};
 
 /// The most sub-tasks one request may start: a master that keeps delegating is told to answer
@@ -40,6 +40,7 @@ impl Conversation {
         &self,
         goal_position: u32,
         delegation: &Delegation,
+        budget: Budget,
     ) -> Vec<llm::ChatMessage> {
         let chat: Vec<ChatMessage> = self
             .history
@@ -47,7 +48,13 @@ impl Conversation {
             .filter(|m| m.position <= goal_position)
             .map(|m| m.message.clone())
             .collect();
-        let mut messages = prompt::chat_messages(&chat);
+        // The sub-tasks' results stay whole: the chat before them is fitted into the rest.
+        let results = prompt::estimate_tokens(&delegation.transcript, &[]);
+        let budget = Budget {
+            context_tokens: budget.context_tokens.saturating_sub(results),
+            ..budget
+        };
+        let mut messages = prompt::chat_messages(&chat, budget);
         messages.extend(delegation.transcript.iter().cloned());
         messages
     }

@@ -11,7 +11,7 @@ use mimo_protocol::{
 };
 use serde_json::json;
 
-use crate::records::{AgentRun, Phase, RunConfig, StoredMessage, TaskRecord};
+use crate::records::{AgentRun, Budget, Phase, RunConfig, StoredMessage, TaskRecord};
 use crate::skills::{self, SkillQuery};
 use crate::{answer, llm, prompt, status::can_transition};
 
@@ -81,11 +81,66 @@ pub struct PageImage {
 /// How many times one turn's LLM call is retried after a retryable failure (seed 001).
 pub const LLM_RETRIES: u32 = 3;
 
+/// How many times a conversation's (a chat turn's, a run's) prompt may be refused as longer
+/// than the model's context window, each time compacted harder and sent again, before it ends
+/// with `LLM_ERROR`.
+pub const MAX_OVERFLOWS: u32 = 3;
+
 /// The wait before retry `attempt` (1-based): exponential from 1 s, or what the provider asked
 /// for (`Retry-After`), capped at 20 s.
 pub fn llm_backoff_ms(attempt: u32, retry_after_ms: Option<u64>) -> u64 {
     let exponential = 1_000u64 << attempt.saturating_sub(1).min(5);
     retry_after_ms.unwrap_or(exponential).min(20_000)
+}
+
+/// How a failed model call goes on, given how often it was retried (`retries`) and its
+/// conversation's prompt refused as too long (`overflows`), both counted up here: it is made
+/// again after a delay, and the web app is told why (the event), or it is not (the error to
+/// end with). A prompt too long for the model is compacted harder (the caller's budget
+/// follows `overflows`) and sent again at once; a malformed reply is corrected at once; a
+/// rate limit, an overloaded provider or a network failure wait ([`llm_backoff_ms`]).
+pub(crate) fn next_attempt(
+    error: &llm::LlmError,
+    retries: &mut u32,
+    overflows: &mut u32,
+) -> Result<(FrontendEvent, u64), ErrorObject> {
+    use llm::LlmErrorKind::*;
+    let (attempt, max_attempts, delay_ms) = match error.kind {
+        ContextTooLong if *overflows < MAX_OVERFLOWS => {
+            *overflows += 1;
+            (*overflows, MAX_OVERFLOWS, 0)
+        }
+        ContextTooLong => {
+            return Err(ErrorObject {
+                message: format!(
+                    "The conversation is too long for the model even with its older parts \
+                     summarised {MAX_OVERFLOWS} times ({}). Start a new task with a narrower \
+                     goal, or set MIMO_AGENT_CONTEXT_TOKENS below the model's context window.",
+                    error.message
+                ),
+                ..ErrorObject::from(error)
+            })
+        }
+        _ if !error.retryable || *retries >= LLM_RETRIES => return Err(ErrorObject::from(error)),
+        // The model is told what was wrong; there is nothing to wait for.
+        NoToolCall | InvalidToolArguments => {
+            *retries += 1;
+            (*retries, LLM_RETRIES, 0)
+        }
+        _ => {
+            *retries += 1;
+            let delay_ms = llm_backoff_ms(*retries, error.retry_after_ms);
+            (*retries, LLM_RETRIES, delay_ms)
+        }
+    };
+    let event = FrontendEvent::ModelRetry {
+        attempt,
+        max_attempts,
+        reason: error.kind,
+        message: error.message.clone(),
+        delay_ms,
+    };
+    Ok((event, delay_ms))
 }
 
 #[derive(Debug)]
@@ -95,6 +150,8 @@ struct Turn {
     text: String,
     /// Retries of the LLM call made so far.
     retries: u32,
+    /// How often the model refused this turn's chat as too long ([`next_attempt`]).
+    overflows: u32,
     tool_calls: Vec<llm::ToolCall>,
     usage: TokenUsage,
 }
@@ -220,14 +277,18 @@ impl Conversation {
         vec![Effect::Emit(FrontendEvent::FileAttached { attachment })]
     }
 
-    /// The messages of a chat turn's model call: the whole conversation.
+    /// The messages of a chat turn's model call: the conversation, as much of it as fits.
     /// While the chat model delegates, its own replies and what its sub-tasks returned follow.
     fn chat_call_messages(&self) -> Vec<llm::ChatMessage> {
+        let overflows = self.turn.as_ref().map_or(0, |t| t.overflows);
+        let budget = self.budget_after_notes(self.config.budget.compacted(overflows));
         let messages = match self.delegation() {
-            Some((goal_position, delegation)) => self.master_messages(goal_position, delegation),
+            Some((goal_position, delegation)) => {
+                self.master_messages(goal_position, delegation, budget)
+            }
             None => {
                 let chat: Vec<ChatMessage> = self.history().cloned().collect();
-                prompt::chat_messages(&chat)
+                prompt::chat_messages(&chat, budget)
             }
         };
         self.with_context_notes(messages)
@@ -243,6 +304,16 @@ impl Conversation {
         {
             Some(subtask) => subtask.answer_schema.as_ref(),
             None => self.task.answer_schema.as_ref(),
+        }
+    }
+
+    /// `budget` less what the context notes take: they take their part of the context before
+    /// the conversation is fitted into the rest.
+    pub(crate) fn budget_after_notes(&self, budget: Budget) -> Budget {
+        let notes = prompt::estimate_tokens(&self.context_notes(), &[]);
+        Budget {
+            context_tokens: budget.context_tokens.saturating_sub(notes),
+            ..budget
         }
     }
 
@@ -480,19 +551,28 @@ impl Conversation {
                 self.retry_run_call(error, Vec::new(), now)
             }
             llm::LlmEvent::Error(error) => {
-                // A retryable failure before any text reached the person is retried with
-                // backoff; after text, a retry would repeat it, so the turn fails.
+                // A failure before any text reached the person is retried ([`next_attempt`]);
+                // after text, a retry would repeat it, so the turn fails.
                 let turn = self.turn.as_mut().expect("current turn");
-                if error.retryable && turn.text.is_empty() && turn.retries < LLM_RETRIES {
-                    turn.retries += 1;
-                    let delay_ms = llm_backoff_ms(turn.retries, error.retry_after_ms);
-                    return vec![self.model_call(turn_id.to_owned(), delay_ms)];
-                }
+                let next = if turn.text.is_empty() {
+                    next_attempt(&error, &mut turn.retries, &mut turn.overflows)
+                } else {
+                    Err(ErrorObject::from(&error))
+                };
+                let error = match next {
+                    Ok((event, delay_ms)) => {
+                        return vec![
+                            Effect::Emit(event),
+                            self.model_call(turn_id.to_owned(), delay_ms),
+                        ]
+                    }
+                    Err(error) => error,
+                };
                 let mut effects = self.finish_turn(now);
                 effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
                     status: OutputStatus::Error,
                     output: None,
-                    error: Some(ErrorObject::from(&error)),
+                    error: Some(error),
                     warnings: Vec::new(),
                 }));
                 effects.extend(self.transition(TaskStatus::Error, now));
@@ -637,6 +717,42 @@ impl Conversation {
             return Vec::new();
         }
         self.task.selected_client_id = Some(client_id);
+        self.task.updated_at = now;
+        vec![Effect::SaveTask, self.status_event()]
+    }
+
+    /// The model call that names the task, when `saved` is its first answer: the title taken
+    /// from the first message is then refreshed from the whole first exchange.
+    pub fn title_request(&self, saved: &StoredMessage) -> Option<Vec<llm::ChatMessage>> {
+        let answer = &saved.message;
+        let first_answer = self
+            .history
+            .iter()
+            .find(|m| m.message.role == ChatRole::Assistant)?;
+        if answer.role != ChatRole::Assistant
+            || answer.content.trim().is_empty()
+            || first_answer.message.message_id != answer.message_id
+        {
+            return None;
+        }
+        let first = self
+            .history
+            .iter()
+            .find(|m| m.message.role == ChatRole::User)?;
+        Some(prompt::title_messages(&first.message, answer))
+    }
+
+    /// The model's answer to [`Conversation::title_request`]: the task is named after it (one
+    /// line, at most [`TITLE_CHARS`] characters, no quotes). An answer with nothing usable
+    /// leaves the title as it was.
+    pub fn title_suggested(&mut self, suggested: &str, now: u64) -> Vec<Effect> {
+        let Some(title) = clean_title(suggested) else {
+            return Vec::new();
+        };
+        if self.task.title.as_deref() == Some(title.as_str()) {
+            return Vec::new();
+        }
+        self.task.title = Some(title);
         self.task.updated_at = now;
         vec![Effect::SaveTask, self.status_event()]
     }
@@ -808,6 +924,7 @@ impl Conversation {
             position: self.next_position(),
             text: String::new(),
             retries: 0,
+            overflows: 0,
             tool_calls: Vec::new(),
             usage: TokenUsage::default(),
         };
@@ -882,6 +999,29 @@ impl Conversation {
         self.task.message_ids_issued += 1;
         format!("m{}", self.task.message_ids_issued)
     }
+}
+
+/// A model's suggested title as a title: its first line with text, without quotes, markdown
+/// marks, a `Title:` label or a closing full stop, whitespace collapsed, cut to
+/// [`TITLE_CHARS`] characters. `None` when nothing is left.
+fn clean_title(suggested: &str) -> Option<String> {
+    const QUOTES: &[char] = &['"', '\'', '`', '“', '”', '‘', '’', '«', '»', '„'];
+    let line = suggested.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = line.trim_start_matches(['#', '*', '-', ' ']);
+    let line = match line.get(..6) {
+        Some(label) if label.eq_ignore_ascii_case("title:") => &line[6..],
+        _ => line,
+    };
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let joined: String = words
+        .join(" ")
+        .chars()
+        .filter(|c| !QUOTES.contains(c))
+        .collect();
+    let trimmed = joined.trim_matches(|c: char| c == '*' || c == '.' || c.is_whitespace());
+    let title: String = trimmed.chars().take(TITLE_CHARS).collect();
+    let title = title.trim_end().to_owned();
+    (!title.is_empty()).then_some(title)
 }
 
 /// What the coordinator does with a conversation's effects when the skill library holds no
@@ -1202,12 +1342,15 @@ mod tests {
                 .unwrap(),
         );
         let error = LlmError::new(LlmErrorKind::RateLimited, "slow down");
-        // Retried with backoff first, as the same turn.
+        // Retried with backoff first, as the same turn, the web app told each time.
         for attempt in 1..=LLM_RETRIES {
             let retry = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(error.clone()), 2));
+            let wait = llm_backoff_ms(attempt, None);
             assert!(
-                matches!(&retry[..], [Effect::CallLlm { turn_id, delay_ms, .. }]
-                    if *turn_id == turn && *delay_ms == llm_backoff_ms(attempt, None)),
+                matches!(&retry[..], [
+                    Effect::Emit(FrontendEvent::ModelRetry { attempt: a, max_attempts: LLM_RETRIES, reason: LlmErrorKind::RateLimited, message, delay_ms: d }),
+                    Effect::CallLlm { turn_id, delay_ms, .. },
+                ] if *a == attempt && message == "slow down" && *d == wait && *turn_id == turn && *delay_ms == wait),
                 "{retry:?}"
             );
         }
@@ -1243,6 +1386,107 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    #[test]
+    fn a_chat_too_long_for_the_model_leaves_out_older_messages_and_is_asked_again() {
+        let budget = Budget {
+            context_tokens: 4_000,
+            ..Budget::default()
+        };
+        let mut c = conversation().with_config(RunConfig {
+            budget,
+            ..RunConfig::default()
+        });
+        let long = |n: usize| format!("{n} {}", "words ".repeat(200));
+        let mut turn = String::new();
+        for n in 0..3 {
+            let effects = c
+                .answered(|c| c.user_message(long(n), None, None, 1))
+                .unwrap();
+            turn = llm_call(&effects).0;
+            if n < 2 {
+                c.answered(|c| c.llm_event(&turn, delta(&long(10 + n)), 2));
+                c.answered(|c| c.llm_event(&turn, done(), 3));
+            }
+        }
+        let overflow = LlmError::new(
+            LlmErrorKind::ContextTooLong,
+            "prompt is too long: 210000 tokens > 200000 maximum",
+        );
+        let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(overflow.clone()), 4));
+        assert_eq!(
+            emitted(&effects),
+            vec![&FrontendEvent::ModelRetry {
+                attempt: 1,
+                max_attempts: MAX_OVERFLOWS,
+                reason: LlmErrorKind::ContextTooLong,
+                message: overflow.message.clone(),
+                delay_ms: 0,
+            }]
+        );
+        let (again, messages) = llm_call(&effects);
+        assert_eq!(again, turn, "the same turn, asked again at once");
+        assert!(
+            messages[1]
+                .content
+                .contains("earlier messages of this conversation are left out"),
+            "{messages:#?}"
+        );
+        assert!(messages.last().unwrap().content.starts_with("2 "));
+        assert!(prompt::estimate_tokens(&messages, &[]) <= budget.compacted(1).context_tokens);
+        // Compacting does not use up the retries of failures that pass by themselves, and it
+        // has its own bound: then the turn ends, saying what to do.
+        for attempt in 2..=MAX_OVERFLOWS {
+            let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(overflow.clone()), 5));
+            assert!(
+                matches!(emitted(&effects)[..], [FrontendEvent::ModelRetry { attempt: a, .. }] if *a == attempt)
+            );
+        }
+        let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(overflow), 6));
+        let error = emitted(&effects)
+            .into_iter()
+            .find_map(|e| match e {
+                FrontendEvent::StructuredOutput {
+                    error: Some(error), ..
+                } => Some(error.clone()),
+                _ => None,
+            })
+            .expect("an error");
+        assert_eq!(error.code, ErrorCode::LlmError);
+        assert!(!error.retryable);
+        assert!(
+            error.message.contains("MIMO_AGENT_CONTEXT_TOKENS"),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains("prompt is too long"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn a_suggested_title_is_cleaned_to_one_short_line() {
+        for (suggested, title) in [
+            (
+                "Cheapest flights to Lisbon",
+                Some("Cheapest flights to Lisbon"),
+            ),
+            ("\"Cheapest flights\".\n", Some("Cheapest flights")),
+            (
+                "\n\n  **Title:** “Mug order”  \nThe person wants…",
+                Some("Mug order"),
+            ),
+            ("# Compare   two\tmugs.", Some("Compare two mugs")),
+            ("' \"\n . ", None),
+            ("", None),
+        ] {
+            assert_eq!(clean_title(suggested).as_deref(), title, "{suggested:?}");
+        }
+        let long = clean_title(&"word ".repeat(40)).unwrap();
+        assert!(long.chars().count() <= TITLE_CHARS && !long.ends_with(' '));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use mimo_protocol::{
 
 use serde_json::json;
 
-use super::{llm_backoff_ms, ConfirmAnswer, Conversation, Effect, LLM_RETRIES};
+use super::{next_attempt, ConfirmAnswer, Conversation, Effect};
 use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
@@ -394,7 +394,8 @@ impl Conversation {
         None
     }
 
-    /// A failed model call of the run: retried with backoff while retries last (a new turn, so
+    /// A failed model call of the run: made again while retries last ([`next_attempt`]: with
+    /// backoff, or on a context compacted harder when the prompt was too long; a new turn, so
     /// text already shown stays as it was), else the run ends with `LLM_ERROR`.
     pub(crate) fn retry_run_call(
         &mut self,
@@ -418,18 +419,14 @@ impl Conversation {
             return effects;
         }
         let run = self.run.as_mut().expect("run");
-        if error.retryable && run.llm_retries < LLM_RETRIES {
-            run.llm_retries += 1;
-            run.corrections = correction;
-            let delay_ms = match error.kind {
-                // The model is told what was wrong; there is nothing to wait for.
-                LlmErrorKind::NoToolCall | LlmErrorKind::InvalidToolArguments => 0,
-                _ => llm_backoff_ms(run.llm_retries, error.retry_after_ms),
-            };
-            effects.extend(self.think(delay_ms, now));
-            return effects;
+        match next_attempt(&error, &mut run.llm_retries, &mut run.overflows) {
+            Ok((event, delay_ms)) => {
+                run.corrections = correction;
+                effects.push(Effect::Emit(event));
+                effects.extend(self.think(delay_ms, now));
+            }
+            Err(error) => effects.extend(self.fail_run(error, now)),
         }
-        effects.extend(self.fail_run(ErrorObject::from(&error), now));
         effects
     }
 
@@ -940,6 +937,13 @@ impl Conversation {
         (shown && page.screenshot_artifact_id.is_some()).then_some(page)
     }
 
+    /// The context the run's prompt fits in: the configured one, halved for each of its prompts
+    /// the model refused as too long.
+    fn run_budget(&self) -> Budget {
+        let overflows = self.run.as_ref().map_or(0, |r| r.overflows);
+        self.config.budget.compacted(overflows)
+    }
+
     /// The messages of the run's next model call.
     pub(crate) fn run_messages(&self) -> Vec<llm::ChatMessage> {
         let run = self.run.as_ref().expect("run");
@@ -959,12 +963,7 @@ impl Conversation {
                 .map(|m| m.message.clone())
                 .collect(),
         };
-        // The notes take their part of the context before the run is fitted into the rest.
-        let notes = prompt::estimate_tokens(&self.context_notes(), &[]);
-        let budget = Budget {
-            context_tokens: self.config.budget.context_tokens.saturating_sub(notes),
-            ..self.config.budget
-        };
+        let budget = self.budget_after_notes(self.run_budget());
         self.with_context_notes(prompt::run_messages(
             RunView {
                 chat: &chat,
@@ -1102,7 +1101,7 @@ impl Conversation {
     /// `read_page`: the shown part of the page's text moves on to `from` (by default where it
     /// was cut). Nothing in the browser changes, so the page is not prepared again.
     fn read_page(&mut self, from: Option<u32>, now: u64) -> Vec<Effect> {
-        let limit = self.config.budget.text_limit;
+        let limit = self.run_budget().text_limit;
         let run = self.run.as_mut().expect("run");
         let step = run.steps.last().expect("step");
         let mut result = ToolResult {

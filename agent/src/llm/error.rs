@@ -4,66 +4,7 @@ use serde_json::Value;
 
 use super::config::Provider;
 
-/// What went wrong, at the granularity the caller reacts to.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum LlmErrorKind {
-    Network,
-    Timeout,
-    RateLimited,
-    Server,
-    Auth,
-    ContextTooLong,
-    ContentFiltered,
-    BadRequest,
-    InvalidResponse,
-    /// The model produced tool arguments that are not a JSON object; telling it so and
-    /// retrying usually works.
-    InvalidToolArguments,
-    /// The model answered without calling a tool although one was required.
-    NoToolCall,
-    /// The model or endpoint does not take the image sent (a text-only model, or an image it
-    /// cannot read): the same request without it may succeed.
-    ImageRefused,
-    Aborted,
-}
-
-impl LlmErrorKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    /// Whether sending the same request again may succeed.
-    pub fn is_retryable(self) -> bool {
-        match self {
-            Self::Network
-            | Self::Timeout
-            | Self::RateLimited
-            | Self::Server
-            | Self::InvalidResponse
-            | Self::InvalidToolArguments
-            | Self::NoToolCall => true,
-            Self::Auth
-            | Self::ContextTooLong
-            | Self::ContentFiltered
-            | Self::BadRequest
-            | Self::ImageRefused
-            | Self::Aborted => false,
-        }
-    }
-}
+pub use mimo_protocol::LlmErrorKind;
 
 /// A failed model call. Messages come from the provider or from this crate, never from the
 /// config, so they are safe to log and to show the model.
@@ -149,6 +90,7 @@ pub fn classify_http_status(
         413 => ContextTooLong,
         429 => RateLimited,
         400..=499 => BadRequest,
+        503 | 529 => Overloaded,
         500..=599 => Server,
         _ => InvalidResponse,
     };
@@ -156,6 +98,7 @@ pub fn classify_http_status(
     // their own handling and are only told apart by the body.
     let kind = match (status_kind, api_error.kind()) {
         (BadRequest, Some(refined @ (ContextTooLong | ContentFiltered | ImageRefused))) => refined,
+        (Server, Some(Overloaded)) => Overloaded,
         (kind, _) => kind,
     };
     let message = match api_error.message() {
@@ -295,7 +238,8 @@ impl ApiError {
             "context_length_exceeded" | "request_too_large" => Some(ContextTooLong),
             "content_filter" | "content_policy_violation" => Some(ContentFiltered),
             "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" => Some(RateLimited),
-            "overloaded_error" | "api_error" | "server_error" => Some(Server),
+            "overloaded_error" => Some(Overloaded),
+            "api_error" | "server_error" => Some(Server),
             "timeout_error" => Some(Timeout),
             "authentication_error" | "permission_error" | "invalid_api_key" => Some(Auth),
             "invalid_request_error" | "not_found_error" => Some(BadRequest),

@@ -424,7 +424,7 @@ fn anthropic_overloaded_mid_stream() {
     let events = parse_every_way(Provider::Anthropic, ANTHROPIC_OVERLOADED);
     assert_eq!(events[0], text("Hel"));
     let error = single_error(&events);
-    assert_eq!(error.kind, LlmErrorKind::Server);
+    assert_eq!(error.kind, LlmErrorKind::Overloaded);
     assert!(error.retryable);
     assert_eq!(error.message, "Overloaded");
 }
@@ -631,9 +631,14 @@ fn classify_exhausted_quota_is_not_retryable() {
 
 #[test]
 fn classify_server_errors() {
-    for status in [500, 502, 503, 504, 529] {
+    for status in [500, 502, 504] {
         let error = classify_http_status(Provider::OpenAi, status, None, "<html>oops</html>");
         assert_eq!(error.kind, LlmErrorKind::Server, "{status}");
+        assert!(error.retryable, "{status}");
+    }
+    for status in [503, 529] {
+        let error = classify_http_status(Provider::OpenAi, status, None, "<html>oops</html>");
+        assert_eq!(error.kind, LlmErrorKind::Overloaded, "{status}");
         assert!(error.retryable, "{status}");
     }
     let unavailable = classify_http_status(Provider::OpenAi, 503, Some("30"), "");
@@ -646,10 +651,14 @@ fn classify_server_errors() {
         None,
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     );
-    assert_eq!(overloaded.kind, LlmErrorKind::Server);
+    assert_eq!(overloaded.kind, LlmErrorKind::Overloaded);
     assert!(overloaded.retryable);
     assert_eq!(overloaded.message, "Overloaded");
-    assert_eq!(overloaded.to_string(), "server: Overloaded (HTTP 529)");
+    assert_eq!(overloaded.to_string(), "overloaded: Overloaded (HTTP 529)");
+    // Overloaded as the body says, whatever 5xx carries it.
+    let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let in_500 = classify_http_status(Provider::Anthropic, 500, None, body);
+    assert_eq!(in_500.kind, LlmErrorKind::Overloaded);
 }
 
 #[test]

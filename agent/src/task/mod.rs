@@ -65,6 +65,9 @@ pub enum Input {
         turn_id: String,
         event: llm::LlmEvent,
     },
+    /// The model's answer to an [`Effect::SuggestTitle`] (a failed call is not reported: the
+    /// title stays).
+    TitleSuggested(String),
     /// An ack, result or attempt status from the extension, relayed by the registry.
     Extension(ActionEvent),
     /// The person asks that the next browser run start on one of their tabs.
@@ -180,6 +183,11 @@ pub enum Effect {
     /// Make sure the alarm rings by `at` (an earlier alarm serves as well).
     WakeAt(u64),
     CallLlm(LlmCall),
+    /// Ask the model, without streaming anything to the web app, for a title for the task (the
+    /// text of its answer), and report it as [`Input::TitleSuggested`]; a failure is ignored.
+    SuggestTitle {
+        messages: Vec<llm::ChatMessage>,
+    },
     /// Ask the skill library for the skills of a goal and a page, and report its answer as
     /// [`Input::SkillsFound`] (a model call waits for it).
     LookupSkills {
@@ -217,6 +225,9 @@ pub struct Task {
     /// Model calls (and the skill lookups before them) of [`Caller::Relay`] inputs, held for
     /// the alarm.
     held: Vec<Effect>,
+    /// The model call naming the task, found while effects settle: it goes after them, so it
+    /// holds up nothing the task does.
+    title_request: Option<Vec<llm::ChatMessage>>,
 }
 
 /// What storage holds of a task.
@@ -250,6 +261,7 @@ impl Task {
             conversation: None,
             actions,
             held: Vec::new(),
+            title_request: None,
         }
     }
 
@@ -279,6 +291,7 @@ impl Task {
             conversation,
             actions,
             held: Vec::new(),
+            title_request: None,
         }
     }
 
@@ -433,6 +446,9 @@ impl Task {
                 work.extend(conversation_work(
                     conversation.llm_event(&turn_id, event, now),
                 ));
+            }
+            Input::TitleSuggested(title) => {
+                work.extend(conversation_work(conversation.title_suggested(&title, now)));
             }
             Input::Extension(event) => {
                 touches_actions = true;
@@ -596,7 +612,7 @@ impl Task {
     }
 
     /// Lets the conversation and the scheduler answer each other until only I/O is left, which
-    /// is appended to `out` in order. When the scheduler was involved the alarm is set for its
+    /// is appended to `out` in order (the model call naming the task, when one is due, last). When the scheduler was involved the alarm is set for its
     /// next deadline, and an idle queue tells the conversation.
     fn settle(
         &mut self,
@@ -620,7 +636,7 @@ impl Task {
                 }
             }
             if !touches_actions {
-                return;
+                break;
             }
             touches_actions = false;
             if let Some(at) = self.actions.next_deadline() {
@@ -633,8 +649,11 @@ impl Task {
                 }
             }
             if queue.is_empty() {
-                return;
+                break;
             }
+        }
+        if let Some(messages) = self.title_request.take() {
+            self.toward_model(Effect::SuggestTitle { messages }, 0, out, now, caller);
         }
     }
 
@@ -694,7 +713,12 @@ impl Task {
             conversation::Effect::SaveTask => {
                 out.push(Effect::SaveTask(conversation.task().clone()))
             }
-            conversation::Effect::SaveMessage(message) => out.push(Effect::SaveMessage(message)),
+            conversation::Effect::SaveMessage(message) => {
+                if let Some(messages) = conversation.title_request(&message) {
+                    self.title_request = Some(messages);
+                }
+                out.push(Effect::SaveMessage(message));
+            }
             conversation::Effect::SaveRun => out.push(Effect::SaveRun(conversation.run().cloned())),
             conversation::Effect::CallLlm {
                 turn_id,

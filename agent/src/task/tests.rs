@@ -9,6 +9,7 @@ use serde_json::json;
 use super::*;
 use crate::actions::{ActionState, Timeouts};
 use crate::llm::{LlmEvent, StopReason, ToolCall};
+use crate::prompt;
 
 const TASK: &str = "task-1";
 const CLIENT: &str = "client-1";
@@ -397,6 +398,75 @@ fn a_text_reply_streams_and_completes_the_task() {
     );
     assert_eq!(statuses(&done), [TaskStatus::Completed]);
     assert!(!task.is_current_turn(&turn));
+}
+
+/// The model answers `turn` with `text` and ends it.
+fn answer_with(task: &mut Task, turn: &str, text: &str, now: u64) -> Vec<Effect> {
+    let turn_id = turn.to_owned();
+    let mut effects = direct(
+        task,
+        Input::Llm {
+            turn_id: turn_id.clone(),
+            event: LlmEvent::TextDelta(text.into()),
+        },
+        now,
+    );
+    effects.extend(direct(
+        task,
+        Input::Llm {
+            turn_id,
+            event: LlmEvent::Done {
+                stop_reason: StopReason::EndTurn,
+            },
+        },
+        now,
+    ));
+    effects
+}
+
+#[test]
+fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
+    let mut task = created();
+    let turn = the_call(&direct(
+        &mut task,
+        message("the cheapest flight to Lisbon please"),
+        1,
+    ))
+    .turn_id;
+    // A second message waits for the first answer: its model call comes first.
+    direct(&mut task, message("and back on Sunday"), 2);
+    let done = answer_with(&mut task, &turn, "Flights from 89 €.", 3);
+    let Some(Effect::SuggestTitle { messages }) = done.last() else {
+        panic!("the title request comes last: {done:#?}");
+    };
+    assert_eq!(messages[0].content, prompt::TITLE_PROMPT);
+    assert!(messages[1]
+        .content
+        .contains("the cheapest flight to Lisbon please"));
+    assert!(messages[1].content.contains("Flights from 89 €."));
+    let next = the_call(&done).turn_id;
+    assert!(
+        !answer_with(&mut task, &next, "Sunday: 95 €.", 4)
+            .iter()
+            .any(|e| matches!(e, Effect::SuggestTitle { .. })),
+        "only the first answer names the task"
+    );
+
+    let named = direct(
+        &mut task,
+        Input::TitleSuggested("\"Cheapest flights to Lisbon.\"\n".into()),
+        5,
+    );
+    let title = Some("Cheapest flights to Lisbon".to_owned());
+    assert!(
+        matches!(&named[..], [Effect::SaveTask(record), Effect::Emit(FrontendEvent::TaskStatus { title: t, .. })]
+        if record.title == title && *t == title)
+    );
+    assert!(
+        direct(&mut task, Input::TitleSuggested(" \n ".into()), 6).is_empty(),
+        "an empty answer leaves the title"
+    );
+    assert_eq!(task.record().unwrap().title, title);
 }
 
 #[test]

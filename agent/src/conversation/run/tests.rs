@@ -895,6 +895,7 @@ fn records_stored_by_the_previous_release_still_load() {
     assert!(
         matches!(run.phase, Phase::Acting { ref action_id, .. } if *action_id == action.action_id)
     );
+    assert_eq!(run.overflows, 0, "no prompt of it was too long");
     // The run picks up from them: the stored click ended, so the page is prepared next.
     let mut c = bound();
     c.answered(|c| c.user_message("buy a blue mug".into(), None, None, 1))
@@ -2104,6 +2105,144 @@ fn a_lookup_that_fails_or_comes_too_late_changes_nothing_it_should_not() {
     let (turn, _) = lookup_of(&effects);
     c.stop(4);
     assert!(c.skills_found(&turn, Ok(vec![])).is_empty());
+}
+
+#[test]
+fn each_retried_step_call_is_told_to_the_web_app_with_its_reason_and_wait() {
+    let mut c = bound();
+    let turn = at_first_page(&mut c, "[1]<a>Home</a>");
+    let limited = LlmError {
+        retry_after_ms: Some(4_000),
+        ..LlmError::new(LlmErrorKind::RateLimited, "Rate limit reached")
+    };
+    let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(limited), 30));
+    assert_eq!(
+        events(&effects),
+        [FrontendEvent::ModelRetry {
+            attempt: 1,
+            max_attempts: crate::conversation::LLM_RETRIES,
+            reason: LlmErrorKind::RateLimited,
+            message: "Rate limit reached".into(),
+            delay_ms: 4_000,
+        }]
+    );
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        Effect::CallLlm {
+            delay_ms: 4_000,
+            ..
+        }
+    )));
+    // A reply without the tool is corrected at once: the second retry, without a wait.
+    let (turn, _) = turn_of(&effects);
+    let effects = reply(&mut c, &turn, vec![LlmEvent::TextDelta("Hmm.".into())]);
+    assert!(events(&effects).contains(&FrontendEvent::ModelRetry {
+        attempt: 2,
+        max_attempts: crate::conversation::LLM_RETRIES,
+        reason: LlmErrorKind::NoToolCall,
+        message: "the model answered without calling AgentOutput".into(),
+        delay_ms: 0,
+    }));
+}
+
+/// Anthropic's answer to a prompt longer than the model's window.
+fn overflow() -> LlmError {
+    llm::classify_http_status(
+        llm::Provider::Anthropic,
+        400,
+        None,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+    )
+}
+
+#[test]
+fn a_step_too_long_for_the_model_is_asked_again_compacted_and_the_run_goes_on() {
+    // The prompt of the run's 4th step when everything fits.
+    let mut roomy = bound();
+    let (_, whole) = turn_of(&click_in_circles(&mut roomy, 2));
+    assert!(!whole.iter().any(|m| m.content.contains("<earlier_steps>")));
+    let fits = prompt::estimate_tokens(&whole, &[prompt::agent_tool(None)]) + 50;
+    let mut c = bound().with_config(RunConfig {
+        budget: Budget {
+            context_tokens: fits,
+            ..Budget::default()
+        },
+        ..RunConfig::default()
+    });
+    let (turn, messages) = turn_of(&click_in_circles(&mut c, 2));
+    assert_eq!(messages, whole, "nothing is compacted while it fits");
+
+    let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(overflow()), 50));
+    assert_eq!(
+        events(&effects),
+        [FrontendEvent::ModelRetry {
+            attempt: 1,
+            max_attempts: crate::conversation::MAX_OVERFLOWS,
+            reason: LlmErrorKind::ContextTooLong,
+            message: "prompt is too long: 210000 tokens > 200000 maximum".into(),
+            delay_ms: 0,
+        }]
+    );
+    let (turn, compacted) = turn_of(&effects);
+    assert!(
+        compacted
+            .iter()
+            .any(|m| m.content.contains("<earlier_steps>")),
+        "older steps summarised: {compacted:#?}"
+    );
+    assert!(
+        prompt::estimate_tokens(&compacted, &[]) < prompt::estimate_tokens(&whole, &[]),
+        "a shorter prompt"
+    );
+    // Stored with the run, so the next steps (and a restarted coordinator) keep to it.
+    assert!(effects.iter().any(|e| matches!(e, Effect::SaveRun)));
+    let stored: AgentRun =
+        serde_json::from_value(serde_json::to_value(c.run().unwrap()).unwrap()).unwrap();
+    assert_eq!(stored.overflows, 1);
+    let restored = Conversation::restore(c.task().clone(), c.history.clone(), Some(stored))
+        .with_config(c.config.clone());
+    assert_eq!(restored.run_messages(), c.run_messages());
+
+    let done = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_done",
+            json!({ "done": { "success": true, "text": "Clicked through." } }),
+        )],
+    );
+    let (status, output, _) = output_of(&done);
+    assert_eq!(status, OutputStatus::Ok);
+    assert_eq!(output.unwrap()["text"], "Clicked through.");
+}
+
+#[test]
+fn a_step_still_too_long_after_compacting_ends_the_run_saying_what_to_do() {
+    let mut c = bound();
+    let mut turn = at_first_page(&mut c, "[1]<a>Home</a>");
+    for attempt in 1..=crate::conversation::MAX_OVERFLOWS {
+        let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(overflow()), 30));
+        assert!(
+            matches!(events(&effects)[..], [FrontendEvent::ModelRetry { attempt: a, reason: LlmErrorKind::ContextTooLong, .. }] if a == attempt)
+        );
+        turn = turn_of(&effects).0;
+    }
+    assert_eq!(
+        c.run().unwrap().overflows,
+        crate::conversation::MAX_OVERFLOWS
+    );
+    let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(overflow()), 40));
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    let error = error.unwrap();
+    assert_eq!(error.code, ErrorCode::LlmError);
+    assert!(!error.retryable);
+    assert!(
+        error.message.contains("MIMO_AGENT_CONTEXT_TOKENS"),
+        "{}",
+        error.message
+    );
+    assert_eq!(c.task().status, TaskStatus::Error);
 }
 
 mod delegation;
