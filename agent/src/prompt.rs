@@ -664,6 +664,8 @@ mod tests {
             content: content.into(),
             created_at: 0,
             client_message_id: None,
+            version: None,
+            superseded: false,
         }
     }
 

@@ -116,6 +116,9 @@ fn message(position: u32, role: ChatRole, client_message_id: Option<&str>) -> St
             content: format!("message at {position}\nwith a second line"),
             created_at: 1_700_000_000_000 + u64::from(position),
             client_message_id: client_message_id.map(str::to_owned),
+            // An assistant answer is stored as a regenerated, superseded one.
+            version: (role == ChatRole::Assistant).then_some(2),
+            superseded: role == ChatRole::Assistant,
         },
     }
 }

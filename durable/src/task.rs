@@ -320,6 +320,8 @@ impl DurableObject for TaskCoordinator {
             },
             FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
             FrontendMessage::Pause {} => Input::Control(TaskControl::Pause),
+            FrontendMessage::Regenerate {} => Input::Regenerate,
+            FrontendMessage::SelectAnswer { message_id } => Input::SelectAnswer { message_id },
             FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
             FrontendMessage::Confirm {
                 step,

@@ -73,6 +73,10 @@ struct MessageRow {
     created_at: u64,
     #[serde(default)]
     client_message_id: Option<String>,
+    #[serde(default)]
+    version: Option<u32>,
+    #[serde(default)]
+    superseded: u8,
 }
 
 #[derive(Deserialize)]
@@ -130,9 +134,12 @@ impl<S: Sql> TaskStore<S> {
             sql.run("ALTER TABLE task ADD COLUMN start_tab INTEGER", vec![])?;
         }
         // Columns added by later releases, to tasks stored before them.
-        add_column(&sql, "answer_schema", "TEXT")?; // answer formats
-        add_column(&sql, "domains", "TEXT")?; // a task's own allowed and blocked sites
-        add_column(&sql, "step_by_step", "INTEGER NOT NULL DEFAULT 0")?; // step-by-step mode
+        add_column(&sql, "task", "answer_schema", "TEXT")?; // answer formats
+        add_column(&sql, "task", "domains", "TEXT")?; // a task's own allowed and blocked sites
+        add_column(&sql, "task", "step_by_step", "INTEGER NOT NULL DEFAULT 0")?; // step-by-step mode
+                                                                                 // regenerated answers and their alternatives
+        add_column(&sql, "messages", "version", "INTEGER")?;
+        add_column(&sql, "messages", "superseded", "INTEGER NOT NULL DEFAULT 0")?;
         Ok(Self { sql })
     }
 
@@ -209,6 +216,8 @@ impl<S: Sql> TaskStore<S> {
                         content: r.content,
                         created_at: r.created_at,
                         client_message_id: r.client_message_id,
+                        version: r.version,
+                        superseded: r.superseded != 0,
                     },
                 })
             })
@@ -218,7 +227,7 @@ impl<S: Sql> TaskStore<S> {
     pub fn save_message(&self, m: &StoredMessage) -> Result<()> {
         let role = serde_json::to_value(m.message.role)?;
         self.sql.run(
-            "INSERT OR REPLACE INTO messages (message_id, position, role, content, created_at, client_message_id) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO messages (message_id, position, role, content, created_at, client_message_id, version, superseded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&m.message.message_id),
                 int(m.position.into()),
@@ -226,6 +235,10 @@ impl<S: Sql> TaskStore<S> {
                 text(&m.message.content),
                 int(m.message.created_at),
                 opt_text(m.message.client_message_id.as_deref()),
+                m.message
+                    .version
+                    .map_or(SqlStorageValue::Null, |v| int(v.into())),
+                int(m.message.superseded.into()),
             ],
         )?;
         Ok(())
@@ -325,15 +338,16 @@ impl<S: Sql> TaskStore<S> {
     }
 }
 
-/// Adds a column to the task table unless it is there.
-fn add_column<S: Sql>(sql: &S, name: &str, definition: &str) -> Result<()> {
+/// Adds a column to one of the task's tables unless it is there (a task stored by an earlier
+/// release).
+fn add_column<S: Sql>(sql: &S, table: &str, name: &str, definition: &str) -> Result<()> {
     let columns: Vec<serde_json::Value> = sql.rows(
-        "SELECT name FROM pragma_table_info('task') WHERE name = ?",
+        &format!("SELECT name FROM pragma_table_info('{table}') WHERE name = ?"),
         vec![text(name)],
     )?;
     if columns.is_empty() {
         sql.run(
-            &format!("ALTER TABLE task ADD COLUMN {name} {definition}"),
+            &format!("ALTER TABLE {table} ADD COLUMN {name} {definition}"),
             vec![],
         )?;
     }

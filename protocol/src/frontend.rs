@@ -52,6 +52,12 @@ pub enum FrontendMessage {
     Stop {},
     /// The person pauses the task: what is in flight finishes, nothing new starts.
     Pause {},
+    /// Answer the latest request again; the answer there is now is kept as an alternative.
+    Regenerate {},
+    /// Make this answer to the latest request the one in the conversation (switching between
+    /// regenerated alternatives).
+    #[serde(rename_all = "camelCase")]
+    SelectAnswer { message_id: String },
     /// The person hands the browser back after taking over, or resumes a paused task.
     Resume {},
     /// The person's answer to `confirmationRequested` for step `step`: run it, or not (and
@@ -89,6 +95,16 @@ pub struct ChatMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub client_message_id: Option<String>,
+    /// Which answer to its request this assistant message belongs to, when the person had it
+    /// regenerated: 2, 3, … (the first answer has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub version: Option<u32>,
+    /// An answer the person regenerated or switched away from: kept, and shown as an
+    /// alternative, but no longer part of the conversation the model sees.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub superseded: bool,
 }
 
 /// A file the person attached to the task (an `attachment` artifact): the model sees its name,

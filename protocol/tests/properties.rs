@@ -496,6 +496,9 @@ fn frontend_message() -> BoxedStrategy<FrontendMessage> {
         (vec(text(), 0..3), vec(text(), 0..3))
             .prop_map(|(allowed, blocked)| FrontendMessage::SetDomains { allowed, blocked }),
         Just(FrontendMessage::Resume {}),
+        Just(FrontendMessage::Pause {}),
+        Just(FrontendMessage::Regenerate {}),
+        text().prop_map(|message_id| FrontendMessage::SelectAnswer { message_id }),
         (any::<u32>(), any::<bool>(), of(text())).prop_map(|(step, approve, reason)| {
             FrontendMessage::Confirm {
                 step,
@@ -516,14 +519,19 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
         text(),
         any::<u64>(),
         proptest::option::of(text()),
+        (proptest::option::of(1..10u32), any::<bool>()),
     )
         .prop_map(
-            |(message_id, role, content, created_at, client_message_id)| ChatMessage {
-                message_id,
-                role,
-                content,
-                created_at,
-                client_message_id,
+            |(message_id, role, content, created_at, client_message_id, (version, superseded))| {
+                ChatMessage {
+                    message_id,
+                    role,
+                    content,
+                    created_at,
+                    client_message_id,
+                    version,
+                    superseded,
+                }
             },
         );
     let output_status = select(vec![

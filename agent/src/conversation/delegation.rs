@@ -43,8 +43,7 @@ impl Conversation {
         budget: Budget,
     ) -> Vec<llm::ChatMessage> {
         let chat: Vec<ChatMessage> = self
-            .history
-            .iter()
+            .in_conversation()
             .filter(|m| m.position <= goal_position)
             .map(|m| m.message.clone())
             .collect();

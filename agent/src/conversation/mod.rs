@@ -15,6 +15,7 @@ use crate::records::{AgentRun, Budget, Phase, RunConfig, StoredMessage, TaskReco
 use crate::skills::{self, SkillQuery};
 use crate::{answer, llm, prompt, status::can_transition};
 
+mod answers;
 mod delegation;
 mod run;
 
@@ -287,7 +288,8 @@ impl Conversation {
                 self.master_messages(goal_position, delegation, budget)
             }
             None => {
-                let chat: Vec<ChatMessage> = self.history().cloned().collect();
+                let chat: Vec<ChatMessage> =
+                    self.in_conversation().map(|m| m.message.clone()).collect();
                 prompt::chat_messages(&chat, budget)
             }
         };
@@ -451,6 +453,8 @@ impl Conversation {
             content,
             created_at: now,
             client_message_id,
+            version: None,
+            superseded: false,
         };
         let stored = StoredMessage {
             position: self.next_position(),
@@ -767,7 +771,7 @@ impl Conversation {
     }
 
     fn awaits_reply(&self) -> bool {
-        self.history
+        self.in_conversation()
             .last()
             .is_some_and(|m| m.message.role == ChatRole::User)
     }
@@ -960,6 +964,8 @@ impl Conversation {
             content: turn.text,
             created_at: now,
             client_message_id: None,
+            version: self.answer_version(),
+            superseded: false,
         };
         let stored = StoredMessage {
             position: turn.position,

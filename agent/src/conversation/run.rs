@@ -955,10 +955,11 @@ impl Conversation {
                 content: subtask.goal.clone(),
                 created_at: 0,
                 client_message_id: None,
+                version: None,
+                superseded: false,
             }],
             None => self
-                .history
-                .iter()
+                .in_conversation()
                 .filter(|m| m.position <= run.goal_position)
                 .map(|m| m.message.clone())
                 .collect(),
@@ -1201,6 +1202,8 @@ impl Conversation {
             content: text.clone(),
             created_at: now,
             client_message_id: None,
+            version: self.answer_version(),
+            superseded: false,
         };
         let stored = StoredMessage {
             position: self.next_position(),

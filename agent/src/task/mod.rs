@@ -51,6 +51,10 @@ pub enum Input {
     },
     /// Step-by-step mode on or off.
     SetStepMode(bool),
+    /// Answer the latest request again, keeping the answer as an alternative.
+    Regenerate,
+    /// Make this alternative answer to the latest request the current one.
+    SelectAnswer { message_id: String },
     /// The person chose an extension for the task.
     SelectClient { client_id: String },
     /// Takeover, resume or stop, from the web app or the extension's overlay.
@@ -354,6 +358,7 @@ impl Task {
         let recovers = matches!(
             input,
             Input::UserMessage { .. }
+                | Input::Regenerate
                 | Input::Confirm { .. }
                 | Input::SelectClient { .. }
                 | Input::Control(_)
@@ -401,6 +406,12 @@ impl Task {
             }
             Input::SetStepMode(on) => {
                 work.extend(conversation_work(conversation.set_step_mode(on, now)));
+            }
+            Input::Regenerate => {
+                work.extend(conversation_work(conversation.regenerate(now)?));
+            }
+            Input::SelectAnswer { message_id } => {
+                work.extend(conversation_work(conversation.select_answer(&message_id)?));
             }
             Input::SetDomains { allowed, blocked } => {
                 work.extend(conversation_work(

@@ -2245,4 +2245,5 @@ fn a_step_still_too_long_after_compacting_ends_the_run_saying_what_to_do() {
     assert_eq!(c.task().status, TaskStatus::Error);
 }
 
+mod answers;
 mod delegation;
