@@ -931,7 +931,7 @@ clientMessageId?: string,
  * The answer format for this request: a JSON Schema the answer's `data` must match
  * (validated by the server; the model is told what is wrong and tries again).
  */
-answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, };
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "regenerate", } | { "type": "select_answer", messageId: string, } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -939,7 +939,17 @@ export type ChatMessage = { messageId: string, role: ChatRole, content: string, 
 /**
  * The client's own id of a message the person sent (see `user_message`).
  */
-clientMessageId?: string, };
+clientMessageId?: string, 
+/**
+ * Which answer to its request this assistant message belongs to, when the person had it
+ * regenerated: 2, 3, … (the first answer has none).
+ */
+version?: number, 
+/**
+ * An answer the person regenerated or switched away from: kept, and shown as an
+ * alternative, but no longer part of the conversation the model sees.
+ */
+superseded?: boolean, };
 
 export type OutputStatus = "ok" | "partial" | "error";
 

@@ -448,3 +448,48 @@ describe("a retried model call", () => {
     await page.close();
   });
 });
+
+describe("regenerating an answer", () => {
+  it("keeps the earlier answer as an alternative to switch back to, on the server, and the chat goes on from the chosen one", async () => {
+    const page = await openPage(`${mimo.url}/`);
+    await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
+    await page.reload();
+    await page.getByTestId("new-task").click();
+    await page.waitForURL(TASK_URL);
+    await waitLive(page);
+    mimo.llm.reset();
+    mimo.llm.script([{ text: "Blue.", chunkDelayMs: 0 }, { text: "Green.", chunkDelayMs: 0 }, { text: "You chose blue before.", chunkDelayMs: 0 }]);
+    await sendMessage(page, "Name a colour");
+    await page.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
+    const shown = () => page.locator('[data-testid="message-assistant"]:visible').allTextContents();
+    assert.deepEqual(await shown(), ["Blue."]);
+    assert.equal(await page.getByTestId("answer-version").count(), 0, "one answer: nothing to switch");
+
+    await page.getByTestId("regenerate").click();
+    await page.locator('[data-testid="answer-version"]', { hasText: "2/2" }).waitFor();
+    assert.deepEqual(await shown(), ["Green."]);
+    // The model answered again from the conversation before the first answer.
+    const again = mimo.llm.requests().at(-1)!.body as { messages: Array<{ content: string }> };
+    assert.equal(again.messages.at(-1)!.content, "Name a colour");
+    assert.ok(!again.messages.some((m) => m.content === "Blue."));
+
+    // Back to the first; the choice is the server's, so a reload shows it.
+    await page.getByTestId("answer-previous").click();
+    await page.locator('[data-testid="answer-version"]', { hasText: "1/2" }).waitFor();
+    assert.deepEqual(await shown(), ["Blue."]);
+    await page.reload();
+    await waitLive(page);
+    await page.locator('[data-testid="answer-version"]', { hasText: "1/2" }).waitFor();
+    assert.deepEqual(await shown(), ["Blue."]);
+    assert.ok(await page.getByTestId("answer-next").isEnabled());
+
+    // The conversation goes on from the chosen answer.
+    await sendMessage(page, "Which did you say?");
+    await page.locator('[data-testid="message-assistant"]', { hasText: "You chose blue before." }).waitFor();
+    const next = mimo.llm.requests().at(-1)!.body as { messages: Array<{ content: string }> };
+    const said = next.messages.map((m) => m.content);
+    assert.ok(said.includes("Blue.") && !said.includes("Green."), JSON.stringify(said));
+    assert.deepEqual(errors.get(page), [], "no script errors on the page");
+    await page.close();
+  });
+});

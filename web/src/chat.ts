@@ -19,6 +19,10 @@ type Rendered = {
   role: "user" | "assistant";
   text: string;
   finished: boolean;
+  /** Which answer to its request (regenerated ones are 2, 3, …). */
+  version: number;
+  /** An alternative the person regenerated or switched away from: kept, not shown. */
+  superseded: boolean;
 };
 
 export type ChatHandlers = {
@@ -28,6 +32,10 @@ export type ChatHandlers = {
    */
   onSend: (text: string, onCurrentTab: boolean, answerSchema: unknown) => boolean | Promise<boolean>;
   onStop: () => void;
+  /** Answer the latest request again (the answer there is kept as an alternative). */
+  onRegenerate: () => void;
+  /** Make this alternative answer to the latest request the current one. */
+  onSelectAnswer: (messageId: string) => void;
   /** Hold the task where it is: what runs finishes, nothing new starts. */
   onPause: () => void;
   /** Hand the browser back to Mimo after taking over, or go on after a pause. */
@@ -56,6 +64,7 @@ export class ChatView {
   private readonly stopButton: HTMLButtonElement;
   private readonly resumeButton: HTMLButtonElement;
   private readonly pauseButton: HTMLButtonElement;
+  private readonly answerControls = h("span", { class: "answer-controls", "data-testid": "answer-controls" });
   private readonly note: HTMLElement;
   private readonly onCurrentTab: HTMLInputElement;
   /** The answer format (a JSON Schema) sent with each message while it is filled in. */
@@ -194,17 +203,14 @@ export class ChatView {
   showMessage(message: ChatMessage): void {
     this.justFinished = null;
     this.keepAtBottom(() => {
-      const existing = this.messages.get(message.messageId);
-      if (existing) {
-        existing.text = message.content;
-        existing.bubble.textContent = message.content;
-        if (existing.role === "assistant") this.finish(existing);
-        return;
-      }
-      const r = this.createRow(message.messageId, message.role, message.createdAt);
+      const r = this.messages.get(message.messageId) ?? this.createRow(message.messageId, message.role, message.createdAt);
       r.text = message.content;
       r.bubble.textContent = message.content;
+      r.version = message.version ?? 1;
+      r.superseded = message.superseded === true;
+      r.row.hidden = r.superseded;
       if (message.role === "assistant") this.finish(r);
+      this.syncAnswers();
     });
   }
 
@@ -477,7 +483,7 @@ export class ChatView {
       role === "assistant" ? h("div", { class: "avatar", "aria-hidden": "true" }, "M") : null,
       h("div", { class: "msg-col" }, meta, bubble),
     );
-    const r: Rendered = { row, meta, bubble, role, text: "", finished: role === "user" };
+    const r: Rendered = { row, meta, bubble, role, text: "", finished: role === "user", version: 1, superseded: false };
     this.messages.set(messageId, r);
     this.list.append(row);
     this.syncChrome();
@@ -498,6 +504,39 @@ export class ChatView {
     return false;
   }
 
+  /**
+   * The answer to the latest request gets "Regenerate" once the task has stopped working, and,
+   * when it has alternatives, "‹ 2/3 ›" to switch between them.
+   */
+  private syncAnswers(): void {
+    const rows = [...this.messages.entries()];
+    const lastUser = rows.map(([, r]) => r.role).lastIndexOf("user");
+    const answers = rows.slice(lastUser + 1).filter(([, r]) => r.role === "assistant" && r.finished);
+    const host = answers.filter(([, r]) => !r.superseded).at(-1)?.[1];
+    this.answerControls.replaceChildren();
+    if (lastUser < 0 || host === undefined) {
+      this.answerControls.remove();
+      return;
+    }
+    const versions = [...new Set(answers.map(([, r]) => r.version))].sort((a, b) => a - b);
+    if (versions.length > 1) {
+      const at = versions.indexOf(host.version);
+      const pick = (version: number | undefined) => {
+        const id = answers.filter(([, r]) => r.version === version).at(-1)?.[0];
+        if (id !== undefined) this.handlers.onSelectAnswer(id);
+      };
+      const previous = h("button", { class: "btn-link", type: "button", "data-testid": "answer-previous", title: "The previous answer", onclick: () => pick(versions[at - 1]) }, "‹");
+      const next = h("button", { class: "btn-link", type: "button", "data-testid": "answer-next", title: "The next answer", onclick: () => pick(versions[at + 1]) }, "›");
+      previous.disabled = at <= 0;
+      next.disabled = at >= versions.length - 1;
+      this.answerControls.append(previous, h("span", { "data-testid": "answer-version" }, `${at + 1}/${versions.length}`), next);
+    }
+    if (!isActive(this.status)) {
+      this.answerControls.append(h("button", { class: "btn-link", type: "button", "data-testid": "regenerate", title: "Answer again; this answer is kept", onclick: () => this.handlers.onRegenerate() }, "Regenerate"));
+    }
+    host.meta.append(this.answerControls);
+  }
+
   private syncChrome(): void {
     const active = isActive(this.status);
     this.stopButton.hidden = !active;
@@ -505,6 +544,7 @@ export class ChatView {
     const held = this.status === "takeover" || this.status === "paused";
     this.resumeButton.hidden = !held;
     this.pauseButton.hidden = !(this.status === "running" || this.status === "ongoing");
+    this.syncAnswers();
     this.thinking.hidden = !(active && !held && !this.streaming());
     this.empty.hidden = this.list.childElementCount > 0;
     this.syncComposer();

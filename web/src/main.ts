@@ -79,6 +79,8 @@ class App {
       onSend: (text, onCurrentTab, answerSchema) => this.send(text, onCurrentTab, answerSchema),
       onStop: () => this.sendFrame({ type: "stop" }),
       onPause: () => this.sendFrame({ type: "pause" }),
+      onRegenerate: () => this.sendFrame({ type: "regenerate" }),
+      onSelectAnswer: (messageId) => this.sendFrame({ type: "select_answer", messageId }),
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve, reason) => this.sendFrame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),

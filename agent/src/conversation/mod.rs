@@ -973,14 +973,21 @@ impl Conversation {
         };
         let at = self.history.partition_point(|m| m.position < turn.position);
         self.history.insert(at, stored.clone());
-        vec![
+        let mut effects = vec![
             Effect::Emit(FrontendEvent::ChatDelta {
                 message_id: turn.message_id,
                 delta: String::new(),
                 finished: true,
             }),
-            Effect::SaveMessage(stored),
-        ]
+            Effect::SaveMessage(stored.clone()),
+        ];
+        if stored.message.version.is_some() {
+            // A regenerated answer: the web app learns which alternative it is.
+            effects.push(Effect::Emit(FrontendEvent::Message {
+                message: stored.message,
+            }));
+        }
+        effects
     }
 
     /// Moves to `to` if the state machine allows it; a refused move changes nothing.
