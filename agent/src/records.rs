@@ -36,6 +36,8 @@ pub struct TaskRecord {
     pub domains: mimo_protocol::DomainPolicy,
     /// Step-by-step mode: each step waits for the person's "Next step".
     pub step_by_step: bool,
+    /// The task and message this task was forked from, if it is a fork.
+    pub forked_from: Option<mimo_protocol::task::ForkedFrom>,
 }
 
 /// A stored chat message and its place in the conversation.

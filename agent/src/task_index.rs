@@ -42,7 +42,7 @@ impl IndexEntry {
             status: task.status,
             created_at: task.created_at,
             last_activity_at: last_activity_at.max(task.updated_at),
-            forked_from: None,
+            forked_from: task.forked_from.clone(),
         }
     }
 }
@@ -190,6 +190,7 @@ mod tests {
             answer_schema: None,
             domains: Default::default(),
             step_by_step: false,
+            forked_from: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! and answer types, and typed clients that send them, so that a route's shape is written once.
 
 use mimo_agent::actions::ActionRecord;
+use mimo_agent::conversation::ForkSeed;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
@@ -9,7 +10,9 @@ use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
 };
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
-use mimo_protocol::{ActionCommand, ServerToExtension, Skill, TaskControl};
+use mimo_protocol::{
+    ActionCommand, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
+};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
@@ -315,6 +318,26 @@ impl TaskClient {
         let path = format!("/init?taskId={}", urlencode(task_id));
         let request = json_request::<()>(Method::Post, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// What a fork of the task at `message_id` starts from.
+    pub async fn fork_seed(&self, message_id: &str) -> Answer<ForkSeed> {
+        let body = ForkRequest {
+            message_id: message_id.to_owned(),
+        };
+        let request = json_request(Method::Post, "/fork-seed", Some(&body))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Creates the task `task_id` as a fork from `seed`.
+    pub async fn fork_init(&self, task_id: &str, seed: &ForkSeed) -> Answer<()> {
+        let path = format!("/fork-init?taskId={}", urlencode(task_id));
+        self.post(&path, seed).await
+    }
+
+    /// Tells the task forked that the fork `fork` was made of it.
+    pub async fn forked(&self, fork: &ForkedFrom) -> Answer<()> {
+        self.post("/forked", fork).await
     }
 
     /// Records an upload grant for one of the task's artifacts.

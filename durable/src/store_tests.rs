@@ -104,6 +104,10 @@ fn task(status: TaskStatus) -> TaskRecord {
             blocked: vec!["pay.shop.example".into()],
         },
         step_by_step: true,
+        forked_from: Some(mimo_protocol::task::ForkedFrom {
+            task_id: "source-task".into(),
+            message_id: "m4".into(),
+        }),
     }
 }
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::StreamExt;
 use mimo_agent::actions::ActionRecord;
+use mimo_agent::conversation::ForkSeed;
 use mimo_agent::llm;
 use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
@@ -22,8 +23,8 @@ use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::TaskSummary;
 use mimo_protocol::script::ScriptStart;
 use mimo_protocol::{
-    limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, FrontendEvent,
-    FrontendMessage, TaskControl,
+    limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, ForkRequest, ForkedFrom,
+    FrontendEvent, FrontendMessage, TaskControl,
 };
 use mimo_r2_artifacts::archive::{self, Body, Entry};
 use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
@@ -180,6 +181,33 @@ impl DurableObject for TaskCoordinator {
         };
         match (req.method(), url.path()) {
             (Method::Post, "/init") => self.init(query("taskId").unwrap_or_default()).await,
+            // Forks: the seed is read from the task forked, the fork created from it, and the
+            // task forked told of it (the worker's `POST /api/task/{id}/fork` does the three).
+            (Method::Post, "/fork-seed") => match read_body::<ForkRequest>(&mut req).await {
+                Ok(fork) => match self.task.borrow().fork_seed(&fork.message_id) {
+                    Ok(seed) => Response::from_json(&seed),
+                    Err(error) => error_response(&error),
+                },
+                Err(error) => error_response(&error),
+            },
+            (Method::Post, "/fork-init") => match read_body::<ForkSeed>(&mut req).await {
+                Ok(seed) => {
+                    let task_id = query("taskId").unwrap_or_default();
+                    self.answer(Input::CreateFork { task_id, seed }, Caller::Direct)
+                        .await
+                }
+                Err(error) => error_response(&error),
+            },
+            (Method::Post, "/forked") => match read_body::<ForkedFrom>(&mut req).await {
+                Ok(fork) => {
+                    let input = Input::Forked {
+                        task_id: fork.task_id,
+                        message_id: fork.message_id,
+                    };
+                    self.answer(input, Caller::Relay).await
+                }
+                Err(error) => error_response(&error),
+            },
             (Method::Get, "/ws/web") => {
                 let last_seq = query("lastSeq").and_then(|s| s.parse().ok()).unwrap_or(0);
                 self.connect_web(last_seq).await

@@ -62,6 +62,8 @@ struct TaskRow {
     domains: Option<String>,
     #[serde(default)]
     step_by_step: u8,
+    #[serde(default)]
+    forked_from: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -137,7 +139,8 @@ impl<S: Sql> TaskStore<S> {
         add_column(&sql, "task", "answer_schema", "TEXT")?; // answer formats
         add_column(&sql, "task", "domains", "TEXT")?; // a task's own allowed and blocked sites
         add_column(&sql, "task", "step_by_step", "INTEGER NOT NULL DEFAULT 0")?; // step-by-step mode
-                                                                                 // regenerated answers and their alternatives
+        add_column(&sql, "task", "forked_from", "TEXT")?; // forks
+                                                          // regenerated answers and their alternatives
         add_column(&sql, "messages", "version", "INTEGER")?;
         add_column(&sql, "messages", "superseded", "INTEGER NOT NULL DEFAULT 0")?;
         Ok(Self { sql })
@@ -168,6 +171,7 @@ impl<S: Sql> TaskStore<S> {
                         .transpose()?
                         .unwrap_or_default(),
                     step_by_step: r.step_by_step != 0,
+                    forked_from: r.forked_from.as_deref().map(parse).transpose()?,
                 })
             })
             .transpose()
@@ -177,7 +181,7 @@ impl<S: Sql> TaskStore<S> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
              message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains, \
-             step_by_step) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             step_by_step, forked_from) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -197,6 +201,12 @@ impl<S: Sql> TaskStore<S> {
                         .as_deref(),
                 ),
                 int(t.step_by_step.into()),
+                opt_text(
+                    t.forked_from
+                        .as_ref()
+                        .map(|f| serde_json::to_string(f).unwrap_or_default())
+                        .as_deref(),
+                ),
             ],
         )?;
         Ok(())

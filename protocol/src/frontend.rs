@@ -136,6 +136,12 @@ pub enum OutputStatus {
 pub enum FrontendEvent {
     /// A stored chat message (the person's, echoed to every tab of the task).
     Message { message: ChatMessage },
+    /// This task is a fork: its history up to here is that task's up to that message.
+    #[serde(rename_all = "camelCase")]
+    ForkedFrom { task_id: String, message_id: String },
+    /// A fork of this task was made at one of its messages (`POST /api/task/{id}/fork`).
+    #[serde(rename_all = "camelCase")]
+    Forked { task_id: String, message_id: String },
     /// The chat model handed a browser job to a sub-agent (`browser_task`): the steps up to its
     /// `subtaskFinished` are the sub-agent's.
     #[serde(rename_all = "camelCase")]

@@ -40,7 +40,9 @@ pub use frontend::{
 pub use secrets::{PiiKind, RedactionPolicy, SecretInfo, SecretScope};
 pub use skills::{Skill, SkillHit, SkillList, SkillSearch};
 pub use snapshot::{BrowserSnapshot, TabEvent, TabGroupInfo, TabInfo, WindowInfo};
-pub use task::{ForkedFrom, TaskControl, TaskList, TaskListEntry, TaskStatus};
+pub use task::{
+    ForkRequest, ForkedFrom, ForkedTask, TaskControl, TaskList, TaskListEntry, TaskStatus,
+};
 
 /// Parses one text frame received on a socket, mapping every way it can be wrong (not JSON,
 /// not an object, unknown `type`, missing or mistyped field, too large) to a

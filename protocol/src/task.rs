@@ -68,6 +68,21 @@ pub struct ForkedFrom {
     pub message_id: String,
 }
 
+/// `POST /api/task/{id}/fork`: a new task whose history is this one's up to `messageId`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRequest {
+    pub message_id: String,
+}
+
+/// The answer to a fork: the new task, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkedTask {
+    pub task_id: String,
+    pub forked_from: ForkedFrom,
+}
+
 /// One task of the deployment's session list (`GET /api/tasks`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

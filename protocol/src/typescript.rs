@@ -28,6 +28,8 @@ pub fn typescript_module() -> String {
         task::TaskStatus,
         task::TaskControl,
         task::ForkedFrom,
+        task::ForkRequest,
+        task::ForkedTask,
         task::TaskListEntry,
         task::TaskList,
         snapshot::BrowserSnapshot,

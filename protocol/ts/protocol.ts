@@ -13,6 +13,10 @@ export type TaskControl = "takeover" | "pause" | "resume" | "stop";
 
 export type ForkedFrom = { taskId: string, messageId: string, };
 
+export type ForkRequest = { messageId: string, };
+
+export type ForkedTask = { taskId: string, forkedFrom: ForkedFrom, };
+
 export type TaskListEntry = { taskId: string, 
 /**
  * From the first message; none before it.
@@ -955,7 +959,7 @@ export type OutputStatus = "ok" | "partial" | "error";
 
 export type Attachment = { artifactId: string, name: string, contentType: string, size: number, };
 
-export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "subtaskStarted", 
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "forkedFrom", taskId: string, messageId: string, } | { "type": "forked", taskId: string, messageId: string, } | { "type": "subtaskStarted", 
 /**
  * 1-based within the request being answered.
  */
@@ -1063,7 +1067,7 @@ seq?: number, taskId: string,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "subtaskStarted", 
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "forkedFrom", taskId: string, messageId: string, } | { "type": "forked", taskId: string, messageId: string, } | { "type": "subtaskStarted", 
 /**
  * 1-based within the request being answered.
  */

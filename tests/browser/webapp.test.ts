@@ -493,3 +493,38 @@ describe("regenerating an answer", () => {
     await page.close();
   });
 });
+
+describe("forking a task", () => {
+  it("opens a new task with the conversation up to the message, linked both ways", async () => {
+    const page = await openPage(`${mimo.url}/`);
+    await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
+    await page.reload();
+    await page.getByTestId("new-task").click();
+    await page.waitForURL(TASK_URL);
+    await waitLive(page);
+    const source = page.url();
+    mimo.llm.reset();
+    mimo.llm.script([{ text: "Lisbon is lovely in May.", chunkDelayMs: 0 }, { text: "A week is enough.", chunkDelayMs: 0 }]);
+    await sendMessage(page, "Where should I travel?");
+    await page.locator('[data-testid="message-assistant"][data-finished="true"]', { hasText: "Lisbon" }).waitFor();
+    await sendMessage(page, "For how long?");
+    await page.locator('[data-testid="message-assistant"][data-finished="true"]', { hasText: "A week" }).waitFor();
+
+    const first = page.locator(".msg", { has: page.locator('[data-testid="message-assistant"]', { hasText: "Lisbon" }) });
+    await first.hover();
+    await first.getByTestId("fork").click();
+    await page.waitForURL((url) => TASK_URL.test(url.toString()) && url.toString() !== source);
+    await waitLive(page);
+    await page.getByTestId("forked-from").waitFor();
+    assert.deepEqual(await transcript(page), ["user: Where should I travel?", "assistant: Lisbon is lovely in May."]);
+
+    // Back to the task it came from: the fork is linked at the message.
+    await page.getByTestId("forked-from").getByTestId("fork-link").click();
+    await page.waitForURL(source);
+    await waitLive(page);
+    await page.getByTestId("forked").waitFor();
+    assert.equal((await transcript(page)).length, 4, "the task forked keeps its whole conversation");
+    assert.deepEqual(errors.get(page), [], "no script errors on the page");
+    await page.close();
+  });
+});

@@ -5,7 +5,7 @@
 // deleted; bad parameters refused with the reason.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { EventEnvelope, TaskList, TaskListEntry } from "../../protocol/ts/protocol.ts";
+import type { EventEnvelope, ForkedTask, TaskList, TaskListEntry } from "../../protocol/ts/protocol.ts";
 import { api, newTask, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -144,5 +144,62 @@ describe("the session list", () => {
     assert.equal(top.taskId, untitled);
     assert.equal(top.title, "Water the plants");
     assert.equal(top.status, "completed");
+  });
+});
+
+describe("a fork", () => {
+  type Exported = { task: { status: string; title?: string }; events: EventEnvelope[] };
+  const exported = async (taskId: string): Promise<Exported> => (await (await api(mimo, `/api/task/${taskId}/export`)).json()) as Exported;
+  const fork = (taskId: string, body: string) =>
+    fetch(`${mimo.url}/api/task/${taskId}/fork`, { method: "POST", headers: { authorization: `Bearer ${mimo.token}`, "content-type": "application/json" }, body });
+
+  it("keeps the history up to its message, links both ways, and goes its own way", async () => {
+    const source = await newTask(mimo);
+    await converse(source, "Plan a trip to Lisbon");
+    await converse(source, "Make it a week in May");
+    const messages = (await exported(source)).events.flatMap((e) => (e.type === "message" ? [e.message] : []));
+    const firstAnswer = (await exported(source)).events.find((e) => e.type === "chatDelta" && e.finished);
+    assert.ok(firstAnswer?.type === "chatDelta");
+
+    const res = await fork(source, JSON.stringify({ messageId: firstAnswer.messageId }));
+    assert.equal(res.status, 201, await res.clone().text());
+    const made = (await res.json()) as ForkedTask;
+    assert.deepEqual(made.forkedFrom, { taskId: source, messageId: firstAnswer.messageId });
+
+    // The fork's history: the question and its answer, nothing after; done until told more.
+    const forked = await exported(made.taskId);
+    assert.equal(forked.task.status, "completed");
+    assert.equal(forked.task.title, "Plan a trip to Lisbon");
+    const kept = forked.events.flatMap((e) => (e.type === "message" ? [e.message] : []));
+    assert.deepEqual(kept.map((m) => [m.role, m.messageId]), [["user", messages[0]!.messageId], ["assistant", firstAnswer.messageId]]);
+    assert.ok(forked.events.some((e) => e.type === "forkedFrom" && e.taskId === source && e.messageId === firstAnswer.messageId));
+    // The task forked keeps its history and notes the fork.
+    const after = await exported(source);
+    assert.ok(after.events.some((e) => e.type === "forked" && e.taskId === made.taskId && e.messageId === firstAnswer.messageId));
+    assert.equal(after.events.filter((e) => e.type === "message").length, messages.length);
+    // The session list links them both ways.
+    const entries = (await list()).tasks;
+    assert.deepEqual(entries.find((t) => t.taskId === made.taskId)?.forkedFrom, made.forkedFrom);
+    assert.deepEqual(entries.find((t) => t.taskId === source)?.forks, [made.taskId]);
+
+    // It goes another way: the model sees the kept history, not what came after in the source.
+    mimo.llm.reset();
+    await converse(made.taskId, "Make it a weekend in June instead");
+    const seen = (mimo.llm.requests().at(-1)!.body as { messages: Array<{ content: string }> }).messages.map((m) => m.content);
+    assert.ok(seen.includes("Plan a trip to Lisbon") && seen.includes("Make it a weekend in June instead"), JSON.stringify(seen));
+    assert.ok(!seen.includes("Make it a week in May"), JSON.stringify(seen));
+  });
+
+  it("refuses a message that is not in the task, a bad body and an unknown task", async () => {
+    const source = await newTask(mimo);
+    await converse(source, "Hello");
+    const missing = await fork(source, JSON.stringify({ messageId: "m99" }));
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { error: { code: string } }).error.code, "NOT_FOUND");
+    const bad = await fork(source, "not json");
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, "SCHEMA_VALIDATION_FAILED");
+    const unknown = await fork("00000000-0000-4000-8000-000000000000", JSON.stringify({ messageId: "m1" }));
+    assert.equal(unknown.status, 404);
   });
 });

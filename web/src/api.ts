@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, Skill, SkillList, SkillSearch, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, Skill, SkillList, SkillSearch, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -92,6 +92,12 @@ export async function verifyToken(token: string): Promise<ExtensionList> {
 export async function createTask(token: string): Promise<string> {
   const body = await getJson<NewTask>("/api/task/id", token);
   return body.taskId;
+}
+
+/** Forks the task at one of its messages (`POST /api/task/{taskId}/fork`); returns the new task. */
+export async function forkTask(token: string, taskId: string, messageId: string): Promise<ForkedTask> {
+  const body = { type: "application/json", text: JSON.stringify({ messageId } satisfies ForkRequest) };
+  return getJson<ForkedTask>(`/api/task/${encodeURIComponent(taskId)}/fork`, token, undefined, "POST", body);
 }
 
 /** A single-use ticket that opens one socket within a minute (`POST /api/ws-ticket`). */

@@ -8,7 +8,7 @@ import { outlinedShot, riskBadge } from "./evidence.ts";
 import { retryRemainingMs, retryText } from "./retry.ts";
 import type { ModelRetry } from "./retry.ts";
 import { describeAction } from "./steps.ts";
-import type { ConfirmationAnswered, ConfirmationRequested, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
+import type { ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -36,6 +36,8 @@ export type ChatHandlers = {
   onRegenerate: () => void;
   /** Make this alternative answer to the latest request the current one. */
   onSelectAnswer: (messageId: string) => void;
+  /** A new task with the history up to this message, to go another way from there. */
+  onFork: (messageId: string) => void;
   /** Hold the task where it is: what runs finishes, nothing new starts. */
   onPause: () => void;
   /** Hand the browser back to Mimo after taking over, or go on after a pause. */
@@ -402,6 +404,19 @@ export class ChatView {
     this.syncChrome();
   }
 
+  /** Where this task was forked from (at the top of what it kept), or a fork made at a message. */
+  showFork(event: ForkEvent): void {
+    const link = h("a", { href: `#/task/${encodeURIComponent(event.taskId)}`, "data-testid": "fork-link" }, event.type === "forkedFrom" ? "the task it was forked from" : "open the fork");
+    this.keepAtBottom(() => {
+      if (event.type === "forkedFrom") {
+        this.list.append(h("div", { class: "chat-note", "data-testid": "forked-from" }, "Forked from ", link, " — what follows is this task's own."));
+        return;
+      }
+      const col = this.messages.get(event.messageId)?.row.querySelector(".msg-col");
+      (col ?? this.list).append(h("div", { class: "chat-note", "data-testid": "forked" }, "Forked here: ", link));
+    });
+  }
+
   showWarning(message: string): void {
     this.keepAtBottom(() => {
       this.list.append(h("div", { class: "chat-warning", "data-testid": "chat-warning" }, message));
@@ -476,7 +491,8 @@ export class ChatView {
       "data-message-id": messageId,
       "data-finished": role === "assistant" ? "false" : null,
     });
-    const meta = h("div", { class: "msg-meta" }, role === "user" ? "You" : "Mimo", h("span", { class: "msg-time" }, clockTime(at)));
+    const fork = h("button", { class: "btn-link msg-fork", type: "button", "data-testid": "fork", title: "Fork: a new task with the conversation up to here", onclick: () => this.handlers.onFork(messageId) }, "Fork");
+    const meta = h("div", { class: "msg-meta" }, role === "user" ? "You" : "Mimo", h("span", { class: "msg-time" }, clockTime(at)), fork);
     const row = h(
       "div",
       { class: `msg msg-${role}` },

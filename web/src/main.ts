@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
@@ -81,6 +81,7 @@ class App {
       onPause: () => this.sendFrame({ type: "pause" }),
       onRegenerate: () => this.sendFrame({ type: "regenerate" }),
       onSelectAnswer: (messageId) => this.sendFrame({ type: "select_answer", messageId }),
+      onFork: (messageId) => void this.fork(messageId),
       onResume: () => this.sendFrame({ type: "resume" }),
       onConfirm: (step, approve, reason) => this.sendFrame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
@@ -330,6 +331,7 @@ class App {
       output: (event) => this.chat.showOutput(event),
       step: (event) => this.chat.showStep(event),
       subtask: (event) => this.chat.showSubtask(event),
+      fork: (event) => this.chat.showFork(event),
       confirmation: (event) => this.chat.showConfirmation(event),
       answered: (event) => this.chat.showConfirmationAnswered(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
@@ -509,6 +511,19 @@ class App {
   }
 
   /** Attaches files to the task (starting one when none is open); the task shows each once stored. */
+  /** A new task with this one's history up to `messageId`, opened at once. */
+  private async fork(messageId: string): Promise<void> {
+    if (!this.session || !this.token) return;
+    try {
+      const made = await forkTask(this.token, this.session.model.taskId, messageId);
+      openTask(made.taskId);
+      this.openRoute();
+      void this.loadTasks(false);
+    } catch (err) {
+      this.apiFailed(err, "Could not fork the task");
+    }
+  }
+
   private async attach(files: File[]): Promise<void> {
     if (!this.session && !(await this.newTask())) return;
     const taskId = this.session!.model.taskId;

@@ -9,6 +9,7 @@ export type PageObserved = Extract<EventEnvelope, { type: "pageObserved" }>;
 export type ConfirmationRequested = Extract<EventEnvelope, { type: "confirmationRequested" }>;
 export type ConfirmationAnswered = Extract<EventEnvelope, { type: "confirmationAnswered" }>;
 export type SubtaskEvent = Extract<EventEnvelope, { type: "subtaskStarted" | "subtaskFinished" }>;
+export type ForkEvent = Extract<EventEnvelope, { type: "forkedFrom" | "forked" }>;
 
 /** What the task's events drive. */
 export type TaskSink = {
@@ -21,6 +22,8 @@ export type TaskSink = {
   step(event: ToolUsed): void;
   /** A browser job the chat model handed to a sub-agent: started, then closed with its result. */
   subtask(event: SubtaskEvent): void;
+  /** This task is a fork of another, or a fork was made of it. */
+  fork(event: ForkEvent): void;
   page(event: PageObserved): void;
   /** A file the person attached to the task. */
   attachment(attachment: Attachment): void;
@@ -94,6 +97,10 @@ export class TaskModel {
       case "subtaskStarted":
       case "subtaskFinished":
         this.sink.subtask(event);
+        break;
+      case "forkedFrom":
+      case "forked":
+        this.sink.fork(event);
         break;
       case "pageObserved":
         this.sink.page(event);

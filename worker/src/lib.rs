@@ -15,7 +15,7 @@ use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
 use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
-use mimo_protocol::{ErrorCode, ErrorObject};
+use mimo_protocol::{ErrorCode, ErrorObject, ForkRequest, ForkedFrom, ForkedTask};
 use worker::*;
 
 // The Durable Object classes must be exported by this module for the runtime to find them.
@@ -162,6 +162,9 @@ async fn route(req: Request, env: Env) -> Result<Response> {
             }
             // Deleting removes the task's history and every artifact it stored in R2; the
             // actions route is the developer API that drives the task's browser directly.
+            if method == Method::Post && rest == "fork" {
+                return fork(req, &env, task_id).await;
+            }
             let secret = rest
                 .strip_prefix("secrets/")
                 .filter(|name| valid_secret_name(name));
@@ -336,6 +339,41 @@ async fn new_task(env: &Env) -> Result<Response> {
         Ok(_) => Response::from_json(&NewTask { task_id }),
         Err(failure) => failure.respond(),
     }
+}
+
+/// `POST /api/task/{id}/fork {messageId}`: a new task whose history is this one's up to that
+/// message, linked both ways (seed 004 §4.1).
+async fn fork(mut req: Request, env: &Env, task_id: &str) -> Result<Response> {
+    let Ok(body) = req.json::<ForkRequest>().await else {
+        return error_response(&bad_request(
+            "the body must be JSON: {\"messageId\": \"<id of a message of the task>\"}",
+        ));
+    };
+    let source = TaskClient::new(env, task_id)?;
+    let seed = match source.fork_seed(&body.message_id).await {
+        Ok(seed) => seed,
+        Err(failure) => return failure.respond(),
+    };
+    let fork_id = uuid::Uuid::new_v4().to_string();
+    if let Err(failure) = TaskClient::new(env, &fork_id)?
+        .fork_init(&fork_id, &seed)
+        .await
+    {
+        return failure.respond();
+    }
+    let link = ForkedFrom {
+        task_id: fork_id.clone(),
+        message_id: body.message_id,
+    };
+    // The fork exists with its link back; the link from here is best kept, never a failure.
+    if let Err(failure) = source.forked(&link).await {
+        console_warn!("task {task_id} was not told of its fork {fork_id}: {failure:?}");
+    }
+    Ok(Response::from_json(&ForkedTask {
+        task_id: fork_id,
+        forked_from: seed.forked_from,
+    })?
+    .with_status(201))
 }
 
 fn valid_task_id(id: &str) -> bool {

@@ -17,6 +17,9 @@ use crate::{answer, llm, prompt, status::can_transition};
 
 mod answers;
 mod delegation;
+mod fork;
+
+pub use fork::ForkSeed;
 mod run;
 
 pub use delegation::MAX_SUBTASKS;
@@ -214,6 +217,7 @@ impl Conversation {
             answer_schema: None,
             domains: DomainPolicy::default(),
             step_by_step: false,
+            forked_from: None,
         };
         Self {
             task,

@@ -34,6 +34,13 @@ pub use messages::{ActionEvent, Binding, SnapshotPush};
 pub enum Input {
     /// The task is created (nothing happens when it exists).
     Create { task_id: String },
+    /// The task is created as a fork of another (nothing happens when it exists).
+    CreateFork {
+        task_id: String,
+        seed: conversation::ForkSeed,
+    },
+    /// A fork of this task was made at one of its messages.
+    Forked { task_id: String, message_id: String },
     /// A web app's socket was accepted and has replayed the history.
     WebConnected,
     UserMessage {
@@ -317,6 +324,14 @@ impl Task {
         self.conversation.as_ref().map(|c| c.task())
     }
 
+    /// What a fork of this task at `message_id` starts from.
+    pub fn fork_seed(&self, message_id: &str) -> Result<conversation::ForkSeed, ErrorObject> {
+        self.conversation
+            .as_ref()
+            .ok_or_else(|| ErrorObject::new(ErrorCode::NotFound, "unknown task"))?
+            .fork_seed(message_id)
+    }
+
     pub fn actions(&self) -> &ActionQueue {
         &self.actions
     }
@@ -338,7 +353,10 @@ impl Task {
         caller: Caller,
     ) -> Result<Vec<Effect>, ErrorObject> {
         if let Input::Create { task_id } = input {
-            return self.create(task_id, now);
+            return self.create(task_id, None, now);
+        }
+        if let Input::CreateFork { task_id, seed } = input {
+            return self.create(task_id, Some(seed), now);
         }
         if let Input::Snapshot(push) = input {
             return Ok(self.snapshot(push));
@@ -368,7 +386,17 @@ impl Task {
         }
         let mut touches_actions = false;
         match input {
-            Input::Create { .. } | Input::Snapshot(_) | Input::Alarm => unreachable!("above"),
+            Input::Create { .. } | Input::CreateFork { .. } | Input::Snapshot(_) | Input::Alarm => {
+                unreachable!("above")
+            }
+            Input::Forked {
+                task_id,
+                message_id,
+            } => {
+                work.extend(conversation_work(
+                    conversation.fork_made(task_id, message_id),
+                ));
+            }
             Input::WebConnected => {
                 if conversation.needs_recovery() {
                     // A turn was cut off by a restart. The alarm runs it again: it may take as
@@ -552,7 +580,12 @@ impl Task {
         Ok(out)
     }
 
-    fn create(&mut self, task_id: String, now: u64) -> Result<Vec<Effect>, ErrorObject> {
+    fn create(
+        &mut self,
+        task_id: String,
+        fork: Option<conversation::ForkSeed>,
+        now: u64,
+    ) -> Result<Vec<Effect>, ErrorObject> {
         if task_id.is_empty() {
             return Err(ErrorObject::new(
                 ErrorCode::SchemaValidationFailed,
@@ -562,13 +595,27 @@ impl Task {
         if self.conversation.is_some() {
             return Ok(Vec::new());
         }
-        let mut created = Conversation::new(task_id, now).with_config(self.config.run.clone());
+        let (created, effects) = match fork {
+            // The log starts with the task's status, so every client learns it from the history.
+            None => {
+                let created = Conversation::new(task_id, now);
+                let status = created.status_event();
+                (created, vec![conversation::Effect::SaveTask, status])
+            }
+            Some(seed) => Conversation::from_fork(task_id, seed, now),
+        };
+        let mut created = created.with_config(self.config.run.clone());
         created.secrets = crate::secrets::infos(&[], &self.config.secrets);
-        let mut out = vec![Effect::SaveTask(created.task().clone())];
-        // The log starts with the task's status, so every client learns it from the history.
-        if let conversation::Effect::Emit(event) = created.status_event() {
-            out.push(Effect::Emit(event));
-        }
+        // A new task only stores and tells: nothing runs yet.
+        let out = effects
+            .into_iter()
+            .filter_map(|effect| match effect {
+                conversation::Effect::SaveTask => Some(Effect::SaveTask(created.task().clone())),
+                conversation::Effect::SaveMessage(message) => Some(Effect::SaveMessage(message)),
+                conversation::Effect::Emit(event) => Some(Effect::Emit(event)),
+                _ => None,
+            })
+            .collect();
         self.conversation = Some(created);
         Ok(out)
     }
