@@ -136,12 +136,12 @@ pub enum OutputStatus {
 pub enum FrontendEvent {
     /// A stored chat message (the person's, echoed to every tab of the task).
     Message { message: ChatMessage },
-    /// This task is a fork: its history up to here is that task's up to that message.
-    #[serde(rename_all = "camelCase")]
-    ForkedFrom { task_id: String, message_id: String },
-    /// A fork of this task was made at one of its messages (`POST /api/task/{id}/fork`).
-    #[serde(rename_all = "camelCase")]
-    Forked { task_id: String, message_id: String },
+    /// This task is a fork: its history up to here is that task's up to that message. (Not
+    /// `taskId` at the top: the envelope's `taskId` is this task's.)
+    ForkedFrom { origin: crate::task::ForkedFrom },
+    /// A fork of this task was made at one of its messages (`POST /api/task/{id}/fork`): the
+    /// fork's id and the message.
+    Forked { fork: crate::task::ForkedFrom },
     /// The chat model handed a browser job to a sub-agent (`browser_task`): the steps up to its
     /// `subtaskFinished` are the sub-agent's.
     #[serde(rename_all = "camelCase")]

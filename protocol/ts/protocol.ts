@@ -959,7 +959,7 @@ export type OutputStatus = "ok" | "partial" | "error";
 
 export type Attachment = { artifactId: string, name: string, contentType: string, size: number, };
 
-export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "forkedFrom", taskId: string, messageId: string, } | { "type": "forked", taskId: string, messageId: string, } | { "type": "subtaskStarted", 
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "forkedFrom", origin: ForkedFrom, } | { "type": "forked", fork: ForkedFrom, } | { "type": "subtaskStarted", 
 /**
  * 1-based within the request being answered.
  */
@@ -1067,7 +1067,7 @@ seq?: number, taskId: string,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "forkedFrom", taskId: string, messageId: string, } | { "type": "forked", taskId: string, messageId: string, } | { "type": "subtaskStarted", 
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "forkedFrom", origin: ForkedFrom, } | { "type": "forked", fork: ForkedFrom, } | { "type": "subtaskStarted", 
 /**
  * 1-based within the request being answered.
  */

@@ -172,10 +172,15 @@ describe("a fork", () => {
     assert.equal(forked.task.title, "Plan a trip to Lisbon");
     const kept = forked.events.flatMap((e) => (e.type === "message" ? [e.message] : []));
     assert.deepEqual(kept.map((m) => [m.role, m.messageId]), [["user", messages[0]!.messageId], ["assistant", firstAnswer.messageId]]);
-    assert.ok(forked.events.some((e) => e.type === "forkedFrom" && e.taskId === source && e.messageId === firstAnswer.messageId));
+    const origin = forked.events.find((e) => e.type === "forkedFrom");
+    assert.ok(origin?.type === "forkedFrom");
+    assert.deepEqual(origin.origin, { taskId: source, messageId: firstAnswer.messageId });
+    assert.equal(origin.taskId, made.taskId, "the envelope names the fork");
     // The task forked keeps its history and notes the fork.
     const after = await exported(source);
-    assert.ok(after.events.some((e) => e.type === "forked" && e.taskId === made.taskId && e.messageId === firstAnswer.messageId));
+    const noted = after.events.find((e) => e.type === "forked");
+    assert.ok(noted?.type === "forked");
+    assert.deepEqual(noted.fork, { taskId: made.taskId, messageId: firstAnswer.messageId });
     assert.equal(after.events.filter((e) => e.type === "message").length, messages.length);
     // The session list links them both ways.
     const entries = (await list()).tasks;
@@ -195,10 +200,10 @@ describe("a fork", () => {
     await converse(source, "Hello");
     const missing = await fork(source, JSON.stringify({ messageId: "m99" }));
     assert.equal(missing.status, 404);
-    assert.equal(((await missing.json()) as { error: { code: string } }).error.code, "NOT_FOUND");
+    assert.equal(((await missing.json()) as { code: string }).code, "NOT_FOUND");
     const bad = await fork(source, "not json");
     assert.equal(bad.status, 400);
-    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, "SCHEMA_VALIDATION_FAILED");
+    assert.equal(((await bad.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
     const unknown = await fork("00000000-0000-4000-8000-000000000000", JSON.stringify({ messageId: "m1" }));
     assert.equal(unknown.status, 404);
   });

@@ -406,13 +406,14 @@ export class ChatView {
 
   /** Where this task was forked from (at the top of what it kept), or a fork made at a message. */
   showFork(event: ForkEvent): void {
-    const link = h("a", { href: `#/task/${encodeURIComponent(event.taskId)}`, "data-testid": "fork-link" }, event.type === "forkedFrom" ? "the task it was forked from" : "open the fork");
+    const other = event.type === "forkedFrom" ? event.origin : event.fork;
+    const link = h("a", { href: `#/task/${encodeURIComponent(other.taskId)}`, "data-testid": "fork-link" }, event.type === "forkedFrom" ? "the task it was forked from" : "open the fork");
     this.keepAtBottom(() => {
       if (event.type === "forkedFrom") {
         this.list.append(h("div", { class: "chat-note", "data-testid": "forked-from" }, "Forked from ", link, " — what follows is this task's own."));
         return;
       }
-      const col = this.messages.get(event.messageId)?.row.querySelector(".msg-col");
+      const col = this.messages.get(other.messageId)?.row.querySelector(".msg-col");
       (col ?? this.list).append(h("div", { class: "chat-note", "data-testid": "forked" }, "Forked here: ", link));
     });
   }

@@ -25,7 +25,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     answered: (e) => log.push(`answered ${e.step} ${e.approved} by ${e.by}${e.reason !== undefined ? ` ${e.reason}` : ""}`),
     stepMode: (on) => log.push(`step mode ${on}`),
     subtask: (event) => log.push(`${event.type} ${event.subtask}`),
-    fork: (event) => log.push(`${event.type} ${event.taskId}`),
+    fork: (event) => log.push(`${event.type} ${event.type === "forked" ? event.fork.taskId : event.origin.taskId}`),
     warning: (message) => log.push(`warning ${message}`),
     retry: (e) => log.push(`retry ${e.reason} ${e.attempt}/${e.maxAttempts} ${e.delayMs}`),
     error: (e) => log.push(`error ${e.code}`),

@@ -81,8 +81,7 @@ impl Conversation {
         }
         effects.push(fork.status_event());
         effects.push(Effect::Emit(FrontendEvent::ForkedFrom {
-            task_id: seed.forked_from.task_id,
-            message_id: seed.forked_from.message_id,
+            origin: seed.forked_from,
         }));
         (fork, effects)
     }
@@ -91,8 +90,10 @@ impl Conversation {
     /// task's history.
     pub fn fork_made(&self, task_id: String, message_id: String) -> Vec<Effect> {
         vec![Effect::Emit(FrontendEvent::Forked {
-            task_id,
-            message_id,
+            fork: ForkedFrom {
+                task_id,
+                message_id,
+            },
         })]
     }
 }

@@ -78,7 +78,7 @@ fn a_fork_keeps_the_history_up_to_its_message_and_goes_its_own_way() {
         4
     );
     assert!(told.iter().any(|e| matches!(e,
-        FrontendEvent::ForkedFrom { task_id, message_id } if task_id == TASK && message_id == "m5")));
+        FrontendEvent::ForkedFrom { origin } if origin.task_id == TASK && origin.message_id == "m5")));
     assert_eq!(
         effects
             .iter()
@@ -110,7 +110,7 @@ fn a_fork_keeps_the_history_up_to_its_message_and_goes_its_own_way() {
     // The task forked only notes that it was.
     let noted = c.fork_made("task-2".into(), "m5".into());
     assert!(
-        matches!(&events(&noted)[..], [FrontendEvent::Forked { task_id, .. }] if task_id == "task-2")
+        matches!(&events(&noted)[..], [FrontendEvent::Forked { fork }] if fork.task_id == "task-2")
     );
     assert_eq!(c.history().count(), 5, "the task forked is unchanged");
 }
