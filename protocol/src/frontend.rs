@@ -408,3 +408,37 @@ pub struct ConfirmationRequest {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub step_by_step: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event is flattened into its envelope: a field of the same name as the envelope's
+    /// (`seq`, `taskId`, `at`) would be sent twice and one of them lost on the way.
+    #[test]
+    fn no_event_field_shares_a_name_with_the_envelope() {
+        let cfg = ts_rs::Config::new().with_large_int("number");
+        let clashes = |decl: &str| -> Vec<String> {
+            decl.split("{ \"type\":")
+                .skip(1)
+                .flat_map(|variant| {
+                    // The variant's own fields: up to its first nested or closing brace.
+                    let top_level = variant.split(['{', '}']).next().unwrap_or_default();
+                    top_level
+                        .split([',', ' '])
+                        .map(|word| word.trim_end_matches(':').trim_end_matches('?'))
+                        .filter(|word| ["seq", "taskId", "at"].contains(word))
+                        .map(|word| format!("{word} in {top_level}"))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        assert_eq!(
+            clashes(r#"{ "type": "forked", taskId: string, } | { "type": "x", at?: number, }"#)
+                .len(),
+            2,
+            "the check finds a clash"
+        );
+        assert_eq!(clashes(&FrontendEvent::decl(&cfg)), Vec::<String>::new());
+    }
+}
