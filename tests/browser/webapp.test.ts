@@ -74,6 +74,17 @@ async function openPage(url: string): Promise<Page> {
   return page;
 }
 
+/** A page of its own, signed in, on a new task. */
+async function newTaskPage(): Promise<Page> {
+  const page = await openPage(`${mimo.url}/`);
+  await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
+  await page.reload();
+  await page.getByTestId("new-task").click();
+  await page.waitForURL(TASK_URL);
+  await waitLive(page);
+  return page;
+}
+
 async function waitLive(page: Page): Promise<void> {
   await page.locator('[data-testid="connection-state"][data-state="live"]').waitFor({ timeout: 10_000 });
 }
@@ -420,12 +431,7 @@ describe("the skills panel", () => {
 
 describe("a retried model call", () => {
   it("says why the model is asked again and counts down to it, then settles, also when replayed", async () => {
-    const page = await openPage(`${mimo.url}/`);
-    await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
-    await page.reload();
-    await page.getByTestId("new-task").click();
-    await page.waitForURL(TASK_URL);
-    await waitLive(page);
+    const page = await newTaskPage();
     mimo.llm.reset();
     mimo.llm.script([{ error: { status: 429, message: "Rate limit reached", retryAfter: 3 } }, { text: "It is sunny.", chunkDelayMs: 0 }]);
     await sendMessage(page, "What is the weather like?");
@@ -451,12 +457,7 @@ describe("a retried model call", () => {
 
 describe("regenerating an answer", () => {
   it("keeps the earlier answer as an alternative to switch back to, on the server, and the chat goes on from the chosen one", async () => {
-    const page = await openPage(`${mimo.url}/`);
-    await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
-    await page.reload();
-    await page.getByTestId("new-task").click();
-    await page.waitForURL(TASK_URL);
-    await waitLive(page);
+    const page = await newTaskPage();
     mimo.llm.reset();
     mimo.llm.script([{ text: "Blue.", chunkDelayMs: 0 }, { text: "Green.", chunkDelayMs: 0 }, { text: "You chose blue before.", chunkDelayMs: 0 }]);
     await sendMessage(page, "Name a colour");
@@ -496,12 +497,7 @@ describe("regenerating an answer", () => {
 
 describe("forking a task", () => {
   it("opens a new task with the conversation up to the message, linked both ways", async () => {
-    const page = await openPage(`${mimo.url}/`);
-    await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
-    await page.reload();
-    await page.getByTestId("new-task").click();
-    await page.waitForURL(TASK_URL);
-    await waitLive(page);
+    const page = await newTaskPage();
     const source = page.url();
     mimo.llm.reset();
     mimo.llm.script([{ text: "Lisbon is lovely in May.", chunkDelayMs: 0 }, { text: "A week is enough.", chunkDelayMs: 0 }]);
