@@ -200,6 +200,43 @@ describe("a request that breaks into browser jobs", () => {
   });
 });
 
+describe("a sub-agent the person stops", () => {
+  it("ends as stopped by them, nothing else of the request runs, and the web app shows it so after a reload", { timeout: 90_000 }, async () => {
+    const shop = `${h.a}/shop/index.html?substop`;
+    h.mimo.llm.script([
+      {
+        toolCalls: [
+          { id: "job_one", name: "browser_task", arguments: { goal: `Open ${shop} and search for a blue mug` } },
+          { id: "job_two", name: "browser_task", arguments: { goal: `Open ${shop} and search for a red mug` } },
+        ],
+      },
+      agentStep({ navigate: { url: shop } }, "Nothing done yet."),
+      // The sub-agent's second step stalls: the person stops meanwhile.
+      { ...agentStep({ scroll: { direction: "down" } }, "Shop open."), stallMs: 4_000 },
+    ]);
+    const from = h.mimo.llm.requests().length;
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await say(app, "Search the shop for a blue mug and for a red mug");
+    const card = app.getByTestId("subtask").first();
+    await card.locator('[data-testid="step"][data-step="1"][data-state="ok"]').waitFor({ timeout: 30_000 });
+    await llmRequests(from, 3);
+    await app.getByTestId("stop").click();
+    await until("the task is canceled", async () => (await serverStatus(taskId)) === "canceled");
+    await app.locator('[data-testid="subtask"][data-state="stopped"][data-manual-stop]').waitFor();
+    assert.match(await card.getByTestId("subtask-result").innerText(), /Stopped by you after 1 step/);
+    // The stalled reply comes after the stop: no step of it runs, the second job never starts.
+    await sleep(5_000);
+    assert.equal(h.mimo.llm.requests().length - from, 3, "no model call after the stop");
+    assert.equal(await app.getByTestId("subtask").count(), 1);
+    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: FrontendEvent[] };
+    const closed = exported.events.filter((e) => e.type === "subtaskFinished");
+    assert.deepEqual(closed.map((e) => e.type === "subtaskFinished" && e.result.status), ["stopped"]);
+    await app.reload();
+    await app.locator('[data-testid="subtask"][data-state="stopped"][data-manual-stop]').waitFor();
+    await app.close();
+  });
+});
+
 /** The web app in a tab of the test's browser, signed in, on a new task. */
 async function openApp(url: string, token: string): Promise<{ app: Page; taskId: string }> {
   const app = await h.context.newPage();
