@@ -7,6 +7,7 @@ use mimo_protocol::artifact::{media_type, ArtifactId};
 use mimo_protocol::audit::{
     AuditAction, AuditConfirmation, AuditModelRetry, AuditOutcome, AuditPage, AuditRecord,
 };
+use mimo_protocol::bridge::agent_id;
 use mimo_protocol::{AgentAction, BrowserInfo, EventEnvelope, FrontendEvent, ToolPhase};
 
 /// The action's parameters, without its name: `{"click": {"index": 4}}` gives `{"index": 4}`.
@@ -32,8 +33,12 @@ pub fn audit_log(
     let mut page: Option<AuditPage> = None;
     // Retries of the model call under way: the step it chooses gets them.
     let mut retries: Vec<AuditModelRetry> = Vec::new();
+    // The sub-task under way, whose sub-agent chooses the steps.
+    let mut subtask: Option<u32> = None;
     for envelope in history {
         match &envelope.event {
+            FrontendEvent::SubtaskStarted { subtask: n, .. } => subtask = Some(*n),
+            FrontendEvent::SubtaskFinished { .. } => subtask = None,
             FrontendEvent::ToolUsed {
                 step,
                 phase: ToolPhase::Start,
@@ -54,6 +59,7 @@ pub fn audit_log(
                     task_id: task_id.to_owned(),
                     run,
                     step: *step,
+                    agent_id: agent_id(subtask),
                     action: AuditAction {
                         kind: action.name().to_owned(),
                         target: action.target(),

@@ -190,6 +190,8 @@ mod tests {
             answer_schema: None,
             domains: Default::default(),
             step_by_step: false,
+            allow_bridge: false,
+            confirm_bridge: true,
         }
     }
 

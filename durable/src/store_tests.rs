@@ -104,6 +104,8 @@ fn task(status: TaskStatus) -> TaskRecord {
             blocked: vec!["pay.shop.example".into()],
         },
         step_by_step: true,
+        allow_bridge: true,
+        confirm_bridge: false,
     }
 }
 

@@ -62,6 +62,15 @@ struct TaskRow {
     domains: Option<String>,
     #[serde(default)]
     step_by_step: u8,
+    #[serde(default)]
+    allow_bridge: u8,
+    #[serde(default = "confirm_bridge_default")]
+    confirm_bridge: u8,
+}
+
+/// Tasks stored before the bridge's switches confirm its writes, as new ones do.
+fn confirm_bridge_default() -> u8 {
+    1
 }
 
 #[derive(Deserialize)]
@@ -133,6 +142,8 @@ impl<S: Sql> TaskStore<S> {
         add_column(&sql, "answer_schema", "TEXT")?; // answer formats
         add_column(&sql, "domains", "TEXT")?; // a task's own allowed and blocked sites
         add_column(&sql, "step_by_step", "INTEGER NOT NULL DEFAULT 0")?; // step-by-step mode
+        add_column(&sql, "allow_bridge", "INTEGER NOT NULL DEFAULT 0")?; // the local bridge
+        add_column(&sql, "confirm_bridge", "INTEGER NOT NULL DEFAULT 1")?;
         Ok(Self { sql })
     }
 
@@ -161,6 +172,8 @@ impl<S: Sql> TaskStore<S> {
                         .transpose()?
                         .unwrap_or_default(),
                     step_by_step: r.step_by_step != 0,
+                    allow_bridge: r.allow_bridge != 0,
+                    confirm_bridge: r.confirm_bridge != 0,
                 })
             })
             .transpose()
@@ -170,7 +183,8 @@ impl<S: Sql> TaskStore<S> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
              message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains, \
-             step_by_step) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             step_by_step, allow_bridge, confirm_bridge) \
+             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -190,6 +204,8 @@ impl<S: Sql> TaskStore<S> {
                         .as_deref(),
                 ),
                 int(t.step_by_step.into()),
+                int(t.allow_bridge.into()),
+                int(t.confirm_bridge.into()),
             ],
         )?;
         Ok(())

@@ -51,6 +51,8 @@ pub enum Input {
     },
     /// Step-by-step mode on or off.
     SetStepMode(bool),
+    /// The local bridge's switches: its actions allowed, writes/edits/commands confirmed.
+    SetBridge { allow: bool, confirm: bool },
     /// The person chose an extension for the task.
     SelectClient { client_id: String },
     /// Takeover, resume or stop, from the web app or the extension's overlay.
@@ -401,6 +403,11 @@ impl Task {
             }
             Input::SetStepMode(on) => {
                 work.extend(conversation_work(conversation.set_step_mode(on, now)));
+            }
+            Input::SetBridge { allow, confirm } => {
+                work.extend(conversation_work(
+                    conversation.set_bridge(allow, confirm, now),
+                ));
             }
             Input::SetDomains { allowed, blocked } => {
                 work.extend(conversation_work(
