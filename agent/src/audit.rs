@@ -535,6 +535,62 @@ mod tests {
     }
 
     #[test]
+    fn a_sub_agents_steps_are_attributed_to_it_and_the_main_agents_to_main() {
+        let read = AgentAction::FileRead {
+            path: "notes.md".into(),
+            offset: None,
+            limit: None,
+        };
+        let history = vec![
+            at(
+                1,
+                FrontendEvent::SubtaskStarted {
+                    subtask: 2,
+                    tool_call_id: "call_b".into(),
+                    goal: "read the notes".into(),
+                    max_steps: 5,
+                },
+            ),
+            at(2, start(1, read.clone(), RiskLevel::Low)),
+            at(
+                3,
+                FrontendEvent::SubtaskFinished {
+                    subtask: 2,
+                    tool_call_id: "call_b".into(),
+                    result: mimo_protocol::agent::BrowserTaskResult {
+                        status: mimo_protocol::agent::SubtaskStatus::Succeeded,
+                        summary: "read".into(),
+                        data: None,
+                        steps: 1,
+                        url: None,
+                        error: None,
+                    },
+                },
+            ),
+            at(4, start(1, read, RiskLevel::Low)),
+        ];
+        let records = audit_log("t", None, None, &history);
+        let agents: Vec<(&str, &str, &serde_json::Value)> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.agent_id.as_str(),
+                    r.action.kind.as_str(),
+                    &r.action.params,
+                )
+            })
+            .collect();
+        let params = json!({ "path": "notes.md" });
+        assert_eq!(
+            agents,
+            [
+                ("subtask-2", "file_read", &params),
+                ("main", "file_read", &params)
+            ]
+        );
+    }
+
+    #[test]
     fn screenshots_are_filed_by_artifact_id_and_only_real_ids_of_the_task_are() {
         let task = "5f0c2d8e-6a4b-4c1e-9d3f-2b7a8c9e0f11";
         let id = format!("{task}.0123456789abcdef0123456789abcdef");
