@@ -14,6 +14,7 @@
 //! run again only if the extension never received it. Still running, or no answer: it ends
 //! `timed_out`, not retryable, and is never run again.
 
+use mimo_protocol::bridge::{BridgeTool, DEFAULT_BASH_TIMEOUT_MS};
 use mimo_protocol::{
     ActionCommand, ActionOutcome, ActionStatus, AttemptState, BrowserAction, ErrorCode,
     ErrorObject, Rerun,
@@ -138,6 +139,15 @@ impl Timeouts {
         match command {
             BrowserWaitForLoaded { timeout_ms } | BrowserWaitFor { timeout_ms, .. } => {
                 u64::from(timeout_ms.unwrap_or(10_000)) + self.grace_ms
+            }
+            // A command's own timeout, which the bridge enforces.
+            BridgeInvoke {
+                tool: BridgeTool::Bash,
+                args,
+                ..
+            } => {
+                let timeout = args.get("timeoutMs").and_then(serde_json::Value::as_u64);
+                timeout.unwrap_or(DEFAULT_BASH_TIMEOUT_MS) + self.grace_ms
             }
             _ if command.kind().traits().slow => self.slow_exec_ms,
             _ => self.exec_ms,

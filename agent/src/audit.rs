@@ -7,6 +7,7 @@ use mimo_protocol::artifact::{media_type, ArtifactId};
 use mimo_protocol::audit::{
     AuditAction, AuditConfirmation, AuditModelRetry, AuditOutcome, AuditPage, AuditRecord,
 };
+use mimo_protocol::bridge::agent_id;
 use mimo_protocol::{AgentAction, BrowserInfo, EventEnvelope, FrontendEvent, ToolPhase};
 
 /// The action's parameters, without its name: `{"click": {"index": 4}}` gives `{"index": 4}`.
@@ -32,8 +33,12 @@ pub fn audit_log(
     let mut page: Option<AuditPage> = None;
     // Retries of the model call under way: the step it chooses gets them.
     let mut retries: Vec<AuditModelRetry> = Vec::new();
+    // The sub-task under way, whose sub-agent chooses the steps.
+    let mut subtask: Option<u32> = None;
     for envelope in history {
         match &envelope.event {
+            FrontendEvent::SubtaskStarted { subtask: n, .. } => subtask = Some(*n),
+            FrontendEvent::SubtaskFinished { .. } => subtask = None,
             FrontendEvent::ToolUsed {
                 step,
                 phase: ToolPhase::Start,
@@ -54,6 +59,7 @@ pub fn audit_log(
                     task_id: task_id.to_owned(),
                     run,
                     step: *step,
+                    agent_id: agent_id(subtask),
                     action: AuditAction {
                         kind: action.name().to_owned(),
                         target: action.target(),
@@ -526,6 +532,62 @@ mod tests {
             .unwrap()
             .get("modelRetries")
             .is_none());
+    }
+
+    #[test]
+    fn a_sub_agents_steps_are_attributed_to_it_and_the_main_agents_to_main() {
+        let read = AgentAction::FileRead {
+            path: "notes.md".into(),
+            offset: None,
+            limit: None,
+        };
+        let history = vec![
+            at(
+                1,
+                FrontendEvent::SubtaskStarted {
+                    subtask: 2,
+                    tool_call_id: "call_b".into(),
+                    goal: "read the notes".into(),
+                    max_steps: 5,
+                },
+            ),
+            at(2, start(1, read.clone(), RiskLevel::Low)),
+            at(
+                3,
+                FrontendEvent::SubtaskFinished {
+                    subtask: 2,
+                    tool_call_id: "call_b".into(),
+                    result: mimo_protocol::agent::BrowserTaskResult {
+                        status: mimo_protocol::agent::SubtaskStatus::Succeeded,
+                        summary: "read".into(),
+                        data: None,
+                        steps: 1,
+                        url: None,
+                        error: None,
+                    },
+                },
+            ),
+            at(4, start(1, read, RiskLevel::Low)),
+        ];
+        let records = audit_log("t", None, None, &history);
+        let agents: Vec<(&str, &str, &serde_json::Value)> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.agent_id.as_str(),
+                    r.action.kind.as_str(),
+                    &r.action.params,
+                )
+            })
+            .collect();
+        let params = json!({ "path": "notes.md" });
+        assert_eq!(
+            agents,
+            [
+                ("subtask-2", "file_read", &params),
+                ("main", "file_read", &params)
+            ]
+        );
     }
 
     #[test]

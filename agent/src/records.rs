@@ -38,6 +38,12 @@ pub struct TaskRecord {
     pub step_by_step: bool,
     /// The task and message this task was forked from, if it is a fork.
     pub forked_from: Option<mimo_protocol::task::ForkedFrom>,
+    /// The model is offered the local bridge's actions (files and commands on the person's
+    /// computer) when the task's extension has a bridge connected. Off until the person allows
+    /// it for the task.
+    pub allow_bridge: bool,
+    /// Each write, edit and command through the bridge waits for the person's confirmation.
+    pub confirm_bridge: bool,
 }
 
 /// A stored chat message and its place in the conversation.

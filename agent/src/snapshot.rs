@@ -157,6 +157,7 @@ mod tests {
             ],
             groups: vec![],
             active_tab_id: Some(10),
+            bridge: None,
         }
     }
 

@@ -191,6 +191,8 @@ mod tests {
             domains: Default::default(),
             step_by_step: false,
             forked_from: None,
+            allow_bridge: false,
+            confirm_bridge: true,
         }
     }
 

@@ -108,6 +108,8 @@ fn task(status: TaskStatus) -> TaskRecord {
             task_id: "source-task".into(),
             message_id: "m4".into(),
         }),
+        allow_bridge: true,
+        confirm_bridge: false,
     }
 }
 

@@ -362,6 +362,7 @@ impl DurableObject for TaskCoordinator {
                 by: "web",
             },
             FrontendMessage::SetStepMode { step_by_step } => Input::SetStepMode(step_by_step),
+            FrontendMessage::SetBridge { allow, confirm } => Input::SetBridge { allow, confirm },
             FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
             FrontendMessage::StartOnTab { tab_id } => Input::StartOnTab(tab_id),
             FrontendMessage::SetDomains { allowed, blocked } => {

@@ -64,6 +64,14 @@ struct TaskRow {
     step_by_step: u8,
     #[serde(default)]
     forked_from: Option<String>,
+    allow_bridge: u8,
+    #[serde(default = "confirm_bridge_default")]
+    confirm_bridge: u8,
+}
+
+/// Tasks stored before the bridge's switches confirm its writes, as new ones do.
+fn confirm_bridge_default() -> u8 {
+    1
 }
 
 #[derive(Deserialize)]
@@ -140,7 +148,9 @@ impl<S: Sql> TaskStore<S> {
         add_column(&sql, "task", "domains", "TEXT")?; // a task's own allowed and blocked sites
         add_column(&sql, "task", "step_by_step", "INTEGER NOT NULL DEFAULT 0")?; // step-by-step mode
         add_column(&sql, "task", "forked_from", "TEXT")?; // forks
-                                                          // regenerated answers and their alternatives
+        add_column(&sql, "task", "allow_bridge", "INTEGER NOT NULL DEFAULT 0")?; // the local bridge
+        add_column(&sql, "task", "confirm_bridge", "INTEGER NOT NULL DEFAULT 1")?;
+        // regenerated answers and their alternatives
         add_column(&sql, "messages", "version", "INTEGER")?;
         add_column(&sql, "messages", "superseded", "INTEGER NOT NULL DEFAULT 0")?;
         Ok(Self { sql })
@@ -172,6 +182,8 @@ impl<S: Sql> TaskStore<S> {
                         .unwrap_or_default(),
                     step_by_step: r.step_by_step != 0,
                     forked_from: r.forked_from.as_deref().map(parse).transpose()?,
+                    allow_bridge: r.allow_bridge != 0,
+                    confirm_bridge: r.confirm_bridge != 0,
                 })
             })
             .transpose()
@@ -181,7 +193,8 @@ impl<S: Sql> TaskStore<S> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
              message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains, \
-             step_by_step, forked_from) VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             step_by_step, forked_from, allow_bridge, confirm_bridge) \
+             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -207,6 +220,8 @@ impl<S: Sql> TaskStore<S> {
                         .map(|f| serde_json::to_string(f).unwrap_or_default())
                         .as_deref(),
                 ),
+                int(t.allow_bridge.into()),
+                int(t.confirm_bridge.into()),
             ],
         )?;
         Ok(())

@@ -4,6 +4,8 @@
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, ExtensionMessage, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { ActionLog } from "./action-log.ts";
+import { BRIDGE_SETTING_KEYS, BRIDGE_STATUS_KEY, BridgeClient } from "./bridge.ts";
+import type { BridgeSettings } from "./bridge.ts";
 import { ActionDispatcher } from "./dispatcher.ts";
 import { Debugger } from "./cdp.ts";
 import { Connection } from "./connection.ts";
@@ -19,6 +21,7 @@ import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-
 import { loadSettings, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
+import type { ChromeState } from "./snapshot.ts";
 import { addTab, NewTabs } from "./task-tabs.ts";
 import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
@@ -39,13 +42,28 @@ const reader: BrowserReader = {
       chrome.tabGroups.query({}),
       chrome.windows.getLastFocused().catch(() => undefined),
     ]);
-    return { windows, groups, lastFocusedWindowId: lastFocused?.id };
+    const state: ChromeState = { windows, groups, lastFocusedWindowId: lastFocused?.id };
+    if (bridge.info !== undefined) state.bridge = bridge.info;
+    return state;
   },
   tabsOf: (windowId) => chrome.tabs.query({ windowId }).catch(() => []),
   tab: (tabId) => chrome.tabs.get(tabId).catch(() => null),
 };
 
 const storage = chrome.storage.local;
+// The local bridge: its state goes to the options page, and to the server with the snapshot.
+const bridge = new BridgeClient({
+  async settings() {
+    const stored = await storage.get<Partial<BridgeSettings>>([...BRIDGE_SETTING_KEYS]);
+    return { bridgeUrl: stored.bridgeUrl ?? "", bridgeSecret: stored.bridgeSecret ?? "" };
+  },
+  changed(status) {
+    void storage.set({ [BRIDGE_STATUS_KEY]: status });
+    sync.resync();
+  },
+  now: () => Date.now(),
+  random: () => Math.random(),
+});
 const tasks = new TaskRegistry(storage);
 const cdp = new Debugger();
 const dialogs = new PageDialogs({
@@ -83,6 +101,7 @@ const executor = new Executor({
   cdp,
   dialogs,
   newTabs,
+  bridge,
   server: async () => {
     const s = await loadSettings();
     return { serverUrl: s.serverUrl, token: s.token };
@@ -256,6 +275,7 @@ chrome.tabGroups.onRemoved.addListener((group) => sync.groupRemoved(group.id));
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && SETTING_KEYS.some((key) => key in changes)) connection.restart();
+  if (area === "local" && BRIDGE_SETTING_KEYS.some((key) => key in changes)) void bridge.restart();
 });
 
 /**
@@ -274,8 +294,10 @@ async function sitesAllowed(): Promise<void> {
 }
 chrome.permissions.onAdded.addListener(() => void sitesAllowed().catch((error: unknown) => console.error("mimo: after a site was allowed", error)));
 chrome.alarms.onAlarm.addListener((alarm) => {
-  if (alarm.name === RECONNECT_ALARM) connection.ensure();
-
+  if (alarm.name === RECONNECT_ALARM) {
+    connection.ensure();
+    bridge.ensure();
+  }
 });
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (isContentMessage(message)) {
@@ -308,6 +330,7 @@ void chrome.alarms.get(RECONNECT_ALARM).then(async (alarm) => {
 });
 
 connection.ensure();
+bridge.ensure();
 void ensureContentScript().catch((error: unknown) => console.error("mimo: cannot register the content script", error));
 
 // Test hooks, only where the tests turned them on: feed a raw server frame into the connection

@@ -1,6 +1,8 @@
 // The options page: the server address, pairing (a one-time code from the web app, traded for
 // this browser's own credential) and name; the connection state the service worker publishes
 // in storage, live; and the site access (all sites, or site by site).
+import { BRIDGE_STATUS_KEY, DEFAULT_BRIDGE_URL, normalizeBridgeUrl } from "./bridge.ts";
+import type { BridgeSettings, BridgeStatus } from "./bridge.ts";
 import { defaultName, isValidClientId, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import type { PageMessage } from "./messages.ts";
@@ -122,6 +124,50 @@ function renderPaired(settings: Settings): void {
   pairedView.textContent = settings.token === "" ? "Not paired yet." : "Paired with this server. A new code pairs it again.";
 }
 
+const bridgeForm = element<HTMLFormElement>("bridge-settings");
+const bridgeUrl = element<HTMLInputElement>("bridge-url");
+const bridgeSecret = element<HTMLInputElement>("bridge-secret");
+const bridgeError = element<HTMLParagraphElement>("bridge-error");
+const bridgeStatus = element<HTMLElement>("bridge-status");
+
+function renderBridge(status: BridgeStatus | undefined): void {
+  const state = status?.state ?? "off";
+  bridgeStatus.dataset.state = state;
+  const error = status?.lastError === undefined ? "" : `: ${status.lastError}`;
+  bridgeStatus.textContent = {
+    off: "No bridge set.",
+    connecting: `Connecting to the bridge…`,
+    connected: `Connected to the bridge serving ${status?.info?.root ?? "a folder"}.`,
+    offline: `The bridge is not connected${error}. Retrying.`,
+  }[state];
+}
+
+async function saveBridge(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const url = normalizeBridgeUrl(bridgeUrl.value);
+  if (!url.ok) {
+    bridgeError.textContent = url.error;
+    bridgeUrl.focus();
+    return;
+  }
+  bridgeError.textContent = "";
+  bridgeUrl.value = url.url;
+  // The service worker connects again when these change.
+  await chrome.storage.local.set<BridgeSettings>({ bridgeUrl: url.url, bridgeSecret: bridgeSecret.value.trim() });
+}
+
+async function initBridge(): Promise<void> {
+  const stored = await chrome.storage.local.get<Partial<BridgeSettings> & { [BRIDGE_STATUS_KEY]?: BridgeStatus }>(["bridgeUrl", "bridgeSecret", BRIDGE_STATUS_KEY]);
+  bridgeUrl.value = stored.bridgeUrl || DEFAULT_BRIDGE_URL;
+  bridgeSecret.value = stored.bridgeSecret ?? "";
+  renderBridge(stored[BRIDGE_STATUS_KEY]);
+  chrome.storage.onChanged.addListener((changes, area) => {
+    const changed = changes[BRIDGE_STATUS_KEY];
+    if (area === "local" && changed !== undefined) renderBridge(changed.newValue as BridgeStatus | undefined);
+  });
+  bridgeForm.addEventListener("submit", (event) => void saveBridge(event));
+}
+
 async function init(): Promise<void> {
   const [settings, stored, id, self] = await Promise.all([loadSettings(), loadStatus(), storedClientId(), describeBrowser()]);
   name.placeholder = defaultName(self.browser, self.platform);
@@ -148,4 +194,5 @@ async function init(): Promise<void> {
 }
 
 void init();
+void initBridge();
 mountSiteAccess(element<HTMLElement>("site-access"), { currentTab: false });

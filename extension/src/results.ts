@@ -24,6 +24,8 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "CDP_UNAVAILABLE",
   "NAVIGATION_IN_PROGRESS",
   "TIMEOUT",
+  // The local bridge had no free slot: a later try may find one.
+  "E_BUSY",
 ]);
 
 export function defaultRetryable(code: ErrorCode): boolean {

@@ -1,7 +1,7 @@
 // Turns Chrome's windows, tabs and tab groups into the protocol's snapshot types. Pure: it takes
 // plain objects shaped like Chrome's, so it is tested without a browser.
 import { MAX_EXTENSION_FRAME_BYTES } from "../../protocol/ts/protocol.ts";
-import type { BrowserSnapshot, ExtensionMessage, TabGroupInfo, TabInfo, WindowInfo } from "../../protocol/ts/protocol.ts";
+import type { BridgeInfo, BrowserSnapshot, ExtensionMessage, TabGroupInfo, TabInfo, WindowInfo } from "../../protocol/ts/protocol.ts";
 
 export type ChromeTab = Pick<chrome.tabs.Tab, "id" | "windowId" | "index" | "url" | "pendingUrl" | "title" | "status" | "active" | "groupId">;
 export type ChromeWindow = Pick<chrome.windows.Window, "id" | "focused" | "type"> & { tabs?: ChromeTab[] };
@@ -66,6 +66,8 @@ export type ChromeState = {
   groups: ChromeGroup[];
   /** `chrome.windows.getLastFocused()`, for when no window has the focus right now. */
   lastFocusedWindowId?: number;
+  /** The local bridge the extension is connected to, if any. */
+  bridge?: BridgeInfo;
 };
 
 /**
@@ -83,6 +85,7 @@ export function buildSnapshot(state: ChromeState, limits: TextLimits = TEXT_LIMI
   const focused = windows.find((w) => w.focused)?.windowId ?? state.lastFocusedWindowId;
   const active = tabs.find((t) => t.active && t.windowId === focused);
   if (active !== undefined) snapshot.activeTabId = active.tabId;
+  if (state.bridge !== undefined) snapshot.bridge = state.bridge;
   return snapshot;
 }
 

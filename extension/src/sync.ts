@@ -59,6 +59,11 @@ export class BrowserSync {
     });
   }
 
+  /** Something the full sync holds but no tab event says changed (the local bridge): sent again. */
+  resync(): void {
+    if (this.#live) this.start();
+  }
+
   /** The connection is gone. */
   stop(): void {
     this.#session++;

@@ -423,6 +423,17 @@ pub enum ActionCommand {
         #[ts(optional)]
         tab_id: Option<ChromeId>,
     },
+    /// Relays one invocation to the local bridge the extension is connected to (seed 004
+    /// §4.2), attributed to the task (its session) and `agent_id` (`main`, or the sub-agent's
+    /// `subtask-N`); the bridge's result is the action's, its `E_*` errors the action's error.
+    #[serde(rename_all = "camelCase")]
+    BridgeInvoke {
+        tool: crate::bridge::BridgeTool,
+        /// The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
+        #[ts(type = "unknown")]
+        args: serde_json::Value,
+        agent_id: String,
+    },
 }
 
 /// What running an action a second time does: it decides whether an attempt whose outcome is
@@ -708,6 +719,16 @@ impl ActionKind {
                 captures_page: false,
                 needs_task_tab: true,
                 label: "closing tab {tabId}",
+            },
+            BridgeInvoke => ActionTraits {
+                // A write, an edit or a command run twice acts twice.
+                rerun: Once,
+                // It works on the person's computer, not on the page.
+                mutating: false,
+                slow: false,
+                captures_page: false,
+                needs_task_tab: false,
+                label: "using files on this computer ({tool})",
             },
         }
     }
@@ -1117,6 +1138,7 @@ mod tests {
                 "browser_upload_file",
                 "browser_open_tab",
                 "browser_close_tab",
+                "bridge_invoke",
             ]
         );
         assert_eq!(
@@ -1162,7 +1184,12 @@ mod tests {
         );
         assert_eq!(
             names_where(|t| !t.needs_task_tab),
-            ["task_start", "task_stop", "browser_read_tab"]
+            [
+                "task_start",
+                "task_stop",
+                "browser_read_tab",
+                "bridge_invoke"
+            ]
         );
     }
 

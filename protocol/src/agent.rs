@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::action::ScrollDirection;
+use crate::bridge::{BashArgs, BridgeTool, EditArgs, ReadArgs, WriteArgs};
 use crate::ErrorObject;
 
 /// The name of the one tool the model calls at every step.
@@ -148,6 +149,37 @@ pub enum AgentAction {
         #[ts(optional)]
         from: Option<u32>,
     },
+    /// Read a text file of the folder the user shared from their computer (<local_files>):
+    /// `path` is relative to it; `offset` (first line, 0-based) and `limit` (lines) read part of
+    /// a long file.
+    FileRead {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        offset: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        limit: Option<u32>,
+    },
+    /// Create or replace a file of the shared folder with `content` (missing folders are made).
+    FileWrite { path: String, content: String },
+    /// Replace the text `old` by `new` in a file of the shared folder; `old` must occur exactly
+    /// once (give enough of the surrounding text to make it unique).
+    FileEdit {
+        path: String,
+        old: String,
+        new: String,
+    },
+    /// Run one allowed program in the shared folder: `command` is the program and its
+    /// arguments, quoted as in a shell but run without one (no pipes, redirections, `;`, `&&`).
+    /// It is killed after `timeout_ms` (30 s by default). Its exit code, stdout and stderr come
+    /// back.
+    RunCommand {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        timeout_ms: Option<u32>,
+    },
     /// End the task: `success` says whether the goal was reached, `text` is the final answer
     /// for the person (what was done, values found, or why it could not be done). When the
     /// user gave an answer format (<answer_format>), `data` is the answer as JSON matching it.
@@ -197,10 +229,57 @@ impl AgentAction {
             AgentAction::OpenTab { .. } => "open_tab",
             AgentAction::CloseTab { .. } => "close_tab",
             AgentAction::ReadPage { .. } => "read_page",
+            AgentAction::FileRead { .. } => "file_read",
+            AgentAction::FileWrite { .. } => "file_write",
+            AgentAction::FileEdit { .. } => "file_edit",
+            AgentAction::RunCommand { .. } => "run_command",
             AgentAction::Done { .. } => "done",
         }
     }
+
+    /// The local bridge's tool and arguments (seed 004 §4.2) this action invokes, for the
+    /// actions that work in the folder the user shared from their computer.
+    pub fn bridge_invocation(&self) -> Option<(BridgeTool, serde_json::Value)> {
+        let (tool, args) = match self.clone() {
+            AgentAction::FileRead {
+                path,
+                offset,
+                limit,
+            } => (
+                BridgeTool::Read,
+                serde_json::to_value(ReadArgs {
+                    path,
+                    offset,
+                    limit,
+                }),
+            ),
+            AgentAction::FileWrite { path, content } => (
+                BridgeTool::Write,
+                serde_json::to_value(WriteArgs { path, content }),
+            ),
+            AgentAction::FileEdit { path, old, new } => (
+                BridgeTool::Edit,
+                serde_json::to_value(EditArgs { path, old, new }),
+            ),
+            AgentAction::RunCommand {
+                command,
+                timeout_ms,
+            } => (
+                BridgeTool::Bash,
+                serde_json::to_value(BashArgs {
+                    command,
+                    timeout_ms: timeout_ms.map(u64::from),
+                }),
+            ),
+            _ => return None,
+        };
+        Some((tool, args.expect("bridge arguments serialize")))
+    }
 }
+
+/// The actions that use the local bridge ([`AgentAction::bridge_invocation`]): offered only
+/// when the task's extension has a bridge connected and the task allows it.
+pub const BRIDGE_ACTIONS: [&str; 4] = ["file_read", "file_write", "file_edit", "run_command"];
 
 /// A tool result as it goes back to the model (seed 000 §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -402,7 +481,7 @@ mod tests {
     #[test]
     fn the_schema_names_every_action_and_can_offer_only_some() {
         let names = action_names();
-        assert_eq!(names.len(), 21, "{names:?}");
+        assert_eq!(names.len(), 25, "{names:?}");
         assert_eq!(names.first().map(String::as_str), Some("navigate"));
         assert!(names.iter().any(|n| n == "done") && names.iter().any(|n| n == "read_page"));
         let some = agent_output_schema_offering(|name| name == "click" || name == "done");
@@ -417,6 +496,38 @@ mod tests {
         assert_eq!(offered, ["click", "done"]);
         // The model's arguments still parse with every action (the run refuses the others).
         assert_eq!(some["required"], agent_output_schema()["required"]);
+    }
+
+    #[test]
+    fn the_bridge_actions_invoke_the_bridge_tools() {
+        let names = action_names();
+        for name in BRIDGE_ACTIONS {
+            assert!(names.iter().any(|n| n == name), "{name} not in the schema");
+        }
+        let run = AgentAction::RunCommand {
+            command: "ls -la".into(),
+            timeout_ms: Some(1_000),
+        };
+        assert_eq!(
+            run.bridge_invocation(),
+            Some((
+                BridgeTool::Bash,
+                json!({ "command": "ls -la", "timeoutMs": 1_000 })
+            ))
+        );
+        let edit: AgentAction = serde_json::from_value(
+            json!({ "file_edit": { "path": "a.txt", "old": "x", "new": "y" } }),
+        )
+        .unwrap();
+        assert_eq!(
+            edit.bridge_invocation(),
+            Some((
+                BridgeTool::Edit,
+                json!({ "path": "a.txt", "old": "x", "new": "y" })
+            ))
+        );
+        assert!(BRIDGE_ACTIONS.contains(&edit.name()));
+        assert_eq!(AgentAction::Back {}.bridge_invocation(), None);
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct AuditRecord {
     /// Which browser run of the task (1-based): each run numbers its steps from 1.
     pub run: u32,
     pub step: u32,
+    /// The agent that chose it: `main`, or `subtask-N` for a sub-agent's browser job (the
+    /// local bridge audits its invocations under the same task id and agent id).
+    pub agent_id: String,
     pub action: AuditAction,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -60,6 +60,12 @@ pub struct Invoke {
     pub agent_id: String,
 }
 
+/// The agent an invocation (and an audited step) is attributed to: `main`, or `subtask-N` for
+/// the sub-agent doing the request's `N`th browser job.
+pub fn agent_id(subtask: Option<u32>) -> String {
+    subtask.map_or_else(|| "main".to_owned(), |n| format!("subtask-{n}"))
+}
+
 /// The bridge's tools.
 #[derive(
     Debug,

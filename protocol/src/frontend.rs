@@ -73,6 +73,11 @@ pub enum FrontendMessage {
     /// "Next step" (a confirmation) before it runs. A risky step waits in either mode.
     #[serde(rename_all = "camelCase")]
     SetStepMode { step_by_step: bool },
+    /// Files and commands on this computer (the local bridge, seed 004): `allow` offers the
+    /// model the bridge's actions when the task's extension has a bridge connected (off by
+    /// default); `confirm` holds each write, edit and command for the person's confirmation
+    /// (on by default).
+    SetBridge { allow: bool, confirm: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -262,6 +267,9 @@ pub enum FrontendEvent {
     /// Whether each step waits for the person (`set_step_mode`), replayed to every web app.
     #[serde(rename_all = "camelCase")]
     StepMode { step_by_step: bool },
+    /// The task's switches for the local bridge (`set_bridge`), replayed to every web app.
+    /// Whether a bridge is connected is the snapshot's (`snapshotSync`).
+    BridgeMode { allow: bool, confirm: bool },
     /// The page was prepared for the model (loaded, screenshot, readability, element index).
     #[serde(rename_all = "camelCase")]
     PageObserved {

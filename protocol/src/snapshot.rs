@@ -17,6 +17,10 @@ pub struct BrowserSnapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub active_tab_id: Option<ChromeId>,
+    /// The local bridge the extension is connected to (authenticated), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub bridge: Option<crate::bridge::BridgeInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -114,6 +114,23 @@ fn agent_action() -> BoxedStrategy<AgentAction> {
         any::<i32>().prop_map(|tab_id| AgentAction::SwitchTab { tab_id }),
         text().prop_map(|url| AgentAction::OpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| AgentAction::CloseTab { tab_id }),
+        (text(), of(any::<u32>()), of(any::<u32>())).prop_map(|(path, offset, limit)| {
+            AgentAction::FileRead {
+                path,
+                offset,
+                limit,
+            }
+        }),
+        (text(), text()).prop_map(|(path, content)| AgentAction::FileWrite { path, content }),
+        (text(), text(), text()).prop_map(|(path, old, new)| AgentAction::FileEdit {
+            path,
+            old,
+            new
+        }),
+        (text(), of(any::<u32>())).prop_map(|(command, timeout_ms)| AgentAction::RunCommand {
+            command,
+            timeout_ms
+        }),
         (any::<bool>(), text()).prop_map(|(success, text)| AgentAction::Done {
             success,
             text,
@@ -219,6 +236,7 @@ fn snapshot() -> BoxedStrategy<BrowserSnapshot> {
             tabs,
             groups,
             active_tab_id,
+            bridge: None,
         })
         .boxed()
 }
@@ -450,6 +468,11 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         any::<i32>().prop_map(|tab_id| BrowserSwitchTab { tab_id }),
         text().prop_map(|url| BrowserOpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| BrowserCloseTab { tab_id }),
+        (text(), text(), text()).prop_map(|(path, content, agent_id)| BridgeInvoke {
+            tool: mimo_protocol::bridge::BridgeTool::Write,
+            args: serde_json::json!({ "path": path, "content": content }),
+            agent_id,
+        }),
     ]
     .boxed()
 }

@@ -45,7 +45,11 @@ export type BrowserSnapshot = { windows: Array<WindowInfo>, tabs: Array<TabInfo>
 /**
  * The active tab of the focused window, if any.
  */
-activeTabId?: number, };
+activeTabId?: number, 
+/**
+ * The local bridge the extension is connected to (authenticated), if any.
+ */
+bridge?: BridgeInfo, };
 
 export type WindowInfo = { windowId: number, focused: boolean, 
 /**
@@ -286,7 +290,11 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } };
+role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
+/**
+ * The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
+ */
+args: unknown, agentId: string, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
@@ -464,7 +472,11 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } });
+role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
+/**
+ * The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
+ */
+args: unknown, agentId: string, } });
 
 export type ActionStatus = "ok" | "partial" | "error";
 
@@ -655,7 +667,7 @@ data?: unknown, steps: number,
  */
 url?: string, error?: ErrorObject, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "file_read": { path: string, offset?: number, limit?: number, } } | { "file_write": { path: string, content: string, } } | { "file_edit": { path: string, old: string, new: string, } } | { "run_command": { command: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -682,7 +694,12 @@ ts: number, taskId: string,
 /**
  * Which browser run of the task (1-based): each run numbers its steps from 1.
  */
-run: number, step: number, action: AuditAction, reflection?: Reflection, 
+run: number, step: number, 
+/**
+ * The agent that chose it: `main`, or `subtask-N` for a sub-agent's browser job (the
+ * local bridge audits its invocations under the same task id and agent id).
+ */
+agentId: string, action: AuditAction, reflection?: Reflection, 
 /**
  * The page the step was chosen on.
  */
@@ -935,7 +952,7 @@ clientMessageId?: string,
  * The answer format for this request: a JSON Schema the answer's `data` must match
  * (validated by the server; the model is told what is wrong and tries again).
  */
-answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "regenerate", } | { "type": "select_answer", messageId: string, } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, };
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "regenerate", } | { "type": "select_answer", messageId: string, } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, } | { "type": "set_bridge", allow: boolean, confirm: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -1011,7 +1028,7 @@ by: string,
 /**
  * Why they declined, as the model was told.
  */
-reason?: string, } | { "type": "stepMode", stepByStep: boolean, } | { "type": "pageObserved", 
+reason?: string, } | { "type": "stepMode", stepByStep: boolean, } | { "type": "bridgeMode", allow: boolean, confirm: boolean, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */
@@ -1119,7 +1136,7 @@ by: string,
 /**
  * Why they declined, as the model was told.
  */
-reason?: string, } | { "type": "stepMode", stepByStep: boolean, } | { "type": "pageObserved", 
+reason?: string, } | { "type": "stepMode", stepByStep: boolean, } | { "type": "bridgeMode", allow: boolean, confirm: boolean, } | { "type": "pageObserved", 
 /**
  * The step the observation follows (0 before the first action's result).
  */
@@ -1368,6 +1385,7 @@ export const ACTION_TRAITS = {
   "browser_switch_tab": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"switching to tab {tabId}"},
   "browser_open_tab": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url} in a new tab"},
   "browser_close_tab": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"closing tab {tabId}"},
+  "bridge_invoke": {"rerun":"once","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":false,"label":"using files on this computer ({tool})"},
 } as const satisfies Record<ActionName, ActionTraits>;
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

@@ -13,6 +13,7 @@ import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } f
 import { SecretsPanel } from "./secrets.ts";
 import { SitesPanel } from "./sites.ts";
 import { StepModePanel } from "./step-mode.ts";
+import { BridgePanel } from "./bridge-panel.ts";
 import { SkillsPanel, skillName } from "./skills.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
@@ -54,6 +55,7 @@ class App {
   });
   private readonly sitesPanel = new SitesPanel((allowed, blocked) => this.sendFrame({ type: "set_domains", allowed, blocked }));
   private readonly stepModePanel = new StepModePanel((stepByStep) => this.sendFrame({ type: "set_step_mode", stepByStep }));
+  private readonly bridgePanel = new BridgePanel((allow, confirm) => this.sendFrame({ type: "set_bridge", allow, confirm }));
   private readonly skillsPanel = new SkillsPanel({
     onSave: (text) => this.saveSkill(text),
     onDelete: (name) => void this.removeSkill(name),
@@ -109,7 +111,7 @@ class App {
         this.tasks.el,
         this.chat.el,
         this.replay.el,
-        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el),
+        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el),
       ),
     );
     // Errors show above the conversation (or the replay) they concern.
@@ -306,6 +308,7 @@ class App {
     this.secretsPanel.render([]);
     this.sitesPanel.render([], []);
     this.stepModePanel.render(false);
+    this.bridgePanel.render({ allow: false, confirm: true });
     void this.loadSecrets(taskId);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
@@ -335,6 +338,7 @@ class App {
       confirmation: (event) => this.chat.showConfirmation(event),
       answered: (event) => this.chat.showConfirmationAnswered(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
+      bridgeMode: (allow, confirm) => this.bridgePanel.render({ allow, confirm }),
       warning: (message) => this.chat.showWarning(message),
       retry: (event) => this.chat.showRetry(event),
       page: (event) => this.chat.showPage(event),
@@ -388,6 +392,7 @@ class App {
 
   private renderSnapshot(): void {
     const snap = this.session?.model.snapshot;
+    this.bridgePanel.renderBridge(snap?.snapshot.bridge);
     if (!snap) {
       this.browserPanel.render(null);
       return;

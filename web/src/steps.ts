@@ -39,5 +39,9 @@ export function describeAction(action: AgentAction): string {
   if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;
   if ("close_tab" in action) return action.close_tab.tab_id !== undefined ? `close tab ${action.close_tab.tab_id}` : "close this tab";
   if ("read_page" in action) return action.read_page.from !== undefined ? `read the page on from character ${action.read_page.from}` : "read more of the page";
+  if ("file_read" in action) return `read the file ${quoted(action.file_read.path)} on this computer`;
+  if ("file_write" in action) return `write the file ${quoted(action.file_write.path)} on this computer`;
+  if ("file_edit" in action) return `edit the file ${quoted(action.file_edit.path)} on this computer`;
+  if ("run_command" in action) return `run ${quoted(action.run_command.command)} on this computer`;
   return action.done.success ? "finish" : "give up";
 }

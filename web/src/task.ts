@@ -35,6 +35,8 @@ export type TaskSink = {
   answered(event: ConfirmationAnswered): void;
   /** Whether each step waits for the person. */
   stepMode(stepByStep: boolean): void;
+  /** Whether the task may use the local bridge, and whether its changes wait for the person. */
+  bridgeMode(allow: boolean, confirm: boolean): void;
   /** Something the person should know that does not stop the task. */
   warning(message: string): void;
   /** A model call failed and is made again. */
@@ -119,6 +121,9 @@ export class TaskModel {
         break;
       case "stepMode":
         this.sink.stepMode(event.stepByStep);
+        break;
+      case "bridgeMode":
+        this.sink.bridgeMode(event.allow, event.confirm);
         break;
       case "warning":
         this.sink.warning(event.message);

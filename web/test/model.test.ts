@@ -24,6 +24,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     confirmation: (e) => log.push(`confirm? ${e.step}`),
     answered: (e) => log.push(`answered ${e.step} ${e.approved} by ${e.by}${e.reason !== undefined ? ` ${e.reason}` : ""}`),
     stepMode: (on) => log.push(`step mode ${on}`),
+    bridgeMode: (allow, confirm) => log.push(`bridge ${allow} ${confirm}`),
     subtask: (event) => log.push(`${event.type} ${event.subtask}`),
     fork: (event) => log.push(`${event.type} ${event.type === "forked" ? event.fork.taskId : event.origin.taskId}`),
     warning: (message) => log.push(`warning ${message}`),
@@ -129,6 +130,8 @@ describe("describeAction", () => {
     assert.equal(describeAction({ switch_tab: { tab_id: 12 } }), "switch to tab 12");
     assert.equal(describeAction({ close_tab: {} }), "close this tab");
     assert.equal(describeAction({ done: { success: false, text: "no" } }), "give up");
+    assert.equal(describeAction({ file_write: { path: "todo.txt", content: "milk" } }), "write the file “todo.txt” on this computer");
+    assert.equal(describeAction({ run_command: { command: "ls -la" } }), "run “ls -la” on this computer");
   });
 });
 

@@ -10,7 +10,7 @@ import { describeAction } from "../src/steps.ts";
 const TASK = "5f0c2d8e-6a4b-4c1e-9d3f-2b7a8c9e0f11";
 
 function record(extra: Partial<AuditRecord> = {}): AuditRecord {
-  return { ts: 1_000, taskId: TASK, run: 1, step: 2, action: { type: "click", target: 7, params: { index: 7 }, risk: "high" }, ...extra };
+  return { ts: 1_000, taskId: TASK, run: 1, step: 2, agentId: "main", action: { type: "click", target: 7, params: { index: 7 }, risk: "high" }, ...extra };
 }
 
 describe("the replay's address", () => {

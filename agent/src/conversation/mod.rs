@@ -4,6 +4,8 @@
 //! an LLM stream event, stop, a client selection, a restart) returns the [`Effect`]s the shell
 //! must carry out, in order. The shell never decides anything itself.
 
+use mimo_protocol::agent::BRIDGE_ACTIONS;
+use mimo_protocol::bridge::BridgeInfo;
 use mimo_protocol::{
     limits::MAX_USER_MESSAGE_BYTES, ActionCommand, Attachment, BrowserSnapshot, ChatMessage,
     ChatRole, DomainPolicy, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, TaskStatus,
@@ -218,6 +220,8 @@ impl Conversation {
             domains: DomainPolicy::default(),
             step_by_step: false,
             forked_from: None,
+            allow_bridge: false,
+            confirm_bridge: true,
         };
         Self {
             task,
@@ -331,6 +335,7 @@ impl Conversation {
             prompt::attachments_note(&self.attachments),
             crate::secrets::secrets_note(&self.secrets),
             self.browser.as_ref().and_then(prompt::browser_tabs_note),
+            self.usable_bridge().map(prompt::local_files_note),
             self.task
                 .start_tab
                 .map(|tab| prompt::start_tab_note(tab, self.browser.as_ref())),
@@ -712,6 +717,27 @@ impl Conversation {
         ]
     }
 
+    /// The local bridge's switches for this task: whether its actions are offered, and whether
+    /// writes, edits and commands wait for the person.
+    pub fn set_bridge(&mut self, allow: bool, confirm: bool, now: u64) -> Vec<Effect> {
+        if (self.task.allow_bridge, self.task.confirm_bridge) == (allow, confirm) {
+            return Vec::new();
+        }
+        self.task.allow_bridge = allow;
+        self.task.confirm_bridge = confirm;
+        self.task.updated_at = now;
+        vec![
+            Effect::SaveTask,
+            Effect::Emit(FrontendEvent::BridgeMode { allow, confirm }),
+        ]
+    }
+
+    /// The bridge the model may use: the task allows it and its extension has one connected.
+    pub(crate) fn usable_bridge(&self) -> Option<&BridgeInfo> {
+        let bridge = self.browser.as_ref()?.bridge.as_ref()?;
+        self.task.allow_bridge.then_some(bridge)
+    }
+
     /// Why the task may not go to `url`: the deployment's rules, then its own.
     pub(crate) fn domain_refusal(&self, url: &str) -> Option<String> {
         self.config
@@ -911,7 +937,11 @@ impl Conversation {
             (self.chat_call_messages(), None)
         };
         let offered = skills::offered_actions(self.skills_in_use());
-        let mut tools = vec![prompt::agent_tool(offered.as_ref())];
+        let bridge = self.usable_bridge().is_some();
+        let mut tools = vec![prompt::agent_tool(|action| {
+            (bridge || !BRIDGE_ACTIONS.contains(&action))
+                && offered.as_ref().is_none_or(|o| o.contains(action))
+        })];
         // Delegating is the chat model's: a sub-agent does its job itself.
         if !self.run_is_active() {
             tools.push(prompt::browser_task_tool());

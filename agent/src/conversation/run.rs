@@ -16,6 +16,7 @@ use mimo_protocol::action::{BoundingBox, DomIndexResult, ReadabilityResult, Scre
 use mimo_protocol::agent::{
     BrowserTaskResult, SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME,
 };
+use mimo_protocol::bridge::agent_id;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
     ConfirmationRequest, DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus,
@@ -35,12 +36,21 @@ use crate::{answer, risk, skills};
 const MAX_DECLINE_REASON_CHARS: usize = 500;
 
 /// The action a step's choice becomes (`None` for `done`), the task's attached files naming
-/// what `upload_file` sends; a file not attached is the step's error.
+/// what `upload_file` sends (a file not attached is the step's error), `agent_id` the agent a
+/// bridge invocation is attributed to.
 pub fn command_for(
     action: &AgentAction,
     attachments: &[Attachment],
+    agent_id: &str,
 ) -> Result<Option<ActionCommand>, ErrorObject> {
     let target = Target::click_id;
+    if let Some((tool, args)) = action.bridge_invocation() {
+        return Ok(Some(ActionCommand::BridgeInvoke {
+            tool,
+            args,
+            agent_id: agent_id.to_owned(),
+        }));
+    }
     Ok(Some(match action.clone() {
         AgentAction::Navigate { url } => ActionCommand::BrowserNavigate { url },
         AgentAction::Click { index } => ActionCommand::BrowserClick {
@@ -131,6 +141,10 @@ pub fn command_for(
         }
         // Answered by the run itself, from what it already holds.
         AgentAction::Done { .. } | AgentAction::ReadPage { .. } => return Ok(None),
+        AgentAction::FileRead { .. }
+        | AgentAction::FileWrite { .. }
+        | AgentAction::FileEdit { .. }
+        | AgentAction::RunCommand { .. } => unreachable!("bridge invocations, above"),
     }))
 }
 
@@ -439,6 +453,18 @@ impl Conversation {
         if let Some(why) = skills::refusal(self.skills_in_use(), step.output.action.name()) {
             return self.refuse_step(ErrorObject::new(ErrorCode::PermissionDenied, why), now);
         }
+        let uses_bridge = step.output.action.bridge_invocation().is_some();
+        if uses_bridge && self.usable_bridge().is_none() {
+            let why = if self.task.allow_bridge {
+                "no local bridge is connected to the extension, so files and commands on the \
+                 user's computer cannot be reached: carry on without them, or finish with done \
+                 and ask the user to start mimo-bridge"
+            } else {
+                "this task may not use files or commands on the user's computer: the user has \
+                 not allowed it for this task"
+            };
+            return self.refuse_step(ErrorObject::new(ErrorCode::PermissionDenied, why), now);
+        }
         match step.output.action.clone() {
             AgentAction::Done {
                 success,
@@ -448,19 +474,22 @@ impl Conversation {
             AgentAction::ReadPage { from } => return self.read_page(from, now),
             _ => {}
         }
-        let checked = command_for(&step.output.action, &self.attachments).and_then(|command| {
-            // Where the run may go is decided here, before anything is sent.
-            let destination = match &command {
-                Some(
-                    ActionCommand::BrowserNavigate { url } | ActionCommand::BrowserOpenTab { url },
-                ) => Some(url),
-                _ => None,
-            };
-            match destination.and_then(|url| self.domain_refusal(url)) {
-                Some(why) => Err(ErrorObject::new(ErrorCode::PermissionDenied, why)),
-                None => Ok(command),
-            }
-        });
+        let agent_id = agent_id(run.subtask.as_ref().map(|s| s.number));
+        let checked =
+            command_for(&step.output.action, &self.attachments, &agent_id).and_then(|command| {
+                // Where the run may go is decided here, before anything is sent.
+                let destination = match &command {
+                    Some(
+                        ActionCommand::BrowserNavigate { url }
+                        | ActionCommand::BrowserOpenTab { url },
+                    ) => Some(url),
+                    _ => None,
+                };
+                match destination.and_then(|url| self.domain_refusal(url)) {
+                    Some(why) => Err(ErrorObject::new(ErrorCode::PermissionDenied, why)),
+                    None => Ok(command),
+                }
+            });
         let command = match checked {
             Ok(command) => command.expect("not done"),
             Err(error) => return self.refuse_step(error, now),
@@ -472,7 +501,13 @@ impl Conversation {
         // Asked before anything runs for it, the task's tab included.
         if !step.confirmed {
             let rated = self.rate_latest_step();
-            let risky = self.config.confirm_risky && rated.level >= self.config.risk.confirm_at;
+            // The person may let this task's writes, edits and commands run unasked.
+            let confirms = if uses_bridge {
+                self.task.confirm_bridge
+            } else {
+                self.config.confirm_risky
+            };
+            let risky = confirms && rated.level >= self.config.risk.confirm_at;
             if risky || self.task.step_by_step {
                 let observation = run.observation.as_ref();
                 let target = self.latest_target_box();
@@ -709,7 +744,9 @@ impl Conversation {
                 }
                 effects.extend(self.end_step(result));
                 let run = self.run.as_mut().expect("run");
-                if run.tab_open {
+                // Files and commands leave the page as it was: the model sees it as before.
+                let on_page = !matches!(record.command, ActionCommand::BridgeInvoke { .. });
+                if run.tab_open && on_page {
                     run.preparing = Some(Observation {
                         after_step: run.steps.len() as u32,
                         ..Observation::default()
@@ -724,7 +761,9 @@ impl Conversation {
                         Purpose::WaitLoaded,
                     ));
                 } else {
-                    run.observation = None;
+                    if on_page {
+                        run.observation = None;
+                    }
                     effects.extend(self.think(0, now));
                 }
                 effects

@@ -62,6 +62,8 @@ pub enum Input {
     Regenerate,
     /// Make this alternative answer to the latest request the current one.
     SelectAnswer { message_id: String },
+    /// The local bridge's switches: its actions allowed, writes/edits/commands confirmed.
+    SetBridge { allow: bool, confirm: bool },
     /// The person chose an extension for the task.
     SelectClient { client_id: String },
     /// Takeover, resume or stop, from the web app or the extension's overlay.
@@ -440,6 +442,11 @@ impl Task {
             }
             Input::SelectAnswer { message_id } => {
                 work.extend(conversation_work(conversation.select_answer(&message_id)?));
+            }
+            Input::SetBridge { allow, confirm } => {
+                work.extend(conversation_work(
+                    conversation.set_bridge(allow, confirm, now),
+                ));
             }
             Input::SetDomains { allowed, blocked } => {
                 work.extend(conversation_work(

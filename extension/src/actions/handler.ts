@@ -3,6 +3,7 @@
 // checks every action shares.
 import type { ACTION_TRAITS, ActionName, BrowserAction } from "../../../protocol/ts/protocol.ts";
 import type { ServerAccess } from "../artifacts.ts";
+import type { BridgeClient } from "../bridge.ts";
 import type { Debugger } from "../cdp.ts";
 import type { PageDialogs } from "../dialogs.ts";
 import type { NewTabs } from "../task-tabs.ts";
@@ -15,6 +16,8 @@ export type ExecutorDeps = {
   cdp: Debugger;
   dialogs: PageDialogs;
   newTabs: NewTabs;
+  /** The connection to the local bridge, for `bridge_invoke`. */
+  bridge: Pick<BridgeClient, "invoke">;
   server(): Promise<ServerAccess>;
   now(): number;
 };

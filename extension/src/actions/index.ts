@@ -3,6 +3,7 @@
 // compile. What kind of action each one is — page-changing, safe to rerun, its overlay label —
 // is not here but in `ACTION_TRAITS`, generated from protocol/src/action.rs.
 import { browserBack } from "./back.ts";
+import { bridgeInvoke } from "./bridge-invoke.ts";
 import { browserClick } from "./click.ts";
 import { browserClickAt } from "./click-at.ts";
 import { browserCloseTab } from "./close-tab.ts";
@@ -61,4 +62,5 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_drag: browserDrag,
   browser_upload_file: browserUploadFile,
   browser_read_tab: browserReadTab,
+  bridge_invoke: bridgeInvoke,
 };

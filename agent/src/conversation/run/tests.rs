@@ -1197,6 +1197,7 @@ fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
         ],
         groups: Vec::new(),
         active_tab_id: Some(5),
+        bridge: None,
     });
     let (turn, messages) = turn_of(
         &c.answered(|c| {
@@ -2076,7 +2077,8 @@ fn the_skills_of_the_goal_and_page_guide_the_run_and_restrict_its_actions() {
     assert!(!messages.iter().any(|m| m.content.starts_with("<skills>")));
     assert_eq!(
         offered(&effects).len(),
-        mimo_protocol::agent::action_names().len()
+        mimo_protocol::agent::action_names().len() - mimo_protocol::agent::BRIDGE_ACTIONS.len(),
+        "all but the bridge's, as no bridge is connected"
     );
 }
 
@@ -2161,7 +2163,7 @@ fn a_step_too_long_for_the_model_is_asked_again_compacted_and_the_run_goes_on() 
     let mut roomy = bound();
     let (_, whole) = turn_of(&click_in_circles(&mut roomy, 2));
     assert!(!whole.iter().any(|m| m.content.contains("<earlier_steps>")));
-    let fits = prompt::estimate_tokens(&whole, &[prompt::agent_tool(None)]) + 50;
+    let fits = prompt::estimate_tokens(&whole, &[prompt::agent_tool(|_| true)]) + 50;
     let mut c = bound().with_config(RunConfig {
         budget: Budget {
             context_tokens: fits,
@@ -2248,3 +2250,186 @@ fn a_step_still_too_long_after_compacting_ends_the_run_saying_what_to_do() {
 mod answers;
 mod delegation;
 mod fork;
+
+/// The tool result the model is shown last in a call's messages.
+fn last_tool_result(effects: &[Effect]) -> Value {
+    let (_, messages) = turn_of(effects);
+    serde_json::from_str(&messages[messages.len() - 2].content).unwrap()
+}
+
+fn with_bridge(c: &mut Conversation, connected: bool) {
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        bridge: connected.then(|| mimo_protocol::bridge::BridgeInfo {
+            version: "0.1.0".into(),
+            root: "/home/ann/notes".into(),
+            tools: Vec::new(),
+            allow: vec!["ls".into()],
+            strict: true,
+            max_concurrent: 4,
+        }),
+        ..mimo_protocol::BrowserSnapshot::default()
+    });
+}
+
+#[test]
+fn the_bridge_is_offered_only_when_connected_and_allowed_and_a_model_using_it_anyway_is_refused() {
+    let mut c = bound();
+    with_bridge(&mut c, true);
+    let effects = c
+        .answered(|c| c.user_message("sum up notes.md".into(), None, None, 1))
+        .unwrap();
+    assert!(!offered(&effects).iter().any(|a| a == "file_read"));
+    let (turn, messages) = turn_of(&effects);
+    assert!(!messages
+        .iter()
+        .any(|m| m.content.starts_with("<local_files>")));
+    // Not allowed for the task: refused, and nothing is sent.
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "file_read": { "path": "notes.md" } }),
+        )],
+    );
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    let result = last_tool_result(&effects);
+    assert_eq!(result["error"]["code"], "PERMISSION_DENIED", "{result}");
+    assert!(result["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not allowed it"));
+
+    // Allowed, but the bridge went away: still refused, saying so.
+    assert_eq!(
+        events(&c.set_bridge(true, true, 2)),
+        vec![FrontendEvent::BridgeMode {
+            allow: true,
+            confirm: true
+        }]
+    );
+    assert!(c.set_bridge(true, true, 3).is_empty(), "unchanged");
+    with_bridge(&mut c, false);
+    let turn = turn_of(&effects).0;
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "run_command": { "command": "ls" } }),
+        )],
+    );
+    assert!(!offered(&effects).iter().any(|a| a == "run_command"));
+    let result = last_tool_result(&effects);
+    assert_eq!(result["error"]["code"], "PERMISSION_DENIED");
+    assert!(result["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no local bridge is connected"));
+
+    // Connected and allowed: offered, with the folder and what may run.
+    with_bridge(&mut c, true);
+    let turn = turn_of(&effects).0;
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_c",
+            json!({ "file_read": { "path": "notes.md", "limit": 20 } }),
+        )],
+    );
+    let read = submitted(&effects);
+    assert_eq!(
+        read.1,
+        ActionCommand::BridgeInvoke {
+            tool: mimo_protocol::bridge::BridgeTool::Read,
+            args: json!({ "path": "notes.md", "limit": 20 }),
+            agent_id: "main".into(),
+        },
+        "no tab is opened for it, and nothing waits: reading is low risk"
+    );
+    let effects = ok(
+        &mut c,
+        read,
+        json!({ "path": "notes.md", "content": "buy milk\n" }),
+    );
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::SubmitAction { .. })),
+        "no page to prepare after a file step"
+    );
+    for action in mimo_protocol::agent::BRIDGE_ACTIONS {
+        assert!(offered(&effects).iter().any(|a| a == action), "{action}");
+    }
+    let (_, messages) = turn_of(&effects);
+    let note = messages
+        .iter()
+        .find(|m| m.content.starts_with("<local_files>"))
+        .expect("the model is told of the folder");
+    assert!(
+        note.content.contains("\"/home/ann/notes\"")
+            && note.content.contains("only these programs may be run: ls"),
+        "{}",
+        note.content
+    );
+    assert!(messages.iter().any(|m| m.content.contains("buy milk")));
+}
+
+#[test]
+fn bridge_writes_wait_for_confirmation_unless_turned_off_and_its_errors_reach_the_model() {
+    let mut c = bound();
+    with_bridge(&mut c, true);
+    c.set_bridge(true, true, 0);
+    let (turn, _) = turn_of(
+        &c.answered(|c| c.user_message("write a todo file".into(), None, None, 1))
+            .unwrap(),
+    );
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "file_write": { "path": "todo.txt", "content": "milk" } }),
+        )],
+    );
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::ConfirmationRequested(r) if r.risk == mimo_protocol::RiskLevel::High && r.reason == "it writes the file \"todo.txt\" on your computer")));
+    assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
+    let write = submitted(&c.answered(|c| c.confirm(1, approve(), 5)).unwrap());
+    assert!(
+        matches!(&write.1, ActionCommand::BridgeInvoke { tool: mimo_protocol::bridge::BridgeTool::Write, args, .. } if args["content"] == "milk")
+    );
+    // The bridge's refusal is the step's error, as the model sees it.
+    let effects = failed(&mut c, write, "E_PATH");
+    assert_eq!(last_tool_result(&effects)["error"]["code"], "E_PATH");
+
+    // Turned off for the task: commands run unasked.
+    c.set_bridge(true, false, 6);
+    let turn = turn_of(&effects).0;
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "run_command": { "command": "ls -la", "timeout_ms": 1000 } }),
+        )],
+    );
+    let (_, command) = submitted(&effects);
+    assert_eq!(
+        command,
+        ActionCommand::BridgeInvoke {
+            tool: mimo_protocol::bridge::BridgeTool::Bash,
+            args: json!({ "command": "ls -la", "timeoutMs": 1000 }),
+            agent_id: "main".into(),
+        }
+    );
+    assert!(!events(&effects)
+        .iter()
+        .any(|e| matches!(e, FrontendEvent::ConfirmationRequested(_))));
+}

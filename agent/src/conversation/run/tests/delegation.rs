@@ -422,3 +422,39 @@ fn a_restart_while_the_master_answers_asks_it_again_without_running_the_subtasks
     assert_eq!(messages.len(), before.len());
     assert!(messages.last().unwrap().content.contains("12 €"));
 }
+
+#[test]
+fn a_sub_agents_bridge_invocations_are_attributed_to_it() {
+    let mut c = bound();
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        bridge: Some(mimo_protocol::bridge::BridgeInfo {
+            version: "0.1.0".into(),
+            root: "/home/ann/notes".into(),
+            tools: Vec::new(),
+            allow: Vec::new(),
+            strict: false,
+            max_concurrent: 4,
+        }),
+        ..mimo_protocol::BrowserSnapshot::default()
+    });
+    c.set_bridge(true, true, 0);
+    let turn = asked(&mut c, "Sum up my notes");
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![task_call("task_notes", json!({ "goal": "Read notes.md" }))],
+    );
+    let (sub_turn, _) = turn_of(&effects);
+    let read = submitted(&reply(
+        &mut c,
+        &sub_turn,
+        vec![agent_call(
+            "n1",
+            json!({ "file_read": { "path": "notes.md" } }),
+        )],
+    ));
+    assert!(
+        matches!(&read.1, ActionCommand::BridgeInvoke { agent_id, .. } if agent_id == "subtask-1"),
+        "{read:?}"
+    );
+}

@@ -1,0 +1,294 @@
+// The local bridge end to end: the real `mimo-bridge` binary serving a temporary folder, the real
+// extension in Chromium connected to it (address and secret typed into its options page), the
+// worker in workerd, and the scripted model using files and commands through it. Each tool, each
+// refusal (a path escaping through a symlink, a command strict mode forbids, a timeout, the
+// concurrency limit), a write that waits for the person's confirmation, and the audit on both
+// sides. The bridge runs with --max-concurrent 1, so a client of the test's own holding the one
+// slot (a `cat` of a named pipe) makes the task's invocation busy, deterministically.
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import WebSocket from "ws";
+import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
+import { api, newTask, WebClient } from "../support/clients.ts";
+import { ROOT } from "../support/mimo.ts";
+import { agentStep } from "../support/shopper.ts";
+import { startHarness } from "./harness.ts";
+import type { Harness } from "./harness.ts";
+
+type Output = Extract<FrontendEvent, { type: "structuredOutput" }>;
+type ToolUsed = Extract<FrontendEvent, { type: "toolUsed" }>;
+type Confirmation = Extract<FrontendEvent, { type: "confirmationRequested" }>;
+
+const SECRET = "a-test-secret-of-the-bridge-0123456789";
+
+/** The bridge binary, built now (cargo's target folder may be anywhere: CARGO_TARGET_DIR). */
+function bridgeBinary(): string {
+  execFileSync("cargo", ["build", "-q", "-p", "mimo-bridge"], { cwd: ROOT, stdio: "inherit" });
+  const metadata = JSON.parse(execFileSync("cargo", ["metadata", "--format-version", "1", "--no-deps"], { cwd: ROOT, encoding: "utf8" })) as { target_directory: string };
+  return path.join(metadata.target_directory, "debug", "mimo-bridge");
+}
+
+type Bridge = { url: string; root: string; outside: string; audit: string; process: ChildProcess };
+
+async function startBridge(dir: string): Promise<Bridge> {
+  const root = path.join(dir, "shared");
+  const outside = path.join(dir, "outside");
+  await mkdir(root);
+  await mkdir(outside);
+  await writeFile(path.join(root, "notes.md"), "buy milk\nbuy eggs\n");
+  await writeFile(path.join(outside, "secret.txt"), "the diary\n");
+  // A link inside the root to a folder outside it: reading through it is an escape.
+  await symlink(outside, path.join(root, "elsewhere"));
+  execFileSync("mkfifo", [path.join(root, "hold")]);
+  await writeFile(path.join(dir, "secret"), SECRET);
+  const audit = path.join(dir, "audit.jsonl");
+  const args = ["--root", root, "--port", "0", "--secret-file", path.join(dir, "secret"), "--audit", audit, "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
+  const child = spawn(bridgeBinary(), args, { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      const found = / on (ws:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (found) resolve(found[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`mimo-bridge exited with ${code}: ${out}`)));
+  });
+  return { url, root, outside, audit, process: child };
+}
+
+let h: Harness;
+let dir: string;
+let bridge: Bridge;
+
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "mimo-bridge-test-"));
+  bridge = await startBridge(dir);
+  h = await startHarness();
+  // The person pastes what mimo-bridge printed into the extension's options.
+  await h.options.locator("#bridge-url").fill(bridge.url);
+  await h.options.locator("#bridge-secret").fill(SECRET);
+  await h.options.locator("#bridge-save").click();
+  await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 15_000 });
+  assert.match(await h.options.locator("#bridge-status").innerText(), /Connected to the bridge serving .*shared/);
+});
+
+after(async () => {
+  await h?.close();
+  bridge?.process.kill();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+/** A task whose web socket has seen its browser with the bridge, its switches set as given. */
+async function task(allow: boolean, confirm: boolean): Promise<{ taskId: string; web: WebClient }> {
+  const taskId = await newTask(h.mimo);
+  const web = await WebClient.connect(h.mimo, taskId);
+  await web.waitFor((e) => e.type === "snapshotSync" && e.snapshot.bridge !== undefined, "the browser's snapshot with its bridge", 15_000);
+  if (allow || !confirm) {
+    web.send({ type: "set_bridge", allow, confirm });
+    await web.waitFor((e) => e.type === "bridgeMode" && e.allow === allow && e.confirm === confirm, "the bridge switches", 5_000);
+  }
+  return { taskId, web };
+}
+
+async function outcome(web: WebClient): Promise<Output> {
+  return (await web.waitFor((e) => e.type === "structuredOutput", "the task's outcome", 60_000)) as Output & EventEnvelope;
+}
+
+/** The step's end as the web app saw it. */
+function ended(web: WebClient, step: number): ToolUsed {
+  const found = web.received.find((e): e is ToolUsed & EventEnvelope => e.type === "toolUsed" && e.phase === "end" && e.step === step);
+  assert.ok(found, `step ${step} ended`);
+  return found;
+}
+
+/** What the model was sent in the call that followed the step: its tool result is in it. */
+function modelSaw(text: string): void {
+  const requests = h.mimo.llm.requests().map((r) => JSON.stringify(r.body));
+  assert.ok(
+    requests.some((body) => body.includes(text)),
+    `no model call was shown ${text}`,
+  );
+}
+
+async function bridgeAudit(): Promise<Array<{ tool: string; sessionId: string; agentId: string; ok: boolean; error?: string; args: Record<string, unknown> }>> {
+  return (await readFile(bridge.audit, "utf8"))
+    .trim()
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l));
+}
+
+describe("files and commands through the local bridge", () => {
+  it("reads a file, and writes one only once the person confirmed it", { timeout: 90_000 }, async () => {
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_read: { path: "notes.md" } }, "Reading the notes."),
+      agentStep({ file_write: { path: "lists/todo.txt", content: "milk\neggs\n" } }, "Notes read."),
+      agentStep({ done: { success: true, text: "Wrote lists/todo.txt." } }, "Written."),
+    ]);
+    const { taskId, web } = await task(true, true);
+    web.send({ type: "user_message", content: "Make a todo list from my notes.md" });
+    const asked = (await web.waitFor((e) => e.type === "confirmationRequested", "the write's confirmation", 60_000)) as Confirmation & EventEnvelope;
+    assert.equal(asked.risk, "high");
+    assert.match(asked.reason, /writes the file "lists\/todo.txt" on your computer/);
+    await assert.rejects(readFile(path.join(bridge.root, "lists/todo.txt")), "nothing is written before the person confirms");
+    // The read went through the bridge, and the model was shown the file.
+    assert.equal(ended(web, 1).result?.ok, true);
+    modelSaw("buy eggs");
+    const offered = JSON.stringify(h.mimo.llm.requests()[0]!.body);
+    assert.ok(offered.includes("file_write") && offered.includes("<local_files>"), "the bridge's actions and folder are offered");
+
+    web.send({ type: "confirm", step: asked.step, approve: true });
+    const done = await outcome(web);
+    assert.equal(done.status, "ok", JSON.stringify(done));
+    assert.equal(await readFile(path.join(bridge.root, "lists/todo.txt"), "utf8"), "milk\neggs\n");
+    assert.deepEqual((ended(web, 2).result?.result as { created?: boolean }).created, true);
+
+    // Audited on both sides, attributed to the task and its agent.
+    const lines = (await bridgeAudit()).filter((l) => l.sessionId === taskId);
+    assert.deepEqual(
+      lines.map((l) => [l.tool, l.agentId, l.ok]),
+      [
+        ["read", "main", true],
+        ["write", "main", true],
+      ],
+    );
+    const audit = (await (await api(h.mimo, `/api/task/${taskId}/audit.jsonl`)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { taskId: string; agentId: string; action: { type: string; params: { path?: string } }; confirmation?: { approved?: boolean } });
+    assert.deepEqual(
+      audit.map((r) => [r.taskId, r.agentId, r.action.type, r.action.params.path ?? null, r.confirmation?.approved ?? null]),
+      [
+        [taskId, "main", "file_read", "notes.md", null],
+        [taskId, "main", "file_write", "lists/todo.txt", true],
+        [taskId, "main", "done", null, null],
+      ],
+    );
+    web.close();
+  });
+
+  it("edits a file and runs an allowed command without asking when the person turned confirmations off", { timeout: 90_000 }, async () => {
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_edit: { path: "notes.md", old: "buy eggs", new: "buy bread" } }, "Editing."),
+      agentStep({ run_command: { command: "cat notes.md" } }, "Edited."),
+      agentStep({ done: { success: true, text: "Done." } }, "Checked."),
+    ]);
+    const { web } = await task(true, false);
+    web.send({ type: "user_message", content: "Replace eggs by bread in notes.md and show it" });
+    const done = await outcome(web);
+    assert.equal(done.status, "ok", JSON.stringify(done));
+    assert.ok(!web.received.some((e) => e.type === "confirmationRequested"));
+    assert.equal(await readFile(path.join(bridge.root, "notes.md"), "utf8"), "buy milk\nbuy bread\n");
+    assert.deepEqual(ended(web, 2).result?.result, { exitCode: 0, stdout: "buy milk\nbuy bread\n", stderr: "", truncated: false });
+    modelSaw("buy bread");
+    web.close();
+  });
+
+  it("refuses a path escaping through a symlink, a command strict mode forbids and a command over its time, each told to the model", { timeout: 90_000 }, async () => {
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_read: { path: "elsewhere/secret.txt" } }, "Reading."),
+      agentStep({ run_command: { command: "rm notes.md" } }, "Refused."),
+      agentStep({ run_command: { command: "sleep 5", timeout_ms: 300 } }, "Refused again."),
+      agentStep({ done: { success: false, text: "Could not." } }, "Timed out."),
+    ]);
+    const { web } = await task(true, false);
+    web.send({ type: "user_message", content: "Try things" });
+    const done = await outcome(web);
+    assert.equal(done.status, "partial", JSON.stringify(done));
+    const codes = [1, 2, 3].map((step) => ended(web, step).result?.error?.code);
+    assert.deepEqual(codes, ["E_PATH", "E_CMD", "E_TIMEOUT"]);
+    for (const code of codes) modelSaw(`\\"code\\":\\"${code}\\"`);
+    assert.ok(!JSON.stringify(h.mimo.llm.requests().map((r) => r.body)).includes("the diary"), "nothing outside the root was read");
+    assert.equal(await readFile(path.join(bridge.root, "notes.md"), "utf8"), "buy milk\nbuy bread\n");
+    web.close();
+  });
+
+  it("is busy while the bridge's one slot is taken, and says so to the model", { timeout: 90_000 }, async () => {
+    // A client of the test's own holds the only slot: `cat` waits on the named pipe.
+    const holder = new WebSocket(bridge.url);
+    await new Promise((resolve, reject) => holder.once("open", resolve).once("error", reject));
+    const frames: Array<{ type: string; id?: string }> = [];
+    holder.on("message", (data) => frames.push(JSON.parse(String(data))));
+    holder.send(JSON.stringify({ type: "hello", secret: SECRET }));
+    holder.send(JSON.stringify({ type: "invoke", id: "hold", tool: "bash", args: { command: "cat hold" }, sessionId: "test", agentId: "holder" }));
+    const deadline = Date.now() + 10_000;
+    while (!frames.some((f) => f.type === "invoke.started")) {
+      assert.ok(Date.now() < deadline, "the holder's command started");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_read: { path: "notes.md" } }, "Reading."),
+      agentStep({ done: { success: false, text: "The bridge is busy." } }, "Busy."),
+    ]);
+    const { web } = await task(true, true);
+    web.send({ type: "user_message", content: "Read my notes" });
+    const done = await outcome(web);
+    assert.equal(done.status, "partial", JSON.stringify(done));
+    assert.equal(ended(web, 1).result?.error?.code, "E_BUSY");
+    modelSaw('\\"code\\":\\"E_BUSY\\"');
+    await writeFile(path.join(bridge.root, "hold"), "released\n");
+    holder.close();
+  });
+
+  it("is allowed in the web app's panel, which shows the bridge, and a write is confirmed there", { timeout: 90_000 }, async () => {
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_write: { path: "from-app.txt", content: "hello\n" } }, "Writing."),
+      agentStep({ done: { success: true, text: "Wrote it." } }, "Written."),
+    ]);
+    const app = await h.context.newPage();
+    await app.goto(h.mimo.url);
+    await app.getByTestId("token-input").or(app.getByTestId("new-task")).first().waitFor();
+    if (await app.getByTestId("token-input").isVisible()) {
+      await app.getByTestId("token-input").fill(h.mimo.token);
+      await app.getByTestId("token-submit").click();
+    }
+    await app.getByTestId("new-task").click();
+    await app.waitForURL(/#\/task\//);
+    const panel = app.getByTestId("bridge-panel");
+    await panel.getByText(`Connected: ${bridge.root}`).waitFor({ timeout: 15_000 });
+    assert.equal(await app.getByTestId("bridge-allow").isChecked(), false, "off for a new task");
+    assert.equal(await app.getByTestId("bridge-confirm").isChecked(), true, "writes confirmed by default");
+    await app.getByTestId("bridge-allow").check();
+    await app.getByTestId("composer").fill("Write hello into from-app.txt");
+    await app.getByTestId("send").click();
+    const card = app.getByTestId("confirmation");
+    await card.waitFor({ timeout: 60_000 });
+    assert.match(await card.innerText(), /needs your confirmation: write the file “from-app.txt” on this computer[\s\S]*writes the file "from-app.txt" on your computer/);
+    await assert.rejects(readFile(path.join(bridge.root, "from-app.txt")));
+    await app.getByTestId("confirm-step").click();
+    for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      const written = await readFile(path.join(bridge.root, "from-app.txt"), "utf8").catch(() => null);
+      if (written !== null) {
+        assert.equal(written, "hello\n");
+        break;
+      }
+      assert.ok(Date.now() < deadline, "the file was written once confirmed");
+    }
+    await app.close();
+  });
+
+  it("offers nothing and runs nothing on the computer for a task that was not allowed", { timeout: 90_000 }, async () => {
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_read: { path: "notes.md" } }, "Reading."),
+      agentStep({ done: { success: false, text: "Not allowed." } }, "Refused."),
+    ]);
+    const { taskId, web } = await task(false, true);
+    web.send({ type: "user_message", content: "Read my notes" });
+    await outcome(web);
+    assert.equal(ended(web, 1).result?.error?.code, "PERMISSION_DENIED");
+    assert.ok(!JSON.stringify(h.mimo.llm.requests()[0]!.body).includes("file_read"), "not offered");
+    assert.ok(!(await bridgeAudit()).some((l) => l.sessionId === taskId), "the bridge never heard of it");
+    web.close();
+  });
+});
