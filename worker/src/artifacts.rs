@@ -143,8 +143,9 @@ pub async fn lookup(
     })
 }
 
-/// A refused upload's body up to this size is read before answering.
-const DRAIN_LIMIT_BYTES: u64 = 256 * 1024;
+/// A refused upload's body up to this size is read before answering (and an API request's
+/// body up to it is read before routing).
+pub(crate) const DRAIN_LIMIT_BYTES: u64 = 256 * 1024;
 
 /// `PUT /artifacts/upload/…` and `GET /artifacts/download/…` (and any other method on them).
 pub async fn signed(mut req: Request, env: &Env) -> Result<Response> {

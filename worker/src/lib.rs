@@ -92,6 +92,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     if !(path.starts_with("/api/") || path.starts_with("/ws/")) {
         return env.assets("ASSETS")?.fetch_request(req).await;
     }
+    let req = with_body_read(req).await?;
     let client = auth::client_address(&req);
     if let Some(refused) = auth::refuse_if_blocked(&client) {
         return refused;
@@ -339,6 +340,28 @@ async fn new_task(env: &Env) -> Result<Response> {
         Ok(_) => Response::from_json(&NewTask { task_id }),
         Err(failure) => failure.respond(),
     }
+}
+
+/// The request with its (small) body read before it is routed. A route that answers before
+/// reading the body — a refusal — makes workerd close the connection after the answer without
+/// saying so, and a client that keeps connections alive sends its next request into the closed
+/// socket (undici's "fetch failed"). API bodies are small JSON: read whole here, each route
+/// gets the body as sent. Larger ones stream, as signed uploads do (`artifacts::signed`).
+async fn with_body_read(mut req: Request) -> Result<Request> {
+    let declared = req
+        .headers()
+        .get("content-length")?
+        .and_then(|l| l.parse::<u64>().ok());
+    let small = declared.is_some_and(|l| l > 0 && l <= artifacts::DRAIN_LIMIT_BYTES);
+    if matches!(req.method(), Method::Get | Method::Head) || !small {
+        return Ok(req);
+    }
+    let body = req.bytes().await?;
+    let mut init = RequestInit::new();
+    init.with_method(req.method())
+        .with_headers(req.headers().clone())
+        .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    Request::new_with_init(req.url()?.as_str(), &init)
 }
 
 /// `POST /api/task/{id}/fork {messageId}`: a new task whose history is this one's up to that
