@@ -319,7 +319,36 @@ pub struct Delegation {
     pub started: u32,
 }
 
+impl Delegation {
+    /// Call `tool_call_id` is answered with `result`: the master sees it on its next call.
+    pub fn answered(&mut self, tool_call_id: &str, result: &mimo_protocol::BrowserTaskResult) {
+        self.pending.retain(|c| c.id != tool_call_id);
+        self.transcript.push(llm::ChatMessage::tool_result(
+            tool_call_id,
+            serde_json::to_string(result).unwrap_or_default(),
+        ));
+    }
+}
+
 impl AgentRun {
+    /// A sub-agent's close: how it ended, with the steps it took and the page it ended on.
+    pub fn close(
+        &self,
+        status: mimo_protocol::SubtaskStatus,
+        summary: String,
+        data: Option<serde_json::Value>,
+        error: Option<mimo_protocol::ErrorObject>,
+    ) -> mimo_protocol::BrowserTaskResult {
+        mimo_protocol::BrowserTaskResult {
+            status,
+            summary,
+            data,
+            steps: self.steps.len() as u32,
+            url: self.observation.as_ref().map(|o| o.url.clone()),
+            error,
+        }
+    }
+
     /// A run toward the message at `goal_position`, before its first step.
     pub fn new(goal_position: u32) -> Self {
         AgentRun {

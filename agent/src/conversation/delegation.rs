@@ -195,11 +195,7 @@ impl Conversation {
             return Vec::new();
         };
         let mut delegation = run.delegation.take().unwrap_or_default();
-        delegation.pending.retain(|c| c.id != subtask.tool_call_id);
-        delegation.transcript.push(llm::ChatMessage::tool_result(
-            subtask.tool_call_id.clone(),
-            serde_json::to_string(&result).unwrap_or_default(),
-        ));
+        delegation.answered(&subtask.tool_call_id, &result);
         let mut effects = vec![
             Effect::SaveRun,
             Effect::Emit(FrontendEvent::SubtaskFinished {
@@ -221,20 +217,15 @@ impl Conversation {
         let Some(subtask) = run.subtask.clone() else {
             return Vec::new();
         };
-        let result = BrowserTaskResult {
-            status: SubtaskStatus::Stopped,
-            summary: "Stopped by the person.".into(),
-            data: None,
-            steps: run.steps.len() as u32,
-            url: run.observation.as_ref().map(|o| o.url.clone()),
-            error: None,
-        };
+        let result = run.close(
+            SubtaskStatus::Stopped,
+            "Stopped by the person.".into(),
+            None,
+            None,
+        );
         if let Some(delegation) = run.delegation.as_mut() {
+            delegation.answered(&subtask.tool_call_id, &result);
             delegation.pending.clear();
-            delegation.transcript.push(llm::ChatMessage::tool_result(
-                subtask.tool_call_id.clone(),
-                serde_json::to_string(&result).unwrap_or_default(),
-            ));
         }
         vec![Effect::Emit(FrontendEvent::SubtaskFinished {
             subtask: subtask.number,

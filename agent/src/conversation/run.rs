@@ -13,9 +13,7 @@
 use std::collections::BTreeMap;
 
 use mimo_protocol::action::{BoundingBox, DomIndexResult, ReadabilityResult, ScreenshotResult};
-use mimo_protocol::agent::{
-    BrowserTaskResult, SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME,
-};
+use mimo_protocol::agent::{SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME};
 use mimo_protocol::bridge::agent_id;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
@@ -1200,21 +1198,16 @@ impl Conversation {
         } = answer;
         if self.run.as_ref().is_some_and(|r| r.subtask.is_some()) {
             let run = self.run.as_ref().expect("run");
-            let result = BrowserTaskResult {
-                status: if success && invalid.is_none() {
-                    SubtaskStatus::Succeeded
-                } else {
-                    SubtaskStatus::Failed
-                },
-                summary: match invalid {
-                    Some(why) => format!("{text}\n({why})"),
-                    None => text,
-                },
-                data,
-                steps: run.steps.len() as u32,
-                url: run.observation.as_ref().map(|o| o.url.clone()),
-                error: None,
+            let status = if success && invalid.is_none() {
+                SubtaskStatus::Succeeded
+            } else {
+                SubtaskStatus::Failed
             };
+            let summary = match invalid {
+                Some(why) => format!("{text}\n({why})"),
+                None => text,
+            };
+            let result = run.close(status, summary, data, None);
             return self.subtask_closed(result, now);
         }
         let price = self.config.price;
@@ -1278,14 +1271,8 @@ impl Conversation {
         if let Some(run) = self.run.as_ref().filter(|r| r.subtask.is_some()) {
             // A sub-agent's failure is the master's to handle: it hears what the steps did.
             let done: Vec<String> = run.steps.iter().map(prompt::step_line).collect();
-            let result = BrowserTaskResult {
-                status: SubtaskStatus::Failed,
-                summary: prompt::cut(&done.join("\n"), 4_000),
-                data: None,
-                steps: run.steps.len() as u32,
-                url: run.observation.as_ref().map(|o| o.url.clone()),
-                error: Some(error),
-            };
+            let summary = prompt::cut(&done.join("\n"), 4_000);
+            let result = run.close(SubtaskStatus::Failed, summary, None, Some(error));
             effects.extend(self.subtask_closed(result, now));
             return effects;
         }
