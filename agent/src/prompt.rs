@@ -79,10 +79,15 @@ pub fn browser_task_tool() -> llm::ToolSpec {
     }
 }
 
-/// The model's view of a plain conversation: the system prompt, then the stored chat in order,
-/// its oldest messages left out (and the model told how many) while it does not fit
-/// `budget`. The latest message always stays.
-pub fn chat_messages(history: &[ChatMessage], budget: Budget) -> Vec<llm::ChatMessage> {
+/// The model's view of a plain conversation: the system prompt, the summary of the conversation
+/// before `history` if it was compacted, then `history` in order, its oldest messages left out
+/// (and the model told how many) while it does not fit `budget`. The latest message always
+/// stays.
+pub fn chat_messages(
+    summary: Option<&str>,
+    history: &[ChatMessage],
+    budget: Budget,
+) -> Vec<llm::ChatMessage> {
     let mut dropped = 0;
     loop {
         let omitted = (dropped > 0).then(|| {
@@ -92,6 +97,7 @@ pub fn chat_messages(history: &[ChatMessage], budget: Budget) -> Vec<llm::ChatMe
         });
         let messages: Vec<llm::ChatMessage> =
             std::iter::once(llm::ChatMessage::system(SYSTEM_PROMPT))
+                .chain(summary.map(summary_message))
                 .chain(omitted)
                 .chain(history[dropped..].iter().map(chat_message))
                 .collect();
@@ -101,6 +107,25 @@ pub fn chat_messages(history: &[ChatMessage], budget: Budget) -> Vec<llm::ChatMe
         }
         dropped += 1;
     }
+}
+
+/// A compacted conversation's summary, where its messages were.
+fn summary_message(summary: &str) -> llm::ChatMessage {
+    llm::ChatMessage::system(format!(
+        "<conversation_summary>\nThe earlier part of this conversation, summarized when it \
+         grew too long (the messages after this follow it):\n{summary}\n</conversation_summary>"
+    ))
+}
+
+/// A budget nothing exceeds: a prompt built with it is not compacted.
+pub const UNLIMITED: Budget = Budget {
+    context_tokens: usize::MAX,
+    text_limit: usize::MAX,
+};
+
+/// What chat messages take of the context, as [`estimate_tokens`] counts.
+pub fn chat_tokens<'a>(messages: impl Iterator<Item = &'a ChatMessage>) -> usize {
+    estimate_tokens(&messages.map(chat_message).collect::<Vec<_>>(), &[])
 }
 
 fn chat_message(m: &ChatMessage) -> llm::ChatMessage {
@@ -128,10 +153,56 @@ pub fn title_messages(first: &ChatMessage, answer: &ChatMessage) -> Vec<llm::Cha
     ]
 }
 
+/// What the model is asked when a long conversation is compacted. The scripted LLM server
+/// (`tests/llm-server/`) tells a summary request by these opening words.
+pub const SUMMARY_PROMPT: &str = "Summarize this conversation for your own later use: it is too \
+long to keep whole, and from now on you will see your summary in place of these messages. Keep \
+what the person asked for and still wants, the facts, names, numbers, links and decisions, what \
+was done in their browser and what it found, and what is still open. Fold the earlier summary, \
+if there is one, into the new one. Write plain prose or short lines, at most 300 words, in the \
+language of the conversation, and nothing else.";
+
+/// The longest a message is quoted in a summary request, in characters.
+const SUMMARY_MESSAGE_CHARS: usize = 4_000;
+
+/// The model call that compacts a conversation: the earlier summary, if any, then the
+/// messages it now covers as a transcript, each cut short so the call fits `budget`.
+pub fn summary_messages(
+    earlier: Option<&str>,
+    messages: &[ChatMessage],
+    budget: Budget,
+) -> Vec<llm::ChatMessage> {
+    // About three characters a token (as `estimate_tokens` counts), less the instructions.
+    let room = (budget.context_tokens * 3).saturating_sub(SUMMARY_PROMPT.len() + 2_000);
+    let each = (room / messages.len().max(1)).clamp(200, SUMMARY_MESSAGE_CHARS);
+    let mut transcript = String::new();
+    if let Some(earlier) = earlier {
+        transcript.push_str(&format!(
+            "<earlier_summary>\n{}\n</earlier_summary>\n",
+            cut(earlier, SUMMARY_MESSAGE_CHARS)
+        ));
+    }
+    transcript.push_str("<conversation>\n");
+    for m in messages {
+        let who = match m.role {
+            ChatRole::User => "person",
+            ChatRole::Assistant => "you",
+        };
+        transcript.push_str(&format!("[{who}] {}\n", cut(&m.content, each)));
+    }
+    transcript.push_str("</conversation>");
+    vec![
+        llm::ChatMessage::system(SUMMARY_PROMPT),
+        llm::ChatMessage::user(transcript),
+    ]
+}
+
 /// A run as the prompt needs it.
 #[derive(Debug, Clone, Copy)]
 pub struct RunView<'a> {
-    /// The chat up to and including the message that started the run.
+    /// The summary of the conversation before `chat`, if it was compacted.
+    pub summary: Option<&'a str>,
+    /// The chat up to and including the message that started the run (after the summary).
     pub chat: &'a [ChatMessage],
     pub steps: &'a [Step],
     pub observation: Option<&'a Observation>,
@@ -227,6 +298,7 @@ impl Shape {
         system.push_str("\n\n");
         system.push_str(BROWSER_SECTIONS);
         let mut messages = vec![llm::ChatMessage::system(system)];
+        messages.extend(view.summary.map(summary_message));
         let chat = &view.chat[self.dropped_chat.min(view.chat.len().saturating_sub(1))..];
         if let Some((goal, earlier)) = chat.split_last() {
             messages.extend(earlier.iter().map(chat_message));
@@ -736,6 +808,7 @@ mod tests {
         observation: &'a Observation,
     ) -> RunView<'a> {
         RunView {
+            summary: None,
             chat,
             steps,
             observation: Some(observation),
@@ -752,6 +825,7 @@ mod tests {
         let obs = observation(100, 100);
         let messages = run_messages(
             RunView {
+                summary: None,
                 chat: &goal,
                 steps: &steps,
                 observation: Some(&obs),
@@ -911,13 +985,13 @@ mod tests {
         let history: Vec<ChatMessage> = (0..20)
             .map(|i| chat(&format!("message {i} {}", "x".repeat(3_000))))
             .collect();
-        let whole = chat_messages(&history, Budget::default());
+        let whole = chat_messages(None, &history, Budget::default());
         assert_eq!(whole.len(), 21, "it fits: nothing is left out");
         let budget = Budget {
             context_tokens: 5_000,
             ..Budget::default()
         };
-        let fitted = chat_messages(&history, budget);
+        let fitted = chat_messages(None, &history, budget);
         assert!(estimate_tokens(&fitted, &[]) <= 5_000);
         assert!(fitted[1]
             .content
@@ -930,8 +1004,54 @@ mod tests {
         assert_eq!(left_out + fitted.len() - 2, 20, "{left_out} said left out");
         assert!(fitted.last().unwrap().content.starts_with("message 19 "));
         // The latest message stays, however small the budget.
-        let tiny = chat_messages(&history, Budget::default().compacted(20));
+        let tiny = chat_messages(None, &history, Budget::default().compacted(20));
         assert!(tiny.last().unwrap().content.starts_with("message 19 "));
+    }
+
+    #[test]
+    fn a_summary_stands_before_the_chat_it_precedes_in_chat_and_run_prompts() {
+        let history = [chat("and the second one?")];
+        let said = chat_messages(
+            Some("They asked for two mugs."),
+            &history,
+            Budget::default(),
+        );
+        assert_eq!(said.len(), 3);
+        assert_eq!(said[1].role, llm::Role::System);
+        assert!(said[1].content.starts_with("<conversation_summary>"));
+        assert!(said[1].content.contains("They asked for two mugs."));
+        let steps = [];
+        let obs = observation(10, 10);
+        let run = run_messages(
+            RunView {
+                summary: Some("They asked for two mugs."),
+                ..view(&history, &steps, &obs)
+            },
+            Budget::default(),
+        );
+        assert_eq!(
+            run[1].content, said[1].content,
+            "the same summary, where the chat was"
+        );
+        assert!(run[2].content.contains("<goal>\nand the second one?"));
+    }
+
+    #[test]
+    fn a_summary_request_quotes_the_conversation_within_its_budget() {
+        let history: Vec<ChatMessage> = (0..10)
+            .map(|i| chat(&format!("message {i} {}", "x".repeat(9_000))))
+            .collect();
+        let budget = Budget {
+            context_tokens: 6_000,
+            ..Budget::default()
+        };
+        let asked = summary_messages(Some("Before: a greeting."), &history, budget);
+        assert_eq!(asked[0].content, SUMMARY_PROMPT);
+        assert!(asked[1]
+            .content
+            .starts_with("<earlier_summary>\nBefore: a greeting.\n</earlier_summary>"));
+        assert!(asked[1].content.contains("[person] message 9 "));
+        assert!(estimate_tokens(&asked, &[]) <= budget.context_tokens);
     }
 
     #[test]
@@ -952,7 +1072,7 @@ mod tests {
 
     #[test]
     fn the_chat_prompt_offers_plain_answers() {
-        let messages = chat_messages(&[chat("hello")], Budget::default());
+        let messages = chat_messages(None, &[chat("hello")], Budget::default());
         assert_eq!(messages[0].role, llm::Role::System);
         assert!(messages[0].content.contains("plain text"));
         assert_eq!(messages[1].content, "hello");

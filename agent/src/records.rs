@@ -55,6 +55,19 @@ pub struct StoredMessage {
     pub message: ChatMessage,
 }
 
+/// A long chat compacted (seed 004 §5 "compaction summary"): the model's summary of the
+/// conversation up to and including position `up_to`, which later prompts carry in place of
+/// those messages. Each compaction is kept; the latest one is used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatSummary {
+    pub up_to: u32,
+    pub text: String,
+    /// How many messages it stands for, those of the summary before it included.
+    pub messages: u32,
+    pub created_at: u64,
+}
+
 /// How much context a run may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {

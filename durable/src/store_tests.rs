@@ -5,7 +5,7 @@
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::credentials::Principal;
-use mimo_agent::records::{AgentRun, StoredMessage, TaskRecord};
+use mimo_agent::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use mimo_agent::task_index::{IndexEntry, ListQuery};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::{
@@ -211,6 +211,29 @@ fn the_run_and_the_snapshot_read_back_and_clear_forgets_everything() {
     assert!(store.load_messages().unwrap().is_empty());
     assert_eq!(store.last_seq().unwrap(), 0);
     assert_eq!(store.load_snapshot().unwrap(), None);
+}
+
+#[wasm_bindgen_test]
+fn compactions_are_all_kept_and_the_one_reaching_furthest_is_used() {
+    let sql = NodeSql::open();
+    let store = TaskStore::open(sql.clone()).unwrap();
+    assert_eq!(store.load_summary().unwrap(), None);
+    let summary = |up_to: u32, text: &str| ChatSummary {
+        up_to,
+        text: text.to_owned(),
+        messages: up_to + 1,
+        created_at: u64::from(up_to) * 10,
+    };
+    store.save_summary(&summary(9, "the second")).unwrap();
+    store.save_summary(&summary(3, "the first")).unwrap();
+    assert_eq!(
+        store.load_summary().unwrap(),
+        Some(summary(9, "the second"))
+    );
+    let rows: Vec<serde_json::Value> = sql.rows("SELECT up_to FROM summaries", vec![]).unwrap();
+    assert_eq!(rows.len(), 2, "the earlier one is kept as a record");
+    store.clear().unwrap();
+    assert_eq!(store.load_summary().unwrap(), None);
 }
 
 #[wasm_bindgen_test]

@@ -107,13 +107,14 @@ fn load(
     secrets: &SecretStore,
 ) -> Result<Stored> {
     let task = store.load_task()?;
-    let messages = match task {
-        Some(_) => store.load_messages()?,
-        None => Vec::new(),
+    let (messages, summary) = match task {
+        Some(_) => (store.load_messages()?, store.load_summary()?),
+        None => (Vec::new(), None),
     };
     Ok(Stored {
         task,
         messages,
+        summary,
         run: store.load_run()?,
         actions: action_store.load()?,
         attachments: artifacts.attachments()?,
@@ -517,10 +518,13 @@ impl TaskCoordinator {
     async fn effect(&self, effect: Effect) -> Result<Followup> {
         match effect {
             Effect::CallLlm(call) => Ok(Followup::Effects(self.call_llm(call).await?)),
-            Effect::SuggestTitle { messages } => Ok(match self.suggest_title(&messages).await {
-                Some(title) => Followup::Input(Box::new(Input::TitleSuggested(title))),
-                None => Followup::Nothing,
-            }),
+            Effect::AskModel { purpose, messages } => {
+                let text = self.ask_model(&messages).await;
+                Ok(Followup::Input(Box::new(Input::ModelAnswered {
+                    purpose,
+                    text,
+                })))
+            }
             Effect::Bind { client_id, purpose } => {
                 let Some(task_id) = self.task_id() else {
                     return Ok(Followup::Nothing);
@@ -620,6 +624,7 @@ impl TaskCoordinator {
             }
             Effect::Show(event) => self.broadcast(&self.envelope(event)),
             Effect::SaveMessage(message) => self.store.save_message(&message)?,
+            Effect::SaveSummary(summary) => self.store.save_summary(&summary)?,
             Effect::SaveRun(run) => self.store.save_run(run.as_ref())?,
             Effect::SaveAction(record) => self.action_store.save(&record)?,
             Effect::SaveSnapshot(push) => {
@@ -700,9 +705,10 @@ impl TaskCoordinator {
         }
     }
 
-    /// The text of the model's answer to a title request, offering no tools; `None` when the
-    /// call failed (the title stays, and nobody is told: it is not part of the task).
-    async fn suggest_title(&self, messages: &[llm::ChatMessage]) -> Option<String> {
+    /// The text of the model's answer to a call beside the conversation (a title, a summary),
+    /// offering no tools; `None` when the call failed (nobody is told: it is not a step of the
+    /// task).
+    async fn ask_model(&self, messages: &[llm::ChatMessage]) -> Option<String> {
         let config = self.task.borrow().config().llm.clone().ok()?;
         let mut text = String::new();
         let mut done = false;
@@ -712,7 +718,7 @@ impl TaskCoordinator {
                 llm::LlmEvent::Done { .. } => done = true,
                 llm::LlmEvent::Error(error) => {
                     console_warn!(
-                        "task {}: no title from the model: {error}",
+                        "task {}: no answer from the model beside the chat: {error}",
                         self.task_label()
                     )
                 }

@@ -1,6 +1,6 @@
 //! The task coordinator's SQLite: task row, messages, append-only event log, snapshot.
 
-use mimo_agent::records::{AgentRun, StoredMessage, TaskRecord};
+use mimo_agent::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
@@ -43,6 +43,12 @@ CREATE TABLE IF NOT EXISTS snapshot (
 CREATE TABLE IF NOT EXISTS agent_run (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    up_to INTEGER PRIMARY KEY,
+    text TEXT NOT NULL,
+    messages INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
 );";
 
 #[derive(Deserialize)]
@@ -87,6 +93,14 @@ struct MessageRow {
     version: Option<u32>,
     #[serde(default)]
     superseded: u8,
+}
+
+#[derive(Deserialize)]
+struct SummaryRow {
+    up_to: u32,
+    text: String,
+    messages: u32,
+    created_at: u64,
 }
 
 #[derive(Deserialize)]
@@ -269,6 +283,34 @@ impl<S: Sql> TaskStore<S> {
         Ok(())
     }
 
+    /// Keeps a compaction of the conversation beside the earlier ones (one per end position).
+    pub fn save_summary(&self, s: &ChatSummary) -> Result<()> {
+        self.sql.run(
+            "INSERT OR REPLACE INTO summaries (up_to, text, messages, created_at) VALUES (?, ?, ?, ?)",
+            vec![
+                int(s.up_to.into()),
+                text(&s.text),
+                int(s.messages.into()),
+                int(s.created_at),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The compaction in use: the one reaching furthest.
+    pub fn load_summary(&self) -> Result<Option<ChatSummary>> {
+        let rows: Vec<SummaryRow> = self.sql.rows(
+            "SELECT * FROM summaries ORDER BY up_to DESC LIMIT 1",
+            vec![],
+        )?;
+        Ok(rows.into_iter().next().map(|r| ChatSummary {
+            up_to: r.up_to,
+            text: r.text,
+            messages: r.messages,
+            created_at: r.created_at,
+        }))
+    }
+
     /// Appends a history event and returns it as sent, with its sequence number.
     pub fn append_event(
         &self,
@@ -319,7 +361,7 @@ impl<S: Sql> TaskStore<S> {
     pub fn clear(&self) -> Result<()> {
         self.sql.run(
             "DELETE FROM task; DELETE FROM messages; DELETE FROM events; DELETE FROM snapshot; \
-             DELETE FROM agent_run;",
+             DELETE FROM agent_run; DELETE FROM summaries;",
             vec![],
         )?;
         Ok(())

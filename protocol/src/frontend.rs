@@ -147,6 +147,16 @@ pub enum FrontendEvent {
     /// A fork of this task was made at one of its messages (`POST /api/task/{id}/fork`): the
     /// fork's id and the message.
     Forked { fork: crate::task::ForkedFrom },
+    /// The conversation grew too long for the model's context and its earlier part was
+    /// summarized: from now on the model sees `summary` in place of the messages up to and
+    /// including `through` (`messages` of them, those of an earlier summary included). The
+    /// messages themselves stay stored and shown.
+    #[serde(rename_all = "camelCase")]
+    ChatCompacted {
+        through: String,
+        messages: u32,
+        summary: String,
+    },
     /// The chat model handed a browser job to a sub-agent (`browser_task`): the steps up to its
     /// `subtaskFinished` are the sub-agent's.
     #[serde(rename_all = "camelCase")]

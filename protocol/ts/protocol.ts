@@ -976,7 +976,7 @@ export type OutputStatus = "ok" | "partial" | "error";
 
 export type Attachment = { artifactId: string, name: string, contentType: string, size: number, };
 
-export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "forkedFrom", origin: ForkedFrom, } | { "type": "forked", fork: ForkedFrom, } | { "type": "subtaskStarted", 
+export type FrontendEvent = { "type": "message", message: ChatMessage, } | { "type": "forkedFrom", origin: ForkedFrom, } | { "type": "forked", fork: ForkedFrom, } | { "type": "chatCompacted", through: string, messages: number, summary: string, } | { "type": "subtaskStarted", 
 /**
  * 1-based within the request being answered.
  */
@@ -1084,7 +1084,7 @@ seq?: number, taskId: string,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "forkedFrom", origin: ForkedFrom, } | { "type": "forked", fork: ForkedFrom, } | { "type": "subtaskStarted", 
+at: number, } & ({ "type": "message", message: ChatMessage, } | { "type": "forkedFrom", origin: ForkedFrom, } | { "type": "forked", fork: ForkedFrom, } | { "type": "chatCompacted", through: string, messages: number, summary: string, } | { "type": "subtaskStarted", 
 /**
  * 1-based within the request being answered.
  */

@@ -12,7 +12,7 @@ use mimo_protocol::agent::{
     BrowserTaskArgs, BrowserTaskResult, SubtaskStatus, BROWSER_TASK_DEFAULT_STEPS,
     BROWSER_TASK_TOOL_NAME,
 };
-use mimo_protocol::{ChatMessage, ChatRole, ErrorCode, ErrorObject, FrontendEvent};
+use mimo_protocol::{ChatRole, ErrorCode, ErrorObject, FrontendEvent};
 
 use super::{Conversation, Effect};
 use crate::records::{AgentRun, Budget, Delegation, Subtask};
@@ -42,18 +42,14 @@ impl Conversation {
         delegation: &Delegation,
         budget: Budget,
     ) -> Vec<llm::ChatMessage> {
-        let chat: Vec<ChatMessage> = self
-            .in_conversation()
-            .filter(|m| m.position <= goal_position)
-            .map(|m| m.message.clone())
-            .collect();
+        let (summary, chat) = self.compacted_chat(Some(goal_position));
         // The sub-tasks' results stay whole: the chat before them is fitted into the rest.
         let results = prompt::estimate_tokens(&delegation.transcript, &[]);
         let budget = Budget {
             context_tokens: budget.context_tokens.saturating_sub(results),
             ..budget
         };
-        let mut messages = prompt::chat_messages(&chat, budget);
+        let mut messages = prompt::chat_messages(summary, &chat, budget);
         messages.extend(delegation.transcript.iter().cloned());
         messages
     }

@@ -6,7 +6,7 @@ use mimo_protocol::{ChatMessage, ErrorCode, ErrorObject, FrontendEvent, TaskStat
 use serde::{Deserialize, Serialize};
 
 use super::{Conversation, Effect};
-use crate::records::StoredMessage;
+use crate::records::{ChatSummary, StoredMessage};
 
 /// What a fork starts from, as the task forked hands it to the new one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,6 +16,10 @@ pub struct ForkSeed {
     pub title: Option<String>,
     /// The conversation up to and including the message forked at, in order.
     pub messages: Vec<ChatMessage>,
+    /// The compaction of those messages, if the task had one before the message forked at:
+    /// its `up_to` is an index into `messages`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ChatSummary>,
 }
 
 impl Conversation {
@@ -32,17 +36,30 @@ impl Conversation {
                     format!("{message_id} is not a message of this task's conversation"),
                 )
             })?;
+        let kept: Vec<&StoredMessage> = self
+            .in_conversation()
+            .filter(|m| m.position <= at)
+            .collect();
+        // The fork numbers its messages afresh, so the summary's end becomes an index.
+        let summary = self
+            .summary
+            .as_ref()
+            .filter(|s| s.up_to < at)
+            .and_then(|s| {
+                let index = kept.iter().rposition(|m| m.position <= s.up_to)?;
+                Some(ChatSummary {
+                    up_to: index as u32,
+                    ..s.clone()
+                })
+            });
         Ok(ForkSeed {
             forked_from: ForkedFrom {
                 task_id: self.task.task_id.clone(),
                 message_id: message_id.to_owned(),
             },
             title: self.task.title.clone(),
-            messages: self
-                .in_conversation()
-                .filter(|m| m.position <= at)
-                .map(|m| m.message.clone())
-                .collect(),
+            messages: kept.into_iter().map(|m| m.message.clone()).collect(),
+            summary,
         })
     }
 
@@ -74,6 +91,9 @@ impl Conversation {
                 message: stored.message.clone(),
             }));
             fork.history.push(stored);
+        }
+        if let Some(summary) = seed.summary {
+            effects.extend(fork.keep_summary(summary));
         }
         // A fork that ends with an answer is done until the person goes another way.
         if !fork.history.is_empty() && !fork.awaits_reply() {

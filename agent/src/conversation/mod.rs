@@ -13,13 +13,16 @@ use mimo_protocol::{
 };
 use serde_json::json;
 
-use crate::records::{AgentRun, Budget, Phase, RunConfig, StoredMessage, TaskRecord};
+use crate::records::{AgentRun, Budget, ChatSummary, Phase, RunConfig, StoredMessage, TaskRecord};
 use crate::skills::{self, SkillQuery};
 use crate::{answer, llm, prompt, status::can_transition};
 
 mod answers;
+mod compaction;
 mod delegation;
 mod fork;
+
+pub use compaction::Compaction;
 
 pub use fork::ForkSeed;
 mod run;
@@ -37,6 +40,8 @@ pub enum Effect {
     /// Store the task row as it is now ([`Conversation::task`]).
     SaveTask,
     SaveMessage(StoredMessage),
+    /// Store a compaction of the conversation (kept with the earlier ones; the latest is used).
+    SaveSummary(ChatSummary),
     /// Store the browser run as it is now ([`Conversation::run`]).
     SaveRun,
     /// Stream a completion offering `tools`, after waiting `delay_ms` (a retry's backoff), and
@@ -199,6 +204,12 @@ pub struct Conversation {
     /// The model call held while the task is paused (turn, delay): made on resume. Not stored:
     /// after a restart the cut-off turn is re-run, and held again.
     paused_call: Option<(String, u64)>,
+    /// The latest compaction of the conversation: later prompts carry it in place of the
+    /// messages it stands for.
+    summary: Option<ChatSummary>,
+    /// The compaction whose summary the model is writing. Not stored: after a restart the
+    /// next answer asks again.
+    summarizing: Option<Compaction>,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -235,6 +246,8 @@ impl Conversation {
             skills: None,
             waiting_for_skills: None,
             paused_call: None,
+            summary: None,
+            summarizing: None,
         }
     }
 
@@ -263,6 +276,8 @@ impl Conversation {
             skills: None,
             waiting_for_skills: None,
             paused_call: None,
+            summary: None,
+            summarizing: None,
         }
     }
 
@@ -296,9 +311,8 @@ impl Conversation {
                 self.master_messages(goal_position, delegation, budget)
             }
             None => {
-                let chat: Vec<ChatMessage> =
-                    self.in_conversation().map(|m| m.message.clone()).collect();
-                prompt::chat_messages(&chat, budget)
+                let (summary, chat) = self.compacted_chat(None);
+                prompt::chat_messages(summary, &chat, budget)
             }
         };
         self.with_context_notes(messages)

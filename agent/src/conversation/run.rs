@@ -985,25 +985,25 @@ impl Conversation {
     pub(crate) fn run_messages(&self) -> Vec<llm::ChatMessage> {
         let run = self.run.as_ref().expect("run");
         // A sub-agent sees only the job it was given, not the conversation.
-        let chat: Vec<ChatMessage> = match &run.subtask {
-            Some(subtask) => vec![ChatMessage {
-                message_id: subtask.tool_call_id.clone(),
-                role: ChatRole::User,
-                content: subtask.goal.clone(),
-                created_at: 0,
-                client_message_id: None,
-                version: None,
-                superseded: false,
-            }],
-            None => self
-                .in_conversation()
-                .filter(|m| m.position <= run.goal_position)
-                .map(|m| m.message.clone())
-                .collect(),
+        let (summary, chat) = match &run.subtask {
+            Some(subtask) => (
+                None,
+                vec![ChatMessage {
+                    message_id: subtask.tool_call_id.clone(),
+                    role: ChatRole::User,
+                    content: subtask.goal.clone(),
+                    created_at: 0,
+                    client_message_id: None,
+                    version: None,
+                    superseded: false,
+                }],
+            ),
+            None => self.compacted_chat(Some(run.goal_position)),
         };
         let budget = self.budget_after_notes(self.run_budget());
         self.with_context_notes(prompt::run_messages(
             RunView {
+                summary,
                 chat: &chat,
                 steps: &run.steps,
                 observation: run.observation.as_ref(),

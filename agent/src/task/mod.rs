@@ -22,7 +22,7 @@ use mimo_protocol::{
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
 use crate::conversation::{self, Conversation};
 use crate::llm;
-use crate::records::{AgentRun, StoredMessage, TaskRecord};
+use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
 
 pub use crate::conversation::PageImage;
@@ -78,9 +78,12 @@ pub enum Input {
         turn_id: String,
         event: llm::LlmEvent,
     },
-    /// The model's answer to an [`Effect::SuggestTitle`] (a failed call is not reported: the
-    /// title stays).
-    TitleSuggested(String),
+    /// The model's answer to an [`Effect::AskModel`]: the text of its reply, `None` when the
+    /// call failed.
+    ModelAnswered {
+        purpose: SideCall,
+        text: Option<String>,
+    },
     /// An ack, result or attempt status from the extension, relayed by the registry.
     Extension(ActionEvent),
     /// The person asks that the next browser run start on one of their tabs.
@@ -177,6 +180,15 @@ impl LlmCall {
     }
 }
 
+/// What a model call beside the conversation ([`Effect::AskModel`]) is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideCall {
+    /// Naming the task after its first exchange (a failure leaves the title as it is).
+    Title,
+    /// Summarizing the conversation's earlier part, which grew too long for the context.
+    Summary(conversation::Compaction),
+}
+
 /// I/O for the coordinator, in order. Each carries what it needs, as it was when it was made.
 #[derive(Debug, Clone, PartialEq)]
 // Effects are short-lived (returned, carried out, dropped); their size does not matter.
@@ -190,15 +202,18 @@ pub enum Effect {
     Show(FrontendEvent),
     SaveTask(TaskRecord),
     SaveMessage(StoredMessage),
+    SaveSummary(ChatSummary),
     SaveRun(Option<AgentRun>),
     SaveAction(ActionRecord),
     SaveSnapshot(SnapshotPush),
     /// Make sure the alarm rings by `at` (an earlier alarm serves as well).
     WakeAt(u64),
     CallLlm(LlmCall),
-    /// Ask the model, without streaming anything to the web app, for a title for the task (the
-    /// text of its answer), and report it as [`Input::TitleSuggested`]; a failure is ignored.
-    SuggestTitle {
+    /// Ask the model something beside the conversation (`purpose`), offering no tools and
+    /// streaming nothing to the web app, and report the text of its answer as
+    /// [`Input::ModelAnswered`].
+    AskModel {
+        purpose: SideCall,
         messages: Vec<llm::ChatMessage>,
     },
     /// Ask the skill library for the skills of a goal and a page, and report its answer as
@@ -238,9 +253,9 @@ pub struct Task {
     /// Model calls (and the skill lookups before them) of [`Caller::Relay`] inputs, held for
     /// the alarm.
     held: Vec<Effect>,
-    /// The model call naming the task, found while effects settle: it goes after them, so it
-    /// holds up nothing the task does.
-    title_request: Option<Vec<llm::ChatMessage>>,
+    /// The model calls beside the conversation (naming the task, summarizing it) found while
+    /// effects settle: they go after them, so they hold up nothing the task does.
+    side_calls: Vec<(SideCall, Vec<llm::ChatMessage>)>,
 }
 
 /// What storage holds of a task.
@@ -248,6 +263,8 @@ pub struct Task {
 pub struct Stored {
     pub task: Option<TaskRecord>,
     pub messages: Vec<StoredMessage>,
+    /// The latest compaction of the conversation.
+    pub summary: Option<ChatSummary>,
     pub run: Option<AgentRun>,
     pub actions: Vec<ActionRecord>,
     /// The files attached to the task, in the order they were attached.
@@ -274,7 +291,7 @@ impl Task {
             conversation: None,
             actions,
             held: Vec::new(),
-            title_request: None,
+            side_calls: Vec::new(),
         }
     }
 
@@ -287,7 +304,8 @@ impl Task {
         let conversation = stored.task.map(|task| {
             let mut conversation = Conversation::restore(task, stored.messages, stored.run)
                 .with_config(config.run.clone())
-                .with_attachments(attachments);
+                .with_attachments(attachments)
+                .with_summary(stored.summary);
             conversation.secrets = crate::secrets::infos(&stored.secrets, &config.secrets);
             conversation.browser = snapshot;
             conversation
@@ -304,7 +322,7 @@ impl Task {
             conversation,
             actions,
             held: Vec::new(),
-            title_request: None,
+            side_calls: Vec::new(),
         }
     }
 
@@ -493,8 +511,15 @@ impl Task {
                     conversation.llm_event(&turn_id, event, now),
                 ));
             }
-            Input::TitleSuggested(title) => {
-                work.extend(conversation_work(conversation.title_suggested(&title, now)));
+            Input::ModelAnswered { purpose, text } => {
+                let effects = match (purpose, text) {
+                    (SideCall::Title, Some(title)) => conversation.title_suggested(&title, now),
+                    (SideCall::Title, None) => Vec::new(),
+                    (SideCall::Summary(compaction), text) => {
+                        conversation.chat_summarized(compaction, text.as_deref(), now)
+                    }
+                };
+                work.extend(conversation_work(effects));
             }
             Input::Extension(event) => {
                 touches_actions = true;
@@ -619,6 +644,7 @@ impl Task {
             .filter_map(|effect| match effect {
                 conversation::Effect::SaveTask => Some(Effect::SaveTask(created.task().clone())),
                 conversation::Effect::SaveMessage(message) => Some(Effect::SaveMessage(message)),
+                conversation::Effect::SaveSummary(summary) => Some(Effect::SaveSummary(summary)),
                 conversation::Effect::Emit(event) => Some(Effect::Emit(event)),
                 _ => None,
             })
@@ -717,8 +743,8 @@ impl Task {
                 break;
             }
         }
-        if let Some(messages) = self.title_request.take() {
-            self.toward_model(Effect::SuggestTitle { messages }, 0, out, now, caller);
+        for (purpose, messages) in std::mem::take(&mut self.side_calls) {
+            self.toward_model(Effect::AskModel { purpose, messages }, 0, out, now, caller);
         }
     }
 
@@ -780,10 +806,22 @@ impl Task {
             }
             conversation::Effect::SaveMessage(message) => {
                 if let Some(messages) = conversation.title_request(&message) {
-                    self.title_request = Some(messages);
+                    self.side_calls.push((SideCall::Title, messages));
                 }
+                let answered = message.message.role == mimo_protocol::ChatRole::Assistant;
                 out.push(Effect::SaveMessage(message));
+                // Each answer may have made the conversation long enough to compact.
+                let compaction = self
+                    .conversation
+                    .as_mut()
+                    .filter(|_| answered)
+                    .and_then(|c| c.compaction_request());
+                if let Some((compaction, messages)) = compaction {
+                    self.side_calls
+                        .push((SideCall::Summary(compaction), messages));
+                }
             }
+            conversation::Effect::SaveSummary(summary) => out.push(Effect::SaveSummary(summary)),
             conversation::Effect::SaveRun => out.push(Effect::SaveRun(conversation.run().cloned())),
             conversation::Effect::CallLlm {
                 turn_id,

@@ -436,7 +436,11 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
     // A second message waits for the first answer: its model call comes first.
     direct(&mut task, message("and back on Sunday"), 2);
     let done = answer_with(&mut task, &turn, "Flights from 89 €.", 3);
-    let Some(Effect::SuggestTitle { messages }) = done.last() else {
+    let Some(Effect::AskModel {
+        purpose: SideCall::Title,
+        messages,
+    }) = done.last()
+    else {
         panic!("the title request comes last: {done:#?}");
     };
     assert_eq!(messages[0].content, prompt::TITLE_PROMPT);
@@ -448,13 +452,16 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
     assert!(
         !answer_with(&mut task, &next, "Sunday: 95 €.", 4)
             .iter()
-            .any(|e| matches!(e, Effect::SuggestTitle { .. })),
+            .any(|e| matches!(e, Effect::AskModel { .. })),
         "only the first answer names the task"
     );
 
     let named = direct(
         &mut task,
-        Input::TitleSuggested("\"Cheapest flights to Lisbon.\"\n".into()),
+        Input::ModelAnswered {
+            purpose: SideCall::Title,
+            text: Some("\"Cheapest flights to Lisbon.\"\n".into()),
+        },
         5,
     );
     let title = Some("Cheapest flights to Lisbon".to_owned());
@@ -463,7 +470,15 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
         if record.title == title && *t == title)
     );
     assert!(
-        direct(&mut task, Input::TitleSuggested(" \n ".into()), 6).is_empty(),
+        direct(
+            &mut task,
+            Input::ModelAnswered {
+                purpose: SideCall::Title,
+                text: Some(" \n ".into()),
+            },
+            6
+        )
+        .is_empty(),
         "an empty answer leaves the title"
     );
     assert_eq!(task.record().unwrap().title, title);
@@ -686,6 +701,7 @@ fn pause_holds_the_queue_through_a_restart_and_resume_dispatches_what_waited() {
     let stored = Stored {
         task: task.record().cloned(),
         messages: Vec::new(),
+        summary: None,
         run: None,
         actions: task.actions().records().to_vec(),
         attachments: Vec::new(),
@@ -716,6 +732,7 @@ fn a_takeover_outlives_a_restart() {
     let stored = Stored {
         task: task.record().cloned(),
         messages: Vec::new(),
+        summary: None,
         run: None,
         actions: task.actions().records().to_vec(),
         attachments: Vec::new(),
@@ -857,6 +874,7 @@ fn a_web_app_connecting_asks_for_an_extension_and_for_recovery() {
     let stored = Stored {
         task: task.record().cloned(),
         messages: Vec::new(),
+        summary: None,
         run: None,
         actions: Vec::new(),
         attachments: Vec::new(),
@@ -875,6 +893,10 @@ fn restart(task: &Task, messages: Vec<StoredMessage>) -> Task {
     let stored = Stored {
         task: task.record().cloned(),
         messages,
+        summary: task
+            .conversation
+            .as_ref()
+            .and_then(|c| c.summary().cloned()),
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: task.actions().records().to_vec(),
         attachments: Vec::new(),
@@ -947,6 +969,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
     let stored = Stored {
         task: task.record().cloned(),
         messages: Vec::new(),
+        summary: None,
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: queue.records().to_vec(),
         attachments: Vec::new(),
@@ -970,6 +993,7 @@ fn after_a_restart_a_run_submits_the_action_it_had_not_stored_yet() {
     let stored = Stored {
         task: task.record().cloned(),
         messages: Vec::new(),
+        summary: None,
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: Vec::new(),
         attachments: Vec::new(),
@@ -1112,3 +1136,5 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
         "the type action says how to write one"
     );
 }
+
+mod compaction;
