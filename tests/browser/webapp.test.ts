@@ -74,10 +74,10 @@ async function openPage(url: string): Promise<Page> {
   return page;
 }
 
-/** A page of its own, signed in, on a new task. */
-async function newTaskPage(): Promise<Page> {
-  const page = await openPage(`${mimo.url}/`);
-  await page.evaluate((token) => localStorage.setItem("mimo.token", token), mimo.token);
+/** A page of its own, signed in, on a new task (of the suite's runtime unless told another). */
+async function newTaskPage(runtime: Mimo = mimo): Promise<Page> {
+  const page = await openPage(`${runtime.url}/`);
+  await page.evaluate((token) => localStorage.setItem("mimo.token", token), runtime.token);
   await page.reload();
   await page.getByTestId("new-task").click();
   await page.waitForURL(TASK_URL);
@@ -522,5 +522,41 @@ describe("forking a task", () => {
     assert.equal((await transcript(page)).length, 4, "the task forked keeps its whole conversation");
     assert.deepEqual(errors.get(page), [], "no script errors on the page");
     await page.close();
+  });
+});
+
+describe("a long conversation", () => {
+  it("marks where the model's summary stands in for the earlier messages, which stay shown, also after a reload", async () => {
+    // A runtime of its own with a small context, so that three long exchanges are compacted.
+    const small = await startMimo({ bindings: { MIMO_AGENT_CONTEXT_TOKENS: "2400" } });
+    try {
+      const page = await newTaskPage(small);
+      const long = (what: string): string => `${what}: ${"words of detail ".repeat(56)}`.trim();
+      for (const [i, what] of ["the red mug", "the blue lid", "the price"].entries()) {
+        await sendMessage(page, long(what));
+        await page.locator('[data-testid="message-assistant"][data-finished="true"]').nth(i).waitFor();
+      }
+      const note = page.getByTestId("compaction");
+      await note.waitFor({ timeout: 15_000 });
+      assert.match((await note.locator("summary").textContent()) ?? "", /The 4 messages up to here are summarized for the model/);
+      // Right after the second answer; every message is still shown.
+      const before = await note.evaluate((el) => el.previousElementSibling?.querySelector('[data-testid="message-assistant"]')?.textContent ?? "");
+      assert.ok(before.includes("the blue lid"), before);
+      assert.equal((await transcript(page)).length, 6);
+      // Opened, it says what the model now sees in their place.
+      assert.equal(await page.getByTestId("compaction-summary").isVisible(), false);
+      await note.locator("summary").click();
+      const summary = (await page.getByTestId("compaction-summary").textContent()) ?? "";
+      assert.match(summary, /^The person said: the red mug: words of detail.*; the blue lid/);
+      await page.reload();
+      await waitLive(page);
+      await page.getByTestId("compaction").waitFor();
+      assert.equal(await page.getByTestId("compaction").count(), 1, "replayed once");
+      assert.equal((await transcript(page)).length, 6);
+      assert.deepEqual(errors.get(page), [], "no script errors on the page");
+      await page.close();
+    } finally {
+      await small.dispose();
+    }
   });
 });

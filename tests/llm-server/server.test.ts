@@ -353,6 +353,23 @@ describe('title requests', () => {
     const logged: Json = await (await fetch(`${server.url}/__control/title-requests`)).json();
     assert.equal(logged.length, 2);
   });
+
+  test('summary requests take only summary turns and are answered with what the person said, after the earlier summary', async () => {
+    const SUMMARY = 'Summarize this conversation for your own later use: it is too long.';
+    const quoted = '<earlier_summary>\nThey want a mug.\n</earlier_summary>\n<conversation>\n[person] the blue one, please\n[you] Added.\n[person] and a lid\n</conversation>';
+    server.script([{ text: 'The next chat turn.', chunkDelayMs: 0 }]);
+    const summarize = () =>
+      post('/v1/chat/completions', { stream: true, messages: [{ role: 'system', content: SUMMARY }, { role: 'user', content: quoted }] });
+    assert.equal(await textOf(await summarize()), 'They want a mug. The person said: the blue one, please; and a lid.');
+    server.script([{ summary: true, text: 'A scripted summary.', chunkDelayMs: 0 }]);
+    assert.equal(await textOf(await summarize()), 'A scripted summary.');
+    assert.equal(await textOf(await openAi('hi')), 'The next chat turn.', 'the chat turn was not taken');
+    assert.equal(server.summaryRequests().length, 2);
+    assert.equal(server.titleRequests().length, 0);
+    assert.equal(server.requests().length, 1);
+    const logged: Json = await (await fetch(`${server.url}/__control/summary-requests`)).json();
+    assert.equal(logged.length, 2);
+  });
 });
 
 describe('timing', () => {

@@ -3,10 +3,11 @@
 // It speaks both providers' real streaming wire formats (OpenAI Chat Completions SSE and
 // Anthropic Messages SSE) so the gateway code that parses its output is the same code that
 // talks to the real providers. Each provider request consumes the next scripted turn; with
-// nothing scripted it echoes the user, so local dev works without an API key. A request to name
-// a task (the agent's title prompt, no tools) takes only turns scripted for titles and is
-// answered with the task's first message otherwise; it is logged apart, so it never shifts the
-// turns or the requests a test counts.
+// nothing scripted it echoes the user, so local dev works without an API key. The agent's calls
+// beside the chat — naming a task (its title prompt, no tools) and summarizing a long chat (its
+// summary prompt, no tools) — take only turns scripted for them and are answered otherwise with
+// the task's first message and with the person's messages, cut short; they are logged apart, so
+// they never shift the turns or the requests a test counts.
 //
 // Runs directly under Node 22 type stripping: only erasable TypeScript syntax, no npm packages.
 
@@ -36,6 +37,8 @@ export type ScriptTurn = {
   contextOverflow?: boolean;
   /** This turn answers a request to name the task (only those take it). */
   title?: boolean;
+  /** This turn answers a request to summarize a long chat (only those take it). */
+  summary?: boolean;
   /** Start the stream, send the text, then an error event instead of the end of the message. */
   midStreamError?: { message: string; type?: string };
   /** Wait this long before sending the response headers. */
@@ -95,6 +98,8 @@ export type LlmServer = {
   requests(): RecordedRequest[];
   /** The requests to name a task, apart from the others. */
   titleRequests(): RecordedRequest[];
+  /** The requests to summarize a long chat, apart from the others. */
+  summaryRequests(): RecordedRequest[];
   close(): Promise<void>;
 };
 
@@ -119,6 +124,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   let queue: ScriptTurn[] = [...(opts.turns ?? [])];
   let log: RecordedRequest[] = [];
   let titleLog: RecordedRequest[] = [];
+  let summaryLog: RecordedRequest[] = [];
 
   const server = createServer((req, res) => {
     // Aborts pending stalls and chunk delays when the client goes away or close() runs.
@@ -159,8 +165,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
     const images = requestImages(body);
     const record: RecordedRequest = { path: url.pathname, headers: { ...req.headers }, body, images, at: Date.now() };
-    const title = isObject(body) && isTitleRequest(body);
-    (title ? titleLog : log).push(record);
+    const aside = isObject(body) ? asideKind(body) : undefined;
+    (aside === 'title' ? titleLog : aside === 'summary' ? summaryLog : log).push(record);
     res.once('finish', () => (record.answeredAt = Date.now()));
     if (!validJson || !isObject(body)) {
       sendError(res, provider, { status: 400, message: 'The request body is not a JSON object' });
@@ -168,12 +174,12 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
 
     const userText = lastUserText(body);
-    const next = peekTurn(userText, title);
+    const next = peekTurn(userText, aside);
     if (next?.refuseImages && images.length > 0) {
       sendError(res, provider, { status: 400, message: IMAGES_REFUSED });
       return;
     }
-    const taken = takeTurn(userText, title) ?? { text: title ? firstMessage(userText) : `You said: ${userText}` };
+    const taken = takeTurn(userText, aside) ?? { text: defaultAnswer(userText, aside) };
     // What the function decides is the turn's content; its timing and matching stay.
     const turn = taken.respond ? { ...taken, ...taken.respond({ userText, body }) } : taken;
     if (turn.stallMs) await sleep(turn.stallMs, undefined, { signal });
@@ -209,10 +215,13 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       sendJson(res, 200, log);
     } else if (route === 'GET /__control/title-requests') {
       sendJson(res, 200, titleLog);
+    } else if (route === 'GET /__control/summary-requests') {
+      sendJson(res, 200, summaryLog);
     } else if (route === 'POST /__control/reset') {
       queue = [];
       log = [];
       titleLog = [];
+      summaryLog = [];
       sendJson(res, 200, { ok: true });
     } else if (route === 'POST /__control/script') {
       let turns: unknown;
@@ -233,20 +242,20 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   }
 
   /**
-   * The index of the first queued turn that applies to a request with this user text (a title
-   * request or not), or -1.
+   * The index of the first queued turn that applies to a request of this kind (a chat turn's,
+   * a title's, a summary's) with this user text, or -1.
    */
-  function turnIndex(userText: string, title: boolean): number {
-    return queue.findIndex((turn) => (turn.title === true) === title && (turn.match === undefined || userText.includes(turn.match)));
+  function turnIndex(userText: string, aside: Aside | undefined): number {
+    return queue.findIndex((turn) => turnKind(turn) === aside && (turn.match === undefined || userText.includes(turn.match)));
   }
 
-  function peekTurn(userText: string, title: boolean): ScriptTurn | undefined {
-    return queue[turnIndex(userText, title)];
+  function peekTurn(userText: string, aside: Aside | undefined): ScriptTurn | undefined {
+    return queue[turnIndex(userText, aside)];
   }
 
   /** Removes and returns the first queued turn that applies to a request with this user text. */
-  function takeTurn(userText: string, title: boolean): ScriptTurn | undefined {
-    const index = turnIndex(userText, title);
+  function takeTurn(userText: string, aside: Aside | undefined): ScriptTurn | undefined {
+    const index = turnIndex(userText, aside);
     return index < 0 ? undefined : queue.splice(index, 1)[0];
   }
 
@@ -271,12 +280,16 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       queue = [];
       log = [];
       titleLog = [];
+      summaryLog = [];
     },
     requests() {
       return [...log];
     },
     titleRequests() {
       return [...titleLog];
+    },
+    summaryRequests() {
+      return [...summaryLog];
     },
     close() {
       return new Promise<void>((resolveClose, reject) => {
@@ -322,13 +335,35 @@ function lastUserText(body: JsonObject): string {
   return '';
 }
 
-/** How the agent's request to name a task opens its system prompt (`TITLE_PROMPT` in agent/src/prompt.rs). */
-const TITLE_PROMPT_START = 'Name this conversation:';
+/** A call the agent makes beside the chat. */
+type Aside = 'title' | 'summary';
 
-/** A request to name a task: the title prompt as its system prompt, and no tools offered. */
-function isTitleRequest(body: JsonObject): boolean {
+/**
+ * How the agent's calls beside the chat open their system prompts (`TITLE_PROMPT` and
+ * `SUMMARY_PROMPT` in agent/src/prompt.rs).
+ */
+const ASIDE_PROMPT_STARTS: Record<Aside, string> = {
+  title: 'Name this conversation:',
+  summary: 'Summarize this conversation for your own later use:',
+};
+
+/** Which call beside the chat a request is: its prompt as its system prompt, and no tools offered. */
+function asideKind(body: JsonObject): Aside | undefined {
   const tools = Array.isArray(body.tools) ? body.tools : [];
-  return tools.length === 0 && systemText(body).startsWith(TITLE_PROMPT_START);
+  if (tools.length > 0) return undefined;
+  const system = systemText(body);
+  return (Object.keys(ASIDE_PROMPT_STARTS) as Aside[]).find((kind) => system.startsWith(ASIDE_PROMPT_STARTS[kind]));
+}
+
+function turnKind(turn: ScriptTurn): Aside | undefined {
+  return turn.title === true ? 'title' : turn.summary === true ? 'summary' : undefined;
+}
+
+/** The answer to a request nothing was scripted for. */
+function defaultAnswer(userText: string, aside: Aside | undefined): string {
+  if (aside === 'title') return firstMessage(userText);
+  if (aside === 'summary') return personsMessages(userText);
+  return `You said: ${userText}`;
 }
 
 /** The system prompt: OpenAI's first `system` message, or Anthropic's `system` (a string or text blocks). */
@@ -339,6 +374,16 @@ function systemText(body: JsonObject): string {
   if (typeof system === 'string') return system;
   if (!Array.isArray(system)) return '';
   return system.map((part: unknown) => (isObject(part) && typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+/**
+ * A summary request's stand-in answer: what the person said in the part summarized (each of
+ * their messages, as the request quotes them, cut to 60 characters), after the earlier summary.
+ */
+function personsMessages(userText: string): string {
+  const earlier = /<earlier_summary>\n([\s\S]*?)\n<\/earlier_summary>/.exec(userText)?.[1];
+  const said = [...userText.matchAll(/^\[person\] (.*)$/gm)].map((m) => m[1]!.slice(0, 60).trim());
+  return [earlier, `The person said: ${said.join('; ')}.`].filter((part) => part !== undefined).join(' ');
 }
 
 /** The task's first message, as a title request shows it: its first line, cut to 60 characters. */

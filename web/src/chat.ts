@@ -8,7 +8,7 @@ import { outlinedShot, riskBadge } from "./evidence.ts";
 import { retryRemainingMs, retryText } from "./retry.ts";
 import type { ModelRetry } from "./retry.ts";
 import { describeAction } from "./steps.ts";
-import type { ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
+import type { ChatCompacted, ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -402,6 +402,24 @@ export class ChatView {
       card.append(result);
     });
     this.syncChrome();
+  }
+
+  /**
+   * A compaction, after the last message it stands for: the messages stay shown, and the person
+   * can read what the model now sees in their place.
+   */
+  showCompaction(event: ChatCompacted): void {
+    const note = h(
+      "details",
+      { class: "chat-note compaction", "data-testid": "compaction", "data-through": event.through },
+      h("summary", {}, `↑ The ${event.messages} messages up to here are summarized for the model, to fit its context`),
+      h("div", { class: "compaction-summary", "data-testid": "compaction-summary" }, event.summary),
+    );
+    this.keepAtBottom(() => {
+      const row = this.messages.get(event.through)?.row;
+      if (row) row.after(note);
+      else this.list.append(note);
+    });
   }
 
   /** Where this task was forked from (at the top of what it kept), or a fork made at a message. */

@@ -335,6 +335,7 @@ class App {
       step: (event) => this.chat.showStep(event),
       subtask: (event) => this.chat.showSubtask(event),
       fork: (event) => this.chat.showFork(event),
+      compacted: (event) => this.chat.showCompaction(event),
       confirmation: (event) => this.chat.showConfirmation(event),
       answered: (event) => this.chat.showConfirmationAnswered(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),

@@ -10,6 +10,7 @@ export type ConfirmationRequested = Extract<EventEnvelope, { type: "confirmation
 export type ConfirmationAnswered = Extract<EventEnvelope, { type: "confirmationAnswered" }>;
 export type SubtaskEvent = Extract<EventEnvelope, { type: "subtaskStarted" | "subtaskFinished" }>;
 export type ForkEvent = Extract<EventEnvelope, { type: "forkedFrom" | "forked" }>;
+export type ChatCompacted = Extract<EventEnvelope, { type: "chatCompacted" }>;
 
 /** What the task's events drive. */
 export type TaskSink = {
@@ -24,6 +25,8 @@ export type TaskSink = {
   subtask(event: SubtaskEvent): void;
   /** This task is a fork of another, or a fork was made of it. */
   fork(event: ForkEvent): void;
+  /** The conversation's earlier part was summarized: the model sees the summary in its place. */
+  compacted(event: ChatCompacted): void;
   page(event: PageObserved): void;
   /** A file the person attached to the task. */
   attachment(attachment: Attachment): void;
@@ -103,6 +106,9 @@ export class TaskModel {
       case "forkedFrom":
       case "forked":
         this.sink.fork(event);
+        break;
+      case "chatCompacted":
+        this.sink.compacted(event);
         break;
       case "pageObserved":
         this.sink.page(event);

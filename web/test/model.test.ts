@@ -27,6 +27,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     bridgeMode: (allow, confirm) => log.push(`bridge ${allow} ${confirm}`),
     subtask: (event) => log.push(`${event.type} ${event.subtask}`),
     fork: (event) => log.push(`${event.type} ${event.type === "forked" ? event.fork.taskId : event.origin.taskId}`),
+    compacted: (e) => log.push(`compacted through ${e.through} (${e.messages}): ${e.summary}`),
     warning: (message) => log.push(`warning ${message}`),
     retry: (e) => log.push(`retry ${e.reason} ${e.attempt}/${e.maxAttempts} ${e.delayMs}`),
     error: (e) => log.push(`error ${e.code}`),
@@ -62,6 +63,13 @@ describe("TaskModel", () => {
     ]);
     assert.equal(model.lastSeq, 5);
     assert.equal(model.status, "running");
+  });
+
+  it("passes on a compaction of the conversation", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    model.apply({ seq: 1, taskId: TASK, at, type: "chatCompacted", through: "m4", messages: 4, summary: "They want a mug." });
+    assert.deepEqual(log, ["compacted through m4 (4): They want a mug."]);
   });
 
   it("passes on the task's own sites", () => {

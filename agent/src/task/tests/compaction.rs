@@ -42,6 +42,20 @@ fn exchange(task: &mut Task, question: &str, answer: &str, now: u64) -> Vec<Effe
     effects
 }
 
+/// Exchanges `numbers` ("question 1" answered by "answer 1" at 10, …): every effect, in order.
+fn exchanges(task: &mut Task, numbers: std::ops::RangeInclusive<u32>) -> Vec<Effect> {
+    numbers
+        .flat_map(|i| {
+            exchange(
+                task,
+                &format!("question {i}"),
+                &format!("answer {i}"),
+                u64::from(i) * 10,
+            )
+        })
+        .collect()
+}
+
 fn summary_requests(effects: &[Effect]) -> Vec<(Compaction, Vec<llm::ChatMessage>)> {
     effects
         .iter()
@@ -92,19 +106,9 @@ fn contents(messages: &[llm::ChatMessage]) -> String {
 #[test]
 fn a_long_chat_is_summarized_once_and_the_summary_stands_in_for_its_earlier_part() {
     let mut task = created_small();
-    let mut stored = Vec::new();
-    for (i, now) in [(1, 10), (2, 20)] {
-        let effects = exchange(
-            &mut task,
-            &format!("question {i}"),
-            &format!("answer {i}"),
-            now,
-        );
-        assert!(summary_requests(&effects).is_empty(), "short enough still");
-        stored.extend(saved_messages(&effects));
-    }
+    let effects = exchanges(&mut task, 1..=2);
+    assert!(summary_requests(&effects).is_empty(), "short enough still");
     let effects = exchange(&mut task, "question 3", "answer 3", 30);
-    stored.extend(saved_messages(&effects));
     // Asked after the answer is stored and told, as the last thing.
     let [(compaction, request)] = &summary_requests(&effects)[..] else {
         panic!("one summary request in {effects:#?}");
@@ -125,7 +129,6 @@ fn a_long_chat_is_summarized_once_and_the_summary_stands_in_for_its_earlier_part
 
     // While it is being written, no other is asked for.
     let effects = exchange(&mut task, "question 4", "answer 4", 40);
-    stored.extend(saved_messages(&effects));
     assert!(summary_requests(&effects).is_empty());
 
     let effects = summarized(
@@ -178,18 +181,9 @@ fn a_long_chat_is_summarized_once_and_the_summary_stands_in_for_its_earlier_part
 #[test]
 fn a_restarted_task_rebuilds_the_same_prompt_from_the_stored_summary() {
     let mut task = created_small();
-    let mut stored = Vec::new();
-    let mut asked = Vec::new();
-    for (i, now) in [(1, 10), (2, 20), (3, 30)] {
-        let effects = exchange(
-            &mut task,
-            &format!("question {i}"),
-            &format!("answer {i}"),
-            now,
-        );
-        stored.extend(saved_messages(&effects));
-        asked.extend(summary_requests(&effects));
-    }
+    let effects = exchanges(&mut task, 1..=3);
+    let stored = saved_messages(&effects);
+    let mut asked = summary_requests(&effects);
     let (compaction, _) = asked.pop().expect("a summary request");
     let effects = summarized(
         &mut task,
@@ -222,15 +216,7 @@ fn a_restarted_task_rebuilds_the_same_prompt_from_the_stored_summary() {
 #[test]
 fn a_failed_summary_is_asked_again_after_the_next_answer_and_folds_into_the_next_one() {
     let mut task = created_small();
-    let mut asked = Vec::new();
-    for (i, now) in [(1, 10), (2, 20), (3, 30)] {
-        asked.extend(summary_requests(&exchange(
-            &mut task,
-            &format!("question {i}"),
-            &format!("answer {i}"),
-            now,
-        )));
-    }
+    let mut asked = summary_requests(&exchanges(&mut task, 1..=3));
     let (first, _) = asked.pop().unwrap();
     assert!(
         summarized(&mut task, first, None, 31).is_empty(),
@@ -258,15 +244,7 @@ fn a_failed_summary_is_asked_again_after_the_next_answer_and_folds_into_the_next
     assert!(summarized(&mut task, first, Some("late"), 43).is_empty());
 
     // The next compaction folds the summary before it into its own.
-    let mut folded = Vec::new();
-    for (i, now) in [(5, 50), (6, 60), (7, 70)] {
-        folded.extend(summary_requests(&exchange(
-            &mut task,
-            &format!("question {i}"),
-            &format!("answer {i}"),
-            now,
-        )));
-    }
+    let folded = summary_requests(&exchanges(&mut task, 5..=7));
     let (next, request) = folded.first().cloned().expect("compacted again");
     assert!(request[1]
         .content
@@ -286,15 +264,7 @@ fn a_failed_summary_is_asked_again_after_the_next_answer_and_folds_into_the_next
 #[test]
 fn a_fork_after_the_summarized_part_keeps_the_summary_and_one_inside_it_does_not() {
     let mut task = created_small();
-    let mut asked = Vec::new();
-    for (i, now) in [(1, 10), (2, 20), (3, 30)] {
-        asked.extend(summary_requests(&exchange(
-            &mut task,
-            &format!("question {i}"),
-            &format!("answer {i}"),
-            now,
-        )));
-    }
+    let mut asked = summary_requests(&exchanges(&mut task, 1..=3));
     let (compaction, _) = asked.pop().unwrap();
     summarized(&mut task, compaction, Some("Questions 1 and 2."), 40);
 
