@@ -905,19 +905,22 @@ impl TaskCoordinator {
 
     /// A task started by a script (`POST /api/agent/start`): its mode, the script as its
     /// executor (`client_id`, a polling client), then its goal. The first refusal is the answer.
+    /// The goal's model call is left to the alarm (a relayed input), so the script has its task
+    /// id at once, not after the model's first turn.
     async fn script_start(&self, start: ScriptStart, client_id: String) -> Result<Response> {
         let mut inputs = Vec::new();
         if start.step_by_step {
-            inputs.push(Input::SetStepMode(true));
+            inputs.push((Input::SetStepMode(true), Caller::Direct));
         }
-        inputs.push(Input::SelectClient { client_id });
-        inputs.push(Input::UserMessage {
+        inputs.push((Input::SelectClient { client_id }, Caller::Direct));
+        let goal = Input::UserMessage {
             content: start.goal,
             client_message_id: None,
             answer_schema: start.answer_schema,
-        });
-        for input in inputs {
-            if let Some(refusal) = self.handle(input, Caller::Direct).await?.into_iter().next() {
+        };
+        inputs.push((goal, Caller::Relay));
+        for (input, caller) in inputs {
+            if let Some(refusal) = self.handle(input, caller).await?.into_iter().next() {
                 return error_response(&refusal);
             }
         }

@@ -196,6 +196,13 @@ describe("a request that breaks into browser jobs", () => {
     const records = await ranOnce(taskId);
     const opened = records.map((r) => r.command).filter((c) => c.name === "task_start" || c.name === "browser_navigate");
     assert.ok(opened.length >= 2, JSON.stringify(opened));
+    // The replay names whose step each is: the first sub-agent's first, the second's last.
+    await app.goto(`${h.mimo.url}/#/task/${taskId}/replay/1`);
+    const title = app.getByTestId("replay-title");
+    await title.waitFor();
+    assert.match((await title.textContent()) ?? "", /^Sub-task 1 · step 1: navigate to .*blue-mug/);
+    await app.goto(`${h.mimo.url}/#/task/${taskId}/replay/4`);
+    await app.locator('[data-testid="replay-title"]', { hasText: "Sub-task 2 · step 2" }).waitFor();
     await app.close();
   });
 });

@@ -124,6 +124,23 @@ describe("the script API", () => {
     assert.equal(audit.find((r) => r.confirmation)?.confirmation?.by, "api");
   });
 
+  it("answers start at once, while the model is still on the goal", async () => {
+    mimo.llm.reset();
+    // The model takes its time over the goal: start does not wait for it.
+    mimo.llm.script([{ ...agentStep({ navigate: { url: "http://shop.test/" } }, "Opening."), stallMs: 10_000 }]);
+    const started = await call<{ taskId: string; status: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
+    assert.equal(started.status, "RUNNING");
+    assert.ok(
+      mimo.llm.requests().every((r) => r.answeredAt === undefined),
+      "no model answer came before the task id",
+    );
+    // The model is asked all the same, by the task's alarm.
+    for (let i = 0; i < 100 && mimo.llm.requests().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(mimo.llm.requests().length, 1, "the goal went to the model");
+    assert.match(JSON.stringify(mimo.llm.requests()[0]!.body), /Read http:\/\/shop.test\//);
+    assert.deepEqual(await call("/api/agent/cancel", { taskId: started.taskId }), { ok: true });
+  });
+
   it("refuses bad input with clear codes and cancels a task", async () => {
     const empty = await post(mimo, "/api/agent/start", { goal: "  " });
     assert.equal(empty.status, 400);

@@ -6,6 +6,7 @@
 import type { AgentAction, AuditConfirmation, AuditOutcome, AuditPage, AuditRecord } from "../../protocol/ts/protocol.ts";
 import { h, replaceChildren } from "./dom.ts";
 import { outlinedShot, riskBadge } from "./evidence.ts";
+import { retryText } from "./retry.ts";
 import { describeAction } from "./steps.ts";
 
 /** The audit log (JSON Lines) as records. */
@@ -21,8 +22,13 @@ export function actionOf(record: AuditRecord): AgentAction {
   return { [record.action.type]: record.action.params } as AgentAction;
 }
 
-/** "Step 3", or "Run 2 · step 3" when the log has several runs (each numbers its steps from 1). */
+/**
+ * "Step 3", "Run 2 · step 3" when the log has several runs (each numbers its steps from 1), or
+ * "Sub-task 2 · step 3" for a step of the sub-agent doing the request's second browser job.
+ */
 export function stepTitle(record: AuditRecord, runs: number): string {
+  const subtask = /^subtask-(\d+)$/.exec(record.agentId)?.[1];
+  if (subtask !== undefined) return `Sub-task ${subtask} · step ${record.step}`;
   return runs > 1 ? `Run ${record.run} · step ${record.step}` : `Step ${record.step}`;
 }
 
@@ -202,6 +208,12 @@ export class ReplayView {
       ),
       h("div", { class: `replay-outcome replay-outcome-${state}`, "data-testid": "replay-outcome" }, outcomeText(r.outcome)),
       warnings.length > 0 && h("ul", { class: "output-warnings", "data-testid": "replay-warnings" }, warnings.map((w) => h("li", {}, w))),
+      (r.modelRetries?.length ?? 0) > 0 &&
+        h(
+          "ul",
+          { class: "replay-retries muted", "data-testid": "replay-retries", title: "Before the model chose this step" },
+          r.modelRetries!.map((retry) => h("li", {}, retryText(retry, 0))),
+        ),
       reflection &&
         h(
           "dl",

@@ -22,8 +22,11 @@ export function retryRemainingMs(event: ModelRetry, now: number): number {
   return Math.min(event.delayMs, Math.max(0, event.at + event.delayMs - now));
 }
 
-/** "Rate limited — retrying in 4 s (attempt 1 of 3)" while it waits, "… — retried …" after. */
-export function retryText(event: ModelRetry, remainingMs: number): string {
+/**
+ * "Rate limited — retrying in 4 s (attempt 1 of 3)" while it waits, "… — retried …" after; of
+ * the live event or of its copy in the audit log.
+ */
+export function retryText(event: Pick<ModelRetry, "attempt" | "maxAttempts" | "reason">, remainingMs: number): string {
   const attempt = `(attempt ${event.attempt} of ${event.maxAttempts})`;
   if (event.reason === "context_too_long") {
     return `The conversation was too long for the model; older parts were summarised and it is asked again ${attempt}`;

@@ -172,15 +172,15 @@ describe("a retried model call", () => {
 
   it("counts down to the retry, then says it was made", async () => {
     const { retryRemainingMs, retryText } = await import("../src/retry.ts");
-    const limited = retry("rate_limited", 4_000) as Parameters<typeof retryText>[0];
+    const limited = retry("rate_limited", 4_000) as Parameters<typeof retryRemainingMs>[0];
     assert.equal(retryRemainingMs(limited, at), 4_000);
     assert.equal(retryText(limited, retryRemainingMs(limited, at + 100)), "Rate limited — retrying in 4 s (attempt 1 of 3)");
     assert.equal(retryText(limited, retryRemainingMs(limited, at + 3_500)), "Rate limited — retrying in 1 s (attempt 1 of 3)");
     assert.equal(retryText(limited, retryRemainingMs(limited, at + 4_000)), "Rate limited — retried (attempt 1 of 3)");
     assert.equal(retryRemainingMs(limited, at - 60_000), 4_000, "a clock behind never waits longer than the delay");
-    const compacted = retry("context_too_long", 0) as Parameters<typeof retryText>[0];
+    const compacted = retry("context_too_long", 0) as Parameters<typeof retryRemainingMs>[0];
     assert.match(retryText(compacted, 0), /^The conversation was too long for the model; older parts were summarised/);
-    const unknown = retry("brand_new", 1_000) as Parameters<typeof retryText>[0];
+    const unknown = retry("brand_new", 1_000) as Parameters<typeof retryRemainingMs>[0];
     assert.equal(retryText(unknown, 0), "The model call failed (brand_new) — retried (attempt 1 of 3)");
   });
 });

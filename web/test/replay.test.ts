@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AuditRecord } from "../../protocol/ts/protocol.ts";
 import { actionOf, confirmationText, outcomeState, outcomeText, parseAuditLog, stepTitle } from "../src/replay.ts";
+import { retryText } from "../src/retry.ts";
 import { parseRoute, replayHash } from "../src/router.ts";
 import { describeAction } from "../src/steps.ts";
 
@@ -40,9 +41,17 @@ describe("a replayed step", () => {
     assert.equal(describeAction(actionOf(record({ action: { type: "back", params: {} } }))), "go back");
   });
 
-  it("names its run only when the log has several", () => {
+  it("names its run only when the log has several, and a sub-agent's job always", () => {
     assert.equal(stepTitle(record(), 1), "Step 2");
     assert.equal(stepTitle(record({ run: 2 }), 2), "Run 2 · step 2");
+    assert.equal(stepTitle(record({ run: 3, agentId: "subtask-2" }), 3), "Sub-task 2 · step 2");
+    assert.equal(stepTitle(record({ run: 3, agentId: "subtask-2" }), 1), "Sub-task 2 · step 2");
+  });
+
+  it("says why the model was asked again before it chose the step", () => {
+    const retry = { at: 5, attempt: 1, maxAttempts: 3, reason: "rate_limited" as const, message: "slow down", delayMs: 4000 };
+    assert.equal(retryText(retry, 0), "Rate limited — retried (attempt 1 of 3)");
+    assert.match(retryText({ ...retry, reason: "context_too_long" }, 0), /too long for the model/);
   });
 
   it("says what came of it", () => {
