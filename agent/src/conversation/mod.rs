@@ -545,10 +545,10 @@ impl Conversation {
             }
             llm::LlmEvent::Done { .. } => {
                 // A request with an answer format is answered by `done`'s data: a plain reply
-                // is corrected like a run's reply without a tool call.
-                // The master's answer after its sub-tasks is free text: their data went to it.
-                let in_run = self.run_is_active()
-                    || (self.task.answer_schema.is_some() && self.delegation().is_none());
+                // — the master's after its sub-tasks too — is corrected like a run's reply
+                // without a tool call (the plain reply, in the correction, keeps what the
+                // sub-tasks found).
+                let in_run = self.run_is_active() || self.task.answer_schema.is_some();
                 let turn = self.turn.as_mut().expect("current turn");
                 if in_run || !turn.tool_calls.is_empty() {
                     let tool_calls = std::mem::take(&mut turn.tool_calls);

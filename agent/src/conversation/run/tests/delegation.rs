@@ -458,3 +458,58 @@ fn a_sub_agents_bridge_invocations_are_attributed_to_it() {
         "{read:?}"
     );
 }
+
+#[test]
+fn a_request_with_an_answer_format_gets_the_masters_answer_in_that_format() {
+    let mut c = bound();
+    let effects = c
+        .answered(|c| {
+            c.user_message(
+                "What does the blue mug cost?".into(),
+                None,
+                Some(price_schema()),
+                1,
+            )
+        })
+        .unwrap();
+    let turn = turn_of(&effects).0;
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![task_call(
+            "task_blue",
+            json!({ "goal": "Find the blue mug's price on http://shop.test/" }),
+        )],
+    );
+    let next = subtask_at_page(&mut c, &turn_of(&effects).0, "b1");
+    let done = json!({ "done": { "success": true, "text": "The blue mug costs 12 €." } });
+    let effects = reply(&mut c, &next, vec![agent_call("b2", done)]);
+    let (master, messages) = turn_of(&effects);
+    let all: String = messages.iter().map(|m| m.content.clone()).collect();
+    assert!(
+        all.contains("<answer_format>"),
+        "the master is told the format"
+    );
+
+    // A plain answer is not passed off as the asked format: it goes back, with what it said.
+    let effects = reply(
+        &mut c,
+        &master,
+        vec![LlmEvent::TextDelta("The blue mug costs 12 €.".into())],
+    );
+    assert!(!events(&effects)
+        .iter()
+        .any(|e| matches!(e, FrontendEvent::StructuredOutput { .. })));
+    let (again, messages) = turn_of(&effects);
+    let said: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    assert!(said.contains(&"The blue mug costs 12 €."), "{said:?}");
+    assert!(said.last().unwrap().contains("AgentOutput"), "{said:?}");
+
+    let answer =
+        json!({ "done": { "success": true, "text": "It costs 12 €.", "data": { "price": 12 } } });
+    let effects = reply(&mut c, &again, vec![agent_call("m2", answer)]);
+    let (status, output, _) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Ok);
+    assert_eq!(output.unwrap()["data"], json!({ "price": 12 }));
+    assert_eq!(c.task().status, TaskStatus::Completed);
+}
