@@ -47,7 +47,13 @@ async function startBridge(dir: string): Promise<Bridge> {
   execFileSync("mkfifo", [path.join(root, "hold")]);
   await writeFile(path.join(dir, "secret"), SECRET);
   const audit = path.join(dir, "audit.jsonl");
-  const args = ["--root", root, "--port", "0", "--secret-file", path.join(dir, "secret"), "--audit", audit, "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
+  const { url, child } = await spawnBridge(dir, 0);
+  return { url, root, outside, audit, process: child };
+}
+
+/** `mimo-bridge` serving `dir`'s folder on `port` (0: any free one), once it listens. */
+async function spawnBridge(dir: string, port: number): Promise<{ url: string; child: ChildProcess }> {
+  const args = ["--root", path.join(dir, "shared"), "--port", String(port), "--secret-file", path.join(dir, "secret"), "--audit", path.join(dir, "audit.jsonl"), "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
   const child = spawn(bridgeBinary(), args, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
@@ -58,7 +64,7 @@ async function startBridge(dir: string): Promise<Bridge> {
     });
     child.once("exit", (code) => reject(new Error(`mimo-bridge exited with ${code}: ${out}`)));
   });
-  return { url, root, outside, audit, process: child };
+  return { url, child };
 }
 
 let h: Harness;
@@ -290,5 +296,58 @@ describe("files and commands through the local bridge", () => {
     assert.ok(!JSON.stringify(h.mimo.llm.requests()[0]!.body).includes("file_read"), "not offered");
     assert.ok(!(await bridgeAudit()).some((l) => l.sessionId === taskId), "the bridge never heard of it");
     web.close();
+  });
+});
+
+describe("the bridge connection", () => {
+  const status = () => h.options.locator("#bridge-status");
+
+  it("comes back by itself after the bridge restarts, and the agent uses it again", { timeout: 120_000 }, async () => {
+    const exited = new Promise((resolve) => bridge.process.once("exit", resolve));
+    bridge.process.kill();
+    await exited;
+    await h.options.locator('#bridge-status[data-state="offline"]').waitFor({ timeout: 15_000 });
+    // Started again on the same address, with the same secret: the extension reconnects.
+    const port = Number(new URL(bridge.url).port);
+    bridge.process = (await spawnBridge(dir, port)).child;
+    await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 60_000 });
+
+    h.mimo.llm.reset();
+    h.mimo.llm.script([
+      agentStep({ file_read: { path: "notes.md" } }, "Reading."),
+      agentStep({ done: { success: true, text: "Read." } }, "Read."),
+    ]);
+    const { web } = await task(true, true);
+    web.send({ type: "user_message", content: "Read my notes again" });
+    assert.equal((await outcome(web)).status, "ok");
+    assert.equal(ended(web, 1).result?.ok, true);
+    modelSaw("buy milk");
+    web.close();
+  });
+
+  it("says a wrong secret is wrong, offers the bridge to no task meanwhile, and connects with the right one", { timeout: 120_000 }, async () => {
+    await h.options.locator("#bridge-secret").fill("not-the-secret-of-this-bridge-000000");
+    await h.options.locator("#bridge-save").click();
+    await h.options.locator('#bridge-status[data-state="offline"]').waitFor({ timeout: 15_000 });
+    await h.options.locator("#bridge-status", { hasText: "wrong secret" }).waitFor({ timeout: 15_000 });
+    // The browser shows no bridge now: nothing on the computer is offered to the model, even
+    // to a task that allows it.
+    const taskId = await newTask(h.mimo);
+    const web = await WebClient.connect(h.mimo, taskId);
+    await web.waitFor((e) => e.type === "snapshotSync" && e.snapshot.bridge === undefined, "the browser's snapshot without its bridge", 15_000);
+    web.send({ type: "set_bridge", allow: true, confirm: true });
+    await web.waitFor((e) => e.type === "bridgeMode" && e.allow, "the bridge allowed", 5_000);
+    h.mimo.llm.reset();
+    h.mimo.llm.script([{ text: "There is no bridge to read it through.", chunkDelayMs: 0 }]);
+    web.send({ type: "user_message", content: "Read my notes" });
+    await outcome(web);
+    const offered = JSON.stringify(h.mimo.llm.requests()[0]!.body);
+    assert.ok(offered.includes("navigate") && !offered.includes("file_read"), "no bridge action offered");
+    web.close();
+
+    await h.options.locator("#bridge-secret").fill(SECRET);
+    await h.options.locator("#bridge-save").click();
+    await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 15_000 });
+    assert.match(await status().innerText(), /Connected to the bridge serving .*shared/);
   });
 });
