@@ -68,27 +68,25 @@ impl Conversation {
             return None;
         }
         let budget = self.budget_after_notes(self.config.budget);
-        let (summary, chat) = self.compacted_chat(None);
-        let whole = prompt::chat_messages(summary, &chat, prompt::UNLIMITED);
-        if prompt::estimate_tokens(&whole, &[]) * 100 <= budget.context_tokens * COMPACT_AT_PERCENT
-        {
-            return None;
-        }
+        let summary = self.summary.as_ref().map(|s| s.text.as_str());
         let after = self.summary.as_ref().map(|s| s.up_to);
         let unsummarized: Vec<&StoredMessage> = self
             .in_conversation()
             .filter(|m| after.is_none_or(|a| m.position > a))
             .collect();
+        let chat: Vec<ChatMessage> = unsummarized.iter().map(|m| m.message.clone()).collect();
+        let whole = prompt::chat_messages(summary, &chat, prompt::UNLIMITED);
+        if prompt::estimate_tokens(&whole, &[]) * 100 <= budget.context_tokens * COMPACT_AT_PERCENT
+        {
+            return None;
+        }
         let keep = kept_from(&unsummarized, budget.context_tokens * KEEP_PERCENT / 100)?;
-        let summarized: Vec<ChatMessage> = unsummarized[..keep]
-            .iter()
-            .map(|m| m.message.clone())
-            .collect();
+        let summarized = &chat[..keep];
         let compaction = Compaction {
             up_to: unsummarized[keep - 1].position,
             messages: summarized.len() as u32 + self.summary.as_ref().map_or(0, |s| s.messages),
         };
-        let request = prompt::summary_messages(summary, &summarized, budget);
+        let request = prompt::summary_messages(summary, summarized, budget);
         self.summarizing = Some(compaction);
         Some((compaction, request))
     }

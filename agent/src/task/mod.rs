@@ -811,14 +811,15 @@ impl Task {
                 let answered = message.message.role == mimo_protocol::ChatRole::Assistant;
                 out.push(Effect::SaveMessage(message));
                 // Each answer may have made the conversation long enough to compact.
-                let compaction = self
-                    .conversation
-                    .as_mut()
-                    .filter(|_| answered)
-                    .and_then(|c| c.compaction_request());
-                if let Some((compaction, messages)) = compaction {
-                    self.side_calls
-                        .push((SideCall::Summary(compaction), messages));
+                if answered {
+                    let compaction = self
+                        .conversation
+                        .as_mut()
+                        .and_then(|c| c.compaction_request());
+                    if let Some((compaction, messages)) = compaction {
+                        self.side_calls
+                            .push((SideCall::Summary(compaction), messages));
+                    }
                 }
             }
             conversation::Effect::SaveSummary(summary) => out.push(Effect::SaveSummary(summary)),
