@@ -95,6 +95,15 @@ async function connectionState(): Promise<{ state: string; lastError?: string; s
   return options.evaluate(async () => (await chrome.storage.local.get("connection")).connection as { state: string; lastError?: string; since: number });
 }
 
+/**
+ * The connection state once the service worker has published "online". The server lists the
+ * extension at its hello, a moment before the worker has the welcome and stores its state.
+ */
+async function onlineState(): Promise<{ state: string; lastError?: string; since: number }> {
+  await options.waitForFunction(async () => (await chrome.storage.local.get<{ connection?: { state: string } }>("connection")).connection?.state === "online", undefined, { timeout: 10_000 });
+  return connectionState();
+}
+
 async function openPage(name: string): Promise<Page> {
   const page = await context.newPage();
   await page.goto(`${pages.url}/${name}`);
@@ -284,7 +293,7 @@ describe("the extension", () => {
     await presence(true);
     const snapshot = await snapshotWhere(web, from, (s) => tabAt(s, "two") === undefined, "the full sync without the closed tab");
     assert.ok(tabAt(snapshot, "one"));
-    const state = await connectionState();
+    const state = await onlineState();
     assert.equal(state.state, "online");
     assert.ok(state.since > onlineBefore, "a new connection");
   });
@@ -318,7 +327,7 @@ describe("the extension", () => {
     const listed = await presence(true, 45_000);
     assert.equal(listed.clientId, clientId);
     assert.equal(listed.name, BROWSER_NAME);
-    const state = await connectionState();
+    const state = await onlineState();
     assert.equal(state.state, "online");
     assert.ok(state.since > restartedAt, "online again after the restart");
 
