@@ -12,9 +12,10 @@ use aes_gcm::{Aes256Gcm, Nonce};
 use mimo_protocol::secrets::{
     placeholder, secret_allowed_at, valid_secret_domain, valid_secret_name, PutSecret, SecretValue,
 };
-use mimo_protocol::{ErrorCode, ErrorObject, SecretInfo, SecretScope};
+use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject, SecretInfo, SecretScope};
 use sha2::{Digest, Sha256};
 
+use crate::actions::{ActionRecord, ActionState};
 use crate::llm;
 
 /// A secret with its value.
@@ -182,9 +183,34 @@ pub fn parse_deployment_secrets(raw: &str) -> (Vec<Secret>, Vec<String>) {
     (secrets, problems)
 }
 
+/// Whether the extension may have the value of `name` now: only for the task's `browser_type`
+/// action `action_id`, in flight in its attempt `attempt`, whose text holds the secret's
+/// placeholder. A credential gets a secret while the agent types it, never by asking for it.
+/// (Once per attempt is the store's to keep: it outlives this process.)
+pub fn typing_waits_for(
+    record: Option<&ActionRecord>,
+    attempt: u32,
+    name: &str,
+) -> Result<(), ErrorObject> {
+    let typing = record.is_some_and(|r| {
+        r.attempt == attempt
+            && matches!(r.state, ActionState::Sent | ActionState::Acked)
+            && matches!(&r.command, ActionCommand::BrowserType { text, .. } if text.contains(&placeholder(name)))
+    });
+    if typing {
+        Ok(())
+    } else {
+        Err(ErrorObject::new(
+            ErrorCode::PermissionDenied,
+            format!("no typing of this task is waiting for the secret {name:?}"),
+        ))
+    }
+}
+
 /// The value of `name` for typing into `url`, from the task's secrets (which win) or the
-/// deployment's. Unknown: `TARGET_NOT_FOUND` naming the known ones; known but not bound to the
-/// page's domain: `PERMISSION_DENIED` naming the domains.
+/// deployment's. Unknown: `TARGET_NOT_FOUND`; known but not bound to the page's domain:
+/// `PERMISSION_DENIED`. Neither names other secrets or the domains: a refused caller learns
+/// nothing it did not send.
 pub fn resolve(
     name: &str,
     url: &str,
@@ -196,29 +222,16 @@ pub fn resolve(
         .find(|s| s.name == name)
         .or_else(|| deployment.iter().find(|s| s.name == name));
     let Some(secret) = found else {
-        let mut names: Vec<&str> = task
-            .iter()
-            .chain(deployment)
-            .map(|s| s.name.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        let known = if names.is_empty() {
-            "there are none".to_owned()
-        } else {
-            format!("the known ones are {}", names.join(", "))
-        };
         return Err(ErrorObject::new(
             ErrorCode::TargetNotFound,
-            format!("there is no secret named {name:?}; {known}"),
+            format!("there is no secret named {name:?}"),
         ));
     };
     if !secret_allowed_at(&secret.domains, url) {
         return Err(ErrorObject::new(
             ErrorCode::PermissionDenied,
             format!(
-                "the secret {name:?} may be typed only on {}, not on {}",
-                secret.domains.join(", "),
+                "the secret {name:?} may not be typed on {}",
                 page_origin(url)
             ),
         ));
@@ -287,6 +300,61 @@ mod tests {
     }
 
     #[test]
+    fn a_value_is_given_only_for_the_typing_in_flight_that_holds_its_placeholder() {
+        let typing = |text: &str, state, attempt| {
+            let command: ActionCommand = serde_json::from_value(serde_json::json!({
+                "name": "browser_type", "params": { "clickId": 2, "text": text }
+            }))
+            .unwrap();
+            let mut queue = crate::actions::ActionQueue::default();
+            queue.submit("a1".into(), "t".into(), "c".into(), Some(1), command, 0);
+            let mut record = queue.get("a1").unwrap().clone();
+            record.state = state;
+            record.attempt = attempt;
+            record
+        };
+        let waiting = typing("user {{secret:pw}}", ActionState::Acked, 2);
+        assert!(typing_waits_for(Some(&waiting), 2, "pw").is_ok());
+        assert!(typing_waits_for(Some(&typing("x", ActionState::Sent, 1)), 1, "pw").is_err());
+        for (record, attempt, name) in [
+            (None, 1, "pw"),
+            (Some(&waiting), 1, "pw"),
+            (Some(&waiting), 2, "other"),
+            (Some(&waiting), 2, "p"),
+        ] {
+            let refused = typing_waits_for(record, attempt, name).unwrap_err();
+            assert_eq!(refused.code, ErrorCode::PermissionDenied);
+        }
+        for state in [
+            ActionState::Pending,
+            ActionState::Checking,
+            ActionState::Succeeded,
+            ActionState::Failed,
+            ActionState::TimedOut,
+            ActionState::Canceled,
+        ] {
+            let ended = typing("{{secret:pw}}", state, 1);
+            assert!(
+                typing_waits_for(Some(&ended), 1, "pw").is_err(),
+                "{state:?}"
+            );
+        }
+        let other = serde_json::json!({ "name": "browser_navigate", "params": { "url": "https://x.test/{{secret:pw}}" } });
+        let mut queue = crate::actions::ActionQueue::default();
+        queue.submit(
+            "n".into(),
+            "t".into(),
+            "c".into(),
+            None,
+            serde_json::from_value(other).unwrap(),
+            0,
+        );
+        let mut navigate = queue.get("n").unwrap().clone();
+        navigate.state = ActionState::Acked;
+        assert!(typing_waits_for(Some(&navigate), navigate.attempt, "pw").is_err());
+    }
+
+    #[test]
     fn deployment_secrets_are_read_and_bad_ones_named_without_their_values() {
         let (secrets, problems) = parse_deployment_secrets(
             r#"{"pw": {"value": "hunter2-secret", "domains": ["example.com", "*.example.org"]},
@@ -338,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn a_value_is_given_only_on_its_domains_and_an_unknown_name_lists_the_known_ones() {
+    fn a_value_is_given_only_on_its_domains_and_a_refusal_names_no_other_secret_or_domain() {
         let task = [secret("pw", "task-value", &["127.0.0.1:8080"])];
         let deployment = [
             secret("pw", "deployment-value", &["example.com"]),
@@ -358,7 +426,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(refused.code, ErrorCode::PermissionDenied);
         assert!(
-            refused.message.contains("127.0.0.1:8080"),
+            !refused.message.contains("127.0.0.1:8080"),
             "{}",
             refused.message
         );
@@ -372,7 +440,8 @@ mod tests {
         );
         let unknown = resolve("nope", "https://example.com/", &task, &deployment).unwrap_err();
         assert_eq!(unknown.code, ErrorCode::TargetNotFound);
-        assert!(unknown.message.contains("api, pw"), "{}", unknown.message);
+        assert!(!unknown.message.contains("api"), "{}", unknown.message);
+        assert!(!unknown.message.contains("pw"), "{}", unknown.message);
         assert!(!unknown.message.contains("value"));
     }
 

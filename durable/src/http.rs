@@ -10,7 +10,7 @@ use worker::{Headers, Method, Request, RequestInit, Response, Result};
 pub fn error_response(error: &ErrorObject) -> Result<Response> {
     let status = match error.code {
         ErrorCode::Unauthorized => 401,
-        ErrorCode::PermissionDenied => 403,
+        ErrorCode::PermissionDenied | ErrorCode::ConfirmationRequired => 403,
         ErrorCode::NotFound => 404,
         ErrorCode::SchemaValidationFailed | ErrorCode::UploadIncomplete => 400,
         ErrorCode::PluginOffline => 409,

@@ -16,6 +16,12 @@ CREATE TABLE IF NOT EXISTS secrets (
     nonce TEXT NOT NULL,
     sealed TEXT NOT NULL,
     updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS secret_releases (
+    action_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (action_id, attempt, name)
 );";
 
 #[derive(Deserialize)]
@@ -106,7 +112,28 @@ impl<S: Sql> SecretStore<S> {
             .collect())
     }
 
+    /// Records that the value of `name` was given for an action's attempt: `false` when it was
+    /// given before (a value is given once per attempt, even across restarts).
+    pub fn release(&self, action_id: &str, attempt: u32, name: &str) -> Result<bool> {
+        let key = || vec![text(action_id), int(attempt.into()), text(name)];
+        #[derive(Deserialize)]
+        struct Given {}
+        let given: Vec<Given> = self.sql.rows(
+            "SELECT 1 AS given FROM secret_releases WHERE action_id = ? AND attempt = ? AND name = ?",
+            key(),
+        )?;
+        if !given.is_empty() {
+            return Ok(false);
+        }
+        self.sql.run(
+            "INSERT INTO secret_releases (action_id, attempt, name) VALUES (?, ?, ?)",
+            key(),
+        )?;
+        Ok(true)
+    }
+
     pub fn clear(&self) -> Result<()> {
-        self.sql.run("DELETE FROM secrets", vec![])
+        self.sql.run("DELETE FROM secrets", vec![])?;
+        self.sql.run("DELETE FROM secret_releases", vec![])
     }
 }

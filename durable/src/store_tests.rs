@@ -542,6 +542,22 @@ fn a_tasks_secrets_are_stored_sealed_listed_without_values_and_deleted() {
     assert!(store.list().unwrap().is_empty());
 }
 
+#[wasm_bindgen_test]
+fn a_secret_is_released_once_per_action_attempt_even_after_a_restart() {
+    use crate::secret_store::SecretStore;
+    let sql = NodeSql::open();
+    let store = SecretStore::open(sql.clone()).unwrap();
+    assert!(store.release("a1", 1, "pw").unwrap());
+    assert!(!store.release("a1", 1, "pw").unwrap());
+    // Another secret of the same typing, the next attempt, another action: each once.
+    assert!(store.release("a1", 1, "user").unwrap());
+    assert!(store.release("a1", 2, "pw").unwrap());
+    assert!(store.release("a2", 1, "pw").unwrap());
+    // The object restarted: what was given stays given.
+    let reopened = SecretStore::open(sql).unwrap();
+    assert!(!reopened.release("a1", 2, "pw").unwrap());
+}
+
 fn skill_md(name: &str, description: &str, sites: &str, body: &str) -> mimo_protocol::Skill {
     let text =
         format!("---\nname: {name}\ndescription: {description}\nsites: [{sites}]\n---\n{body}\n");

@@ -2,7 +2,7 @@
 //! domains listed, never values); the task's extension asks for one value at the moment of
 //! typing, for the page it types into. The rules are `mimo_agent::secrets`.
 
-use mimo_agent::secrets::{check_secret, infos, resolve};
+use mimo_agent::secrets::{check_secret, infos, resolve, typing_waits_for};
 use mimo_protocol::secrets::{PutSecret, SecretValueRequest};
 use mimo_protocol::{ErrorCode, ErrorObject, SecretInfo};
 use serde::de::DeserializeOwned;
@@ -87,16 +87,25 @@ impl TaskCoordinator {
     }
 
     /// `POST /api/task/{id}/secret-value` (the task's extension only): the value of a secret
-    /// for the page at `url`, or `TARGET_NOT_FOUND` / `PERMISSION_DENIED`.
+    /// for the page at `url`, for the `browser_type` in flight that types it, once per attempt;
+    /// or `PERMISSION_DENIED` / `TARGET_NOT_FOUND`.
     pub(crate) async fn secret_value(&self, req: &mut Request) -> Result<Response> {
         if !self.exists() {
             return error_response(&ErrorObject::new(ErrorCode::NotFound, "unknown task"));
         }
-        let ask: SecretValueRequest = match body(req, "{\"name\": \"…\", \"url\": \"…\"}").await
-        {
+        let shape = "{\"name\": \"…\", \"url\": \"…\", \"actionId\": \"…\", \"attempt\": 1}";
+        let ask: SecretValueRequest = match body(req, shape).await {
             Ok(ask) => ask,
             Err(error) => return error_response(&error),
         };
+        let waiting = typing_waits_for(
+            self.task.borrow().actions().get(&ask.action_id),
+            ask.attempt,
+            &ask.name,
+        );
+        if let Err(error) = waiting {
+            return error_response(&error);
+        }
         let task = match self.task.borrow().config().secrets_key.clone() {
             Some(key) => self.secrets.open_all(&key)?,
             None => Vec::new(),
@@ -107,9 +116,23 @@ impl TaskCoordinator {
             &task,
             &self.task.borrow().config().secrets,
         );
-        match answer {
-            Ok(value) => Response::from_json(&value),
-            Err(error) => error_response(&error),
+        let value = match answer {
+            Ok(value) => value,
+            Err(error) => return error_response(&error),
+        };
+        // Only a value given counts: a refusal leaves the attempt its one answer.
+        if !self
+            .secrets
+            .release(&ask.action_id, ask.attempt, &ask.name)?
+        {
+            return error_response(&ErrorObject::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "the secret {:?} was given for this attempt already",
+                    ask.name
+                ),
+            ));
         }
+        Response::from_json(&value)
     }
 }

@@ -144,7 +144,7 @@ const connection = new Connection({
   },
   onOffline: () => sync.stop(),
   onAction: (action: BrowserAction) => void dispatcher.receive(action),
-  onTaskState: (taskId: string, status: TaskStatus) => void taskState(taskId, status),
+  onTaskState: (taskId: string, status: TaskStatus, bridge: boolean) => void taskState(taskId, status, bridge),
   onResultAck: (ack) => void dispatcher.acknowledged(ack),
   onActionQuery: (query) => void dispatcher.query(query),
   onConfirmationRequested: (taskId, request) => void confirmationRequested(taskId, request),
@@ -166,8 +166,8 @@ function overlayOf(task: TaskRecord): FrameRequest {
 const ENDED: ReadonlySet<string> = new Set(["completed", "error", "canceled"]);
 
 /** The server told us a task's status: the overlay of its tab follows. */
-async function taskState(taskId: string, status: TaskStatus): Promise<void> {
-  await tasks.setStatus(taskId, status, Date.now());
+async function taskState(taskId: string, status: TaskStatus, bridge: boolean): Promise<void> {
+  await tasks.setStatus(taskId, status, Date.now(), bridge);
   // Stopped or answered elsewhere: nothing waits in the side panel any more.
   if (status !== "waiting_confirmation") await confirmationSettled(taskId);
   if (ENDED.has(status)) {

@@ -45,7 +45,7 @@ export type ConnectionHooks = {
   /** The server sent an action to run. */
   onAction(action: BrowserAction): void;
   /** The server says a task's status changed. */
-  onTaskState(taskId: string, status: TaskStatus): void;
+  onTaskState(taskId: string, status: TaskStatus, bridge: boolean): void;
   /** The server has an action's result (`result_ack`). */
   onResultAck(ack: { actionId: string; attempt: number }): void;
   /** The server asks what became of an attempt (`action_query`). */
@@ -343,7 +343,7 @@ export class Connection {
         this.#hooks.onAction(message.action);
         return;
       case "task_state":
-        this.#hooks.onTaskState(message.taskId, message.status);
+        this.#hooks.onTaskState(message.taskId, message.status, message.bridge === true);
         return;
       case "result_ack":
         this.#hooks.onResultAck(message);

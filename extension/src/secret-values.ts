@@ -4,7 +4,7 @@
 // are kept in `chrome.storage.session` (memory only, never on disk, not readable by content
 // scripts) so that everything the extension sends afterwards — socket frames, results, uploaded
 // page text and HTML — has them replaced by their placeholder, across service worker restarts.
-import type { ErrorCode, SecretValue, SecretValueRequest } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, ErrorCode, SecretValue, SecretValueRequest } from "../../protocol/ts/protocol.ts";
 import type { ServerAccess } from "./artifacts.ts";
 import { redactSecrets } from "./redact.ts";
 import { ActionError } from "./results.ts";
@@ -122,15 +122,20 @@ function mapStringsDeep(v: unknown, f: (s: string) => string): unknown {
 /** The one vault of the service worker. */
 export const secretVault = new SecretVault();
 
+/** The `browser_type` attempt a secret is asked for: the server gives it only for that one. */
+export type Typing = Pick<BrowserAction, "taskId" | "actionId" | "attempt">;
+
 /**
  * The value of the secret `name` for typing into the page at `url`, asked of the task with the
- * extension's own credential. The server refuses a name it does not know (`TARGET_NOT_FOUND`,
- * naming the known ones) and a page not on the secret's domains (`PERMISSION_DENIED`); the
- * extension checks the page against the domains it is told once more.
+ * extension's own credential for the `browser_type` attempt `typing` (once per attempt). The
+ * server refuses a name it does not know (`TARGET_NOT_FOUND`), a page not on the secret's
+ * domains and an action that does not type it (`PERMISSION_DENIED`); the extension checks the
+ * page against the domains it is told once more.
  */
-export async function fetchSecret(server: ServerAccess, taskId: string, name: string, url: string): Promise<SecretValue> {
+export async function fetchSecret(server: ServerAccess, typing: Typing, name: string, url: string): Promise<SecretValue> {
   const base = server.serverUrl.replace(/\/+$/, "");
-  const ask: SecretValueRequest = { name, url };
+  const taskId = typing.taskId;
+  const ask: SecretValueRequest = { name, url, actionId: typing.actionId, attempt: typing.attempt };
   let res: Response;
   try {
     res = await fetch(`${base}/api/task/${encodeURIComponent(taskId)}/secret-value`, {
@@ -160,7 +165,7 @@ export async function fetchSecret(server: ServerAccess, taskId: string, name: st
  */
 export async function substituteSecrets(
   server: ServerAccess,
-  taskId: string,
+  typing: Typing,
   tabId: number,
   frameId: number,
   mark: () => Promise<unknown>,
@@ -172,9 +177,9 @@ export async function substituteSecrets(
   const url = frame?.url ?? (await chrome.tabs.get(tabId)).url ?? "";
   let out = text;
   const values: SecretValue[] = [];
-  for (const name of names) values.push(await fetchSecret(server, taskId, name, url));
+  for (const name of names) values.push(await fetchSecret(server, typing, name, url));
   await secretVault.load();
-  for (const v of values) await secretVault.remember(taskId, v.name, v.value);
+  for (const v of values) await secretVault.remember(typing.taskId, v.name, v.value);
   await mark();
   for (const v of values) out = out.split(`{{secret:${v.name}}}`).join(v.value);
   return out;

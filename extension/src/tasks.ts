@@ -51,11 +51,14 @@ export type TaskRecord = {
   pendingControl?: TaskControl;
 };
 
+/** What the server last told of a task: its status, and whether it may use the local bridge. */
+type TaskState = { status: TaskStatus; at: number; bridge?: boolean };
+
 export class TaskRegistry {
   readonly #kv: KeyValue;
   #tasks: Record<string, TaskRecord> | undefined;
   #writes: Promise<void> = Promise.resolve();
-  #statuses: Record<string, { status: TaskStatus; at: number }> | undefined;
+  #statuses: Record<string, TaskState> | undefined;
 
   constructor(kv: KeyValue) {
     this.#kv = kv;
@@ -77,19 +80,27 @@ export class TaskRegistry {
     return (await this.#allStatuses())[taskId]?.status;
   }
 
-  async setStatus(taskId: string, status: TaskStatus, at: number): Promise<void> {
+  async setStatus(taskId: string, status: TaskStatus, at: number, bridge = false): Promise<void> {
     const statuses = await this.#allStatuses();
     delete statuses[taskId];
-    statuses[taskId] = { status, at };
+    statuses[taskId] = { status, at, bridge };
     const keys = Object.keys(statuses);
     for (const old of keys.slice(0, Math.max(0, keys.length - MAX_STATUSES))) delete statuses[old];
     await this.#kv.set({ [TASK_STATUS_KEY]: statuses });
   }
 
-  async #allStatuses(): Promise<Record<string, { status: TaskStatus; at: number }>> {
+  /**
+   * Whether the server last said the person allows this task to use the local bridge: a
+   * `bridge_invoke` of a task it did not say so of is refused, whoever sent it.
+   */
+  async bridgeAllowed(taskId: string): Promise<boolean> {
+    return (await this.#allStatuses())[taskId]?.bridge === true;
+  }
+
+  async #allStatuses(): Promise<Record<string, TaskState>> {
     if (this.#statuses === undefined) {
       const stored = (await this.#kv.get([TASK_STATUS_KEY]))[TASK_STATUS_KEY];
-      this.#statuses ??= typeof stored === "object" && stored !== null ? (stored as Record<string, { status: TaskStatus; at: number }>) : {};
+      this.#statuses ??= typeof stored === "object" && stored !== null ? (stored as Record<string, TaskState>) : {};
     }
     return this.#statuses;
   }

@@ -2,28 +2,10 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import { ActionLog, INDEX_KEY, MAX_FINISHED, RUNNING_KEY } from "../src/action-log.ts";
-import type { KeyValue } from "../src/action-log.ts";
 import { ActionDispatcher } from "../src/dispatcher.ts";
 import { ActionError } from "../src/results.ts";
 import type { ActionSuccess } from "../src/results.ts";
-
-/** `chrome.storage.local` as a map, with JSON copies like Chrome's. */
-class MemoryKv implements KeyValue {
-  data = new Map<string, string>();
-  writes = 0;
-  async get(keys: string[]): Promise<Record<string, unknown>> {
-    const out: Record<string, unknown> = {};
-    for (const k of keys) if (this.data.has(k)) out[k] = JSON.parse(this.data.get(k)!);
-    return out;
-  }
-  async set(items: Record<string, unknown>): Promise<void> {
-    this.writes++;
-    for (const [k, v] of Object.entries(items)) this.data.set(k, JSON.stringify(v));
-  }
-  async remove(keys: string[]): Promise<void> {
-    for (const k of keys) this.data.delete(k);
-  }
-}
+import { MemoryKv } from "./memory-kv.ts";
 
 function action(id: string, name: BrowserAction["name"] = "browser_click", attempt = 1, taskId = "t1"): BrowserAction {
   const params = name === "browser_click" ? { clickId: 1 } : name === "browser_wait_for" ? { text: "x" } : {};

@@ -107,9 +107,17 @@ pub enum ServerToExtension {
     Pong {},
     /// Run this action (the extension acks it at once).
     BrowserAction { action: BrowserAction },
-    /// The task's status changed (the overlay follows it: takeover, resumed, stopped, done).
+    /// The task's status changed (the overlay follows it: takeover, resumed, stopped, done), or
+    /// the person changed whether it may use the local bridge.
     #[serde(rename_all = "camelCase")]
-    TaskState { task_id: String, status: TaskStatus },
+    TaskState {
+        task_id: String,
+        status: TaskStatus,
+        /// The person allows the task to use the local bridge: without it the extension refuses
+        /// the task's `bridge_invoke`, whoever sent it.
+        #[serde(default)]
+        bridge: bool,
+    },
     /// What became of this attempt? Asked before an attempt whose outcome is unknown (it timed
     /// out) is run again: only one that never started may be. Answered with `action_status`;
     /// the attempt is never started by the question.

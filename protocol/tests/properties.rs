@@ -800,7 +800,11 @@ fn server_to_extension() -> BoxedStrategy<ServerToExtension> {
         error_object().prop_map(|error| Error { error }),
         Just(Pong {}),
         browser_action().prop_map(|action| BrowserAction { action }),
-        (text(), task_status()).prop_map(|(task_id, status)| TaskState { task_id, status }),
+        (text(), task_status(), any::<bool>()).prop_map(|(task_id, status, bridge)| TaskState {
+            task_id,
+            status,
+            bridge
+        }),
         attempt().prop_map(|(task_id, action_id, attempt)| ActionQuery {
             task_id,
             action_id,

