@@ -9,6 +9,7 @@ pub mod answer;
 pub mod audit;
 pub mod conversation;
 pub mod credentials;
+pub mod flow;
 pub mod llm;
 pub mod prompt;
 pub mod records;

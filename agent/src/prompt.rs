@@ -785,6 +785,7 @@ mod tests {
             usage: TokenUsage::default(),
             page: Some(format!("https://shop.test/p{number} \"Page {number}\"")),
             confirmed: false,
+            typed_into: None,
         }
     }
 

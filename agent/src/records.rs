@@ -167,6 +167,10 @@ pub struct Step {
     /// The person confirmed this (risky) step.
     #[serde(default)]
     pub confirmed: bool,
+    /// For a `type` step, the facts of the field it typed into, as they were when it ran: a
+    /// later Enter sends that field's form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed_into: Option<ElementFacts>,
 }
 
 /// The prepared page the model acts on.

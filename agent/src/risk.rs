@@ -126,7 +126,7 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    fn add(&mut self, level: RiskLevel, why: String) {
+    pub(crate) fn add(&mut self, level: RiskLevel, why: String) {
         self.level = self.level.max(level);
         self.facts.push((level, why));
     }

@@ -8,9 +8,10 @@
 //! the task, not from whoever sent it.
 
 use mimo_protocol::bridge::BridgeTool;
-use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject};
+use mimo_protocol::{ActionCommand, AgentAction, ChatRole, ErrorCode, ErrorObject};
 
 use super::Conversation;
+use crate::flow::{self, PrivateSource, Seen};
 
 /// Who queued an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +35,81 @@ pub enum Verdict {
 }
 
 impl Conversation {
-    /// Decides what becomes of `command`, queued by `asker`.
+    /// Decides what becomes of `command`, queued by `asker`: the task's rules first, then where
+    /// the step could carry data ([`flow::outbound`]) — a step the person did not confirm that
+    /// can send data somewhere they did not ask for waits for them, whatever the page said.
     pub(crate) fn admit(&self, command: ActionCommand, asker: Asker) -> Verdict {
+        let verdict = self.admit_by_rules(command, asker);
+        if asker == (Asker::Agent { confirmed: true }) {
+            return verdict;
+        }
+        match verdict {
+            Verdict::Send(command) => match flow::outbound(&command, &self.seen()) {
+                Some(why) => Verdict::Ask { command, why },
+                None => Verdict::Send(command),
+            },
+            other => other,
+        }
+    }
+
+    /// What the run has seen, for [`flow::outbound`]: what the person wrote, the page it is on,
+    /// the private data it read (another tab, a file of theirs), the field it typed into last.
+    pub(crate) fn seen(&self) -> Seen<'_> {
+        let mut person: Vec<&str> = self
+            .history
+            .iter()
+            .filter(|m| m.message.role == ChatRole::User)
+            .map(|m| m.message.content.as_str())
+            .collect();
+        let Some(run) = self.run.as_ref() else {
+            return Seen {
+                person,
+                ..Seen::default()
+            };
+        };
+        person.extend(run.updates.iter().map(String::as_str));
+        let private = run
+            .steps
+            .iter()
+            .filter_map(|step| {
+                let result = step.result.as_ref().filter(|r| r.ok)?.result.as_ref()?;
+                let what = match &step.output.action {
+                    AgentAction::ReadTab { .. } => {
+                        let title = result["title"].as_str().unwrap_or_default();
+                        let site = result["url"].as_str().and_then(flow::host);
+                        format!("your tab {title:?} ({})", site.unwrap_or_default())
+                    }
+                    AgentAction::FileRead { path, .. } => {
+                        format!("the file {path} on your computer")
+                    }
+                    _ => return None,
+                };
+                Some(PrivateSource::new(what, &result.to_string()))
+            })
+            .collect();
+        let mut seen = Seen {
+            person,
+            page_url: run.observation.as_ref().map(|o| o.url.as_str()),
+            private,
+            last_typed: None,
+            facts: run.observation.as_ref().map(|o| &o.facts),
+        };
+        seen.last_typed = run
+            .steps
+            .iter()
+            .rev()
+            .find_map(|step| match &step.output.action {
+                AgentAction::Type { text, .. } => {
+                    let facts = step.typed_into.as_ref()?;
+                    Some((facts, seen.holds_data(text)))
+                }
+                _ => None,
+            });
+        seen
+    }
+
+    /// The task's own rules: where it may go, whose tabs, whether it may reach the bridge.
+    fn admit_by_rules(&self, command: ActionCommand, asker: Asker) -> Verdict {
         let task = &self.task;
         let refuse =
             |why: String| Verdict::Refuse(ErrorObject::new(ErrorCode::PermissionDenied, why));

@@ -18,7 +18,7 @@ use mimo_protocol::bridge::agent_id;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
     ConfirmationRequest, DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus,
-    PageDialog, Target, TaskStatus, TokenUsage, ToolPhase, ToolResult,
+    PageDialog, RiskLevel, Target, TaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
 
 use serde_json::json;
@@ -293,6 +293,7 @@ impl Conversation {
             usage,
             page: None,
             confirmed: false,
+            typed_into: None,
         };
         let cost_usd = self
             .config
@@ -493,9 +494,14 @@ impl Conversation {
         }
         // Asked before anything runs for it, the task's tab included.
         if !step.confirmed {
-            let rated = self.rate_latest_step();
-            // The bridge's writes, edits and commands are asked for by the task's own switch
-            // (the consent gate); the page's steps by their rating.
+            let mut rated = self.rate_latest_step();
+            // What the consent gate asks for (the bridge's writes, edits and commands by the
+            // task's own switch, a step that could carry data away) is asked whatever the
+            // rating, and says why when the rating does not; the page's other steps by their
+            // rating.
+            if let Some(why) = asks.as_ref().filter(|_| rated.level < RiskLevel::High) {
+                rated.add(RiskLevel::High, why.clone());
+            }
             let risky = asks.is_some()
                 || (!uses_bridge
                     && self.config.confirm_risky
@@ -536,6 +542,15 @@ impl Conversation {
             let title = format!("Mimo: {}", self.task.title.clone().unwrap_or_default());
             let command = self.task_start(url, None, Some(title), self.task.start_tab);
             return self.submit(turn_id, command, Purpose::TaskStart);
+        }
+        let run = self.run.as_mut().expect("run");
+        if let Some(AgentAction::Type { index, .. }) = run.steps.last().map(|s| &s.output.action) {
+            let facts = run
+                .observation
+                .as_ref()
+                .and_then(|o| o.facts.get(index))
+                .cloned();
+            run.steps.last_mut().expect("step").typed_into = facts;
         }
         self.submit(turn_id, command, Purpose::Step)
     }

@@ -2248,6 +2248,7 @@ fn a_step_still_too_long_after_compacting_ends_the_run_saying_what_to_do() {
 }
 
 mod answers;
+mod consent;
 mod delegation;
 mod fork;
 
