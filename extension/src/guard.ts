@@ -72,10 +72,24 @@ export function siteNotAllowed(site: string): ActionError {
 }
 
 /**
+ * A host as rules and URLs are compared: lower case, punycode (IDNA), without trailing dots; null
+ * when it is not a host. The server's `site_host` (protocol/src/action.rs) is the same rule.
+ */
+export function siteHost(host: string): string | null {
+  try {
+    return new URL(`http://${host.trim().replace(/\.+$/, "")}/`).hostname.replace(/\.+$/, "") || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Why the task's domain policy keeps it from `url` (naming the rule), or null. The same rules
- * as the server's `DomainPolicy::refusal` (protocol/src/action.rs): a host covers its
- * subdomains on any port, `host:port` exactly that; blocked rules win; with allowed rules,
- * only what they cover. Only web pages are judged.
+ * as the server's `DomainPolicy::refusal` (protocol/src/action.rs), tested against one table
+ * (protocol/tests/fixtures/domain-rules.json): the URL read as the browser reads it, hosts
+ * compared normalised (`siteHost`); a host covers its subdomains on any port, `host:port`
+ * exactly that port (the scheme's default when the URL names none); blocked rules win; with
+ * allowed rules, only what they cover. Only web pages are judged.
  */
 export function domainRefusal(policy: DomainPolicy | undefined, url: string, names = DEPLOYMENT_RULES): string | null {
   if (policy === undefined) return null;
@@ -84,17 +98,23 @@ export function domainRefusal(policy: DomainPolicy | undefined, url: string, nam
   try {
     const parsed = new URL(url);
     if (!ALLOWED_SCHEMES.has(parsed.protocol)) return null;
-    host = parsed.hostname.toLowerCase();
-    // The URL parser drops a scheme's default port; a rule names the port it was written with.
-    port = parsed.port || (/^[a-z]+:\/\/[^/?#]*:(\d+)/i.exec(url)?.[1] ?? "");
+    host = parsed.hostname.replace(/\.+$/, "");
+    port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
   } catch {
     return null;
   }
   const covers = (rule: string) => {
-    const r = rule.trim().replace(/^\*\./, "").toLowerCase();
+    let r = rule.trim().replace(/^\*\./, "");
+    let rulePort: string | null = null;
     const at = r.lastIndexOf(":");
-    if (at > 0 && /^\d+$/.test(r.slice(at + 1))) return r.slice(0, at) === host && r.slice(at + 1) === port;
-    return host === r || host.endsWith(`.${r}`);
+    if (at > 0 && /^\d+$/.test(r.slice(at + 1))) {
+      rulePort = String(Number(r.slice(at + 1)));
+      r = r.slice(0, at);
+    }
+    const ruleHost = siteHost(r);
+    if (ruleHost === null) return false;
+    if (rulePort !== null) return ruleHost === host && rulePort === port;
+    return host === ruleHost || host.endsWith(`.${ruleHost}`);
   };
   const blocked = policy.blocked.find(covers);
   if (blocked !== undefined) return `${url} is on a blocked domain (rule ${JSON.stringify(blocked)} of ${names.blocked})`;

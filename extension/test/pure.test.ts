@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
 import { checkDomains, checkUrl, domainRefusal, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
@@ -65,6 +66,17 @@ describe("the tab guard", () => {
     assert.equal(code(() => checkDomains(both, "https://evil.test/")), "PERMISSION_DENIED");
     assert.throws(() => checkDomains(both, "https://other.example/"), /this task's allowed sites: shop\.example/);
     checkDomains(both, "https://www.shop.example/");
+  });
+
+  it("reads every spelling of a host as the server does (the shared table)", () => {
+    const table = JSON.parse(readFileSync(new URL("../../protocol/tests/fixtures/domain-rules.json", import.meta.url), "utf8")) as {
+      cases: Array<{ allowed?: string[]; blocked?: string[]; url: string; refused: boolean }>;
+    };
+    assert.ok(table.cases.length >= 30);
+    for (const c of table.cases) {
+      const policy = { allowed: c.allowed ?? [], blocked: c.blocked ?? [] };
+      assert.equal(domainRefusal(policy, c.url) !== null, c.refused, `${JSON.stringify(c.url)} under ${JSON.stringify(policy)}`);
+    }
   });
 
   it("only lets an action run in its task's tab", () => {

@@ -127,16 +127,25 @@ impl DomainPolicy {
         )
     }
 
-    /// Why `url` may not be visited, naming the rule and where it is set.
+    /// Why `url` may not be visited, naming the rule and where it is set. The URL is read as a
+    /// browser reads it and hosts compared normalised ([`site_host`]), so no spelling of a
+    /// blocked host (case, a trailing dot, IDNA, `\`, userinfo, percent-escapes) gets past.
     fn refusal_under(&self, url: &str, blocked_by: &str, allowed_by: &str) -> Option<String> {
         let (host, port) = host_and_port(url)?;
         let covers = |rule: &String| {
-            let rule = rule.trim().trim_start_matches("*.").to_ascii_lowercase();
-            match rule.rsplit_once(':') {
-                Some((rule_host, rule_port)) if rule_port.chars().all(|c| c.is_ascii_digit()) => {
-                    rule_host == host && Some(rule_port) == port.as_deref()
+            let rule = rule.trim().trim_start_matches("*.");
+            let (rule_host, rule_port) = match rule.rsplit_once(':') {
+                Some((h, p)) if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => {
+                    (h, p.parse::<u16>().ok())
                 }
-                _ => host == rule || host.ends_with(&format!(".{rule}")),
+                _ => (rule, None),
+            };
+            let Some(rule_host) = site_host(rule_host) else {
+                return false;
+            };
+            match rule_port {
+                Some(rule_port) => rule_host == host && rule_port == port,
+                None => host == rule_host || host.ends_with(&format!(".{rule_host}")),
             }
         };
         if let Some(rule) = self.blocked.iter().find(|r| covers(r)) {
@@ -180,18 +189,26 @@ impl DomainPolicy {
 /// Most allowed and blocked site rules a task may have.
 pub const MAX_TASK_DOMAIN_RULES: usize = 100;
 
-/// The lowercase host and the explicit port of an http(s) URL.
-pub(crate) fn host_and_port(url: &str) -> Option<(String, Option<String>)> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit('@').next()?;
-    match authority.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
-            Some((host.to_ascii_lowercase(), Some(port.to_owned())))
-        }
-        _ => Some((authority.to_ascii_lowercase(), None)),
+/// The host and port of an http(s) URL as a browser reads it (WHATWG URL parsing: `\` as `/`,
+/// userinfo dropped, percent-escapes and IDNA in the host resolved, IPv4 written any way made
+/// dotted), the host normalised as [`site_host`] does and the port the scheme's default when the
+/// URL names none.
+pub(crate) fn host_and_port(url: &str) -> Option<(String, u16)> {
+    let parsed = url::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = parsed.host_str()?.trim_end_matches('.');
+    Some((host.to_owned(), parsed.port_or_known_default()?))
+}
+
+/// A host as rules and URLs are compared: lower case, punycode (IDNA), without trailing dots
+/// (`evil.test.` is `evil.test`); `None` when it is not a host.
+pub fn site_host(host: &str) -> Option<String> {
+    let host = host.trim().trim_end_matches('.');
+    match url::Host::parse(host).ok()? {
+        url::Host::Domain(domain) => Some(domain),
+        other => Some(other.to_string()),
     }
 }
 

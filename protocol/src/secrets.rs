@@ -125,7 +125,7 @@ pub fn secret_allowed_at(domains: &[String], url: &str) -> bool {
             }
             _ => (pattern.clone(), None),
         };
-        if rule_port.is_some() && rule_port != port {
+        if rule_port.is_some() && rule_port != Some(port.to_string()) {
             return false;
         }
         host == rule_host || (wildcard && host.ends_with(&format!(".{rule_host}")))

@@ -124,7 +124,8 @@ impl Conversation {
                 if let Some(why) = url.as_deref().and_then(|u| self.domain_refusal(u)) {
                     return refuse(why);
                 }
-                // Only the person chooses which of their tabs a task continues on.
+                // Only the person chooses which of their tabs a task continues on, and only a
+                // tab on a site the task may visit.
                 if adopt_tab_id.is_some() && adopt_tab_id != task.start_tab {
                     return refuse(format!(
                         "tab {} is one of the person's own tabs: only the person can let a task \
@@ -132,8 +133,15 @@ impl Conversation {
                         adopt_tab_id.unwrap_or_default()
                     ));
                 }
+                if let Some(why) = adopt_tab_id.and_then(|tab| self.tab_refusal(tab)) {
+                    return refuse(why);
+                }
                 Verdict::Send(self.task_start(url, reuse_existing_tab, group_title, adopt_tab_id))
             }
+            ActionCommand::BrowserReadTab { tab_id } => match self.tab_refusal(tab_id) {
+                Some(why) => refuse(why),
+                None => Verdict::Send(command),
+            },
             ActionCommand::BrowserNavigate { ref url }
             | ActionCommand::BrowserOpenTab { ref url } => match self.domain_refusal(url) {
                 Some(why) => refuse(why),
@@ -165,6 +173,15 @@ impl Conversation {
             }
             command => Verdict::Send(command),
         }
+    }
+
+    /// Why the task may not read or continue on the person's tab `tab_id`: the site it shows is
+    /// one the task may not visit (as last synced; the extension checks the tab's address again).
+    fn tab_refusal(&self, tab_id: i32) -> Option<String> {
+        let tabs = &self.browser.as_ref()?.tabs;
+        let tab = tabs.iter().find(|t| t.tab_id == tab_id)?;
+        self.domain_refusal(&tab.url)
+            .map(|why| format!("tab {tab_id} shows a site this task may not visit: {why}"))
     }
 
     /// The `task_start` that opens (or reuses) the task's tab, carrying the rules the extension

@@ -229,3 +229,44 @@ fn after_reading_another_tab_a_site_the_person_did_not_name_waits_and_a_named_on
     assert!(asked(&effects).is_none());
     assert!(sent(&effects));
 }
+
+#[test]
+fn a_tab_on_a_blocked_site_is_neither_read_nor_continued_on_by_anyone() {
+    let config = RunConfig {
+        domains: mimo_protocol::DomainPolicy {
+            allowed: Vec::new(),
+            blocked: vec!["evil.test".into()],
+        },
+        ..RunConfig::default()
+    };
+    let mut c = Conversation::new(TASK.into(), 0).with_config(config);
+    let tab = |tab_id: i32, url: &str| mimo_protocol::TabInfo {
+        tab_id,
+        window_id: 1,
+        index: 0,
+        url: url.into(),
+        title: "t".into(),
+        status: "complete".into(),
+        active: false,
+        group_id: None,
+    };
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        tabs: vec![
+            tab(5, "https://shop.test/"),
+            tab(9, "https://EVIL.test./inbox"),
+        ],
+        ..mimo_protocol::BrowserSnapshot::default()
+    });
+    c.task.start_tab = Some(9);
+    let read = |tab_id| ActionCommand::BrowserReadTab { tab_id };
+    let adopt = |tab_id| c.task_start(None, None, None, Some(tab_id));
+    for asker in [Asker::Api, Asker::Agent { confirmed: true }] {
+        assert!(
+            matches!(c.admit(read(9), asker), Verdict::Refuse(e) if e.code == ErrorCode::PermissionDenied)
+        );
+        assert!(
+            matches!(c.admit(adopt(9), asker), Verdict::Refuse(e) if e.code == ErrorCode::PermissionDenied)
+        );
+        assert!(matches!(c.admit(read(5), asker), Verdict::Send(_)));
+    }
+}
