@@ -520,8 +520,42 @@ pub fn attachments_note(attachments: &[Attachment]) -> Option<llm::ChatMessage> 
 /// How many of the person's tabs the model is shown.
 const MAX_BROWSER_TABS: usize = 30;
 
-/// What the model is told of the person's open tabs (titles and addresses, the one they look
-/// at marked), for goals about them; `read_tab` reads one.
+/// Words of a request about the person's own open tabs: only then are they listed to the model.
+const ABOUT_TABS: &[&str] = &[
+    "tab",
+    "tabs",
+    "open",
+    "opened",
+    "window",
+    "windows",
+    "标签",
+    "标签页",
+    "页面",
+    "打开",
+];
+
+/// Whether the person's `request` is about their open tabs ("the mug I have open", "my other
+/// tab"): their tabs are private, so the model sees them only then.
+pub fn mentions_tabs(request: &str) -> bool {
+    let lower = request.to_lowercase();
+    lower
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| ABOUT_TABS.contains(&w))
+        || ABOUT_TABS
+            .iter()
+            .any(|w| !w.is_ascii() && lower.contains(w))
+}
+
+/// The scheme, host and port of a URL: what the model is shown of a tab's address (its path
+/// and query may hold anything of the person's).
+fn origin_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default()
+}
+
+/// What the model is told of the person's open tabs (titles and origins, the one they look at
+/// marked), for requests about them; `read_tab` reads one.
 pub fn browser_tabs_note(snapshot: &BrowserSnapshot) -> Option<llm::ChatMessage> {
     let web: Vec<_> = snapshot
         .tabs
@@ -546,7 +580,7 @@ pub fn browser_tabs_note(snapshot: &BrowserSnapshot) -> Option<llm::ChatMessage>
             "- tab_id {}{looking}: {} {}\n",
             tab.tab_id,
             fenced(&format!("{:?}", cut(&tab.title, 80))),
-            fenced(&cut(&tab.url, 150))
+            fenced(&cut(&origin_of(&tab.url), 150))
         ));
     }
     if web.len() > MAX_BROWSER_TABS {

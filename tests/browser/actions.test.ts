@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
-import { newTask } from "../support/clients.ts";
+import { newTask, WebClient } from "../support/clients.ts";
 import { act, downloadArtifact, extensionStorage, fails, logged, ok, pageAt, pageLog, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
@@ -772,10 +772,16 @@ describe("the domain policy", () => {
   it("refuses a blocked domain before going there, and every action once a redirect lands there, naming the rule", { timeout: 30_000 }, async () => {
     const taskId = await newTask(h.mimo);
     const blocked = new URL(h.b).host;
-    const domains = { allowed: [], blocked: [blocked] };
-    await ok(h, taskId, { name: "task_start", params: { url: `${h.a}/buttons.html?policy`, domains } });
+    // The person blocks the site for the task; a caller's own rules in its task_start count for
+    // nothing (an open policy sent here does not open the site).
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "set_domains", allowed: [], blocked: [blocked] });
+    await web.waitFor((e) => e.type === "taskDomains", "the task's sites stored");
+    await web.close();
+    const open = { allowed: [], blocked: [] };
+    await ok(h, taskId, { name: "task_start", params: { url: `${h.a}/buttons.html?policy`, domains: open, taskDomains: open } });
     const direct = await fails(h, taskId, { name: "browser_navigate", params: { url: `${h.b}/page2.html` } }, "PERMISSION_DENIED");
-    assert.match(direct.message, new RegExp(`rule "${blocked}" of MIMO_BLOCKED_DOMAINS`));
+    assert.match(direct.message, new RegExp(`rule "${blocked}" of this task's blocked sites`));
     // Allowed where it starts, the redirect lands on the blocked domain: nothing runs there.
     await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/redirect?to=${encodeURIComponent(`${h.b}/page2.html`)}` } });
     const after = await fails(h, taskId, { name: "browser_dom_index", params: {} }, "PERMISSION_DENIED");

@@ -350,7 +350,10 @@ impl Conversation {
             skills::skills_note(self.skills_in_use()),
             prompt::attachments_note(&self.attachments),
             crate::secrets::secrets_note(&self.secrets),
-            self.browser.as_ref().and_then(prompt::browser_tabs_note),
+            self.browser
+                .as_ref()
+                .filter(|_| self.asks_about_tabs())
+                .and_then(prompt::browser_tabs_note),
             self.usable_bridge().map(prompt::local_files_note),
             self.task
                 .start_tab
@@ -360,6 +363,22 @@ impl Conversation {
         .into_iter()
         .flatten()
         .collect()
+    }
+
+    /// Whether the request being answered (the person's latest message, and what they wrote
+    /// during its run) is about their open tabs.
+    fn asks_about_tabs(&self) -> bool {
+        let latest = self
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.message.role == ChatRole::User)
+            .map(|m| m.message.content.as_str());
+        let updates = self
+            .run
+            .iter()
+            .flat_map(|r| r.updates.iter().map(String::as_str));
+        latest.into_iter().chain(updates).any(prompt::mentions_tabs)
     }
 
     /// `messages` with the context notes right after the system prompt.

@@ -1192,7 +1192,7 @@ fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
     c.browser = Some(mimo_protocol::BrowserSnapshot {
         windows: Vec::new(),
         tabs: vec![
-            tab(5, "Blue mug – Shop", "https://shop.test/mug"),
+            tab(5, "Blue mug – Shop", "https://shop.test/mug?session=s3cr3t"),
             tab(6, "Settings", "chrome://settings"),
         ],
         groups: Vec::new(),
@@ -1216,11 +1216,12 @@ fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
         .expect("the person's tabs are listed");
     assert!(
         tabs.content.contains(
-            "- tab_id 5 (the tab the user is looking at): \"Blue mug – Shop\" https://shop.test/mug"
+            "- tab_id 5 (the tab the user is looking at): \"Blue mug – Shop\" https://shop.test\n"
         ),
-        "{}",
+        "titles and origins only, never a path or query: {}",
         tabs.content
     );
+    assert!(!tabs.content.contains("s3cr3t"));
     assert!(
         !tabs.content.contains("chrome://"),
         "only web pages: {}",

@@ -270,3 +270,41 @@ fn a_tab_on_a_blocked_site_is_neither_read_nor_continued_on_by_anyone() {
         assert!(matches!(c.admit(read(5), asker), Verdict::Send(_)));
     }
 }
+
+#[test]
+fn the_persons_tabs_reach_the_model_only_for_a_request_about_them() {
+    let mut c = bound();
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        tabs: vec![mimo_protocol::TabInfo {
+            tab_id: 5,
+            window_id: 1,
+            index: 0,
+            url: "https://mail.test/inbox?q=from:bank".into(),
+            title: "Inbox (3)".into(),
+            status: "complete".into(),
+            active: true,
+            group_id: None,
+        }],
+        ..mimo_protocol::BrowserSnapshot::default()
+    });
+    let listed = |effects: &[Effect]| {
+        turn_of(effects)
+            .1
+            .iter()
+            .any(|m| m.content.contains("<browser_tabs>"))
+    };
+    for (request, about_tabs) in [
+        ("What is the weather in Paris?", false),
+        ("Find me a blue mug on shop.test", false),
+        ("Summarise the tab I have open", true),
+        ("compare the prices in my other tabs", true),
+        ("总结我打开的标签页", true),
+    ] {
+        let effects = c
+            .answered(|c| c.user_message(request.into(), None, None, 1))
+            .unwrap();
+        assert_eq!(listed(&effects), about_tabs, "{request}");
+        let turn = turn_of(&effects).0;
+        reply(&mut c, &turn, vec![LlmEvent::TextDelta("ok".into())]);
+    }
+}
