@@ -113,19 +113,22 @@ impl SecretDomain {
         };
         let (host, port) = match rest.split_once(':') {
             Some((host, port)) => {
-                let digits = !port.is_empty()
-                    && port.len() <= 5
-                    && port.chars().all(|c| c.is_ascii_digit());
-                let port: u16 = if digits { port.parse().ok()? } else { return None };
+                let digits =
+                    !port.is_empty() && port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit());
+                let port: u16 = if digits {
+                    port.parse().ok()?
+                } else {
+                    return None;
+                };
                 (host, port)
             }
             None => (rest, if scheme == "https" { 443 } else { 80 }),
         };
         let host_ok = !host.is_empty()
             && host.len() <= 253
-            && host
-                .split('.')
-                .all(|label| !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+            && host.split('.').all(|label| {
+                !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            });
         (host_ok && port != 0).then(|| SecretDomain {
             scheme,
             host: host.to_owned(),
@@ -229,10 +232,6 @@ impl Default for RedactionPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn domains(d: &[&str]) -> Vec<String> {
-        d.iter().map(|s| s.to_string()).collect()
-    }
 
     /// The table the extension's `secretAllowedAt` is tested against too.
     #[derive(Deserialize)]
