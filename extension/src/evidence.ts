@@ -1,7 +1,8 @@
 // What leaves the extension for a task, filtered in one place: every artifact body (page text,
 // HTML, element lists) passes `evidenceText` before it is uploaded; every action's outcome
 // passes `forServer` before it is logged or sent; screenshots are taken with the fields holding
-// secrets or personal data, and any text showing a secret's value, covered (`maskForCapture`). The task's `redaction` comes with task_start.
+// secrets or personal data, and any text showing a secret's value, covered (`maskForCapture`).
+// The task's `redaction` comes with task_start.
 import type { PiiKind, RedactionPolicy } from "../../protocol/ts/protocol.ts";
 import { allFrames, frameCall } from "./frames.ts";
 import { DEFAULT_REDACTION, mapStrings, redactPii } from "./redact.ts";

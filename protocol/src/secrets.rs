@@ -113,14 +113,10 @@ impl SecretDomain {
         };
         let (host, port) = match rest.split_once(':') {
             Some((host, port)) => {
-                let digits =
-                    !port.is_empty() && port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit());
-                let port: u16 = if digits {
-                    port.parse().ok()?
-                } else {
+                if port.is_empty() || port.len() > 5 || !port.chars().all(|c| c.is_ascii_digit()) {
                     return None;
-                };
-                (host, port)
+                }
+                (host, port.parse::<u16>().ok()?)
             }
             None => (rest, if scheme == "https" { 443 } else { 80 }),
         };
@@ -137,7 +133,7 @@ impl SecretDomain {
         })
     }
 
-    /// Whether the page `url` (as a browser reads it: WHATWG URL parsing) is on this rule.
+    /// Whether a page of this scheme, host and port (as a browser reads its address) is on this rule.
     fn covers(&self, scheme: &str, host: &str, port: u16) -> bool {
         scheme == self.scheme
             && port == self.port

@@ -97,6 +97,7 @@ export function maskFields(kinds: readonly PiiKind[], secrets: ReadonlyArray<rea
   unmaskFields();
   const boxes: DOMRect[] = [];
   for (const [start, end] of secrets) boxes.push(...boxesOf(start, end));
+  pieces = [];
   for (const el of fields(document)) {
     if (el instanceof HTMLInputElement && NOT_TEXT.has(el.type)) continue;
     const value = valueOf(el);
