@@ -114,7 +114,8 @@ pub const MAX_SECRET_BYTES: usize = 4096;
 pub const MAX_SECRET_DOMAINS: usize = 20;
 
 /// Checks a secret before it is stored: its name, its value (not empty, at most
-/// [`MAX_SECRET_BYTES`]) and its domains (at least one, each a host, `*.host` or `host:port`).
+/// [`MAX_SECRET_BYTES`]) and its domains (at least one, each a rule
+/// [`mimo_protocol::secrets::SecretDomain`] reads).
 pub fn check_secret(name: &str, put: &PutSecret) -> Result<(), ErrorObject> {
     let bad = |message: String| Err(ErrorObject::new(ErrorCode::SchemaValidationFailed, message));
     if !valid_secret_name(name) {
@@ -134,7 +135,7 @@ pub fn check_secret(name: &str, put: &PutSecret) -> Result<(), ErrorObject> {
     }
     if let Some(domain) = put.domains.iter().find(|d| !valid_secret_domain(d)) {
         return bad(format!(
-            "{domain:?} is not a domain: write a host (example.com), *.example.com for its subdomains too, or host:port"
+            "{domain:?} is not a domain: write a host (example.com: https on port 443), *.example.com for its subdomains too, host:port for another port, and http:// before it for plain http (http://127.0.0.1:8123)"
         ));
     }
     Ok(())
@@ -407,7 +408,7 @@ mod tests {
 
     #[test]
     fn a_value_is_given_only_on_its_domains_and_a_refusal_names_no_other_secret_or_domain() {
-        let task = [secret("pw", "task-value", &["127.0.0.1:8080"])];
+        let task = [secret("pw", "task-value", &["http://127.0.0.1:8080"])];
         let deployment = [
             secret("pw", "deployment-value", &["example.com"]),
             secret("api", "key-value", &["*.example.com"]),
@@ -472,7 +473,9 @@ mod tests {
         assert!(check_secret("p w", &put("x", &["example.com"])).is_err());
         assert!(check_secret("pw", &put("", &["example.com"])).is_err());
         assert!(check_secret("pw", &put("x", &[])).is_err());
-        assert!(check_secret("pw", &put("x", &["http://example.com"])).is_err());
+        assert!(check_secret("pw", &put("x", &["http://127.0.0.1:8123"])).is_ok());
+        assert!(check_secret("pw", &put("x", &["ftp://example.com"])).is_err());
+        assert!(check_secret("pw", &put("x", &["https://example.com/"])).is_err());
         assert!(check_secret("pw", &put(&"x".repeat(5000), &["example.com"])).is_err());
     }
 }

@@ -1,7 +1,8 @@
 // What leaves the extension for a task, filtered in one place: every artifact body (page text,
 // HTML, element lists) passes `evidenceText` before it is uploaded; every action's outcome
 // passes `forServer` before it is logged or sent; screenshots are taken with the fields holding
-// secrets or personal data covered (`masked`). The task's `redaction` comes with task_start.
+// secrets or personal data, and any text showing a secret's value, covered (`maskForCapture`).
+// The task's `redaction` comes with task_start.
 import type { PiiKind, RedactionPolicy } from "../../protocol/ts/protocol.ts";
 import { allFrames, frameCall } from "./frames.ts";
 import { DEFAULT_REDACTION, mapStrings, redactPii } from "./redact.ts";
@@ -45,15 +46,25 @@ export function forServer<T extends { result?: unknown }>(outcome: T, policy: Re
 }
 
 /**
- * Covers the fields that hold secrets (and, when evidence is filtered, personal data) in every
- * frame of the tab for a capture; the function returned uncovers them.
+ * Covers, in every frame of the tab for a capture, the fields that hold secrets (and, when
+ * evidence is filtered, personal data) and whatever shows a secret's value learned: the frame's
+ * text is searched here, where the values are, so that they are never sent to a frame (which
+ * may be of another site than the one the secret was typed on). The function returned uncovers
+ * them.
  */
 export async function maskForCapture(tabId: number, taskId: string): Promise<() => Promise<void>> {
   const policy = await policyOf(taskId);
   const kinds = policy.evidence ? policy.kinds : [];
   const frames = await allFrames(tabId).catch(() => []);
   const ids = frames.length > 0 ? frames.map((f) => f.frameId) : [0];
-  await Promise.all(ids.map((frameId) => frameCall<number>(tabId, frameId, { op: "mask", kinds }).catch(() => 0)));
+  await secretVault.load();
+  const secretsIn = async (frameId: number): Promise<Array<[number, number]>> => {
+    if (secretVault.empty) return [];
+    const text = await frameCall<string>(tabId, frameId, { op: "pageText" });
+    return secretVault.find(text).map((f) => [f.start, f.end]);
+  };
+  const mask = async (frameId: number) => frameCall<number>(tabId, frameId, { op: "mask", kinds, secrets: await secretsIn(frameId).catch(() => []) });
+  await Promise.all(ids.map((frameId) => mask(frameId).catch(() => 0)));
   return async () => {
     await Promise.all(ids.map((frameId) => frameCall(tabId, frameId, { op: "unmask" }).catch(() => undefined)));
   };

@@ -96,7 +96,8 @@ export type FrameRequest =
   | { op: "locate"; target: FrameTarget }
   | { op: "mark"; untilMs: number }
   | { op: "markSecret"; target: FrameTarget }
-  | { op: "mask"; kinds: PiiKind[] }
+  | { op: "pageText" }
+  | { op: "mask"; kinds: PiiKind[]; secrets: Array<[number, number]> }
   | { op: "unmask" }
   | { op: "state" }
   | { op: "overlay"; state: OverlayState; label?: string };

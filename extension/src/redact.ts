@@ -120,23 +120,125 @@ export function hasPii(text: string, kinds: readonly PiiKind[]): boolean {
   return kinds.length > 0 && findPii(text, kinds).length > 0;
 }
 
-/** A secret's value as it may stand in text: raw, escaped in a JSON string, escaped in HTML. */
-function forms(value: string): string[] {
-  const json = JSON.stringify(value).slice(1, -1);
-  const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-  const html2 = html.replace(/'/g, "&#39;");
-  return [...new Set([value, json, html, html2])].filter((f) => f !== "");
+// A secret's value may reach text in many spellings: raw; escaped in a JSON string; escaped in
+// HTML (named or numeric entities); percent-encoded in a URL or a form (either case of hex, `+`
+// for a space, escaped twice as in a URL inside a URL's query) — and a browser's URL parser
+// escapes only some characters, so these mix within one value; and base64 or base64url of the
+// exact value. Each value becomes one regular expression matching every such spelling: for each
+// character the alternatives of its spellings, none a prefix of another (a raw `%`, `&` or `\`
+// is refused where an escape starting with it follows), so that matching never backtracks
+// between them and stays linear in the text whatever the page writes.
+
+const escapeRe = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&");
+/** A hex number in either case of its letters. */
+const hexRe = (n: number, width: number) =>
+  n
+    .toString(16)
+    .padStart(width, "0")
+    .split("")
+    .map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d))
+    .join("");
+
+const NAMED: Record<string, string[]> = { "&": ["amp"], "<": ["lt"], ">": ["gt"], '"': ["quot"], "'": ["apos"], "\u00a0": ["nbsp"] };
+const JSON_SHORT: Record<string, string> = { '"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/** The spellings of one character as regular expressions, each as its first character and the rest. */
+function spellings(char: string): Array<{ first: string; rest: string }> {
+  const cp = char.codePointAt(0)!;
+  const out: Array<{ first: string; rest: string }> = [];
+  // Percent-encoding of its UTF-8 bytes, perhaps escaped again (`%2540` for `@`).
+  const bytes = Array.from(new TextEncoder().encode(char));
+  out.push({ first: "%", rest: bytes.map((b, i) => `${i === 0 ? "" : "%"}(?:25)*${hexRe(b, 2)}`).join("") });
+  if (char === " ") out.push({ first: "+", rest: "" });
+  // HTML: numeric entities, and the names a serializer writes.
+  out.push({ first: "&", rest: `#(?:0*${cp}|[xX]0*${hexRe(cp, 1)});` });
+  for (const name of NAMED[char] ?? []) out.push({ first: "&", rest: `${name};` });
+  // JSON: `\uXXXX` (a pair of them beyond the BMP) and the short escapes.
+  const units = char.length === 2 ? [char.charCodeAt(0), char.charCodeAt(1)] : [cp];
+  out.push({ first: "\\", rest: units.map((u, i) => `${i === 0 ? "" : "\\\\"}u${hexRe(u, 4)}`).join("") });
+  const short = JSON_SHORT[char];
+  if (short !== undefined) out.push({ first: "\\", rest: escapeRe(short.slice(1)) });
+  return out;
 }
 
-/** `text` with every known secret value (`name → value`) replaced by its placeholder. */
-export function redactSecrets(text: string, secrets: Iterable<readonly [string, string]>): string {
-  let out = text;
-  // Longest first: a value that contains another is replaced whole.
-  const entries = [...secrets].sort((a, b) => b[1].length - a[1].length);
-  for (const [name, value] of entries) {
-    for (const form of forms(value)) if (out.includes(form)) out = out.split(form).join(`{{secret:${name}}}`);
+/** One character in any of its spellings; the raw one only where no escape starting with it follows. */
+function charPattern(char: string): string {
+  const alternatives = spellings(char);
+  const clashing = alternatives.filter((a) => a.first === char).map((a) => a.rest);
+  const raw = escapeRe(char) + (clashing.length > 0 ? `(?!${clashing.join("|")})` : "");
+  return `(?:${[raw, ...alternatives.map((a) => escapeRe(a.first) + a.rest)].join("|")})`;
+}
+
+const charsPattern = (text: string) => Array.from(text, charPattern).join("");
+
+function base64(value: string): string {
+  let binary = "";
+  for (const b of new TextEncoder().encode(value)) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+/** Whole spellings tried first, so a value whose raw text looks like an escape is still found. */
+function exactForms(value: string): string[] {
+  const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  return [value, JSON.stringify(value).slice(1, -1), html, html.replace(/'/g, "&#39;"), encodeURIComponent(value), new URLSearchParams({ v: value }).toString().slice(2)];
+}
+
+/** Every spelling of `value` as one regular expression (without flags or groups of its own). */
+function secretPattern(value: string): string {
+  const exact = [...new Set(exactForms(value))].map(escapeRe);
+  const b64 = base64(value);
+  const unpadded = b64.replace(/=+$/, "");
+  const encoded = [...new Set([unpadded, unpadded.replace(/\+/g, "-").replace(/\//g, "_")])].map(
+    (form) => `(?<![A-Za-z0-9+/_-])${charsPattern(form)}(?:${charPattern("=")}){0,2}(?![A-Za-z0-9+/_-])`,
+  );
+  return [...exact, charsPattern(value), ...encoded].join("|");
+}
+
+/** Where a secret's value stands in a text, in any spelling: `[start, end)` and its name. */
+export type SecretFound = { name: string; start: number; end: number };
+
+/** The values of a set of secrets (`name → value`), compiled once, found or replaced in texts. */
+export class SecretMatcher {
+  readonly #re: RegExp | undefined;
+  readonly #names: string[];
+
+  constructor(secrets: Iterable<readonly [string, string]>) {
+    // Longest first: a value that contains another is found whole.
+    const entries = [...secrets].filter(([, value]) => value !== "").sort((a, b) => b[1].length - a[1].length);
+    this.#names = entries.map(([name]) => name);
+    this.#re = entries.length === 0 ? undefined : new RegExp(entries.map(([, value]) => `(${secretPattern(value)})`).join("|"), "g");
   }
-  return out;
+
+  find(text: string): SecretFound[] {
+    const re = this.#re;
+    if (re === undefined || text === "") return [];
+    const found: SecretFound[] = [];
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const group = m.findIndex((g, i) => i > 0 && g !== undefined);
+      found.push({ name: this.#names[group - 1]!, start: m.index, end: m.index + m[0].length });
+      if (m[0].length === 0) re.lastIndex++;
+    }
+    return found;
+  }
+
+  /** `text` with every value, in any spelling, replaced by its placeholder. */
+  redact(text: string): string {
+    const found = this.find(text);
+    if (found.length === 0) return text;
+    let out = "";
+    let at = 0;
+    for (const f of found) {
+      out += text.slice(at, f.start) + `{{secret:${f.name}}}`;
+      at = f.end;
+    }
+    return out + text.slice(at);
+  }
+}
+
+/** `text` with every known secret value (`name → value`), in any spelling, replaced by its placeholder. */
+export function redactSecrets(text: string, secrets: Iterable<readonly [string, string]>): string {
+  return new SecretMatcher(secrets).redact(text);
 }
 
 /** Every string in a JSON-like value passed through `f` (object keys untouched). */

@@ -6,7 +6,8 @@
 // page text and HTML — has them replaced by their placeholder, across service worker restarts.
 import type { BrowserAction, ErrorCode, SecretValue, SecretValueRequest } from "../../protocol/ts/protocol.ts";
 import type { ServerAccess } from "./artifacts.ts";
-import { redactSecrets } from "./redact.ts";
+import { SecretMatcher } from "./redact.ts";
+import type { SecretFound } from "./redact.ts";
 import { ActionError } from "./results.ts";
 
 const SESSION_KEY = "secretValues";
@@ -22,31 +23,52 @@ export function placeholderNames(text: string): string[] {
   return names;
 }
 
-/** The lowercase host and explicit port of an http(s) URL, as the server reads them. */
-function hostAndPort(url: string): { host: string; port: string | undefined } | undefined {
-  const m = /^https?:\/\/([^/?#]*)/i.exec(url);
-  if (m === null) return undefined;
-  const authority = m[1]!.slice(m[1]!.lastIndexOf("@") + 1);
-  const colon = /^(.*):(\d+)$/.exec(authority);
-  return colon !== null ? { host: colon[1]!.toLowerCase(), port: colon[2] } : { host: authority.toLowerCase(), port: undefined };
+/** A secret's domain rule, read as the server reads it (`SecretDomain::parse`). */
+type SecretDomain = { scheme: "http" | "https"; host: string; subdomains: boolean; port: number };
+
+/**
+ * `[http://|https://][*.]host[:port]`: without a scheme `https`, without a port the scheme's
+ * default; undefined for anything else (the server stores no such rule).
+ */
+function parseSecretDomain(raw: string): SecretDomain | undefined {
+  const rule = raw.toLowerCase();
+  const scheme = rule.startsWith("http://") ? "http" : "https";
+  let rest = rule.startsWith(`${scheme}://`) ? rule.slice(scheme.length + 3) : rule;
+  const subdomains = rest.startsWith("*.");
+  if (subdomains) rest = rest.slice(2);
+  const colon = rest.indexOf(":");
+  const host = colon < 0 ? rest : rest.slice(0, colon);
+  let port = scheme === "https" ? 443 : 80;
+  if (colon >= 0) {
+    const digits = rest.slice(colon + 1);
+    if (!/^\d{1,5}$/.test(digits)) return undefined;
+    port = Number(digits);
+  }
+  const hostOk = host.length > 0 && host.length <= 253 && host.split(".").every((label) => /^[a-z0-9-]+$/.test(label));
+  return hostOk && port > 0 && port <= 65535 ? { scheme, host, subdomains, port } : undefined;
 }
 
 /**
- * Whether a secret bound to `domains` may be typed into the page at `url` (the server's rule,
- * `secret_allowed_at`): `example.com` is that host, `*.example.com` it and its subdomains, a
- * rule with a port only that port; only http(s) pages.
+ * Whether a secret bound to `domains` may be typed into the page at `url` — the server's rule
+ * (`secret_allowed_at`), tested against the same table (protocol/tests/fixtures/secret-domains.json): an
+ * http(s) page whose scheme, host and port (the scheme's default when the URL names none) a rule
+ * covers. `example.com` is `https://example.com` on port 443 only, `*.example.com` it and its
+ * subdomains, `http://127.0.0.1:8123` plain http on that port.
  */
 export function secretAllowedAt(domains: readonly string[], url: string): boolean {
-  const page = hostAndPort(url);
-  if (page === undefined || page.host === "") return false;
+  let page: URL;
+  try {
+    page = new URL(url);
+  } catch {
+    return false;
+  }
+  const scheme = page.protocol.slice(0, -1);
+  if ((scheme !== "http" && scheme !== "https") || page.hostname === "") return false;
+  const port = page.port !== "" ? Number(page.port) : scheme === "https" ? 443 : 80;
   return domains.some((raw) => {
-    let rule = raw.trim().toLowerCase();
-    const wildcard = rule.startsWith("*.");
-    if (wildcard) rule = rule.slice(2);
-    const colon = /^(.*):(\d+)$/.exec(rule);
-    const host = colon !== null ? colon[1]! : rule;
-    if (colon !== null && colon[2] !== page.port) return false;
-    return page.host === host || (wildcard && page.host.endsWith(`.${host}`));
+    const rule = parseSecretDomain(raw);
+    if (rule === undefined || rule.scheme !== scheme || rule.port !== port) return false;
+    return page.hostname === rule.host || (rule.subdomains && page.hostname.endsWith(`.${rule.host}`));
   });
 }
 
@@ -56,8 +78,9 @@ type Known = Record<string, Record<string, string>>;
 export class SecretVault {
   #known: Known = {};
   #loaded: Promise<void> | undefined;
-  /** Every `[name, value]` learned (two tasks may name different values alike). */
-  #all: Array<[string, string]> = [];
+  /** Every `[name, value]` learned (two tasks may name different values alike), compiled. */
+  #matcher = new SecretMatcher([]);
+  #count = 0;
 
   /** Reads what an earlier life of the service worker learned. */
   load(): Promise<void> {
@@ -74,12 +97,14 @@ export class SecretVault {
   }
 
   #index(): void {
-    this.#all = [];
-    for (const values of Object.values(this.#known)) for (const [name, value] of Object.entries(values)) this.#all.push([name, value]);
+    const all: Array<[string, string]> = [];
+    for (const values of Object.values(this.#known)) for (const [name, value] of Object.entries(values)) all.push([name, value]);
+    this.#matcher = new SecretMatcher(all);
+    this.#count = all.length;
   }
 
   get empty(): boolean {
-    return this.#all.length === 0;
+    return this.#count === 0;
   }
 
   async remember(taskId: string, name: string, value: string): Promise<void> {
@@ -93,14 +118,19 @@ export class SecretVault {
     }
   }
 
-  /** `text` with every value learned replaced by its placeholder (synchronous: what is loaded). */
+  /** `text` with every value learned, in any spelling, replaced by its placeholder (synchronous: what is loaded). */
   redact(text: string): string {
-    return this.#all.length === 0 ? text : redactSecrets(text, this.#all);
+    return this.empty ? text : this.#matcher.redact(text);
+  }
+
+  /** Where the values learned stand in `text`, in any spelling. */
+  find(text: string): SecretFound[] {
+    return this.empty ? [] : this.#matcher.find(text);
   }
 
   /** A frame about to be sent, with the values replaced inside its strings (JSON stays valid). */
   redactFrame(frame: string): string {
-    if (this.#all.length === 0) return frame;
+    if (this.empty) return frame;
     const redacted = this.redact(frame);
     if (redacted === frame) return frame;
     try {

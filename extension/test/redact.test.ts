@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ALL_KINDS, findPii, hasPii, luhn, mapStrings, redactPii, redactSecrets } from "../src/redact.ts";
+import { readFileSync } from "node:fs";
+import { ALL_KINDS, findPii, hasPii, luhn, mapStrings, redactPii, redactSecrets, SecretMatcher } from "../src/redact.ts";
 import { placeholderNames, secretAllowedAt } from "../src/secret-values.ts";
 import { isSensitiveField } from "../src/secrets.ts";
 
@@ -63,28 +64,99 @@ describe("the personal data filter", () => {
   });
 });
 
+/** A password with characters every encoding escapes: `@`, a space, `&`, `"`, `<`, `+`, `/`, `%`, `\`, a non-ASCII letter and an emoji. */
+const PW = `p@ss w&r"d<+/%\\é😀`;
+const secrets = new Map([["pw", PW]]);
+const utf8Base64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+
 describe("secrets by placeholder", () => {
-  it("replaces a value in any form it may take with its placeholder", () => {
-    const secrets = new Map([["pw", `p"a<s>s&w'd`]]);
-    assert.equal(redactSecrets(`raw p"a<s>s&w'd`, secrets), "raw {{secret:pw}}");
-    assert.equal(redactSecrets(JSON.stringify({ v: `p"a<s>s&w'd` }), secrets), '{"v":"{{secret:pw}}"}');
-    assert.equal(redactSecrets("html p&quot;a&lt;s&gt;s&amp;w'd", secrets), "html {{secret:pw}}");
-    assert.equal(redactSecrets("nothing here", secrets), "nothing here");
+  it("replaces a value raw, JSON-escaped and HTML-escaped with its placeholder", () => {
+    for (const form of [
+      PW,
+      JSON.stringify(PW).slice(1, -1),
+      // Every character as `\uXXXX`, as ASCII-only JSON writers do (an emoji as its surrogate pair).
+      Array.from(PW, (c) => Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join("")).join(""),
+      `p@ss w&amp;r&quot;d&lt;+/%\\é😀`,
+      `p&#64;ss&#32;w&#x26;r&#X22;d&#060;&#43;&#x2F;&#37;&#92;&#233;&#128512;`,
+      `p@ss w&amp;r&#34;d&lt;+&#x2f;%\\&#xE9;😀`,
+    ]) {
+      assert.equal(redactSecrets(`before ${form} after`, secrets), "before {{secret:pw}} after", form);
+      assert.equal(redactSecrets(`"${form}"`, secrets), '"{{secret:pw}}"', form);
+    }
+  });
+  it("replaces a value percent-encoded in a URL or a form, in either case of hex, with + for a space, and escaped twice", () => {
+    const upper = encodeURIComponent(PW);
+    const forms = [
+      upper,
+      upper.toLowerCase(),
+      new URLSearchParams({ q: PW }).toString().slice(2),
+      // What a browser's URL parser leaves of it in a query: only some characters escaped.
+      new URL(`https://example.com/?q=${PW}`).search.slice(3),
+      // A URL inside a URL's query (a login page's `next=`).
+      encodeURIComponent(`https://example.com/?q=${upper}`).replace(/^.*%3Fq%3D/, ""),
+    ];
+    assert.equal(new Set(forms).size, forms.length, "each form differs");
+    for (const form of forms) {
+      assert.notEqual(form, PW);
+      assert.equal(redactSecrets(`https://example.com/search?q=${form}&page=2`, secrets), "https://example.com/search?q={{secret:pw}}&page=2", form);
+    }
+  });
+  it("replaces the base64 and base64url of the exact value, padded or not, and leaves base64 that merely contains it", () => {
+    const value = "s3cr3t?>?";
+    const b64 = utf8Base64(value);
+    assert.match(b64, /[+/]/, "the value's base64 has characters base64url changes");
+    const url = b64.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const one = new Map([["k", value]]);
+    for (const form of [b64, b64.replace(/=+$/, ""), url, encodeURIComponent(b64)]) {
+      assert.equal(redactSecrets(`token=${form}; next`, one), "token={{secret:k}}; next", form);
+    }
+    const padded = utf8Base64("pw-Zq9~x-longer");
+    assert.equal(redactSecrets(`auth ${padded}`, new Map([["k", "pw-Zq9~x-longer"]])), "auth {{secret:k}}");
+    // The base64 of a longer text is another string: not a spelling of the value.
+    const longer = utf8Base64(`user:${value}`);
+    assert.equal(redactSecrets(longer, one), longer);
+  });
+  it("finds where each value stands, the longest whole, and leaves other text alone", () => {
+    const matcher = new SecretMatcher([["short", "hunter2"], ["long", "hunter2-and-more"]]);
+    const text = "a hunter2-and-more b hunter%32 c hunter3";
+    assert.deepEqual(
+      matcher.find(text).map((f) => [f.name, text.slice(f.start, f.end)]),
+      [["long", "hunter2-and-more"], ["short", "hunter%32"]],
+    );
+    assert.equal(matcher.redact(text), "a {{secret:long}} b {{secret:short}} c hunter3");
+    assert.equal(redactSecrets("nothing here, p%40sx, p&#64;s", secrets), "nothing here, p%40sx, p&#64;s");
+    assert.equal(new SecretMatcher([]).redact("p@ss"), "p@ss");
+  });
+  it("finds a value whose raw text looks like an escape of itself", () => {
+    const tricky = new Map([["t", "a%25b&amp;c\\u0041"]]);
+    assert.equal(redactSecrets("x a%25b&amp;c\\u0041 y", tricky), "x {{secret:t}} y");
+    assert.equal(redactSecrets(`x ${encodeURIComponent("a%25b&amp;c\\u0041")} y`, tricky), "x {{secret:t}} y");
+  });
+  it("stays linear on text written to make a matcher backtrack", () => {
+    // Each `\` of the value is `\` or, JSON-escaped, `\\`: a matcher free to take either would
+    // try every split of the page's backslashes before failing (about 1.3^n ways).
+    for (const c of ["\\", "%", "&"]) {
+      const matcher = new SecretMatcher([["v", c.repeat(40)]]);
+      const text = `${c.repeat(39)}X${"y".repeat(100)}`;
+      const started = performance.now();
+      assert.deepEqual(matcher.find(text), []);
+      assert.ok(performance.now() - started < 500, `${c}: ${performance.now() - started} ms`);
+    }
   });
   it("finds the placeholders of a text", () => {
     assert.deepEqual(placeholderNames("{{secret:pw}}x{{secret:api.key}}{{secret:pw}}{{secret:bad name}}"), ["pw", "api.key"]);
   });
-  it("binds a secret to its domains the way the server does", () => {
-    const d = ["example.com", "*.example.org", "127.0.0.1:8080"];
-    assert.ok(secretAllowedAt(d, "https://example.com/login"));
-    assert.ok(!secretAllowedAt(d, "https://www.example.com/"));
-    assert.ok(secretAllowedAt(d, "https://a.example.org/"));
-    assert.ok(secretAllowedAt(d, "https://example.org/"));
-    assert.ok(!secretAllowedAt(d, "https://evilexample.org/"));
-    assert.ok(secretAllowedAt(d, "http://127.0.0.1:8080/x"));
-    assert.ok(!secretAllowedAt(d, "http://127.0.0.1:8081/x"));
-    assert.ok(!secretAllowedAt(d, "https://example.com@evil.test/"));
-    assert.ok(!secretAllowedAt(d, "file:///example.com"));
+  it("binds a secret to its domains the way the server does, by the table both are tested with", () => {
+    type Table = { cases: Array<{ domains: string[]; allowed: string[]; refused: string[] }>; valid: Array<{ rule: string; allows: string }>; invalid: string[] };
+    const table = JSON.parse(readFileSync(new URL("../../protocol/tests/fixtures/secret-domains.json", import.meta.url), "utf8")) as Table;
+    const urls = table.cases.flatMap((c) => [...c.allowed, ...c.refused]);
+    for (const c of table.cases) {
+      for (const url of c.allowed) assert.ok(secretAllowedAt(c.domains, url), `${JSON.stringify(c.domains)} should allow ${url}`);
+      for (const url of c.refused) assert.ok(!secretAllowedAt(c.domains, url), `${JSON.stringify(c.domains)} should refuse ${url}`);
+    }
+    // A rule the server would not store allows nothing.
+    for (const rule of table.invalid) for (const url of urls) assert.ok(!secretAllowedAt([rule], url), `${rule} allows ${url}`);
+    for (const { rule, allows } of table.valid) assert.ok(secretAllowedAt([rule], allows), `${rule} should allow ${allows}`);
   });
   it("treats a field a secret was typed into as sensitive", () => {
     const field = (attrs: Record<string, string>) => ({ tagName: "INPUT", getAttribute: (n: string) => attrs[n] ?? null });

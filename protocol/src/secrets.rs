@@ -35,15 +35,12 @@ pub struct PutSecret {
 }
 
 /// `POST /api/task/{taskId}/secret-value` (the extension, with its own credential): the value
-/// of `name` for typing into the page at `url`, for the `browser_type` action `action_id` in
-/// its attempt `attempt`, whose text holds the secret's placeholder. Answered once per attempt.
+/// of `name` for typing into the page at `url`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretValueRequest {
     pub name: String,
     pub url: String,
-    pub action_id: String,
-    pub attempt: u32,
 }
 
 /// The answer to a [`SecretValueRequest`]: the value, and the domains it is bound to (the
@@ -86,50 +83,94 @@ pub fn valid_secret_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-/// A domain a secret may be bound to: `example.com` (that host, on any port), `*.example.com`
-/// (the host and every subdomain) or `host:port` (that host on that port only).
+/// Where a secret may be typed, read from one of its domain rules:
+/// `[http://|https://][*.]host[:port]`. Without a scheme the rule means `https`; without a port,
+/// the scheme's default port (443, 80). `*.host` is the host and every subdomain. So
+/// `example.com` is `https://example.com` only — neither plain `http` nor another port — and a
+/// test host served over plain http is named with its scheme: `http://127.0.0.1:8123`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretDomain {
+    pub scheme: &'static str,
+    pub host: String,
+    pub subdomains: bool,
+    pub port: u16,
+}
+
+impl SecretDomain {
+    /// The rule `rule` (letters in any case), or `None` when it is not one: a path, a query,
+    /// another scheme, a port out of range, a host with other characters than letters, digits,
+    /// `-` and `.`, or an empty label.
+    pub fn parse(rule: &str) -> Option<SecretDomain> {
+        let rule = rule.to_ascii_lowercase();
+        let (scheme, rest) = match (rule.strip_prefix("https://"), rule.strip_prefix("http://")) {
+            (Some(rest), _) => ("https", rest),
+            (None, Some(rest)) => ("http", rest),
+            (None, None) => ("https", rule.as_str()),
+        };
+        let (subdomains, rest) = match rest.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, rest),
+        };
+        let (host, port) = match rest.split_once(':') {
+            Some((host, port)) => {
+                if port.is_empty() || port.len() > 5 || !port.chars().all(|c| c.is_ascii_digit()) {
+                    return None;
+                }
+                (host, port.parse::<u16>().ok()?)
+            }
+            None => (rest, if scheme == "https" { 443 } else { 80 }),
+        };
+        let host_ok = !host.is_empty()
+            && host.len() <= 253
+            && host.split('.').all(|label| {
+                !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            });
+        (host_ok && port != 0).then(|| SecretDomain {
+            scheme,
+            host: host.to_owned(),
+            subdomains,
+            port,
+        })
+    }
+
+    /// Whether a page of this scheme, host and port (as a browser reads its address) is on this rule.
+    fn covers(&self, scheme: &str, host: &str, port: u16) -> bool {
+        scheme == self.scheme
+            && port == self.port
+            && (host == self.host
+                || (self.subdomains
+                    && host
+                        .strip_suffix(self.host.as_str())
+                        .is_some_and(|sub| sub.ends_with('.'))))
+    }
+}
+
+/// A domain a secret may be bound to: a rule [`SecretDomain::parse`] reads.
 pub fn valid_secret_domain(domain: &str) -> bool {
-    let host = domain.strip_prefix("*.").unwrap_or(domain);
-    let host = match host.rsplit_once(':') {
-        Some((h, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => h,
-        _ => host,
-    };
-    !host.is_empty()
-        && host.len() <= 253
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'))
-        && !host.starts_with('.')
-        && !host.ends_with('.')
+    SecretDomain::parse(domain).is_some()
 }
 
 /// Whether a secret bound to `domains` may be typed into the page at `url`: an `http(s)` page
-/// whose host one of them names (`*.` rules cover subdomains too; a rule with a port only that
-/// port). Nothing else — no other scheme, no page without a host — ever gets a secret.
+/// with a host, whose scheme, host and port (the scheme's default when the URL names none) one
+/// of the rules covers (see [`SecretDomain`]). The URL is read as a browser reads it, so that
+/// userinfo, backslashes, percent-escapes in the host or an explicit default port cannot make it
+/// look like another page. The extension's `secretAllowedAt` is the same rule; both are tested
+/// against one table (`protocol/tests/fixtures/secret-domains.json`).
 pub fn secret_allowed_at(domains: &[String], url: &str) -> bool {
-    let Some((host, port)) = crate::action::host_and_port(url) else {
+    let Ok(page) = url::Url::parse(url) else {
         return false;
     };
-    if host.is_empty() {
+    let scheme = page.scheme();
+    let (Some(host), Some(port)) = (page.host_str(), page.port_or_known_default()) else {
+        return false;
+    };
+    if !matches!(scheme, "http" | "https") || host.is_empty() {
         return false;
     }
-    domains.iter().any(|rule| {
-        let rule = rule.trim().to_ascii_lowercase();
-        let (pattern, wildcard) = match rule.strip_prefix("*.") {
-            Some(rest) => (rest.to_owned(), true),
-            None => (rule.clone(), false),
-        };
-        let (rule_host, rule_port) = match pattern.rsplit_once(':') {
-            Some((h, p)) if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => {
-                (h.to_owned(), Some(p.to_owned()))
-            }
-            _ => (pattern.clone(), None),
-        };
-        if rule_port.is_some() && rule_port != Some(port.to_string()) {
-            return false;
-        }
-        host == rule_host || (wildcard && host.ends_with(&format!(".{rule_host}")))
-    })
+    domains
+        .iter()
+        .filter_map(|rule| SecretDomain::parse(rule))
+        .any(|rule| rule.covers(scheme, host, port))
 }
 
 /// A kind of personal data the evidence filter knows.
@@ -188,29 +229,50 @@ impl Default for RedactionPolicy {
 mod tests {
     use super::*;
 
-    fn domains(d: &[&str]) -> Vec<String> {
-        d.iter().map(|s| s.to_string()).collect()
+    /// The table the extension's `secretAllowedAt` is tested against too.
+    #[derive(Deserialize)]
+    struct Table {
+        cases: Vec<Case>,
+        valid: Vec<Valid>,
+        invalid: Vec<String>,
+    }
+
+    #[derive(Deserialize)]
+    struct Valid {
+        rule: String,
+        allows: String,
+    }
+
+    #[derive(Deserialize)]
+    struct Case {
+        domains: Vec<String>,
+        allowed: Vec<String>,
+        refused: Vec<String>,
+    }
+
+    fn table() -> Table {
+        serde_json::from_str(include_str!("../tests/fixtures/secret-domains.json")).unwrap()
     }
 
     #[test]
-    fn a_plain_domain_is_that_host_a_wildcard_its_subdomains_too_and_a_port_only_that_port() {
-        let d = domains(&["example.com", "*.example.org", "127.0.0.1:8080"]);
-        assert!(secret_allowed_at(&d, "https://example.com/login"));
-        assert!(secret_allowed_at(&d, "http://EXAMPLE.com:444/x"));
-        assert!(!secret_allowed_at(&d, "https://www.example.com/"));
-        assert!(!secret_allowed_at(&d, "https://evil-example.com/"));
-        assert!(!secret_allowed_at(&d, "https://example.com.evil.test/"));
-        assert!(secret_allowed_at(&d, "https://example.org/"));
-        assert!(secret_allowed_at(&d, "https://a.b.example.org/"));
-        assert!(!secret_allowed_at(&d, "https://notexample.org/"));
-        assert!(secret_allowed_at(&d, "http://127.0.0.1:8080/login"));
-        assert!(!secret_allowed_at(&d, "http://127.0.0.1:8081/login"));
-        assert!(!secret_allowed_at(&d, "http://127.0.0.1/login"));
-        // Userinfo does not fool it, nor other schemes.
-        assert!(!secret_allowed_at(&d, "https://example.com@evil.test/"));
-        assert!(!secret_allowed_at(&d, "javascript:alert(1)//example.com"));
-        assert!(!secret_allowed_at(&d, "file:///example.com"));
-        assert!(!secret_allowed_at(&[], "https://example.com/"));
+    fn a_secret_is_allowed_only_where_the_shared_table_says() {
+        let table = table();
+        for case in &table.cases {
+            for url in &case.allowed {
+                assert!(
+                    secret_allowed_at(&case.domains, url),
+                    "{:?} should allow {url}",
+                    case.domains
+                );
+            }
+            for url in &case.refused {
+                assert!(
+                    !secret_allowed_at(&case.domains, url),
+                    "{:?} should refuse {url}",
+                    case.domains
+                );
+            }
+        }
     }
 
     #[test]
@@ -232,11 +294,38 @@ mod tests {
         assert!(!valid_secret_name(""));
         assert!(!valid_secret_name("a b"));
         assert!(!valid_secret_name("{{x}}"));
-        assert!(valid_secret_domain("example.com"));
-        assert!(valid_secret_domain("*.example.com"));
-        assert!(valid_secret_domain("127.0.0.1:8080"));
-        assert!(!valid_secret_domain("https://example.com"));
-        assert!(!valid_secret_domain("*"));
-        assert!(!valid_secret_domain("example.com/path"));
+        let table = table();
+        let urls: Vec<&String> = table
+            .cases
+            .iter()
+            .flat_map(|c| c.allowed.iter().chain(&c.refused))
+            .collect();
+        for Valid { rule, allows } in &table.valid {
+            assert!(valid_secret_domain(rule), "{rule} is a rule");
+            assert!(
+                secret_allowed_at(std::slice::from_ref(rule), allows),
+                "{rule} should allow {allows}"
+            );
+        }
+        for rule in &table.invalid {
+            assert!(!valid_secret_domain(rule), "{rule} is not a rule");
+            for url in &urls {
+                assert!(
+                    !secret_allowed_at(std::slice::from_ref(rule), url),
+                    "{rule} allows {url}"
+                );
+            }
+        }
+        assert_eq!(
+            SecretDomain::parse("HTTP://*.Example.com:8123"),
+            Some(SecretDomain {
+                scheme: "http",
+                host: "example.com".into(),
+                subdomains: true,
+                port: 8123
+            })
+        );
+        assert_eq!(SecretDomain::parse("example.com").unwrap().port, 443);
+        assert_eq!(SecretDomain::parse("http://example.com").unwrap().port, 80);
     }
 }

@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import type { Page } from "playwright-core";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { api, newTask, WebClient } from "../support/clients.ts";
+import { unzip } from "../support/unzip.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
 import { downloadArtifact, fails, fixtureRequests, ok, pageAt, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
@@ -64,18 +68,47 @@ async function recorded(): Promise<string[]> {
   return (await serviceWorker(h)).evaluate(() => (globalThis as unknown as { __mimoTest: { record: string[] } }).__mimoTest.record);
 }
 
-/** The forms a value may take in what is sent: raw, JSON-escaped, HTML-escaped. */
-function forms(value: string): string[] {
-  const html = value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-  return [...new Set([value, JSON.stringify(value).slice(1, -1), html, encodeURIComponent(value)])];
+/** `text` with percent-escapes, HTML character references and JSON string escapes decoded, as far as they decode. */
+function decoded(text: string): string {
+  const percent = (s: string) => s.replace(/(?:%[0-9a-fA-F]{2})+/g, (m) => {
+    try {
+      return decodeURIComponent(m);
+    } catch {
+      return m;
+    }
+  });
+  const named: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+  const html = (s: string) =>
+    s.replace(/&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|(amp|lt|gt|quot|apos));/g, (m, dec?: string, hex?: string, name?: string) =>
+      dec !== undefined ? String.fromCodePoint(Number(dec)) : hex !== undefined ? String.fromCodePoint(parseInt(hex, 16)) : (named[name!] ?? m),
+    );
+  const json = (s: string) => s.replace(/\\u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))).replace(/\\(["\\/])/g, "$1");
+  let out = text;
+  for (let i = 0; i < 2; i++) out = percent(html(json(out)));
+  return out;
+}
+
+/**
+ * Whether `haystack` holds `value` in a form it may take in what is sent: raw, JSON-escaped,
+ * HTML-escaped, percent-encoded (as a URL component or a form, either case of hex, mixed with
+ * raw characters as a URL parser leaves it), any mix of these (searched for in the text with
+ * every escape decoded), or base64 (padded, not, base64url).
+ */
+function holds(haystack: string, value: string): string | undefined {
+  const b64 = Buffer.from(value, "utf8").toString("base64");
+  const forms = [value, new URLSearchParams({ v: value }).toString().slice(2), b64.replace(/=+$/, ""), Buffer.from(value, "utf8").toString("base64url")];
+  for (const text of [haystack, decoded(haystack)]) {
+    const form = forms.find((f) => text.includes(f));
+    if (form !== undefined) return form;
+  }
+  return undefined;
 }
 
 function assertAbsent(where: string, haystack: string | Buffer, values: string[]): void {
+  const text = typeof haystack === "string" ? haystack : haystack.toString("utf8");
   for (const value of values) {
-    for (const form of forms(value)) {
-      const found = typeof haystack === "string" ? haystack.includes(form) : haystack.includes(Buffer.from(form));
-      assert.ok(!found, `${JSON.stringify(form)} is in ${where}`);
-    }
+    const form = holds(text, value);
+    assert.ok(form === undefined, `${JSON.stringify(form)} (${value}) is in ${where}`);
   }
 }
 
@@ -120,10 +153,10 @@ async function screenshot(taskId: string): Promise<Buffer> {
 
 describe("secrets by placeholder", () => {
   it("a model types {{secret:…}} into a login form: the page gets the values, nothing else ever does", { timeout: 120_000 }, async () => {
-    const host = new URL(h.a).host;
     const taskId = await newTask(h.mimo);
-    await putSecret(taskId, "pw", PW, [host]);
-    await putSecret(taskId, "word", WORD, [host]);
+    // The fixtures are served over plain http: the rule names it (a rule without a scheme is https).
+    await putSecret(taskId, "pw", PW, [h.a]);
+    await putSecret(taskId, "word", WORD, [h.a]);
     await startRecording();
     const before = h.mimo.llm.requests().length;
     h.mimo.llm.script([
@@ -167,20 +200,25 @@ describe("secrets by placeholder", () => {
     web.close();
   });
 
-  it("a secret is refused on a page of another domain (PERMISSION_DENIED) and an unknown name is TARGET_NOT_FOUND", { timeout: 60_000 }, async () => {
+  it("a secret is refused on a page of another domain or over plain http without a rule saying so (PERMISSION_DENIED), and an unknown name is TARGET_NOT_FOUND", { timeout: 60_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.b}/login.html`);
-    await putSecret(taskId, "pw", PW, [new URL(h.a).host]);
+    await putSecret(taskId, "pw", PW, [h.a]);
     const refused = await fails(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='password']", text: "{{secret:pw}}" } }, "PERMISSION_DENIED");
     assert.doesNotMatch(refused.message, new RegExp(new URL(h.a).host.replace(/\./g, "\\.")), "the secret's domains are not told");
     assert.equal(await page.locator("#password").inputValue(), "", "nothing was typed");
+    // The page's own host and port, but no scheme in the rule: https only, and this page is http.
+    await putSecret(taskId, "tls", PW, [new URL(h.b).host]);
+    const plain = await fails(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='password']", text: "{{secret:tls}}" } }, "PERMISSION_DENIED");
+    assert.match(plain.message, /may not be typed on http:\/\/127\.0\.0\.1:\d+/);
+    assert.equal(await page.locator("#password").inputValue(), "", "nothing was typed");
     const unknown = await fails(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='password']", text: "{{secret:nope}}" } }, "TARGET_NOT_FOUND");
-    assert.doesNotMatch(unknown.message, /\bpw\b/, "no other secret is named");
-    assertAbsent("the refusals", JSON.stringify([refused, unknown]), [PW]);
+    assert.doesNotMatch(unknown.message, /\bpw\b|\btls\b/, "no other secret is named");
+    assertAbsent("the refusals", JSON.stringify([refused, plain, unknown]), [PW]);
   });
 
   it("a field a secret was typed into is masked in screenshots and hidden in HTML, page text and the element list", { timeout: 60_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.a}/login.html`);
-    await putSecret(taskId, "word", WORD, [new URL(h.a).host]);
+    await putSecret(taskId, "word", WORD, [h.a]);
     await startRecording();
     const { result: typed, warnings } = await ok<{ value: string }>(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='memorable']", text: "{{secret:word}}" } });
     assert.equal(await page.locator("#memorable").inputValue(), WORD);
@@ -211,6 +249,77 @@ describe("secrets by placeholder", () => {
     for (const o of await r2Objects(`tasks/${taskId}/`)) assertAbsent(`R2 object ${o.key}`, o.bytes, [WORD]);
     assertAbsent("the extension's socket frames", (await recorded()).join("\n"), [WORD]);
     assertAbsent("the action records", await (await api(h.mimo, `/api/task/${taskId}/actions`)).text(), [WORD]);
+  });
+
+  it("a page that echoes a typed secret in its address, text, a field, its title and base64: no spelling of it reaches the events, the export, the archive, the model or a screenshot", { timeout: 120_000 }, async () => {
+    const taskId = await newTask(h.mimo);
+    await putSecret(taskId, "pw", PW, [h.a]);
+    await startRecording();
+    const before = h.mimo.llm.requests().length;
+    h.mimo.llm.script([
+      agentStep({ navigate: { url: `${h.a}/echo.html` } }, "Nothing done yet."),
+      onElement("Search for", (index) => ({ type: { index, text: "{{secret:pw}}", submit: true } }), "On the search page."),
+      agentStep({ done: { success: true, text: "Searched." } }, "Results shown."),
+    ]);
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "user_message", content: `Search ${h.a}/echo.html for my password` });
+    const result = (await web.waitFor((e) => e.type === "structuredOutput", "the outcome", 90_000)) as Output & EventEnvelope;
+    assert.equal(result.status, "ok", JSON.stringify(result));
+
+    // The page did echo it: percent-encoded in its address, raw in its text and a field.
+    const page = await pageAt(h, `${h.a}/echo.html?${new URLSearchParams({ q: PW })}`);
+    assert.equal(await page.locator("#echo").textContent(), `You searched for ${PW}`);
+    assert.equal(await page.locator("#copy").inputValue(), PW);
+
+    // A screenshot now, as evidence: the elements showing the value are covered, the rest not.
+    const jpeg = await screenshot(taskId);
+    const width = await page.evaluate(() => innerWidth);
+    for (const id of ["#echo", "#token", "#copy"]) {
+      const got = await pixels(jpeg, width, await across(page, id));
+      assert.ok(got.every((p) => near(p, MASK)), `${id} is not masked: ${JSON.stringify(got)}`);
+    }
+    const heading = await pixels(jpeg, width, await across(page, "h1"));
+    assert.ok(heading.some((p) => !near(p, MASK)), `the heading is masked: ${JSON.stringify(heading)}`);
+    assert.equal(await page.locator("#__mimo_capture_mask").count(), 0);
+    await ok(h, taskId, { name: "browser_get_html", params: {} });
+
+    // Nothing holds any spelling of it: the extension's frames (tab events, the browser's
+    // snapshot, results), R2, the events, the model's requests (<page>, <browser_tabs>), the
+    // action records, the export, the audit log and every file of the evidence archive.
+    const frames = (await recorded()).join("\n");
+    assert.match(frames, /echo\.html\?q=\{\{secret:pw\}\}/, "the tab's address went out with the placeholder");
+    assertAbsent("the extension's socket frames", frames, [PW]);
+    for (const o of await r2Objects(`tasks/${taskId}/`)) assertAbsent(`R2 object ${o.key}`, o.bytes, [PW]);
+    const requests = JSON.stringify(h.mimo.llm.requests().slice(before).map((r) => r.body));
+    assert.match(requests, /echo\.html\?q=\{\{secret:pw\}\}/, "the model was shown the address with the placeholder");
+    assertAbsent("the model's requests", requests, [PW]);
+    assertAbsent("the web app's events", JSON.stringify(web.received), [PW]);
+    assertAbsent("the action records", await (await api(h.mimo, `/api/task/${taskId}/actions`)).text(), [PW]);
+    assertAbsent("the export", await (await api(h.mimo, `/api/task/${taskId}/export`)).text(), [PW]);
+    const audit = await (await api(h.mimo, `/api/task/${taskId}/audit.jsonl`)).text();
+    assertAbsent("the audit log", audit, [PW]);
+    const work = await mkdtemp(path.join(tmpdir(), "mimo-echo-"));
+    try {
+      const zip = path.join(work, "evidence.zip");
+      await writeFile(zip, Buffer.from(await (await api(h.mimo, `/api/task/${taskId}/export.zip`)).arrayBuffer()));
+      const names = unzip(zip, path.join(work, "files"));
+      assert.ok(names.some((n) => n.startsWith("screenshots/")), names.join(", "));
+      for (const name of names) assertAbsent(`${name} of the archive`, await readFile(path.join(work, "files", name)), [PW]);
+      // The agent's own screenshot of the results page covers the echo too.
+      type Shown = { url: string; screenshotArtifactId?: string };
+      const shown = audit.trimEnd().split("\n").flatMap((l) => {
+        const r = JSON.parse(l) as { before?: Shown; after?: Shown };
+        return [r.before, r.after];
+      });
+      const results = shown.find((p) => p?.url.includes("?q=") === true && p.screenshotArtifactId !== undefined);
+      assert.ok(results !== undefined, audit);
+      const shot = await readFile(path.join(work, "files", `screenshots/${results.screenshotArtifactId}.jpg`));
+      const echo = await pixels(shot, width, await across(page, "#echo"));
+      assert.ok(echo.every((p) => near(p, MASK)), `#echo is not masked in the agent's screenshot: ${JSON.stringify(echo)}`);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+    web.close();
   });
 });
 

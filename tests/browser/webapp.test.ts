@@ -363,11 +363,11 @@ describe("web app", () => {
     const value = "panel-Secret-value-77";
     await page1.getByTestId("secret-name").fill("shop_pw");
     await page1.getByTestId("secret-value").fill(value);
-    await page1.getByTestId("secret-domains").fill("shop.example, *.shop.example");
+    await page1.getByTestId("secret-domains").fill("shop.example, *.shop.example, http://127.0.0.1:8123");
     await page1.getByTestId("secret-save").click();
     const row = page1.getByTestId("secret-row").filter({ hasText: "{{secret:shop_pw}}" });
     await row.waitFor({ timeout: 10_000 });
-    assert.match((await row.textContent()) ?? "", /on shop\.example, \*\.shop\.example/);
+    assert.match((await row.textContent()) ?? "", /on shop\.example, \*\.shop\.example, http:\/\/127\.0\.0\.1:8123/);
     assert.equal(await page1.getByTestId("secret-value").inputValue(), "", "the value is not kept in the page");
     assert.ok(!(await page1.content()).includes(value));
     const taskId = new URL(page1.url()).hash.split("/").pop()!;

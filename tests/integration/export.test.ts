@@ -123,7 +123,7 @@ describe("the evidence export", () => {
     const stored = await fetch(`${mimo.url}/api/task/${taskId}/secrets/pw`, {
       method: "PUT",
       headers: { authorization: `Bearer ${mimo.token}`, "content-type": "application/json" },
-      body: JSON.stringify({ value: SECRET, domains: ["docs.test"] }),
+      body: JSON.stringify({ value: SECRET, domains: ["http://docs.test"] }),
     });
     assert.equal(stored.status, 201, await stored.clone().text());
     const web = await WebClient.connect(mimo, taskId);

@@ -50,11 +50,11 @@ describe("a task's secrets", () => {
   it("are stored sealed, listed without values, typed only on their domains, deleted, and never told to the model", async () => {
     const taskId = await newTask(mimo);
     // Stored: the answer names it, without the value.
-    const stored = await put(taskId, "pw", { value: TASK_VALUE, domains: ["127.0.0.1:9", "*.login.test"] });
+    const stored = await put(taskId, "pw", { value: TASK_VALUE, domains: ["http://127.0.0.1:9", "*.login.test"] });
     assert.equal(stored.status, 201);
     const storedText = await stored.text();
     assert.ok(!storedText.includes(TASK_VALUE), storedText);
-    assert.deepEqual(JSON.parse(storedText), { name: "pw", domains: ["127.0.0.1:9", "*.login.test"], scope: "task" });
+    assert.deepEqual(JSON.parse(storedText), { name: "pw", domains: ["http://127.0.0.1:9", "*.login.test"], scope: "task" });
 
     // Listed with the deployment's: names and domains only.
     const listed = await api(mimo, `/api/task/${taskId}/secrets`);
@@ -71,6 +71,7 @@ describe("a task's secrets", () => {
       ["bad name!", { value: "x-value-1", domains: ["a.test"] }],
       ["ok", { value: "x-value-2", domains: [] }],
       ["ok", { value: "x-value-3", domains: ["https://a.test/"] }],
+      ["ok", { value: "x-value-5", domains: ["ftp://a.test"] }],
       ["ok", { value: "", domains: ["a.test"] }],
       ["ok", { nothing: "x-value-4" }],
     ] as const) {
@@ -114,8 +115,18 @@ describe("a task's secrets", () => {
     const refusedOther = await value("pw", "http://127.0.0.1:9/login", login.action, other.token);
     assert.equal(refusedOther.status, 403);
     assert.ok(!(await refusedOther.text()).includes(TASK_VALUE));
-    // A page on another domain: PERMISSION_DENIED, naming no domain; no value.
-    for (const url of ["http://127.0.0.1:10/login", "https://evil.test/?to=127.0.0.1:9", "https://login.test.evil.test/", "file:///etc/passwd"]) {
+    // A page on another domain: PERMISSION_DENIED, naming no domain; no value. A rule without a
+    // scheme is https on its default port; plain http is named (`http://…`).
+    for (const url of [
+      "http://127.0.0.1:10/login",
+      "https://127.0.0.1:9/login",
+      "http://a.login.test/",
+      "https://a.login.test:8443/",
+      "https://evil.test/?to=127.0.0.1:9",
+      "https://evil.test\\@a.login.test/",
+      "https://login.test.evil.test/",
+      "file:///etc/passwd",
+    ]) {
       const res = await value("pw", url, login.action);
       const body = (await res.json()) as { code: string; message: string };
       assert.equal(res.status, 403, url);
@@ -125,7 +136,7 @@ describe("a task's secrets", () => {
     }
     const given = await value("pw", "http://127.0.0.1:9/login", login.action);
     assert.equal(given.status, 200);
-    assert.deepEqual(await given.json(), { name: "pw", value: TASK_VALUE, domains: ["127.0.0.1:9", "*.login.test"] });
+    assert.deepEqual(await given.json(), { name: "pw", value: TASK_VALUE, domains: ["http://127.0.0.1:9", "*.login.test"] });
     // Once per attempt: asked again, refused.
     const again = await value("pw", "http://127.0.0.1:9/login", login.action);
     assert.equal(again.status, 403);
@@ -138,6 +149,7 @@ describe("a task's secrets", () => {
 
     const both = await typing("{{secret:pw}} then {{secret:shop_pw}} and {{secret:nope}}");
     assert.equal(((await (await value("pw", "https://a.login.test/", both.action)).json()) as { value: string }).value, TASK_VALUE);
+    assert.equal((await value("shop_pw", "http://www.shop.example/x", both.action)).status, 403, "a deployment's rule without a scheme is https only");
     assert.equal(((await (await value("shop_pw", "https://www.shop.example/x", both.action)).json()) as { value: string }).value, DEPLOYMENT_VALUE);
     // An unknown name: TARGET_NOT_FOUND, naming no other secret.
     const unknown = await value("nope", "http://127.0.0.1:9/", both.action);
@@ -158,7 +170,7 @@ describe("a task's secrets", () => {
     web.send({ type: "user_message", content: "What can you log in with?" });
     await web.reply();
     const request = JSON.stringify(mimo.llm.requests().slice(before).map((r) => r.body));
-    assert.match(request, /\{\{secret:pw\}\} \(on 127\.0\.0\.1:9, \*\.login\.test\)/);
+    assert.match(request, /\{\{secret:pw\}\} \(on http:\/\/127\.0\.0\.1:9, \*\.login\.test\)/);
     assert.match(request, /\{\{secret:shop_pw\}\}/);
 
     // Deleted: gone from the list and from the next model call; a second delete is 404.
@@ -180,7 +192,7 @@ describe("a task's secrets", () => {
     ].join("\n");
     for (const secret of [TASK_VALUE, DEPLOYMENT_VALUE]) assert.ok(!everything.includes(secret), `${secret} leaked`);
     // Storage is written lazily: put one again so the file surely holds its sealed form.
-    assert.equal((await put(taskId, "kept", { value: TASK_VALUE, domains: ["127.0.0.1:9"] })).status, 201);
+    assert.equal((await put(taskId, "kept", { value: TASK_VALUE, domains: ["http://127.0.0.1:9"] })).status, 201);
     await mimo.evictTask(taskId);
     const disk = await allBytes(mimo.durableObjectsDir);
     assert.ok(disk.includes(Buffer.from("kept")), "the secret's name is stored (the right files were searched)");

@@ -15,7 +15,7 @@ export class SecretsPanel {
   private readonly error = h("p", { class: "small error-text", "data-testid": "secret-error" });
   private readonly name = h("input", { type: "text", placeholder: "name, e.g. github_pw", "data-testid": "secret-name", autocomplete: "off", spellcheck: "false" });
   private readonly value = h("input", { type: "password", placeholder: "value", "data-testid": "secret-value", autocomplete: "new-password" });
-  private readonly domains = h("input", { type: "text", placeholder: "domains, e.g. github.com, *.example.org", "data-testid": "secret-domains", autocomplete: "off" });
+  private readonly domains = h("input", { type: "text", placeholder: "domains, e.g. github.com, *.example.org, http://127.0.0.1:8123", "data-testid": "secret-domains", autocomplete: "off" });
 
   constructor(handlers: SecretsHandlers) {
     const form = h(

@@ -14,7 +14,7 @@ import { indexFrame } from "./dom-index.ts";
 import { locate, resolveTarget } from "./locate.ts";
 import { findText } from "./find.ts";
 import * as act from "./interact.ts";
-import { markSecret, maskFields, unmaskFields } from "./mask.ts";
+import { markSecret, maskFields, pageText, unmaskFields } from "./mask.ts";
 import { Overlay } from "./overlay.ts";
 
 declare global {
@@ -144,8 +144,10 @@ function start(): void {
       case "markSecret":
         markSecret(resolveTarget(req.target));
         return true;
+      case "pageText":
+        return pageText();
       case "mask":
-        return maskFields(req.kinds);
+        return maskFields(req.kinds, req.secrets);
       case "unmask":
         unmaskFields();
         return true;
