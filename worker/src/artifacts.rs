@@ -196,10 +196,12 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
     };
     let bucket = env.bucket(ARTIFACTS)?;
     match grant {
-        Grant::Download(grant) => match store::serve(&bucket, &grant.key(), req.headers()).await? {
-            Some(response) => Ok(response),
-            None => error_response(&unknown_artifact()),
-        },
+        Grant::Download(grant) => {
+            match store::serve(&bucket, &grant.key(), &grant.artifact_id, req.headers()).await? {
+                Some(response) => Ok(response),
+                None => error_response(&unknown_artifact()),
+            }
+        }
         Grant::Upload(grant) => {
             let content_type = req.headers().get("content-type")?;
             let Some(length) = req
@@ -216,8 +218,13 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
                 return refuse(&refusal);
             }
             // Only an artifact this task granted may be stored: a deleted task's URLs die with it.
-            if record(env, &grant.artifact_id).await?.is_none() {
+            let Some(granted) = record(env, &grant.artifact_id).await? else {
                 return error_response(&unknown_artifact());
+            };
+            // An upload URL is used once: refused before its body is read when the task knows
+            // the artifact is stored (the conditional put below decides for uploads that race).
+            if granted.stored_at.is_some() {
+                return refuse(&Refusal::AlreadyStored);
             }
             let content_type = content_type.unwrap_or_default();
             let object = match store::put_streaming(
@@ -229,7 +236,8 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
             )
             .await
             {
-                Ok(object) => object,
+                Ok(Some(object)) => object,
+                Ok(None) => return refuse(&Refusal::AlreadyStored),
                 Err(e) => {
                     return error_response(&ErrorObject::new(
                         ErrorCode::UploadIncomplete,
