@@ -216,7 +216,10 @@ pub fn download_headers(
     vec![
         ("content-type", content_type),
         ("content-disposition", disposition),
-        ("content-security-policy", "sandbox; default-src 'none'".to_owned()),
+        (
+            "content-security-policy",
+            "sandbox; default-src 'none'".to_owned(),
+        ),
         ("x-content-type-options", "nosniff".to_owned()),
     ]
 }
@@ -472,11 +475,26 @@ mod tests {
             assert_eq!(h["content-disposition"], "inline", "{stored}");
         }
         for (stored, disposition) in [
-            ("text/html; charset=utf-8", format!("attachment; filename=\"{name}.html\"")),
-            ("text/markdown", format!("attachment; filename=\"{name}.md\"")),
-            ("application/json", format!("attachment; filename=\"{name}.json\"")),
-            ("application/pdf", format!("attachment; filename=\"{name}.pdf\"")),
-            ("application/msword", format!("attachment; filename=\"{name}\"")),
+            (
+                "text/html; charset=utf-8",
+                format!("attachment; filename=\"{name}.html\""),
+            ),
+            (
+                "text/markdown",
+                format!("attachment; filename=\"{name}.md\""),
+            ),
+            (
+                "application/json",
+                format!("attachment; filename=\"{name}.json\""),
+            ),
+            (
+                "application/pdf",
+                format!("attachment; filename=\"{name}.pdf\""),
+            ),
+            (
+                "application/msword",
+                format!("attachment; filename=\"{name}\""),
+            ),
             // Images a browser would run (SVG) are never among the inline ones.
             ("image/svg+xml", format!("attachment; filename=\"{name}\"")),
         ] {
@@ -487,7 +505,10 @@ mod tests {
         for stored in [None, Some(""), Some("text/html\r\nx: y")] {
             let h = headers(stored);
             assert_eq!(h["content-type"], "application/octet-stream", "{stored:?}");
-            assert_eq!(h["content-disposition"], format!("attachment; filename=\"{name}\""));
+            assert_eq!(
+                h["content-disposition"],
+                format!("attachment; filename=\"{name}\"")
+            );
         }
         for stored in [Some("image/png"), Some("text/html"), None] {
             let h = headers(stored);

@@ -4,10 +4,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use futures_util::StreamExt;
-use sha2::{Digest, Sha256};
 use crate::http::download_headers;
+use futures_util::StreamExt;
 use mimo_protocol::artifact::ArtifactId;
+use sha2::{Digest, Sha256};
 use worker::{
     Bucket, ByteStream, Conditional, Data, FixedLengthStream, Headers, HttpMetadata, Range,
     Response, ResponseBody,
@@ -99,7 +99,8 @@ pub async fn serve(
     let etag = head.http_etag();
     let size = head.size();
     let headers = Headers::new();
-    for (name, value) in download_headers(artifact_id, head.http_metadata().content_type.as_deref()) {
+    for (name, value) in download_headers(artifact_id, head.http_metadata().content_type.as_deref())
+    {
         headers.set(name, &value)?;
     }
     headers.set("etag", &etag)?;
