@@ -13,8 +13,6 @@
 //   script's world cannot confirm a step, nor resume from a subframe. The person's own click
 //   on Resume still works.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { CDPSession, Page } from "playwright-core";
 import type { DownloadResponse, PresignResponse, TaskStatus } from "../../protocol/ts/protocol.ts";
@@ -23,26 +21,23 @@ import { act, downloadArtifact, extensionStorage, ok, overlayHtml, pressOverlay,
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
-/** Every request a script that ran could send out, by path and query. */
-const collected: string[] = [];
-const collector = createServer((req, res) => {
-  collected.push(req.url ?? "");
-  res.writeHead(204, { "access-control-allow-origin": "*" });
-  res.end();
-});
+/**
+ * Where a script that ran sends what it took, and every request the browser made there (by path
+ * and query), whether or not the browser then let it through.
+ */
 let collectorUrl = "";
+const collected: string[] = [];
 
 before(async () => {
   h = await startHarness();
-  await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
-  collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+  collectorUrl = `${h.b}/collect`;
+  h.context.on("request", (request) => {
+    if (request.url().startsWith(collectorUrl)) collected.push(request.url().slice(collectorUrl.length));
+  });
 });
-after(async () => {
-  await new Promise((resolve) => collector.close(resolve));
-  await h?.close();
-});
+after(() => h?.close());
 
-type Ran = { ran?: string[] };
+type Ran = { ranLog?: string[] };
 
 describe("the HTML snapshot of a hostile page", () => {
   it("keeps what a person reads and nothing that runs, also when opened in the browser", { timeout: 60_000 }, async () => {
@@ -50,7 +45,7 @@ describe("the HTML snapshot of a hostile page", () => {
     const { taskId, page } = await startTask(h, url);
     // The page itself does run all of it: the fixture is hostile.
     await page.locator("#broken").evaluate((img: HTMLImageElement) => img.complete);
-    const live = await page.evaluate(() => (window as Ran).ran ?? []);
+    const live = await page.evaluate(() => (window as Ran).ranLog ?? []);
     for (const how of ["script", "body onload", "img onerror"]) assert.ok(live.includes(how), `the live page ran ${how}: ${JSON.stringify(live)}`);
 
     const { result } = await ok<{ artifactId: string }>(h, taskId, { name: "browser_get_html", params: {} });
@@ -86,7 +81,7 @@ describe("the HTML snapshot of a hostile page", () => {
     await viewer.locator("#js-link").click();
     await viewer.locator("#formaction").click();
     await sleep(500);
-    assert.equal(await viewer.evaluate(() => (window as Ran).ran), undefined, "no script of the page ran in its snapshot");
+    assert.equal(await viewer.evaluate(() => (window as Ran).ranLog), undefined, "no script of the page ran in its snapshot");
     assert.deepEqual(await viewer.evaluate(() => Object.keys(localStorage)), []);
     await viewer.close();
   });
@@ -168,7 +163,7 @@ fetch("${collectorUrl}/fetch", { mode: "no-cors" }).catch(() => {});
       await route.fulfill({ status: 200, headers: { "content-type": "text/html" }, body: await response.body() });
     });
     await tab.goto(url);
-    for (const deadline = Date.now() + 5000; !collected.some((c) => c.startsWith("/script")); await sleep(100)) assert.ok(Date.now() < deadline, "the control page ran");
+    for (const deadline = Date.now() + 5000; !collected.some((c) => c.startsWith("/script")); await sleep(100)) assert.ok(Date.now() < deadline, `the control page ran: ${JSON.stringify(collected)}`);
     assert.ok(collected.includes(`/script?token=${encodeURIComponent(h.mimo.token)}`), JSON.stringify(collected));
     assert.equal(await app.evaluate(() => localStorage.getItem("ran")), "script");
     await tab.close();
