@@ -37,6 +37,8 @@ pub(crate) async fn check_binding(
 }
 
 /// An attachment is a file the person gives the task: named, and never made by an extension.
+/// (An extension may store HTML, its page snapshots: what guards its readers is the download's
+/// headers, see `mimo_r2_artifacts::download_headers`, not who uploaded it.)
 fn check_attachment(request: &PresignRequest, for_client: Option<&str>) -> Option<ErrorObject> {
     if request.kind != ArtifactKind::Attachment {
         return None;
