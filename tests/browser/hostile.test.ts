@@ -17,7 +17,7 @@ import { after, before, describe, it } from "node:test";
 import type { CDPSession, Page } from "playwright-core";
 import type { DownloadResponse, PresignResponse, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { api, sleep } from "../support/clients.ts";
-import { act, downloadArtifact, extensionStorage, ok, overlayHtml, pressOverlay, startHarness, startTask } from "./harness.ts";
+import { act, downloadArtifact, extensionStorage, ok, pressOverlay, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -292,7 +292,8 @@ describe("the overlay against the page", () => {
     await pressOverlay(page, "resume");
     assert.equal((await held).outcome?.status, "ok");
     assert.notEqual(await overlay(), "takeover");
-    assert.ok(!((await overlayHtml(page)) ?? "").includes("Mimo is paused"));
+    const log = await extensionStorage<{ takeovers: Array<{ taskId: string; type: string }> }>(h, ["takeovers"]);
+    assert.deepEqual(log.takeovers.filter((t) => t.taskId === taskId).map((t) => t.type), ["takeover", "resume"]);
   });
 });
 
