@@ -16,7 +16,7 @@ import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
 import { forServer, policyOf, setPolicyLookup } from "./evidence.ts";
 import { everyFrame, frameCall } from "./frames.ts";
 import { confirmationRequested, confirmationSettled } from "./confirmations.ts";
-import { isPageMessage } from "./messages.ts";
+import { fromExtensionPage, isPageMessage, refused } from "./messages.ts";
 import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
 import { loadSettings, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
@@ -303,6 +303,11 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (isContentMessage(message)) {
     const tabId = sender.tab?.id;
     if (tabId === undefined) return false;
+    // Resume and Stop are the overlay's buttons, drawn in the top frame only.
+    if ((message.type === "mimo:resume" || message.type === "mimo:stop") && sender.frameId !== 0) {
+      sendResponse(refused(`${message.type} comes from the overlay, in the tab's top frame`));
+      return false;
+    }
     personAction(message, tabId).then(sendResponse, (error: unknown) => {
       console.error("mimo: handling the overlay", error);
       sendResponse(null);
@@ -310,6 +315,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     return true;
   }
   if (!isPageMessage(message)) return false;
+  if (!fromExtensionPage(sender, chrome.runtime.id)) {
+    sendResponse(refused(`${message.type} is taken from the extension's own pages only`));
+    return false;
+  }
   if (message.type === "mimo:confirm") {
     const { taskId, step, approve, reason } = message;
     const frame: ExtensionMessage = { type: "confirm", taskId, step, approve, ...(reason !== undefined ? { reason } : {}) };

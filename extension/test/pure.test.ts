@@ -8,6 +8,7 @@ import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
 import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
+import { fromExtensionPage } from "../src/messages.ts";
 import { actionLabel, overlayFor } from "../src/overlay-state.ts";
 import { ActionError } from "../src/results.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../src/secrets.ts";
@@ -263,5 +264,21 @@ describe("the snapshot", () => {
     const tab = { id: 4, windowId: 1, index: -1, url: "https://x/", title: "X", status: "complete" as const, active: false, groupId: -1 };
     assert.equal(tabInfo(tab), null);
     assert.equal(tabInfo({ ...tab, index: 0 })?.index, 0);
+  });
+});
+
+describe("who may speak for the person", () => {
+  const id = "abcdefghijklmnopabcdefghijklmnop";
+  it("is the extension's own pages: the side panel, the options page (even in a tab)", () => {
+    assert.ok(fromExtensionPage({ id, url: `chrome-extension://${id}/side_panel.html` }, id));
+    assert.ok(fromExtensionPage({ id, url: `chrome-extension://${id}/options.html#x` }, id));
+  });
+  it("is never a content script (its url is the page's), another extension, or no url", () => {
+    assert.ok(!fromExtensionPage({ id, url: "https://shop.example/cart" }, id));
+    assert.ok(!fromExtensionPage({ id, url: `https://shop.example/chrome-extension://${id}/` }, id));
+    assert.ok(!fromExtensionPage({ id: "other", url: `chrome-extension://other/side_panel.html` }, id));
+    assert.ok(!fromExtensionPage({ id, url: `chrome-extension://other/side_panel.html` }, id));
+    assert.ok(!fromExtensionPage({ id }, id));
+    assert.ok(!fromExtensionPage({ id, url: "not a url" }, id));
   });
 });

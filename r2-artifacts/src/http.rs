@@ -4,7 +4,9 @@
 //! - `POST /api/artifacts/presign` → [`check_presign`] (413, 415) before a grant is made;
 //! - `PUT /artifacts/upload/<id>?…` → [`authorize`] (404, 405, 403) then [`check_upload`]
 //!   (415, 413) before streaming, and [`UploadGrant::body_limit`] while streaming (413);
-//! - `GET /artifacts/download/<id>?…` → [`authorize`] (404, 405, 403).
+//! - `GET /artifacts/download/<id>?…` → [`authorize`] (404, 405, 403), answered with
+//!   [`download_headers`];
+//! - an upload to an artifact already stored → [`Refusal::AlreadyStored`] (403).
 
 use mimo_protocol::{ErrorCode, ErrorObject};
 
@@ -13,7 +15,7 @@ use crate::signing::{
 };
 use mimo_protocol::artifact::ArtifactId;
 use mimo_protocol::artifact::READABILITY_MAX_BYTES;
-use mimo_protocol::artifact::{same_media_type, ArtifactKind};
+use mimo_protocol::artifact::{media_type, same_media_type, ArtifactKind};
 
 /// A refused artifact request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +32,9 @@ pub enum Refusal {
     /// 403: the signed URL is expired, tampered or malformed.
     #[error(transparent)]
     Forbidden(SignatureError),
+    /// 403: the upload URL was used already: an artifact is stored once, never replaced.
+    #[error("this upload URL was used already: a stored artifact is never replaced")]
+    AlreadyStored,
     /// 413: the body is (or is declared) longer than `limit`.
     #[error("{kind} artifact is over {limit} bytes")]
     PayloadTooLarge {
@@ -55,7 +60,7 @@ impl Refusal {
         match self {
             Refusal::NotFound => 404,
             Refusal::MethodNotAllowed { .. } => 405,
-            Refusal::Forbidden(_) => 403,
+            Refusal::Forbidden(_) | Refusal::AlreadyStored => 403,
             Refusal::PayloadTooLarge { .. } => 413,
             Refusal::UnsupportedMediaType { .. } => 415,
         }
@@ -67,7 +72,7 @@ impl Refusal {
         match self {
             Refusal::NotFound => ErrorCode::NotFound,
             Refusal::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
-            Refusal::Forbidden(_) => ErrorCode::PermissionDenied,
+            Refusal::Forbidden(_) | Refusal::AlreadyStored => ErrorCode::PermissionDenied,
             Refusal::PayloadTooLarge {
                 kind: ArtifactKind::Readability,
                 limit: READABILITY_MAX_BYTES,
@@ -168,6 +173,69 @@ pub fn check_streamed_length(grant: &UploadGrant, received: u64) -> Result<(), R
     } else {
         Ok(())
     }
+}
+
+/// The only media types a download shows in the browser (`inline`): images, which run nothing.
+const INLINE_MEDIA_TYPES: [&str; 3] = ["image/png", "image/jpeg", "image/webp"];
+
+/// The headers of every artifact download (the signed-URL route is on the web app's own origin,
+/// where a document that ran would read the deployment token), from the stored object's
+/// `Content-Type`:
+///
+/// - an image (PNG, JPEG, WebP) is `inline`, with exactly its media type (no parameters);
+/// - anything else — an HTML snapshot above all — is an `attachment` (a browser saves it and
+///   never renders it on this origin), with its stored type, or `application/octet-stream`;
+/// - all of them `Content-Security-Policy: sandbox` (a unique origin, no scripts, should one
+///   be rendered after all) and `X-Content-Type-Options: nosniff` (the type is never guessed).
+pub fn download_headers(
+    artifact_id: &ArtifactId,
+    stored_content_type: Option<&str>,
+) -> Vec<(&'static str, String)> {
+    let media = stored_content_type
+        .and_then(media_type)
+        .map(str::to_ascii_lowercase);
+    let inline = media
+        .as_deref()
+        .filter(|mt| INLINE_MEDIA_TYPES.contains(mt))
+        .map(str::to_owned);
+    let (content_type, disposition) = match inline {
+        Some(image) => (image, "inline".to_owned()),
+        None => {
+            let name = artifact_id.as_str().replace('.', "-");
+            let name = match media.as_deref().and_then(file_extension) {
+                Some(ext) => format!("{name}.{ext}"),
+                None => name,
+            };
+            let content_type = match (media, stored_content_type) {
+                (Some(_), Some(stored)) => stored.to_owned(),
+                _ => "application/octet-stream".to_owned(),
+            };
+            (content_type, format!("attachment; filename=\"{name}\""))
+        }
+    };
+    vec![
+        ("content-type", content_type),
+        ("content-disposition", disposition),
+        (
+            "content-security-policy",
+            "sandbox; default-src 'none'".to_owned(),
+        ),
+        ("x-content-type-options", "nosniff".to_owned()),
+    ]
+}
+
+/// The file name extension a saved download gets, for the media types artifacts are stored as.
+fn file_extension(media_type: &str) -> Option<&'static str> {
+    Some(match media_type {
+        "text/html" => "html",
+        "text/markdown" => "md",
+        "text/plain" => "txt",
+        "text/csv" => "csv",
+        "application/json" => "json",
+        "application/pdf" => "pdf",
+        "application/zip" => "zip",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -387,5 +455,71 @@ mod tests {
         let g = grant(ArtifactKind::Readability, "text/markdown", 10);
         let r = check_streamed_length(&g, 11).unwrap_err();
         assert_eq!((r.status(), r.code().as_str()), (413, "PAYLOAD_TOO_LARGE"));
+    }
+    #[test]
+    fn downloads_are_inline_only_for_images() {
+        let id = ArtifactId::new(&TaskId::parse(TASK).unwrap(), [0xab; 16]);
+        let headers = |ct: Option<&str>| {
+            download_headers(&id, ct)
+                .into_iter()
+                .collect::<std::collections::HashMap<_, _>>()
+        };
+        let name = id.as_str().replace('.', "-");
+        for (stored, served) in [
+            ("image/png", "image/png"),
+            ("IMAGE/JPEG; q=1", "image/jpeg"),
+            (" image/webp ", "image/webp"),
+        ] {
+            let h = headers(Some(stored));
+            assert_eq!(h["content-type"], served, "{stored}");
+            assert_eq!(h["content-disposition"], "inline", "{stored}");
+        }
+        for (stored, disposition) in [
+            (
+                "text/html; charset=utf-8",
+                format!("attachment; filename=\"{name}.html\""),
+            ),
+            (
+                "text/markdown",
+                format!("attachment; filename=\"{name}.md\""),
+            ),
+            (
+                "application/json",
+                format!("attachment; filename=\"{name}.json\""),
+            ),
+            (
+                "application/pdf",
+                format!("attachment; filename=\"{name}.pdf\""),
+            ),
+            (
+                "application/msword",
+                format!("attachment; filename=\"{name}\""),
+            ),
+            // Images a browser would run (SVG) are never among the inline ones.
+            ("image/svg+xml", format!("attachment; filename=\"{name}\"")),
+        ] {
+            let h = headers(Some(stored));
+            assert_eq!(h["content-type"], stored);
+            assert_eq!(h["content-disposition"], disposition);
+        }
+        for stored in [None, Some(""), Some("text/html\r\nx: y")] {
+            let h = headers(stored);
+            assert_eq!(h["content-type"], "application/octet-stream", "{stored:?}");
+            assert_eq!(
+                h["content-disposition"],
+                format!("attachment; filename=\"{name}\"")
+            );
+        }
+        for stored in [Some("image/png"), Some("text/html"), None] {
+            let h = headers(stored);
+            assert_eq!(h["content-security-policy"], "sandbox; default-src 'none'");
+            assert_eq!(h["x-content-type-options"], "nosniff");
+        }
+    }
+
+    #[test]
+    fn a_used_upload_url_is_forbidden() {
+        let r = Refusal::AlreadyStored;
+        assert_eq!((r.status(), r.code().as_str()), (403, "PERMISSION_DENIED"));
     }
 }

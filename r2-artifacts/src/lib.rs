@@ -11,7 +11,8 @@
 //! - [`signing`]: our own HMAC-SHA256 presigned URLs, verified in constant time.
 //! - [`sigv4`]: R2's own (S3 SigV4) presigned URLs, signed by `rusty-s3`, for deployments with
 //!   R2 API credentials.
-//! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415).
+//! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415), and the
+//!   headers a download is served with.
 //! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
 //! - [`retention`]: how long stored artifacts are kept.
 //! - [`archive`]: zip archives written as a stream, objects read into them as they go (the
@@ -27,7 +28,9 @@ pub mod sigv4;
 #[cfg(feature = "r2")]
 pub mod store;
 
-pub use http::{authorize, check_presign, check_streamed_length, check_upload, Refusal};
+pub use http::{
+    authorize, check_presign, check_streamed_length, check_upload, download_headers, Refusal,
+};
 // The wire side of artifacts (kinds, limits, ids and keys, the presign bodies) is
 // `mimo_protocol::artifact`; re-exported so that callers find all of artifacts here.
 pub use mimo_protocol::artifact::{

@@ -4,7 +4,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::http::download_headers;
 use futures_util::StreamExt;
+use mimo_protocol::artifact::ArtifactId;
 use sha2::{Digest, Sha256};
 use worker::{
     Bucket, ByteStream, Conditional, Data, FixedLengthStream, Headers, HttpMetadata, Range,
@@ -19,16 +21,18 @@ pub struct StoredObject {
     pub sha256: String,
 }
 
-/// Streams `body` into R2 under `key`. `length` is the declared `Content-Length`: a body of
-/// any other length fails the put, and R2 then keeps nothing (a put is all or nothing), so an
-/// interrupted upload never leaves half an object.
+/// Streams `body` into R2 under `key`, unless an object is there already (`Ok(None)`: stored
+/// evidence is never replaced, and R2 decides that atomically, so two uploads racing to one
+/// key store one of them). `length` is the declared `Content-Length`: a body of any other length
+/// fails the put, and R2 then keeps nothing (a put is all or nothing), so an interrupted upload
+/// never leaves half an object.
 pub async fn put_streaming(
     bucket: &Bucket,
     key: &str,
     content_type: &str,
     body: ByteStream,
     length: u64,
-) -> worker::Result<StoredObject> {
+) -> worker::Result<Option<StoredObject>> {
     let hasher = Rc::new(RefCell::new(Sha256::new()));
     let hashing = Rc::clone(&hasher);
     let body = body.map(move |chunk| {
@@ -41,16 +45,23 @@ pub async fn put_streaming(
         content_type: Some(content_type.to_owned()),
         ..HttpMetadata::default()
     };
-    bucket
+    let put = bucket
         .put(key, Data::Stream(FixedLengthStream::wrap(body, length)))
         .http_metadata(metadata)
+        .only_if(Conditional {
+            etag_does_not_match: Some("*".to_owned()),
+            ..Conditional::default()
+        })
         .execute()
         .await?;
+    if put.is_none() {
+        return Ok(None);
+    }
     let digest = hasher.borrow_mut().finalize_reset();
-    Ok(StoredObject {
+    Ok(Some(StoredObject {
         size: length,
         sha256: hex::encode(digest),
-    })
+    }))
 }
 
 /// A parsed `Range: bytes=…` header (a single range; multiple ranges are served whole).
@@ -72,12 +83,14 @@ fn parse_range(header: &str) -> Option<Range> {
     }
 }
 
-/// Serves the object under `key` as an HTTP response: `Content-Type`, `Content-Length`, `ETag`,
-/// `Accept-Ranges`; a `Range` request gets `206` with `Content-Range` (`416` when it cannot be
+/// Serves the object under `key` (artifact `artifact_id`) as an HTTP response: the headers of
+/// [`download_headers`] (type, disposition, sandbox, nosniff) on every answer, `Content-Length`,
+/// `ETag`, `Accept-Ranges`; a `Range` request gets `206` with `Content-Range` (`416` when it cannot be
 /// satisfied); a matching `If-None-Match` gets `304`. `None` when there is no such object.
 pub async fn serve(
     bucket: &Bucket,
     key: &str,
+    artifact_id: &ArtifactId,
     request_headers: &Headers,
 ) -> worker::Result<Option<Response>> {
     let Some(head) = bucket.head(key).await? else {
@@ -86,8 +99,9 @@ pub async fn serve(
     let etag = head.http_etag();
     let size = head.size();
     let headers = Headers::new();
-    if let Some(content_type) = head.http_metadata().content_type {
-        headers.set("content-type", &content_type)?;
+    for (name, value) in download_headers(artifact_id, head.http_metadata().content_type.as_deref())
+    {
+        headers.set(name, &value)?;
     }
     headers.set("etag", &etag)?;
     headers.set("accept-ranges", "bytes")?;

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
-import type { BrowserContext, Page, Worker } from "playwright-core";
+import type { BrowserContext, CDPSession, Page, Worker } from "playwright-core";
 import type { ActionCommand, ActionOutcome, DownloadResponse } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep } from "../support/clients.ts";
 import { allowInChromeDialog, startXvfb } from "../support/chrome-dialog.ts";
@@ -324,4 +324,51 @@ export async function serviceWorker(h: Harness): Promise<Worker> {
 /** Reads keys of the extension's `chrome.storage.local` (through its options page). */
 export async function extensionStorage<T = Record<string, unknown>>(h: Harness, keys: string[]): Promise<T> {
   return h.options.evaluate((k) => chrome.storage.local.get<Record<string, unknown>>(k), keys) as Promise<T>;
+}
+
+/**
+ * The overlay's shadow root in `page`, through CDP: it is closed, so neither the page nor
+ * Playwright's locators reach into it; DevTools does (`pierce`). `null` when no overlay is drawn.
+ */
+async function withOverlayRoot<T>(page: Page, use: (cdp: CDPSession, rootId: number) => Promise<T>): Promise<T | null> {
+  type DomNode = { nodeId: number; attributes?: string[]; children?: DomNode[]; shadowRoots?: DomNode[] };
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = (await cdp.send("DOM.getDocument", { depth: -1, pierce: true })) as { root: DomNode };
+    const find = (node: DomNode): DomNode | undefined => {
+      const attributes = node.attributes ?? [];
+      for (let i = 0; i < attributes.length; i += 2) if (attributes[i] === "id" && attributes[i + 1] === "mimo-overlay-host") return node;
+      for (const child of node.children ?? []) {
+        const found = find(child);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    };
+    const shadow = find(root)?.shadowRoots?.[0];
+    return shadow === undefined ? null : await use(cdp, shadow.nodeId);
+  } finally {
+    await cdp.detach();
+  }
+}
+
+/** What the overlay shows (its shadow root's HTML), or `null` when there is none. */
+export async function overlayHtml(page: Page): Promise<string | null> {
+  return withOverlayRoot(page, async (cdp, rootId) => {
+    const { object } = await cdp.send("DOM.resolveNode", { nodeId: rootId });
+    const { result } = await cdp.send("Runtime.callFunctionOn", { objectId: object.objectId!, functionDeclaration: "function () { return this.innerHTML; }", returnByValue: true });
+    return result.value as string;
+  });
+}
+
+/** Presses one of the overlay's buttons (`take`, `resume`, `stop`) as the person does: a real click where it is drawn. */
+export async function pressOverlay(page: Page, button: "take" | "resume" | "stop"): Promise<void> {
+  const at = await withOverlayRoot(page, async (cdp, rootId) => {
+    const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: rootId, selector: `button.${button}` });
+    assert.ok(nodeId !== 0, `the overlay has no ${button} button`);
+    const { model } = await cdp.send("DOM.getBoxModel", { nodeId });
+    const [x1, y1, , , x3, y3] = model.border;
+    return { x: (x1! + x3!) / 2, y: (y1! + y3!) / 2 };
+  });
+  assert.ok(at !== null, "the overlay is drawn");
+  await page.mouse.click(at.x, at.y);
 }

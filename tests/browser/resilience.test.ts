@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { BrowserAction, DomIndexResult, ExtensionMessage, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { sleep } from "../support/clients.ts";
-import { act, extensionStorage, fails, logged, ok, pageAt, pageLog, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
+import { act, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -223,9 +223,9 @@ describe("the overlay and takeover", () => {
     await waitState(page, "none");
     const running = act(h, taskId, { name: "browser_wait_for", params: { text: "Take your time", timeoutMs: 1500 } });
     await waitState(page, "ongoing");
-    const host = page.locator("#mimo-overlay-host");
-    assert.equal(await host.locator(".frame").count(), 1);
-    assert.match(await host.locator(".label").innerText(), /Mimo: waiting for Take your time/);
+    const drawn = (await overlayHtml(page)) ?? "";
+    assert.equal(drawn.match(/class="frame"/g)?.length, 1, drawn);
+    assert.match(drawn, /<div class="label"><span>Mimo: waiting for Take your time<\/span>/);
     assert.equal((await running).outcome?.error?.code, "TIMEOUT");
     await waitState(page, "none");
 
@@ -243,7 +243,6 @@ describe("the overlay and takeover", () => {
 
   it("switches to takeover on the person's own input, pauses the task, and resumes or stops it", { timeout: 60_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.a}/buttons.html?takeover`);
-    const host = page.locator("#mimo-overlay-host");
     const running = act(h, taskId, { name: "browser_wait_for", params: { text: "never there", timeoutMs: 2000 } });
     await waitState(page, "ongoing");
 
@@ -260,7 +259,7 @@ describe("the overlay and takeover", () => {
     const held = act(h, taskId, { name: "browser_click", params: { xpath: "//*[@id='buy']" } });
     await sleep(500);
     assert.equal(await overlayState(page), "takeover");
-    await host.locator("button.resume").click();
+    await pressOverlay(page, "resume");
     const done = await held;
     assert.equal(done.outcome?.status, "ok", JSON.stringify(done));
     await logged(page, "click:buy:trusted=true");
@@ -273,7 +272,7 @@ describe("the overlay and takeover", () => {
     await next.keyboard.press("x");
     await waitState(next, "takeover");
     await again;
-    await next.locator("#mimo-overlay-host button.stop").click();
+    await pressOverlay(next, "stop");
     await waitState(next, "none");
     await until("the server canceled the task", async () => (await serverStatus(taskId)) === "canceled");
     stored = await extensionStorage<Stored>(h, ["tasks", "takeovers"]);

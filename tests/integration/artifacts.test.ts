@@ -139,8 +139,9 @@ describe("attached files", () => {
     assert.equal((await upload(grant.uploadUrl, pdf, "application/pdf")).status, 201);
     const told = (await web.waitFor((e) => e.type === "fileAttached", "the attachment")) as Extract<FrontendEvent, { type: "fileAttached" }>;
     assert.deepEqual(told.attachment, { artifactId: grant.artifactId, name: "Signed contract.pdf", contentType: "application/pdf", size: pdf.length });
-    // The same bytes again to the same URL replace the file: still one attachment.
-    assert.equal((await upload(grant.uploadUrl, pdf, "application/pdf")).status, 201);
+    // The same URL again is refused (an upload URL is used once): still one attachment.
+    const again = await upload(grant.uploadUrl, pdf, "application/pdf");
+    assert.deepEqual([again.status, await errorCode(again)], [403, "PERMISSION_DENIED"]);
     await sleep(300);
     assert.equal(web.received.filter((e) => e.type === "fileAttached").length, 1);
 
@@ -161,8 +162,92 @@ describe("attached files", () => {
   });
 });
 
+describe("artifact downloads", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("show an image inline with its exact type; every other kind is an attachment; all sandboxed, never sniffed", async () => {
+    const taskId = await newTask(mimo);
+    const bytes = new TextEncoder().encode("<script>alert(document.domain)</script>");
+    const cases: Array<[PresignRequest["kind"], string, string, string]> = [
+      ["screenshot", "image/png", "image/png", "inline"],
+      ["screenshot", "image/jpeg", "image/jpeg", "inline"],
+      ["screenshot", "IMAGE/WEBP; q=1", "image/webp", "inline"],
+      ["attachment", "image/png", "image/png", "inline"],
+      ["html", "text/html; charset=utf-8", "text/html; charset=utf-8", "attachment; filename=\"ID.html\""],
+      ["readability", "text/markdown", "text/markdown", "attachment; filename=\"ID.md\""],
+      ["readability", "text/plain", "text/plain", "attachment; filename=\"ID.txt\""],
+      ["dom_index", "application/json", "application/json", "attachment; filename=\"ID.json\""],
+      ["attachment", "application/pdf", "application/pdf", "attachment; filename=\"ID.pdf\""],
+      ["attachment", "application/msword", "application/msword", "attachment; filename=\"ID\""],
+    ];
+    for (const [kind, stored, type, disposition] of cases) {
+      const what = `${kind} as ${stored}`;
+      const grant = await granted({ taskId, kind, contentType: stored, contentLength: bytes.length, ...(kind === "attachment" ? { name: "file" } : {}) });
+      assert.equal((await upload(grant.uploadUrl, bytes, stored)).status, 201, what);
+      const url = await downloadUrl(grant.artifactId);
+      const expected = {
+        "content-type": type,
+        "content-disposition": disposition.replace("ID", grant.artifactId.replace(".", "-")),
+        "content-security-policy": "sandbox; default-src 'none'",
+        "x-content-type-options": "nosniff",
+      };
+      const headers = (res: Response) => Object.fromEntries(Object.keys(expected).map((k) => [k, res.headers.get(k)]));
+      const full = await fetch(url);
+      assert.equal(full.status, 200, what);
+      assert.deepEqual(headers(full), expected, what);
+      assert.deepEqual(new Uint8Array(await full.arrayBuffer()), bytes, what);
+      // Every answer of the route carries them: a part, and "not modified".
+      const part = await fetch(url, { headers: { range: "bytes=0-7" } });
+      assert.equal(part.status, 206, what);
+      assert.deepEqual(headers(part), expected, what);
+      await part.arrayBuffer();
+      const cached = await fetch(url, { headers: { "if-none-match": full.headers.get("etag")! } });
+      assert.equal(cached.status, 304, what);
+      assert.deepEqual(headers(cached), expected, what);
+    }
+  });
+});
+
 describe("artifact refusals", () => {
   ownRuntime({}, (m) => (mimo = m));
+
+  it("uses an upload URL once: a second upload to it is refused and the stored artifact stays as it was", async () => {
+    const taskId = await newTask(mimo);
+    const evidence = randomBytes(2000);
+    const { grant, stored } = await store(taskId, evidence, "html", "text/html");
+    const key = (await r2Keys(`tasks/${taskId}/`))[0]!;
+    const bucket = (await mimo.mf.getR2Bucket("ARTIFACTS")) as unknown as { head(key: string): Promise<{ etag: string; uploaded: Date } | null> };
+    const before = await bucket.head(key);
+    for (const replacement of [randomBytes(2000), randomBytes(10), evidence]) {
+      const res = await upload(grant.uploadUrl, replacement, "text/html");
+      assert.equal(res.status, 403, await res.clone().text());
+      const body = (await res.json()) as { code: string; message: string };
+      assert.equal(body.code, "PERMISSION_DENIED");
+      assert.match(body.message, /used already/);
+    }
+    const after = await bucket.head(key);
+    assert.deepEqual([after?.etag, after?.uploaded.getTime()], [before?.etag, before?.uploaded.getTime()], "the object was not written again");
+    const served = new Uint8Array(await (await fetch(await downloadUrl(grant.artifactId))).arrayBuffer());
+    assert.equal(sha256(served), stored.sha256);
+    assert.equal(sha256(served), sha256(evidence));
+  });
+
+  it("stores one of two uploads racing to one URL, and refuses the other", async () => {
+    const taskId = await newTask(mimo);
+    for (let round = 0; round < 5; round++) {
+      const [a, b] = [randomBytes(300_000), randomBytes(300_000)];
+      const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: a.length });
+      const results = await Promise.all([a, b].map(async (bytes) => ({ bytes, res: await upload(grant.uploadUrl, bytes, "image/png") })));
+      const statuses = results.map((r) => r.res.status).sort();
+      assert.deepEqual(statuses, [201, 403], `round ${round}`);
+      const winner = results.find((r) => r.res.status === 201)!;
+      const loser = results.find((r) => r.res.status === 403)!;
+      assert.equal(await errorCode(loser.res), "PERMISSION_DENIED");
+      assert.equal(((await winner.res.json()) as { sha256: string }).sha256, sha256(winner.bytes));
+      const served = new Uint8Array(await (await fetch(await downloadUrl(grant.artifactId))).arrayBuffer());
+      assert.equal(sha256(served), sha256(winner.bytes), `round ${round}: the stored bytes are the accepted upload's`);
+    }
+  });
 
   it("refuses bad presign requests with 400, 401, 404, 413 and 415", async () => {
     const taskId = await newTask(mimo);

@@ -37,6 +37,8 @@ pub(crate) async fn check_binding(
 }
 
 /// An attachment is a file the person gives the task: named, and never made by an extension.
+/// (An extension may store HTML, its page snapshots: what guards its readers is the download's
+/// headers, see `mimo_r2_artifacts::download_headers`, not who uploaded it.)
 fn check_attachment(request: &PresignRequest, for_client: Option<&str>) -> Option<ErrorObject> {
     if request.kind != ArtifactKind::Attachment {
         return None;
@@ -196,10 +198,12 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
     };
     let bucket = env.bucket(ARTIFACTS)?;
     match grant {
-        Grant::Download(grant) => match store::serve(&bucket, &grant.key(), req.headers()).await? {
-            Some(response) => Ok(response),
-            None => error_response(&unknown_artifact()),
-        },
+        Grant::Download(grant) => {
+            match store::serve(&bucket, &grant.key(), &grant.artifact_id, req.headers()).await? {
+                Some(response) => Ok(response),
+                None => error_response(&unknown_artifact()),
+            }
+        }
         Grant::Upload(grant) => {
             let content_type = req.headers().get("content-type")?;
             let Some(length) = req
@@ -216,8 +220,13 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
                 return refuse(&refusal);
             }
             // Only an artifact this task granted may be stored: a deleted task's URLs die with it.
-            if record(env, &grant.artifact_id).await?.is_none() {
+            let Some(granted) = record(env, &grant.artifact_id).await? else {
                 return error_response(&unknown_artifact());
+            };
+            // An upload URL is used once: refused before its body is read when the task knows
+            // the artifact is stored (the conditional put below decides for uploads that race).
+            if granted.stored_at.is_some() {
+                return refuse(&Refusal::AlreadyStored);
             }
             let content_type = content_type.unwrap_or_default();
             let object = match store::put_streaming(
@@ -229,7 +238,8 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
             )
             .await
             {
-                Ok(object) => object,
+                Ok(Some(object)) => object,
+                Ok(None) => return refuse(&Refusal::AlreadyStored),
                 Err(e) => {
                     return error_response(&ErrorObject::new(
                         ErrorCode::UploadIncomplete,

@@ -19,6 +19,7 @@ import {
   OVERLAY_HOST_ID,
   shadowOf,
 } from "./dom.ts";
+import { inertHtml } from "./inert.ts";
 import { resolveTarget } from "./locate.ts";
 
 const TEXT_INPUT_TYPES = new Set(["text", "search", "email", "url", "tel", "password", "number", ""]);
@@ -307,7 +308,7 @@ export function scroll(target: FrameTarget | undefined, direction: ScrollDirecti
 
 /**
  * The HTML of the page (or of the element an xpath names), with what fields hold now written
- * into it and secrets replaced by the placeholder.
+ * into it, secrets replaced by the placeholder, and nothing that would run (`inert.ts`).
  */
 export function html(xpath?: string): { html: string } {
   const root = xpath === undefined ? document.documentElement : evaluateXpath(xpath);
@@ -336,7 +337,7 @@ export function html(xpath?: string): { html: string } {
   }
   clone.querySelector(`#${OVERLAY_HOST_ID}`)?.remove();
   const doctype = xpath === undefined && document.doctype ? `<!DOCTYPE ${document.doctype.name}>\n` : "";
-  return { html: doctype + clone.outerHTML };
+  return { html: doctype + inertHtml(clone) };
 }
 
 export function probe(text?: string, selector?: string): { text?: boolean; selector?: boolean } {

@@ -156,7 +156,9 @@ function start(): void {
     }
   };
 
-  chrome.runtime.onMessage.addListener((message: unknown, _sender, sendResponse: (reply: FrameReply) => void) => {
+  chrome.runtime.onMessage.addListener((message: unknown, sender, sendResponse: (reply: FrameReply) => void) => {
+    // Requests come from the extension's service worker only (no tab), never from a page.
+    if (sender.id !== chrome.runtime.id || sender.tab !== undefined) return false;
     const req = message as FrameRequest;
     if (typeof req !== "object" || req === null || typeof req.op !== "string") return false;
     Promise.resolve()

@@ -2,6 +2,10 @@
 // reach it (seed 000 §2.2): `idle` and `hidden` show nothing; `ongoing` a thin border and a
 // small label saying what Mimo does, with a "Take over" button; `takeover` a bar with
 // "Resume" and "Stop". Only the label and the bar take clicks; the border lets them through.
+//
+// The page must not press these buttons for the person (Resume hands the tab back to the agent):
+// the shadow root is closed, so the page's scripts cannot reach into it, and a click counts only
+// when the browser made it from real input (`isTrusted`), never when a script dispatched it.
 import type { OverlayState } from "../frame-protocol.ts";
 import { OVERLAY_HOST_ID } from "./dom.ts";
 
@@ -53,7 +57,7 @@ export class Overlay {
     if (this.#host === null || !this.#host.isConnected) {
       const host = document.createElement("div");
       host.id = OVERLAY_HOST_ID;
-      const root = host.attachShadow({ mode: "open" });
+      const root = host.attachShadow({ mode: "closed" });
       const style = document.createElement("style");
       style.textContent = CSS;
       root.append(style);
@@ -103,7 +107,7 @@ export class Overlay {
     b.className = cls;
     b.addEventListener("click", (e) => {
       e.stopPropagation();
-      onClick();
+      if (e.isTrusted) onClick();
     });
     return b;
   }
