@@ -35,12 +35,15 @@ pub struct PutSecret {
 }
 
 /// `POST /api/task/{taskId}/secret-value` (the extension, with its own credential): the value
-/// of `name` for typing into the page at `url`.
+/// of `name` for typing into the page at `url`, for the `browser_type` action `action_id` in
+/// its attempt `attempt`, whose text holds the secret's placeholder. Answered once per attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretValueRequest {
     pub name: String,
     pub url: String,
+    pub action_id: String,
+    pub attempt: u32,
 }
 
 /// The answer to a [`SecretValueRequest`]: the value, and the domains it is bound to (the
