@@ -132,7 +132,7 @@ fn parse(state: &State, text: &str, started: Instant) -> Result<Accepted, Box<Re
         .to_owned();
     let invoke = match serde_json::from_value(frame) {
         Ok(BridgeRequest::Invoke(invoke)) => invoke,
-        Ok(BridgeRequest::Hello { .. }) => {
+        Ok(BridgeRequest::Hello { .. } | BridgeRequest::Auth { .. }) => {
             let error = ErrorObject::new(ErrorCode::EArgs, "already authenticated");
             return Err(refuse(id, None, Value::Null, error));
         }

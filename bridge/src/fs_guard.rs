@@ -177,7 +177,7 @@ fn folder(root: &Path, inner: &Path, rel: &str, create: bool) -> Result<OwnedFd,
     for component in inner.components() {
         let name = component.as_os_str();
         let mut opened = rustix::fs::openat(&folder, name, flags, Mode::empty());
-        if opened == Err(Errno::NOENT) && create {
+        if matches!(opened, Err(Errno::NOENT)) && create {
             match rustix::fs::mkdirat(&folder, name, Mode::from(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => return Err(file_error("create folders for", rel, e)),

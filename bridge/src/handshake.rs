@@ -55,7 +55,7 @@ pub(crate) fn verify(
 /// A fresh nonce: 32 random bytes in hex.
 pub(crate) fn nonce() -> std::io::Result<String> {
     let mut bytes = [0u8; BRIDGE_NONCE_HEX_LEN / 2];
-    getrandom::fill(&mut bytes).map_err(std::io::Error::other)?;
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(hex::encode(bytes))
 }
 

@@ -450,7 +450,7 @@ mod tests {
         assert_eq!(p.check(&words("git status")), Ok(Allowed::Pattern));
         let e = p.check(&words("git status -s")).unwrap_err();
         assert!(e.message.contains("not allowed"), "{}", e.message);
-        assert!(e.message.contains("git status, npm run '**'"), "{}", e.message);
+        assert!(e.message.contains("allowed: sh -c 'echo *', npm run '**', git status"), "{}", e.message);
     }
 
     #[test]
