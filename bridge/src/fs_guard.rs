@@ -125,7 +125,8 @@ pub(crate) fn open(
     if access != Access::Read && !confirmed {
         // The path as given and the real one: a symlink may lead into `.git/`, and a path
         // through `.git` may be a symlink out of it.
-        let location = protected_location(rel).or_else(|| protected_location(&display(root, &real)));
+        let location =
+            protected_location(rel).or_else(|| protected_location(&display(root, &real)));
         if let Some(location) = location {
             return Err(ErrorObject::new(
                 ErrorCode::EPath,
@@ -137,7 +138,9 @@ pub(crate) fn open(
             ));
         }
     }
-    let inner = real.strip_prefix(root).expect("resolved paths are in the root");
+    let inner = real
+        .strip_prefix(root)
+        .expect("resolved paths are in the root");
     let Some(name) = inner.file_name() else {
         return Err(ErrorObject::new(
             ErrorCode::ETool,
@@ -192,7 +195,10 @@ fn folder(root: &Path, inner: &Path, rel: &str, create: bool) -> Result<OwnedFd,
                 return Err(if is_link {
                     outside(
                         rel,
-                        &format!("{} became a symlink after the check", name.to_string_lossy()),
+                        &format!(
+                            "{} became a symlink after the check",
+                            name.to_string_lossy()
+                        ),
                     )
                 } else {
                     ErrorObject::new(

@@ -27,13 +27,23 @@ impl Side {
 fn mac(secret: &str, side: Side, client_nonce: &str, bridge_nonce: &str) -> HmacSha256 {
     let mut mac =
         <HmacSha256 as KeyInit>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
-    mac.update(format!("mimo-bridge v1 {}\n{client_nonce}\n{bridge_nonce}", side.name()).as_bytes());
+    mac.update(
+        format!(
+            "mimo-bridge v1 {}\n{client_nonce}\n{bridge_nonce}",
+            side.name()
+        )
+        .as_bytes(),
+    );
     mac
 }
 
 /// `side`'s proof, as sent: lowercase hex.
 pub(crate) fn proof(secret: &str, side: Side, client_nonce: &str, bridge_nonce: &str) -> String {
-    hex::encode(mac(secret, side, client_nonce, bridge_nonce).finalize().into_bytes())
+    hex::encode(
+        mac(secret, side, client_nonce, bridge_nonce)
+            .finalize()
+            .into_bytes(),
+    )
 }
 
 /// Whether `given` is `side`'s proof, compared in constant time.
@@ -80,9 +90,27 @@ mod tests {
             proof("secret-0123456789", Side::Bridge, "c", "b"),
             BRIDGE_PROOF_C_B
         );
-        assert!(verify("secret-0123456789", Side::Bridge, "c", "b", BRIDGE_PROOF_C_B));
-        assert!(!verify("secret-0123456789", Side::Client, "c", "b", BRIDGE_PROOF_C_B));
-        assert!(!verify("secret-0123456780", Side::Bridge, "c", "b", BRIDGE_PROOF_C_B));
+        assert!(verify(
+            "secret-0123456789",
+            Side::Bridge,
+            "c",
+            "b",
+            BRIDGE_PROOF_C_B
+        ));
+        assert!(!verify(
+            "secret-0123456789",
+            Side::Client,
+            "c",
+            "b",
+            BRIDGE_PROOF_C_B
+        ));
+        assert!(!verify(
+            "secret-0123456780",
+            Side::Bridge,
+            "c",
+            "b",
+            BRIDGE_PROOF_C_B
+        ));
         assert!(!verify("secret-0123456789", Side::Bridge, "c", "b", "zz"));
         assert!(!verify("secret-0123456789", Side::Bridge, "c", "b", ""));
     }

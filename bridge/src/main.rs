@@ -78,7 +78,9 @@ async fn run(args: Args) -> Result<(), String> {
         allow: args.allow,
         strict: args.strict,
         max_concurrent: args.max_concurrent,
-        audit: args.audit.unwrap_or_else(|| state_folder().join("audit.jsonl")),
+        audit: args
+            .audit
+            .unwrap_or_else(|| state_folder().join("audit.jsonl")),
         extension_id: args.extension_id,
         pairing_file: args
             .pairing_file

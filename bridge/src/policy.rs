@@ -123,9 +123,10 @@ fn glob(pattern: &str, text: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// Checks the file a program allowed by name resolved to: one inside the root was written
-/// there (the tools can), and one that is an interpreter under another name (a symlink such as
-/// `/usr/bin/sh` → `dash`, or a renamed copy found through its link) runs what it is handed.
+/// Checks the file a program allowed by name resolved to: one inside the root (or reached
+/// through a link there) was put there by the tools, as far as the bridge knows, and one that is
+/// an interpreter under another name (a symlink such as `/usr/bin/sh` → `dash`) runs what it is
+/// handed.
 pub(crate) fn check_program_file(
     root: &Path,
     given: &str,
@@ -133,7 +134,7 @@ pub(crate) fn check_program_file(
     args: &[String],
 ) -> Result<(), ErrorObject> {
     let real = found.canonicalize().unwrap_or_else(|_| found.to_owned());
-    if real.starts_with(root) {
+    if found.starts_with(root) || real.starts_with(root) {
         return Err(ErrorObject::new(
             ErrorCode::ECmd,
             format!(
@@ -189,19 +190,110 @@ fn base_name(program: &str) -> String {
 /// may have written), by [`base_name`].
 const RUNS_CODE: &[&str] = &[
     // shells
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "csh", "tcsh", "fish", "yash",
-    "rbash", "elvish", "nu", "xonsh", "busybox", "toybox",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "pdksh",
+    "ash",
+    "csh",
+    "tcsh",
+    "fish",
+    "yash",
+    "rbash",
+    "elvish",
+    "nu",
+    "xonsh",
+    "busybox",
+    "toybox",
     // interpreters and compilers that run what they compile
-    "python", "pythonw", "pypy", "perl", "ruby", "irb", "node", "nodejs", "deno", "bun", "php",
-    "lua", "luajit", "tclsh", "wish", "expect", "r", "rscript", "julia", "guile", "racket",
-    "sbcl", "clisp", "ocaml", "swift", "scala", "groovy", "kotlin", "jshell", "java", "osascript",
-    "pwsh", "powershell", "awk", "gawk", "mawk", "nawk", "gdb", "lldb", "vi", "vim", "nvim",
-    "view", "rvim", "ex", "emacs", "ed",
+    "python",
+    "pythonw",
+    "pypy",
+    "perl",
+    "ruby",
+    "irb",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "luajit",
+    "tclsh",
+    "wish",
+    "expect",
+    "r",
+    "rscript",
+    "julia",
+    "guile",
+    "racket",
+    "sbcl",
+    "clisp",
+    "ocaml",
+    "swift",
+    "scala",
+    "groovy",
+    "kotlin",
+    "jshell",
+    "java",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "gdb",
+    "lldb",
+    "vi",
+    "vim",
+    "nvim",
+    "view",
+    "rvim",
+    "ex",
+    "emacs",
+    "ed",
     // programs that run other programs
-    "env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "sudo", "doas", "su",
-    "pkexec", "runuser", "chroot", "unshare", "nsenter", "strace", "ltrace", "valgrind", "time",
-    "watch", "flock", "ionice", "taskset", "chrt", "script", "parallel", "at", "batch",
-    "systemd-run", "exec", "command", "builtin", "eval", "npx", "bunx", "pnpx", "uvx",
+    "env",
+    "xargs",
+    "nice",
+    "nohup",
+    "timeout",
+    "stdbuf",
+    "setsid",
+    "sudo",
+    "doas",
+    "su",
+    "pkexec",
+    "runuser",
+    "chroot",
+    "unshare",
+    "nsenter",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "time",
+    "watch",
+    "flock",
+    "ionice",
+    "taskset",
+    "chrt",
+    "script",
+    "parallel",
+    "at",
+    "batch",
+    "systemd-run",
+    "exec",
+    "command",
+    "builtin",
+    "eval",
+    "npx",
+    "bunx",
+    "pnpx",
+    "uvx",
 ];
 
 /// How `name` (a [`base_name`]) would be made to run a command with `args`, if it would.
@@ -236,7 +328,13 @@ fn smuggling_argument(name: &str, args: &[String]) -> Option<String> {
         "find" => has(&|a| {
             matches!(
                 a,
-                "-exec" | "-execdir" | "-ok" | "-okdir" | "-fprint" | "-fprint0" | "-fprintf"
+                "-exec"
+                    | "-execdir"
+                    | "-ok"
+                    | "-okdir"
+                    | "-fprint"
+                    | "-fprint0"
+                    | "-fprintf"
                     | "-fls"
             )
         }),
@@ -353,7 +451,10 @@ mod tests {
 
     #[test]
     fn smuggling_forms_are_refused_even_for_an_allowed_program() {
-        let p = policy(&["git", "find", "tar", "rsync", "ssh", "sed", "npm", "man"], true);
+        let p = policy(
+            &["git", "find", "tar", "rsync", "ssh", "sed", "npm", "man"],
+            true,
+        );
         for command in [
             "git -c core.fsmonitor=/tmp/x status",
             "git -ccore.pager=sh log",
@@ -393,7 +494,11 @@ mod tests {
         ] {
             let e = p.check(&words(command)).unwrap_err();
             assert_eq!(e.code, ErrorCode::ECmd, "{command}");
-            assert!(e.message.contains("run another program"), "{command}: {}", e.message);
+            assert!(
+                e.message.contains("run another program"),
+                "{command}: {}",
+                e.message
+            );
         }
         for command in [
             "git status",
@@ -437,7 +542,11 @@ mod tests {
         ] {
             let e = open.check(&words(command)).unwrap_err();
             assert_eq!(e.code, ErrorCode::ECmd, "{command}");
-            assert!(e.message.contains("interpreter"), "{command}: {}", e.message);
+            assert!(
+                e.message.contains("interpreter"),
+                "{command}: {}",
+                e.message
+            );
         }
         assert_eq!(open.check(&words("ls -la")), Ok(Allowed::Program));
 
@@ -446,11 +555,19 @@ mod tests {
         assert!(p.check(&words("sh -c 'rm -rf x'")).is_err());
         assert!(p.check(&words("sh -c 'echo hi' extra")).is_err());
         assert_eq!(p.check(&words("npm run")), Ok(Allowed::Pattern));
-        assert_eq!(p.check(&words("npm run build --watch")), Ok(Allowed::Pattern));
+        assert_eq!(
+            p.check(&words("npm run build --watch")),
+            Ok(Allowed::Pattern)
+        );
         assert_eq!(p.check(&words("git status")), Ok(Allowed::Pattern));
         let e = p.check(&words("git status -s")).unwrap_err();
         assert!(e.message.contains("not allowed"), "{}", e.message);
-        assert!(e.message.contains("allowed: sh -c 'echo *', npm run '**', git status"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("allowed: sh -c 'echo *', npm run '**', git status"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -486,11 +486,25 @@ async fn only_the_secret_and_the_extension_get_in() {
 
     // Anything but the handshake's frames in order closes the socket, saying what was expected.
     for (frames, expected) in [
-        (vec![json!({"type": "invoke", "id": "1", "tool": "read", "args": {"path": "a"},
-                     "sessionId": "s", "agentId": "a"})], "first frame must be"),
-        (vec![json!({"type": "hello", "secret": SECRET})], "first frame must be"),
-        (vec![json!({"type": "hello", "nonce": "00"})], "64 lowercase hex"),
-        (vec![json!({"type": "auth", "proof": "00"})], "first frame must be"),
+        (
+            vec![
+                json!({"type": "invoke", "id": "1", "tool": "read", "args": {"path": "a"},
+                     "sessionId": "s", "agentId": "a"}),
+            ],
+            "first frame must be",
+        ),
+        (
+            vec![json!({"type": "hello", "secret": SECRET})],
+            "first frame must be",
+        ),
+        (
+            vec![json!({"type": "hello", "nonce": "00"})],
+            "64 lowercase hex",
+        ),
+        (
+            vec![json!({"type": "auth", "proof": "00"})],
+            "first frame must be",
+        ),
     ] {
         let mut c = Client::open(env.addr, Some(EXTENSION)).await.unwrap();
         for frame in frames {
@@ -506,7 +520,11 @@ async fn only_the_secret_and_the_extension_get_in() {
     c.send(json!({"type": "hello", "nonce": common::CLIENT_NONCE}))
         .await;
     let close = c.closed().await;
-    assert!(close.reason.as_str().contains("after the challenge"), "{}", close.reason);
+    assert!(
+        close.reason.as_str().contains("after the challenge"),
+        "{}",
+        close.reason
+    );
 
     let Err(WsError::Http(response)) = Client::open(env.addr, Some("https://evil.example")).await
     else {

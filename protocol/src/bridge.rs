@@ -48,9 +48,13 @@ pub const MAX_BASH_TIMEOUT_MS: u64 = 600_000;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BridgeRequest {
     /// First frame of a connection: the client's nonce, which the bridge's proof covers.
-    Hello { nonce: String },
+    Hello {
+        nonce: String,
+    },
     /// Third frame, once the bridge's proof checked out: the client's proof.
-    Auth { proof: String },
+    Auth {
+        proof: String,
+    },
     Invoke(Invoke),
 }
 
@@ -110,7 +114,9 @@ const PROTECTED_FILES: [&str; 16] = [
 /// code points macOS ignores, trailing dots and spaces), so `.GIT/hooks` and `.git./hooks` are
 /// `.git/` too. `None`: a plain location.
 pub fn protected_location(path: &str) -> Option<String> {
-    let mut components = path.split(['/', '\\']).filter(|c| !c.is_empty() && *c != ".");
+    let mut components = path
+        .split(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != ".");
     let mut last = None;
     for component in components.by_ref() {
         let name = fold_name(component);
@@ -399,9 +405,20 @@ mod tests {
             ("home/.ZSHRC", ".zshrc"),
             ("proj/.envrc", ".envrc"),
         ] {
-            assert_eq!(protected_location(path).as_deref(), Some(location), "{path}");
+            assert_eq!(
+                protected_location(path).as_deref(),
+                Some(location),
+                "{path}"
+            );
         }
-        for path in ["src/git/x", ".github/workflows/ci.yml", ".gitignore", "bashrc", "a.git/x", ""] {
+        for path in [
+            "src/git/x",
+            ".github/workflows/ci.yml",
+            ".gitignore",
+            "bashrc",
+            "a.git/x",
+            "",
+        ] {
             assert_eq!(protected_location(path), None, "{path}");
         }
     }

@@ -9,7 +9,11 @@ use mimo_protocol::ErrorObject;
 use crate::fs_guard::{self, Access};
 
 /// `confirmed`: the person confirmed this write of a protected location.
-pub(crate) fn run(root: &Path, args: &WriteArgs, confirmed: bool) -> Result<WriteData, ErrorObject> {
+pub(crate) fn run(
+    root: &Path,
+    args: &WriteArgs,
+    confirmed: bool,
+) -> Result<WriteData, ErrorObject> {
     let rel = &args.path;
     let mut opened = fs_guard::open(root, rel, Access::Write, confirmed)?;
     if opened.created {

@@ -115,7 +115,6 @@ impl Client {
     }
 }
 
-
 impl Client {
     /// Opens a socket to the bridge as the test extension, and proves `secret`: the frame that
     /// follows (`ready` for the right secret), or the close frame that ended the connection.
@@ -128,7 +127,8 @@ impl Client {
     /// The handshake: checks the bridge's proof (it must know the right secret), then proves
     /// `secret`; `Ok` once `ready`.
     pub async fn authenticate(&mut self, secret: &str) -> Result<Value, CloseFrame> {
-        self.send(json!({"type": "hello", "nonce": CLIENT_NONCE})).await;
+        self.send(json!({"type": "hello", "nonce": CLIENT_NONCE}))
+            .await;
         let challenge = self.recv().await;
         assert_eq!(challenge["type"], "challenge", "{challenge}");
         let bridge_nonce = challenge["nonce"].as_str().unwrap();
@@ -148,6 +148,16 @@ impl Client {
             }
             Message::Close(Some(close)) => Err(close),
             other => panic!("expected ready or a close, got {other:?}"),
+        }
+    }
+
+    /// The result of the invocation `id`, its events skipped.
+    pub async fn result(&mut self, id: &str) -> Value {
+        loop {
+            let frame = self.recv().await;
+            if frame["type"] == "result" && frame["id"] == id {
+                return frame;
+            }
         }
     }
 
