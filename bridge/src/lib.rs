@@ -12,6 +12,8 @@ mod dispatch;
 mod fs_guard;
 mod handshake;
 mod policy;
+#[cfg(test)]
+mod properties;
 pub mod server;
 mod tools;
 

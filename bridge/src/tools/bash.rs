@@ -177,7 +177,7 @@ fn find_program(program: &str, root: &Path, path: &OsStr) -> Option<PathBuf> {
 
 /// The first character (outside quotes) that a shell would read as an operator. Without a shell
 /// it would be passed on literally, which is never what the caller meant.
-fn shell_operator(command: &str) -> Option<char> {
+pub(crate) fn shell_operator(command: &str) -> Option<char> {
     let mut quote = None;
     let mut chars = command.chars();
     while let Some(c) = chars.next() {
