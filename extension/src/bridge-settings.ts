@@ -1,9 +1,10 @@
 // Where the bridge's settings live. The address is in `chrome.storage.local`, which content
-// scripts can read (Chrome lets `setAccessLevel` restrict only `chrome.storage.session`), so the
-// secret is not: the options page turns it into a non-extractable HMAC key (bridge.ts) and keeps
-// that in the extension's own IndexedDB, which only its pages and service worker reach (a
-// content script runs with the page's origin, and so its storage). Even they can only prove
-// with the key, never read the secret back. `bridgeKeyId` in `chrome.storage.local` changes
+// scripts can read (recent Chromium can take the whole area from them with `setAccessLevel`,
+// earlier versions that the manifest allows only `chrome.storage.session`), so the secret is
+// not: the options page turns it into a non-extractable HMAC key (bridge.ts) and keeps that in
+// the extension's own IndexedDB, which only its pages and service worker reach (a content
+// script runs with the page's origin, and so its storage), across restarts. Even they can only
+// prove with the key, never read the secret back. `bridgeKeyId` in `chrome.storage.local` changes
 // with the key, so that the service worker, which listens there, connects anew.
 import { importBridgeKey } from "./bridge.ts";
 import type { BridgeSettings } from "./bridge.ts";
@@ -41,7 +42,8 @@ async function keys<T>(mode: IDBTransactionMode, run: (store: IDBObjectStore) =>
 }
 
 async function storeKey(key: CryptoKey | null): Promise<void> {
-  await keys("readwrite", (store) => (key === null ? store.delete(KEY) : store.put(key, KEY)));
+  if (key === null) await keys("readwrite", (store) => store.delete(KEY));
+  else await keys("readwrite", (store) => store.put(key, KEY));
   await chrome.storage.local.set({ bridgeKeyId: key === null ? "" : crypto.randomUUID() });
 }
 

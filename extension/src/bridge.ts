@@ -142,7 +142,8 @@ export class BridgeClient {
     let refusal: string | undefined;
     const refuse = (why: string) => {
       refusal = why;
-      socket.close(1008, why.slice(0, 120));
+      // A page may close with 1000 or 3000-4999 only, and a reason of at most 123 bytes.
+      socket.close(1000, "the bridge could not prove it knows the secret");
     };
     socket.onopen = () => socket.send(JSON.stringify({ type: "hello", nonce: clientNonce } satisfies BridgeRequest));
     socket.onmessage = (event) => {
