@@ -79,7 +79,7 @@ impl Policy {
                 self.names
                     .iter()
                     .cloned()
-                    .chain(self.patterns.iter().map(|p| shell_words::join(p)))
+                    .chain(self.patterns.iter().map(shell_words::join))
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -374,9 +374,7 @@ fn git_form(args: &[String]) -> Option<String> {
     let mut rest = args.iter();
     // Options before the subcommand are git's own.
     let subcommand = loop {
-        let Some(arg) = rest.next() else {
-            return None;
-        };
+        let arg = rest.next()?;
         if !arg.starts_with('-') {
             break arg.as_str();
         }

@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
+use mimo_proptest::{cases, text as any_text};
 use mimo_protocol::bridge::protected_location;
 use mimo_protocol::ErrorCode;
-use mimo_proptest::{cases, text as any_text};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
@@ -96,8 +96,8 @@ impl Fixture {
         std::os::unix::fs::symlink(o, r.join("out-link")).unwrap();
         std::os::unix::fs::symlink(o.join("secret"), r.join("out-file")).unwrap();
         std::os::unix::fs::symlink(o.join("nothing"), r.join("dangling")).unwrap();
-        let pipe = std::ffi::CString::new(r.join("pipe").into_os_string().into_encoded_bytes())
-            .unwrap();
+        let pipe =
+            std::ffi::CString::new(r.join("pipe").into_os_string().into_encoded_bytes()).unwrap();
         // SAFETY: a NUL-terminated path; mkfifo(3) only creates the file.
         assert_eq!(unsafe { libc::mkfifo(pipe.as_ptr(), 0o600) }, 0);
         Fixture { root, outside }
@@ -122,7 +122,10 @@ fn disguised_git() -> impl Strategy<Value = String> {
     (
         vec(any::<bool>(), 4),
         "[. ]{0,3}",
-        proptest::option::of((any::<Index>(), select(&['\u{200c}', '\u{feff}', '\u{200b}'][..]))),
+        proptest::option::of((
+            any::<Index>(),
+            select(&['\u{200c}', '\u{feff}', '\u{200b}'][..]),
+        )),
     )
         .prop_map(|(upper, tail, zero_width)| {
             let mut name: String = ".git"

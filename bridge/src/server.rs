@@ -257,6 +257,7 @@ async fn connection(stream: TcpStream, state: Arc<State>) {
         .max_message_size(Some(MAX_BRIDGE_FRAME_BYTES))
         .max_frame_size(Some(MAX_BRIDGE_FRAME_BYTES));
     let mut extension = None;
+    #[allow(clippy::result_large_err)] // the error tungstenite's handshake callback requires
     let check = |request: &Request, response: Response| {
         check_origin(&state, request, &mut extension).map(|()| response)
     };
