@@ -285,3 +285,35 @@ fn plain_file(st: &Stat, rel: &str) -> Result<(), ErrorObject> {
 fn file_error(what: &str, rel: &str, e: Errno) -> ErrorObject {
     crate::tools::io_error(what, rel, e.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use tempfile::TempDir;
+
+    use super::*;
+
+    /// What the race between the check and the open comes to, made certain: a folder or the file
+    /// itself turned into a symlink after `resolve` looked. The walk and the open refuse it.
+    #[test]
+    fn the_open_follows_no_symlink_that_appeared_after_the_check() {
+        let (root, outside) = (TempDir::new().unwrap(), TempDir::new().unwrap());
+        let root_path = root.path().canonicalize().unwrap();
+        std::fs::write(outside.path().join("secret"), "outside").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root_path.join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root_path.join("file")).unwrap();
+
+        for create in [false, true] {
+            let e =
+                folder(&root_path, Path::new("sub/deeper"), "sub/deeper/x", create).unwrap_err();
+            assert_eq!(e.code, ErrorCode::EPath, "{e:?}");
+            assert!(e.message.contains("became a symlink"), "{}", e.message);
+        }
+        let top = folder(&root_path, Path::new(""), "file", false).unwrap();
+        for access in [Access::Read, Access::Edit, Access::Write] {
+            let e = open_existing(&top, "file".as_ref(), "file", access).unwrap_err();
+            assert_eq!(e.code, ErrorCode::EPath, "{e:?}");
+        }
+        let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "nothing made outside");
+    }
+}
