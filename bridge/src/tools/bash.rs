@@ -25,7 +25,11 @@ use crate::server::State;
 /// `PATH` (its absolute folders: a relative one would find programs in the root), `HOME` and
 /// `LANG`, and git told to use a bare repository only when named (a root that the tools made
 /// look like one, with a `config` naming a program, would otherwise run it).
-pub(crate) struct ChildEnv(Vec<(OsString, OsString)>);
+pub(crate) struct ChildEnv {
+    /// `PATH` as commands get it; programs are looked up in it.
+    path: OsString,
+    vars: Vec<(OsString, OsString)>,
+}
 
 impl ChildEnv {
     pub(crate) fn from_current() -> Self {
@@ -33,10 +37,8 @@ impl ChildEnv {
         let folders: Vec<PathBuf> = std::env::split_paths(&path)
             .filter(|p| p.is_absolute())
             .collect();
-        let mut vars = vec![(
-            "PATH".into(),
-            std::env::join_paths(folders).expect("folders from PATH join again"),
-        )];
+        let path = std::env::join_paths(folders).expect("folders from PATH join again");
+        let mut vars = vec![("PATH".into(), path.clone())];
         for name in ["HOME", "LANG"] {
             if let Some(value) = std::env::var_os(name) {
                 vars.push((name.into(), value));
@@ -49,11 +51,7 @@ impl ChildEnv {
         ] {
             vars.push((name.into(), value.into()));
         }
-        Self(vars)
-    }
-
-    fn path(&self) -> &OsStr {
-        &self.0[0].1
+        Self { path, vars }
     }
 }
 
@@ -76,7 +74,7 @@ pub(crate) async fn run(
         .arg0(&words[0])
         .args(&words[1..])
         .env_clear()
-        .envs(state.child_env.0.iter().map(|(k, v)| (k, v)))
+        .envs(state.child_env.vars.iter().map(|(k, v)| (k, v)))
         .current_dir(&state.config.root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -148,7 +146,7 @@ fn program_and_args(state: &State, command: &str) -> Result<(PathBuf, Vec<String
     }
     let allowed = state.policy.check(&words)?;
     let root = &state.config.root;
-    let Some(program) = find_program(&words[0], root, state.child_env.path()) else {
+    let Some(program) = find_program(&words[0], root, &state.child_env.path) else {
         return Err(ErrorObject::new(
             ErrorCode::ECmd,
             format!("program not found: {}", words[0]),
