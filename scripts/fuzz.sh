@@ -3,7 +3,7 @@
 # (there each property has a few hundred cases). Each target below runs for FUZZ_SECONDS
 # (default 180), in rounds of FUZZ_CASES cases per property (default 20000), each round with a
 # new random seed, built with the optimized `fuzz` profile (debug assertions and overflow checks
-# kept). The 8 targets take about 24 minutes, after a first build of one or two.
+# kept). The 9 targets take about 27 minutes, after a first build of one or two.
 #
 #   scripts/fuzz.sh                       every target
 #   scripts/fuzz.sh sse_openai signed_urls   some of them
@@ -29,6 +29,7 @@ sse_anthropic     -p mimo-agent --lib -- properties::sse_anthropic
 sse_common        -p mimo-agent --lib -- properties::sse_decoder properties::sse_error
 signed_urls       -p mimo-r2-artifacts --test properties -- signed_urls
 artifact_keys     -p mimo-r2-artifacts --test properties -- artifact_keys
+bridge_checks     -p mimo-bridge --lib -- properties::bridge_checks
 '
 names=$(awk 'NF { print $1 }' <<<"$targets" | uniq)
 selected=${*:-$names}
@@ -38,7 +39,7 @@ done
 
 printf 'building the property tests (profile fuzz)…\n'
 # One package at a time, as the targets run them (features resolve per invocation).
-for package in mimo-protocol mimo-agent mimo-r2-artifacts; do
+for package in mimo-protocol mimo-agent mimo-r2-artifacts mimo-bridge; do
   cargo test --quiet --profile fuzz --no-run -p "$package"
 done
 

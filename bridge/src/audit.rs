@@ -28,6 +28,9 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_session_id: Option<&'a str>,
     agent_id: Option<&'a str>,
+    /// The protected path the person confirmed writing, when the coordinator says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmed_protected_path: Option<&'a str>,
     ok: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorCode>,
@@ -67,6 +70,7 @@ impl Audit {
             session_id: invoke.map(|i| i.session_id.as_str()),
             parent_session_id: invoke.and_then(|i| i.parent_session_id.as_deref()),
             agent_id: invoke.map(|i| i.agent_id.as_str()),
+            confirmed_protected_path: invoke.and_then(|i| i.confirmed_protected_path.as_deref()),
             ok: outcome.is_ok(),
             error: outcome.err().map(|e| e.code),
             message: outcome.err().map(|e| e.message.as_str()),

@@ -132,7 +132,7 @@ fn parse(state: &State, text: &str, started: Instant) -> Result<Accepted, Box<Re
         .to_owned();
     let invoke = match serde_json::from_value(frame) {
         Ok(BridgeRequest::Invoke(invoke)) => invoke,
-        Ok(BridgeRequest::Hello { .. }) => {
+        Ok(BridgeRequest::Hello { .. } | BridgeRequest::Auth { .. }) => {
             let error = ErrorObject::new(ErrorCode::EArgs, "already authenticated");
             return Err(refuse(id, None, Value::Null, error));
         }
@@ -183,14 +183,22 @@ pub(crate) async fn run(state: Arc<State>, accepted: Accepted, out: Sender<Bridg
         .await;
     let summary = call.summary();
     let root = state.config.root.clone();
+    // The person's confirmation of a protected write holds for the path they confirmed only.
+    let confirmed = |path: &str| invoke.confirmed_protected_path.as_deref() == Some(path);
     let outcome = match call {
-        Call::Bash(args) => tools::bash::run(&state.config, &id, &args, &out)
+        Call::Bash(args) => tools::bash::run(&state, &id, &args, &out)
             .await
             .map(to_value),
         // Plain blocking file operations, off the runtime's threads.
         Call::Read(args) => blocking(move || tools::read::run(&root, &args)).await,
-        Call::Write(args) => blocking(move || tools::write::run(&root, &args)).await,
-        Call::Edit(args) => blocking(move || tools::edit::run(&root, &args)).await,
+        Call::Write(args) => {
+            let confirmed = confirmed(&args.path);
+            blocking(move || tools::write::run(&root, &args, confirmed)).await
+        }
+        Call::Edit(args) => {
+            let confirmed = confirmed(&args.path);
+            blocking(move || tools::edit::run(&root, &args, confirmed)).await
+        }
     };
     let duration = started.elapsed();
     state.audit.record(

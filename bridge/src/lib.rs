@@ -2,13 +2,18 @@
 //! tools `read`, `write`, `edit` and `bash` in one folder of the person's machine for an
 //! authenticated client (the Mimo extension, which relays the coordinator's `invoke` frames).
 //!
-//! One file per concern, as in mini-redis: [`server`] accepts and authenticates sockets,
-//! `dispatch` parses an invocation, takes a slot and runs it, `fs_guard` keeps paths in the
-//! root, `tools/` holds one file per tool, `audit` appends one line per invocation.
+//! One file per concern, as in mini-redis: [`server`] accepts sockets and runs the handshake of
+//! `handshake`, `dispatch` parses an invocation, takes a slot and runs it, `fs_guard` keeps
+//! paths in the root, `policy` decides which commands run, `tools/` holds one file per tool,
+//! `audit` appends one line per invocation.
 
 mod audit;
 mod dispatch;
 mod fs_guard;
+mod handshake;
+mod policy;
+#[cfg(test)]
+mod properties;
 pub mod server;
 mod tools;
 

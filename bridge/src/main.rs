@@ -1,5 +1,5 @@
-//! `mimo-bridge --root DIR [--port P] [--allow CMD…] [--strict]`: see the README's "The local
-//! bridge".
+//! `mimo-bridge --root DIR [--port P] [--allow CMD…] [--strict] [--extension-id ID]`: see the
+//! README's "The local bridge".
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,11 +21,14 @@ struct Args {
     /// Only 127.0.0.1 (or `localhost`): the bridge is never reachable from another machine.
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
-    /// Programs `bash` may run, by name (the command's first word). Without it, any program
-    /// runs, unless --strict.
+    /// What `bash` may run: a program by name (`git`: any arguments but those that make it run
+    /// other programs), or a whole command as a pattern (`'git status'`, `'npm run *'`: `*`
+    /// within a word matches any characters, a last word `**` any further words; what a
+    /// pattern matches runs as written, interpreters included). Without it, any program that
+    /// is not an interpreter runs, unless --strict.
     #[arg(long, num_args = 1.., value_name = "CMD")]
     allow: Vec<String>,
-    /// Run only the programs given with --allow (with none, `bash` runs nothing).
+    /// Run only what --allow allows (with none, `bash` runs nothing).
     #[arg(long)]
     strict: bool,
     /// Invocations running at once; more are refused with E_BUSY.
@@ -38,6 +41,15 @@ struct Args {
     /// or ~/.local/state/mimo-bridge/audit.jsonl].
     #[arg(long)]
     audit: Option<PathBuf>,
+    /// The only extension that may connect (its id, from chrome://extensions). Without it, the
+    /// first extension that proves it knows the secret is paired, and kept in --pairing-file.
+    #[arg(long, value_name = "ID")]
+    extension_id: Option<String>,
+    /// Where the paired extension's id is kept, outside the root [default:
+    /// $XDG_STATE_HOME/mimo-bridge/paired-extension, or ~/.local/state/…]; delete it to pair
+    /// another extension.
+    #[arg(long)]
+    pairing_file: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -66,7 +78,13 @@ async fn run(args: Args) -> Result<(), String> {
         allow: args.allow,
         strict: args.strict,
         max_concurrent: args.max_concurrent,
-        audit: args.audit.unwrap_or_else(default_audit_path),
+        audit: args
+            .audit
+            .unwrap_or_else(|| state_folder().join("audit.jsonl")),
+        extension_id: args.extension_id,
+        pairing_file: args
+            .pairing_file
+            .unwrap_or_else(|| state_folder().join("paired-extension")),
     };
     let bridge = Bridge::bind(config, args.port)
         .await
@@ -79,6 +97,10 @@ async fn run(args: Args) -> Result<(), String> {
         config.root.display()
     );
     println!("audit log: {}", config.audit.display());
+    match bridge.paired() {
+        Some(id) => println!("only the extension {id} may connect"),
+        None => println!("the first extension to connect with the secret will be paired"),
+    }
     if generated {
         println!("secret: {}", config.secret);
         println!(
@@ -110,10 +132,11 @@ fn secret(file: Option<&PathBuf>) -> Result<(String, bool), String> {
     Ok((hex::encode(bytes), true))
 }
 
-fn default_audit_path() -> PathBuf {
+/// Where the bridge keeps its audit log and pairing by default.
+fn state_folder() -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/state")))
         .unwrap_or_else(std::env::temp_dir);
-    state.join("mimo-bridge").join("audit.jsonl")
+    state.join("mimo-bridge")
 }

@@ -1,10 +1,12 @@
-//! The WebSocket server: 127.0.0.1 only, `chrome-extension://` origins (or none, for command-line
-//! clients), a `hello` frame with the secret first, then `invoke` frames.
+//! The WebSocket server: 127.0.0.1 only; the paired extension's origin only (the first
+//! `chrome-extension://` origin to authenticate is paired and kept, unless `--extension-id`
+//! names one); the mutual proof of the secret (`crate::handshake`), wrong proofs answered
+//! after a delay that doubles with each one; then `invoke` frames.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -12,7 +14,6 @@ use mimo_protocol::bridge::{
     BridgeInfo, BridgeMessage, BridgeRequest, BridgeTool, MAX_BRIDGE_FRAME_BYTES,
 };
 use strum::IntoEnumIterator;
-use subtle::ConstantTimeEq;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
@@ -25,9 +26,18 @@ use tokio_tungstenite::WebSocketStream;
 
 use crate::audit::Audit;
 use crate::dispatch;
+use crate::handshake::{self, Side};
+use crate::policy::Policy;
+use crate::tools::bash;
 
-/// How long a new connection has to send its `hello`.
+/// How long a new connection has for each frame of the handshake.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The delay before a wrong proof is answered, doubled by each further one in a row (over all
+/// connections, which wait for each other's answers), up to [`MAX_FAILURE_DELAY`]: guesses
+/// cannot come faster than that. The right secret resets it.
+const FIRST_FAILURE_DELAY: Duration = Duration::from_millis(200);
+const MAX_FAILURE_DELAY: Duration = Duration::from_secs(10);
 
 /// Shortest secret accepted from `--secret-file` or the environment.
 pub const MIN_SECRET_LEN: usize = 16;
@@ -37,22 +47,35 @@ pub const MIN_SECRET_LEN: usize = 16;
 pub struct Config {
     /// The folder every path is relative to; nothing outside it is read or written.
     pub root: PathBuf,
-    /// What a client must send in its `hello`.
+    /// What both sides of the handshake prove they know.
     pub secret: String,
-    /// Programs `bash` may run (its first word); empty means any unless `strict`.
+    /// What `bash` may run: program names and full argument patterns (`crate::policy`); empty
+    /// means any program that cannot run code it is handed, unless `strict`.
     pub allow: Vec<String>,
-    /// Only programs in `allow` run, even when it is empty (then none does).
+    /// Only what `allow` allows runs, even when it is empty (then nothing does).
     pub strict: bool,
     /// Invocations running at once, over all connections; more are `E_BUSY`.
     pub max_concurrent: usize,
     /// The audit log (JSON lines); must be outside the root, where no tool can rewrite it.
     pub audit: PathBuf,
+    /// The only extension that may connect (its id, as in `chrome-extension://<id>`). `None`:
+    /// the one paired before (kept in `pairing_file`), or else the first to authenticate.
+    pub extension_id: Option<String>,
+    /// Where the paired extension's id is kept between runs; outside the root, like the audit.
+    pub pairing_file: PathBuf,
 }
 
 pub(crate) struct State {
     pub(crate) config: Config,
+    pub(crate) policy: Policy,
+    /// The environment commands run with.
+    pub(crate) child_env: bash::ChildEnv,
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) audit: Audit,
+    /// The extension allowed to connect, once known.
+    paired: Mutex<Option<String>>,
+    /// Wrong proofs in a row; held while a proof is checked, so checks wait for each other.
+    failures: tokio::sync::Mutex<u32>,
 }
 
 /// A bound bridge, ready to serve.
@@ -84,21 +107,47 @@ impl Bridge {
         if config.max_concurrent == 0 {
             return Err(invalid("--max-concurrent must be at least 1".into()));
         }
+        let policy = Policy::new(&config.allow, config.strict).map_err(invalid)?;
         let audit = Audit::open(&config.audit)
             .map_err(|e| invalid(format!("audit log {}: {e}", config.audit.display())))?;
-        if config.audit.canonicalize()?.starts_with(&config.root) {
-            return Err(invalid(format!(
-                "the audit log {} is inside the root, where the tools could rewrite it",
-                config.audit.display()
-            )));
-        }
+        outside_root(&config.root, &config.audit, "the audit log")?;
+        outside_root(&config.root, &config.pairing_file, "the pairing file")?;
+        let paired = match &config.extension_id {
+            Some(id) if valid_extension_id(id) => Some(id.clone()),
+            Some(id) => {
+                return Err(invalid(format!(
+                    "--extension-id {id}: an extension id is 32 letters a to p (see \
+                     chrome://extensions)"
+                )))
+            }
+            None => match std::fs::read_to_string(&config.pairing_file) {
+                Ok(text) if valid_extension_id(text.trim()) => Some(text.trim().to_owned()),
+                Ok(_) => {
+                    return Err(invalid(format!(
+                        "the pairing file {} holds no extension id; delete it to pair anew",
+                        config.pairing_file.display()
+                    )))
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(invalid(format!(
+                        "the pairing file {}: {e}",
+                        config.pairing_file.display()
+                    )))
+                }
+            },
+        };
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         Ok(Self {
             listener,
             state: Arc::new(State {
                 slots: Arc::new(Semaphore::new(config.max_concurrent)),
+                child_env: bash::ChildEnv::from_current(),
+                policy,
                 config,
                 audit,
+                paired: Mutex::new(paired),
+                failures: tokio::sync::Mutex::new(0),
             }),
         })
     }
@@ -110,6 +159,11 @@ impl Bridge {
     /// The configuration as checked (the root canonical).
     pub fn config(&self) -> &Config {
         &self.state.config
+    }
+
+    /// The extension that may connect, if one is paired (or named by `--extension-id`).
+    pub fn paired(&self) -> Option<String> {
+        self.state.paired()
     }
 
     /// Serves connections until the future is dropped.
@@ -129,16 +183,96 @@ impl Bridge {
     }
 }
 
+/// `file` (which may not exist yet) must not be inside the root, where the tools could rewrite
+/// it.
+fn outside_root(root: &std::path::Path, file: &std::path::Path, what: &str) -> io::Result<()> {
+    let absolute = std::path::absolute(file)?;
+    let existing = absolute
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(std::path::Path::new("/"));
+    let missing = absolute
+        .strip_prefix(existing)
+        .expect("an ancestor is a prefix");
+    if existing.canonicalize()?.join(missing).starts_with(root) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{what} {} is inside the root, where the tools could rewrite it",
+                file.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Chrome's extension ids: 32 letters from `a` to `p`.
+fn valid_extension_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| (b'a'..=b'p').contains(&b))
+}
+
+impl State {
+    fn paired(&self) -> Option<String> {
+        self.paired
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Pairs `id` if no extension is paired yet; whether `id` is the paired one.
+    fn pair(&self, id: &str) -> bool {
+        let mut paired = self
+            .paired
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match paired.as_deref() {
+            Some(known) => known == id,
+            None => {
+                *paired = Some(id.to_owned());
+                let file = &self.config.pairing_file;
+                let written = file
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::write(file, format!("{id}\n")));
+                match written {
+                    Ok(()) => println!(
+                        "paired with the extension {id}: only it may connect from now on (kept \
+                         in {}; --extension-id names another)",
+                        file.display()
+                    ),
+                    Err(e) => eprintln!(
+                        "mimo-bridge: paired with the extension {id} until it stops; cannot keep \
+                         it in {}: {e}",
+                        file.display()
+                    ),
+                }
+                true
+            }
+        }
+    }
+}
+
 async fn connection(stream: TcpStream, state: Arc<State>) {
     let limits = WebSocketConfig::default()
         .max_message_size(Some(MAX_BRIDGE_FRAME_BYTES))
         .max_frame_size(Some(MAX_BRIDGE_FRAME_BYTES));
+    let mut extension = None;
+    #[allow(clippy::result_large_err)] // the error tungstenite's handshake callback requires
+    let check = |request: &Request, response: Response| {
+        check_origin(&state, request, &mut extension).map(|()| response)
+    };
     let Ok(mut ws) =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, check_origin, Some(limits)).await
+        tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(limits)).await
     else {
         return;
     };
-    if let Err(reason) = hello(&mut ws, &state.config.secret).await {
+    let extension = extension.expect("an accepted socket has an extension's origin");
+    let authenticated = match authenticate(&mut ws, &state).await {
+        Ok(()) if state.pair(&extension) => Ok(()),
+        Ok(()) => Err("another extension was paired with this bridge meanwhile".to_owned()),
+        Err(reason) => Err(reason),
+    };
+    if let Err(reason) = authenticated {
         let _ = ws
             .close(Some(CloseFrame {
                 code: CloseCode::Policy,
@@ -180,40 +314,81 @@ async fn connection(stream: TcpStream, state: Arc<State>) {
     }
 }
 
-/// Only the extension's pages (or a client without an `Origin`, which no web page can be) may
-/// connect: a page on any site could otherwise reach 127.0.0.1 from the person's browser.
-#[allow(clippy::result_large_err)] // the signature tungstenite's handshake callback requires
-fn check_origin(request: &Request, response: Response) -> Result<Response, ErrorResponse> {
-    match request.headers().get("origin") {
-        None => Ok(response),
-        Some(origin) if origin.as_bytes().starts_with(b"chrome-extension://") => Ok(response),
-        Some(_) => {
-            let mut refusal = ErrorResponse::new(Some(
-                "only the Mimo extension may connect to this bridge".into(),
-            ));
-            *refusal.status_mut() = StatusCode::FORBIDDEN;
-            Err(refusal)
+/// Only the paired extension's pages may connect (or, before pairing, any extension's: the
+/// secret decides): a page on any site could otherwise reach 127.0.0.1 from the person's
+/// browser, and another extension has no business here. A client without an `Origin` is no
+/// browser; it has no reason to connect either. Notes the extension's id in `extension`.
+#[allow(clippy::result_large_err)] // the error tungstenite's handshake callback requires
+fn check_origin(
+    state: &State,
+    request: &Request,
+    extension: &mut Option<String>,
+) -> Result<(), ErrorResponse> {
+    let origin = request.headers().get("origin").map(|o| o.as_bytes());
+    let id = origin
+        .and_then(|o| o.strip_prefix(b"chrome-extension://"))
+        .and_then(|id| std::str::from_utf8(id).ok())
+        .filter(|id| valid_extension_id(id));
+    let refusal = match (id, state.paired()) {
+        (Some(id), Some(paired)) if id != paired => format!(
+            "this bridge is paired with another extension; restart mimo-bridge with \
+             --extension-id {id} to use this one"
+        ),
+        (Some(id), _) => {
+            *extension = Some(id.to_owned());
+            return Ok(());
         }
-    }
+        (None, _) => "only the Mimo extension may connect to this bridge".to_owned(),
+    };
+    let mut refusal = ErrorResponse::new(Some(refusal));
+    *refusal.status_mut() = StatusCode::FORBIDDEN;
+    Err(refusal)
 }
 
-/// Waits for the `hello` frame and checks its secret; the error is the close reason.
-async fn hello(ws: &mut WebSocketStream<TcpStream>, secret: &str) -> Result<(), &'static str> {
+/// The handshake; the error is the close reason.
+async fn authenticate(ws: &mut WebSocketStream<TcpStream>, state: &State) -> Result<(), String> {
+    const HELLO: &str = "the first frame must be {\"type\":\"hello\",\"nonce\":…}";
+    let Some(BridgeRequest::Hello {
+        nonce: client_nonce,
+    }) = request(ws).await?
+    else {
+        return Err(HELLO.into());
+    };
+    if !handshake::valid_nonce(&client_nonce) {
+        return Err("the hello's nonce must be 64 lowercase hex digits".into());
+    }
+    let secret = &state.config.secret;
+    let bridge_nonce = handshake::nonce().map_err(|e| format!("no randomness: {e}"))?;
+    let challenge = BridgeMessage::Challenge {
+        proof: handshake::proof(secret, Side::Bridge, &client_nonce, &bridge_nonce),
+        nonce: bridge_nonce.clone(),
+    };
+    let text = serde_json::to_string(&challenge).expect("a bridge frame serializes");
+    ws.send(Message::text(text))
+        .await
+        .map_err(|e| e.to_string())?;
+    let Some(BridgeRequest::Auth { proof }) = request(ws).await? else {
+        return Err("the frame after the challenge must be {\"type\":\"auth\",\"proof\":…}".into());
+    };
+    let mut failures = state.failures.lock().await;
+    if handshake::verify(secret, Side::Client, &client_nonce, &bridge_nonce, &proof) {
+        *failures = 0;
+        return Ok(());
+    }
+    *failures += 1;
+    let delay = FIRST_FAILURE_DELAY.saturating_mul(1 << (*failures - 1).min(16));
+    tokio::time::sleep(delay.min(MAX_FAILURE_DELAY)).await;
+    Err("wrong secret: paste the one mimo-bridge printed into the extension's options".into())
+}
+
+/// The next frame of the handshake, parsed (`None`: not a request).
+async fn request(ws: &mut WebSocketStream<TcpStream>) -> Result<Option<BridgeRequest>, String> {
     let frame = tokio::time::timeout(HELLO_TIMEOUT, ws.next())
         .await
-        .map_err(|_| "no hello frame in time")?;
-    let Some(Ok(Message::Text(text))) = frame else {
-        return Err("the first frame must be {\"type\":\"hello\",\"secret\":…}");
-    };
-    match serde_json::from_str(text.as_str()) {
-        Ok(BridgeRequest::Hello { secret: given }) => {
-            if bool::from(given.as_bytes().ct_eq(secret.as_bytes())) {
-                Ok(())
-            } else {
-                Err("wrong secret: paste the one mimo-bridge printed into the extension's options")
-            }
-        }
-        _ => Err("the first frame must be {\"type\":\"hello\",\"secret\":…}"),
+        .map_err(|_| "no handshake frame in time".to_owned())?;
+    match frame {
+        Some(Ok(Message::Text(text))) => Ok(serde_json::from_str(text.as_str()).ok()),
+        _ => Ok(None),
     }
 }
 

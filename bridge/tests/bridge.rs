@@ -1,21 +1,20 @@
-//! The bridge over a real socket: each tool, each refusal, the secret and the origin, the
-//! concurrency limit, the timeout, streaming and the audit log.
+//! The bridge over a real socket: each tool, each refusal, the handshake and the origin, the
+//! concurrency limit, the timeout, streaming and the audit log. (The attacks on its guard rails
+//! go through the binary itself: `attacks.rs`.)
+
+mod common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use common::{Client, EXTENSION, SECRET};
+use futures_util::SinkExt;
 use mimo_bridge::{Bridge, Config};
 use serde_json::{json, Value};
 use tempfile::TempDir;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
-const SECRET: &str = "test-secret-0123456789";
 
 struct Env {
     root: TempDir,
@@ -39,6 +38,8 @@ impl Env {
             strict: false,
             max_concurrent: 4,
             audit: audit.clone(),
+            extension_id: None,
+            pairing_file: state.path().join("paired-extension"),
         };
         configure(&mut config);
         let bridge = Bridge::bind(config, 0).await.unwrap();
@@ -58,13 +59,7 @@ impl Env {
     }
 
     async fn client(&self) -> Client {
-        let mut client = Client::open(self.addr, None).await.unwrap();
-        client
-            .send(json!({"type": "hello", "secret": SECRET}))
-            .await;
-        let ready = client.recv().await;
-        assert_eq!(ready["type"], "ready", "{ready}");
-        client
+        Client::connect(self.addr, SECRET).await.unwrap()
     }
 
     fn audit_lines(&self) -> Vec<Value> {
@@ -73,86 +68,6 @@ impl Env {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
-    }
-}
-
-struct Client {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    next_id: u32,
-}
-
-impl Client {
-    async fn open(addr: SocketAddr, origin: Option<&str>) -> Result<Client, WsError> {
-        let mut request = format!("ws://{addr}").into_client_request().unwrap();
-        if let Some(origin) = origin {
-            request
-                .headers_mut()
-                .insert("origin", origin.parse().unwrap());
-        }
-        let (ws, _) = tokio_tungstenite::connect_async(request).await?;
-        Ok(Client { ws, next_id: 0 })
-    }
-
-    async fn send(&mut self, frame: Value) {
-        self.ws
-            .send(Message::text(frame.to_string()))
-            .await
-            .unwrap();
-    }
-
-    /// The next frame; the socket must not close.
-    async fn recv(&mut self) -> Value {
-        match self.next_message().await {
-            Message::Text(text) => serde_json::from_str(text.as_str()).unwrap(),
-            other => panic!("expected a text frame, got {other:?}"),
-        }
-    }
-
-    async fn next_message(&mut self) -> Message {
-        tokio::time::timeout(Duration::from_secs(10), self.ws.next())
-            .await
-            .expect("a frame within 10 s")
-            .expect("the socket is open")
-            .expect("no socket error")
-    }
-
-    fn invoke_frame(&mut self, tool: &str, args: Value) -> (String, Value) {
-        self.next_id += 1;
-        let id = format!("call-{}", self.next_id);
-        let frame = json!({"type": "invoke", "id": id, "tool": tool, "args": args,
-                           "sessionId": "session-1", "parentSessionId": "session-0",
-                           "agentId": "agent-7"});
-        (id, frame)
-    }
-
-    /// Sends one invocation; returns its events (in order) and its result.
-    async fn invoke(&mut self, tool: &str, args: Value) -> (Vec<Value>, Value) {
-        let (id, frame) = self.invoke_frame(tool, args);
-        self.send(frame).await;
-        let mut events = Vec::new();
-        loop {
-            let frame = self.recv().await;
-            assert_eq!(frame["id"], id.as_str(), "{frame}");
-            if frame["type"] == "result" {
-                return (events, frame);
-            }
-            events.push(frame);
-        }
-    }
-
-    /// The data of a successful invocation.
-    async fn ok(&mut self, tool: &str, args: Value) -> Value {
-        let (_, result) = self.invoke(tool, args).await;
-        assert_eq!(result["ok"], true, "{result}");
-        result["data"].clone()
-    }
-
-    /// The error of a failed invocation, checked to have `code`.
-    async fn fails(&mut self, code: &str, tool: &str, args: Value) -> String {
-        let (_, result) = self.invoke(tool, args).await;
-        assert_eq!(result["ok"], false, "{result}");
-        assert_eq!(result["error"]["code"], code, "{result}");
-        result["error"]["message"].as_str().unwrap().to_owned()
     }
 }
 
@@ -364,7 +279,8 @@ async fn malformed_invocations_are_refused() {
 
 #[tokio::test]
 async fn bash_streams_output_in_order() {
-    let env = Env::start(|_| {}).await;
+    // A shell runs only as a pattern allows it.
+    let env = Env::start(|c| c.allow = vec!["sh -c *".into(), "ls".into()]).await;
     std::fs::write(env.path("marker.txt"), "").unwrap();
     let mut c = env.client().await;
     let script = "for i in $(seq 1 200); do echo line$i; done; echo oops >&2; exit 3";
@@ -438,7 +354,7 @@ async fn commands_are_checked() {
 
 #[tokio::test]
 async fn a_command_over_its_time_is_killed_with_its_children() {
-    let env = Env::start(|_| {}).await;
+    let env = Env::start(|c| c.allow = vec!["sh -c *".into()]).await;
     let mut c = env.client().await;
     // The shell prints the pid of a background child, then waits for it.
     let (events, result) = c
@@ -559,12 +475,8 @@ async fn every_invocation_is_audited_without_contents() {
 async fn only_the_secret_and_the_extension_get_in() {
     let env = Env::start(|_| {}).await;
 
-    let mut c = Client::open(env.addr, None).await.unwrap();
-    c.send(json!({"type": "hello", "secret": "test-secret-0123456780"}))
-        .await;
-    let Message::Close(Some(close)) = c.next_message().await else {
-        panic!("closed with a reason")
-    };
+    let mut c = Client::open(env.addr, Some(EXTENSION)).await.unwrap();
+    let close = c.authenticate("test-secret-0123456780").await.unwrap_err();
     assert_eq!(close.code, CloseCode::Policy);
     assert!(
         close.reason.as_str().contains("wrong secret"),
@@ -572,14 +484,44 @@ async fn only_the_secret_and_the_extension_get_in() {
         close.reason
     );
 
-    let mut c = Client::open(env.addr, None).await.unwrap();
-    let (_, frame) = c.invoke_frame("read", json!({"path": "a"}));
-    c.send(frame).await;
-    let Message::Close(Some(close)) = c.next_message().await else {
-        panic!("closed with a reason")
-    };
+    // Anything but the handshake's frames in order closes the socket, saying what was expected.
+    for (frames, expected) in [
+        (
+            vec![
+                json!({"type": "invoke", "id": "1", "tool": "read", "args": {"path": "a"},
+                     "sessionId": "s", "agentId": "a"}),
+            ],
+            "first frame must be",
+        ),
+        (
+            vec![json!({"type": "hello", "secret": SECRET})],
+            "first frame must be",
+        ),
+        (
+            vec![json!({"type": "hello", "nonce": "00"})],
+            "64 lowercase hex",
+        ),
+        (
+            vec![json!({"type": "auth", "proof": "00"})],
+            "first frame must be",
+        ),
+    ] {
+        let mut c = Client::open(env.addr, Some(EXTENSION)).await.unwrap();
+        for frame in frames {
+            c.send(frame).await;
+        }
+        let close = c.closed().await;
+        assert!(close.reason.as_str().contains(expected), "{}", close.reason);
+    }
+    let mut c = Client::open(env.addr, Some(EXTENSION)).await.unwrap();
+    c.send(json!({"type": "hello", "nonce": common::CLIENT_NONCE}))
+        .await;
+    assert_eq!(c.recv().await["type"], "challenge");
+    c.send(json!({"type": "hello", "nonce": common::CLIENT_NONCE}))
+        .await;
+    let close = c.closed().await;
     assert!(
-        close.reason.as_str().contains("first frame must be"),
+        close.reason.as_str().contains("after the challenge"),
         "{}",
         close.reason
     );
@@ -590,11 +532,12 @@ async fn only_the_secret_and_the_extension_get_in() {
     };
     assert_eq!(response.status(), 403);
 
-    let mut c = Client::open(env.addr, Some("chrome-extension://abcdefghijklmnop"))
+    let ready = Client::open(env.addr, Some(EXTENSION))
+        .await
+        .unwrap()
+        .authenticate(SECRET)
         .await
         .unwrap();
-    c.send(json!({"type": "hello", "secret": SECRET})).await;
-    let ready = c.recv().await;
     assert_eq!(
         (&ready["type"], &ready["tools"], &ready["maxConcurrent"]),
         (
@@ -606,8 +549,9 @@ async fn only_the_secret_and_the_extension_get_in() {
 }
 
 #[tokio::test]
-async fn the_audit_log_may_not_be_inside_the_root() {
+async fn the_audit_log_and_the_pairing_may_not_be_inside_the_root() {
     let root = TempDir::new().unwrap();
+    let state = TempDir::new().unwrap();
     let config = Config {
         root: root.path().to_owned(),
         secret: SECRET.into(),
@@ -615,9 +559,23 @@ async fn the_audit_log_may_not_be_inside_the_root() {
         strict: false,
         max_concurrent: 4,
         audit: root.path().join("logs/audit.jsonl"),
+        extension_id: None,
+        pairing_file: state.path().join("paired-extension"),
+    };
+    let Err(e) = Bridge::bind(config.clone(), 0).await else {
+        panic!("refused")
+    };
+    assert!(e.to_string().contains("audit log"), "{e}");
+    assert!(e.to_string().contains("inside the root"), "{e}");
+    // The pairing file too: a tool could pair another extension by writing it.
+    let config = Config {
+        audit: state.path().join("audit.jsonl"),
+        pairing_file: root.path().join("new/paired"),
+        ..config
     };
     let Err(e) = Bridge::bind(config, 0).await else {
         panic!("refused")
     };
+    assert!(e.to_string().contains("pairing file"), "{e}");
     assert!(e.to_string().contains("inside the root"), "{e}");
 }

@@ -5,7 +5,7 @@ import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, ExtensionMessage, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { ActionLog } from "./action-log.ts";
 import { BRIDGE_SETTING_KEYS, BRIDGE_STATUS_KEY, BridgeClient } from "./bridge.ts";
-import type { BridgeSettings } from "./bridge.ts";
+import { loadBridgeSettings } from "./bridge-settings.ts";
 import { ActionDispatcher } from "./dispatcher.ts";
 import { Debugger } from "./cdp.ts";
 import { Connection } from "./connection.ts";
@@ -53,10 +53,7 @@ const reader: BrowserReader = {
 const storage = chrome.storage.local;
 // The local bridge: its state goes to the options page, and to the server with the snapshot.
 const bridge = new BridgeClient({
-  async settings() {
-    const stored = await storage.get<Partial<BridgeSettings>>([...BRIDGE_SETTING_KEYS]);
-    return { bridgeUrl: stored.bridgeUrl ?? "", bridgeSecret: stored.bridgeSecret ?? "" };
-  },
+  settings: loadBridgeSettings,
   changed(status) {
     void storage.set({ [BRIDGE_STATUS_KEY]: status });
     sync.resync();

@@ -1,6 +1,9 @@
 // The extension's side of the local bridge (seed 004 §4.2): a WebSocket to `mimo-bridge` on this
-// machine, opened with the secret it printed (`hello`, answered by `ready`), kept open and
-// reopened with backoff. The coordinator's `bridge_invoke` actions are relayed to it as
+// machine, opened with a mutual proof of the secret it printed (protocol/src/bridge.rs): our
+// nonce in `hello`; the bridge's `challenge` must carry its proof over both nonces before we
+// send ours in `auth` and take its `ready`, so whatever else listens on the port learns nothing
+// derived from the secret, and gets no invocation. The secret itself is never kept: only a
+// non-extractable HMAC key made from it (bridge-settings.ts). Kept open and reopened with backoff. The coordinator's `bridge_invoke` actions are relayed to it as
 // `invoke` frames and its `result` comes back as the action's outcome; the `invoke.stdout` and
 // `invoke.stderr` events are not forwarded (a command's result carries its output, up to the
 // bridge's limit). Nothing on the internet reaches the bridge: only this extension talks to it.
@@ -13,9 +16,10 @@ import { backoffDelay } from "./backoff.ts";
 /** Where the bridge listens unless the person says otherwise (`mimo-bridge --port`). */
 export const DEFAULT_BRIDGE_URL = "ws://127.0.0.1:8765";
 
-/** What the options page edits: an empty secret means no bridge is used. */
-export type BridgeSettings = { bridgeUrl: string; bridgeSecret: string };
-export const BRIDGE_SETTING_KEYS = ["bridgeUrl", "bridgeSecret"] as const satisfies ReadonlyArray<keyof BridgeSettings>;
+/** What the options page sets: without a key (no secret given) no bridge is used. */
+export type BridgeSettings = { bridgeUrl: string; key: CryptoKey | null };
+/** The `chrome.storage.local` keys whose change means new bridge settings (bridge-settings.ts). */
+export const BRIDGE_SETTING_KEYS = ["bridgeUrl", "bridgeKeyId"] as const;
 
 /** The bridge connection's state, as the options page shows it. */
 export type BridgeStatus = {
@@ -52,6 +56,23 @@ export function normalizeBridgeUrl(input: string): { ok: true; url: string } | {
   return { ok: true, url: url.href.replace(/\/+$/, "") };
 }
 
+/** The HMAC-SHA256 key of a secret, usable to prove and check proofs but never read back. */
+export function importBridgeKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+/** What a side's proof covers (as the bridge computes it: bridge/src/handshake.rs). */
+function proofMessage(side: "bridge" | "client", clientNonce: string, bridgeNonce: string): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(`mimo-bridge v1 ${side}\n${clientNonce}\n${bridgeNonce}`);
+}
+
+const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+
+function fromHex(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^(?:[0-9a-f]{2})*$/.test(text)) return null;
+  return Uint8Array.from(text.match(/../g) ?? [], (pair) => parseInt(pair, 16));
+}
+
 type Pending = { resolve(result: InvokeResult): void; reject(error: Error): void };
 
 export class BridgeClient {
@@ -81,7 +102,6 @@ export class BridgeClient {
     this.#attempt = 0;
     const settings = await this.#hooks.settings();
     if (generation !== this.#generation) return;
-    if (settings.bridgeSecret === "") return this.#set({ state: "off", since: this.#hooks.now() });
     this.#open(settings, generation);
   }
 
@@ -90,7 +110,7 @@ export class BridgeClient {
     if (this.#socket === null && this.#timer === undefined) void this.restart();
   }
 
-  /** Relays one invocation and resolves with the bridge's result. */
+  /** Relays one invocation and resolves with the bridge's result (only to a bridge that proved itself). */
   invoke(invoke: Invoke): Promise<InvokeResult> {
     const socket = this.#socket;
     if (socket === null || this.#status.state !== "connected") {
@@ -104,15 +124,28 @@ export class BridgeClient {
   }
 
   #open(settings: BridgeSettings, generation: number): void {
+    const key = settings.key;
+    if (key === null) return this.#set({ state: "off", since: this.#hooks.now() });
+    const url = settings.bridgeUrl || DEFAULT_BRIDGE_URL;
     this.#set({ state: "connecting", since: this.#hooks.now(), ...this.#lastError() });
     let socket: WebSocket;
     try {
-      socket = new WebSocket(settings.bridgeUrl || DEFAULT_BRIDGE_URL);
+      socket = new WebSocket(url);
     } catch (error) {
       return this.#retry(generation, String(error));
     }
     this.#socket = socket;
-    socket.onopen = () => socket.send(JSON.stringify({ type: "hello", secret: settings.bridgeSecret } satisfies BridgeRequest));
+    const clientNonce = toHex(crypto.getRandomValues(new Uint8Array(32)));
+    /** Where the handshake is: `ready` counts only once we proved ourselves, after the bridge did. */
+    let step: "hello" | "checking" | "proved" | "ready" = "hello";
+    /** Why we closed the socket ourselves (a bridge that closes first says why in its close frame). */
+    let refusal: string | undefined;
+    const refuse = (why: string) => {
+      refusal = why;
+      // A page may close with 1000 or 3000-4999 only, and a reason of at most 123 bytes.
+      socket.close(1000, "the bridge could not prove it knows the secret");
+    };
+    socket.onopen = () => socket.send(JSON.stringify({ type: "hello", nonce: clientNonce } satisfies BridgeRequest));
     socket.onmessage = (event) => {
       if (generation !== this.#generation || typeof event.data !== "string") return;
       let message: BridgeMessage;
@@ -121,11 +154,21 @@ export class BridgeClient {
       } catch {
         return;
       }
-      if (message.type === "ready") {
+      if (message.type === "challenge" && step === "hello") {
+        step = "checking";
+        void this.#answer(key, clientNonce, message).then((proof) => {
+          if (generation !== this.#generation || socket.readyState !== WebSocket.OPEN) return;
+          if (proof === null) return refuse(`wrong secret, or what listens at ${url} is not your mimo-bridge: it could not prove it knows the secret, so nothing was sent to it`);
+          step = "proved";
+          socket.send(JSON.stringify({ type: "auth", proof } satisfies BridgeRequest));
+        });
+      } else if (message.type === "ready") {
+        if (step !== "proved") return refuse(`what listens at ${url} said it was ready before proving it knows the secret: it is not mimo-bridge`);
+        step = "ready";
         const { type: _, ...info } = message;
         this.#attempt = 0;
         this.#set({ state: "connected", info, since: this.#hooks.now() });
-      } else if (message.type === "result") {
+      } else if (message.type === "result" && step === "ready") {
         const pending = this.#pending.get(message.id);
         this.#pending.delete(message.id);
         pending?.resolve(message);
@@ -135,8 +178,16 @@ export class BridgeClient {
       if (generation !== this.#generation) return;
       this.#socket = null;
       this.#failPending("the bridge connection closed before the invocation finished");
-      this.#retry(generation, event.reason || `the bridge at ${settings.bridgeUrl || DEFAULT_BRIDGE_URL} cannot be reached`);
+      this.#retry(generation, refusal ?? (event.reason || `the bridge at ${url} cannot be reached`));
     };
+  }
+
+  /** Our proof, once the bridge's proof checked out; `null` when it did not. */
+  async #answer(key: CryptoKey, clientNonce: string, challenge: { nonce: string; proof: string }): Promise<string | null> {
+    const proof = fromHex(challenge.proof);
+    const valid = proof !== null && typeof challenge.nonce === "string" && (await crypto.subtle.verify("HMAC", key, proof, proofMessage("bridge", clientNonce, challenge.nonce)));
+    if (!valid) return null;
+    return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", key, proofMessage("client", clientNonce, challenge.nonce))));
   }
 
   #retry(generation: number, error: string): void {
@@ -147,7 +198,7 @@ export class BridgeClient {
       this.#timer = undefined;
       if (generation !== this.#generation) return;
       void this.#hooks.settings().then((settings) => {
-        if (generation === this.#generation && settings.bridgeSecret !== "") this.#open(settings, generation);
+        if (generation === this.#generation) this.#open(settings, generation);
       });
     }, delay);
   }

@@ -2,7 +2,8 @@
 // this browser's own credential) and name; the connection state the service worker publishes
 // in storage, live; and the site access (all sites, or site by site).
 import { BRIDGE_STATUS_KEY, DEFAULT_BRIDGE_URL, normalizeBridgeUrl } from "./bridge.ts";
-import type { BridgeSettings, BridgeStatus } from "./bridge.ts";
+import type { BridgeStatus } from "./bridge.ts";
+import { bridgeSecretSaved, forgetBridgeSecret, saveBridgeSettings } from "./bridge-settings.ts";
 import { defaultName, isValidClientId, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import type { PageMessage } from "./messages.ts";
@@ -129,6 +130,14 @@ const bridgeUrl = element<HTMLInputElement>("bridge-url");
 const bridgeSecret = element<HTMLInputElement>("bridge-secret");
 const bridgeError = element<HTMLParagraphElement>("bridge-error");
 const bridgeStatus = element<HTMLElement>("bridge-status");
+const bridgeForget = element<HTMLButtonElement>("bridge-forget");
+
+/** The secret is never shown again once saved (it is not kept, only a key made from it). */
+function renderSecretSaved(saved: boolean): void {
+  bridgeSecret.value = "";
+  bridgeSecret.placeholder = saved ? "saved; paste a new one to replace it" : "paste the secret mimo-bridge printed";
+  bridgeForget.hidden = !saved;
+}
 
 function renderBridge(status: BridgeStatus | undefined): void {
   const state = status?.state ?? "off";
@@ -152,15 +161,18 @@ async function saveBridge(event: SubmitEvent): Promise<void> {
   }
   bridgeError.textContent = "";
   bridgeUrl.value = url.url;
+  const secret = bridgeSecret.value.trim();
   // The service worker connects again when these change.
-  await chrome.storage.local.set<BridgeSettings>({ bridgeUrl: url.url, bridgeSecret: bridgeSecret.value.trim() });
+  await saveBridgeSettings(url.url, secret === "" ? null : secret);
+  renderSecretSaved(await bridgeSecretSaved());
 }
 
 async function initBridge(): Promise<void> {
-  const stored = await chrome.storage.local.get<Partial<BridgeSettings> & { [BRIDGE_STATUS_KEY]?: BridgeStatus }>(["bridgeUrl", "bridgeSecret", BRIDGE_STATUS_KEY]);
+  const stored = await chrome.storage.local.get<{ bridgeUrl?: string; [BRIDGE_STATUS_KEY]?: BridgeStatus }>(["bridgeUrl", BRIDGE_STATUS_KEY]);
   bridgeUrl.value = stored.bridgeUrl || DEFAULT_BRIDGE_URL;
-  bridgeSecret.value = stored.bridgeSecret ?? "";
+  renderSecretSaved(await bridgeSecretSaved());
   renderBridge(stored[BRIDGE_STATUS_KEY]);
+  bridgeForget.addEventListener("click", () => void forgetBridgeSecret().then(() => renderSecretSaved(false)));
   chrome.storage.onChanged.addListener((changes, area) => {
     const changed = changes[BRIDGE_STATUS_KEY];
     if (area === "local" && changed !== undefined) renderBridge(changed.newValue as BridgeStatus | undefined);

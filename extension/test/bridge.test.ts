@@ -1,14 +1,15 @@
 // The extension's bridge client against a WebSocket server that plays mimo-bridge's side of
-// the protocol (the real binary is driven end to end in tests/browser/bridge.test.ts): what it
-// says first, how results reach the invocation that asked, and what becomes of an invocation
-// whose connection goes away.
+// the protocol (the real binary is driven end to end in tests/browser/bridge.test.ts): the
+// handshake (it proves the secret only to a bridge that proved it first), how results reach the
+// invocation that asked, and what becomes of an invocation whose connection goes away.
 import assert from "node:assert/strict";
+import { createHmac, randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { WebSocketServer } from "ws";
 import type { WebSocket as ServerSocket } from "ws";
 import type { BridgeInfo, BridgeMessage, BridgeRequest } from "../../protocol/ts/protocol.ts";
-import { BridgeClient, BridgeUnavailable } from "../src/bridge.ts";
+import { BridgeClient, BridgeUnavailable, importBridgeKey } from "../src/bridge.ts";
 import type { BridgeStatus } from "../src/bridge.ts";
 
 const SECRET = "the-secret-the-bridge-printed-0123456789";
@@ -20,8 +21,18 @@ let url: string;
 let received: BridgeRequest[];
 let sockets: ServerSocket[];
 let statuses: BridgeStatus[];
+/** The secret in the extension's settings ("" for none). */
 let secret: string;
+/** The secret the stand-in bridge knows. */
+let bridgeSecret: string;
+/** The stand-in skips the challenge and says `ready` at once (as no real bridge would). */
+let skipChallenge: boolean;
 let client: BridgeClient;
+
+/** A side's proof, computed as the protocol says (node:crypto, not the client's WebCrypto). */
+function proof(key: string, side: string, clientNonce: string, bridgeNonce: string): string {
+  return createHmac("sha256", key).update(`mimo-bridge v1 ${side}\n${clientNonce}\n${bridgeNonce}`).digest("hex");
+}
 
 function send(socket: ServerSocket, message: BridgeMessage): void {
   socket.send(JSON.stringify(message));
@@ -39,23 +50,33 @@ beforeEach(async () => {
   sockets = [];
   statuses = [];
   secret = SECRET;
+  bridgeSecret = SECRET;
+  skipChallenge = false;
   server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));
   url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // As mimo-bridge: `hello` with the right secret is answered `ready`, a wrong one closes.
+  // As mimo-bridge: `hello` is answered with a challenge carrying the bridge's proof; `auth`
+  // with the right proof is answered `ready`, a wrong one closes.
   server.on("connection", (socket) => {
     sockets.push(socket);
+    const bridgeNonce = randomBytes(32).toString("hex");
+    let clientNonce = "";
     socket.on("message", (data) => {
       const frame = JSON.parse(String(data)) as BridgeRequest;
       received.push(frame);
-      if (frame.type === "hello") {
-        if (frame.secret === SECRET) send(socket, { type: "ready", ...INFO });
+      if (frame.type === "hello" && skipChallenge) {
+        send(socket, { type: "ready", ...INFO });
+      } else if (frame.type === "hello") {
+        clientNonce = frame.nonce;
+        send(socket, { type: "challenge", nonce: bridgeNonce, proof: proof(bridgeSecret, "bridge", clientNonce, bridgeNonce) });
+      } else if (frame.type === "auth") {
+        if (frame.proof === proof(bridgeSecret, "client", clientNonce, bridgeNonce)) send(socket, { type: "ready", ...INFO });
         else socket.close(1008, "wrong secret: paste the one mimo-bridge printed into the extension's options");
       }
     });
   });
   client = new BridgeClient({
-    settings: async () => ({ bridgeUrl: url, bridgeSecret: secret }),
+    settings: async () => ({ bridgeUrl: url, key: secret === "" ? null : await importBridgeKey(secret) }),
     changed: (status) => statuses.push(status),
     now: () => Date.now(),
     // The shortest backoff: the first retry comes after 375 ms.
@@ -79,16 +100,20 @@ describe("the bridge client", () => {
     assert.equal(received.length, 0);
   });
 
-  it("says hello with the secret, relays an invocation and resolves it with its own result, events aside", async () => {
+  it("proves the secret once the bridge proved it, relays an invocation and resolves it with its own result, events aside", async () => {
     await client.restart();
     await until("connected", () => state() === "connected");
-    assert.deepEqual(received[0], { type: "hello", secret: SECRET });
+    const [hello, auth] = received;
+    assert.equal(hello?.type, "hello");
+    assert.match((hello as { nonce: string }).nonce, /^[0-9a-f]{64}$/);
+    assert.equal(auth?.type, "auth");
+    assert.equal(received.length, 2);
     assert.deepEqual(client.info, INFO);
 
     const first = client.invoke({ id: "a#1", tool: "bash", args: { command: "ls" }, sessionId: "task-1", agentId: "subtask-2" });
     const second = client.invoke({ id: "b#1", tool: "read", args: { path: "notes.md" }, sessionId: "task-1", agentId: "main" });
-    await until("both invocations", () => received.length === 3);
-    assert.deepEqual(received[1], { type: "invoke", id: "a#1", tool: "bash", args: { command: "ls" }, sessionId: "task-1", agentId: "subtask-2" });
+    await until("both invocations", () => received.length === 4);
+    assert.deepEqual(received[2], { type: "invoke", id: "a#1", tool: "bash", args: { command: "ls" }, sessionId: "task-1", agentId: "subtask-2" });
     const [socket] = sockets;
     // Answered out of order, with the command's events first: each goes to its own caller.
     send(socket!, { type: "result", id: "b#1", ok: true, data: { content: "milk" } });
@@ -104,34 +129,54 @@ describe("the bridge client", () => {
     await client.restart();
     await until("connected", () => state() === "connected");
     const cut = client.invoke({ id: "a#1", tool: "bash", args: { command: "sleep 9" }, sessionId: "t", agentId: "main" });
-    await until("the invocation", () => received.length === 2);
+    await until("the invocation", () => received.length === 3);
     sockets[0]!.close(1001, "mimo-bridge is stopping");
     await assert.rejects(cut, (e: Error) => e instanceof BridgeUnavailable && /closed before the invocation finished/.test(e.message));
     await until("offline", () => state() === "offline");
     assert.equal(statuses.at(-1)?.lastError, "mimo-bridge is stopping");
     assert.equal(client.info, undefined);
     await assert.rejects(client.invoke({ id: "b#1", tool: "read", args: { path: "x" }, sessionId: "t", agentId: "main" }), /mimo-bridge is stopping/);
-    // It tries again on its own, says hello again, and is connected.
+    // It tries again on its own, with a new handshake, and is connected.
     await until("connected again", () => state() === "connected");
-    assert.deepEqual(received.at(-1), { type: "hello", secret: SECRET });
+    assert.equal(received.at(-1)?.type, "auth");
+    assert.notEqual((received.at(-2) as { nonce: string }).nonce, (received[0] as { nonce: string }).nonce, "a fresh nonce");
     assert.equal(sockets.length, 2);
   });
 
-  it("says why a wrong secret is refused, and connects once the settings are right", async () => {
+  it("proves nothing to a bridge that cannot prove the secret, says why, and connects once the settings are right", async () => {
     secret = "not-the-secret-000000000000000000000000";
     await client.restart();
-    await until("refused", () => statuses.some((s) => s.state === "offline" && /wrong secret/.test(s.lastError ?? "")));
+    await until("refused", () => statuses.some((s) => s.state === "offline" && /wrong secret, or .* is not your mimo-bridge/.test(s.lastError ?? "")));
+    // It closed after the bridge's challenge, having sent nothing derived from its secret.
+    assert.ok(received.every((frame) => frame.type === "hello"), JSON.stringify(received));
     secret = SECRET;
     await client.restart();
     await until("connected", () => state() === "connected");
     assert.equal(client.info?.root, INFO.root);
   });
 
+  it("sends nothing, not even its proof, to what listens on the port without knowing the secret", async () => {
+    // Something else on the bridge's port: it answers with a challenge it cannot prove, or
+    // skips the challenge and says it is ready.
+    bridgeSecret = "an-impostor-guessing-000000000000000";
+    await client.restart();
+    await until("refused", () => statuses.some((s) => s.state === "offline" && /could not prove it knows the secret/.test(s.lastError ?? "")));
+    await client.restart();
+    bridgeSecret = SECRET;
+    skipChallenge = true;
+    await client.restart();
+    await until("refused", () => statuses.some((s) => s.state === "offline" && /ready before proving/.test(s.lastError ?? "")));
+    assert.ok(received.length >= 2 && received.every((frame) => frame.type === "hello"), JSON.stringify(received));
+    assert.equal(client.info, undefined);
+    await assert.rejects(client.invoke({ id: "a#1", tool: "write", args: { path: "x", content: "private" }, sessionId: "t", agentId: "main" }), BridgeUnavailable);
+    assert.ok(!received.some((frame) => JSON.stringify(frame).includes("private")));
+  });
+
   it("fails what is pending when its settings change, and connects anew", async () => {
     await client.restart();
     await until("connected", () => state() === "connected");
     const pending = client.invoke({ id: "a#1", tool: "read", args: { path: "x" }, sessionId: "t", agentId: "main" });
-    await until("the invocation", () => received.length === 2);
+    await until("the invocation", () => received.length === 3);
     await client.restart();
     await assert.rejects(pending, /the bridge settings changed/);
     await until("connected again", () => state() === "connected" && sockets.length === 2);

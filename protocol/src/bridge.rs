@@ -2,8 +2,15 @@
 //! extension connects to it on 127.0.0.1 and relays `invoke` frames from the task's coordinator,
 //! so nothing on the internet reaches the machine directly.
 //!
-//! A client first sends [`BridgeRequest::Hello`] with the bridge's secret and is answered with
-//! [`BridgeMessage::Ready`]; then each [`Invoke`] gets `invoke.started`, any number of
+//! A connection starts with a mutual proof of the secret, in which the client says nothing
+//! derived from the secret before the bridge has shown it knows it (so a program that is not the
+//! bridge, listening on its port, learns nothing it could replay): the client sends
+//! [`BridgeRequest::Hello`] with a fresh nonce; the bridge answers [`BridgeMessage::Challenge`]
+//! with its own nonce and its proof; the client checks it and sends [`BridgeRequest::Auth`] with
+//! its proof; the bridge checks that and answers [`BridgeMessage::Ready`]. Nonces are 32 random
+//! bytes in lowercase hex; a proof is the lowercase hex HMAC-SHA256, keyed with the secret's
+//! UTF-8 bytes, of `mimo-bridge v1 <side>\n<client nonce>\n<bridge nonce>`, where `<side>` is
+//! `bridge` for the bridge's proof and `client` for the client's. Then each [`Invoke`] gets `invoke.started`, any number of
 //! `invoke.stdout` / `invoke.stderr`, `invoke.finished` and its [`InvokeResult`] (`type:
 //! "result"`). An invocation refused before it starts (bad frame, unknown tool, no free slot)
 //! gets only its result. Errors are [`ErrorObject`]s with the bridge's own codes (`E_ARGS`,
@@ -24,6 +31,12 @@ pub const MAX_BRIDGE_FRAME_BYTES: usize = MAX_EXTENSION_FRAME_BYTES;
 /// [`MAX_BRIDGE_FRAME_BYTES`].
 pub const MAX_BRIDGE_OUTPUT_BYTES: usize = 128 * 1024;
 
+/// Largest file `read` and `edit` take: a larger one is `E_TOOL`, never loaded whole.
+pub const MAX_BRIDGE_READ_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Length of a handshake nonce in hex digits (32 random bytes).
+pub const BRIDGE_NONCE_HEX_LEN: usize = 64;
+
 /// `bash` timeout when the call gives none.
 pub const DEFAULT_BASH_TIMEOUT_MS: u64 = 30_000;
 
@@ -34,9 +47,13 @@ pub const MAX_BASH_TIMEOUT_MS: u64 = 600_000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BridgeRequest {
-    /// First frame of a connection: the secret the bridge printed when it started.
+    /// First frame of a connection: the client's nonce, which the bridge's proof covers.
     Hello {
-        secret: String,
+        nonce: String,
+    },
+    /// Third frame, once the bridge's proof checked out: the client's proof.
+    Auth {
+        proof: String,
     },
     Invoke(Invoke),
 }
@@ -58,6 +75,71 @@ pub struct Invoke {
     #[ts(optional)]
     pub parent_session_id: Option<String>,
     pub agent_id: String,
+    /// Set by the coordinator once the person confirmed this very write or edit of a protected
+    /// location (see [`protected_location`]): the path they confirmed, which must be the
+    /// arguments' `path`. Without it, such a write or edit is `E_PATH`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub confirmed_protected_path: Option<String>,
+}
+
+/// Folders whose files configure programs that run on their own (version control hooks and
+/// settings, editor tasks): a file written there could run code later, outside any command
+/// the person allowed.
+const PROTECTED_FOLDERS: [&str; 6] = [".git", ".hg", ".svn", ".jj", ".vscode", ".idea"];
+
+/// Files a shell (or direnv) runs when it starts or enters the folder.
+const PROTECTED_FILES: [&str; 16] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".mkshrc",
+    ".envrc",
+    "config.fish",
+];
+
+/// The protected location a path (relative to the bridge's root, `/`-separated) is in or is:
+/// `.git/` (any folder of [`PROTECTED_FOLDERS`], at any depth) or a shell startup file such as
+/// `.bashrc`. Names are compared as a case-insensitive file system would see them (letter case,
+/// code points macOS ignores, trailing dots and spaces), so `.GIT/hooks` and `.git./hooks` are
+/// `.git/` too. `None`: a plain location.
+pub fn protected_location(path: &str) -> Option<String> {
+    let mut components = path
+        .split(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != ".");
+    let mut last = None;
+    for component in components.by_ref() {
+        let name = fold_name(component);
+        if let Some(folder) = PROTECTED_FOLDERS.iter().find(|f| **f == name) {
+            return Some(format!("{folder}/"));
+        }
+        last = Some(name);
+    }
+    let last = last?;
+    PROTECTED_FILES
+        .iter()
+        .find(|f| **f == last)
+        .map(|f| (*f).to_owned())
+}
+
+/// A file name as a case-insensitive, normalization-lenient file system compares it.
+fn fold_name(name: &str) -> String {
+    let kept: String = name
+        .chars()
+        .filter(|c| !matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}'))
+        .flat_map(char::to_lowercase)
+        .collect();
+    kept.trim_end_matches(['.', ' ']).to_owned()
 }
 
 /// The agent an invocation (and an audited step) is attributed to: `main`, or `subtask-N` for
@@ -194,7 +276,8 @@ pub struct BridgeInfo {
     /// The folder every path is relative to.
     pub root: String,
     pub tools: Vec<BridgeTool>,
-    /// Programs `bash` may run; empty and not strict means any.
+    /// What `bash` may run: program names and full argument patterns (`git status`, `npm run
+    /// *`); empty and not strict means any program that is not an interpreter.
     pub allow: Vec<String>,
     pub strict: bool,
     pub max_concurrent: u32,
@@ -204,6 +287,9 @@ pub struct BridgeInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type")]
 pub enum BridgeMessage {
+    /// The answer to `hello`: the bridge's nonce and its proof over both nonces.
+    #[serde(rename = "challenge")]
+    Challenge { nonce: String, proof: String },
     #[serde(rename = "ready")]
     Ready(BridgeInfo),
     #[serde(rename = "result")]
@@ -300,6 +386,41 @@ mod tests {
             .unwrap(),
             json!({"type": "invoke.finished", "id": "1", "ok": true, "durationMs": 3})
         );
+    }
+
+    #[test]
+    fn protected_locations_are_found_however_they_are_spelled() {
+        for (path, location) in [
+            (".git/hooks/pre-commit", ".git/"),
+            ("sub/.git/config", ".git/"),
+            (".GIT/hooks/x", ".git/"),
+            (".git./hooks/x", ".git/"),
+            (".git /config", ".git/"),
+            (".g\u{200c}it/config", ".git/"),
+            ("./.git", ".git/"),
+            ("a//.hg/hgrc", ".hg/"),
+            (".vscode/tasks.json", ".vscode/"),
+            ("p/.idea/workspace.xml", ".idea/"),
+            (".bashrc", ".bashrc"),
+            ("home/.ZSHRC", ".zshrc"),
+            ("proj/.envrc", ".envrc"),
+        ] {
+            assert_eq!(
+                protected_location(path).as_deref(),
+                Some(location),
+                "{path}"
+            );
+        }
+        for path in [
+            "src/git/x",
+            ".github/workflows/ci.yml",
+            ".gitignore",
+            "bashrc",
+            "a.git/x",
+            "",
+        ] {
+            assert_eq!(protected_location(path), None, "{path}");
+        }
     }
 
     #[test]

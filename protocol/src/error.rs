@@ -75,12 +75,16 @@ pub enum ErrorCode {
     /// Bridge: a malformed frame or tool arguments.
     EArgs,
     /// Bridge: an unknown tool, or the tool failed (file not found, edit text not found or not
-    /// unique, not UTF-8).
+    /// unique, not UTF-8, over the 2 MiB it reads).
     ETool,
-    /// Bridge: a path outside the bridge's root (absolute, `..`, or through a symlink).
+    /// Bridge: a path outside the bridge's root (absolute, `..`, or through a symlink), a
+    /// protected location written without the person's confirmation (`.git/`, shell startup
+    /// files), a file that is no regular file or has several hard links, or one changed between
+    /// the check and the open.
     EPath,
-    /// Bridge: a command not allowed (not in `--allow`, or `--strict`), with shell operators,
-    /// or whose program was not found.
+    /// Bridge: a command not allowed (not in `--allow`, or `--strict`), an interpreter or a
+    /// form that runs another program without a pattern allowing it, with shell operators, or
+    /// whose program was not found.
     ECmd,
     /// Bridge: as many invocations running as it allows (`--max-concurrent`); retry later.
     EBusy,

@@ -1237,7 +1237,7 @@ downloadUrl: string,
  */
 expiresAt: number, };
 
-export type BridgeRequest = { "type": "hello", secret: string, } | { "type": "invoke" } & Invoke;
+export type BridgeRequest = { "type": "hello", nonce: string, } | { "type": "auth", proof: string, } | { "type": "invoke" } & Invoke;
 
 export type Invoke = { 
 /**
@@ -1252,7 +1252,13 @@ tool: string,
 /**
  * The tool's arguments: [`ReadArgs`], [`WriteArgs`], [`EditArgs`] or [`BashArgs`].
  */
-args: unknown, sessionId: string, parentSessionId?: string, agentId: string, };
+args: unknown, sessionId: string, parentSessionId?: string, agentId: string, 
+/**
+ * Set by the coordinator once the person confirmed this very write or edit of a protected
+ * location (see [`protected_location`]): the path they confirmed, which must be the
+ * arguments' `path`. Without it, such a write or edit is `E_PATH`.
+ */
+confirmedProtectedPath?: string, };
 
 export type BridgeTool = "read" | "write" | "edit" | "bash";
 
@@ -1328,11 +1334,12 @@ export type BridgeInfo = { version: string,
  */
 root: string, tools: Array<BridgeTool>, 
 /**
- * Programs `bash` may run; empty and not strict means any.
+ * What `bash` may run: program names and full argument patterns (`git status`, `npm run
+ * *`); empty and not strict means any program that is not an interpreter.
  */
 allow: Array<string>, strict: boolean, maxConcurrent: number, };
 
-export type BridgeMessage = { "type": "ready" } & BridgeInfo | { "type": "result" } & InvokeResult | { "type": "invoke.started", id: string, tool: BridgeTool, } | { "type": "invoke.stdout", id: string, chunk: string, } | { "type": "invoke.stderr", id: string, chunk: string, } | { "type": "invoke.finished", id: string, ok: boolean, durationMs: number, };
+export type BridgeMessage = { "type": "challenge", nonce: string, proof: string, } | { "type": "ready" } & BridgeInfo | { "type": "result" } & InvokeResult | { "type": "invoke.started", id: string, tool: BridgeTool, } | { "type": "invoke.stdout", id: string, chunk: string, } | { "type": "invoke.stderr", id: string, chunk: string, } | { "type": "invoke.finished", id: string, ok: boolean, durationMs: number, };
 
 export type InvokeResult = { 
 /**

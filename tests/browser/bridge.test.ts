@@ -4,15 +4,20 @@
 // refusal (a path escaping through a symlink, a command strict mode forbids, a timeout, the
 // concurrency limit), a write that waits for the person's confirmation, and the audit on both
 // sides. The bridge runs with --max-concurrent 1, so a client of the test's own holding the one
-// slot (a `cat` of a named pipe) makes the task's invocation busy, deterministically.
+// slot (a `cat` of a named pipe) makes the task's invocation busy, deterministically. And what
+// guards the connection: the bridge pairs with this extension only, the secret is kept where no
+// content script reads it, and the extension proves nothing to a program on the port that is
+// not the bridge.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { createHmac } from "node:crypto";
+import type { AddressInfo } from "node:net";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import WebSocket from "ws";
+import WebSocket, { WebSocketServer } from "ws";
 import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import { api, newTask, WebClient } from "../support/clients.ts";
 import { ROOT } from "../support/mimo.ts";
@@ -53,7 +58,7 @@ async function startBridge(dir: string): Promise<Bridge> {
 
 /** `mimo-bridge` serving `dir`'s folder on `port` (0: any free one), once it listens. */
 async function spawnBridge(dir: string, port: number): Promise<{ url: string; child: ChildProcess }> {
-  const args = ["--root", path.join(dir, "shared"), "--port", String(port), "--secret-file", path.join(dir, "secret"), "--audit", path.join(dir, "audit.jsonl"), "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
+  const args = ["--root", path.join(dir, "shared"), "--port", String(port), "--secret-file", path.join(dir, "secret"), "--audit", path.join(dir, "audit.jsonl"), "--pairing-file", path.join(dir, "paired-extension"), "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
   const child = spawn(bridgeBinary(), args, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
@@ -81,7 +86,31 @@ before(async () => {
   await h.options.locator("#bridge-save").click();
   await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 15_000 });
   assert.match(await h.options.locator("#bridge-status").innerText(), /Connected to the bridge serving .*shared/);
+  // The bridge paired with this extension: from now on only its origin may connect.
+  assert.equal((await readFile(path.join(dir, "paired-extension"), "utf8")).trim(), h.extensionId);
 });
+
+/** A client of the test's own, as the extension: its origin, and the handshake done. */
+async function ownClient(url: string, frames: Array<{ type: string; id?: string }>): Promise<WebSocket> {
+  const socket = new WebSocket(url, { origin: `chrome-extension://${h.extensionId}` });
+  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+  const clientNonce = "ab".repeat(32);
+  const proof = (side: string, bridgeNonce: string) => createHmac("sha256", SECRET).update(`mimo-bridge v1 ${side}\n${clientNonce}\n${bridgeNonce}`).digest("hex");
+  const ready = new Promise<void>((resolve, reject) => {
+    socket.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as { type: string; id?: string; nonce?: string; proof?: string };
+      if (frame.type === "challenge") {
+        assert.equal(frame.proof, proof("bridge", frame.nonce!), "the bridge proves it knows the secret");
+        socket.send(JSON.stringify({ type: "auth", proof: proof("client", frame.nonce!) }));
+      } else if (frame.type === "ready") resolve();
+      else frames.push(frame);
+    });
+    socket.once("close", (_code, reason) => reject(new Error(`closed: ${reason}`)));
+  });
+  socket.send(JSON.stringify({ type: "hello", nonce: clientNonce }));
+  await ready;
+  return socket;
+}
 
 after(async () => {
   await h?.close();
@@ -219,11 +248,8 @@ describe("files and commands through the local bridge", () => {
 
   it("is busy while the bridge's one slot is taken, and says so to the model", { timeout: 90_000 }, async () => {
     // A client of the test's own holds the only slot: `cat` waits on the named pipe.
-    const holder = new WebSocket(bridge.url);
-    await new Promise((resolve, reject) => holder.once("open", resolve).once("error", reject));
     const frames: Array<{ type: string; id?: string }> = [];
-    holder.on("message", (data) => frames.push(JSON.parse(String(data))));
-    holder.send(JSON.stringify({ type: "hello", secret: SECRET }));
+    const holder = await ownClient(bridge.url, frames);
     holder.send(JSON.stringify({ type: "invoke", id: "hold", tool: "bash", args: { command: "cat hold" }, sessionId: "test", agentId: "holder" }));
     const deadline = Date.now() + 10_000;
     while (!frames.some((f) => f.type === "invoke.started")) {
@@ -349,5 +375,72 @@ describe("the bridge connection", () => {
     await h.options.locator("#bridge-save").click();
     await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 15_000 });
     assert.match(await status().innerText(), /Connected to the bridge serving .*shared/);
+  });
+
+  it("keeps no secret where a content script could read it, only a key that proves it", { timeout: 60_000 }, async () => {
+    // `chrome.storage.local` is readable by content scripts: the secret is nowhere in it.
+    const local = await h.options.evaluate(() => chrome.storage.local.get(null));
+    assert.ok(!JSON.stringify(local).includes(SECRET), JSON.stringify(local));
+    // The extension's own IndexedDB holds a key that cannot be read back.
+    const key = await h.options.evaluate(async () => {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const open = indexedDB.open("mimo-bridge");
+        open.onsuccess = () => resolve(open.result);
+        open.onerror = () => reject(open.error);
+      });
+      const key = await new Promise<CryptoKey>((resolve, reject) => {
+        const get = db.transaction("keys").objectStore("keys").get("hmac");
+        get.onsuccess = () => resolve(get.result as CryptoKey);
+        get.onerror = () => reject(get.error);
+      });
+      db.close();
+      const exported = await crypto.subtle.exportKey("raw", key).then(
+        () => "exported",
+        (e: Error) => e.name,
+      );
+      return { algorithm: key.algorithm.name, extractable: key.extractable, exported };
+    });
+    assert.deepEqual(key, { algorithm: "HMAC", extractable: false, exported: "InvalidAccessError" });
+    assert.equal(await h.options.locator("#bridge-secret").inputValue(), "", "the page cannot show it either");
+
+    // An earlier version's plain secret is turned into the key and removed.
+    await h.options.locator("#bridge-forget").click();
+    await h.options.locator('#bridge-status[data-state="off"]').waitFor({ timeout: 15_000 });
+    await h.options.evaluate(([secret, url]) => chrome.storage.local.set({ bridgeSecret: secret, bridgeUrl: url }), [SECRET, `${bridge.url}/`]);
+    await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 30_000 });
+    const after = await h.options.evaluate(() => chrome.storage.local.get(null));
+    assert.ok(!("bridgeSecret" in after) && !JSON.stringify(after).includes(SECRET), JSON.stringify(after));
+  });
+
+  it("sends nothing derived from the secret to a program on the port that is not the bridge", { timeout: 60_000 }, async () => {
+    // Something else listens where the extension looks for the bridge: it answers the hello
+    // with a challenge, as the bridge would, but cannot prove the secret.
+    const impostor = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => impostor.once("listening", resolve));
+    const heard: Array<{ origin?: string; frame: Record<string, unknown> }> = [];
+    impostor.on("connection", (socket, request) => {
+      socket.on("message", (data) => {
+        const frame = JSON.parse(String(data)) as Record<string, unknown>;
+        heard.push({ origin: request.headers.origin, frame });
+        if (frame.type === "hello") socket.send(JSON.stringify({ type: "challenge", nonce: "00".repeat(32), proof: "11".repeat(32) }));
+      });
+    });
+    try {
+      await h.options.locator("#bridge-url").fill(`ws://127.0.0.1:${(impostor.address() as AddressInfo).port}`);
+      await h.options.locator("#bridge-secret").fill(SECRET);
+      await h.options.locator("#bridge-save").click();
+      await h.options.locator("#bridge-status", { hasText: "could not prove it knows the secret" }).waitFor({ timeout: 15_000 });
+      assert.ok(heard.length >= 1);
+      for (const { origin, frame } of heard) {
+        assert.equal(origin, `chrome-extension://${h.extensionId}`);
+        assert.deepEqual(Object.keys(frame).sort(), ["nonce", "type"], "only a hello, with its nonce");
+        assert.equal(frame.type, "hello");
+      }
+    } finally {
+      await h.options.locator("#bridge-url").fill(bridge.url);
+      await h.options.locator("#bridge-save").click();
+      await new Promise((resolve) => impostor.close(resolve));
+    }
+    await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 30_000 });
   });
 });

@@ -1,6 +1,10 @@
-//! `bash`: one program run in the root without a shell, its output streamed as
-//! `invoke.stdout` / `invoke.stderr` events, killed with its children on timeout.
+//! `bash`: one program run in the root without a shell, as `crate::policy` allows, with a
+//! scrubbed environment; its output streamed as `invoke.stdout` / `invoke.stderr` events, killed
+//! with its children on timeout.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,10 +17,46 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::mpsc::Sender;
 
-use crate::Config;
+use crate::policy::{self, Allowed};
+use crate::server::State;
+
+/// What a command's environment holds: never the bridge's own (its secret may be in
+/// `MIMO_BRIDGE_SECRET`, and the shell that started it may hold cloud keys and tokens), only
+/// `PATH` (its absolute folders: a relative one would find programs in the root), `HOME` and
+/// `LANG`, and git told to use a bare repository only when named (a root that the tools made
+/// look like one, with a `config` naming a program, would otherwise run it).
+pub(crate) struct ChildEnv {
+    /// `PATH` as commands get it; programs are looked up in it.
+    path: OsString,
+    vars: Vec<(OsString, OsString)>,
+}
+
+impl ChildEnv {
+    pub(crate) fn from_current() -> Self {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let folders: Vec<PathBuf> = std::env::split_paths(&path)
+            .filter(|p| p.is_absolute())
+            .collect();
+        let path = std::env::join_paths(folders).expect("folders from PATH join again");
+        let mut vars = vec![("PATH".into(), path.clone())];
+        for name in ["HOME", "LANG"] {
+            if let Some(value) = std::env::var_os(name) {
+                vars.push((name.into(), value));
+            }
+        }
+        for (name, value) in [
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+            ("GIT_CONFIG_VALUE_0", "explicit"),
+        ] {
+            vars.push((name.into(), value.into()));
+        }
+        Self { path, vars }
+    }
+}
 
 pub(crate) async fn run(
-    config: &Config,
+    state: &State,
     id: &str,
     args: &BashArgs,
     events: &Sender<BridgeMessage>,
@@ -28,10 +68,14 @@ pub(crate) async fn run(
             format!("timeoutMs must be between 1 and {MAX_BASH_TIMEOUT_MS}"),
         ));
     }
-    let words = program_and_args(config, &args.command)?;
-    let mut child = Command::new(&words[0])
+    let (program, words) = program_and_args(state, &args.command)?;
+    let mut child = Command::new(&program)
+        // As it was asked for: a program that looks at its name sees the one it was given.
+        .arg0(&words[0])
         .args(&words[1..])
-        .current_dir(&config.root)
+        .env_clear()
+        .envs(state.child_env.vars.iter().map(|(k, v)| (k, v)))
+        .current_dir(&state.config.root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -82,8 +126,9 @@ pub(crate) async fn run(
     })
 }
 
-/// The command split into words, if it may run: no shell operators, and its program allowed.
-fn program_and_args(config: &Config, command: &str) -> Result<Vec<String>, ErrorObject> {
+/// The program file to run and the command's words, if it may run: no shell operators, and
+/// allowed by the policy.
+fn program_and_args(state: &State, command: &str) -> Result<(PathBuf, Vec<String>), ErrorObject> {
     if let Some(op) = shell_operator(command) {
         return Err(ErrorObject::new(
             ErrorCode::ECmd,
@@ -96,28 +141,41 @@ fn program_and_args(config: &Config, command: &str) -> Result<Vec<String>, Error
     let words = shell_words::split(command).map_err(|e| {
         ErrorObject::new(ErrorCode::EArgs, format!("cannot split the command: {e}"))
     })?;
-    let Some(program) = words.first() else {
+    if words.is_empty() {
         return Err(ErrorObject::new(ErrorCode::EArgs, "the command is empty"));
-    };
-    if (config.strict || !config.allow.is_empty()) && !config.allow.contains(program) {
+    }
+    let allowed = state.policy.check(&words)?;
+    let root = &state.config.root;
+    let Some(program) = find_program(&words[0], root, &state.child_env.path) else {
         return Err(ErrorObject::new(
             ErrorCode::ECmd,
-            format!(
-                "`{program}` is not allowed; allowed: {}",
-                if config.allow.is_empty() {
-                    "none (strict)".to_owned()
-                } else {
-                    config.allow.join(", ")
-                }
-            ),
+            format!("program not found: {}", words[0]),
         ));
+    };
+    if allowed == Allowed::Program {
+        policy::check_program_file(root, &words[0], &program, &words[1..])?;
     }
-    Ok(words)
+    Ok((program, words))
+}
+
+/// The executable file `program` names: a path (relative to the root, where it runs), or a
+/// name looked up in `path`.
+fn find_program(program: &str, root: &Path, path: &OsStr) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return Some(root.join(program)).filter(|p| executable(p));
+    }
+    std::env::split_paths(path)
+        .map(|folder| folder.join(program))
+        .find(|p| executable(p))
 }
 
 /// The first character (outside quotes) that a shell would read as an operator. Without a shell
 /// it would be passed on literally, which is never what the caller meant.
-fn shell_operator(command: &str) -> Option<char> {
+pub(crate) fn shell_operator(command: &str) -> Option<char> {
     let mut quote = None;
     let mut chars = command.chars();
     while let Some(c) = chars.next() {

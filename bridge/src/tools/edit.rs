@@ -5,14 +5,15 @@ use std::path::Path;
 use mimo_protocol::bridge::{EditArgs, EditData};
 use mimo_protocol::{ErrorCode, ErrorObject};
 
-use crate::fs_guard;
+use crate::fs_guard::{self, Access};
 
-pub(crate) fn run(root: &Path, args: &EditArgs) -> Result<EditData, ErrorObject> {
+/// `confirmed`: the person confirmed this edit of a protected location.
+pub(crate) fn run(root: &Path, args: &EditArgs, confirmed: bool) -> Result<EditData, ErrorObject> {
     if args.old.is_empty() {
         return Err(ErrorObject::new(ErrorCode::EArgs, "`old` is empty"));
     }
-    let path = fs_guard::existing_file(root, &args.path)?;
-    let text = super::read_text(&path, &args.path)?;
+    let mut opened = fs_guard::open(root, &args.path, Access::Edit, confirmed)?;
+    let text = super::read_text(&mut opened.file, &args.path)?;
     let at = match occurrences(&text, &args.old).as_slice() {
         [] => {
             return Err(ErrorObject::new(
@@ -39,9 +40,9 @@ pub(crate) fn run(root: &Path, args: &EditArgs) -> Result<EditData, ErrorObject>
         args.new,
         &text[at + args.old.len()..]
     );
-    std::fs::write(&path, edited).map_err(|e| super::io_error("write", &args.path, e))?;
+    super::rewrite(&mut opened.file, &args.path, &edited)?;
     Ok(EditData {
-        path: fs_guard::display(root, &path),
+        path: fs_guard::display(root, &opened.path),
         line: text[..at].matches('\n').count() as u32 + 1,
     })
 }

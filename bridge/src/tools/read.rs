@@ -1,15 +1,16 @@
-//! `read`: some or all lines of a UTF-8 text file, at most `MAX_BRIDGE_OUTPUT_BYTES` of them.
+//! `read`: some or all lines of a UTF-8 text file (of at most `MAX_BRIDGE_READ_BYTES`), at most
+//! `MAX_BRIDGE_OUTPUT_BYTES` of them.
 
 use std::path::Path;
 
 use mimo_protocol::bridge::{ReadArgs, ReadData, MAX_BRIDGE_OUTPUT_BYTES};
 use mimo_protocol::ErrorObject;
 
-use crate::fs_guard;
+use crate::fs_guard::{self, Access};
 
 pub(crate) fn run(root: &Path, args: &ReadArgs) -> Result<ReadData, ErrorObject> {
-    let path = fs_guard::existing_file(root, &args.path)?;
-    let text = super::read_text(&path, &args.path)?;
+    let mut opened = fs_guard::open(root, &args.path, Access::Read, false)?;
+    let text = super::read_text(&mut opened.file, &args.path)?;
     let offset = args.offset.unwrap_or(0);
     let all: Vec<&str> = text.split_inclusive('\n').collect();
     let wanted = all
@@ -33,7 +34,7 @@ pub(crate) fn run(root: &Path, args: &ReadArgs) -> Result<ReadData, ErrorObject>
         lines += 1;
     }
     Ok(ReadData {
-        path: fs_guard::display(root, &path),
+        path: fs_guard::display(root, &opened.path),
         content,
         offset,
         lines,
