@@ -14,8 +14,9 @@ dev: setup worker
 test: setup-browser worker
 	@$(ENV) scripts/test.sh
 
-## make fuzz: every parser's property tests for 3 minutes per target, about 24 minutes in all
-## (socket frames, tool arguments, both LLM stream parsers, signed URLs, artifact keys and ids;
+## make fuzz: every parser's property tests for 3 minutes per target, about 27 minutes in all
+## (socket frames, tool arguments, both LLM stream parsers, signed URLs, artifact keys and ids,
+## the local bridge's command and path checks;
 ## `cargo test` runs the same properties with a few hundred cases each). FUZZ_SECONDS sets the
 ## time per target; FUZZ_TARGETS="sse_openai signed_urls" picks targets (scripts/fuzz.sh).
 fuzz:

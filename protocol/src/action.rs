@@ -450,6 +450,12 @@ pub enum ActionCommand {
         #[ts(type = "unknown")]
         args: serde_json::Value,
         agent_id: String,
+        /// The protected location (`.git/`, a shell startup file) the person confirmed this
+        /// write or edit of: set by the coordinator's consent gate only, never taken from a
+        /// caller ([`crate::bridge::Invoke::confirmed_protected_path`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        confirmed_protected_path: Option<String>,
     },
 }
 

@@ -294,7 +294,13 @@ role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } 
 /**
  * The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
  */
-args: unknown, agentId: string, } };
+args: unknown, agentId: string, 
+/**
+ * The protected location (`.git/`, a shell startup file) the person confirmed this
+ * write or edit of: set by the coordinator's consent gate only, never taken from a
+ * caller ([`crate::bridge::Invoke::confirmed_protected_path`]).
+ */
+confirmedProtectedPath?: string, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
@@ -476,7 +482,13 @@ role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } 
 /**
  * The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
  */
-args: unknown, agentId: string, } });
+args: unknown, agentId: string, 
+/**
+ * The protected location (`.git/`, a shell startup file) the person confirmed this
+ * write or edit of: set by the coordinator's consent gate only, never taken from a
+ * caller ([`crate::bridge::Invoke::confirmed_protected_path`]).
+ */
+confirmedProtectedPath?: string, } });
 
 export type ActionStatus = "ok" | "partial" | "error";
 

@@ -7,7 +7,7 @@
 //! deployment's and the task's site rules, the redaction policy and the bridge permission from
 //! the task, not from whoever sent it.
 
-use mimo_protocol::bridge::BridgeTool;
+use mimo_protocol::bridge::{protected_location, BridgeTool};
 use mimo_protocol::{ActionCommand, AgentAction, ChatRole, ErrorCode, ErrorObject};
 
 use super::Conversation;
@@ -147,7 +147,12 @@ impl Conversation {
                 Some(why) => refuse(why),
                 None => Verdict::Send(command),
             },
-            ActionCommand::BridgeInvoke { tool, .. } => {
+            ActionCommand::BridgeInvoke {
+                tool,
+                args,
+                agent_id,
+                ..
+            } => {
                 if !task.allow_bridge {
                     return refuse(
                         "this task may not use files or commands on the person's computer: the \
@@ -155,17 +160,41 @@ impl Conversation {
                             .to_owned(),
                     );
                 }
+                let confirmed = asker == Asker::Agent { confirmed: true };
+                // A write or edit where files configure programs that run on their own (`.git/`,
+                // a shell startup file) is confirmed as such, even when the person lets the
+                // task's other changes run unasked; the bridge refuses it otherwise.
+                let path = args["path"].as_str().unwrap_or_default().to_owned();
+                let protected = matches!(tool, BridgeTool::Write | BridgeTool::Edit)
+                    .then(|| protected_location(&path))
+                    .flatten();
+                let command = ActionCommand::BridgeInvoke {
+                    tool,
+                    args,
+                    agent_id,
+                    confirmed_protected_path: protected
+                        .as_ref()
+                        .filter(|_| confirmed)
+                        .map(|_| path.clone()),
+                };
+                if let Some(location) = protected.filter(|_| !confirmed) {
+                    return Verdict::Ask {
+                        command,
+                        why: format!(
+                            "it changes {path:?} in {location}, where files can make programs run \
+                             on the person's computer"
+                        ),
+                    };
+                }
                 let changes = match tool {
                     BridgeTool::Read => None,
                     BridgeTool::Write => Some("writes a file on the person's computer"),
                     BridgeTool::Edit => Some("changes a file on the person's computer"),
                     BridgeTool::Bash => Some("runs a command on the person's computer"),
                 };
-                match (changes.filter(|_| task.confirm_bridge), asker) {
-                    (None, _) | (Some(_), Asker::Agent { confirmed: true }) => {
-                        Verdict::Send(command)
-                    }
-                    (Some(what), _) => Verdict::Ask {
+                match (changes.filter(|_| task.confirm_bridge), confirmed) {
+                    (None, _) | (Some(_), true) => Verdict::Send(command),
+                    (Some(what), false) => Verdict::Ask {
                         command,
                         why: format!("it {what}"),
                     },

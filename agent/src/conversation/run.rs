@@ -47,6 +47,7 @@ pub fn command_for(
             tool,
             args,
             agent_id: agent_id.to_owned(),
+            confirmed_protected_path: None,
         }));
     }
     Ok(Some(match action.clone() {

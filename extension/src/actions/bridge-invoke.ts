@@ -4,6 +4,7 @@
 // as the bridge gave it; without a bridge connected, or for a task the server has not said the
 // person allows the bridge for (its `task_state`), the action is refused (PERMISSION_DENIED).
 // Every invocation is kept in the extension's action log with its outcome, as every action is.
+import type { Invoke } from "../../../protocol/ts/protocol.ts";
 import { BridgeUnavailable } from "../bridge.ts";
 import { ActionError } from "../results.ts";
 import type { Handler } from "./handler.ts";
@@ -15,7 +16,10 @@ export const bridgeInvoke: Handler<"bridge_invoke"> = {
     }
     let result;
     try {
-      result = await deps.bridge.invoke({ id: `${action.actionId}#${action.attempt}`, tool: p.tool, args: p.args, sessionId: action.taskId, agentId: p.agentId });
+      const invoke: Invoke = { id: `${action.actionId}#${action.attempt}`, tool: p.tool, args: p.args, sessionId: action.taskId, agentId: p.agentId };
+      // Only the server's consent gate sets it, once the person confirmed this very write.
+      if (p.confirmedProtectedPath !== undefined) invoke.confirmedProtectedPath = p.confirmedProtectedPath;
+      result = await deps.bridge.invoke(invoke);
     } catch (error) {
       if (error instanceof BridgeUnavailable) throw new ActionError("PERMISSION_DENIED", error.message, false);
       throw error;

@@ -2349,6 +2349,7 @@ fn the_bridge_is_offered_only_when_connected_and_allowed_and_a_model_using_it_an
             tool: mimo_protocol::bridge::BridgeTool::Read,
             args: json!({ "path": "notes.md", "limit": 20 }),
             agent_id: "main".into(),
+            confirmed_protected_path: None,
         },
         "no tab is opened for it, and nothing waits: reading is low risk"
     );
@@ -2429,6 +2430,7 @@ fn bridge_writes_wait_for_confirmation_unless_turned_off_and_its_errors_reach_th
             tool: mimo_protocol::bridge::BridgeTool::Bash,
             args: json!({ "command": "ls -la", "timeoutMs": 1000 }),
             agent_id: "main".into(),
+            confirmed_protected_path: None,
         }
     );
     assert!(!events(&effects)

@@ -308,3 +308,50 @@ fn the_persons_tabs_reach_the_model_only_for_a_request_about_them() {
         reply(&mut c, &turn, vec![LlmEvent::TextDelta("ok".into())]);
     }
 }
+
+#[test]
+fn a_write_into_git_waits_for_the_person_who_confirms_that_very_path() {
+    let mut c = bound();
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        bridge: Some(mimo_protocol::bridge::BridgeInfo {
+            version: "0.1.0".into(),
+            root: "/home/ann/code".into(),
+            tools: Vec::new(),
+            allow: Vec::new(),
+            strict: true,
+            max_concurrent: 4,
+        }),
+        ..mimo_protocol::BrowserSnapshot::default()
+    });
+    c.set_bridge(true, false, 0);
+    let (turn, _) = turn_of(
+        &c.answered(|c| {
+            c.user_message(
+                "add a pre-commit hook that runs the tests".into(),
+                None,
+                None,
+                1,
+            )
+        })
+        .unwrap(),
+    );
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_a",
+            json!({ "file_write": { "path": ".git/hooks/pre-commit", "content": "make test" } }),
+        )],
+    );
+    assert!(
+        !sent(&effects),
+        "confirmations are off for the task, but not for .git/"
+    );
+    let request = asked(&effects).expect("asked");
+    assert!(request.reason.contains(".git/"), "{}", request.reason);
+    let write = submitted(&c.answered(|c| c.confirm(1, approve(), 5)).unwrap());
+    assert!(matches!(
+        write.1,
+        ActionCommand::BridgeInvoke { confirmed_protected_path: Some(ref path), .. } if path == ".git/hooks/pre-commit"
+    ));
+}
