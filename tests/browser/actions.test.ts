@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
 import { newTask, WebClient } from "../support/clients.ts";
-import { act, downloadArtifact, extensionStorage, fails, logged, ok, pageAt, pageLog, serviceWorker, startHarness, startTask } from "./harness.ts";
+import { act, downloadArtifact, extensionStorage, fails, logged, ok, pageAt, pageLog, refused, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -780,7 +780,8 @@ describe("the domain policy", () => {
     await web.close();
     const open = { allowed: [], blocked: [] };
     await ok(h, taskId, { name: "task_start", params: { url: `${h.a}/buttons.html?policy`, domains: open, taskDomains: open } });
-    const direct = await fails(h, taskId, { name: "browser_navigate", params: { url: `${h.b}/page2.html` } }, "PERMISSION_DENIED");
+    // Refused by the server before anything is sent.
+    const direct = await refused(h, taskId, { name: "browser_navigate", params: { url: `${h.b}/page2.html` } }, "PERMISSION_DENIED");
     assert.match(direct.message, new RegExp(`rule "${blocked}" of this task's blocked sites`));
     // Allowed where it starts, the redirect lands on the blocked domain: nothing runs there.
     await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/redirect?to=${encodeURIComponent(`${h.b}/page2.html`)}` } });

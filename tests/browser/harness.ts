@@ -89,6 +89,12 @@ function textPage(kb: number): string {
 /** What the fixture servers' form targets received (`/login`), in order. */
 export const fixtureRequests: Array<{ path: string; form: Record<string, string> }> = [];
 
+/**
+ * Every request that reached a `/sink/…` address of the fixture servers (an attacker's site in
+ * the red-team tests): its host, path and query, and its body. What arrived here is what leaked.
+ */
+export const sinkRequests: Array<{ host: string; url: string; body: string }> = [];
+
 async function startFixtures(bundle: string): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -108,6 +114,15 @@ async function startFixtures(bundle: string): Promise<Server> {
         const form = new URLSearchParams(body);
         fixtureRequests.push({ path: url.pathname, form: Object.fromEntries(form) });
         send(200, TYPES[".html"]!, `<!doctype html><title>Welcome · Acme</title><h1>Welcome back</h1><p id=who>Signed in as ${(form.get("username") ?? "").replace(/[<&]/g, "")}</p>`);
+      });
+      return;
+    }
+    if (url.pathname.startsWith("/sink/")) {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      req.on("end", () => {
+        sinkRequests.push({ host: req.headers.host ?? "", url: req.url ?? "", body });
+        send(200, TYPES[".html"]!, "<!doctype html><title>Thanks</title><h1>Thanks</h1>");
       });
       return;
     }
@@ -269,6 +284,19 @@ export async function fails(h: Harness, taskId: string, command: ActionCommand, 
   assert.equal(outcome?.status, "error", `${command.name} should fail with ${code}: ${JSON.stringify(record)}`);
   assert.equal(outcome?.error?.code, code, `${command.name}: ${JSON.stringify(outcome)}`);
   return { message: outcome!.error!.message, retryable: outcome!.error!.retryable };
+}
+
+/** The server's refusal of an action before anything is sent (its consent gate): `status` and `code`. */
+export async function refused(h: Harness, taskId: string, command: ActionCommand, code: string, status = 403): Promise<{ message: string }> {
+  const res = await fetch(`${h.mimo.url}/api/task/${taskId}/actions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ command }),
+  });
+  const body = (await res.json()) as { code?: string; message: string };
+  assert.equal(res.status, status, `${command.name}: ${res.status} ${JSON.stringify(body)}`);
+  assert.equal(body.code, code, `${command.name}: ${JSON.stringify(body)}`);
+  return body;
 }
 
 /** A new task with its own tab at `url` (task_start through the server). */

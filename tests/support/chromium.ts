@@ -15,6 +15,8 @@ export function chromiumArgs(extensionDir?: string): string[] {
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    // Names under .localhost resolve to this machine (Chromium's own rule), so tests can serve
+    // distinct sites (shop.localhost, evil.localhost) from the local fixture servers.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE *.localhost",
   ];
 }
