@@ -164,7 +164,10 @@ mod tests {
     fn ipv6_clients_are_counted_by_their_64_and_ipv4_by_address() {
         use super::client_key;
         assert_eq!(client_key("2001:db8:1:2::1"), "2001:db8:1:2::/64");
-        assert_eq!(client_key("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"), "2001:db8:1:2::/64");
+        assert_eq!(
+            client_key("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"),
+            "2001:db8:1:2::/64"
+        );
         assert_ne!(client_key("2001:db8:1:3::1"), client_key("2001:db8:1:2::1"));
         assert_eq!(client_key("203.0.113.7"), "203.0.113.7");
         assert_eq!(client_key("::ffff:203.0.113.7"), "203.0.113.7");
