@@ -143,8 +143,37 @@ impl FailureLimit {
     }
 }
 
+/// The key a client's failed authentications are counted under: an IPv4 address as it is, an
+/// IPv6 address by its /64 (one subscriber holds a whole /64, so counting single addresses
+/// would give a guesser 2^64 fresh counters).
+pub fn client_key(address: &str) -> String {
+    match address.trim().parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+        Ok(std::net::IpAddr::V6(v6)) => v6.to_ipv4_mapped().expect("mapped").to_string(),
+        Ok(v4) => v4.to_string(),
+        Err(_) => address.trim().to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64_and_ipv4_by_address() {
+        use super::client_key;
+        assert_eq!(client_key("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_eq!(
+            client_key("2001:0db8:0001:0002:ffff:ffff:ffff:ffff"),
+            "2001:db8:1:2::/64"
+        );
+        assert_ne!(client_key("2001:db8:1:3::1"), client_key("2001:db8:1:2::1"));
+        assert_eq!(client_key("203.0.113.7"), "203.0.113.7");
+        assert_eq!(client_key("::ffff:203.0.113.7"), "203.0.113.7");
+        assert_eq!(client_key("local"), "local");
+    }
+
     use super::*;
 
     #[test]

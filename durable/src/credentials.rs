@@ -189,6 +189,12 @@ impl<S: Sql> Credentials<S> {
             max_failures: failure.max_failures,
             window_ms: failure.window_ms,
         };
+        let now = now_ms();
+        // Windows that ended count for nothing: swept, so the table holds only live clients.
+        self.sql.run(
+            "DELETE FROM auth_failures WHERE window_start <= ?",
+            vec![int(now.saturating_sub(limit.window_ms))],
+        )?;
         let before: Option<Failures> = self
             .sql
             .rows::<Row>(
@@ -201,7 +207,7 @@ impl<S: Sql> Credentials<S> {
                 window_start: r.window_start,
                 count: r.count,
             });
-        let (now_failures, blocked_until) = limit.fail(before, now_ms());
+        let (now_failures, blocked_until) = limit.fail(before, now);
         self.sql.run(
             "INSERT OR REPLACE INTO auth_failures (client, window_start, count) VALUES (?, ?, ?)",
             vec![

@@ -206,6 +206,13 @@ describe("failed authentication, limited per client", () => {
     assert.equal((await from(attacker, mimo.token)).status, 200, "the window ended");
   });
 
+  it("counts an IPv6 client by its /64: fresh addresses of the same network get no fresh guesses", async () => {
+    for (let i = 1; i <= 3; i++) assert.equal((await from(`2001:db8:aa:bb::${i}`, "wrong-token")).status, 401);
+    assert.equal((await from("2001:db8:aa:bb:ffff::9", "wrong-token")).status, 429);
+    assert.equal((await from("2001:db8:aa:bb::1234", mimo.token)).status, 429, "the whole /64 is held");
+    assert.equal((await from("2001:db8:aa:cc::1", mimo.token)).status, 200, "another network is not");
+  });
+
   it("counts wrong pairing codes as failures", async () => {
     const guesser = "203.0.113.77";
     const guess = () => fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": guesser, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "guesser" }) });

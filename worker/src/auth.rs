@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use mimo_agent::credentials::{FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
+use mimo_agent::credentials::{client_key, FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
 use mimo_durable::{
     error_response, now_ms, Answer, AuthFailure, AuthFailureCount, Failure, Refusable,
     RegistryClient, TicketRedeem, TokenCheck,
@@ -25,14 +25,12 @@ thread_local! {
     static BLOCKED: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
 }
 
-/// The client's address as Cloudflare saw it (set by the edge, not by the client); requests
-/// without it (local runs) count as one client.
+/// The client failures are counted for: its address as Cloudflare saw it (set by the edge, not
+/// by the client), an IPv6 address by its /64 ([`client_key`]); requests without it (local runs)
+/// count as one client.
 pub fn client_address(req: &Request) -> String {
-    req.headers()
-        .get("cf-connecting-ip")
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| "local".into())
+    let address = req.headers().get("cf-connecting-ip").ok().flatten();
+    address.map_or_else(|| "local".into(), |a| client_key(&a))
 }
 
 /// `RATE_LIMITED` (with `Retry-After`) while the client is over the limit.
