@@ -33,11 +33,14 @@ export async function route(ctx: TabContext, p: Target): Promise<{ frameId: numb
     }
     const range = ctx.task.clicks?.find(([first, last]) => p.clickId! >= first && p.clickId! <= last);
     if (range === undefined) throw new ActionError("TARGET_NOT_FOUND", `no element has click id ${p.clickId} in the last DOM index (index the page first)`);
-    return { frameId: range[2], target: { clickId: p.clickId, attr } };
+    const target: FrameTarget = { clickId: p.clickId, attr };
+    if (p.expect !== undefined) target.expect = p.expect;
+    return { frameId: range[2], target };
   }
   // Only the fields of the one way given: an action's own parameters stay out of the target.
   const target: FrameTarget = { attr };
   for (const field of ["xpath", "selector", "label", "role"] as const) if (p[field] !== undefined) target[field] = p[field];
+  if (p.expect !== undefined) target.expect = p.expect;
   const frames = await allFrames(ctx.tabId);
   const allowed = await Promise.all(frames.map((f) => siteAllowed(f.url)));
   const found: Array<{ frameId: number; located: Located }> = [];

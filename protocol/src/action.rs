@@ -81,6 +81,11 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub role: Option<String>,
+    /// The element's facts as the step was rated on them (none: it had none): the extension
+    /// reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub expect: Option<ElementFacts>,
 }
 
 impl Target {

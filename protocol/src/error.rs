@@ -34,6 +34,10 @@ pub enum ErrorCode {
     InvalidTarget,
     TargetNotFound,
     TargetNotInteractable,
+    /// The element is not what the step was rated on: since the page was read, its form sends
+    /// elsewhere, it leads to another site, it holds other fields. Nothing was done; the step
+    /// is chosen and rated again on the page as it is now (not retried as it was).
+    TargetChanged,
     ReadabilityTooLarge,
     SchemaValidationFailed,
     PermissionDenied,

@@ -1,7 +1,7 @@
 // Generated from the Rust types in protocol/ by `cargo run -p mimo-protocol --bin gen-ts`.
 // Do not edit: change the Rust types and regenerate.
 
-export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "LOOP_DETECTED" | "BUDGET_EXCEEDED" | "NAVIGATION_IN_PROGRESS" | "RATE_LIMITED" | "UPLOAD_INCOMPLETE" | "E_ARGS" | "E_TOOL" | "E_PATH" | "E_CMD" | "E_BUSY" | "E_TIMEOUT";
+export type ErrorCode = "PLUGIN_OFFLINE" | "PLUGIN_TIMEOUT_ACK" | "PLUGIN_TIMEOUT_EXEC" | "PAGE_PREP_FAILED" | "CDP_UNAVAILABLE" | "INVALID_TASK_TAB" | "TASK_TAB_CLOSED" | "INVALID_TARGET" | "TARGET_NOT_FOUND" | "TARGET_NOT_INTERACTABLE" | "TARGET_CHANGED" | "READABILITY_TOO_LARGE" | "SCHEMA_VALIDATION_FAILED" | "PERMISSION_DENIED" | "CONFIRMATION_REQUIRED" | "TIMEOUT" | "LLM_ERROR" | "UNAUTHORIZED" | "NOT_FOUND" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "LENGTH_REQUIRED" | "CANCELED" | "STEP_LIMIT_EXCEEDED" | "LOOP_DETECTED" | "BUDGET_EXCEEDED" | "NAVIGATION_IN_PROGRESS" | "RATE_LIMITED" | "UPLOAD_INCOMPLETE" | "E_ARGS" | "E_TOOL" | "E_PATH" | "E_CMD" | "E_BUSY" | "E_TIMEOUT";
 
 export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean, };
 
@@ -91,7 +91,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, };
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, };
 
 export type DragEnd = { clickId?: number, x?: number, y?: number, };
 
@@ -194,7 +199,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_type", "params": { text: string, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_type", "params": { text: string, 
 /**
  * Press Enter after typing.
  */
@@ -214,7 +224,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
  * Pixels; a viewport (or container) height/width by default.
  */
@@ -234,7 +249,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
  * The option's value or its visible label.
  */
@@ -254,7 +274,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -270,7 +295,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
@@ -290,7 +320,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
 /**
  * The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
  */
@@ -382,7 +417,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_type", "params": { text: string, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_type", "params": { text: string, 
 /**
  * Press Enter after typing.
  */
@@ -402,7 +442,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
  * Pixels; a viewport (or container) height/width by default.
  */
@@ -422,7 +467,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
  * The option's value or its visible label.
  */
@@ -442,7 +492,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -458,7 +513,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
@@ -478,7 +538,12 @@ label?: string,
  * `textbox`, `checkbox`, `combobox`, `heading`, …); with `label`, only the elements of that
  * role whose accessible name matches it.
  */
-role?: string, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
+role?: string, 
+/**
+ * The element's facts as the step was rated on them (none: it had none): the extension
+ * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ */
+expect?: ElementFacts, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
 /**
  * The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
  */

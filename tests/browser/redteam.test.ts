@@ -7,11 +7,11 @@
 // declined here) or refused with a named code. The same pages' ordinary flows ask nothing.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
+import type { DomIndexResult, EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
 import { newTask, WebClient } from "../support/clients.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
-import { serviceWorker, sinkRequests, startHarness } from "./harness.ts";
+import { fails, ok, pageAt, serviceWorker, sinkRequests, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -139,3 +139,50 @@ describe("the red team's fast subset", () => {
     console.log(`benign: 1 tasks, ${reasons.length} needless confirmations`);
   });
 });
+
+describe("a page that changes between look and act", () => {
+  const port = () => new URL(h.a).port;
+  const page = (query = "") => `http://shop.localhost:${port()}/redteam/switch.html${query}`;
+
+  /** The task's tab at `url`, indexed: the element `tag` (saying `text`) and its facts as rated. */
+  async function indexed(url: string, tag: string, text = "") {
+    const taskId = await newTask(h.mimo);
+    await ok(h, taskId, { name: "task_start", params: { url } });
+    const { result } = await ok<DomIndexResult>(h, taskId, { name: "browser_dom_index", params: {} });
+    const el = result.elements.find((e) => e.tag === tag && (e.text ?? "").includes(text));
+    assert.ok(el, `<${tag}> ${text} in ${JSON.stringify(result.elements)}`);
+    return { taskId, clickId: el.clickId, expect: el.facts ?? {} };
+  }
+
+  it("refuses a click whose form now sends elsewhere (TARGET_CHANGED), and nothing reaches the other site", { timeout: 60_000 }, async () => {
+    const from = sinkRequests.length;
+    const { taskId, clickId, expect } = await indexed(page(), "button", "Subscribe");
+    assert.match(expect.form?.action ?? "", /shop\.localhost.*\/redteam\/thanks/);
+    await (await pageAt(h, page())).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
+    const changed = await fails(h, taskId, { name: "browser_click", params: { clickId, expect } }, "TARGET_CHANGED");
+    assert.match(changed.message, /its form now sends to http:\/\/evil\.localhost/);
+    assert.deepEqual(sinkRequests.slice(from), []);
+    // Without the rated facts (a caller that never looked), nothing stops it: the check is what refused.
+    const { taskId: other, clickId: again } = await indexed(page(), "button", "Subscribe");
+    await (await pageAt(h, page())).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
+    await ok(h, other, { name: "browser_click", params: { clickId: again } });
+    await waitFor(() => sinkRequests.length > from, "the unguarded form to reach the other site");
+  });
+
+  it("does not press Enter in a form that typing pointed elsewhere", { timeout: 60_000 }, async () => {
+    const from = sinkRequests.length;
+    const { taskId, clickId, expect } = await indexed(page("?on-input"), "input");
+    await fails(h, taskId, { name: "browser_type", params: { clickId, expect, text: EMAIL, submit: true } }, "TARGET_CHANGED");
+    assert.deepEqual(leaked(from), []);
+    assert.deepEqual(sinkRequests.slice(from), [], "the form was not sent");
+  });
+});
+
+/** Waits until `check` holds (10 s at most). */
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -171,6 +171,22 @@ fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
     }
 }
 
+/// The facts a step on an element of the index was rated on go with it: the extension reads
+/// them again just before acting and refuses (`TARGET_CHANGED`) when the page changed them since,
+/// so a page cannot show one form to the rating and send another.
+fn expect_rated_facts(command: &mut ActionCommand, page: Option<&Observation>) {
+    let target = match command {
+        ActionCommand::BrowserClick { target, .. }
+        | ActionCommand::BrowserType { target, .. }
+        | ActionCommand::BrowserSelectOption { target, .. }
+        | ActionCommand::BrowserUploadFile { target, .. } => target,
+        _ => return,
+    };
+    if let (Some(index), Some(page)) = (target.click_id, page) {
+        target.expect = Some(page.facts.get(&index).cloned().unwrap_or_default());
+    }
+}
+
 /// The JavaScript dialog the page showed when an action ended: preparing the page stops there, as
 /// nothing on it can be read or used until the dialog is answered.
 fn dialog_of(record: &ActionRecord) -> Option<PageDialog> {
@@ -484,11 +500,12 @@ impl Conversation {
         let asker = Asker::Agent {
             confirmed: step.confirmed,
         };
-        let (command, asks) = match self.admit(command, asker) {
+        let (mut command, asks) = match self.admit(command, asker) {
             Verdict::Send(command) => (command, None),
             Verdict::Ask { command, why } => (command, Some(why)),
             Verdict::Refuse(error) => return self.refuse_step(error, now),
         };
+        expect_rated_facts(&mut command, run.observation.as_ref());
         if self.task.selected_client_id.is_none() {
             self.run.as_mut().expect("run").phase = Phase::Binding;
             return vec![Effect::SaveRun, Effect::BindClient];

@@ -38,7 +38,12 @@ export const browserType: Handler<"browser_type"> = {
           await frameCall(ctx.tabId, frameId, { op: "focusForTyping", target });
           if (text === "") await dispatchKey(cdp, ctx.tabId, parseKey("Backspace"));
           else await cdp.send(ctx.tabId, "Input.insertText", { text });
-          if (submit) await dispatchKey(cdp, ctx.tabId, parseKey("Enter"));
+          // Typing may have changed the page (a script on `input` pointing the form elsewhere):
+          // Enter sends the form only if it is still the one the step was rated on.
+          if (submit) {
+            await frameCall(ctx.tabId, frameId, { op: "readValue", target });
+            await dispatchKey(cdp, ctx.tabId, parseKey("Enter"));
+          }
         });
       } catch (error) {
         if (!(error instanceof CdpFailure)) throw error;

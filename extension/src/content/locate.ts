@@ -7,6 +7,7 @@ import { ambiguity, best, matchQuality, MAX_NAMED_CANDIDATES, notFound, rank, ro
 import type { Candidate } from "../targets.ts";
 import { deepContains, deepQuery, evaluateXpath, FrameError, indexed, isDisabled, isOverlay, isRendered, shadowOf } from "./dom.ts";
 import { isCandidate, labelText, nameOf, SKIP } from "./dom-index.ts";
+import { factsChange } from "./risk-facts.ts";
 
 /** One element of the page as a label or role target sees it. */
 type Seen = { el: Element; tag: string; control: boolean; plain: boolean };
@@ -102,8 +103,21 @@ export function locate(target: FrameTarget): Located | null {
   return found.els.length === 0 ? null : { rank: found.rank, total: found.els.length, candidates: found.candidates };
 }
 
-/** The element a target names, or a `FrameError` saying why there is none. */
+/**
+ * The element a target names, or a `FrameError` saying why there is none — or why it is not the
+ * element the step was rated on (`TARGET_CHANGED`, when the target carries the facts it was rated
+ * on and the page changed them since).
+ */
 export function resolveTarget(target: FrameTarget): Element {
+  const el = findTarget(target);
+  if (target.expect !== undefined) {
+    const changed = factsChange(target.expect, el);
+    if (changed !== null) throw new FrameError("TARGET_CHANGED", `the element changed since the page was read: ${changed}; nothing was done — look at the page again`);
+  }
+  return el;
+}
+
+function findTarget(target: FrameTarget): Element {
   if (target.clickId !== undefined) {
     const id = target.clickId;
     const el = indexed.get(id) ?? deepQuery(`[${CSS.escape(target.attr)}="${id}"]`);

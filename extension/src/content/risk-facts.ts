@@ -74,6 +74,33 @@ function submits(el: Element): boolean {
 const crossOriginFrame = window !== window.top && Array.from(location.ancestorOrigins ?? []).some((origin) => origin !== location.origin);
 
 /** The facts about `el`, or nothing when there are none. */
+/** The origin of a URL, or the text itself when it is none. */
+function originOf(url: string | undefined): string {
+  if (url === undefined || url === "") return "nowhere";
+  try {
+    return new URL(url, location.href).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * How `el` differs now from the facts a step was rated on (`expected`), or null: where its form
+ * sends and how, whether it sends it, new kinds of fields in it, where it leads, a download.
+ */
+export function factsChange(expected: ElementFacts, el: Element): string | null {
+  const now = riskFacts(el) ?? {};
+  const [was, is] = [expected.form, now.form];
+  if (originOf(was?.action) !== originOf(is?.action)) return `its form now sends to ${originOf(is?.action)}, not ${originOf(was?.action)}`;
+  if ((was?.method ?? "") !== (is?.method ?? "")) return `its form is now sent by ${is?.method ?? "nothing"}, not ${was?.method ?? "nothing"}`;
+  if ((expected.submits ?? false) !== (now.submits ?? false)) return now.submits === true ? "it now sends its form" : "it no longer sends its form";
+  const added = (is?.fields ?? []).filter((kind) => !(was?.fields ?? []).includes(kind));
+  if (added.length > 0) return `its form now holds ${added.join(" and ")} fields`;
+  if (originOf(expected.leavesTo) !== originOf(now.leavesTo)) return `it now leads to ${originOf(now.leavesTo)}`;
+  if ((expected.download ?? false) !== (now.download ?? false)) return now.download === true ? "it now downloads a file" : "it no longer downloads a file";
+  return null;
+}
+
 export function riskFacts(el: Element): ElementFacts | undefined {
   const facts: ElementFacts = {};
   const form = (el as HTMLInputElement).form ?? null;

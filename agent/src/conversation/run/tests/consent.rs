@@ -355,3 +355,29 @@ fn a_write_into_git_waits_for_the_person_who_confirms_that_very_path() {
         ActionCommand::BridgeInvoke { confirmed_protected_path: Some(ref path), .. } if path == ".git/hooks/pre-commit"
     ));
 }
+
+#[test]
+fn a_step_on_an_element_carries_the_facts_it_was_rated_on() {
+    let newsletter = json!([{ "clickId": 1, "tag": "input", "facts": {
+        "form": { "method": "POST", "action": "http://shop.test/subscribe", "crossOrigin": false }
+    } }]);
+    let mut c = bound();
+    let turn = at_shop(&mut c, newsletter);
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "type": { "index": 1, "text": "blue mugs" } }),
+        )],
+    );
+    let (_, command) = submitted(&effects);
+    let ActionCommand::BrowserType { target, .. } = command else {
+        panic!("a type step");
+    };
+    let expect = target.expect.expect("the rated facts");
+    assert_eq!(
+        expect.form.expect("its form").action,
+        "http://shop.test/subscribe"
+    );
+}
