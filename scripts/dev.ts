@@ -1,0 +1,225 @@
+// `make dev`: the whole system locally on workerd, through Miniflare's API as the tests run it —
+// wrangler.toml's bindings (Durable Objects, R2, assets with the single-page-app fallback and
+// the worker-first paths, [vars]), the vars of .dev.vars, storage under .wrangler/state (the
+// layout `wrangler dev --persist-to` used, so what it stored is still there), and the scripted
+// LLM server when .dev.vars configures no provider. `wrangler deploy` still deploys.
+//
+// Not `wrangler dev`: its ProxyWorker sends every request on to the worker over a second HTTP
+// connection and takes the loss of that connection as fatal, so a request the browser gives up
+// (a tab closed while its list calls run) ends the dev server with an empty `✘ [ERROR]`
+// (cloudflare/workers-sdk#15203, #15451: open in every wrangler to date). Here requests reach
+// workerd's own socket and nothing stands between them and the worker.
+//
+// Two processes: this one, the supervisor (token, LLM server, example skills, messages), and
+// the runtime (`--runtime`: Miniflare and its workerd). Miniflare starts a crashed workerd
+// again by itself; should the runtime process die all the same, the supervisor starts a new
+// one at once. Storage is on disk, so neither loses anything.
+//
+// Settings (environment): MIMO_PORT (8787), MIMO_LLM_SERVER_PORT (8790), MIMO_DEV_STATE
+// (.wrangler/state), MIMO_DEV_VARS (.dev.vars).
+import type { ChildProcess } from "node:child_process";
+import { fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseEnv } from "node:util";
+import type { Readable } from "node:stream";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const HOST = "127.0.0.1";
+
+/** What the supervisor hands the runtime process. */
+type RuntimeSettings = { port: number; state: string; vars: Record<string, string> };
+/** What the runtime process tells the supervisor. */
+type RuntimeMessage = { ready: string };
+
+const say = (text: string) => console.log(`\x1b[1;34m[mimo dev]\x1b[0m ${text}`);
+
+if (process.argv[2] === "--runtime") await runtime(JSON.parse(process.argv[3]!) as RuntimeSettings);
+else await supervise();
+
+// ---- supervisor -----------------------------------------------------------------------------
+
+async function supervise(): Promise<void> {
+  const port = Number(process.env.MIMO_PORT ?? 8787);
+  const llmPort = Number(process.env.MIMO_LLM_SERVER_PORT ?? 8790);
+  const state = path.resolve(ROOT, process.env.MIMO_DEV_STATE ?? ".wrangler/state");
+  const varsFile = path.resolve(ROOT, process.env.MIMO_DEV_VARS ?? ".dev.vars");
+
+  // The deployment's token: generated once, kept in .dev.vars (git-ignored).
+  let vars = readVars(varsFile);
+  if (!vars.MIMO_API_TOKEN) {
+    const text = existsSync(varsFile) ? readFileSync(varsFile, "utf8") : "";
+    appendFileSync(varsFile, `${text === "" || text.endsWith("\n") ? "" : "\n"}MIMO_API_TOKEN=${randomBytes(18).toString("base64url")}\n`);
+    vars = readVars(varsFile);
+  }
+  const token = vars.MIMO_API_TOKEN!;
+
+  let llm: { close(): Promise<void> } | undefined;
+  let llmSays = "the provider configured in .dev.vars";
+  if (vars.MIMO_LLM_BASE_URL === undefined && vars.MIMO_LLM_API_KEY === undefined) {
+    const { startLlmServer } = await import("../tests/llm-server/server.ts");
+    const server = await startLlmServer({ port: llmPort, host: HOST });
+    llm = server;
+    vars = { ...vars, MIMO_LLM_PROVIDER: "openai_compatible", MIMO_LLM_BASE_URL: `${server.url}/v1`, MIMO_LLM_MODEL: "mimo-scripted" };
+    llmSays = `the scripted LLM server on port ${server.port} (no key configured; see README to use a real one)`;
+  }
+
+  console.log(`
+  Mimo is starting on workerd.
+    web app:  http://${HOST}:${port}/
+    token:    ${token}
+    LLM:      ${llmSays}
+    storage:  ${path.relative(ROOT, state) || state} (Durable Objects SQLite, R2)
+`);
+
+  const settings: RuntimeSettings = { port, state, vars };
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let everReady = false;
+
+  const stop = async (code: number) => {
+    stopping = true;
+    const running = child;
+    if (running?.exitCode === null && running.signalCode === null) {
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGTERM");
+      const late = setTimeout(() => killGroup(running), 5000);
+      await exited;
+      clearTimeout(late);
+    }
+    await llm?.close();
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+
+  const start = (restartedAt?: number) => {
+    // A process group of its own: the runtime's workerd goes with it (killGroup), and the
+    // terminal's Ctrl-C reaches the supervisor, which stops it in order.
+    const proc = fork(fileURLToPath(import.meta.url), ["--runtime", JSON.stringify(settings)], {
+      detached: true,
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    child = proc;
+    proc.on("message", (message: RuntimeMessage) => {
+      if (restartedAt !== undefined) say(`the runtime is back after ${Date.now() - restartedAt} ms`);
+      else say(`ready on ${message.ready}`);
+      if (!everReady) {
+        everReady = true;
+        void installExampleSkills(message.ready, token, state);
+      }
+    });
+    proc.on("exit", (code, signal) => {
+      killGroup(proc);
+      if (stopping) return;
+      if (!everReady) {
+        say(`the runtime did not start (${signal ?? `exit code ${code}`})`);
+        void stop(1);
+        return;
+      }
+      say(`the runtime stopped (${signal ?? `exit code ${code}`}); starting it again — storage is on disk, nothing is lost`);
+      start(Date.now());
+    });
+  };
+  start();
+}
+
+/** The vars of a dotenv file (none when it does not exist). */
+function readVars(file: string): Record<string, string> {
+  if (!existsSync(file)) return {};
+  return Object.fromEntries(Object.entries(parseEnv(readFileSync(file, "utf8"))).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** Ends whatever is left of a runtime process's group (its workerd, when the runtime died first). */
+function killGroup(proc: ChildProcess): void {
+  try {
+    process.kill(-proc.pid!, "SIGKILL");
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/**
+ * Stores the example skills of tests/fixtures/skills through the API, once per storage: a
+ * marker in the state folder remembers it, so a skill the person deleted stays deleted.
+ */
+async function installExampleSkills(origin: string, token: string, state: string): Promise<void> {
+  const marker = path.join(state, "mimo-example-skills-installed");
+  if (existsSync(marker)) return;
+  const dir = path.join(ROOT, "tests/fixtures/skills");
+  const names = readdirSync(dir).filter((name) => existsSync(path.join(dir, name, "SKILL.md"))).sort();
+  try {
+    for (const name of names) {
+      const res = await fetch(`${origin}/api/skills/${name}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${token}`, "content-type": "text/markdown; charset=utf-8" },
+        body: readFileSync(path.join(dir, name, "SKILL.md")),
+      });
+      if (!res.ok) throw new Error(`${name}: ${res.status} ${await res.text()}`);
+    }
+  } catch (error) {
+    say(`the example skills were not installed (${String(error)}); they are tried again at the next start`);
+    return;
+  }
+  mkdirSync(state, { recursive: true });
+  writeFileSync(marker, `${names.join("\n")}\n`);
+  say(`installed the example skills ${names.join(", ")} (once; see README, "Skills")`);
+}
+
+// ---- runtime --------------------------------------------------------------------------------
+
+async function runtime({ port, state, vars }: RuntimeSettings): Promise<void> {
+  const { Log, LogLevel, Miniflare } = await import("miniflare");
+  const { unstable_getMiniflareWorkerOptions, unstable_readConfig } = await import("wrangler");
+  const config = unstable_readConfig({ config: path.join(ROOT, "wrangler.toml") });
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+
+  // Miniflare starts workerd again by itself when it dies; its output ending says it did.
+  let disposing = false;
+  let crashedAt: number | undefined;
+  const pipe = (from: Readable, to: NodeJS.WriteStream) => {
+    from.pipe(to, { end: false });
+    from.once("end", () => {
+      if (disposing || crashedAt !== undefined) return;
+      crashedAt = Date.now();
+      say("workerd stopped unexpectedly; Miniflare is starting it again");
+    });
+  };
+
+  const mf = new Miniflare({
+    ...workerOptions,
+    name: config.name,
+    scriptPath: main,
+    modules: true,
+    host: HOST,
+    port,
+    log: new Log(LogLevel.INFO),
+    // The layout of `wrangler dev --persist-to`: <state>/v3/{do,r2,…}.
+    defaultPersistRoot: path.join(state, "v3"),
+    // [vars] with .dev.vars over them, as wrangler dev had it, and nothing else of the
+    // environment (wrangler's own reading would take the repository's .dev.vars).
+    bindings: { ...config.vars, ...vars },
+    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+      pipe(stdout, process.stdout);
+      pipe(stderr, process.stderr);
+    },
+    unsafeHandleRuntimeRestart: () => {
+      if (crashedAt !== undefined) say(`workerd is back after ${Date.now() - crashedAt} ms`);
+      crashedAt = undefined;
+    },
+  });
+  const url = await mf.ready;
+
+  const shutdown = async () => {
+    disposing = true;
+    await mf.dispose();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown());
+  process.on("SIGINT", () => void shutdown());
+  // The supervisor is gone (killed without a chance to stop us): go too.
+  process.on("disconnect", () => void shutdown());
+  process.send!({ ready: url.origin } satisfies RuntimeMessage);
+}
