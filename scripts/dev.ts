@@ -10,10 +10,11 @@
 // (cloudflare/workers-sdk#15203, #15451: open in every wrangler to date). Here requests reach
 // workerd's own socket and nothing stands between them and the worker.
 //
-// Two processes: this one, the supervisor (token, LLM server, example skills, messages), and
-// the runtime (`--runtime`: Miniflare and its workerd). Miniflare starts a crashed workerd
-// again by itself; should the runtime process die all the same, the supervisor starts a new
-// one at once. Storage is on disk, so neither loses anything.
+// Two kinds of process: this one, the supervisor (token, LLM server, example skills, messages),
+// and the runtime (`--runtime`: Miniflare and its workerd). Miniflare starts a crashed workerd
+// again by itself; should the runtime process die all the same, the supervisor hands its port to
+// a standby runtime, kept warm (Node started, Miniflare loaded) for that moment. Storage is on
+// disk, so neither loses anything.
 //
 // Settings (environment): MIMO_PORT (8787), MIMO_LLM_SERVER_PORT (8790), MIMO_DEV_STATE
 // (.wrangler/state), MIMO_DEV_VARS (.dev.vars).
@@ -21,22 +22,24 @@ import type { ChildProcess } from "node:child_process";
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEnv } from "node:util";
 import type { Readable } from "node:stream";
+import type { MiniflareOptions } from "miniflare";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HOST = "127.0.0.1";
 
-/** What the supervisor hands the runtime process. */
-type RuntimeSettings = { port: number; state: string; vars: Record<string, string> };
-/** What the runtime process tells the supervisor. */
-type RuntimeMessage = { ready: string };
+/** What the supervisor tells a runtime process: run the worker with these options. */
+type ToRuntime = { start: MiniflareOptions };
+/** What a runtime process tells the supervisor: Miniflare is loaded; the worker is ready. */
+type FromRuntime = { warm: true } | { ready: string };
 
 const say = (text: string) => console.log(`\x1b[1;34m[mimo dev]\x1b[0m ${text}`);
 
-if (process.argv[2] === "--runtime") await runtime(JSON.parse(process.argv[3]!) as RuntimeSettings);
+if (process.argv[2] === "--runtime") await runtime();
 else await supervise();
 
 // ---- supervisor -----------------------------------------------------------------------------
@@ -71,21 +74,22 @@ async function supervise(): Promise<void> {
     web app:  http://${HOST}:${port}/
     token:    ${token}
     LLM:      ${llmSays}
-    storage:  ${path.relative(ROOT, state) || state} (Durable Objects SQLite, R2)
+    storage:  ${state.startsWith(`${ROOT}/`) ? path.relative(ROOT, state) : state} (Durable Objects SQLite, R2)
 `);
 
-  const settings: RuntimeSettings = { port, state, vars };
-  let child: ChildProcess | undefined;
+  const options = await miniflareOptions(port, state, vars);
+  let active: ChildProcess | undefined;
+  let standby = warmRuntime();
   let stopping = false;
   let everReady = false;
 
   const stop = async (code: number) => {
     stopping = true;
-    const running = child;
-    if (running?.exitCode === null && running.signalCode === null) {
-      const exited = new Promise((resolve) => running.once("exit", resolve));
-      running.kill("SIGTERM");
-      const late = setTimeout(() => killGroup(running), 5000);
+    for (const proc of [active, await standby.catch(() => undefined)]) {
+      if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) continue;
+      const exited = new Promise((resolve) => proc.once("exit", resolve));
+      proc.kill("SIGTERM");
+      const late = setTimeout(() => killGroup(proc), 5000);
       await exited;
       clearTimeout(late);
     }
@@ -95,15 +99,15 @@ async function supervise(): Promise<void> {
   process.on("SIGINT", () => void stop(0));
   process.on("SIGTERM", () => void stop(0));
 
-  const start = (restartedAt?: number) => {
-    // A process group of its own: the runtime's workerd goes with it (killGroup), and the
-    // terminal's Ctrl-C reaches the supervisor, which stops it in order.
-    const proc = fork(fileURLToPath(import.meta.url), ["--runtime", JSON.stringify(settings)], {
-      detached: true,
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    child = proc;
-    proc.on("message", (message: RuntimeMessage) => {
+  const start = async (restartedAt?: number) => {
+    let proc = await standby.catch(() => undefined);
+    if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) proc = await warmRuntime();
+    standby = warmRuntime();
+    active = proc;
+    let ready = false;
+    proc.on("message", (message: FromRuntime) => {
+      if (!("ready" in message)) return;
+      ready = true;
       if (restartedAt !== undefined) say(`the runtime is back after ${Date.now() - restartedAt} ms`);
       else say(`ready on ${message.ready}`);
       if (!everReady) {
@@ -114,16 +118,88 @@ async function supervise(): Promise<void> {
     proc.on("exit", (code, signal) => {
       killGroup(proc);
       if (stopping) return;
-      if (!everReady) {
+      if (!ready) {
+        // A runtime that cannot start (the port taken, the build missing) is not restarted.
         say(`the runtime did not start (${signal ?? `exit code ${code}`})`);
         void stop(1);
         return;
       }
       say(`the runtime stopped (${signal ?? `exit code ${code}`}); starting it again — storage is on disk, nothing is lost`);
-      start(Date.now());
+      const at = Date.now();
+      // Its workerd must have let go of the port before the next one takes it.
+      void portFree(port).then(() => start(at));
     });
+    proc.send({ start: options } satisfies ToRuntime);
   };
-  start();
+  await start().catch((error: unknown) => {
+    say(`the runtime did not start (${String(error)})`);
+    void stop(1);
+  });
+}
+
+/**
+ * A runtime process with Node started and Miniflare loaded, waiting to be told to start. In a
+ * process group of its own: its workerd goes with it (killGroup), and the terminal's Ctrl-C
+ * reaches the supervisor only, which stops everything in order.
+ */
+function warmRuntime(): Promise<ChildProcess> {
+  const proc = fork(fileURLToPath(import.meta.url), ["--runtime"], { detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  // A message to a process that just died is its exit's business, not an error of ours.
+  proc.on("error", () => undefined);
+  const warm = new Promise<ChildProcess>((resolve, reject) => {
+    const early = (code: number | null, signal: string | null) => reject(new Error(`the runtime process ended as it loaded (${signal ?? `exit code ${code}`})`));
+    proc.once("exit", early);
+    proc.once("message", () => {
+      proc.off("exit", early);
+      resolve(proc);
+    });
+  });
+  // A standby may end unused (stopped with the supervisor); whoever takes it sees the rejection.
+  warm.catch(() => undefined);
+  return warm;
+}
+
+/**
+ * The worker's Miniflare options, read from wrangler.toml by wrangler's own code (the bindings,
+ * their SQLite classes, the assets and their routing, module rules): plain data for the runtime.
+ */
+async function miniflareOptions(port: number, state: string, vars: Record<string, string>): Promise<MiniflareOptions> {
+  const { unstable_getMiniflareWorkerOptions, unstable_readConfig } = await import("wrangler");
+  const config = unstable_readConfig({ config: path.join(ROOT, "wrangler.toml") });
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+  return {
+    ...workerOptions,
+    name: config.name,
+    scriptPath: main,
+    modules: true,
+    host: HOST,
+    port,
+    // The layout of `wrangler dev --persist-to`: <state>/v3/{do,r2,…}.
+    defaultPersistRoot: path.join(state, "v3"),
+    // [vars] with .dev.vars over them, as wrangler dev had it, and nothing else (wrangler's own
+    // reading would take the repository's .dev.vars, whatever MIMO_DEV_VARS says).
+    bindings: { ...config.vars, ...vars },
+    // Miniflare would fetch request.cf's contents from workers.cloudflare.com at every start (a
+    // restart too); the worker reads none of it, so its placeholder will do.
+    cf: false,
+  };
+}
+
+/** Resolves once nothing listens on `port` of HOST any more (at most a second). */
+async function portFree(port: number): Promise<void> {
+  const deadline = Date.now() + 1000;
+  while (Date.now() < deadline) {
+    const listening = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, HOST);
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (!listening) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** The vars of a dotenv file (none when it does not exist). */
@@ -170,11 +246,18 @@ async function installExampleSkills(origin: string, token: string, state: string
 
 // ---- runtime --------------------------------------------------------------------------------
 
-async function runtime({ port, state, vars }: RuntimeSettings): Promise<void> {
+async function runtime(): Promise<void> {
   const { Log, LogLevel, Miniflare } = await import("miniflare");
-  const { unstable_getMiniflareWorkerOptions, unstable_readConfig } = await import("wrangler");
-  const config = unstable_readConfig({ config: path.join(ROOT, "wrangler.toml") });
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+  let mf: InstanceType<typeof Miniflare> | undefined;
+  const shutdown = async () => {
+    disposing = true;
+    await mf?.dispose();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown());
+  process.on("SIGINT", () => void shutdown());
+  // The supervisor is gone (killed without a chance to stop us): go too.
+  process.on("disconnect", () => void shutdown());
 
   // Miniflare starts workerd again by itself when it dies; its output ending says it did.
   let disposing = false;
@@ -188,38 +271,26 @@ async function runtime({ port, state, vars }: RuntimeSettings): Promise<void> {
     });
   };
 
-  const mf = new Miniflare({
-    ...workerOptions,
-    name: config.name,
-    scriptPath: main,
-    modules: true,
-    host: HOST,
-    port,
-    log: new Log(LogLevel.INFO),
-    // The layout of `wrangler dev --persist-to`: <state>/v3/{do,r2,…}.
-    defaultPersistRoot: path.join(state, "v3"),
-    // [vars] with .dev.vars over them, as wrangler dev had it, and nothing else of the
-    // environment (wrangler's own reading would take the repository's .dev.vars).
-    bindings: { ...config.vars, ...vars },
-    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
-      pipe(stdout, process.stdout);
-      pipe(stderr, process.stderr);
-    },
-    unsafeHandleRuntimeRestart: () => {
-      if (crashedAt !== undefined) say(`workerd is back after ${Date.now() - crashedAt} ms`);
-      crashedAt = undefined;
-    },
+  process.once("message", ({ start }: ToRuntime) => {
+    mf = new Miniflare({
+      ...start,
+      log: new Log(LogLevel.INFO),
+      handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+        pipe(stdout, process.stdout);
+        pipe(stderr, process.stderr);
+      },
+      unsafeHandleRuntimeRestart: () => {
+        if (crashedAt !== undefined) say(`workerd is back after ${Date.now() - crashedAt} ms`);
+        crashedAt = undefined;
+      },
+    });
+    mf.ready.then(
+      (url) => process.send!({ ready: url.origin } satisfies FromRuntime),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
   });
-  const url = await mf.ready;
-
-  const shutdown = async () => {
-    disposing = true;
-    await mf.dispose();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void shutdown());
-  process.on("SIGINT", () => void shutdown());
-  // The supervisor is gone (killed without a chance to stop us): go too.
-  process.on("disconnect", () => void shutdown());
-  process.send!({ ready: url.origin } satisfies RuntimeMessage);
+  process.send!({ warm: true } satisfies FromRuntime);
 }
