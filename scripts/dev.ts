@@ -7,7 +7,7 @@
 // Not `wrangler dev`: its ProxyWorker sends every request on to the worker over a second HTTP
 // connection and takes the loss of that connection as fatal, so a request the browser gives up
 // (a tab closed while its list calls run) ends the dev server with an empty `✘ [ERROR]`
-// (cloudflare/workers-sdk#15203, #15451: open in every wrangler to date). Here requests reach
+// (cloudflare/workers-sdk#15203, #15451: open, reported up to wrangler 4.127). Here requests reach
 // workerd's own socket and nothing stands between them and the worker.
 //
 // Two kinds of process: this one, the supervisor (token, LLM server, example skills, messages),

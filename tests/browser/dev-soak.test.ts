@@ -1,13 +1,13 @@
 // `make dev` under its own web app. Starts scripts/dev.ts — the command `make dev` runs — on
 // free ports with storage of its own, and soaks it: the web app opened and closed in Chromium 20
-// times (tabs closed at once while their list calls run, after a moment, and after their task's
-// coordinator hibernated), the web app's list calls aborted by the client every half second
-// (what ended `wrangler dev` within two minutes, issue 30), sockets dropped mid-request and
-// mid-connection, the real extension paired and a task run with the scripted model, then
-// workerd and the whole runtime process killed. A probe asks the server every 200 ms from start
-// to end: every answer is 200, except just after a kill, and a killed runtime answers again in
-// under 2 s, saying so, with nothing stored lost. The example skills are installed at the first
-// start, once: a deleted one stays deleted across a restart.
+// times (tabs closed as their list calls run, after a moment, and after their task's coordinator
+// hibernated), the web app's list calls aborted by the client every half second (issue 30's
+// repro), sockets cut mid-handshake and mid-request, POST bodies abandoned halfway (what ended
+// `wrangler dev` at once), the real extension paired and a task run with the scripted model,
+// then workerd and the whole runtime process killed. A probe asks the server every 200 ms from
+// start to end: every answer is 200, except just after a kill, and a killed runtime answers
+// again in under 2 s, saying so, with nothing stored lost. The example skills are installed at
+// the first start, once: a deleted one stays deleted across a restart.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -283,18 +283,28 @@ describe("make dev under its own web app", () => {
     );
 
     // Sockets dropped without a goodbye: web app sockets cut at random moments of their
-    // handshake and life, and raw connections cut mid-request.
+    // handshake and life; connections cut mid-request, and POSTs whose body the client abandons
+    // halfway (reset or closed) — one of those ended `wrangler dev` at once, every time.
     const drops = (async () => {
+      const taskId = /#\/task\/(.+)$/.exec(taskUrl)![1]!;
       for (let i = 0; i < 20; i++) {
-        const ws = new WebSocket(`${dev.url.replace("http", "ws")}/ws/web?${new URLSearchParams({ taskId: /#\/task\/(.+)$/.exec(taskUrl)![1]!, ticket: await wsTicket(dev) })}`);
+        const ws = new WebSocket(`${dev.url.replace("http", "ws")}/ws/web?${new URLSearchParams({ taskId, ticket: await wsTicket(dev) })}`);
         ws.on("error", () => undefined);
         await sleep(Math.random() * 300);
         ws.terminate();
-        const raw = connect(settings.port, "127.0.0.1");
-        raw.on("error", () => undefined);
-        raw.write(i % 2 === 0 ? `GET /api/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${dev.token}\r\n\r\n` : "GET /api/skil");
-        await sleep(Math.random() * 20);
-        raw.destroy();
+        const requests = [
+          `GET /api/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${dev.token}\r\n\r\n`,
+          "GET /api/skil",
+          `POST /api/ws-ticket HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${dev.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"half":`,
+        ];
+        for (const [n, text] of requests.entries()) {
+          const raw = connect(settings.port, "127.0.0.1");
+          raw.on("error", () => undefined);
+          raw.write(text);
+          await sleep(Math.random() * 20);
+          if ((i + n) % 2 === 0) raw.resetAndDestroy();
+          else raw.destroy();
+        }
         await sleep(500);
       }
     })();
@@ -356,6 +366,7 @@ describe("make dev under its own web app", () => {
     let at = Date.now();
     process.kill(workerd.pid, "SIGKILL");
     const workerdDown = await downtime(dev, at);
+    console.log(`workerd killed: answered again after ${workerdDown} ms`);
     await dev.line(/workerd is back after \d+ ms/, from);
     assert.ok(workerdDown < 2000, `workerd was back after ${workerdDown} ms`);
 
@@ -366,10 +377,10 @@ describe("make dev under its own web app", () => {
     // workerd outliving it for a moment.
     process.kill(-runtime.pid, "SIGKILL");
     const runtimeDown = await downtime(dev, at);
+    console.log(`runtime process killed: answered again after ${runtimeDown} ms`);
     await dev.line(/the runtime stopped \(SIGKILL\); starting it again/, from);
     await dev.line(/the runtime is back after \d+ ms/, from);
     assert.ok(runtimeDown < 2000, `the runtime was back after ${runtimeDown} ms`);
-    console.log(`restarts: workerd ${workerdDown} ms, runtime process ${runtimeDown} ms`);
 
     probe.phase = "after";
     assert.deepEqual(await history(dev, taskId), before, "the task's history is whole");
