@@ -13,8 +13,8 @@
 // Two kinds of process: this one, the supervisor (token, LLM server, example skills, messages),
 // and the runtime (`--runtime`: Miniflare and its workerd). Miniflare starts a crashed workerd
 // again by itself; should the runtime process die all the same, the supervisor hands its port to
-// a standby runtime, kept warm (Node started, Miniflare loaded) for that moment. Storage is on
-// disk, so neither loses anything.
+// a standby runtime, kept warm for that moment (Node started, Miniflare loaded and run once).
+// Storage is on disk, so neither loses anything.
 //
 // Settings (environment): MIMO_PORT (8787), MIMO_LLM_SERVER_PORT (8790), MIMO_DEV_STATE
 // (.wrangler/state), MIMO_DEV_VARS (.dev.vars).
@@ -22,6 +22,8 @@ import type { ChildProcess } from "node:child_process";
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,8 +34,8 @@ import type { MiniflareOptions } from "miniflare";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HOST = "127.0.0.1";
 
-/** What the supervisor tells a runtime process: run the worker with these options. */
-type ToRuntime = { start: MiniflareOptions };
+/** What the supervisor tells a runtime process: warm up for, or run, the worker with these options. */
+type ToRuntime = { warmUp: MiniflareOptions } | { start: MiniflareOptions };
 /** What a runtime process tells the supervisor: Miniflare is loaded; the worker is ready. */
 type FromRuntime = { warm: true } | { ready: string };
 
@@ -79,6 +81,7 @@ async function supervise(): Promise<void> {
 
   const options = await miniflareOptions(port, state, vars);
   let active: ChildProcess | undefined;
+  // The first runtime starts at once; the standbys after it warm up first.
   let standby = warmRuntime();
   let stopping = false;
   let everReady = false;
@@ -102,7 +105,7 @@ async function supervise(): Promise<void> {
   const start = async (restartedAt?: number) => {
     let proc = await standby.catch(() => undefined);
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) proc = await warmRuntime();
-    standby = warmRuntime();
+    standby = warmRuntime(options);
     active = proc;
     let ready = false;
     proc.on("message", (message: FromRuntime) => {
@@ -138,12 +141,15 @@ async function supervise(): Promise<void> {
 }
 
 /**
- * A runtime process with Node started and Miniflare loaded, waiting to be told to start. In a
- * process group of its own: its workerd goes with it (killGroup), and the terminal's Ctrl-C
- * reaches the supervisor only, which stops everything in order.
+ * A runtime process with Node started and Miniflare loaded (and run once with `warmUp`'s
+ * options), waiting to be told to start. In a process group of its own: its workerd goes with
+ * it (killGroup), and the terminal's Ctrl-C reaches the supervisor only, which stops everything
+ * in order.
  */
-function warmRuntime(): Promise<ChildProcess> {
-  const proc = fork(fileURLToPath(import.meta.url), ["--runtime"], { detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+function warmRuntime(warmUp?: MiniflareOptions): Promise<ChildProcess> {
+  const args = warmUp === undefined ? ["--runtime"] : ["--runtime", "--warm-up"];
+  const proc = fork(fileURLToPath(import.meta.url), args, { detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  if (warmUp !== undefined) proc.send({ warmUp } satisfies ToRuntime);
   // A message to a process that just died is its exit's business, not an error of ours.
   proc.on("error", () => undefined);
   const warm = new Promise<ChildProcess>((resolve, reject) => {
@@ -271,9 +277,9 @@ async function runtime(): Promise<void> {
     });
   };
 
-  process.once("message", ({ start }: ToRuntime) => {
+  const start = (options: MiniflareOptions) => {
     mf = new Miniflare({
-      ...start,
+      ...options,
       log: new Log(LogLevel.INFO),
       handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
         pipe(stdout, process.stdout);
@@ -291,6 +297,30 @@ async function runtime(): Promise<void> {
         process.exit(1);
       },
     );
+  };
+
+  // A process's first Miniflare starts slower than the next (code not yet optimised, files
+  // not yet read; about twice as slow): a standby pays that now with a throwaway instance on
+  // storage of its own and any port, not when it takes over.
+  const warmUp = async (options: MiniflareOptions) => {
+    const scratch = await mkdtemp(path.join(tmpdir(), "mimo-dev-warm-up-"));
+    const trial = new Miniflare({
+      ...options,
+      port: 0,
+      defaultPersistRoot: scratch,
+      handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+        stdout.resume();
+        stderr.resume();
+      },
+    });
+    await trial.ready;
+    await trial.dispose();
+    await rm(scratch, { recursive: true, force: true });
+  };
+
+  process.on("message", (message: ToRuntime) => {
+    if ("start" in message) start(message.start);
+    else void warmUp(message.warmUp).then(() => process.send!({ warm: true } satisfies FromRuntime));
   });
-  process.send!({ warm: true } satisfies FromRuntime);
+  if (process.argv[3] !== "--warm-up") process.send!({ warm: true } satisfies FromRuntime);
 }
