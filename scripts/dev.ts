@@ -5,10 +5,11 @@
 // LLM server when .dev.vars configures no provider. `wrangler deploy` still deploys.
 //
 // Not `wrangler dev`: its ProxyWorker sends every request on to the worker over a second HTTP
-// connection and takes the loss of that connection as fatal, so a request the browser gives up
-// (a tab closed while its list calls run) ends the dev server with an empty `✘ [ERROR]`
-// (cloudflare/workers-sdk#15203, #15451: open, reported up to wrangler 4.127). Here requests reach
-// workerd's own socket and nothing stands between them and the worker.
+// connection and takes the loss of that connection as fatal ("Error inside ProxyWorker …
+// Network connection lost", then an empty `✘ [ERROR]` and exit 1), so a request its client gives
+// up can end the dev server: a tab closed while its calls run, at random; a POST whose body stops
+// halfway, at once (cloudflare/workers-sdk#15203, #15451: open, reported up to wrangler 4.127).
+// Here requests reach workerd's own socket and nothing stands between them and the worker.
 //
 // Two kinds of process: this one, the supervisor (token, LLM server, example skills, messages),
 // and the runtime (`--runtime`: Miniflare and its workerd). Miniflare starts a crashed workerd
