@@ -5,9 +5,9 @@ ENV := source scripts/env.sh &&
 
 .PHONY: dev test fuzz bench chaos demo setup setup-browser worker web extension typescript clean
 
-## make dev: build everything and run the whole system locally on workerd.
+## make dev: build everything and run the whole system locally on workerd (scripts/dev.ts).
 dev: setup worker
-	@$(ENV) scripts/dev.sh
+	@$(ENV) node scripts/dev.ts
 
 ## make test: every test — Rust unit tests, lints, TypeScript checks, integration tests against
 ## the built worker in miniflare, browser tests in Chromium.

@@ -29,7 +29,7 @@ import { allowInChromeDialog, startXvfb } from "../support/chrome-dialog.ts";
 import type { Display } from "../support/chrome-dialog.ts";
 import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
-import type { Mimo, MimoOptions } from "../support/mimo.ts";
+import type { Endpoint, Mimo, MimoOptions } from "../support/mimo.ts";
 
 export const EXTENSION = path.join(ROOT, "extension/dist");
 const FIXTURES = path.join(ROOT, "tests/fixtures");
@@ -95,7 +95,7 @@ export const fixtureRequests: Array<{ path: string; form: Record<string, string>
  */
 export const sinkRequests: Array<{ host: string; url: string; body: string }> = [];
 
-async function startFixtures(bundle: string): Promise<Server> {
+export async function startFixtures(bundle: string): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     const send = (status: number, type: string, body: string | Buffer) => {
@@ -162,7 +162,7 @@ async function reactBundle(): Promise<string> {
 
 
 /** Chromium with the extension on `profile`; headed ones on `display`, in light colours (see chrome-dialog.ts). */
-async function launch(profile: string, display: Display, headed: boolean): Promise<{ context: BrowserContext; extensionId: string }> {
+export async function launch(profile: string, display: Display, headed: boolean): Promise<{ context: BrowserContext; extensionId: string }> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: !headed,
@@ -181,7 +181,7 @@ export async function allowAllSites(display: Display, options: Page): Promise<vo
 }
 
 /** Pairs the extension as a person does: a code from the server, typed into the options page. */
-export async function pairFromOptions(mimo: Mimo, options: Page): Promise<void> {
+export async function pairFromOptions(mimo: Endpoint, options: Page): Promise<void> {
   const res = await fetch(`${mimo.url}/api/extension/pairing-code`, { method: "POST", headers: { authorization: `Bearer ${mimo.token}` } });
   const { code } = (await res.json()) as { code: string };
   await options.locator("#server-url").fill(mimo.url);

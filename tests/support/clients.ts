@@ -11,29 +11,29 @@ import type {
   ServerToExtension,
   WsTicket,
 } from "../../protocol/ts/protocol.ts";
-import type { Mimo } from "./mimo.ts";
+import type { Endpoint } from "./mimo.ts";
 
-export async function api(mimo: Mimo, route: string, token: string | null = mimo.token): Promise<Response> {
+export async function api(mimo: Endpoint, route: string, token: string | null = mimo.token): Promise<Response> {
   const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
   return fetch(`${mimo.url}${route}`, { headers });
 }
 
 /** `POST` with a bearer token (or none), a JSON body when given. */
-export async function post(mimo: Mimo, route: string, body?: unknown, token: string | null = mimo.token): Promise<Response> {
+export async function post(mimo: Endpoint, route: string, body?: unknown, token: string | null = mimo.token): Promise<Response> {
   const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
   if (body !== undefined) headers["content-type"] = "application/json";
   return fetch(`${mimo.url}${route}`, { method: "POST", headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 /** A single-use socket ticket bought with `token` (the deployment's, or an extension's). */
-export async function wsTicket(mimo: Mimo, token: string = mimo.token): Promise<string> {
+export async function wsTicket(mimo: Endpoint, token: string = mimo.token): Promise<string> {
   const res = await post(mimo, "/api/ws-ticket", undefined, token);
   if (res.status !== 200) throw new Error(`ws ticket: ${res.status} ${await res.text()}`);
   return ((await res.json()) as WsTicket).ticket;
 }
 
 /** Pairs `clientId` as the person would (a code from the web app, typed into the extension): its credential. */
-export async function pairExtension(mimo: Mimo, clientId: string): Promise<string> {
+export async function pairExtension(mimo: Endpoint, clientId: string): Promise<string> {
   const issued = await post(mimo, "/api/extension/pairing-code");
   if (issued.status !== 200) throw new Error(`pairing code: ${issued.status} ${await issued.text()}`);
   const { code } = (await issued.json()) as PairingCode;
@@ -42,7 +42,7 @@ export async function pairExtension(mimo: Mimo, clientId: string): Promise<strin
   return ((await paired.json()) as PairResponse).token;
 }
 
-export async function newTask(mimo: Mimo): Promise<string> {
+export async function newTask(mimo: Endpoint): Promise<string> {
   const res = await api(mimo, "/api/task/id");
   if (res.status !== 200) throw new Error(`task id: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { taskId: string }).taskId;
@@ -130,7 +130,7 @@ class RecordingSocket<In> {
 }
 
 export class WebClient extends RecordingSocket<EventEnvelope> {
-  static async connect(mimo: Mimo, taskId: string, lastSeq?: number): Promise<WebClient> {
+  static async connect(mimo: Endpoint, taskId: string, lastSeq?: number): Promise<WebClient> {
     const q = new URLSearchParams({ taskId, ticket: await wsTicket(mimo) });
     if (lastSeq !== undefined) q.set("lastSeq", String(lastSeq));
     const client = new WebClient(`${mimo.url.replace("http", "ws")}/ws/web?${q}`);
@@ -184,7 +184,7 @@ export class ExtensionClient extends RecordingSocket<ServerToExtension> {
   }
 
   /** Pairs (unless given its credential) and connects as the extension `clientId`. */
-  static async connect(mimo: Mimo, clientId: string, name = `Browser ${clientId}`, token?: string): Promise<ExtensionClient> {
+  static async connect(mimo: Endpoint, clientId: string, name = `Browser ${clientId}`, token?: string): Promise<ExtensionClient> {
     const credential = token ?? (await pairExtension(mimo, clientId));
     const q = new URLSearchParams({ clientId, ticket: await wsTicket(mimo, credential) });
     const client = new ExtensionClient(`${mimo.url.replace("http", "ws")}/ws/extension?${q}`, clientId, credential);

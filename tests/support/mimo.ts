@@ -46,6 +46,9 @@ export type Mimo = {
   dispose(): Promise<void>;
 };
 
+/** What a client needs of a running server: a test runtime, or `make dev`'s. */
+export type Endpoint = Pick<Mimo, "url" | "token">;
+
 export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
   const llm = await startLlmServer({ turns: opts.turns ?? [] });
   const token = `test-${randomUUID()}`;
