@@ -83,9 +83,10 @@ pub struct Target {
     pub role: Option<String>,
     /// The element's facts as the step was rated on them (none: it had none): the extension
     /// reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+    /// (Boxed: every queued action is as large as its largest kind.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub expect: Option<ElementFacts>,
+    #[ts(optional, as = "Option<ElementFacts>")]
+    pub expect: Option<Box<ElementFacts>>,
 }
 
 impl Target {

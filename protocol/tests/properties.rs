@@ -340,6 +340,24 @@ fn page_dialog() -> BoxedStrategy<PageDialog> {
         .boxed()
 }
 
+/// The facts a step was rated on: a form sent somewhere, or none.
+fn rated_facts() -> BoxedStrategy<Box<mimo_protocol::ElementFacts>> {
+    (of(text()), any::<bool>())
+        .prop_map(|(action, submits)| {
+            Box::new(mimo_protocol::ElementFacts {
+                form: action.map(|action| mimo_protocol::FormFacts {
+                    method: "POST".into(),
+                    action,
+                    cross_origin: submits,
+                    fields: Vec::new(),
+                }),
+                submits,
+                ..Default::default()
+            })
+        })
+        .boxed()
+}
+
 fn target() -> BoxedStrategy<Target> {
     (
         of(any::<u32>()),
@@ -347,13 +365,15 @@ fn target() -> BoxedStrategy<Target> {
         of(text()),
         of(text()),
         of(text()),
+        of(rated_facts()),
     )
-        .prop_map(|(click_id, xpath, selector, label, role)| Target {
+        .prop_map(|(click_id, xpath, selector, label, role, expect)| Target {
             click_id,
             xpath,
             selector,
             label,
             role,
+            expect,
         })
         .boxed()
 }
@@ -468,11 +488,14 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         any::<i32>().prop_map(|tab_id| BrowserSwitchTab { tab_id }),
         text().prop_map(|url| BrowserOpenTab { url }),
         of(any::<i32>()).prop_map(|tab_id| BrowserCloseTab { tab_id }),
-        (text(), text(), text()).prop_map(|(path, content, agent_id)| BridgeInvoke {
-            tool: mimo_protocol::bridge::BridgeTool::Write,
-            args: serde_json::json!({ "path": path, "content": content }),
-            agent_id,
-        }),
+        (text(), text(), text(), of(text())).prop_map(
+            |(path, content, agent_id, confirmed_protected_path)| BridgeInvoke {
+                tool: mimo_protocol::bridge::BridgeTool::Write,
+                args: serde_json::json!({ "path": path, "content": content }),
+                agent_id,
+                confirmed_protected_path,
+            }
+        ),
     ]
     .boxed()
 }

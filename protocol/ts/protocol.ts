@@ -95,6 +95,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, };
 
@@ -203,6 +204,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_type", "params": { text: string, 
 /**
@@ -228,6 +230,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
@@ -253,6 +256,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
@@ -278,6 +282,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
 /**
@@ -299,6 +304,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
 /**
@@ -324,6 +330,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
 /**
@@ -421,6 +428,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_type", "params": { text: string, 
 /**
@@ -446,6 +454,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
@@ -471,6 +480,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
@@ -496,6 +506,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
 /**
@@ -517,6 +528,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
 /**
@@ -542,6 +554,7 @@ role?: string,
 /**
  * The element's facts as the step was rated on them (none: it had none): the extension
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
+ * (Boxed: every queued action is as large as its largest kind.)
  */
 expect?: ElementFacts, } } | { "name": "browser_read_tab", "params": { tabId: number, } } | { "name": "browser_switch_tab", "params": { tabId: number, } } | { "name": "browser_open_tab", "params": { url: string, } } | { "name": "browser_close_tab", "params": { tabId?: number, } } | { "name": "bridge_invoke", "params": { tool: BridgeTool, 
 /**

@@ -131,7 +131,7 @@ describe("a task's secrets", () => {
       const body = (await res.json()) as { code: string; message: string };
       assert.equal(res.status, 403, url);
       assert.equal(body.code, "PERMISSION_DENIED");
-      assert.doesNotMatch(body.message, /127\.0\.0\.1:9\b|\*\.login\.test/, "the secret's domains are not told");
+      assert.doesNotMatch(body.message, /http:\/\/127\.0\.0\.1:9\b|\*\.login\.test/, "the secret's domains are not told");
       assert.ok(!JSON.stringify(body).includes(TASK_VALUE));
     }
     const given = await value("pw", "http://127.0.0.1:9/login", login.action);

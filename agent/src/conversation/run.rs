@@ -183,7 +183,9 @@ fn expect_rated_facts(command: &mut ActionCommand, page: Option<&Observation>) {
         _ => return,
     };
     if let (Some(index), Some(page)) = (target.click_id, page) {
-        target.expect = Some(page.facts.get(&index).cloned().unwrap_or_default());
+        target.expect = Some(Box::new(
+            page.facts.get(&index).cloned().unwrap_or_default(),
+        ));
     }
 }
 

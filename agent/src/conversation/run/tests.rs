@@ -1170,7 +1170,7 @@ fn an_attached_file_is_named_to_the_model_and_uploaded_by_its_name() {
         ActionCommand::BrowserUploadFile {
             target: mimo_protocol::Target {
                 // Element 1 had no risky facts when the step was rated: it must have none still.
-                expect: Some(mimo_protocol::ElementFacts::default()),
+                expect: Some(Box::default()),
                 ..mimo_protocol::Target::click_id(1)
             },
             artifact_id: "art_contract".into(),
