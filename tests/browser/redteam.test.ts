@@ -163,8 +163,8 @@ describe("a page that changes between look and act", () => {
     assert.match(changed.message, /its form now sends to http:\/\/evil\.localhost/);
     assert.deepEqual(sinkRequests.slice(from), []);
     // Without the rated facts (a caller that never looked), nothing stops it: the check is what refused.
-    const { taskId: other, clickId: again } = await indexed(page(), "button", "Subscribe");
-    await (await pageAt(h, page())).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
+    const { taskId: other, clickId: again } = await indexed(page("?unguarded"), "button", "Subscribe");
+    await (await pageAt(h, page("?unguarded"))).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
     await ok(h, other, { name: "browser_click", params: { clickId: again } });
     await waitFor(() => sinkRequests.length > from, "the unguarded form to reach the other site");
   });
