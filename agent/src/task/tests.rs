@@ -25,7 +25,12 @@ fn config() -> TaskConfig {
 }
 
 fn created() -> Task {
-    let mut task = Task::new(config());
+    created_with(config())
+}
+
+/// A task created under the deployment settings `config`.
+fn created_with(config: TaskConfig) -> Task {
+    let mut task = Task::new(config);
     direct(
         &mut task,
         Input::Create {

@@ -23,15 +23,7 @@ fn long(what: &str) -> String {
 }
 
 fn created_small() -> Task {
-    let mut task = Task::new(small_context());
-    direct(
-        &mut task,
-        Input::Create {
-            task_id: TASK.into(),
-        },
-        0,
-    );
-    task
+    created_with(small_context())
 }
 
 /// The person asks `question` and the model answers `answer`: every effect, in order.

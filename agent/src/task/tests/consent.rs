@@ -131,14 +131,7 @@ fn guarded() -> Task {
         _ => None,
     })
     .0;
-    let mut task = Task::new(config);
-    direct(
-        &mut task,
-        Input::Create {
-            task_id: TASK.into(),
-        },
-        0,
-    );
+    let mut task = created_with(config);
     bind(&mut task, BindPurpose::Requested, 1);
     task
 }
