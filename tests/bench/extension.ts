@@ -77,7 +77,8 @@ async function stepOverhead(h: Harness, clickMedian: number): Promise<StepFigure
   const from = h.mimo.llm.requests().length;
   h.mimo.llm.script([
     agentStep({ navigate: { url: page } }),
-    ...Array.from({ length: STEPS }, (_, i) => onElement(`Buy ${i % 10}<`, (index) => ({ click: { index } }))),
+    // The first button still saying Buy: a clicked one says Added, so each step clicks another.
+    ...Array.from({ length: STEPS }, () => onElement("<button>Buy ", (index) => ({ click: { index } }))),
     agentStep({ done: { success: true, text: "Clicked." } }),
   ]);
   const taskId = await newTask(h.mimo);
