@@ -3,6 +3,7 @@
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
+use mimo_agent::credentials::FailureLimit;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
@@ -98,13 +99,23 @@ pub struct TicketRedeem {
     pub ticket: String,
 }
 
-/// Body of `/auth-failure`: a failed authentication from `client` (its address), under `limit`.
+/// Body of `/auth-failure` (a failed authentication from `client`, its address) and of
+/// `/auth-status` (is it refused?), under the deployment's limit.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthFailure {
     pub client: String,
     pub max_failures: u32,
     pub window_ms: u64,
+}
+
+impl AuthFailure {
+    pub fn limit(&self) -> FailureLimit {
+        FailureLimit {
+            max_failures: self.max_failures,
+            window_ms: self.window_ms,
+        }
+    }
 }
 
 /// The answer to `/auth-failure`.
@@ -220,6 +231,11 @@ impl RegistryClient {
     /// Counts a failed authentication; says until when the client is blocked, if it now is.
     pub async fn auth_failure(&self, failure: &AuthFailure) -> Answer<AuthFailureCount> {
         self.post("/auth-failure", failure).await
+    }
+
+    /// Until when the client is blocked, if it is, counting nothing.
+    pub async fn auth_status(&self, client: &AuthFailure) -> Answer<AuthFailureCount> {
+        self.post("/auth-status", client).await
     }
 
     /// Hands an extension's socket upgrade (`request`, already authenticated) to the registry.

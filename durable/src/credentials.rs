@@ -180,33 +180,9 @@ impl<S: Sql> Credentials<S> {
 
     /// Counts a failed authentication of `client`; until when it is refused, if it is.
     pub fn failed(&self, failure: &AuthFailure) -> Result<Option<u64>> {
-        #[derive(Deserialize)]
-        struct Row {
-            window_start: u64,
-            count: u32,
-        }
-        let limit = FailureLimit {
-            max_failures: failure.max_failures,
-            window_ms: failure.window_ms,
-        };
+        let limit = failure.limit();
         let now = now_ms();
-        // Windows that ended count for nothing: swept, so the table holds only live clients.
-        self.sql.run(
-            "DELETE FROM auth_failures WHERE window_start <= ?",
-            vec![int(now.saturating_sub(limit.window_ms))],
-        )?;
-        let before: Option<Failures> = self
-            .sql
-            .rows::<Row>(
-                "SELECT window_start, count FROM auth_failures WHERE client = ?",
-                vec![text(&failure.client)],
-            )?
-            .into_iter()
-            .next()
-            .map(|r| Failures {
-                window_start: r.window_start,
-                count: r.count,
-            });
+        let before = self.failures(&failure.client, limit, now)?;
         let (now_failures, blocked_until) = limit.fail(before, now);
         self.sql.run(
             "INSERT OR REPLACE INTO auth_failures (client, window_start, count) VALUES (?, ?, ?)",
@@ -217,5 +193,41 @@ impl<S: Sql> Credentials<S> {
             ],
         )?;
         Ok(blocked_until)
+    }
+
+    /// Until when `client` is refused, if it is, without counting anything: asked when a client
+    /// presents a right credential at an isolate that has not seen it fail.
+    pub fn blocked_until(&self, failure: &AuthFailure) -> Result<Option<u64>> {
+        let limit = failure.limit();
+        let now = now_ms();
+        Ok(self
+            .failures(&failure.client, limit, now)?
+            .and_then(|failures| limit.blocked_until(failures, now)))
+    }
+
+    /// The client's failures in its current window. Windows that ended count for nothing:
+    /// swept here, so the table holds only live clients.
+    fn failures(&self, client: &str, limit: FailureLimit, now: u64) -> Result<Option<Failures>> {
+        #[derive(Deserialize)]
+        struct Row {
+            window_start: u64,
+            count: u32,
+        }
+        self.sql.run(
+            "DELETE FROM auth_failures WHERE window_start <= ?",
+            vec![int(now.saturating_sub(limit.window_ms))],
+        )?;
+        Ok(self
+            .sql
+            .rows::<Row>(
+                "SELECT window_start, count FROM auth_failures WHERE client = ?",
+                vec![text(client)],
+            )?
+            .into_iter()
+            .next()
+            .map(|r| Failures {
+                window_start: r.window_start,
+                count: r.count,
+            }))
     }
 }

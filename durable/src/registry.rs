@@ -208,6 +208,12 @@ impl DurableObject for ExtensionRegistry {
                     blocked_until: self.credentials.failed(&failure)?,
                 }),
             },
+            (Method::Post, "/auth-status") => match read_body::<AuthFailure>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(client) => Response::from_json(&AuthFailureCount {
+                    blocked_until: self.credentials.blocked_until(&client)?,
+                }),
+            },
             (Method::Post, "/bind") => {
                 let bind: BindRequest = req.json().await?;
                 match self.bind(bind) {

@@ -183,10 +183,16 @@ describe("pairing and extension credentials", () => {
   });
 });
 
+/** The extension list asked for from `address` (as the edge names a client) with `token`. */
+const from = (address: string, token: string | null) =>
+  fetch(`${mimo.url}/api/extension/extension-list`, { headers: { "cf-connecting-ip": address, ...(token === null ? {} : { authorization: `Bearer ${token}` }) } });
+
+/** A pairing request from `address`. */
+const pairFrom = (address: string, code: string) =>
+  fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": address, "content-type": "application/json" }, body: JSON.stringify({ code, clientId: "guesser" }) });
+
 describe("failed authentication, limited per client", () => {
   ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "3", MIMO_AUTH_FAILURE_WINDOW_MS: "3000" } }, (m) => (mimo = m));
-  const from = (address: string, token: string | null) =>
-    fetch(`${mimo.url}/api/extension/extension-list`, { headers: { "cf-connecting-ip": address, ...(token === null ? {} : { authorization: `Bearer ${token}` }) } });
 
   it("refuses a client over the limit, even with the right token, until its window ends; others are not held", async () => {
     const attacker = "203.0.113.9";
@@ -199,8 +205,7 @@ describe("failed authentication, limited per client", () => {
     assert.ok(Number(limited.headers.get("retry-after")) >= 1);
     assert.equal((await from(attacker, mimo.token)).status, 429, "a right guess is not even looked at");
     // Guessing pairing codes counts the same.
-    const pairing = await fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": attacker, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "x" }) });
-    assert.equal(pairing.status, 429);
+    assert.equal((await pairFrom(attacker, "ABCD-EFGH")).status, 429);
     assert.equal((await from("198.51.100.4", mimo.token)).status, 200, "another client is not held");
     await sleep(3_100);
     assert.equal((await from(attacker, mimo.token)).status, 200, "the window ended");
@@ -215,13 +220,85 @@ describe("failed authentication, limited per client", () => {
 
   it("counts wrong pairing codes as failures", async () => {
     const guesser = "203.0.113.77";
-    const guess = () => fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": guesser, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "guesser" }) });
+    const guess = () => pairFrom(guesser, "ABCD-EFGH");
     for (let i = 0; i < 3; i++) assert.equal((await guess()).status, 401);
     assert.equal((await guess()).status, 429);
     // A real code from this client is refused too while it is limited.
     const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
-    const real = await fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": guesser, "content-type": "application/json" }, body: JSON.stringify({ code, clientId: "guesser" }) });
+    const real = await pairFrom(guesser, code);
     assert.equal(real.status, 429);
     assert.ok(await pairExtension(mimo, "someone-else"), "another client pairs");
+  });
+});
+
+describe("the failure limit, kept for every isolate", () => {
+  ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "2", MIMO_AUTH_FAILURE_WINDOW_MS: "600000" } }, (m) => (mimo = m));
+
+  it("refuses a right token and a right pairing code from a client blocked before the runtime restarted", async () => {
+    const attacker = "203.0.113.50";
+    for (let i = 0; i < 2; i++) assert.equal((await from(attacker, `guess-${i}`)).status, 401);
+    assert.equal((await from(attacker, "guess-2")).status, 429);
+    // A new runtime has none of the old isolate's memory: only the registry knows the count,
+    // as at an isolate on another machine.
+    await mimo.restart();
+    const right = await from(attacker, mimo.token);
+    assert.equal(right.status, 429, "a right guess at another isolate is refused");
+    assert.equal(((await right.json()) as ErrorBody).code, "RATE_LIMITED");
+    await mimo.restart();
+    const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
+    assert.equal((await pairFrom(attacker, code)).status, 429, "a right pairing code too");
+    assert.equal((await pairFrom("198.51.100.8", code)).status, 200, "and the refused code was not used up");
+    assert.equal((await from("198.51.100.8", mimo.token)).status, 200, "another client is not held");
+  });
+});
+
+describe("request bodies, capped as they stream", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  /** A body sent in chunks without a length (as `Transfer-Encoding: chunked`): `total` bytes. */
+  function chunked(total: number, start = ""): ReadableStream<Uint8Array> {
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    let sent = 0;
+    return new ReadableStream({
+      pull(controller) {
+        if (sent === 0 && start !== "") controller.enqueue(new TextEncoder().encode(start));
+        if (sent >= total) return controller.close();
+        controller.enqueue(chunk);
+        sent += chunk.length;
+      },
+    });
+  }
+  const send = (route: string, body: ReadableStream<Uint8Array>, token: string | null = null) =>
+    fetch(`${mimo.url}${route}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+      body,
+      duplex: "half",
+    } as RequestInit);
+
+  it("answers PAYLOAD_TOO_LARGE to a chunked body over the route's limit, before reading it all; small chunked bodies still work", async () => {
+    // 64 MiB the worker must not take in: it answers once 256 KiB are over.
+    const pairing = await send("/api/extension/pair", chunked(64 * 1024 * 1024, '{"code":"ABCD-EFGH","pad":"'));
+    assert.equal(pairing.status, 413);
+    assert.equal(((await pairing.json()) as ErrorBody).code, "PAYLOAD_TOO_LARGE");
+    const message = await send("/api/agent/start", chunked(1024 * 1024, '{"goal":"'), mimo.token);
+    assert.equal(message.status, 413, "an authenticated route is held to it too");
+    const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
+    const small = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(JSON.stringify({ code, clientId: "chunked" })));
+        controller.close();
+      },
+    });
+    const paired = await send("/api/extension/pair", small);
+    assert.equal(paired.status, 200, await paired.clone().text());
+  });
+
+  it("lets a poll carry up to its own, larger limit and no more", async () => {
+    const token = await pairExtension(mimo, "big-poller");
+    const over = await send("/api/extension/poll?clientId=big-poller", chunked(3 * 1024 * 1024, '{"ack":0,"frames":["'), token);
+    assert.equal(over.status, 413);
+    const within = await send("/api/extension/poll?clientId=big-poller", chunked(1024 * 1024, '{"ack":0,"frames":["'), token);
+    assert.notEqual(within.status, 413, "a poll under 2 MiB is read (and refused by its content)");
   });
 });

@@ -23,7 +23,21 @@ thread_local! {
     /// Clients this isolate knows to be over the failure limit, until when. The registry
     /// counts; this spares it (and the token check) the requests of a client it refused.
     static BLOCKED: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
+    /// Clients whose right credential this isolate let in after the registry said they were not
+    /// refused, and when it said so. A client can go over the limit at another isolate: a right
+    /// guess here is let in only once the registry was asked, and asked again after
+    /// [`VERIFIED_FOR_MS`].
+    static VERIFIED: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
 }
+
+/// How long a registry's "not refused" holds in this isolate. A client over the limit at
+/// another isolate has its next wrong guess here refused at once (the registry answers the
+/// failure with the block); within this time only a right one still gets in.
+const VERIFIED_FOR_MS: u64 = 10_000;
+
+/// The most clients an isolate remembers as verified; past it, it forgets them all (and asks
+/// again), so an address-rotating client cannot grow the map.
+const MAX_VERIFIED: usize = 10_000;
 
 /// The client failures are counted for: its address as Cloudflare saw it (set by the edge, not
 /// by the client), an IPv6 address by its /64 ([`client_key`]); requests without it (local runs)
@@ -57,19 +71,48 @@ fn rate_limited(until: u64, now: u64) -> Result<Response> {
     Ok(response)
 }
 
+/// `RATE_LIMITED` when the registry counts the client over the limit — asked before a right
+/// credential is let in at an isolate that has not seen the client fail, so the limit holds
+/// across isolates, not only in the one that refused the last guess.
+pub async fn refuse_if_blocked_anywhere(env: &Env, client: &str) -> Result<Option<Response>> {
+    let now = now_ms();
+    let fresh = VERIFIED.with(|v| {
+        v.borrow()
+            .get(client)
+            .is_some_and(|at| now.saturating_sub(*at) < VERIFIED_FOR_MS)
+    });
+    if fresh {
+        return Ok(None);
+    }
+    let status = RegistryClient::new(env)?
+        .auth_status(&limited(env, client))
+        .await
+        .refusal()?;
+    if let Ok(AuthFailureCount {
+        blocked_until: Some(until),
+    }) = status
+    {
+        BLOCKED.with(|b| b.borrow_mut().insert(client.to_owned(), until));
+        return rate_limited(until, now).map(Some);
+    }
+    VERIFIED.with(|v| {
+        let mut verified = v.borrow_mut();
+        if verified.len() >= MAX_VERIFIED {
+            verified.clear();
+        }
+        verified.insert(client.to_owned(), now);
+    });
+    Ok(None)
+}
+
 /// Counts a failed authentication, and answers it: `UNAUTHORIZED` with the reason, or
 /// `RATE_LIMITED` when this failure put the client over the limit.
 pub async fn failed(env: &Env, client: &str, error: ErrorObject) -> Result<Response> {
-    let limit = failure_limit(env);
-    let failure = AuthFailure {
-        client: client.to_owned(),
-        max_failures: limit.max_failures,
-        window_ms: limit.window_ms,
-    };
+    VERIFIED.with(|v| v.borrow_mut().remove(client));
     if let Ok(AuthFailureCount {
         blocked_until: Some(until),
     }) = RegistryClient::new(env)?
-        .auth_failure(&failure)
+        .auth_failure(&limited(env, client))
         .await
         .refusal()?
     {
@@ -77,6 +120,16 @@ pub async fn failed(env: &Env, client: &str, error: ErrorObject) -> Result<Respo
         return rate_limited(until, now_ms());
     }
     error_response(&error)
+}
+
+/// The client under the deployment's limit, as the registry counts it.
+fn limited(env: &Env, client: &str) -> AuthFailure {
+    let limit = failure_limit(env);
+    AuthFailure {
+        client: client.to_owned(),
+        max_failures: limit.max_failures,
+        window_ms: limit.window_ms,
+    }
 }
 
 /// `MIMO_AUTH_MAX_FAILURES` per `MIMO_AUTH_FAILURE_WINDOW_MS`, where set.

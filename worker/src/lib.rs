@@ -5,6 +5,7 @@ mod artifacts;
 mod auth;
 mod script;
 
+use futures_util::StreamExt;
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
 use mimo_durable::{
@@ -13,6 +14,7 @@ use mimo_durable::{
 };
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::NewTask;
+use mimo_protocol::limits::MAX_POLL_BODY_BYTES;
 use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
 use mimo_protocol::{ErrorCode, ErrorObject, ForkRequest, ForkedFrom, ForkedTask};
@@ -92,7 +94,10 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     if !(path.starts_with("/api/") || path.starts_with("/ws/")) {
         return env.assets("ASSETS")?.fetch_request(req).await;
     }
-    let req = with_body_read(req).await?;
+    let req = match with_body_read(req, &path).await? {
+        Ok(req) => req,
+        Err(too_large) => return error_response(&too_large),
+    };
     let client = auth::client_address(&req);
     if let Some(refused) = auth::refuse_if_blocked(&client) {
         return refused;
@@ -110,6 +115,9 @@ async fn route(req: Request, env: Env) -> Result<Response> {
         Err(Failure::Refused(error)) => return auth::failed(&env, &client, error).await,
         Err(Failure::Runtime(e)) => return Err(e),
     };
+    if let Some(refused) = auth::refuse_if_blocked_anywhere(&env, &client).await? {
+        return Ok(refused);
+    }
     if let Principal::Extension { client_id } = &principal {
         return extension_route(req, &env, client_id).await;
     }
@@ -318,6 +326,11 @@ async fn ticket(env: &Env, principal: &Principal) -> Result<Response> {
 /// `POST /api/extension/pair`: a pairing code for an extension credential. A wrong code counts
 /// as a failed authentication.
 async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
+    // A right code from a client that another isolate refused is refused here too, and is not
+    // used up.
+    if let Some(refused) = auth::refuse_if_blocked_anywhere(env, client).await? {
+        return Ok(refused);
+    }
     let body = req.text().await?;
     let pair: PairRequest = match serde_json::from_str(&body) {
         Ok(pair) => pair,
@@ -342,26 +355,59 @@ async fn new_task(env: &Env) -> Result<Response> {
     }
 }
 
-/// The request with its (small) body read before it is routed. A route that answers before
-/// reading the body — a refusal — makes workerd close the connection after the answer without
-/// saying so, and a client that keeps connections alive sends its next request into the closed
-/// socket (undici's "fetch failed"). API bodies are small JSON: read whole here, each route
-/// gets the body as sent. Larger ones stream, as signed uploads do (`artifacts::signed`).
-async fn with_body_read(mut req: Request) -> Result<Request> {
+/// The request with its body read before it is routed, or `PAYLOAD_TOO_LARGE` once it is over
+/// the route's limit — counted as it streams in, so a chunked body without a length is held to
+/// it too and never read whole. A route that answers before reading the body — a refusal —
+/// makes workerd close the connection after the answer without saying so, and a client that
+/// keeps connections alive sends its next request into the closed socket (undici's "fetch
+/// failed"): read here, each route gets the body as sent. Signed uploads, the one large body,
+/// stream on their own route (`artifacts::signed`).
+async fn with_body_read(
+    mut req: Request,
+    path: &str,
+) -> Result<std::result::Result<Request, ErrorObject>> {
+    if matches!(req.method(), Method::Get | Method::Head) {
+        return Ok(Ok(req));
+    }
+    let limit = body_limit(path);
+    let too_large = || {
+        ErrorObject::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the body of {path} is over its limit of {limit} bytes"),
+        )
+    };
     let declared = req
         .headers()
         .get("content-length")?
         .and_then(|l| l.parse::<u64>().ok());
-    let small = declared.is_some_and(|l| l > 0 && l <= artifacts::DRAIN_LIMIT_BYTES);
-    if matches!(req.method(), Method::Get | Method::Head) || !small {
-        return Ok(req);
+    if declared.is_some_and(|l| l > limit) {
+        return Ok(Err(too_large()));
     }
-    let body = req.bytes().await?;
+    let Ok(mut stream) = req.stream() else {
+        return Ok(Ok(req)); // no body at all
+    };
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        body.extend_from_slice(&chunk?);
+        if body.len() as u64 > limit {
+            return Ok(Err(too_large()));
+        }
+    }
     let mut init = RequestInit::new();
     init.with_method(req.method())
         .with_headers(req.headers().clone())
         .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
-    Request::new_with_init(req.url()?.as_str(), &init)
+    Ok(Ok(Request::new_with_init(req.url()?.as_str(), &init)?))
+}
+
+/// The most an API request's body may hold: a poll carries up to four extension frames; every
+/// other route takes small JSON (a chat message, a skill, an action).
+fn body_limit(path: &str) -> u64 {
+    if path == "/api/extension/poll" {
+        MAX_POLL_BODY_BYTES as u64
+    } else {
+        artifacts::DRAIN_LIMIT_BYTES
+    }
 }
 
 /// `POST /api/task/{id}/fork {messageId}`: a new task whose history is this one's up to that
