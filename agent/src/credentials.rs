@@ -27,6 +27,9 @@ const CODE_LENGTH: usize = 8;
 pub const EXTENSION_TOKEN_PREFIX: &str = "mimo_ext_";
 /// Every ticket starts with this.
 pub const TICKET_PREFIX: &str = "mimo_tkt_";
+/// The start of a client id the server gives an extension at pairing (random after it; within
+/// the registry's `valid_client_id`).
+pub const CLIENT_ID_PREFIX: &str = "ext-";
 
 /// Hex SHA-256: how codes, tokens and tickets are stored and looked up.
 pub fn digest(secret: &str) -> String {

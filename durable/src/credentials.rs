@@ -4,7 +4,7 @@
 
 use mimo_agent::credentials::{
     digest, normalize_pairing_code, pairing_code, secret, FailureLimit, Failures, Principal,
-    EXTENSION_TOKEN_PREFIX, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
+    CLIENT_ID_PREFIX, EXTENSION_TOKEN_PREFIX, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
 };
 use mimo_protocol::extension::{PairRequest, PairResponse, PairingCode, WsTicket};
 use mimo_protocol::{ErrorCode, ErrorObject};
@@ -71,8 +71,10 @@ impl<S: Sql> Credentials<S> {
         Ok(PairingCode { code, expires_at })
     }
 
-    /// Trades a pairing code for a credential bound to the client id. Earlier credentials of
-    /// the same client are revoked: one extension, one credential.
+    /// Trades a pairing code for a credential and the client id the server gives it. An
+    /// extension pairing again names the credential it held (`replaces`, revoked or not): it
+    /// keeps its id and that credential is revoked — one extension, one credential. Nobody
+    /// names an id, so no one can take another extension's id or revoke its credential.
     pub fn pair(&self, request: &PairRequest) -> Answer<PairResponse> {
         let wrong = || {
             refused(
@@ -91,16 +93,23 @@ impl<S: Sql> Credentials<S> {
         if taken.is_empty() {
             return Err(wrong().into());
         }
-        self.revoke(&request.client_id)?;
+        let kept = match &request.replaces {
+            Some(old) => self.issued_to(old)?,
+            None => None,
+        };
+        let client_id = match kept {
+            Some(client_id) => {
+                self.revoke(&client_id)?;
+                client_id
+            }
+            None => secret(CLIENT_ID_PREFIX, &random_bytes::<16>()?),
+        };
         let token = secret(EXTENSION_TOKEN_PREFIX, &random_bytes::<32>()?);
         self.sql.run(
             "INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)",
-            vec![text(&digest(&token)), text(&request.client_id), int(now)],
+            vec![text(&digest(&token)), text(&client_id), int(now)],
         )?;
-        Ok(PairResponse {
-            client_id: request.client_id.clone(),
-            token,
-        })
+        Ok(PairResponse { client_id, token })
     }
 
     /// The client an extension token belongs to, if it is valid.
@@ -111,6 +120,19 @@ impl<S: Sql> Credentials<S> {
         }
         let rows: Vec<Row> = self.sql.rows(
             "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL",
+            vec![text(&digest(token))],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.client_id))
+    }
+
+    /// The client a credential was issued to, revoked or not.
+    fn issued_to(&self, token: &str) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            client_id: String,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT client_id FROM credentials WHERE token_hash = ?",
             vec![text(&digest(token))],
         )?;
         Ok(rows.into_iter().next().map(|r| r.client_id))

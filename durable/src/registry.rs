@@ -152,11 +152,13 @@ impl DurableObject for ExtensionRegistry {
             }
             (Method::Post, "/pair") => match read_body::<PairRequest>(&mut req).await {
                 Err(error) => error_response(&error),
-                Ok(pair) if !valid_client_id(&pair.client_id) => {
-                    error_response(&invalid_client_id())
-                }
                 Ok(pair) => match self.credentials.pair(&pair) {
-                    Ok(paired) => Response::from_json(&paired),
+                    Ok(paired) => {
+                        // Paired again: a socket opened with the credential it replaced (a
+                        // stolen one, perhaps) is closed; the extension opens a new one.
+                        self.close_sockets(&paired.client_id, "this extension was paired again");
+                        Response::from_json(&paired)
+                    }
                     Err(failure) => failure.respond(),
                 },
             },
@@ -539,13 +541,15 @@ impl ExtensionRegistry {
                 format!("no paired extension with clientId {client_id:?}"),
             ));
         }
-        for socket in self.state.get_websockets_with_tag(&client_tag(client_id)) {
-            let _ = socket.close(
-                Some(REVOKED),
-                Some("this extension's credential was revoked"),
-            );
-        }
+        self.close_sockets(client_id, "this extension's credential was revoked");
         Response::empty()
+    }
+
+    /// Closes the client's sockets as its credential ends (`REVOKED`: pair again).
+    fn close_sockets(&self, client_id: &str, reason: &str) {
+        for socket in self.state.get_websockets_with_tag(&client_tag(client_id)) {
+            let _ = socket.close(Some(REVOKED), Some(reason));
+        }
     }
 
     /// Online means an open socket (sockets survive hibernation, and a runtime restart drops

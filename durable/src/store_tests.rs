@@ -287,46 +287,83 @@ fn action_records_read_back_in_creation_order_and_replace_by_id() {
     assert!(store.load().unwrap().is_empty());
 }
 
-fn pair_request(code: &str, client_id: &str) -> PairRequest {
+fn pair_request(code: &str, replaces: Option<&str>) -> PairRequest {
     PairRequest {
         code: code.into(),
-        client_id: client_id.into(),
+        replaces: replaces.map(Into::into),
     }
 }
 
 #[wasm_bindgen_test]
-fn a_pairing_code_pairs_once_and_a_new_pairing_revokes_the_old_credential() {
+fn a_pairing_code_pairs_once_and_pairing_again_keeps_the_id_and_revokes_the_old_credential() {
     let credentials = Credentials::open(NodeSql::open()).unwrap();
     let code = credentials.new_pairing_code().unwrap().code;
     let paired = credentials
-        .pair(&pair_request(
-            &code.to_lowercase().replace('-', ""),
-            "ext-1",
-        ))
+        .pair(&pair_request(&code.to_lowercase().replace('-', ""), None))
         .unwrap();
-    assert_eq!(paired.client_id, "ext-1");
-    assert_eq!(
-        credentials.client_of(&paired.token).unwrap().as_deref(),
-        Some("ext-1")
+    let id = paired.client_id.clone();
+    assert!(
+        id.starts_with("ext-") && id.len() == 36,
+        "an id of the server's: {id}"
     );
-    assert!(credentials.is_paired("ext-1").unwrap());
+    assert_eq!(
+        credentials.client_of(&paired.token).unwrap(),
+        Some(id.clone())
+    );
+    assert!(credentials.is_paired(&id).unwrap());
     // Used once.
-    match credentials.pair(&pair_request(&code, "ext-2")) {
+    match credentials.pair(&pair_request(&code, None)) {
         Err(Failure::Refused(error)) => assert_eq!(error.code, ErrorCode::Unauthorized),
         other => panic!("a used code pairs again: {:?}", other.map(|p| p.client_id)),
     }
-    // Pairing the same extension again: one extension, one credential.
+    // Another extension gets an id of its own, and its pairing revokes nothing.
+    let other = credentials
+        .pair(&pair_request(
+            &credentials.new_pairing_code().unwrap().code,
+            None,
+        ))
+        .unwrap();
+    assert_ne!(other.client_id, id);
+    assert_eq!(
+        credentials.client_of(&paired.token).unwrap(),
+        Some(id.clone())
+    );
+    // Pairing the same extension again: its id kept, one extension, one credential.
     let second = credentials.new_pairing_code().unwrap().code;
-    let again = credentials.pair(&pair_request(&second, "ext-1")).unwrap();
+    let again = credentials
+        .pair(&pair_request(&second, Some(&paired.token)))
+        .unwrap();
+    assert_eq!(again.client_id, id);
     assert_eq!(credentials.client_of(&paired.token).unwrap(), None);
     assert_eq!(
-        credentials.client_of(&again.token).unwrap().as_deref(),
-        Some("ext-1")
+        credentials.client_of(&again.token).unwrap(),
+        Some(id.clone())
     );
-    assert!(credentials.revoke("ext-1").unwrap());
+    // A credential that never was one keeps nothing: a new id.
+    let third = credentials.new_pairing_code().unwrap().code;
+    let fresh = credentials
+        .pair(&pair_request(&third, Some("mimo_ext_forged")))
+        .unwrap();
+    assert_ne!(fresh.client_id, id);
+    assert_eq!(
+        credentials.client_of(&again.token).unwrap(),
+        Some(id.clone())
+    );
+    assert!(credentials.revoke(&id).unwrap());
     assert_eq!(credentials.client_of(&again.token).unwrap(), None);
-    assert!(!credentials.is_paired("ext-1").unwrap());
-    assert!(!credentials.revoke("ext-1").unwrap());
+    assert!(!credentials.is_paired(&id).unwrap());
+    assert!(!credentials.revoke(&id).unwrap());
+    // Revoked, then paired again by the person with a new code: the same extension, its id kept.
+    let fourth = credentials.new_pairing_code().unwrap().code;
+    let back = credentials
+        .pair(&pair_request(&fourth, Some(&again.token)))
+        .unwrap();
+    assert_eq!(back.client_id, id);
+    assert_eq!(
+        credentials.client_of(&again.token).unwrap(),
+        None,
+        "the revoked one stays dead"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -340,12 +377,12 @@ fn a_ticket_opens_one_socket_and_dies_with_its_extensions_credential() {
     assert_eq!(credentials.redeem(&web.ticket).unwrap(), None, "single use");
     assert_eq!(credentials.redeem("mimo_ticket_forged").unwrap(), None);
     let code = credentials.new_pairing_code().unwrap().code;
-    credentials.pair(&pair_request(&code, "ext-1")).unwrap();
+    let paired = credentials.pair(&pair_request(&code, None)).unwrap();
     let extension = Principal::Extension {
-        client_id: "ext-1".into(),
+        client_id: paired.client_id.clone(),
     };
     let ticket = credentials.new_ticket(&extension).unwrap();
-    credentials.revoke("ext-1").unwrap();
+    credentials.revoke(&paired.client_id).unwrap();
     assert_eq!(credentials.redeem(&ticket.ticket).unwrap(), None);
 }
 

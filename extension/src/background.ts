@@ -18,7 +18,7 @@ import { everyFrame, frameCall } from "./frames.ts";
 import { confirmationRequested, confirmationSettled } from "./confirmations.ts";
 import { fromExtensionPage, isPageMessage, refused } from "./messages.ts";
 import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
-import { loadSettings, SETTING_KEYS } from "./storage.ts";
+import { loadServerAccess, SETTING_KEYS } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
 import type { ChromeState } from "./snapshot.ts";
@@ -99,10 +99,7 @@ const executor = new Executor({
   dialogs,
   newTabs,
   bridge,
-  server: async () => {
-    const s = await loadSettings();
-    return { serverUrl: s.serverUrl, token: s.token };
-  },
+  server: loadServerAccess,
   now: () => Date.now(),
 });
 

@@ -1,49 +1,19 @@
-// Where the bridge's settings live. The address is in `chrome.storage.local`, which content
-// scripts can read (recent Chromium can take the whole area from them with `setAccessLevel`,
-// earlier versions that the manifest allows only `chrome.storage.session`), so the secret is
+// Where the bridge's settings live. The address is in `chrome.storage.local`; the secret is
 // not: the options page turns it into a non-extractable HMAC key (bridge.ts) and keeps that in
-// the extension's own IndexedDB, which only its pages and service worker reach (a content
-// script runs with the page's origin, and so its storage), across restarts. Even they can only
-// prove with the key, never read the secret back. `bridgeKeyId` in `chrome.storage.local` changes
-// with the key, so that the service worker, which listens there, connects anew.
+// the vault (vault.ts), out of content scripts' reach. Even the extension's own pages can only
+// prove with the key, never read the secret back. `bridgeKeyId` in `chrome.storage.local`
+// changes with the key, so that the service worker, which listens there, connects anew.
 import { importBridgeKey } from "./bridge.ts";
 import type { BridgeSettings } from "./bridge.ts";
+import { vaultGet, vaultPut } from "./vault.ts";
 
-const DATABASE = "mimo-bridge";
-const STORE = "keys";
-const KEY = "hmac";
+const KEY = "bridge-hmac";
 
 /** What `chrome.storage.local` holds of the bridge settings. */
 type Stored = { bridgeUrl?: string; bridgeKeyId?: string; bridgeSecret?: unknown };
 
-function request<T>(req: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-async function keys<T>(mode: IDBTransactionMode, run: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
-  const open = indexedDB.open(DATABASE, 1);
-  open.onupgradeneeded = () => open.result.createObjectStore(STORE);
-  const db = await request(open);
-  try {
-    const transaction = db.transaction(STORE, mode);
-    const result = request(run(transaction.objectStore(STORE)));
-    // Done only once written: the service worker reads it as soon as `bridgeKeyId` changes.
-    await new Promise<void>((resolve, reject) => {
-      transaction.oncomplete = () => resolve();
-      transaction.onerror = transaction.onabort = () => reject(transaction.error);
-    });
-    return await result;
-  } finally {
-    db.close();
-  }
-}
-
 async function storeKey(key: CryptoKey | null): Promise<void> {
-  if (key === null) await keys("readwrite", (store) => store.delete(KEY));
-  else await keys("readwrite", (store) => store.put(key, KEY));
+  await vaultPut(KEY, key);
   await chrome.storage.local.set({ bridgeKeyId: key === null ? "" : crypto.randomUUID() });
 }
 
@@ -58,7 +28,7 @@ export async function loadBridgeSettings(): Promise<BridgeSettings> {
     if (secret !== "") await storeKey(await importBridgeKey(secret));
     return loadBridgeSettings();
   }
-  const key = stored.bridgeKeyId ? ((await keys("readonly", (store) => store.get(KEY))) as CryptoKey | undefined) : undefined;
+  const key = stored.bridgeKeyId ? await vaultGet<CryptoKey>(KEY) : undefined;
   return { bridgeUrl: stored.bridgeUrl ?? "", key: key ?? null };
 }
 

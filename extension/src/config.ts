@@ -28,7 +28,16 @@ export function normalizeServerUrl(input: string): ServerUrlCheck {
   if (scheme === undefined) return { ok: false, error: `The server address must start with http:// or https://` };
   if (url.search !== "" || url.hash !== "") return { ok: false, error: "The server address must not have a query or fragment" };
   url.protocol = scheme;
+  if (scheme === "http:" && !onThisComputer(url.hostname)) {
+    return { ok: false, error: `Use https:// for a server that is not on this computer: over http://, anyone on the way could read this browser's credential and everything Mimo sees (http:// is for localhost only)` };
+  }
   return { ok: true, url: url.href.replace(/\/+$/, "") };
+}
+
+/** Whether a host is this computer (loopback), the one place plain http keeps traffic private. */
+function onThisComputer(hostname: string): boolean {
+  const host = hostname.replace(/\.+$/, "").toLowerCase();
+  return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /**

@@ -22,7 +22,7 @@ import { backoffDelay } from "./backoff.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import { PollingSocket } from "./polling.ts";
-import { clientId, loadSettings, saveStatus } from "./storage.ts";
+import { loadCredential, loadSettings, saveStatus } from "./storage.ts";
 import type { ConnectionState, ConnectionStatus, Settings } from "./storage.ts";
 
 /** How long the server gets to answer `hello` with `welcome`, or `ping` with `pong`. */
@@ -186,20 +186,21 @@ export class Connection {
   }
 
   async #connect(generation: number): Promise<void> {
-    const [settings, id] = await Promise.all([loadSettings(), clientId()]);
+    const [settings, credential] = await Promise.all([loadSettings(), loadCredential()]);
     // A restart or another ensure() may have happened while the settings were read.
     if (generation !== this.#generation || this.#socket !== null) return;
     const server = normalizeServerUrl(settings.serverUrl);
-    if (settings.serverUrl === "" || settings.token === "") {
+    if (settings.serverUrl === "" || credential === null) {
       return this.#publish("offline", "Not configured: set the server address and pair this browser on the options page.");
     }
     if (!server.ok) return this.#publish("offline", server.error);
+    const { clientId: id, token } = credential;
 
     // The socket opens with a single-use ticket bought with this extension's credential: the
     // credential itself never travels in a URL. (Polling sends the credential in a header;
     // the ticket still tells early whether the server takes it.)
     this.#publish("connecting");
-    const ticket = await socketTicket(server.url, settings.token);
+    const ticket = await socketTicket(server.url, token);
     if (generation !== this.#generation || this.#socket !== null) return;
     if (!ticket.ok) return this.#retry(ticket.error);
     // Before the socket exists: its handlers must be set in the same turn as it is made.
@@ -208,7 +209,7 @@ export class Connection {
     let socket: Carrier;
     try {
       socket = this.#polls(settings)
-        ? new PollingSocket(server.url, id, settings.token)
+        ? new PollingSocket(server.url, id, token)
         : new WebSocket(extensionSocketUrl(server.url, id, ticket.ticket));
     } catch (error) {
       return this.#publish("offline", `cannot open a connection: ${String(error)}`);
@@ -254,11 +255,12 @@ export class Connection {
   }
 
   async #probe(generation: number): Promise<void> {
-    const [settings, id] = await Promise.all([loadSettings(), clientId()]);
+    const [settings, credential] = await Promise.all([loadSettings(), loadCredential()]);
     const server = normalizeServerUrl(settings.serverUrl);
     const still = () => generation === this.#generation && this.#socket instanceof PollingSocket;
-    if (!still() || !server.ok || settings.transport !== "auto") return;
-    const ticket = await socketTicket(server.url, settings.token);
+    if (!still() || !server.ok || settings.transport !== "auto" || credential === null) return;
+    const { clientId: id, token } = credential;
+    const ticket = await socketTicket(server.url, token);
     if (!still()) return;
     if (!ticket.ok) return this.#probeLater();
     const hello = await helloFrame(settings, id);

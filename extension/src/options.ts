@@ -4,13 +4,13 @@
 import { BRIDGE_STATUS_KEY, DEFAULT_BRIDGE_URL, normalizeBridgeUrl } from "./bridge.ts";
 import type { BridgeStatus } from "./bridge.ts";
 import { bridgeSecretSaved, forgetBridgeSecret, saveBridgeSettings } from "./bridge-settings.ts";
-import { defaultName, isValidClientId, normalizeServerUrl } from "./config.ts";
+import { defaultName, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import type { PageMessage } from "./messages.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
 import type { ErrorObject, PairRequest, PairResponse } from "../../protocol/ts/protocol.ts";
-import { CLIENT_ID_KEY, clientId, loadSettings, loadStatus, saveSettings, SETTING_KEYS, STATUS_KEY, storedClientId } from "./storage.ts";
-import type { ConnectionStatus, Settings, Transport } from "./storage.ts";
+import { loadCredential, loadSettings, loadStatus, saveSettings, STATUS_KEY } from "./storage.ts";
+import type { ConnectionStatus, Credential, Settings, Transport } from "./storage.ts";
 
 function element<T extends HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -61,10 +61,6 @@ function renderStatus(): void {
   }
 }
 
-function renderClientId(id: unknown): void {
-  if (isValidClientId(id)) clientIdView.textContent = id;
-}
-
 function send(message: PageMessage): void {
   // Nothing answers; the promise only rejects when the worker could not be started.
   chrome.runtime.sendMessage(message).catch(() => undefined);
@@ -78,51 +74,53 @@ async function save(event: SubmitEvent): Promise<void> {
     serverUrl.focus();
     return;
   }
-  const previous = await loadSettings();
+  const [previous, held] = await Promise.all([loadSettings(), loadCredential()]);
   const code = pairingCode.value.trim();
   // A credential is for one server: another address needs a new pairing.
-  const keep = previous.token !== "" && previous.serverUrl === server.url;
+  const keep = held !== null && previous.serverUrl === server.url;
   if (code === "" && !keep) {
     formError.textContent = "Enter the pairing code the web app shows under “Pair a browser”.";
     pairingCode.focus();
     return;
   }
-  let credential = previous.token;
+  let credential: Credential | undefined;
   if (code !== "") {
-    const paired = await pair(server.url, code);
+    // Pairing again with the same server keeps this browser's id (and revokes the old credential).
+    const paired = await pair(server.url, code, keep ? held.token : undefined);
     if (!paired.ok) {
       formError.textContent = paired.error;
       pairingCode.focus();
       return;
     }
-    credential = paired.token;
+    credential = paired.credential;
     pairingCode.value = "";
   }
   formError.textContent = "";
-  const next: Settings = { serverUrl: server.url, token: credential, name: name.value.trim(), transport: transport.value as Transport };
+  const next: Settings = { serverUrl: server.url, name: name.value.trim(), transport: transport.value as Transport };
   serverUrl.value = next.serverUrl;
-  await saveSettings(next);
-  renderPaired(next);
   // Changed settings reach the worker through storage; unchanged ones mean "connect again now".
-  const unchanged = SETTING_KEYS.every((key) => previous[key] === next[key]);
+  const unchanged = credential === undefined && (["serverUrl", "name", "transport"] as const).every((key) => previous[key] === next[key]);
+  await saveSettings(next, credential);
+  renderPaired(credential ?? held);
   if (unchanged) send({ type: "mimo:reconnect" });
 }
 
-/** Trades a pairing code for this browser's credential (`POST /api/extension/pair`). */
-async function pair(server: string, code: string): Promise<{ ok: true; token: string } | { ok: false; error: string }> {
-  const request: PairRequest = { code, clientId: await clientId() };
+/** Trades a pairing code for this browser's credential and id (`POST /api/extension/pair`). */
+async function pair(server: string, code: string, replaces: string | undefined): Promise<{ ok: true; credential: Credential } | { ok: false; error: string }> {
+  const request: PairRequest = { code, ...(replaces !== undefined ? { replaces } : {}) };
   try {
     const res = await fetch(`${server}/api/extension/pair`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
     const body = (await res.json().catch(() => null)) as (PairResponse & Partial<ErrorObject>) | null;
-    if (res.ok && body?.token !== undefined) return { ok: true, token: body.token };
+    if (res.ok && body?.token !== undefined) return { ok: true, credential: { clientId: body.clientId, token: body.token } };
     return { ok: false, error: body?.message ?? `the server answered ${res.status}` };
   } catch (error) {
     return { ok: false, error: `cannot reach the server: ${error instanceof Error ? error.message : String(error)}` };
   }
 }
 
-function renderPaired(settings: Settings): void {
-  pairedView.textContent = settings.token === "" ? "Not paired yet." : "Paired with this server. A new code pairs it again.";
+function renderPaired(credential: Credential | null): void {
+  pairedView.textContent = credential === null ? "Not paired yet." : "Paired with this server. A new code pairs it again.";
+  if (credential !== null) clientIdView.textContent = credential.clientId;
 }
 
 const bridgeForm = element<HTMLFormElement>("bridge-settings");
@@ -181,15 +179,14 @@ async function initBridge(): Promise<void> {
 }
 
 async function init(): Promise<void> {
-  const [settings, stored, id, self] = await Promise.all([loadSettings(), loadStatus(), storedClientId(), describeBrowser()]);
+  const [settings, stored, credential, self] = await Promise.all([loadSettings(), loadStatus(), loadCredential(), describeBrowser()]);
   name.placeholder = defaultName(self.browser, self.platform);
   serverUrl.value = settings.serverUrl;
   name.value = settings.name;
   transport.value = settings.transport;
-  renderPaired(settings);
+  renderPaired(credential);
   shown = stored;
   renderStatus();
-  renderClientId(id);
 
   chrome.storage.onChanged.addListener((changes, area) => {
     if (area !== "local") return;
@@ -198,8 +195,6 @@ async function init(): Promise<void> {
       shown = changed.newValue as ConnectionStatus | undefined;
       renderStatus();
     }
-    const newId = changes[CLIENT_ID_KEY];
-    if (newId !== undefined) renderClientId(newId.newValue);
   });
   form.addEventListener("submit", (event) => void save(event));
   send({ type: "mimo:wake" });

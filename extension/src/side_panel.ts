@@ -10,7 +10,7 @@ import { outlinedShot } from "../../web/src/evidence.ts";
 import { CONFIRMATIONS_KEY } from "./confirmations.ts";
 import type { Pending, PendingConfirmation } from "./confirmations.ts";
 import type { PageMessage } from "./messages.ts";
-import { loadSettings, STATUS_KEY } from "./storage.ts";
+import { loadServerAccess, STATUS_KEY } from "./storage.ts";
 import type { ConnectionStatus } from "./storage.ts";
 import { TASK_STATUS_KEY, TASKS_KEY } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
@@ -130,7 +130,7 @@ function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement
 
 /** A download URL for an artifact of a task bound to this extension (its own credential). */
 async function artifactUrl(artifactId: string): Promise<string> {
-  const { serverUrl, token } = await loadSettings();
+  const { serverUrl, token } = await loadServerAccess();
   const res = await fetch(`${serverUrl}/api/artifacts/${encodeURIComponent(artifactId)}`, { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`artifact ${artifactId}: HTTP ${res.status}`);
   return ((await res.json()) as { downloadUrl: string }).downloadUrl;

@@ -1,13 +1,12 @@
-// The extension's state in `chrome.storage.local`: the settings the person edits on the
-// options page, the persistent client id, and the connection status the service worker
-// publishes for the options page.
+// The extension's state: the settings the person edits on the options page and the connection
+// status the service worker publishes for it, in `chrome.storage.local`; the credential from
+// pairing (its client id and token) in the vault (vault.ts), where content scripts cannot read it.
 import { isValidClientId } from "./config.ts";
+import { vaultGet, vaultPut } from "./vault.ts";
 
 /** What the options page edits. Empty strings mean "not set". */
 export type Settings = {
   serverUrl: string;
-  /** This browser's own credential from pairing (`mimo_ext_…`), never the deployment token. */
-  token: string;
   /** Empty means the default name ("Chromium on Linux"). */
   name: string;
   /**
@@ -17,10 +16,17 @@ export type Settings = {
   transport: Transport;
 };
 
+/** This browser's own credential from pairing (never the deployment token), and the id the server gave it. */
+export type Credential = { clientId: string; token: string };
+
 export type Transport = "auto" | "websocket" | "polling";
 const TRANSPORTS: readonly Transport[] = ["auto", "websocket", "polling"];
 
-export const SETTING_KEYS = ["serverUrl", "token", "name", "transport"] as const satisfies ReadonlyArray<keyof Settings>;
+/**
+ * The keys in `chrome.storage.local` whose change means "connect anew": the settings, and
+ * `credentialId`, which changes whenever the vault's credential does.
+ */
+export const SETTING_KEYS = ["serverUrl", "name", "transport", "credentialId"] as const;
 
 export type ConnectionState = "connecting" | "online" | "offline";
 
@@ -37,35 +43,46 @@ export type ConnectionStatus = {
 };
 
 export const STATUS_KEY = "connection";
-export const CLIENT_ID_KEY = "clientId";
+const CREDENTIAL = "server-credential";
 
 export async function loadSettings(): Promise<Settings> {
-  const stored = await chrome.storage.local.get<Partial<Settings>>([...SETTING_KEYS]);
+  const stored = await chrome.storage.local.get<Partial<Settings>>(["serverUrl", "name", "transport"]);
   return {
     serverUrl: typeof stored.serverUrl === "string" ? stored.serverUrl : "",
-    token: typeof stored.token === "string" ? stored.token : "",
     name: typeof stored.name === "string" ? stored.name : "",
     transport: TRANSPORTS.find((t) => t === stored.transport) ?? "auto",
   };
 }
 
-export async function saveSettings(settings: Settings): Promise<void> {
+/** Saves the settings and, when given, the credential of a new pairing (`null` forgets it). */
+export async function saveSettings(settings: Settings, credential?: Credential | null): Promise<void> {
+  if (credential !== undefined) await saveCredential(credential);
   await chrome.storage.local.set<Settings>(settings);
 }
 
-/** The client id, if the service worker has created it. */
-export async function storedClientId(): Promise<string | undefined> {
-  const stored = await chrome.storage.local.get<{ clientId?: unknown }>(CLIENT_ID_KEY);
-  return isValidClientId(stored.clientId) ? stored.clientId : undefined;
+async function saveCredential(credential: Credential | null): Promise<void> {
+  await vaultPut(CREDENTIAL, credential);
+  await chrome.storage.local.set({ credentialId: credential === null ? "" : crypto.randomUUID() });
 }
 
-/** This browser profile's id towards the server, created on first use and kept forever. */
-export async function clientId(): Promise<string> {
-  const stored = await storedClientId();
-  if (stored !== undefined) return stored;
-  const created = crypto.randomUUID();
-  await chrome.storage.local.set({ [CLIENT_ID_KEY]: created });
-  return created;
+/** The credential this browser was paired with, if it was. */
+export async function loadCredential(): Promise<Credential | null> {
+  const legacy = await chrome.storage.local.get<{ token?: unknown; clientId?: unknown }>(["token", "clientId"]);
+  if ("token" in legacy) {
+    // Kept where content scripts could read it by earlier versions (with an id the extension
+    // chose, which the server still knows it by): moved into the vault.
+    await chrome.storage.local.remove(["token", "clientId"]);
+    const { token, clientId } = legacy;
+    if (typeof token === "string" && token !== "" && isValidClientId(clientId)) await saveCredential({ clientId, token });
+  }
+  const credential = await vaultGet<Credential>(CREDENTIAL);
+  return credential !== undefined && isValidClientId(credential.clientId) && typeof credential.token === "string" ? credential : null;
+}
+
+/** Where the server is and this browser's credential there (empty when not paired). */
+export async function loadServerAccess(): Promise<{ serverUrl: string; token: string }> {
+  const [settings, credential] = await Promise.all([loadSettings(), loadCredential()]);
+  return { serverUrl: settings.serverUrl, token: credential?.token ?? "" };
 }
 
 export async function loadStatus(): Promise<ConnectionStatus | undefined> {

@@ -25,6 +25,18 @@ describe("server address", () => {
     }
   });
 
+  it("takes plain http only for this computer: any other server needs https", () => {
+    for (const local of ["http://localhost:8787", "http://mimo.localhost", "http://127.0.0.1:8787", "http://127.9.8.7", "http://[::1]:8787", "ws://LOCALHOST.:8787"]) {
+      assert.equal(normalizeServerUrl(local).ok, true, local);
+    }
+    for (const remote of ["http://mimo.example.com", "ws://mimo.example.com", "http://192.168.1.5:8787", "http://10.0.0.1", "http://[::2]", "http://localhost.example.com", "http://127.0.0.1.nip.io", "http://0x7f000001.example"]) {
+      const result = normalizeServerUrl(remote);
+      assert.equal(result.ok, false, remote);
+      assert.match(!result.ok ? result.error : "", /https:\/\//);
+    }
+    assert.equal(normalizeServerUrl("https://192.168.1.5:8787").ok, true);
+  });
+
   it("builds the socket URL with the client id and the ticket, escaped", () => {
     assert.equal(extensionSocketUrl("http://127.0.0.1:8787", "abc-1", "t"), "ws://127.0.0.1:8787/ws/extension?clientId=abc-1&ticket=t");
     assert.equal(

@@ -198,8 +198,12 @@ pub struct PairingCode {
 #[serde(rename_all = "camelCase")]
 pub struct PairRequest {
     pub code: String,
-    /// The extension's own id; its credential is bound to it.
-    pub client_id: String,
+    /// The credential this extension held until now, when it pairs again: the server keeps its
+    /// client id and revokes it. The server assigns every client id: an extension never names
+    /// one, so it can never take another's id or revoke another's credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub replaces: Option<String>,
 }
 
 /// The answer to a pairing: the extension's credential, shown this once and stored only as a
@@ -207,6 +211,7 @@ pub struct PairRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PairResponse {
+    /// The id the server gave this extension: it names it in `hello` and in its socket's URL.
     pub client_id: String,
     pub token: String,
 }

@@ -917,11 +917,17 @@ expiresAt: number, };
 
 export type PairRequest = { code: string, 
 /**
- * The extension's own id; its credential is bound to it.
+ * The credential this extension held until now, when it pairs again: the server keeps its
+ * client id and revokes it. The server assigns every client id: an extension never names
+ * one, so it can never take another's id or revoke another's credential.
  */
-clientId: string, };
+replaces?: string, };
 
-export type PairResponse = { clientId: string, token: string, };
+export type PairResponse = { 
+/**
+ * The id the server gave this extension: it names it in `hello` and in its socket's URL.
+ */
+clientId: string, token: string, };
 
 export type WsTicket = { ticket: string, 
 /**

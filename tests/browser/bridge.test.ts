@@ -384,12 +384,12 @@ describe("the bridge connection", () => {
     // The extension's own IndexedDB holds a key that cannot be read back.
     const key = await h.options.evaluate(async () => {
       const db = await new Promise<IDBDatabase>((resolve, reject) => {
-        const open = indexedDB.open("mimo-bridge");
+        const open = indexedDB.open("mimo-vault");
         open.onsuccess = () => resolve(open.result);
         open.onerror = () => reject(open.error);
       });
       const key = await new Promise<CryptoKey>((resolve, reject) => {
-        const get = db.transaction("keys").objectStore("keys").get("hmac");
+        const get = db.transaction("secrets").objectStore("secrets").get("bridge-hmac");
         get.onsuccess = () => resolve(get.result as CryptoKey);
         get.onerror = () => reject(get.error);
       });

@@ -19,11 +19,11 @@ import type { BrowserContext, Page } from "playwright-core";
 import type { BrowserSnapshot, EventEnvelope, ExtensionInfo, ExtensionList, TabInfo } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
+import { extensionCredential, setExtensionCredential } from "./harness.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
 const EXTENSION = path.join(ROOT, "extension/dist");
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BROWSER_NAME = "Test Chromium";
 
 let mimo: Mimo;
@@ -166,12 +166,16 @@ describe("the extension", () => {
     assert.equal(await options.locator("#server-url").inputValue(), mimo.url, "the address is stored without the trailing slash");
     assert.match(await options.locator("#paired").innerText(), /Paired with this server/);
     assert.equal(await options.locator("#pairing-code").inputValue(), "", "the code is used up");
-    const stored = await options.evaluate(() => chrome.storage.local.get<{ token: string }>("token"));
-    assert.match(stored.token, /^mimo_ext_/);
-    assert.notEqual(stored.token, mimo.token);
+    const stored = await extensionCredential(options);
+    assert.match(stored?.token ?? "", /^mimo_ext_/);
+    assert.notEqual(stored?.token, mimo.token);
+    // Kept where content scripts cannot read it: nothing of it in `chrome.storage.local`.
+    const local = JSON.stringify(await options.evaluate(() => chrome.storage.local.get(null)));
+    assert.ok(!local.includes(stored!.token), "the credential is not in chrome.storage.local");
 
     clientId = await options.locator("#client-id").innerText();
-    assert.match(clientId, UUID);
+    assert.match(clientId, /^ext-[0-9a-f]{32}$/, "the id the server gave");
+    assert.equal(clientId, stored?.clientId);
     const listed = await presence(true);
     assert.equal(listed.clientId, clientId);
     assert.equal(listed.name, BROWSER_NAME);
@@ -249,15 +253,15 @@ describe("the extension", () => {
 
   it("covers what changed while it was offline with a full sync when it is back", { timeout: 60_000 }, async () => {
     // A credential the server refuses keeps the extension offline while the browser changes.
-    const { token: credential } = await options.evaluate(() => chrome.storage.local.get<{ token: string }>("token"));
-    await options.evaluate(() => chrome.storage.local.set({ token: "mimo_ext_unknown" }));
+    const credential = (await extensionCredential(options))!;
+    await setExtensionCredential(options, { ...credential, token: "mimo_ext_unknown" });
     await presence(false);
     const from = web.received.length;
     const five = await openPage("five");
     await sleep(500);
     assert.equal(web.received.slice(from).filter((e) => e.type === "snapshotSync").length, 0, "nothing reaches the task while offline");
 
-    await options.evaluate((token) => chrome.storage.local.set({ token }), credential);
+    await setExtensionCredential(options, credential);
     await presence(true);
     const snapshot = await snapshotWhere(web, from, (s) => tabAt(s, "five")?.title === "Page five", "the tab opened while offline");
     assert.ok(tabAt(snapshot, "one"));

@@ -23,7 +23,7 @@ import path from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import type { BrowserContext, CDPSession, Page, Worker } from "playwright-core";
-import type { ActionCommand, ActionOutcome, DownloadResponse } from "../../protocol/ts/protocol.ts";
+import type { ActionCommand, ActionOutcome, DownloadResponse, PairResponse } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep } from "../support/clients.ts";
 import { allowInChromeDialog, startXvfb } from "../support/chrome-dialog.ts";
 import type { Display } from "../support/chrome-dialog.ts";
@@ -352,6 +352,42 @@ export async function serviceWorker(h: Harness): Promise<Worker> {
 /** Reads keys of the extension's `chrome.storage.local` (through its options page). */
 export async function extensionStorage<T = Record<string, unknown>>(h: Harness, keys: string[]): Promise<T> {
   return h.options.evaluate((k) => chrome.storage.local.get<Record<string, unknown>>(k), keys) as Promise<T>;
+}
+
+/** The extension's credential from pairing, as its vault (extension/src/vault.ts) keeps it, or null. */
+export function extensionCredential(options: Page): Promise<PairResponse | null> {
+  return options.evaluate(() => {
+    const open = indexedDB.open("mimo-vault", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("secrets");
+    return new Promise<PairResponse | null>((resolve, reject) => {
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const get = open.result.transaction("secrets").objectStore("secrets").get("server-credential");
+        get.onsuccess = () => resolve((get.result as PairResponse | undefined) ?? null);
+        get.onerror = () => reject(get.error);
+      };
+    });
+  });
+}
+
+/** Puts a credential into the extension's vault, as a pairing does (the service worker reconnects). */
+export async function setExtensionCredential(options: Page, credential: PairResponse): Promise<void> {
+  await options.evaluate(async (value) => {
+    const open = indexedDB.open("mimo-vault", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("secrets");
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    const transaction = db.transaction("secrets", "readwrite");
+    transaction.objectStore("secrets").put(value, "server-credential");
+    await new Promise((resolve, reject) => {
+      transaction.oncomplete = resolve;
+      transaction.onerror = () => reject(transaction.error);
+    });
+    db.close();
+    await chrome.storage.local.set({ credentialId: crypto.randomUUID() });
+  }, credential);
 }
 
 /**

@@ -17,7 +17,7 @@ import { after, before, describe, it } from "node:test";
 import type { CDPSession, Page } from "playwright-core";
 import type { DownloadResponse, PresignResponse, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { api, sleep } from "../support/clients.ts";
-import { act, downloadArtifact, extensionStorage, ok, pressOverlay, startHarness, startTask } from "./harness.ts";
+import { act, downloadArtifact, extensionCredential, extensionStorage, ok, pressOverlay, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -99,7 +99,7 @@ fetch("${collectorUrl}/fetch", { mode: "no-cors" }).catch(() => {});
 
   /** Uploads `bytes` as an artifact of the task with the extension's own credential, as a stolen one would. */
   async function uploadAsExtension(taskId: string, kind: "html" | "screenshot", contentType: string, bytes: Uint8Array): Promise<string> {
-    const { token } = await extensionStorage<{ token: string }>(h, ["token"]);
+    const { token } = (await extensionCredential(h.options))!;
     assert.match(token, /^mimo_ext_/);
     const res = await fetch(`${h.mimo.url}/api/artifacts/presign`, {
       method: "POST",

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { BrowserAction, DomIndexResult, ExtensionMessage, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { sleep } from "../support/clients.ts";
-import { act, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
+import { act, extensionCredential, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -116,7 +116,7 @@ describe("without CDP", () => {
 describe("exactly once", () => {
   let clientId: string;
   before(async () => {
-    clientId = (await extensionStorage<{ clientId: string }>(h, ["clientId"])).clientId;
+    clientId = (await extensionCredential(h.options))!.clientId;
   });
 
   it("runs an action delivered twice once, and answers the repeat from its stored outcome, also after a restart", { timeout: 60_000 }, async () => {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium } from "playwright-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import type { BrowserSnapshot } from "../../protocol/ts/protocol.ts";
+import type { BrowserSnapshot, PairResponse } from "../../protocol/ts/protocol.ts";
 import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
 import { ExtensionClient, post } from "../support/clients.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
@@ -260,13 +260,13 @@ describe("web app", () => {
       ext.sync(snapshot);
       // The list refreshes by itself every few seconds; the refresh button does it at once.
       await page1.getByTestId("extensions-refresh").click();
-      const item = page1.locator('[data-testid="extension-item"][data-client-id="client-laptop"]');
+      const item = page1.locator(`[data-testid="extension-item"][data-client-id="${ext.clientId}"]`);
       await item.waitFor();
       assert.equal(await item.getAttribute("data-online"), "true");
       assert.match((await item.textContent()) ?? "", /Work laptop/);
 
       await item.getByTestId("extension-select").click();
-      await page1.locator('[data-testid="extension-item"].selected[data-client-id="client-laptop"]').waitFor();
+      await page1.locator(`[data-testid="extension-item"].selected[data-client-id="${ext.clientId}"]`).waitFor();
       await page1.locator('[data-testid="snapshot-tab"]').nth(3).waitFor();
       assert.equal(await page1.getByTestId("snapshot-tab").count(), 4);
       const active = page1.locator('[data-testid="snapshot-tab"][data-active="true"]');
@@ -292,12 +292,13 @@ describe("web app", () => {
     const code = (await page1.getByTestId("pairing-code").innerText()).trim();
     assert.match(code, /^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
     // The person types the code into the extension's options; the extension trades it.
-    const paired = await post(mimo, "/api/extension/pair", { code, clientId: "client-revoked" }, null);
+    const paired = await post(mimo, "/api/extension/pair", { code }, null);
     assert.equal(paired.status, 200);
-    const { token } = (await paired.json()) as { token: string };
-    const ext = await ExtensionClient.connect(mimo, "client-revoked", "Lost laptop", token);
+    const credential = (await paired.json()) as PairResponse;
+    const { token } = credential;
+    const ext = await ExtensionClient.connect(mimo, "client-revoked", "Lost laptop", credential);
     await page1.getByTestId("extensions-refresh").click();
-    const item = page1.locator('[data-testid="extension-item"][data-client-id="client-revoked"]');
+    const item = page1.locator(`[data-testid="extension-item"][data-client-id="${ext.clientId}"]`);
     await item.locator('[data-testid="extension-revoke"]').click();
     assert.equal(await ext.serverCloseCode(), 4401, "disconnected at once");
     await item.filter({ hasText: "Revoked" }).waitFor();
@@ -314,7 +315,7 @@ describe("web app", () => {
       const taskId = decodeURIComponent(new URL(page1.url()).hash.split("/").pop() ?? "");
       // The only online extension: the new task binds it by itself.
       await page1.getByTestId("extensions-refresh").click();
-      await page1.locator('[data-testid="extension-item"].selected[data-client-id="client-takeover"]').waitFor();
+      await page1.locator(`[data-testid="extension-item"].selected[data-client-id="${ext.clientId}"]`).waitFor();
       // An action makes the task run; the stand-in extension answers it.
       const submitted = fetch(`${mimo.url}/api/task/${taskId}/actions`, {
         method: "POST",

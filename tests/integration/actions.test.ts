@@ -44,8 +44,9 @@ function respond(ext: ExtensionClient, action: BrowserAction, result: unknown = 
 }
 
 /** A task bound to a fresh stand-in extension. */
-async function boundTask(clientId: string) {
-  const ext = await ExtensionClient.connect(mimo, clientId);
+async function boundTask(label: string) {
+  const ext = await ExtensionClient.connect(mimo, label);
+  const { clientId } = ext;
   const taskId = await newTask(mimo);
   const web = await WebClient.connect(mimo, taskId);
   await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === clientId, "bound");
@@ -64,7 +65,7 @@ describe("actions through the coordinator and the registry", () => {
     const pending = submit(taskId, { name: "task_start", params: { url: "http://127.0.0.1/shop" } });
     const action = await nextAction(ext);
     assert.equal(action.taskId, taskId);
-    assert.equal(action.clientId, "runner");
+    assert.equal(action.clientId, ext.clientId);
     assert.equal(action.attempt, 1);
     assert.match(action.actionId, /^act_[0-9a-f]{24}$/);
     assert.equal(action.name, "task_start");

@@ -269,8 +269,8 @@ describe("results relayed while the model thinks", () => {
 describe("a run across a restart", () => {
   it("continues from storage when the runtime restarts in the middle of a step, running no action twice", async () => {
     failing = new Set();
-    const clientId = "stand-in-restart";
-    let ext = await ExtensionClient.connect(mimo, clientId);
+    let ext = await ExtensionClient.connect(mimo, "stand-in-restart");
+    const { clientId } = ext;
     const received: BrowserAction[] = [];
     const record = (e: ExtensionClient) =>
       e.ws.on("message", (data) => {
@@ -295,7 +295,7 @@ describe("a run across a restart", () => {
 
     await mimo.restart();
     // The browser reconnects, and reports the click that finished meanwhile.
-    ext = await ExtensionClient.connect(mimo, clientId);
+    ext = await ExtensionClient.connect(mimo, "stand-in-restart", undefined, ext.credential);
     record(ext);
     standIn(ext);
     web = await WebClient.connect(mimo, taskId);

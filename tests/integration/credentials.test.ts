@@ -3,9 +3,10 @@
 // revoked (closing a connected socket at once), single-use socket tickets instead of tokens in
 // URLs, failed authentications limited per client, and the web app's security headers.
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
-import type { ExtensionList, PairingCode } from "../../protocol/ts/protocol.ts";
+import type { ExtensionList, PairingCode, PairResponse } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, pairExtension, post, sleep, WebClient, wsTicket } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -50,22 +51,43 @@ describe("pairing and extension credentials", () => {
     assert.equal((await post(mimo, "/api/extension/pairing-code", undefined, null)).status, 401, "only the deployment token shows codes");
 
     const typed = ` ${code.replace("-", "").toLowerCase()} `;
-    const paired = await post(mimo, "/api/extension/pair", { code: typed, clientId: "pair-1" }, null);
+    const paired = await post(mimo, "/api/extension/pair", { code: typed }, null);
     assert.equal(paired.status, 200, await paired.clone().text());
-    const { token, clientId } = (await paired.json()) as { token: string; clientId: string };
-    assert.equal(clientId, "pair-1");
-    assert.match(token, /^mimo_ext_[0-9a-f]{64}$/);
+    const credential = (await paired.json()) as PairResponse;
+    assert.match(credential.clientId, /^ext-[0-9a-f]{32}$/, "the server gives the id");
+    assert.match(credential.token, /^mimo_ext_[0-9a-f]{64}$/);
 
-    const again = await post(mimo, "/api/extension/pair", { code, clientId: "pair-2" }, null);
+    const again = await post(mimo, "/api/extension/pair", { code }, null);
     assert.equal(again.status, 401);
     assert.match(((await again.json()) as ErrorBody).message, /wrong, expired or already used/);
-    const malformed = await post(mimo, "/api/extension/pair", { code: "nope" }, null);
+    const malformed = await post(mimo, "/api/extension/pair", { code: 7 }, null);
     assert.equal(malformed.status, 400);
 
-    const ext = await ExtensionClient.connect(mimo, "pair-1", "Paired", token);
-    assert.equal((await listed("pair-1"))?.paired, true);
-    assert.equal((await listed("pair-1"))?.online, true);
+    const ext = await ExtensionClient.connect(mimo, "pair-1", "Paired", credential);
+    assert.equal((await listed(credential.clientId))?.paired, true);
+    assert.equal((await listed(credential.clientId))?.online, true);
     await ext.close();
+  });
+
+  it("never lets an extension name its id: naming another's neither takes it nor revokes its credential", async () => {
+    const victim = await ExtensionClient.connect(mimo, "victim", "The person's laptop");
+    const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
+    // The old request shape, naming the victim's id, and a forged `replaces`.
+    const attack = await post(mimo, "/api/extension/pair", { code, clientId: victim.clientId, replaces: "mimo_ext_forged" }, null);
+    assert.equal(attack.status, 200);
+    const attacker = (await attack.json()) as PairResponse;
+    assert.notEqual(attacker.clientId, victim.clientId, "a fresh id of the server's");
+    assert.equal((await post(mimo, "/api/ws-ticket", undefined, victim.token)).status, 200, "the victim's credential still works");
+    assert.equal((await listed(victim.clientId))?.online, true, "and its socket stayed open");
+    const socket = await upgrade(`${ws()}/ws/extension?clientId=${victim.clientId}&ticket=${await wsTicket(mimo, attacker.token)}`);
+    assert.ok(socket !== "open" && socket.status === 403, "the attacker's ticket opens no socket as the victim");
+
+    // Pairing again with its own credential keeps an extension's id, and revokes that credential.
+    const renewed = await pairExtension(mimo, victim.token);
+    assert.equal(renewed.clientId, victim.clientId);
+    assert.equal(await victim.serverCloseCode(), 4401, "the old credential's socket is closed");
+    assert.equal((await post(mimo, "/api/ws-ticket", undefined, victim.token)).status, 401);
+    assert.equal((await post(mimo, "/api/ws-ticket", undefined, renewed.token)).status, 200);
   });
 
   it("opens only the extension's own routes with an extension's credential", async () => {
@@ -106,7 +128,7 @@ describe("pairing and extension credentials", () => {
     assert.ok(old !== "open" && old.status === 401);
     assert.match((JSON.parse(old.body) as ErrorBody).message, /not accepted in a URL.*ticket/);
     const ext = await ExtensionClient.connect(mimo, "url-token");
-    const oldExt = await upgrade(`${ws()}/ws/extension?clientId=url-token&token=${ext.token}`);
+    const oldExt = await upgrade(`${ws()}/ws/extension?clientId=${ext.clientId}&token=${ext.token}`);
     assert.ok(oldExt !== "open" && oldExt.status === 401);
     await ext.close();
   });
@@ -115,7 +137,7 @@ describe("pairing and extension credentials", () => {
     const ext = await ExtensionClient.connect(mimo, "attacher");
     const taskId = await newTask(mimo);
     const web = await WebClient.connect(mimo, taskId);
-    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === "attacher", "bound");
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === ext.clientId, "bound");
     const shot = await post(mimo, "/api/artifacts/presign", { taskId, kind: "screenshot", contentType: "image/png", contentLength: 10 }, ext.token);
     assert.equal(shot.status, 200, await shot.clone().text());
     const file = await post(mimo, "/api/artifacts/presign", { taskId, kind: "attachment", contentType: "application/pdf", contentLength: 10, name: "a.pdf" }, ext.token);
@@ -131,20 +153,21 @@ describe("pairing and extension credentials", () => {
     const ext = await ExtensionClient.connect(mimo, "revoked-one");
     const taskId = await newTask(mimo);
     const web = await WebClient.connect(mimo, taskId);
-    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === "revoked-one", "bound");
-    const res = await fetch(`${mimo.url}/api/extension/revoked-one`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === ext.clientId, "bound");
+    const res = await fetch(`${mimo.url}/api/extension/${ext.clientId}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal(await ext.serverCloseCode(), 4401, "closed at once");
     const ticket = await post(mimo, "/api/ws-ticket", undefined, ext.token);
     assert.equal(ticket.status, 401);
     assert.match(((await ticket.json()) as ErrorBody).message, /unknown or revoked/);
-    const entry = await listed("revoked-one");
+    const entry = await listed(ext.clientId);
     assert.equal(entry?.paired, false);
     assert.equal(entry?.online, false);
     const unknown = await fetch(`${mimo.url}/api/extension/never-paired`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
     assert.equal(unknown.status, 404);
-    // Pairing again gives a new credential; the old one stays dead.
-    const back = await ExtensionClient.connect(mimo, "revoked-one");
+    // Paired again with a new code, naming its revoked credential: its id back, a new credential; the old one stays dead.
+    const back = await ExtensionClient.connect(mimo, "revoked-one", undefined, await pairExtension(mimo, ext.token));
+    assert.equal(back.clientId, ext.clientId);
     assert.notEqual(back.token, ext.token);
     assert.equal((await post(mimo, "/api/ws-ticket", undefined, ext.token)).status, 401);
     await Promise.all([back.close(), web.close()]);
@@ -189,7 +212,7 @@ const from = (address: string, token: string | null) =>
 
 /** A pairing request from `address`. */
 const pairFrom = (address: string, code: string) =>
-  fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": address, "content-type": "application/json" }, body: JSON.stringify({ code, clientId: "guesser" }) });
+  fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { "cf-connecting-ip": address, "content-type": "application/json" }, body: JSON.stringify({ code }) });
 
 describe("failed authentication, limited per client", () => {
   ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "3", MIMO_AUTH_FAILURE_WINDOW_MS: "3000" } }, (m) => (mimo = m));
@@ -227,7 +250,7 @@ describe("failed authentication, limited per client", () => {
     const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
     const real = await pairFrom(guesser, code);
     assert.equal(real.status, 429);
-    assert.ok(await pairExtension(mimo, "someone-else"), "another client pairs");
+    assert.ok(await pairExtension(mimo), "another client pairs");
   });
 });
 
@@ -255,50 +278,55 @@ describe("the failure limit, kept for every isolate", () => {
 describe("request bodies, capped as they stream", () => {
   ownRuntime({}, (m) => (mimo = m));
 
-  /** A body sent in chunks without a length (as `Transfer-Encoding: chunked`): `total` bytes. */
-  function chunked(total: number, start = ""): ReadableStream<Uint8Array> {
-    const chunk = new Uint8Array(64 * 1024).fill(0x20);
-    let sent = 0;
-    return new ReadableStream({
-      pull(controller) {
-        if (sent === 0 && start !== "") controller.enqueue(new TextEncoder().encode(start));
-        if (sent >= total) return controller.close();
-        controller.enqueue(chunk);
-        sent += chunk.length;
-      },
+  /**
+   * POSTs a chunked body (no length) of `prefix` and `bytes` more, and then neither sends more nor
+   * ends it: only a server that stops reading at its limit answers. (What it answers is read
+   * once all that was sent is read, so the runtime's close loses nothing on the way.)
+   */
+  function unending(route: string, prefix: string, bytes: number, token: string | null = null): Promise<{ status: number; code: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(`${mimo.url}${route}`, { method: "POST", headers: { "content-type": "application/json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) } });
+      req.on("response", (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        res.on("end", () => {
+          resolve({ status: res.statusCode ?? 0, code: (JSON.parse(body) as ErrorBody).code });
+          req.destroy();
+        });
+      });
+      req.on("error", reject);
+      req.write(prefix);
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      for (let sent = 0; sent < bytes; sent += chunk.length) req.write(chunk);
     });
   }
-  const send = (route: string, body: ReadableStream<Uint8Array>, token: string | null = null) =>
+  /** POSTs `body` in chunks without a length, ended. */
+  const chunked = (route: string, body: string, token: string | null = null) =>
     fetch(`${mimo.url}${route}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
-      body,
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(body));
+          controller.close();
+        },
+      }),
       duplex: "half",
     } as RequestInit);
 
-  it("answers PAYLOAD_TOO_LARGE to a chunked body over the route's limit, before reading it all; small chunked bodies still work", async () => {
-    // 64 MiB the worker must not take in: it answers once 256 KiB are over.
-    const pairing = await send("/api/extension/pair", chunked(64 * 1024 * 1024, '{"code":"ABCD-EFGH","pad":"'));
-    assert.equal(pairing.status, 413);
-    assert.equal(((await pairing.json()) as ErrorBody).code, "PAYLOAD_TOO_LARGE");
-    const message = await send("/api/agent/start", chunked(1024 * 1024, '{"goal":"'), mimo.token);
-    assert.equal(message.status, 413, "an authenticated route is held to it too");
+  it("answers PAYLOAD_TOO_LARGE to a chunked body once it is over the route's limit, without waiting for its end; small chunked bodies still work", async () => {
+    assert.deepEqual(await unending("/api/extension/pair", '{"code":"ABCD-EFGH","pad":"', 320 * 1024), { status: 413, code: "PAYLOAD_TOO_LARGE" });
+    assert.deepEqual(await unending("/api/agent/start", '{"goal":"', 320 * 1024, mimo.token), { status: 413, code: "PAYLOAD_TOO_LARGE" }, "an authenticated route too");
     const { code } = (await (await post(mimo, "/api/extension/pairing-code")).json()) as PairingCode;
-    const small = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode(JSON.stringify({ code, clientId: "chunked" })));
-        controller.close();
-      },
-    });
-    const paired = await send("/api/extension/pair", small);
+    const paired = await chunked("/api/extension/pair", JSON.stringify({ code }));
     assert.equal(paired.status, 200, await paired.clone().text());
   });
 
   it("lets a poll carry up to its own, larger limit and no more", async () => {
-    const token = await pairExtension(mimo, "big-poller");
-    const over = await send("/api/extension/poll?clientId=big-poller", chunked(3 * 1024 * 1024, '{"ack":0,"frames":["'), token);
-    assert.equal(over.status, 413);
-    const within = await send("/api/extension/poll?clientId=big-poller", chunked(1024 * 1024, '{"ack":0,"frames":["'), token);
+    const { clientId, token } = await pairExtension(mimo);
+    const over = await unending(`/api/extension/poll?clientId=${clientId}`, '{"ack":0,"frames":["', 2 * 1024 * 1024 + 64 * 1024, token);
+    assert.deepEqual(over, { status: 413, code: "PAYLOAD_TOO_LARGE" });
+    const within = await chunked(`/api/extension/poll?clientId=${clientId}`, `{"ack":0,"frames":["${" ".repeat(1024 * 1024)}"]}`, token);
     assert.notEqual(within.status, 413, "a poll under 2 MiB is read (and refused by its content)");
   });
 });

@@ -48,8 +48,7 @@ describe("the polling transport", () => {
   // Its own runtime: a task binds to the extension used last, which must be this test's.
   ownRuntime({}, (m) => (mimo = m));
   it("welcomes a polling extension, lists it online, and hands it a task's action on a held poll", async () => {
-    const clientId = "poller-1";
-    const token = await pairExtension(mimo, clientId);
+    const { clientId, token } = await pairExtension(mimo);
     const first = await poll(clientId, token, { ack: 0, frames: [HELLO(clientId)] });
     assert.deepEqual(first.replies, [{ type: "welcome", clientId }]);
     assert.deepEqual(first.frames, []);
@@ -101,8 +100,7 @@ describe("the polling transport", () => {
 describe("the polling transport's refusals", () => {
   ownRuntime({}, (m) => (mimo = m));
   it("refuses a malformed poll and a revoked credential, and the connection goes on", async () => {
-    const clientId = "poller-2";
-    const token = await pairExtension(mimo, clientId);
+    const { clientId, token } = await pairExtension(mimo);
     const bad = await fetch(`${mimo.url}/api/extension/poll?clientId=${clientId}`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -131,13 +129,13 @@ describe("the polling transport's refusals", () => {
 describe("from polling back to a socket", () => {
   ownRuntime({}, (m) => (mimo = m));
   it("hands what it kept for the polls to the extension's socket once it has one again", async () => {
-    const clientId = "poller-3";
-    const token = await pairExtension(mimo, clientId);
+    const paired = await pairExtension(mimo);
+    const { clientId, token } = paired;
     await poll(clientId, token, { ack: 0, frames: [HELLO(clientId)] });
     const taskId = await newTask(mimo);
     await submit(taskId);
     // Kept (no poll is held): the next connection gets it, here a socket.
-    const ext = await ExtensionClient.connect(mimo, clientId, "Poller 3", token);
+    const ext = await ExtensionClient.connect(mimo, "poller-3", "Poller 3", paired);
     const frame = await ext.waitFor((m) => m.type === "browser_action", "the kept action on the socket");
     assert.ok(frame.type === "browser_action" && frame.action.taskId === taskId);
     // Kept frames went to the socket: a poll now finds none.

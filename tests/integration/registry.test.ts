@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
-import type { BrowserSnapshot, ExtensionList, TabInfo } from "../../protocol/ts/protocol.ts";
+import type { BrowserSnapshot, ExtensionList, PairResponse, TabInfo } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, post, sleep, WebClient, wsTicket } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -68,9 +68,13 @@ describe("extension registry", () => {
     await web.close();
   });
 
+  /** The first test's extension, which the second connects again. */
+  let alphaCredential: PairResponse | undefined;
+
   it("lists extensions with presence and picks the only online one", async () => {
     const alpha = await ExtensionClient.connect(mimo, "alpha", "Work laptop");
-    const listed = (await extensions()).find((e) => e.clientId === "alpha");
+    alphaCredential = alpha.credential;
+    const listed = (await extensions()).find((e) => e.clientId === alpha.clientId);
     assert.ok(listed);
     assert.equal(listed.online, true);
     assert.equal(listed.name, "Work laptop");
@@ -78,36 +82,36 @@ describe("extension registry", () => {
     assert.ok(listed.lastSeenAt > Date.now() - 60_000);
 
     const { web, clientId } = await bindingOnConnect(await newTask(mimo));
-    assert.equal(clientId, "alpha");
+    assert.equal(clientId, alpha.clientId);
     await web.close();
     await alpha.close();
-    await waitForPresence("alpha", false);
+    await waitForPresence(alpha.clientId, false);
   });
 
   it("with several online, picks the most recently used; an explicit choice wins and sticks", async () => {
-    const alpha = await ExtensionClient.connect(mimo, "alpha");
+    const alpha = await ExtensionClient.connect(mimo, "alpha", undefined, alphaCredential);
     const beta = await ExtensionClient.connect(mimo, "beta");
     // alpha was used by the previous test; beta never.
     const first = await bindingOnConnect(await newTask(mimo));
-    assert.equal(first.clientId, "alpha");
+    assert.equal(first.clientId, alpha.clientId);
 
     const taskId = await newTask(mimo);
     const chosen = await bindingOnConnect(taskId);
-    chosen.web.send({ type: "select_client", clientId: "beta" });
+    chosen.web.send({ type: "select_client", clientId: beta.clientId });
     const selected = await chosen.web.waitFor(
-      (e) => e.type === "taskStatus" && e.selectedClientId === "beta",
+      (e) => e.type === "taskStatus" && e.selectedClientId === beta.clientId,
       "beta selected",
     );
     assert.ok(selected);
     // beta is now the most recently used one.
     const next = await bindingOnConnect(await newTask(mimo));
-    assert.equal(next.clientId, "beta");
+    assert.equal(next.clientId, beta.clientId);
     // Reconnecting to the task keeps its choice.
     const again = await WebClient.connect(mimo, taskId);
     await again.waitFor((e) => e.type === "ready");
     const status = again.received.findLast((e) => e.type === "taskStatus");
     assert.ok(status?.type === "taskStatus");
-    assert.equal(status.selectedClientId, "beta");
+    assert.equal(status.selectedClientId, beta.clientId);
 
     // Selecting an extension that does not exist is refused on that socket only.
     chosen.web.send({ type: "select_client", clientId: "no-such-extension" });
@@ -117,13 +121,13 @@ describe("extension registry", () => {
     for (const c of [first.web, chosen.web, next.web, again]) await c.close();
     await beta.close();
     // The task bound to beta does not silently move to alpha while beta is offline.
-    await waitForPresence("beta", false);
+    await waitForPresence(beta.clientId, false);
     const stuck = await WebClient.connect(mimo, taskId);
     await stuck.waitFor((e) => e.type === "ready");
     await sleep(200);
     const kept = stuck.received.findLast((e) => e.type === "taskStatus");
     assert.ok(kept?.type === "taskStatus");
-    assert.equal(kept.selectedClientId, "beta");
+    assert.equal(kept.selectedClientId, beta.clientId);
     await stuck.close();
     await alpha.close();
   });
@@ -140,10 +144,10 @@ describe("extension registry", () => {
 
   it("a newer connection of the same client replaces the older one", async () => {
     const old = await ExtensionClient.connect(mimo, "gamma");
-    const fresh = await ExtensionClient.connect(mimo, "gamma");
+    const fresh = await ExtensionClient.connect(mimo, "gamma", undefined, old.credential);
     await old.waitFor(() => false, "close", 5000).catch(() => undefined);
     assert.equal(old.closed?.code, 4000);
-    assert.equal((await extensions()).find((e) => e.clientId === "gamma")?.online, true);
+    assert.equal((await extensions()).find((e) => e.clientId === old.clientId)?.online, true);
     await fresh.close();
   });
 });
@@ -155,12 +159,12 @@ describe("snapshot sync", () => {
     const ext = await ExtensionClient.connect(mimo, "snap");
     const taskId = await newTask(mimo);
     const { web, clientId } = await bindingOnConnect(taskId);
-    assert.equal(clientId, "snap");
+    assert.equal(clientId, ext.clientId);
 
     ext.sync(SNAPSHOT);
     const synced = await web.waitFor((e) => e.type === "snapshotSync", "snapshotSync");
     assert.ok(synced.type === "snapshotSync");
-    assert.equal(synced.clientId, "snap");
+    assert.equal(synced.clientId, ext.clientId);
     assert.deepEqual(synced.snapshot, SNAPSHOT);
     assert.equal(synced.seq, undefined, "a snapshot is state, not history");
 
@@ -241,9 +245,10 @@ describe("snapshot sync", () => {
   it("refuses an extension with a malformed clientId", async () => {
     const issued = await post(mimo, "/api/extension/pairing-code");
     const { code } = (await issued.json()) as { code: string };
+    // An id named in the pairing is not taken: the server gives its own.
     const paired = await post(mimo, "/api/extension/pair", { code, clientId: "../../etc" }, null);
-    assert.equal(paired.status, 400);
-    assert.equal(((await paired.json()) as { code: string }).code, "SCHEMA_VALIDATION_FAILED");
+    assert.equal(paired.status, 200);
+    assert.match(((await paired.json()) as { clientId: string }).clientId, /^ext-[0-9a-f]{32}$/);
     // With another extension's ticket, a malformed clientId is not that extension's.
     const ext = await ExtensionClient.connect(mimo, "well-formed");
     const url = `${mimo.url.replace("http", "ws")}/ws/extension?clientId=${encodeURIComponent("../../etc")}&ticket=${await wsTicket(mimo, ext.token)}`;

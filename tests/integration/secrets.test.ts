@@ -88,8 +88,8 @@ describe("a task's secrets", () => {
     const ext = await ExtensionClient.connect(mimo, "secret-ext");
     const other = await ExtensionClient.connect(mimo, "other-ext");
     const web = await WebClient.connect(mimo, taskId);
-    web.send({ type: "select_client", clientId: "secret-ext" });
-    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === "secret-ext", "the extension bound");
+    web.send({ type: "select_client", clientId: ext.clientId });
+    await web.waitFor((e) => e.type === "taskStatus" && e.selectedClientId === ext.clientId, "the extension bound");
     // A value is given only for a typing in flight whose text holds its placeholder (the
     // stand-in extension takes each action and leaves it running), once per attempt.
     let taken = 0;

@@ -32,14 +32,14 @@ export async function wsTicket(mimo: Endpoint, token: string = mimo.token): Prom
   return ((await res.json()) as WsTicket).ticket;
 }
 
-/** Pairs `clientId` as the person would (a code from the web app, typed into the extension): its credential. */
-export async function pairExtension(mimo: Endpoint, clientId: string): Promise<string> {
+/** Pairs an extension as the options page does: its credential and the id the server gave it. */
+export async function pairExtension(mimo: Endpoint, replaces?: string): Promise<PairResponse> {
   const issued = await post(mimo, "/api/extension/pairing-code");
   if (issued.status !== 200) throw new Error(`pairing code: ${issued.status} ${await issued.text()}`);
   const { code } = (await issued.json()) as PairingCode;
-  const paired = await post(mimo, "/api/extension/pair", { code, clientId }, null);
+  const paired = await post(mimo, "/api/extension/pair", { code, ...(replaces !== undefined ? { replaces } : {}) }, null);
   if (paired.status !== 200) throw new Error(`pair: ${paired.status} ${await paired.text()}`);
-  return ((await paired.json()) as PairResponse).token;
+  return (await paired.json()) as PairResponse;
 }
 
 export async function newTask(mimo: Endpoint): Promise<string> {
@@ -183,11 +183,11 @@ export class ExtensionClient extends RecordingSocket<ServerToExtension> {
     this.token = token;
   }
 
-  /** Pairs (unless given its credential) and connects as the extension `clientId`. */
-  static async connect(mimo: Endpoint, clientId: string, name = `Browser ${clientId}`, token?: string): Promise<ExtensionClient> {
-    const credential = token ?? (await pairExtension(mimo, clientId));
-    const q = new URLSearchParams({ clientId, ticket: await wsTicket(mimo, credential) });
-    const client = new ExtensionClient(`${mimo.url.replace("http", "ws")}/ws/extension?${q}`, clientId, credential);
+  /** Pairs (unless given its credential) and connects, named `name` (by default after `label`). */
+  static async connect(mimo: Endpoint, label: string, name = `Browser ${label}`, paired?: PairResponse): Promise<ExtensionClient> {
+    const { clientId, token } = paired ?? (await pairExtension(mimo));
+    const q = new URLSearchParams({ clientId, ticket: await wsTicket(mimo, token) });
+    const client = new ExtensionClient(`${mimo.url.replace("http", "ws")}/ws/extension?${q}`, clientId, token);
     await client.opened();
     client.send({
       type: "hello",
@@ -198,6 +198,11 @@ export class ExtensionClient extends RecordingSocket<ServerToExtension> {
     });
     await client.waitFor((m) => m.type === "welcome", "welcome");
     return client;
+  }
+
+  /** Its credential, to connect again as the same extension. */
+  get credential(): PairResponse {
+    return { clientId: this.clientId, token: this.token };
   }
 
   send(message: ExtensionMessage) {

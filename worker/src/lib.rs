@@ -383,9 +383,10 @@ async fn with_body_read(
     if declared.is_some_and(|l| l > limit) {
         return Ok(Err(too_large()));
     }
-    let Ok(mut stream) = req.stream() else {
-        return Ok(Ok(req)); // no body at all
-    };
+    if req.inner().body().is_none() {
+        return Ok(Ok(req));
+    }
+    let mut stream = req.stream()?;
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
         body.extend_from_slice(&chunk?);
@@ -396,7 +397,7 @@ async fn with_body_read(
     let mut init = RequestInit::new();
     init.with_method(req.method())
         .with_headers(req.headers().clone())
-        .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+        .with_body((!body.is_empty()).then(|| js_sys::Uint8Array::from(body.as_slice()).into()));
     Ok(Ok(Request::new_with_init(req.url()?.as_str(), &init)?))
 }
 
