@@ -23,6 +23,7 @@ import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
 import type { ChromeState } from "./snapshot.ts";
 import { addTab, NewTabs } from "./task-tabs.ts";
+import { NetGuard } from "./net-guard.ts";
 import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
 import { overlayFor } from "./overlay-state.ts";
@@ -61,7 +62,9 @@ const bridge = new BridgeClient({
   now: () => Date.now(),
   random: () => Math.random(),
 });
-const tasks = new TaskRegistry(storage);
+// Chrome's network rules follow the tasks: a task's blocked sites are kept from its tabs.
+const netGuard = new NetGuard();
+const tasks = new TaskRegistry(storage, (registry) => netGuard.follow(registry));
 const cdp = new Debugger();
 const dialogs = new PageDialogs({
   answer: async (tabId, accept, text) => {
@@ -159,7 +162,7 @@ function overlayOf(task: TaskRecord): FrameRequest {
 /** Statuses of a task that has ended. */
 const ENDED: ReadonlySet<string> = new Set(["completed", "error", "canceled"]);
 
-/** The server told us a task's status: the overlay of its tab follows. */
+/** The server told us a task's status: the overlay of its tab follows, and its network rules. */
 async function taskState(taskId: string, status: TaskStatus, bridge: boolean): Promise<void> {
   await tasks.setStatus(taskId, status, Date.now(), bridge);
   // Stopped or answered elsewhere: nothing waits in the side panel any more.
@@ -177,6 +180,9 @@ async function taskState(taskId: string, status: TaskStatus, bridge: boolean): P
     t.overlay = overlayFor(status);
     if (status === "takeover") t.takeover ??= { at: Date.now(), reason: "the task was taken over" };
     else delete t.takeover;
+    // An ended task's tabs are the person's again: its network rules go (net-guard.ts).
+    if (ENDED.has(status)) t.ended ??= { at: Date.now() };
+    else delete t.ended;
   });
   if (task !== undefined && task.tabClosed !== true) {
     for (const tabId of tabsOf(task)) await everyFrame(tabId, overlayOf(task));
@@ -334,6 +340,8 @@ void chrome.alarms.get(RECONNECT_ALARM).then(async (alarm) => {
 
 connection.ensure();
 bridge.ensure();
+// The rules of tasks forgotten while the worker was stopped go; those of the others stay.
+void netGuard.follow(tasks).catch((error: unknown) => console.error("mimo: cannot set the tasks' network rules", error));
 void ensureContentScript().catch((error: unknown) => console.error("mimo: cannot register the content script", error));
 
 // Test hooks, only where the tests turned them on: feed a raw server frame into the connection

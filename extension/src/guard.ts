@@ -84,6 +84,35 @@ export function siteHost(host: string): string | null {
 }
 
 /**
+ * A domain rule as written (`shop.example`, `*.shop.example`, `shop.example:8443`), read: its
+ * host normalised (`siteHost`) and the port it names, if any; null when it names no host.
+ */
+export type DomainRule = { host: string; port: string | null };
+
+export function readRule(rule: string): DomainRule | null {
+  let r = rule.trim().replace(/^\*\./, "");
+  let port: string | null = null;
+  const at = r.lastIndexOf(":");
+  if (at > 0 && /^\d+$/.test(r.slice(at + 1))) {
+    port = String(Number(r.slice(at + 1)));
+    r = r.slice(0, at);
+  }
+  const host = siteHost(r);
+  return host === null ? null : { host, port };
+}
+
+/** The port a web page's URL is served from: the one it names, else its scheme's default. */
+export function portOf(url: URL): string {
+  return url.port || (url.protocol === "https:" ? "443" : "80");
+}
+
+/** Whether a rule covers a page of `host` on `port`: a host its subdomains on any port, `host:port` exactly that one. */
+export function ruleCovers(rule: DomainRule, host: string, port: string): boolean {
+  if (rule.port !== null) return rule.host === host && rule.port === port;
+  return host === rule.host || host.endsWith(`.${rule.host}`);
+}
+
+/**
  * Why the task's domain policy keeps it from `url` (naming the rule), or null. The same rules
  * as the server's `DomainPolicy::refusal` (protocol/src/action.rs), tested against one table
  * (protocol/tests/fixtures/domain-rules.json): the URL read as the browser reads it, hosts
@@ -99,22 +128,13 @@ export function domainRefusal(policy: DomainPolicy | undefined, url: string, nam
     const parsed = new URL(url);
     if (!ALLOWED_SCHEMES.has(parsed.protocol)) return null;
     host = parsed.hostname.replace(/\.+$/, "");
-    port = parsed.port || (parsed.protocol === "https:" ? "443" : "80");
+    port = portOf(parsed);
   } catch {
     return null;
   }
   const covers = (rule: string) => {
-    let r = rule.trim().replace(/^\*\./, "");
-    let rulePort: string | null = null;
-    const at = r.lastIndexOf(":");
-    if (at > 0 && /^\d+$/.test(r.slice(at + 1))) {
-      rulePort = String(Number(r.slice(at + 1)));
-      r = r.slice(0, at);
-    }
-    const ruleHost = siteHost(r);
-    if (ruleHost === null) return false;
-    if (rulePort !== null) return ruleHost === host && rulePort === port;
-    return host === ruleHost || host.endsWith(`.${ruleHost}`);
+    const read = readRule(rule);
+    return read !== null && ruleCovers(read, host, port);
   };
   const blocked = policy.blocked.find(covers);
   if (blocked !== undefined) return `${url} is on a blocked domain (rule ${JSON.stringify(blocked)} of ${names.blocked})`;
@@ -129,9 +149,14 @@ const TASK_RULES = { blocked: "this task's blocked sites", allowed: "this task's
 /** The rules a task is kept to: the deployment's, and its own (both must let a page be visited). */
 export type SiteRules = { domains?: DomainPolicy; taskDomains?: DomainPolicy };
 
+/** Why the task's rules keep it from `url` (the deployment's first), or null. */
+export function siteRulesRefusal(rules: SiteRules, url: string): string | null {
+  return domainRefusal(rules.domains, url) ?? domainRefusal(rules.taskDomains, url, TASK_RULES);
+}
+
 /** Refuses a page the task's rules keep it from: `PERMISSION_DENIED` with the rule. */
 export function checkDomains(rules: SiteRules, url: string): void {
-  const why = domainRefusal(rules.domains, url) ?? domainRefusal(rules.taskDomains, url, TASK_RULES);
+  const why = siteRulesRefusal(rules, url);
   if (why !== null) throw new ActionError("PERMISSION_DENIED", why, false);
 }
 

@@ -9,6 +9,7 @@ import type { FrameTarget, Located, Point } from "./frame-protocol.ts";
 import { allFrames, everyFrame, frameCall } from "./frames.ts";
 import type { FrameInfo } from "./frames.ts";
 import type { KeySpec } from "./keys.ts";
+import { checkDomains, siteRulesRefusal } from "./guard.ts";
 import { ActionError } from "./results.ts";
 import { siteAllowed } from "./site-access.ts";
 import { ambiguity, notFound, targetDescription, targetProblem } from "./targets.ts";
@@ -35,6 +36,7 @@ export async function route(ctx: TabContext, p: Target): Promise<{ frameId: numb
     if (range === undefined) throw new ActionError("TARGET_NOT_FOUND", `no element has click id ${p.clickId} in the last DOM index (index the page first)`);
     const target: FrameTarget = { clickId: p.clickId, attr };
     if (p.expect !== undefined) target.expect = p.expect;
+    if (range[2] !== 0) await checkFrame(ctx, range[2]);
     return { frameId: range[2], target };
   }
   // Only the fields of the one way given: an action's own parameters stay out of the target.
@@ -42,7 +44,7 @@ export async function route(ctx: TabContext, p: Target): Promise<{ frameId: numb
   for (const field of ["xpath", "selector", "label", "role"] as const) if (p[field] !== undefined) target[field] = p[field];
   if (p.expect !== undefined) target.expect = p.expect;
   const frames = await allFrames(ctx.tabId);
-  const allowed = await Promise.all(frames.map((f) => siteAllowed(f.url)));
+  const allowed = await Promise.all(frames.map(async (f) => siteRulesRefusal(ctx.task, f.url) === null && (await siteAllowed(f.url))));
   const found: Array<{ frameId: number; located: Located }> = [];
   for (const f of [{ frameId: 0 }, ...frames.filter((f, i) => f.frameId !== 0 && allowed[i])]) {
     const located = await frameCall<Located | null>(ctx.tabId, f.frameId, { op: "locate", target }).catch((error: unknown) => {
@@ -62,6 +64,16 @@ export async function route(ctx: TabContext, p: Target): Promise<{ frameId: numb
   const total = tied.reduce((n, f) => n + f.located.total, 0);
   if (total > 1) throw new ActionError("INVALID_TARGET", ambiguity(what, total, tied.flatMap((f) => f.located.candidates)));
   return { frameId: tied[0]!.frameId, target };
+}
+
+/**
+ * Refuses acting in a frame whose page the task's rules keep it from (the top frame's is checked
+ * with the tab's): one loaded before the rules held the tab, or one that went there since the
+ * page was indexed, whose request they cancelled.
+ */
+async function checkFrame(ctx: TabContext, frameId: number): Promise<void> {
+  const frame = await chrome.webNavigation.getFrame({ tabId: ctx.tabId, frameId }).catch(() => null);
+  if (frame !== null) checkDomains(ctx.task, frame.url);
 }
 
 /** A point in a frame's viewport, in the top frame's viewport (scrolling the iframes into view). */

@@ -4,6 +4,7 @@
 // preparation that follows looks at the new tab, not the old one.
 import type { TaskTab } from "../../protocol/ts/protocol.ts";
 import type { Debugger } from "./cdp.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS, navigateTab, tabComplete } from "./loading.ts";
 import { joinTab, tabsOf } from "./tasks.ts";
 import type { TaskRecord, TaskRegistry } from "./tasks.ts";
 import { Waiters } from "./waiters.ts";
@@ -47,4 +48,18 @@ export async function addTab(deps: { tasks: TaskRegistry; cdp: Debugger }, taskI
   if (task?.groupId !== undefined) await chrome.tabs.group({ groupId: task.groupId, tabIds: tabId }).catch(() => undefined);
   await deps.cdp.attach(tabId).catch(() => undefined);
   return task;
+}
+
+/**
+ * Takes a tab the task has just opened on about:blank to its first page. It opens there because
+ * the network rules name tabs: once it has joined the task they hold it, before the page's first
+ * request goes out (and a redirect of it). About:blank then leaves the tab's history: it is no
+ * page to go back to.
+ */
+export async function openFirstPage(cdp: Debugger, tabId: number, url: string, warnings: string[]): Promise<void> {
+  // Until about:blank has loaded, its own load would be taken for the page's.
+  await tabComplete(tabId, DEFAULT_LOAD_TIMEOUT_MS);
+  await navigateTab(tabId, url, DEFAULT_LOAD_TIMEOUT_MS, warnings);
+  // Without CDP (turned off) about:blank stays in the history: going back there is harmless.
+  await cdp.send(tabId, "Page.resetNavigationHistory").catch(() => undefined);
 }

@@ -5,6 +5,7 @@
 import type { KeyValue } from "./action-log.ts";
 import type { DomainPolicy, RedactionPolicy, TaskControl, TaskStatus } from "../../protocol/ts/protocol.ts";
 import type { OverlayState } from "./frame-protocol.ts";
+import type { GuardedTask } from "./net-rules.ts";
 
 export const TASKS_KEY = "tasks";
 /** Takeovers, resumes and stops the person made in a task tab (until the protocol carries them). */
@@ -29,6 +30,8 @@ export type TaskRecord = {
   takeover?: { at: number; reason: string };
   /** The person pressed Stop in the overlay. */
   stopRequested?: { at: number };
+  /** The server said the task ended (completed, failed or canceled); undone by a task_start or by a status of a task that runs again. */
+  ended?: { at: number };
   /** Click id ranges of the last index: `[first, last, frameId]`. */
   clicks?: Array<[number, number, number]>;
   /** The tab the last index is of: its click ids mean nothing in another. */
@@ -54,14 +57,22 @@ export type TaskRecord = {
 /** What the server last told of a task: its status, and whether it may use the local bridge. */
 type TaskState = { status: TaskStatus; at: number; bridge?: boolean };
 
+/**
+ * Told after every change of the tasks is stored, before the change resolves (what follows the
+ * registry is in step when its caller goes on); what it throws fails the change.
+ */
+export type RegistryFollower = (registry: TaskRegistry) => Promise<void>;
+
 export class TaskRegistry {
   readonly #kv: KeyValue;
+  readonly #changed: RegistryFollower | undefined;
   #tasks: Record<string, TaskRecord> | undefined;
   #writes: Promise<void> = Promise.resolve();
   #statuses: Record<string, TaskState> | undefined;
 
-  constructor(kv: KeyValue) {
+  constructor(kv: KeyValue, changed?: RegistryFollower) {
     this.#kv = kv;
+    this.#changed = changed;
   }
 
   async #all(): Promise<Record<string, TaskRecord>> {
@@ -132,11 +143,22 @@ export class TaskRegistry {
     await this.#save();
   }
 
-  #save(): Promise<void> {
+  async #save(): Promise<void> {
     const next = this.#writes.then(() => this.#kv.set({ [TASKS_KEY]: this.#tasks }));
     this.#writes = next.catch((error: unknown) => console.error("mimo: cannot store the tasks", error));
-    return next;
+    await next;
+    await this.#changed?.(this);
   }
+}
+
+/**
+ * The tasks whose domain policies hold their tabs: those that have not ended, with their tabs
+ * while they have any. An ended task's tab is the person's to use as they like.
+ */
+export function guardedTasks(tasks: readonly TaskRecord[]): GuardedTask[] {
+  return tasks
+    .filter((t) => t.tabClosed !== true && t.ended === undefined)
+    .map((t) => ({ rules: { domains: t.domains, taskDomains: t.taskDomains }, tabIds: tabsOf(t) }));
 }
 
 /** Every tab of a task, the current one among them. */

@@ -9,7 +9,7 @@ import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
 import type { FrameIndex, IndexLine, Point } from "../frame-protocol.ts";
 import { allFrames, frameCall } from "../frames.ts";
 import type { FrameInfo } from "../frames.ts";
-import { siteOf } from "../guard.ts";
+import { siteOf, siteRulesRefusal } from "../guard.ts";
 import { utf8 } from "../image.ts";
 import { fitIndex, indent, pageLine } from "../index-text.ts";
 import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
@@ -35,10 +35,14 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
   const clicks: Array<[number, number, number]> = top.nextId > 1 ? [[1, top.nextId - 1, 0]] : [];
   let next = top.nextId;
   // Frames of sites the person has not allowed are left out (one may still hold a content
-  // script from before a revoke): the index never reads them.
+  // script from before a revoke): the index never reads them. So are frames of sites the task's
+  // rules keep it from (loaded before the rules held the tab, or the error page of a request
+  // they cancelled): nothing in them gets a click id.
   const frames: FrameInfo[] = [];
   for (const f of await allFrames(ctx.tabId)) {
-    if (await siteAllowed(f.url)) frames.push(f);
+    const refusal = siteRulesRefusal(ctx.task, f.url);
+    if (refusal !== null) warnings.push(`frame ${f.frameId} was not indexed: ${refusal}`);
+    else if (await siteAllowed(f.url)) frames.push(f);
     else warnings.push(`frame ${f.frameId} was not indexed: Mimo is not allowed on ${siteOf(f.url)}`);
   }
 
