@@ -36,7 +36,9 @@ export async function uploadArtifact(
     });
     if (res.status !== 200) throw await failure("asking for an upload URL", res);
     const grant = (await res.json()) as PresignResponse;
-    res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType }, body: body as BodyInit });
+    // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet);
+    // the Worker's route is single-use by itself and ignores it.
+    res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit });
     if (res.status !== 201 && res.status !== 200) throw await failure("the upload", res);
     res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth });
     if (res.status !== 200) throw await failure("asking for the download URL", res);

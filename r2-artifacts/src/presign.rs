@@ -6,7 +6,7 @@
 //! (find the object's kind) → [`grant_download`] → [`UrlSigner::download_url`] →
 //! [`DownloadResponse`].
 
-use crate::http::{check_presign, Refusal};
+use crate::http::{check_presign, download_headers, Refusal};
 use crate::signing::{download_path, upload_path, DownloadGrant, UploadGrant};
 use crate::sigv4::{R2Config, SigV4Error};
 use mimo_protocol::artifact::{
@@ -90,8 +90,15 @@ impl UrlSigner {
         }
     }
 
-    /// The download URL of a grant made at `now_ms`.
-    pub fn download_url(&self, grant: &DownloadGrant, now_ms: u64) -> Result<String, SigV4Error> {
+    /// The download URL of a grant made at `now_ms`, for an artifact stored as
+    /// `stored_content_type`. R2's own URL makes R2 answer with the type and disposition of
+    /// [`crate::download_headers`] (the Worker's route sets all of its headers itself).
+    pub fn download_url(
+        &self,
+        grant: &DownloadGrant,
+        stored_content_type: Option<&str>,
+        now_ms: u64,
+    ) -> Result<String, SigV4Error> {
         match self {
             UrlSigner::Worker {
                 signing_key,
@@ -103,7 +110,20 @@ impl UrlSigner {
             )),
             UrlSigner::R2(r2) => {
                 let (now_s, ttl) = sigv4_times(now_ms, grant.expires_at_ms);
-                r2.presign_get(&grant.key(), now_s, ttl)
+                let headers = download_headers(&grant.artifact_id, stored_content_type);
+                let header = |name: &str| {
+                    headers
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map_or("", |(_, v)| v.as_str())
+                };
+                r2.presign_get(
+                    &grant.key(),
+                    header("content-type"),
+                    header("content-disposition"),
+                    now_s,
+                    ttl,
+                )
             }
         }
     }
@@ -268,7 +288,7 @@ mod tests {
         );
 
         let d = grant_download(g.artifact_id.clone(), g.kind, NOW, 60);
-        let url = signer.download_url(&d, NOW).unwrap();
+        let url = signer.download_url(&d, None, NOW).unwrap();
         let (path, query) = url["https://mimo.example".len()..].split_once('?').unwrap();
         assert_eq!(
             authorize(&key, "GET", path, query, NOW),
@@ -293,11 +313,24 @@ mod tests {
             g.key()
         )));
         assert!(url.contains("&X-Amz-Expires=900&"), "{url}");
-        assert!(url.contains("&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost&"));
+        assert!(url.contains(
+            "&X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost%3Bif-none-match&"
+        ));
         let d = grant_download(g.artifact_id.clone(), g.kind, NOW, 300);
-        let url = signer.download_url(&d, NOW).unwrap();
+        let url = signer.download_url(&d, Some("image/webp"), NOW).unwrap();
         assert!(url.contains("&X-Amz-Expires=300&"), "{url}");
         assert!(url.contains("&X-Amz-SignedHeaders=host&"));
+        assert!(url.contains("response-content-type=image%2Fwebp"), "{url}");
+        assert!(url.contains("response-content-disposition=inline"), "{url}");
+        // An HTML snapshot is a download R2 serves as an attachment, never a page.
+        let html = grant_download(g.artifact_id.clone(), ArtifactKind::Html, NOW, 300);
+        let url = signer
+            .download_url(&html, Some("text/html; charset=utf-8"), NOW)
+            .unwrap();
+        assert!(
+            url.contains("response-content-disposition=attachment%3B%20filename%3D%22"),
+            "{url}"
+        );
     }
 
     #[test]

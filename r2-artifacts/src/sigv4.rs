@@ -5,9 +5,12 @@
 //! - path-style URL `https://<account_id>.r2.cloudflarestorage.com/<bucket>/<key>`, or
 //!   `<endpoint>/<bucket>/<key>` on another S3 endpoint ([`R2Config::with_endpoint`]);
 //! - region `auto` (rusty-s3 fixes the service `s3` and the payload hash `UNSIGNED-PAYLOAD`);
-//! - `GET` signs only `host`; `PUT` also signs `content-type` and, when given,
-//!   `content-length`, so R2 itself refuses (403 `SignatureDoesNotMatch`) an upload with
-//!   another content type or size than the one granted;
+//! - `GET` signs only `host`, and the `response-content-type` and
+//!   `response-content-disposition` R2 answers with (an artifact is a download, not a page);
+//!   `PUT` also signs `content-type`, when given `content-length`, and `if-none-match: *`, so
+//!   R2 itself refuses (403 `SignatureDoesNotMatch`) an upload with another content type or size
+//!   than the one granted, or without the condition, and stores it only where nothing is yet
+//!   (412 `PreconditionFailed`): a URL uploads once and can never overwrite evidence;
 //! - the signing time is passed in as Unix seconds (rusty-s3's `sign_with_time`: no clock on
 //!   wasm32), and the lifetime must be 1 s – 7 days ([`mimo_protocol::artifact::check_expiry_secs`]);
 //! - object keys with `.` or `..` segments are refused (a URL would resolve them away), as are
@@ -129,22 +132,29 @@ impl R2Config {
         Ok(self)
     }
 
-    /// A presigned `GET` of `key` (signs `host` only).
+    /// A presigned `GET` of `key` (signs `host`) that R2 answers with `content_type` and
+    /// `disposition` (see [`crate::download_headers`]) whatever the object's metadata says.
     pub fn presign_get(
         &self,
         key: &str,
+        content_type: &str,
+        disposition: &str,
         unix_seconds: u64,
         expires_secs: u64,
     ) -> Result<String, SigV4Error> {
-        let action = self
+        let mut action = self
             .bucket
             .get_object(Some(&self.credentials), checked_key(key)?);
+        let query = action.query_mut();
+        query.insert("response-content-type", content_type.to_owned());
+        query.insert("response-content-disposition", disposition.to_owned());
         sign(&action, unix_seconds, expires_secs)
     }
 
     /// A presigned `PUT` of `key`. Signs `content-type` (the upload must send exactly this
-    /// `Content-Type`, whitespace aside) and, when `content_length` is given, `content-length`
-    /// (the body must be exactly that long — without it R2 cannot bound the size at all).
+    /// `Content-Type`, whitespace aside), when `content_length` is given `content-length` (the
+    /// body must be exactly that long — without it R2 cannot bound the size at all), and
+    /// `if-none-match: *` (the upload must send it: R2 stores it only if the key is free).
     pub fn presign_put(
         &self,
         key: &str,
@@ -169,6 +179,7 @@ impl R2Config {
         if let Some(length) = content_length {
             headers.insert("content-length", length.to_string());
         }
+        headers.insert("if-none-match", "*");
         sign(&action, unix_seconds, expires_secs)
     }
 }
@@ -254,6 +265,16 @@ mod tests {
     const ACCOUNT: &str = "0123456789abcdef0123456789abcdef";
     const KEY: &str = "tasks/3f2b8c4e-9a1d-4e7f-8b2c-0d5e6f7a8b9c/screenshot/3f2b8c4e-9a1d-4e7f-8b2c-0d5e6f7a8b9c.07070707070707070707070707070707";
 
+    /// A download of a PNG, shown inline.
+    fn get(
+        config: &R2Config,
+        key: &str,
+        unix_seconds: u64,
+        expires_secs: u64,
+    ) -> Result<String, SigV4Error> {
+        config.presign_get(key, "image/png", "inline", unix_seconds, expires_secs)
+    }
+
     fn r2() -> R2Config {
         R2Config::new(
             ACCOUNT,
@@ -266,7 +287,7 @@ mod tests {
 
     #[test]
     fn r2_get() {
-        let url = r2().presign_get(KEY, 1_700_000_000, 300).unwrap();
+        let url = get(&r2(), KEY, 1_700_000_000, 300).unwrap();
         let prefix = format!(
             "https://{ACCOUNT}.r2.cloudflarestorage.com/mimo-artifacts/{KEY}\
              ?X-Amz-Algorithm=AWS4-HMAC-SHA256\
@@ -274,6 +295,8 @@ mod tests {
              &X-Amz-Date=20231114T221320Z\
              &X-Amz-Expires=300\
              &X-Amz-SignedHeaders=host\
+             &response-content-disposition=inline\
+             &response-content-type=image%2Fpng\
              &X-Amz-Signature="
         );
         assert!(url.starts_with(&prefix), "{url}");
@@ -292,7 +315,7 @@ mod tests {
              &X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20231114%2Fauto%2Fs3%2Faws4_request\
              &X-Amz-Date=20231114T221320Z\
              &X-Amz-Expires=900\
-             &X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost\
+             &X-Amz-SignedHeaders=content-length%3Bcontent-type%3Bhost%3Bif-none-match\
              &X-Amz-Signature="
         );
         assert!(url.starts_with(&prefix), "{url}");
@@ -301,15 +324,17 @@ mod tests {
         let without_length = r2()
             .presign_put(KEY, "image/png", None, 1_700_000_000, 900)
             .unwrap();
-        assert!(without_length.contains("&X-Amz-SignedHeaders=content-type%3Bhost&"));
+        assert!(
+            without_length.contains("&X-Amz-SignedHeaders=content-type%3Bhost%3Bif-none-match&")
+        );
     }
 
     /// Computed with an independent Python implementation (hashlib + hmac) of SigV4 for the
     /// inputs of `r2_get` and `r2_put_binds_content_type_and_length`.
     const R2_GET_SIGNATURE: &str =
-        "f639ec45796202f2c4317b928fd5146781cf234a8bb0b73f387f16f1448f0856";
+        "6e6a5c3909e20c2b978d4b5654ebdbc8f4fa225100030f1253bcb5d890de0105";
     const R2_PUT_SIGNATURE: &str =
-        "2afd7a8b77de68258da6e829f646934c52dcc72930d43c3f02de3005de738e71";
+        "3b7d5b90a4bd343e88fc3ecdea73d75b077adec49a2a02ec219efbef184d83c4";
 
     #[test]
     fn content_type_whitespace_is_not_signed_its_value_is() {
@@ -328,7 +353,7 @@ mod tests {
 
     #[test]
     fn times_and_expiries() {
-        let get = |time, expires| r2().presign_get(KEY, time, expires);
+        let get = |time, expires| get(&r2(), KEY, time, expires);
         let date = |time| {
             let url = get(time, 1).unwrap();
             url.split("&X-Amz-Date=").nth(1).unwrap()[..16].to_owned()
@@ -349,18 +374,18 @@ mod tests {
 
     #[test]
     fn keys_are_uri_encoded_and_refused_when_a_url_would_change_them() {
-        let url = r2().presign_get("a b/c+d=é~_.-", 0, 1).unwrap();
+        let url = get(&r2(), "a b/c+d=é~_.-", 0, 1).unwrap();
         assert!(
             url.contains("/mimo-artifacts/a%20b/c%2Bd%3D%C3%A9~_.-?"),
             "{url}"
         );
         for bad in ["", ".", "..", "a/./b", "a/../b", "a/.."] {
             assert!(
-                matches!(r2().presign_get(bad, 0, 1), Err(SigV4Error::InvalidKey(_))),
+                matches!(get(&r2(), bad, 0, 1), Err(SigV4Error::InvalidKey(_))),
                 "{bad}"
             );
         }
-        assert!(r2().presign_get("a/.b/..c", 0, 1).is_ok());
+        assert!(get(&r2(), "a/.b/..c", 0, 1).is_ok());
     }
 
     #[test]
@@ -399,13 +424,13 @@ mod tests {
 
     #[test]
     fn other_endpoints_are_signed_for_their_host_and_whole_path() {
-        // Computed with the hand-written signer this module replaced (checked against AWS's
-        // example and a Python SigV4): the plain-HTTP scheme is not signed, the prefix is.
+        // Computed with an independent Python SigV4 (hashlib + hmac; it reproduces AWS's
+        // example): the plain-HTTP scheme is not signed, the prefix is.
         let local = r2()
             .with_endpoint("http://127.0.0.1:8787/cdn-cgi/local/r2/s3/")
             .unwrap();
         assert_eq!(
-            local.presign_get(KEY, 1_700_000_000, 300).unwrap(),
+            get(&local, KEY, 1_700_000_000, 300).unwrap(),
             format!(
                 "http://127.0.0.1:8787/cdn-cgi/local/r2/s3/mimo-artifacts/{KEY}\
                  ?X-Amz-Algorithm=AWS4-HMAC-SHA256\
@@ -413,11 +438,13 @@ mod tests {
                  &X-Amz-Date=20231114T221320Z\
                  &X-Amz-Expires=300\
                  &X-Amz-SignedHeaders=host\
+                 &response-content-disposition=inline\
+                 &response-content-type=image%2Fpng\
                  &X-Amz-Signature={LOCAL_GET_SIGNATURE}"
             )
         );
         let https = r2().with_endpoint("https://s3.example:8443").unwrap();
-        let url = https.presign_get(KEY, 1_700_000_000, 300).unwrap();
+        let url = get(&https, KEY, 1_700_000_000, 300).unwrap();
         assert!(
             url.starts_with(&format!("https://s3.example:8443/mimo-artifacts/{KEY}?")),
             "{url}"
@@ -425,7 +452,7 @@ mod tests {
     }
 
     const LOCAL_GET_SIGNATURE: &str =
-        "a651575fef1ba10fb5e3eb0c41624d98904832573eba05d5724f9ab5351d6faa";
+        "046af13c39db3d66e79df34b924be7a1fe98a7635dac36234b3be02334a4ebd8";
 
     #[test]
     fn debug_redacts_secrets() {

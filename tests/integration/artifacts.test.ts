@@ -31,8 +31,9 @@ async function granted(body: PresignRequest): Promise<PresignResponse> {
   return (await res.json()) as PresignResponse;
 }
 
-function upload(url: string, bytes: Uint8Array, contentType: string): Promise<Response> {
-  return fetch(url, { method: "PUT", headers: { "content-type": contentType }, body: Buffer.from(bytes) });
+/** Uploads as the extension and the web app do (`If-None-Match: *`, which R2's own URLs sign), or without it. */
+function upload(url: string, bytes: Uint8Array, contentType: string, condition = true): Promise<Response> {
+  return fetch(url, { method: "PUT", headers: { "content-type": contentType, ...(condition ? { "if-none-match": "*" } : {}) }, body: Buffer.from(bytes) });
 }
 
 async function lookup(artifactId: string): Promise<Response> {
@@ -450,7 +451,34 @@ describe("R2's own presigned URLs (SigV4), through Miniflare's local S3 API", ()
     assert.equal(res.status, 200, await res.clone().text());
     const download = new URL(await downloadUrl(grant.artifactId));
     assert.ok(download.pathname.startsWith("/cdn-cgi/local/r2/s3/mimo-artifacts/"));
+    // R2 answers with the type and disposition signed into the URL (an image inline).
+    assert.equal(download.searchParams.get("response-content-type"), "image/webp");
+    assert.equal(download.searchParams.get("response-content-disposition"), "inline");
     const got = new Uint8Array(await (await fetch(download)).arrayBuffer());
     assert.equal(sha256(got), sha256(bytes));
+  });
+
+  it("stores an upload once: the same URL can never overwrite the evidence, with or without the condition", async () => {
+    const taskId = await newTask(mimo);
+    const bytes = randomBytes(1_000);
+    const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: bytes.length });
+    // Without the signed condition R2 refuses it: the URL only stores where nothing is yet.
+    assert.equal((await upload(grant.uploadUrl, bytes, "image/png", false)).status, 403);
+    assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
+    assert.equal((await upload(grant.uploadUrl, bytes, "image/png")).status, 200);
+    const forged = randomBytes(1_000);
+    assert.equal((await upload(grant.uploadUrl, forged, "image/png")).status, 412, "a second upload is refused");
+    assert.equal((await upload(grant.uploadUrl, forged, "image/png", false)).status, 403);
+    const got = new Uint8Array(await (await fetch(await downloadUrl(grant.artifactId))).arrayBuffer());
+    assert.equal(sha256(got), sha256(bytes), "the first upload is what is kept");
+  });
+
+  it("serves an HTML snapshot from R2 as an attachment, never as a page", async () => {
+    const taskId = await newTask(mimo);
+    const bytes = new TextEncoder().encode("<p>snapshot</p>");
+    const grant = await granted({ taskId, kind: "html", contentType: "text/html; charset=utf-8", contentLength: bytes.length });
+    assert.equal((await upload(grant.uploadUrl, bytes, "text/html; charset=utf-8")).status, 200);
+    const download = new URL(await downloadUrl(grant.artifactId));
+    assert.match(download.searchParams.get("response-content-disposition") ?? "", /^attachment; filename="[^"]+\.html"$/);
   });
 });

@@ -153,7 +153,8 @@ export async function attachFile(token: string, taskId: string, file: File): Pro
     throw new ApiError("INTERNAL_ERROR", `${file.name}: ${response.status}`, response.status, response.status >= 500);
   }
   const grant = body as PresignResponse;
-  const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType }, body: file });
+  // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet).
+  const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: file });
   if (!put.ok) throw new ApiError("INTERNAL_ERROR", `${file.name}: the upload failed (${put.status})`, put.status, true);
 }
 

@@ -135,7 +135,7 @@ pub async fn lookup(
     let now = now_ms();
     let grant = grant_download(id.clone(), kind, now, DEFAULT_DOWNLOAD_EXPIRY_SECS);
     let download_url = signer(env, req)?
-        .download_url(&grant, now)
+        .download_url(&grant, Some(&record.content_type), now)
         .map_err(|e| worker::Error::RustError(e.to_string()))?;
     Response::from_json(&DownloadResponse {
         artifact_id: id,
