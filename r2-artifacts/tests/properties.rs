@@ -571,7 +571,7 @@ proptest! {
         let signer = UrlSigner::R2(r2);
         let url = match &request.grant {
             Grant::Upload(g) => signer.upload_url(g, now_ms),
-            Grant::Download(g) => signer.download_url(g, now_ms),
+            Grant::Download(g) => signer.download_url(g, None, now_ms),
         };
         if let Ok(url) = url {
             prop_assert!(url.starts_with("https://") && url.contains("X-Amz-Signature="), "{url}");
