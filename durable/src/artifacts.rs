@@ -8,7 +8,7 @@ use mimo_protocol::Attachment;
 use serde::{Deserialize, Serialize};
 use worker::{Result, SqlStorage, SqlStorageValue};
 
-use crate::sql::{int, text, Sql};
+use crate::sql::{add_column, int, text, Sql};
 
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS artifacts (
@@ -51,13 +51,7 @@ impl<S: Sql> ArtifactStore<S> {
     pub fn open(sql: S) -> Result<Self> {
         sql.run(SCHEMA, vec![])?;
         // Added with attachments: tasks stored before have the table without it.
-        let columns: Vec<serde_json::Value> = sql.rows(
-            "SELECT name FROM pragma_table_info('artifacts') WHERE name = 'name'",
-            vec![],
-        )?;
-        if columns.is_empty() {
-            sql.run("ALTER TABLE artifacts ADD COLUMN name TEXT", vec![])?;
-        }
+        add_column(&sql, "artifacts", "name", "TEXT")?;
         Ok(Self { sql })
     }
 

@@ -11,7 +11,7 @@ use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Deserialize;
 use worker::{Result, SqlStorage};
 
-use crate::sql::{int, text, Sql};
+use crate::sql::{add_column, int, text, Sql};
 
 use crate::clients::AuthFailure;
 use crate::error::Answer;
@@ -52,6 +52,8 @@ pub struct Credentials<S = SqlStorage> {
 impl<S: Sql> Credentials<S> {
     pub fn open(sql: S) -> Result<Self> {
         sql.run(SCHEMA, vec![])?;
+        // Added with token generations: a ticket stored before has none, and is refused.
+        add_column(&sql, "tickets", "generation", "TEXT NOT NULL DEFAULT ''")?;
         Ok(Self { sql })
     }
 
@@ -158,38 +160,43 @@ impl<S: Sql> Credentials<S> {
         Ok(!revoked.is_empty())
     }
 
-    /// A single-use ticket for one socket of `principal`.
-    pub fn new_ticket(&self, principal: &Principal) -> Result<WsTicket> {
+    /// A single-use ticket for one socket of `principal`, bought under the deployment token's
+    /// `generation` ([`crate::http::token_generation`]).
+    pub fn new_ticket(&self, principal: &Principal, generation: &str) -> Result<WsTicket> {
         let now = now_ms();
         self.sql
             .run("DELETE FROM tickets WHERE expires_at <= ?", vec![int(now)])?;
         let ticket = secret(TICKET_PREFIX, &random_bytes::<24>()?);
         let expires_at = now + TICKET_TTL_MS;
         self.sql.run(
-            "INSERT INTO tickets (ticket_hash, principal, expires_at) VALUES (?, ?, ?)",
+            "INSERT INTO tickets (ticket_hash, principal, expires_at, generation) VALUES (?, ?, ?, ?)",
             vec![
                 text(&digest(&ticket)),
                 text(&principal.encode()),
                 int(expires_at),
+                text(generation),
             ],
         )?;
         Ok(WsTicket { ticket, expires_at })
     }
 
-    /// Takes a ticket (it opens one socket only): whose it was, if it is valid. An extension's
-    /// ticket is void once its credential is revoked.
-    pub fn redeem(&self, ticket: &str) -> Result<Option<Principal>> {
+    /// Takes a ticket (it opens one socket only): whose it was, if it is valid. A ticket bought
+    /// under another deployment token than today's `generation` is void, and an extension's
+    /// ticket once its credential is revoked.
+    pub fn redeem(&self, ticket: &str, generation: &str) -> Result<Option<Principal>> {
         #[derive(Deserialize)]
         struct Row {
             principal: String,
+            generation: String,
         }
         let rows: Vec<Row> = self.sql.rows(
-            "DELETE FROM tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING principal",
+            "DELETE FROM tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING principal, generation",
             vec![text(&digest(ticket)), int(now_ms())],
         )?;
         let Some(principal) = rows
             .into_iter()
             .next()
+            .filter(|r| r.generation == generation)
             .and_then(|r| Principal::decode(&r.principal))
         else {
             return Ok(None);

@@ -4,7 +4,7 @@ use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Serialize;
 
 use crate::error::{Answer, Failure};
-use worker::{Headers, Method, Request, RequestInit, Response, Result};
+use worker::{Env, Headers, Method, Request, RequestInit, Response, Result};
 
 /// A JSON error body `{code, message, retryable}` with the status that fits the code.
 pub fn error_response(error: &ErrorObject) -> Result<Response> {
@@ -55,6 +55,18 @@ pub async fn read_body<T: serde::de::DeserializeOwned>(
             format!("malformed body: {e}"),
         )
     })
+}
+
+/// What the deployment token is now, as a short digest: a socket ticket and a web app's socket
+/// are tagged with it when made, and refused or closed once the token changed (rotated with
+/// `wrangler secret put`, a Durable Object may wake under the new one with sockets opened
+/// under the old).
+pub fn token_generation(env: &Env) -> String {
+    let token = env
+        .secret("MIMO_API_TOKEN")
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    mimo_agent::credentials::digest(&token)[..16].to_owned()
 }
 
 /// Milliseconds since the Unix epoch, from the runtime's clock.

@@ -26,7 +26,7 @@ use crate::clients::{
 };
 use crate::credentials::Credentials;
 use crate::error::{Answer, Refusable};
-use crate::http::{error_response, now_ms, read_body};
+use crate::http::{error_response, now_ms, read_body, token_generation};
 use crate::registry_store::RegistryStore;
 use crate::socket::{finish_close, parse_message};
 use mimo_agent::credentials::Principal;
@@ -59,6 +59,8 @@ pub struct ExtensionRegistry {
     state: State,
     env: Env,
     credentials: Credentials,
+    /// The deployment token's generation this instance runs under (see [`token_generation`]).
+    generation: String,
     store: RegistryStore,
     /// Wakes the polls each polling client holds open, when a frame is kept for it.
     pollers: RefCell<HashMap<String, Vec<oneshot::Sender<()>>>>,
@@ -77,6 +79,7 @@ impl DurableObject for ExtensionRegistry {
         let credentials = Credentials::open(state.storage().sql()).expect("credential schema");
         Self {
             state,
+            generation: token_generation(&env),
             env,
             credentials,
             store,
@@ -177,7 +180,9 @@ impl DurableObject for ExtensionRegistry {
             (Method::Post, "/ticket") => match read_body::<TicketHolder>(&mut req).await {
                 Err(error) => error_response(&error),
                 Ok(holder) => match Principal::decode(&holder.principal) {
-                    Some(principal) => Response::from_json(&self.credentials.new_ticket(&principal)?),
+                    Some(principal) => Response::from_json(
+                        &self.credentials.new_ticket(&principal, &self.generation)?,
+                    ),
                     None => error_response(&ErrorObject::new(
                         ErrorCode::SchemaValidationFailed,
                         "no such principal",
@@ -186,7 +191,7 @@ impl DurableObject for ExtensionRegistry {
             },
             (Method::Post, "/redeem") => match read_body::<TicketRedeem>(&mut req).await {
                 Err(error) => error_response(&error),
-                Ok(redeem) => match self.credentials.redeem(&redeem.ticket)? {
+                Ok(redeem) => match self.credentials.redeem(&redeem.ticket, &self.generation)? {
                     Some(principal) => Response::from_json(&TicketHolder {
                         principal: principal.encode(),
                     }),

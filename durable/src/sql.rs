@@ -32,6 +32,21 @@ impl Sql for SqlStorage {
     }
 }
 
+/// Adds a column to a table unless it is there (a table stored by an earlier release).
+pub fn add_column<S: Sql>(sql: &S, table: &str, name: &str, definition: &str) -> Result<()> {
+    let columns: Vec<serde_json::Value> = sql.rows(
+        &format!("SELECT name FROM pragma_table_info('{table}') WHERE name = ?"),
+        vec![text(name)],
+    )?;
+    if columns.is_empty() {
+        sql.run(
+            &format!("ALTER TABLE {table} ADD COLUMN {name} {definition}"),
+            vec![],
+        )?;
+    }
+    Ok(())
+}
+
 /// A text binding.
 pub fn text(s: &str) -> SqlStorageValue {
     SqlStorageValue::String(s.to_owned())

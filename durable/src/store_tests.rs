@@ -367,23 +367,38 @@ fn a_pairing_code_pairs_once_and_pairing_again_keeps_the_id_and_revokes_the_old_
 }
 
 #[wasm_bindgen_test]
-fn a_ticket_opens_one_socket_and_dies_with_its_extensions_credential() {
+fn a_ticket_opens_one_socket_and_dies_with_its_extensions_credential_or_the_token() {
     let credentials = Credentials::open(NodeSql::open()).unwrap();
-    let web = credentials.new_ticket(&Principal::Deployment).unwrap();
+    let web = credentials
+        .new_ticket(&Principal::Deployment, "gen-1")
+        .unwrap();
     assert_eq!(
-        credentials.redeem(&web.ticket).unwrap(),
+        credentials.redeem(&web.ticket, "gen-1").unwrap(),
         Some(Principal::Deployment)
     );
-    assert_eq!(credentials.redeem(&web.ticket).unwrap(), None, "single use");
-    assert_eq!(credentials.redeem("mimo_ticket_forged").unwrap(), None);
+    assert_eq!(
+        credentials.redeem(&web.ticket, "gen-1").unwrap(),
+        None,
+        "single use"
+    );
+    assert_eq!(
+        credentials.redeem("mimo_ticket_forged", "gen-1").unwrap(),
+        None
+    );
+    // Bought under a deployment token since rotated: void (and used up).
+    let stale = credentials
+        .new_ticket(&Principal::Deployment, "gen-1")
+        .unwrap();
+    assert_eq!(credentials.redeem(&stale.ticket, "gen-2").unwrap(), None);
+    assert_eq!(credentials.redeem(&stale.ticket, "gen-1").unwrap(), None);
     let code = credentials.new_pairing_code().unwrap().code;
     let paired = credentials.pair(&pair_request(&code, None)).unwrap();
     let extension = Principal::Extension {
         client_id: paired.client_id.clone(),
     };
-    let ticket = credentials.new_ticket(&extension).unwrap();
+    let ticket = credentials.new_ticket(&extension, "gen-2").unwrap();
     credentials.revoke(&paired.client_id).unwrap();
-    assert_eq!(credentials.redeem(&ticket.ticket).unwrap(), None);
+    assert_eq!(credentials.redeem(&ticket.ticket, "gen-2").unwrap(), None);
 }
 
 #[wasm_bindgen_test]

@@ -38,7 +38,7 @@ use crate::clients::{
     SubmitAction, TaskIndexClient,
 };
 use crate::error::{Failure, Refusable};
-use crate::http::{error_response, now_ms, read_body};
+use crate::http::{error_response, now_ms, read_body, token_generation};
 use crate::secret_store::SecretStore;
 use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;
@@ -69,7 +69,13 @@ pub struct TaskCoordinator {
     /// What the task index last heard of this task, and whether a report is under way.
     index: RefCell<IndexReporter>,
     reporting: Cell<bool>,
+    /// The tag of the web app's sockets opened under today's deployment token: sockets without
+    /// it were opened under a token since rotated, and are closed instead of served.
+    token_tag: String,
 }
+
+/// Close code of a web app's socket opened under a deployment token since rotated.
+const TOKEN_ROTATED: u16 = 4401;
 
 /// What `GET /api/task/{taskId}/export` answers.
 #[derive(Serialize)]
@@ -152,6 +158,7 @@ impl DurableObject for TaskCoordinator {
         };
         Self {
             state,
+            token_tag: format!("token:{}", token_generation(&env)),
             env,
             store,
             artifacts,
@@ -332,6 +339,9 @@ impl DurableObject for TaskCoordinator {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
+        if !self.current(&ws) {
+            return Ok(());
+        }
         let parsed = parse_message::<FrontendMessage>(message, MAX_WEB_FRAME_BYTES);
         let message = match parsed {
             Ok(message) => message,
@@ -1056,7 +1066,8 @@ impl TaskCoordinator {
         };
         let pair = WebSocketPair::new()?;
         let server = pair.server;
-        self.state.accept_websocket_with_tags(&server, &[WEB]);
+        self.state
+            .accept_websocket_with_tags(&server, &[WEB, &self.token_tag]);
         for envelope in self.store.events_after(&task_id, last_seq)? {
             server.send(&envelope)?;
         }
@@ -1091,8 +1102,23 @@ impl TaskCoordinator {
         };
         for socket in self.state.get_websockets_with_tag(WEB) {
             // A socket that is closing fails to send; the others must still get the event.
-            let _ = socket.send_with_str(&text);
+            if self.current(&socket) {
+                let _ = socket.send_with_str(&text);
+            }
         }
+    }
+
+    /// Whether a web app's socket was opened under today's deployment token; one that was not
+    /// is closed here (the web app asks for the new token).
+    fn current(&self, socket: &WebSocket) -> bool {
+        let current = self.state.get_tags(socket).contains(&self.token_tag);
+        if !current {
+            let _ = socket.close(
+                Some(TOKEN_ROTATED),
+                Some("the deployment token changed; sign in with the new one"),
+            );
+        }
+        current
     }
 
     fn send_error(&self, ws: &WebSocket, error: ErrorObject) -> Result<()> {

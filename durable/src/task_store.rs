@@ -5,7 +5,7 @@ use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
-use crate::sql::{int, text, Sql};
+use crate::sql::{add_column, int, text, Sql};
 
 pub struct TaskStore<S = SqlStorage> {
     sql: S,
@@ -403,20 +403,4 @@ impl<S: Sql> TaskStore<S> {
         )?;
         Ok(())
     }
-}
-
-/// Adds a column to one of the task's tables unless it is there (a task stored by an earlier
-/// release).
-fn add_column<S: Sql>(sql: &S, table: &str, name: &str, definition: &str) -> Result<()> {
-    let columns: Vec<serde_json::Value> = sql.rows(
-        &format!("SELECT name FROM pragma_table_info('{table}') WHERE name = ?"),
-        vec![text(name)],
-    )?;
-    if columns.is_empty() {
-        sql.run(
-            &format!("ALTER TABLE {table} ADD COLUMN {name} {definition}"),
-            vec![],
-        )?;
-    }
-    Ok(())
 }

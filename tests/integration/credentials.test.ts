@@ -254,6 +254,23 @@ describe("failed authentication, limited per client", () => {
   });
 });
 
+describe("a rotated deployment token", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("voids the web app's sockets and the tickets bought with the old token, and opens with the new one", async () => {
+    const taskId = await newTask(mimo);
+    const web = await WebClient.connect(mimo, taskId);
+    const old = mimo.token;
+    const unused = await wsTicket(mimo);
+    await mimo.rotateToken();
+    assert.notEqual(await web.serverCloseCode(), undefined, "the socket opened under the old token is closed");
+    assert.equal((await post(mimo, "/api/ws-ticket", undefined, old)).status, 401, "the old token buys nothing");
+    const refused = await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${unused}`);
+    assert.ok(refused !== "open" && refused.status === 401, "a ticket bought with the old token opens nothing");
+    assert.equal(await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${await wsTicket(mimo)}`), "open", "the new token's does");
+  });
+});
+
 describe("the failure limit, kept for every isolate", () => {
   ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "2", MIMO_AUTH_FAILURE_WINDOW_MS: "600000" } }, (m) => (mimo = m));
 

@@ -39,6 +39,8 @@ export type Mimo = {
    * runs while it is down (to change what is stored, as an older release would have left it).
    */
   restart(meanwhile?: () => Promise<void>): Promise<void>;
+  /** Restarts the runtime under a new deployment token (as `wrangler secret put` rotates it); `token` becomes it. */
+  rotateToken(): Promise<void>;
   /** Where the runtime keeps Durable Object storage (one SQLite file per object). */
   durableObjectsDir: string;
   /** Evicts a task's coordinator, keeping its web sockets (hibernation). */
@@ -51,7 +53,7 @@ export type Endpoint = Pick<Mimo, "url" | "token">;
 
 export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
   const llm = await startLlmServer({ turns: opts.turns ?? [] });
-  const token = `test-${randomUUID()}`;
+  let token = `test-${randomUUID()}`;
   const persist = await mkdtemp(path.join(tmpdir(), "mimo-test-"));
   const options = (port: number) => ({
     name: WORKER_NAME,
@@ -102,6 +104,11 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
       mf = new Miniflare(options(port));
       await mf.ready;
       mimo.mf = mf;
+    },
+    async rotateToken() {
+      token = `test-${randomUUID()}`;
+      mimo.token = token;
+      await mimo.restart();
     },
     async evictTask(taskId: string) {
       await mf.unsafeEvictDurableObject(WORKER_NAME, "TaskCoordinator", { name: taskId, webSockets: "hibernate" });
