@@ -78,6 +78,13 @@ pub struct ActionRecord {
 }
 
 impl ActionRecord {
+    /// The record as it may be kept and shown: its outcome without what only the model may
+    /// read ([`ActionOutcome::kept`]).
+    pub fn kept(mut self) -> Self {
+        self.outcome = self.outcome.map(ActionOutcome::kept);
+        self
+    }
+
     pub fn dispatch(&self) -> BrowserAction {
         BrowserAction {
             action_id: self.action_id.clone(),
@@ -547,12 +554,15 @@ impl ActionQueue {
         record.state = state;
         record.finished_at = Some(now);
         record.deadline = None;
-        record.outcome = Some(outcome);
-        let ended = record.clone();
-        vec![
-            ActionEffect::Save(ended.clone()),
-            ActionEffect::Finished(ended),
-        ]
+        // Held, saved and shown without what only the model may read: the run hears the whole
+        // outcome once, as the action ends.
+        record.outcome = Some(outcome.clone().kept());
+        let kept = record.clone();
+        let heard = ActionRecord {
+            outcome: Some(outcome),
+            ..kept.clone()
+        };
+        vec![ActionEffect::Save(kept), ActionEffect::Finished(heard)]
     }
 
     /// Dispatches the oldest pending action that is due, if nothing is in flight.
@@ -594,6 +604,7 @@ fn error_outcome(record: &ActionRecord, error: ErrorObject) -> ActionOutcome {
         task_id: record.task_id.clone(),
         status: ActionStatus::Error,
         result: None,
+        model_result: None,
         error: Some(error),
         warnings: Vec::new(),
         dialog: None,
@@ -681,6 +692,7 @@ mod tests {
             task_id: "task".into(),
             status,
             result: Some(json!({})),
+            model_result: None,
             error,
             warnings: vec![],
             dialog: None,

@@ -355,6 +355,7 @@ mod tests {
             name: "click".into(),
             ok,
             result: ok.then(|| json!({ "clicked": true })),
+            model_result: None,
             error: error.map(|code| ErrorObject::new(code, "declined")),
             warnings: vec![],
             partial: false,

@@ -332,15 +332,18 @@ impl Shape {
                     arguments: serde_json::to_value(&step.output).unwrap_or_default(),
                 }],
             ));
-            let result = step.result.clone().unwrap_or_else(|| ToolResult {
+            let mut result = step.result.clone().unwrap_or_else(|| ToolResult {
                 tool_call_id: step.tool_call_id.clone(),
                 name: step.output.action.name().to_owned(),
                 ok: false,
                 result: None,
+                model_result: None,
                 error: None,
                 warnings: vec!["no result was recorded".into()],
                 partial: false,
             });
+            // The model reads its own view of the result (the rest of the step as kept).
+            result.result = result.model_result.take().or(result.result);
             let latest = i + 1 == recent.len();
             // The latest result may carry what the model asked to read (another tab's text).
             let limit = if latest {
@@ -812,6 +815,7 @@ mod tests {
                 name: "click".into(),
                 ok: true,
                 result: Some(serde_json::json!({ "clicked": true })),
+                model_result: None,
                 error: None,
                 warnings: vec![],
                 partial: false,

@@ -6,6 +6,7 @@
 import type { PiiKind, RedactionPolicy } from "../../protocol/ts/protocol.ts";
 import { allFrames, frameCall } from "./frames.ts";
 import { DEFAULT_REDACTION, mapStrings, redactPii } from "./redact.ts";
+import { MAX_RESULT_BYTES } from "./results.ts";
 import { secretVault } from "./secret-values.ts";
 
 /** Where a task's policy is read from (the task registry, set by the service worker). */
@@ -34,15 +35,28 @@ export function evidenceText(text: string, policy: RedactionPolicy): string {
 const NOT_CONTENT = new Set(["artifactId", "url", "downloadUrl", "uploadUrl", "xpath", "src", "href"]);
 
 /**
- * An outcome as it may go to the server (and the model): secrets replaced by their placeholders
- * everywhere; personal data filtered from page content when the task's model setting says so.
+ * An outcome as it may go to the server: secrets replaced by their placeholders everywhere;
+ * personal data filtered from page content (text, field values) in `result`, which the server
+ * keeps, when the task filters its evidence (or the model's text) — the same filter as stored
+ * artifacts — and in what the model reads when its setting says so. Where the two differ, the
+ * model's view goes as `modelResult`, which the server never keeps.
  */
-export function forServer<T extends { result?: unknown }>(outcome: T, policy: RedactionPolicy): T {
-  const kinds: readonly PiiKind[] = policy.model ? policy.kinds : [];
+export function forServer<T extends { result?: unknown; modelResult?: unknown }>(outcome: T, policy: RedactionPolicy): T {
   const secrets = (s: string) => secretVault.redact(s);
   const out = mapStrings(outcome, secrets);
-  if (kinds.length === 0 || out.result === undefined) return out;
-  return { ...out, result: mapStrings(out.result, (s) => redactPii(s, kinds), NOT_CONTENT) };
+  if (out.result === undefined) return out;
+  const filtered = (kinds: readonly PiiKind[]) => (kinds.length === 0 ? out.result : mapStrings(out.result, (s) => redactPii(s, kinds), NOT_CONTENT));
+  const modelKinds: readonly PiiKind[] = policy.model ? policy.kinds : [];
+  const keptKinds: readonly PiiKind[] = policy.evidence || policy.model ? policy.kinds : [];
+  const model = filtered(modelKinds);
+  const kept = filtered(keptKinds);
+  const keptJson = JSON.stringify(kept);
+  const modelJson = JSON.stringify(model);
+  if (keptJson === modelJson) return { ...out, result: kept };
+  // Both views of a result near the frame's limit would not fit in one: the model then reads
+  // the filtered one too (the page itself is always there to read again).
+  if (new TextEncoder().encode(keptJson + modelJson).byteLength > MAX_RESULT_BYTES) return { ...out, result: kept };
+  return { ...out, result: kept, modelResult: model };
 }
 
 /**

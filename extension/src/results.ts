@@ -52,7 +52,10 @@ export class ActionError extends Error {
 
 /** What an action's handler returns when the action worked. `partial` marks a degraded success. */
 export type ActionSuccess = {
+  /** As the server keeps it (see `forServer`). */
   result: unknown;
+  /** As the model reads it, where that differs: the server never keeps it. */
+  modelResult?: unknown;
   warnings?: string[];
   partial?: boolean;
   /** A JavaScript dialog the page shows when the action ended. */
@@ -73,6 +76,7 @@ export function successOutcome(action: Ids, success: ActionSuccess): ActionOutco
     result: success.result,
     warnings,
   };
+  if (success.modelResult !== undefined) outcome.modelResult = success.modelResult;
   if (success.dialog !== undefined) outcome.dialog = success.dialog;
   if (success.tabId !== undefined) outcome.tabId = success.tabId;
   return outcome;

@@ -163,6 +163,15 @@ describe("secrets by placeholder", () => {
     assert.ok(!isSensitiveField(field({ type: "text" })));
     assert.ok(isSensitiveField(field({ type: "text", "data-mimo-secret": "" })));
   });
+  it("treats a payment card's number and code fields as sensitive by their name or id, and nothing else", () => {
+    const field = (attrs: Record<string, string>) => ({ tagName: "INPUT", getAttribute: (n: string) => attrs[n] ?? null });
+    for (const attrs of [{ name: "cardnumber" }, { name: "card_number" }, { id: "cc-num" }, { name: "ccNumber" }, { name: "cvv" }, { id: "card-cvc" }, { name: "security_code" }, { name: "payment[card][no]" }] as Array<Record<string, string>>) {
+      assert.ok(isSensitiveField(field({ type: "text", ...attrs })), JSON.stringify(attrs));
+    }
+    for (const attrs of [{ name: "email" }, { name: "discount_code" }, { name: "postcode" }, { id: "cardholder" }, { name: "accounting" }, { name: "success" }] as Array<Record<string, string>>) {
+      assert.ok(!isSensitiveField(field({ type: "text", ...attrs })), JSON.stringify(attrs));
+    }
+  });
 });
 
 describe("what leaves the extension", () => {
@@ -170,16 +179,29 @@ describe("what leaves the extension", () => {
     const { forServer, evidenceText } = await import("../src/evidence.ts");
     const { secretVault } = await import("../src/secret-values.ts");
     await secretVault.remember("task-1", "pw", "s3cret-Value!");
-    const success = {
+    const success: { result: unknown; modelResult?: unknown; warnings: string[] } = {
       result: { text: "typed s3cret-Value! for jane@example.com", url: "https://x.test/?u=jane@example.com", artifactId: "a1" },
       warnings: ["the field holds \"s3cret-Value!\""],
     };
+    // Evidence filtered, the model's text not: what is kept is filtered, the model's view rides beside it.
     const off = forServer(success, { evidence: true, model: false, kinds: [...ALL_KINDS] });
-    assert.deepEqual(off.result, { text: "typed {{secret:pw}} for jane@example.com", url: "https://x.test/?u=jane@example.com", artifactId: "a1" });
+    assert.deepEqual(off.result, { text: "typed {{secret:pw}} for [email redacted]", url: "https://x.test/?u=jane@example.com", artifactId: "a1" });
+    assert.deepEqual(off.modelResult, { text: "typed {{secret:pw}} for jane@example.com", url: "https://x.test/?u=jane@example.com", artifactId: "a1" });
     assert.deepEqual(off.warnings, ['the field holds "{{secret:pw}}"']);
+    // Both filtered: one view, no second copy.
     const on = forServer(success, { evidence: true, model: true, kinds: ["email"] });
     assert.equal((on.result as { text: string }).text, "typed {{secret:pw}} for [email redacted]");
+    assert.equal(on.modelResult, undefined);
     assert.equal((on.result as { url: string }).url, "https://x.test/?u=jane@example.com", "addresses are not page content");
+    // Too large for both views in one frame: the filtered one only, which the model reads too.
+    const { MAX_RESULT_BYTES } = await import("../src/results.ts");
+    const big = forServer({ result: { text: `jane@example.com ${"x".repeat(MAX_RESULT_BYTES / 2)}` } }, { evidence: true, model: false, kinds: ["email"] });
+    assert.match((big.result as { text: string }).text, /^\[email redacted\] x/);
+    assert.equal((big as { modelResult?: unknown }).modelResult, undefined);
+    // Nothing filtered: kept as read.
+    const none = forServer(success, { evidence: false, model: false, kinds: [...ALL_KINDS] });
+    assert.equal((none.result as { text: string }).text, "typed {{secret:pw}} for jane@example.com");
+    assert.equal(none.modelResult, undefined);
     assert.equal(evidenceText("<p>jane@example.com s3cret-Value!</p>", { evidence: true, model: false, kinds: ["email"] }), "<p>[email redacted] {{secret:pw}}</p>");
     assert.equal(evidenceText("<p>jane@example.com</p>", { evidence: false, model: false, kinds: ["email"] }), "<p>jane@example.com</p>");
     const frame = JSON.stringify({ type: "action_result", outcome: { result: { v: 's3cret-Value!' } } });

@@ -817,10 +817,18 @@ pub struct ActionOutcome {
     pub attempt: u32,
     pub task_id: String,
     pub status: ActionStatus,
-    /// The action's result (its shape depends on the action: see the `*Result` types).
+    /// The action's result (its shape depends on the action: see the `*Result` types), as it is
+    /// kept: page text and field values with personal data filtered out when the task's evidence
+    /// is (its `redaction`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
     pub result: Option<serde_json::Value>,
+    /// The result as the model reads it, when that differs from what is kept (the task filters
+    /// its evidence but not the model's text): it goes to the model and nowhere else — never
+    /// stored, shown or exported ([`ActionOutcome::kept`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub model_result: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<ErrorObject>,
@@ -837,6 +845,19 @@ pub struct ActionOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tab_id: Option<ChromeId>,
+}
+
+impl ActionOutcome {
+    /// The result as the model reads it.
+    pub fn for_model(&self) -> Option<&serde_json::Value> {
+        self.model_result.as_ref().or(self.result.as_ref())
+    }
+
+    /// The outcome as it may be kept: without what only the model may read.
+    pub fn kept(mut self) -> Self {
+        self.model_result = None;
+        self
+    }
 }
 
 /// One of a task's tabs (a task starts with one; links and `window.open` add more).

@@ -289,9 +289,16 @@ pub struct ToolResult {
     /// The action's name.
     pub name: String,
     pub ok: bool,
+    /// What is kept and shown of the result (see [`crate::ActionOutcome::result`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
     pub result: Option<serde_json::Value>,
+    /// What the model reads of it when that differs ([`crate::ActionOutcome::model_result`]):
+    /// held in memory for the run's prompts, and never serialized — not into the run's record,
+    /// the event log, the web app or an export (a run continued after a restart reads `result`).
+    #[serde(skip)]
+    #[ts(skip)]
+    pub model_result: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<ErrorObject>,
@@ -301,6 +308,13 @@ pub struct ToolResult {
     /// did not keep, a click that changed nothing).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+}
+
+impl ToolResult {
+    /// The result as the model reads it.
+    pub fn for_model(&self) -> Option<&serde_json::Value> {
+        self.model_result.as_ref().or(self.result.as_ref())
+    }
 }
 
 /// How risky a step is (seed 002 §6.1), rated by the risk policy from facts about its target.

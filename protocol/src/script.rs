@@ -151,6 +151,7 @@ impl Observation {
             task_id: action.task_id.clone(),
             status,
             result: error.is_none().then_some(self.extracted),
+            model_result: None,
             error,
             warnings: Vec::new(),
             dialog: None,

@@ -161,6 +161,7 @@ fn tool_result() -> BoxedStrategy<ToolResult> {
                 name,
                 ok,
                 result,
+                model_result: None,
                 error,
                 // Partial only ever with success.
                 partial: ok && warnings.len() == 1,
@@ -278,6 +279,7 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
                     task_id,
                     status,
                     result,
+                    model_result: None,
                     error,
                     warnings,
                     dialog,

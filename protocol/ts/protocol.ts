@@ -572,9 +572,17 @@ export type ActionStatus = "ok" | "partial" | "error";
 
 export type ActionOutcome = { actionId: string, attempt: number, taskId: string, status: ActionStatus, 
 /**
- * The action's result (its shape depends on the action: see the `*Result` types).
+ * The action's result (its shape depends on the action: see the `*Result` types), as it is
+ * kept: page text and field values with personal data filtered out when the task's evidence
+ * is (its `redaction`).
  */
-result?: unknown, error?: ErrorObject, warnings: Array<string>, 
+result?: unknown, 
+/**
+ * The result as the model reads it, when that differs from what is kept (the task filters
+ * its evidence but not the model's text): it goes to the model and nowhere else — never
+ * stored, shown or exported ([`ActionOutcome::kept`]).
+ */
+modelResult?: unknown, error?: ErrorObject, warnings: Array<string>, 
 /**
  * A JavaScript dialog the page shows when the action ended (opened by it, or before it):
  * until it is answered (`browser_dialog`) the page's scripts are held and nothing else on
@@ -763,7 +771,11 @@ export type ToolResult = { toolCallId: string,
 /**
  * The action's name.
  */
-name: string, ok: boolean, result?: unknown, error?: ErrorObject, warnings: Array<string>, 
+name: string, ok: boolean, 
+/**
+ * What is kept and shown of the result (see [`crate::ActionOutcome::result`]).
+ */
+result?: unknown, error?: ErrorObject, warnings: Array<string>, 
 /**
  * It ran, but not wholly as asked: the warnings say what is off (a typed value the field
  * did not keep, a click that changed nothing).

@@ -1,7 +1,9 @@
 // The agent loop end to end: the real worker in workerd, the real extension in Chromium, the
 // fixture shop, and the scripted LLM server playing a model that reads the pages it is shown.
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import type { Page } from "playwright-core";
@@ -9,6 +11,7 @@ import { api, newTask, sleep, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
 import { agentStep, buyTwoBlueMugs, indexOf, onElement } from "../support/shopper.ts";
+import { unzip } from "../support/unzip.ts";
 import { extensionStorage, logged, pageAt, pageLog, serviceWorker, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
@@ -59,6 +62,37 @@ async function ranOnce(taskId: string): Promise<ActionRecord[]> {
   }
   return records;
 }
+
+describe("personal data on a page", () => {
+  it("reaches the model as the page shows it, and is filtered from everything kept: records, events, export, audit and the archive", { timeout: 90_000 }, async () => {
+    const page = `${h.a}/redteam/profile.html`;
+    const PERSONAL = ["ann.lee@mail.example", "+44 20 7946 0958"];
+    h.mimo.llm.script([agentStep({ navigate: { url: page } }), agentStep({ done: { success: true, text: "Your profile is open." } })]);
+    const before = h.mimo.llm.requests().length;
+    const { taskId, web } = await ask(`Open ${page} and tell me what it shows`);
+    assert.equal((await outcome(web)).status, "ok");
+    const requests = JSON.stringify(h.mimo.llm.requests().slice(before).map((r) => r.body));
+    for (const value of PERSONAL) assert.ok(requests.includes(value), `the model read ${value} as the page shows it`);
+    const absent = (where: string, text: string) => {
+      for (const value of PERSONAL) assert.ok(!text.includes(value), `${value} is kept in ${where}: ${text.slice(Math.max(0, text.indexOf(value) - 300), text.indexOf(value) + 100)}`);
+    };
+    const records = await (await api(h.mimo, `/api/task/${taskId}/actions`)).text();
+    absent("the action records", records);
+    assert.match(records, /\[email redacted\]/, "the records keep the page, filtered");
+    absent("the web app's events", JSON.stringify(web.received));
+    absent("the export", await (await api(h.mimo, `/api/task/${taskId}/export`)).text());
+    absent("the audit log", await (await api(h.mimo, `/api/task/${taskId}/audit.jsonl`)).text());
+    const work = await mkdtemp(path.join(tmpdir(), "mimo-kept-"));
+    try {
+      const zip = path.join(work, "task.zip");
+      await writeFile(zip, Buffer.from(await (await api(h.mimo, `/api/task/${taskId}/export.zip`)).arrayBuffer()));
+      for (const name of unzip(zip, path.join(work, "files"))) absent(`${name} of the archive`, await readFile(path.join(work, "files", name), "latin1"));
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+    web.close();
+  });
+});
 
 describe("a browser task", () => {
   it("runs step by step to the answer, recovering from a target that is gone and a 429", async () => {

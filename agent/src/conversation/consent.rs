@@ -72,7 +72,8 @@ impl Conversation {
             .steps
             .iter()
             .filter_map(|step| {
-                let result = step.result.as_ref().filter(|r| r.ok)?.result.as_ref()?;
+                // What the model read (it could carry that outward), not what is kept of it.
+                let result = step.result.as_ref().filter(|r| r.ok)?.for_model()?;
                 let what = match &step.output.action {
                     AgentAction::ReadTab { .. } => {
                         let title = result["title"].as_str().unwrap_or_default();

@@ -165,6 +165,7 @@ fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
         name: step.output.action.name().to_owned(),
         ok,
         result: outcome.and_then(|o| o.result.clone()).filter(|_| ok),
+        model_result: outcome.and_then(|o| o.model_result.clone()).filter(|_| ok),
         error,
         warnings: outcome.map(|o| o.warnings.clone()).unwrap_or_default(),
         partial: ok && outcome.is_some_and(|o| o.status == ActionStatus::Partial),
@@ -195,12 +196,12 @@ fn dialog_of(record: &ActionRecord) -> Option<PageDialog> {
     record.outcome.as_ref()?.dialog.as_deref().cloned()
 }
 
-/// The result of an action that succeeded, in its type.
+/// The result of an action that succeeded, in its type, as the model reads it.
 fn parsed<T: serde::de::DeserializeOwned>(record: &ActionRecord) -> Option<T> {
     if record.state != ActionState::Succeeded {
         return None;
     }
-    let result = record.outcome.as_ref()?.result.clone()?;
+    let result = record.outcome.as_ref()?.for_model()?.clone();
     serde_json::from_value(result).ok()
 }
 
@@ -287,6 +288,7 @@ impl Conversation {
                             name: call.name.clone(),
                             ok: false,
                             result: None,
+                            model_result: None,
                             error: Some(error.clone()),
                             warnings: Vec::new(),
                             partial: false,
@@ -353,6 +355,7 @@ impl Conversation {
                 name: step.output.action.name().to_owned(),
                 ok: false,
                 result: None,
+                model_result: None,
                 error: Some(error.clone()),
                 warnings: Vec::new(),
                 partial: false,
@@ -642,6 +645,7 @@ impl Conversation {
             name: step.output.action.name().to_owned(),
             ok: false,
             result: None,
+            model_result: None,
             error: Some(error),
             warnings: Vec::new(),
             partial: false,
@@ -1117,6 +1121,7 @@ impl Conversation {
                 name: "done".into(),
                 ok: true,
                 result: Some(json!({ "success": success })),
+                model_result: None,
                 error: None,
                 warnings: Vec::new(),
                 partial: false,
@@ -1132,6 +1137,7 @@ impl Conversation {
             name: "done".into(),
             ok: false,
             result: None,
+            model_result: None,
             error: Some(ErrorObject::new(
                 ErrorCode::SchemaValidationFailed,
                 why.clone(),
@@ -1165,6 +1171,7 @@ impl Conversation {
             name: "read_page".into(),
             ok: false,
             result: None,
+            model_result: None,
             error: None,
             warnings: Vec::new(),
             partial: false,

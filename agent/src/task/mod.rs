@@ -916,7 +916,8 @@ impl Task {
                 },
             }),
             ActionEffect::Finished(record) => {
-                out.push(Effect::ActionFinished(record.clone()));
+                // The developer API's waiters get the record as it is kept.
+                out.push(Effect::ActionFinished(record.clone().kept()));
                 if let Some(conversation) = self.conversation.as_mut() {
                     let next = conversation.action_finished(&record, now);
                     return next.into_iter().map(Work::Conversation).collect();

@@ -204,6 +204,7 @@ fn outcome(action: &BrowserAction, status: ActionStatus, result: serde_json::Val
             task_id: TASK.into(),
             status,
             result: Some(result),
+            model_result: None,
             error: None,
             warnings: Vec::new(),
             dialog: None,
@@ -237,6 +238,7 @@ fn finish(task: &Task, action_id: &str) -> Input {
             task_id: TASK.into(),
             status: ActionStatus::Ok,
             result: Some(json!({})),
+            model_result: None,
             error: None,
             warnings: Vec::new(),
             dialog: None,
@@ -636,6 +638,46 @@ fn an_action_that_ends_moves_the_run_on_and_is_announced_to_its_waiters() {
 }
 
 #[test]
+fn what_only_the_model_may_read_of_a_result_is_neither_saved_held_nor_handed_to_waiters() {
+    let mut task = bound();
+    let start = run_at_task_start(&mut task);
+    let Input::Extension(ActionEvent::Outcome { mut outcome }) = outcome(
+        &start,
+        ActionStatus::Ok,
+        json!({ "tabId": 7, "text": "[email redacted]" }),
+    ) else {
+        unreachable!()
+    };
+    outcome.model_result = Some(json!({ "tabId": 7, "text": "ann@mail.example" }));
+    let effects = direct(
+        &mut task,
+        Input::Extension(ActionEvent::Outcome { outcome }),
+        11,
+    );
+    let kept: Vec<&ActionRecord> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SaveAction(r) | Effect::ActionFinished(r) if r.action_id == start.action_id => {
+                Some(r)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kept.len(),
+        2,
+        "saved, and handed to the developer API's waiters"
+    );
+    // Nor held: what the web app and exports read of the task's actions.
+    let held = task.actions().get(&start.action_id).unwrap();
+    for record in kept.into_iter().chain([held]) {
+        let outcome = record.outcome.as_ref().unwrap();
+        assert_eq!(outcome.model_result, None);
+        assert_eq!(outcome.result.as_ref().unwrap()["text"], "[email redacted]");
+    }
+}
+
+#[test]
 fn an_undeliverable_action_waits_for_its_extension_then_fails_the_run() {
     let mut task = bound();
     let start = run_at_task_start(&mut task);
@@ -964,6 +1006,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
             task_id: TASK.into(),
             status: ActionStatus::Ok,
             result: Some(json!({ "tabId": 7, "windowId": 1, "url": "http://x/" })),
+            model_result: None,
             error: None,
             warnings: Vec::new(),
             dialog: None,

@@ -146,6 +146,7 @@ fn record(
             task_id: TASK.into(),
             status,
             result: (state == ActionState::Succeeded).then_some(result),
+            model_result: None,
             error,
             warnings: Vec::new(),
             dialog: None,
@@ -2440,4 +2441,70 @@ fn bridge_writes_wait_for_confirmation_unless_turned_off_and_its_errors_reach_th
     assert!(!events(&effects)
         .iter()
         .any(|e| matches!(e, FrontendEvent::ConfirmationRequested(_))));
+}
+
+/// `ok`, with a result whose kept form filters what the model's view shows.
+fn ok_with_views(
+    c: &mut Conversation,
+    (id, command): (String, ActionCommand),
+    kept: Value,
+    model: Value,
+) -> Vec<Effect> {
+    let mut finished = record(&id, command, ActionState::Succeeded, kept);
+    if let Some(outcome) = finished.outcome.as_mut() {
+        outcome.model_result = Some(model);
+    }
+    c.answered(|c| c.action_finished(&finished, 20))
+}
+
+#[test]
+fn the_model_reads_its_view_of_a_result_and_only_the_filtered_one_is_kept_or_shown() {
+    let mut c = bound();
+    let (turn, _) = turn_of(
+        &c.answered(|c| c.user_message("who wrote to me? check tab 5".into(), None, None, 1))
+            .unwrap(),
+    );
+    let read = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_a", json!({ "read_tab": { "tab_id": 5 } }))],
+    ));
+    let effects = ok_with_views(
+        &mut c,
+        read,
+        json!({ "tabId": 5, "title": "Inbox", "text": "From [email redacted]: lunch?" }),
+        json!({ "tabId": 5, "title": "Inbox", "text": "From ann.lee@mail.example: lunch?" }),
+    );
+    let (_, messages) = turn_of(&effects);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.content.contains("ann.lee@mail.example")),
+        "the model reads what the tab said"
+    );
+    // Shown to the web app (and so kept in the event log): the filtered result only.
+    let shown = serde_json::to_string(&events(&effects)).unwrap();
+    assert!(shown.contains("[email redacted]"), "{shown}");
+    assert!(!shown.contains("ann.lee"), "{shown}");
+    // The run as stored: the filtered result only; the model's view lives in memory.
+    let stored = serde_json::to_string(c.run().unwrap()).unwrap();
+    assert!(!stored.contains("ann.lee"), "{stored}");
+    assert!(stored.contains("[email redacted]"));
+    // What the model read still counts as private data that must not leave unasked.
+    let (turn, _) = turn_of(&effects);
+    let leak = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "navigate": { "url": "https://ann.example.net/?to=ann.lee@mail.example" } }),
+        )],
+    );
+    assert!(
+        events(&leak)
+            .iter()
+            .any(|e| matches!(e, FrontendEvent::ConfirmationRequested { .. })),
+        "asked of the person: {:?}",
+        events(&leak)
+    );
 }
