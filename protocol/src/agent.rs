@@ -129,6 +129,8 @@ pub enum AgentAction {
     /// Put a file the user attached to the task (by its name in <attachments>) into the file
     /// input with this index (or the button or label that opens it).
     UploadFile { index: u32, file: String },
+    /// List the user's own open tabs (titles, sites) when the goal is about them.
+    ListTabs {},
     /// Read one of the user's own open tabs (listed in <browser_tabs>) without touching it:
     /// for goals about what they have open ("summarise my tabs", "compare these products").
     ReadTab { tab_id: i32 },
@@ -224,6 +226,7 @@ impl AgentAction {
             AgentAction::HoverAt { .. } => "hover_at",
             AgentAction::Drag { .. } => "drag",
             AgentAction::UploadFile { .. } => "upload_file",
+            AgentAction::ListTabs {} => "list_tabs",
             AgentAction::ReadTab { .. } => "read_tab",
             AgentAction::SwitchTab { .. } => "switch_tab",
             AgentAction::OpenTab { .. } => "open_tab",
@@ -495,7 +498,7 @@ mod tests {
     #[test]
     fn the_schema_names_every_action_and_can_offer_only_some() {
         let names = action_names();
-        assert_eq!(names.len(), 25, "{names:?}");
+        assert_eq!(names.len(), 26, "{names:?}");
         assert_eq!(names.first().map(String::as_str), Some("navigate"));
         assert!(names.iter().any(|n| n == "done") && names.iter().any(|n| n == "read_page"));
         let some = agent_output_schema_offering(|name| name == "click" || name == "done");

@@ -34,6 +34,7 @@ export function describeAction(action: AgentAction): string {
     return `drag ${end(action.drag.from)} to ${end(action.drag.to)}`;
   }
   if ("upload_file" in action) return `attach ${quoted(action.upload_file.file)} to [${action.upload_file.index}]`;
+  if ("list_tabs" in action) return "list your open tabs";
   if ("read_tab" in action) return `read your tab ${action.read_tab.tab_id}`;
   if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
   if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;

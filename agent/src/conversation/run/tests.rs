@@ -2508,3 +2508,48 @@ fn the_model_reads_its_view_of_a_result_and_only_the_filtered_one_is_kept_or_sho
         events(&leak)
     );
 }
+
+#[test]
+fn the_model_lists_the_persons_tabs_with_an_action_titles_and_origins_only() {
+    let mut c = bound();
+    c.browser = Some(mimo_protocol::BrowserSnapshot {
+        windows: Vec::new(),
+        tabs: vec![mimo_protocol::TabInfo {
+            tab_id: 5,
+            window_id: 1,
+            index: 0,
+            url: "https://mail.example/inbox?session=s3cr3t#msg-42".into(),
+            title: "Inbox (3)".into(),
+            status: "complete".into(),
+            active: true,
+            group_id: None,
+        }],
+        groups: Vec::new(),
+        active_tab_id: Some(5),
+        bridge: None,
+    });
+    // Not a request about tabs: none are shown unasked.
+    let (turn, messages) = turn_of(
+        &c.answered(|c| c.user_message("compare the prices".into(), None, None, 1))
+            .unwrap(),
+    );
+    assert!(!messages.iter().any(|m| m.content.contains("Inbox")));
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_a", json!({ "list_tabs": {} }))],
+    );
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::SubmitAction { .. })),
+        "answered by the run itself"
+    );
+    let (_, messages) = turn_of(&effects);
+    let listed = messages
+        .iter()
+        .rfind(|m| m.content.contains("Inbox (3)"))
+        .expect("the model hears the list");
+    assert!(listed.content.contains("https://mail.example"));
+    assert!(!listed.content.contains("s3cr3t") && !listed.content.contains("/inbox"));
+}
