@@ -39,3 +39,7 @@ node --test --test-concurrency=1 \
   tests/integration/*.test.ts \
   tests/browser/*.test.ts \
   tests/chaos/*.test.ts
+
+step "benchmark, quick mode (make bench with a few of each measurement: it must run to its end; figures, nothing timed is asserted)"
+MIMO_BENCH_QUICK=1 node tests/bench/bench.ts
+MIMO_BENCH_QUICK=1 MIMO_TEST_PREBUILT=1 node tests/bench/extension.ts

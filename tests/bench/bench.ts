@@ -12,19 +12,10 @@ import { gzipSync } from "node:zlib";
 import { newTask, WebClient } from "../support/clients.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
+import { median, percentile, sized } from "./figures.ts";
 
-const DELTAS = 200;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
+const DELTAS = sized(200, 20);
+const MANY_SOCKETS = sized(50, 5);
 
 function bundleSize() {
   const files = ["worker/build/index.js", "worker/build/index_bg.wasm"].map((f) => readFileSync(path.join(ROOT, f)));
@@ -60,8 +51,8 @@ async function broadcast(mimo: Mimo, sockets: number) {
   return { median: median(all), p90: percentile(all, 90), lastSocketMedian: median([...bySeq.values()]) };
 }
 
-const UPLOAD_BYTES = 16 * 1024 * 1024;
-const UPLOAD_ROUNDS = 4;
+const UPLOAD_BYTES = sized(16, 1) * 1024 * 1024;
+const UPLOAD_ROUNDS = sized(4, 1);
 
 /** MB/s of uploading UPLOAD_BYTES, through presigned URLs and through the R2 binding. */
 async function uploadThroughput(mimo: Mimo) {
@@ -100,17 +91,17 @@ const mimo = await startMimo();
 try {
   await broadcast(mimo, 1); // warm-up: first compile of the wasm, first object
   const one = await broadcast(mimo, 1);
-  const fifty = await broadcast(mimo, 50);
+  const many = await broadcast(mimo, MANY_SOCKETS);
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   console.log("\nMimo benchmarks (one run, this machine)\n");
   console.log(`worker bundle                raw ${kib(size.raw)}   gzip ${kib(size.gzip)}`);
   console.log(`chat-delta broadcast (${DELTAS} deltas, ms from emit to receipt)`);
   console.log(`  1 socket                   median ${one.median.toFixed(1)}   p90 ${one.p90.toFixed(1)}`);
   console.log(
-    `  50 sockets                 median ${fifty.median.toFixed(1)}   p90 ${fifty.p90.toFixed(1)}   last socket median ${fifty.lastSocketMedian.toFixed(1)}`,
+    `  ${MANY_SOCKETS} sockets${" ".repeat(19 - String(MANY_SOCKETS).length)}median ${many.median.toFixed(1)}   p90 ${many.p90.toFixed(1)}   last socket median ${many.lastSocketMedian.toFixed(1)}`,
   );
-  const ratio = fifty.median / Math.max(one.median, 0.5);
-  console.log(`  ratio 50 / 1 sockets       ${ratio.toFixed(2)}x (median)`);
+  const ratio = many.median / Math.max(one.median, 0.5);
+  console.log(`  ratio ${MANY_SOCKETS} / 1 sockets       ${ratio.toFixed(2)}x (median)`);
   const upload = await uploadThroughput(mimo);
   console.log(`artifact upload (${UPLOAD_BYTES / (1024 * 1024)} MiB, median of ${UPLOAD_ROUNDS})`);
   console.log(`  presigned URL via Worker   ${upload.presigned.toFixed(1)} MB/s`);

@@ -17,19 +17,10 @@ import { act, ok, startHarness, startTask } from "../browser/harness.ts";
 import type { ActionRecord, Harness } from "../browser/harness.ts";
 import { api, newTask, WebClient } from "../support/clients.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
+import { median, percentile, sized } from "./figures.ts";
 
-const RUNS = 5;
-const CLICKS = 30;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
+const RUNS = sized(5, 1);
+const CLICKS = sized(30, 3);
 
 async function indexFigures(h: Harness, label: string, url: string) {
   const { taskId } = await startTask(h, url);
@@ -68,7 +59,7 @@ async function clickRoundTrip(h: Harness) {
   return median(times);
 }
 
-const STEPS = 50;
+const STEPS = sized(50, 3);
 
 type StepFigures = { overheadMs: number; requestBytes: number; shotBytes: number };
 
@@ -117,7 +108,7 @@ async function visionRun(vision: "on" | "off", clickMedian?: number): Promise<{ 
   const h = await startHarness({ bindings: { MIMO_AGENT_MAX_STEPS: String(STEPS + 5), MIMO_AGENT_VISION: vision } });
   try {
     if (clickMedian === undefined) {
-      console.log("DOM index (median of 5, through the worker)");
+      console.log(`DOM index (median of ${RUNS}, through the worker)`);
       await indexFigures(h, "10,000-element page", `${h.a}/big`);
       await indexFigures(h, "form page (every input type)", `${h.a}/form.html`);
       await indexFigures(h, "750-element page", `${h.a}/big?rows=150`);
