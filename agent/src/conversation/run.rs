@@ -581,6 +581,18 @@ impl Conversation {
         self.submit(turn_id, command, Purpose::Step)
     }
 
+    /// Why the consent gate asks the person about the latest step, if it does.
+    fn gate_asks(&self) -> Option<String> {
+        let run = self.run.as_ref()?;
+        let step = run.steps.last()?;
+        let agent_id = agent_id(run.subtask.as_ref().map(|s| s.number));
+        let command = command_for(&step.output.action, &self.attachments, &agent_id).ok()??;
+        match self.admit(command, Asker::Agent { confirmed: false }) {
+            Verdict::Ask { why, .. } => Some(why),
+            Verdict::Send(_) | Verdict::Refuse(_) => None,
+        }
+    }
+
     /// The person's answer for a step waiting for confirmation: it runs, or the model hears
     /// that it was declined (`CONFIRMATION_REQUIRED`, with their reason) and chooses again.
     pub fn confirm(
@@ -597,6 +609,20 @@ impl Conversation {
                 ErrorCode::NotFound,
                 format!("step {step} is not waiting for a confirmation"),
             ));
+        }
+        // A script may approve the page's risky steps (seed 002 §8), but not what the consent
+        // gate asks — data leaving for a site the person did not name, a change on their
+        // computer: only the person approves those, in the web app or the side panel.
+        if answer.approve && answer.by == "api" {
+            if let Some(why) = self.gate_asks() {
+                return Err(ErrorObject::new(
+                    ErrorCode::PermissionDenied,
+                    format!(
+                        "step {step} waits for the person: {why}. Only they can approve it, in \
+                         the web app or the extension's side panel; a script may decline it"
+                    ),
+                ));
+            }
         }
         let reason = answer
             .reason

