@@ -116,27 +116,25 @@ impl<S: Sql> Credentials<S> {
 
     /// The client an extension token belongs to, if it is valid.
     pub fn client_of(&self, token: &str) -> Result<Option<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            client_id: String,
-        }
-        let rows: Vec<Row> = self.sql.rows(
-            "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL",
-            vec![text(&digest(token))],
-        )?;
-        Ok(rows.into_iter().next().map(|r| r.client_id))
+        self.issued(token, true)
     }
 
     /// The client a credential was issued to, revoked or not.
     fn issued_to(&self, token: &str) -> Result<Option<String>> {
+        self.issued(token, false)
+    }
+
+    fn issued(&self, token: &str, live_only: bool) -> Result<Option<String>> {
         #[derive(Deserialize)]
         struct Row {
             client_id: String,
         }
-        let rows: Vec<Row> = self.sql.rows(
-            "SELECT client_id FROM credentials WHERE token_hash = ?",
-            vec![text(&digest(token))],
-        )?;
+        let query = if live_only {
+            "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL"
+        } else {
+            "SELECT client_id FROM credentials WHERE token_hash = ?"
+        };
+        let rows: Vec<Row> = self.sql.rows(query, vec![text(&digest(token))])?;
         Ok(rows.into_iter().next().map(|r| r.client_id))
     }
 
