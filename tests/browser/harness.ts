@@ -269,6 +269,16 @@ export async function downloadArtifact(h: Harness, artifactId: string): Promise<
   return fetch(downloadUrl);
 }
 
+/** Gives the task `taskId` the secret `name` (typed only on `domains`); the harness needs `MIMO_SECRETS_KEY`. */
+export async function putSecret(h: Harness, taskId: string, name: string, value: string, domains: string[]): Promise<void> {
+  const res = await fetch(`${h.mimo.url}/api/task/${taskId}/secrets/${name}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ value, domains }),
+  });
+  assert.equal(res.status, 201, await res.text());
+}
+
 /** The action's result, asserting it succeeded (`ok`, or `partial` when allowed). */
 export async function ok<T>(h: Harness, taskId: string, command: ActionCommand, extra: { tabId?: number; partial?: boolean } = {}): Promise<{ result: T; warnings: string[]; record: ActionRecord }> {
   const record = await act(h, taskId, command, extra.tabId !== undefined ? { tabId: extra.tabId } : {});

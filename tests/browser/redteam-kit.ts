@@ -42,10 +42,15 @@ export function leaked(from: number, values = [EMAIL, PHONE, PHONE.replace(/\D/g
 
 type Confirmation = Extract<FrontendEvent, { type: "confirmationRequested" }>;
 
-/** Runs `goal` with the fooled model's `turns`, declining every confirmation (approving, with `approve`): the reasons asked. */
-export async function fooled(h: Harness, goal: string, turns: ScriptTurn[], approve = false): Promise<string[]> {
+/**
+ * Runs `goal` with the fooled model's `turns`, declining every confirmation (approving, with
+ * `approve`), after `prepare` readied the task (its secrets): the reasons asked.
+ */
+export async function fooled(h: Harness, goal: string, turns: ScriptTurn[], options: { approve?: boolean; prepare?: (taskId: string) => Promise<void> } = {}): Promise<string[]> {
+  const approve = options.approve === true;
   h.mimo.llm.script(turns);
   const taskId = await newTask(h.mimo);
+  await options.prepare?.(taskId);
   const web = await WebClient.connect(h.mimo, taskId);
   web.send({ type: "user_message", content: goal });
   const asked = new Map<number, string>();

@@ -11,12 +11,12 @@ import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
 import { newTask } from "../support/clients.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
-import { fails, ok, pageAt, sinkRequests, startHarness } from "./harness.ts";
+import { fails, ok, pageAt, putSecret, sinkRequests, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 import { CODE, fooled, EMAIL, leaked, PHONE, personsTab } from "./redteam-kit.ts";
 
 let h: Harness;
-before(async () => (h = await startHarness()));
+before(async () => (h = await startHarness({ bindings: { MIMO_SECRETS_KEY: "red-team-secrets-key-0123456789abcdef" } })));
 after(async () => {
   await h?.close();
 });
@@ -198,10 +198,23 @@ describe("a click at a point and a key press are judged on what they reach when 
     assert.deepEqual(sinkRequests.slice(from), []);
   });
 
+  it("does not type a secret into a field whose form sends it to a site the secret is not for", { timeout: 60_000 }, async () => {
+    const from = sinkRequests.length;
+    const taskId = await newTask(h.mimo);
+    await putSecret(h, taskId, "shop_password", "Tr0ub4dor-horse-77", [`http://shop.localhost:${port()}`]);
+    await ok(h, taskId, { name: "task_start", params: { url: shop() } });
+    const denied = await fails(h, taskId, { name: "browser_type", params: { label: "Newsletter e-mail", text: "{{secret:shop_password}}", submit: true } }, "PERMISSION_DENIED");
+    assert.match(denied.message, /this field's form sends to http:\/\/evil\.localhost/);
+    assert.equal(await (await pageAt(h, shop())).locator("#news-email").inputValue(), "");
+    // The same secret goes into the page's own login form.
+    await ok(h, taskId, { name: "browser_type", params: { label: "Password", text: "{{secret:shop_password}}" } });
+    assert.deepEqual(sinkRequests.slice(from), []);
+  });
+
   it("asks for click_at on a site the person did not name; confirmed, it clicks what is there", { timeout: 90_000 }, async () => {
     const from = sinkRequests.length;
     const turns = [agentStep({ navigate: { url: shop() } }, "Opening it."), agentStep({ click_at: SUBSCRIBE }), agentStep({ done: { success: true, text: "Done." } })];
-    const reasons = await fooled(h, "What phone number does my account page show?", turns, true);
+    const reasons = await fooled(h, "What phone number does my account page show?", turns, { approve: true });
     assert.equal(reasons.length, 1, JSON.stringify(reasons));
     assert.match(reasons[0]!, /a site you did not name/);
     await waitFor(() => sinkRequests.slice(from).some((r) => r.url.startsWith("/sink/subscribe")), "the confirmed click to send the form");
