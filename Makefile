@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: dev test fuzz bench chaos demo setup setup-browser worker web extension typescript clean
+.PHONY: dev test redteam fuzz bench chaos demo setup setup-browser worker web extension typescript clean
 
 ## make dev: build everything and run the whole system locally on workerd (scripts/dev.ts).
 dev: setup worker
@@ -13,6 +13,14 @@ dev: setup worker
 ## the built worker in miniflare, browser tests in Chromium.
 test: setup-browser worker
 	@$(ENV) scripts/test.sh
+
+## make redteam: the red team's full matrix (tests/redteam/): every channel an instruction reaches
+## the model by × every sink it asks data sent to, with a fooled model in Chromium, judged by what
+## reached the attacker's site; and the same pages' ordinary flows, counting needless confirmations.
+## Prints `redteam: N attacks, S succeeded, C confirmations asked`, a table by channel and sink,
+## and `benign: N tasks, K needless confirmations`. (Its fast subset runs in `make test`.)
+redteam: setup-browser worker extension
+	@$(ENV) MIMO_TEST_PREBUILT=1 node --test --test-concurrency=1 tests/redteam/*.test.ts
 
 ## make fuzz: every parser's property tests for 3 minutes per target, about 27 minutes in all
 ## (socket frames, tool arguments, both LLM stream parsers, signed URLs, artifact keys and ids,

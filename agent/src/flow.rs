@@ -39,6 +39,8 @@ pub struct Seen<'a> {
     pub person: Vec<&'a str>,
     /// The page the step would act on, if any.
     pub page_url: Option<&'a str>,
+    /// What that page shows (its readable text).
+    pub page_text: Option<&'a str>,
     /// Private data that entered the run, in order.
     pub private: Vec<PrivateSource>,
     /// The facts of the field the run typed into last, and whether that text held data
@@ -63,6 +65,12 @@ pub fn outbound(command: &ActionCommand, seen: &Seen<'_>) -> Option<String> {
                 if let Some(kind) = url_carries_personal(url) {
                     return Some(format!(
                         "it sends {kind} to {host}, a site you did not name"
+                    ));
+                }
+                if let Some(piece) = seen.carried_shown_piece(url) {
+                    return Some(format!(
+                        "it sends {piece:?}, part of personal data the page shows, to {host}, a \
+                         site you did not name"
                     ));
                 }
                 if let Some(source) = after_private {
@@ -98,7 +106,27 @@ pub fn outbound(command: &ActionCommand, seen: &Seen<'_>) -> Option<String> {
                 format!("it types into a form that sends to {to}, after reading {source}")
             })
         }
-        ActionCommand::BrowserPressKey { key } => {
+        // What a point reaches is only named when the extension acts, so a click or a drag
+        // there is rated as the riskiest element it could hit (a submit to another site): asked
+        // for after private data entered the run, or on a page of a site the person did not
+        // name. On the person's own site it runs, and the extension refuses it there if the
+        // point holds anything outbound or irreversible ([`expect_at_act`]).
+        ActionCommand::BrowserClickAt { .. } | ActionCommand::BrowserDrag { .. } => {
+            if let Some(source) = after_private {
+                return Some(format!(
+                    "it clicks at a point of the page, which may send a form, after reading \
+                     {source}"
+                ));
+            }
+            let page = seen.page_url.and_then(host)?;
+            (!seen.named(&page)).then(|| {
+                format!(
+                    "it clicks at a point of {page}, a site you did not name, where what it \
+                     clicks cannot be named before it acts"
+                )
+            })
+        }
+        ActionCommand::BrowserPressKey { key, .. } => {
             let (facts, held_data) = seen.last_typed?;
             let to = seen.foreign_form(facts)?;
             let submits = matches!(key.rsplit('+').next(), Some("Enter" | " " | "Space"));
@@ -129,7 +157,31 @@ pub fn outbound(command: &ActionCommand, seen: &Seen<'_>) -> Option<String> {
     }
 }
 
+/// What a step whose element is only known when it acts is rated on, for the extension to check
+/// then (`TARGET_CHANGED` otherwise): at a point (a click, a drag), nothing outbound or
+/// irreversible; for a key, the field the run typed into last (nothing outbound when none).
+/// Set on every step the person did not confirm; a confirmed one was rated as the riskiest
+/// target it could reach and carries none.
+pub fn expect_at_act(command: &mut ActionCommand, seen: &Seen<'_>) {
+    match command {
+        ActionCommand::BrowserClickAt { expect, .. }
+        | ActionCommand::BrowserDrag { expect, .. } => {
+            *expect = Some(Box::default());
+        }
+        ActionCommand::BrowserPressKey { expect, .. } => {
+            let typed = seen.last_typed.map(|(facts, _)| facts.clone());
+            *expect = Some(Box::new(typed.unwrap_or_default()));
+        }
+        _ => {}
+    }
+}
+
 impl Seen<'_> {
+    /// Whether the page the step acts on is on a site the person named.
+    pub fn on_named_site(&self) -> bool {
+        self.page_url.and_then(host).is_some_and(|h| self.named(&h))
+    }
+
     /// Whether the person named `host` (or its site) in what they wrote.
     fn named(&self, host: &str) -> bool {
         let site = site_of(host);
@@ -153,6 +205,31 @@ impl Seen<'_> {
     /// Whether text the run typed carries data: personal data, or a piece of private data.
     pub fn holds_data(&self, text: &str) -> bool {
         carries_personal(text).is_some() || self.carried_private(text).is_some()
+    }
+
+    /// A piece of the personal data the page shows (an e-mail address's name before the `@`, a
+    /// group of four or more digits of a phone or card number) that `url`, decoded every way it
+    /// may be encoded, carries: the data split across a URL's parameters is still sent.
+    fn carried_shown_piece(&self, url: &str) -> Option<String> {
+        let shown = url_payload(self.page_text?);
+        let payload = url_payload(url);
+        let names = EMAIL.find_iter(&shown).filter_map(|m| {
+            let name = m.as_str().split('@').next()?;
+            (name.len() >= 4).then(|| name.to_owned())
+        });
+        let groups = LONG_NUMBER
+            .find_iter(&shown)
+            .filter(|m| carries_personal(m.as_str()).is_some())
+            .flat_map(|m| {
+                m.as_str()
+                    .split(|c: char| !c.is_ascii_digit())
+                    .filter(|g| g.len() >= 4)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            });
+        names
+            .chain(groups)
+            .find(|piece| payload.contains(piece.as_str()))
     }
 
     /// Whether `host` is on the site of the page the step acts on.

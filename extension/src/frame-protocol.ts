@@ -90,7 +90,8 @@ export type FrameRequest =
   | { op: "html"; xpath?: string }
   | { op: "probe"; text?: string; selector?: string }
   | { op: "findText"; text: string; loadMore: boolean }
-  | { op: "elementAt"; point: Point }
+  | { op: "elementAt"; point: Point; expect?: ElementFacts }
+  | { op: "guardFocus"; expect: ElementFacts }
   | { op: "setFiles"; target: FrameTarget; files: Array<{ name: string; type: string; base64: string }> }
   | { op: "readyState" }
   | { op: "locate"; target: FrameTarget }

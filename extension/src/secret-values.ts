@@ -189,16 +189,17 @@ export async function fetchSecret(server: ServerAccess, typing: Typing, name: st
 
 /**
  * `text` with its `{{secret:name}}` placeholders replaced by their values, for typing into the
- * field `target` of frame `frameId` — whose page must be on each secret's domains. The field is
- * marked as holding a secret before anything is typed, so it is masked and never read back from
- * then on. Text without placeholders is returned as it is.
+ * field `target` of frame `frameId` — whose page, and the form it belongs to (where the form
+ * sends it), must be on each secret's domains. The field is marked as holding a secret before
+ * anything is typed (`mark`, which says where its form sends), so it is masked and never read
+ * back from then on. Text without placeholders is returned as it is.
  */
 export async function substituteSecrets(
   server: ServerAccess,
   typing: Typing,
   tabId: number,
   frameId: number,
-  mark: () => Promise<unknown>,
+  mark: () => Promise<{ sendsTo?: string }>,
   text: string,
 ): Promise<string> {
   const names = placeholderNames(text);
@@ -210,7 +211,11 @@ export async function substituteSecrets(
   for (const name of names) values.push(await fetchSecret(server, typing, name, url));
   await secretVault.load();
   for (const v of values) await secretVault.remember(typing.taskId, v.name, v.value);
-  await mark();
+  const { sendsTo } = await mark();
+  const elsewhere = values.find((v) => sendsTo !== undefined && !secretAllowedAt(v.domains, sendsTo));
+  if (elsewhere !== undefined) {
+    throw new ActionError("PERMISSION_DENIED", `the secret ${elsewhere.name} may be sent only to ${elsewhere.domains.join(", ")}, and this field's form sends to ${new URL(sendsTo!).origin}: nothing was typed`, false);
+  }
   for (const v of values) out = out.split(`{{secret:${v.name}}}`).join(v.value);
   return out;
 }

@@ -357,9 +357,15 @@ pub enum ActionCommand {
         option: String,
     },
     /// A key such as `Enter`, `Escape`, `Tab`, `ArrowDown`, optionally with modifiers
-    /// (`Control+a`).
+    /// (`Control+a`). With `expect`, Enter or Space is pressed only if the focused element's
+    /// facts (its form's target, a link's destination) are not outbound, or are the ones the
+    /// step was rated on (the field typed into last); `TARGET_CHANGED` otherwise.
     BrowserPressKey {
         key: String,
+        /// The facts of the focused element the step was rated on (none: nothing outbound).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, as = "Option<ElementFacts>")]
+        expect: Option<Box<ElementFacts>>,
     },
     BrowserHover {
         #[serde(flatten)]
@@ -396,10 +402,19 @@ pub enum ActionCommand {
         text: String,
     },
     /// A trusted click at a point of the viewport (CSS pixels): for what the element list cannot
-    /// name — a control drawn on a canvas, in SVG, on a map.
+    /// name — a control drawn on a canvas, in SVG, on a map. With `expect`, the extension reads
+    /// the facts of the element at the point when it acts and refuses with `TARGET_CHANGED`
+    /// when they are outbound or irreversible (a submit of a form to another site or holding a
+    /// password or payment field, a link to another site, a frame of another site) and differ
+    /// from `expect`: a step rated as "nothing outbound here" (`{}`) cannot send a form. Without
+    /// it (the person confirmed the step as the riskiest target it could be) nothing is checked.
     BrowserClickAt {
         x: f64,
         y: f64,
+        /// The facts at the point the step was rated on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, as = "Option<ElementFacts>")]
+        expect: Option<Box<ElementFacts>>,
     },
     /// Moves the mouse to a point of the viewport (hover menus drawn at a point).
     BrowserHoverAt {
@@ -408,9 +423,14 @@ pub enum ActionCommand {
     },
     /// Drags with trusted input from one element or point to another: HTML5 drag and drop (the
     /// drag CDP intercepts, then dropped) and pointer-based dragging (press, moves, release).
+    /// Both ends are checked as `browser_click_at` checks its point.
     BrowserDrag {
         from: DragEnd,
         to: DragEnd,
+        /// What the step was rated on at the point it acts (see [`ActionCommand::BrowserClickAt`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional, as = "Option<ElementFacts>")]
+        expect: Option<Box<ElementFacts>>,
     },
     /// Puts a file the person attached to the task into a file input (the input itself, the
     /// label of one, or an element holding one), with the `input` and `change` events a page

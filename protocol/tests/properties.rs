@@ -457,7 +457,7 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         text().prop_map(|url| BrowserNavigate { url }),
         Just(BrowserBack {}),
         (target(), text()).prop_map(|(target, option)| BrowserSelectOption { target, option }),
-        text().prop_map(|key| BrowserPressKey { key }),
+        text().prop_map(|key| BrowserPressKey { key, expect: None }),
         target().prop_map(|target| BrowserHover { target }),
         (of(text()), of(text()), of(text()), of(any::<u32>())).prop_map(
             |(text, url, selector, timeout_ms)| BrowserWaitFor {
@@ -471,13 +471,18 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         text().prop_map(|text| BrowserScrollTo { text }),
         (any::<i32>(), any::<i32>()).prop_map(|(x, y)| BrowserClickAt {
             x: x.into(),
-            y: y.into()
+            y: y.into(),
+            expect: None
         }),
         (any::<i32>(), any::<i32>()).prop_map(|(x, y)| BrowserHoverAt {
             x: x.into(),
             y: y.into()
         }),
-        (drag_end(), drag_end()).prop_map(|(from, to)| BrowserDrag { from, to }),
+        (drag_end(), drag_end()).prop_map(|(from, to)| BrowserDrag {
+            from,
+            to,
+            expect: None
+        }),
         (target(), text(), text(), text()).prop_map(|(target, artifact_id, name, content_type)| {
             BrowserUploadFile {
                 target,

@@ -284,7 +284,11 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
+expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, 
+/**
+ * The facts of the focused element the step was rated on (none: nothing outbound).
+ */
+expect?: ElementFacts, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -306,7 +310,15 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
+/**
+ * The facts at the point the step was rated on.
+ */
+expect?: ElementFacts, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, 
+/**
+ * What the step was rated on at the point it acts (see [`ActionCommand::BrowserClickAt`]).
+ */
+expect?: ElementFacts, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
@@ -508,7 +520,11 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
+expect?: ElementFacts, } } | { "name": "browser_press_key", "params": { key: string, 
+/**
+ * The facts of the focused element the step was rated on (none: nothing outbound).
+ */
+expect?: ElementFacts, } } | { "name": "browser_hover", "params": { clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -530,7 +546,15 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, } } | { "name": "browser_upload_file", "params": { 
+expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
+/**
+ * The facts at the point the step was rated on.
+ */
+expect?: ElementFacts, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, 
+/**
+ * What the step was rated on at the point it acts (see [`ActionCommand::BrowserClickAt`]).
+ */
+expect?: ElementFacts, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */

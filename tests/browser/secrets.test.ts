@@ -13,7 +13,7 @@ import path from "node:path";
 import { api, newTask, WebClient } from "../support/clients.ts";
 import { unzip } from "../support/unzip.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
-import { downloadArtifact, fails, fixtureRequests, ok, pageAt, serviceWorker, startHarness, startTask } from "./harness.ts";
+import { downloadArtifact, fails, fixtureRequests, ok, pageAt, putSecret, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 /** A password with characters that HTML and JSON escape, and a memorable word. */
@@ -30,15 +30,6 @@ after(async () => {
 });
 
 type Output = Extract<FrontendEvent, { type: "structuredOutput" }>;
-
-async function putSecret(taskId: string, name: string, value: string, domains: string[]): Promise<void> {
-  const res = await fetch(`${h.mimo.url}/api/task/${taskId}/secrets/${name}`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ value, domains }),
-  });
-  assert.equal(res.status, 201, await res.text());
-}
 
 /** Every object in the artifact bucket (under `prefix`), with its bytes. */
 async function r2Objects(prefix = "tasks/"): Promise<Array<{ key: string; bytes: Buffer }>> {
@@ -155,8 +146,8 @@ describe("secrets by placeholder", () => {
   it("a model types {{secret:…}} into a login form: the page gets the values, nothing else ever does", { timeout: 120_000 }, async () => {
     const taskId = await newTask(h.mimo);
     // The fixtures are served over plain http: the rule names it (a rule without a scheme is https).
-    await putSecret(taskId, "pw", PW, [h.a]);
-    await putSecret(taskId, "word", WORD, [h.a]);
+    await putSecret(h, taskId, "pw", PW, [h.a]);
+    await putSecret(h, taskId, "word", WORD, [h.a]);
     await startRecording();
     const before = h.mimo.llm.requests().length;
     h.mimo.llm.script([
@@ -202,12 +193,12 @@ describe("secrets by placeholder", () => {
 
   it("a secret is refused on a page of another domain or over plain http without a rule saying so (PERMISSION_DENIED), and an unknown name is TARGET_NOT_FOUND", { timeout: 60_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.b}/login.html`);
-    await putSecret(taskId, "pw", PW, [h.a]);
+    await putSecret(h, taskId, "pw", PW, [h.a]);
     const refused = await fails(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='password']", text: "{{secret:pw}}" } }, "PERMISSION_DENIED");
     assert.doesNotMatch(refused.message, new RegExp(new URL(h.a).host.replace(/\./g, "\\.")), "the secret's domains are not told");
     assert.equal(await page.locator("#password").inputValue(), "", "nothing was typed");
     // The page's own host and port, but no scheme in the rule: https only, and this page is http.
-    await putSecret(taskId, "tls", PW, [new URL(h.b).host]);
+    await putSecret(h, taskId, "tls", PW, [new URL(h.b).host]);
     const plain = await fails(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='password']", text: "{{secret:tls}}" } }, "PERMISSION_DENIED");
     assert.match(plain.message, /may not be typed on http:\/\/127\.0\.0\.1:\d+/);
     assert.equal(await page.locator("#password").inputValue(), "", "nothing was typed");
@@ -218,7 +209,7 @@ describe("secrets by placeholder", () => {
 
   it("a field a secret was typed into is masked in screenshots and hidden in HTML, page text and the element list", { timeout: 60_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.a}/login.html`);
-    await putSecret(taskId, "word", WORD, [h.a]);
+    await putSecret(h, taskId, "word", WORD, [h.a]);
     await startRecording();
     const { result: typed, warnings } = await ok<{ value: string }>(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='memorable']", text: "{{secret:word}}" } });
     assert.equal(await page.locator("#memorable").inputValue(), WORD);
@@ -253,7 +244,7 @@ describe("secrets by placeholder", () => {
 
   it("a page that echoes a typed secret in its address, text, a field, its title and base64: no spelling of it reaches the events, the export, the archive, the model or a screenshot", { timeout: 120_000 }, async () => {
     const taskId = await newTask(h.mimo);
-    await putSecret(taskId, "pw", PW, [h.a]);
+    await putSecret(h, taskId, "pw", PW, [h.a]);
     await startRecording();
     const before = h.mimo.llm.requests().length;
     h.mimo.llm.script([

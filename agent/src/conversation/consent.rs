@@ -37,17 +37,23 @@ pub enum Verdict {
 impl Conversation {
     /// Decides what becomes of `command`, queued by `asker`: the task's rules first, then where
     /// the step could carry data ([`flow::outbound`]) — a step the person did not confirm that
-    /// can send data somewhere they did not ask for waits for them, whatever the page said.
+    /// can send data somewhere they did not ask for waits for them, whatever the page said. A
+    /// step whose element is only known when it acts (a point, a key) carries what it was rated
+    /// on ([`flow::expect_at_act`]) unless the person confirmed it.
     pub(crate) fn admit(&self, command: ActionCommand, asker: Asker) -> Verdict {
         let verdict = self.admit_by_rules(command, asker);
         if asker == (Asker::Agent { confirmed: true }) {
             return verdict;
         }
         match verdict {
-            Verdict::Send(command) => match flow::outbound(&command, &self.seen()) {
-                Some(why) => Verdict::Ask { command, why },
-                None => Verdict::Send(command),
-            },
+            Verdict::Send(mut command) => {
+                let seen = self.seen();
+                flow::expect_at_act(&mut command, &seen);
+                match flow::outbound(&command, &seen) {
+                    Some(why) => Verdict::Ask { command, why },
+                    None => Verdict::Send(command),
+                }
+            }
             other => other,
         }
     }
@@ -91,6 +97,7 @@ impl Conversation {
         let mut seen = Seen {
             person,
             page_url: run.observation.as_ref().map(|o| o.url.as_str()),
+            page_text: run.observation.as_ref().map(|o| o.content.as_str()),
             private,
             last_typed: None,
             facts: run.observation.as_ref().map(|o| &o.facts),

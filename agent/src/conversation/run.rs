@@ -82,7 +82,7 @@ pub fn command_for(
             direction,
             amount,
         },
-        AgentAction::PressKey { key } => ActionCommand::BrowserPressKey { key },
+        AgentAction::PressKey { key } => ActionCommand::BrowserPressKey { key, expect: None },
         AgentAction::Hover { index } => ActionCommand::BrowserHover {
             target: target(index),
         },
@@ -100,7 +100,7 @@ pub fn command_for(
         },
         AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
         AgentAction::ScrollTo { text } => ActionCommand::BrowserScrollTo { text },
-        AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt { x, y },
+        AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt { x, y, expect: None },
         AgentAction::HoverAt { x, y } => ActionCommand::BrowserHoverAt { x, y },
         AgentAction::Drag { from, to } => {
             let end = |p: DragPoint| DragEnd {
@@ -111,6 +111,7 @@ pub fn command_for(
             ActionCommand::BrowserDrag {
                 from: end(from),
                 to: end(to),
+                expect: None,
             }
         }
         AgentAction::ReadTab { tab_id } => ActionCommand::BrowserReadTab { tab_id },
@@ -1123,6 +1124,7 @@ impl Conversation {
                 .and_then(|o| o.dialog.as_ref())
                 .filter(|_| !earlier_confirmed),
             facts: page.map_or(&no_facts, |o| &o.facts),
+            named_site: self.seen().on_named_site(),
         };
         risk::assess(&step.output.action, view, &self.config.risk)
     }

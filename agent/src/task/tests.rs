@@ -1056,6 +1056,41 @@ fn after_a_restart_a_run_submits_the_action_it_had_not_stored_yet() {
 }
 
 #[test]
+fn a_point_or_key_from_the_api_carries_the_cores_expectation_not_the_callers() {
+    let mut task = bound();
+    let steps = [
+        (
+            "at",
+            json!({ "name": "browser_click_at", "params": { "x": 5, "y": 6,
+                "expect": { "submits": true } } }),
+        ),
+        (
+            "drag",
+            json!({ "name": "browser_drag", "params": { "from": { "x": 1, "y": 2 },
+                "to": { "x": 3, "y": 4 } } }),
+        ),
+        (
+            "key",
+            json!({ "name": "browser_press_key", "params": { "key": "Enter" } }),
+        ),
+    ];
+    for (id, step) in steps {
+        direct(
+            &mut task,
+            Input::Submit {
+                action_id: id.into(),
+                tab_id: Some(7),
+                command: command(step),
+            },
+            1,
+        );
+        let sent =
+            serde_json::to_value(&task.actions().get(id).expect("queued").command).expect("json");
+        assert_eq!(sent["params"]["expect"], json!({}), "{id}: {sent}");
+    }
+}
+
+#[test]
 fn an_action_whose_outcome_is_unknown_is_asked_about_not_run_again() {
     let mut task = bound();
     direct(

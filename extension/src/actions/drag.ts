@@ -3,7 +3,7 @@
 // canvases) listens to. An HTML5 drag (`draggable`) is one Chrome would hand to the operating
 // system: with CDP's drag interception on, Chrome gives us its data instead
 // (`Input.dragIntercepted`) and the drop is dispatched where it ends (`Input.dispatchDragEvent`).
-import type { DragEnd } from "../../../protocol/ts/protocol.ts";
+import type { DragEnd, ElementFacts } from "../../../protocol/ts/protocol.ts";
 import type { Point, Prepared } from "../frame-protocol.ts";
 import { frameCall } from "../frames.ts";
 import { dispatchMouse, ourInput, route, toTop } from "../input.ts";
@@ -17,20 +17,22 @@ const STEPS = 12;
 /** How long the page gets to start an HTML5 drag after the first moves. */
 const DRAG_START_MS = 100;
 
-async function endPoint(ctx: TabContext, end: DragEnd, which: string): Promise<Point> {
+/** Where an end of the drag is; a point is checked as `browser_click_at` checks it (`expect`). */
+async function endPoint(ctx: TabContext, end: DragEnd, which: string, expect: ElementFacts | undefined): Promise<{ point: Point; element: string }> {
   if (end.clickId !== undefined) {
     const { frameId, target } = await route(ctx, { clickId: end.clickId });
     const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "hover" });
-    return toTop(ctx.tabId, frameId, prepared.point);
+    return { point: await toTop(ctx.tabId, frameId, prepared.point), element: `element ${end.clickId}` };
   }
   if (end.x === undefined || end.y === undefined) throw new ActionError("INVALID_TARGET", `the drag's ${which} needs a clickId, or x and y`, false);
-  return (await pointInView(ctx, { x: end.x, y: end.y })).point;
+  return pointInView(ctx, { x: end.x, y: end.y }, expect);
 }
 
 export const browserDrag: Handler<"browser_drag"> = {
   async run(ctx, p) {
-    const from = await endPoint(ctx, p.from, "start");
-    const to = await endPoint(ctx, p.to, "end");
+    const start = await endPoint(ctx, p.from, "start", p.expect);
+    const end = await endPoint(ctx, p.to, "end", p.expect);
+    const [from, to] = [start.point, end.point];
     const cdp = ctx.deps.cdp;
     const tab = ctx.tabId;
     const at = (t: number): Point => ({ x: from.x + (to.x - from.x) * t, y: from.y + (to.y - from.y) * t });
@@ -55,6 +57,6 @@ export const browserDrag: Handler<"browser_drag"> = {
         await cdp.send(tab, "Input.setInterceptDrags", { enabled: false }).catch(() => undefined);
       }
     });
-    return { result: { dragged: true, from, to, kind: html5 ? "html5" : "pointer" } };
+    return { result: { dragged: true, from, to, fromElement: start.element, toElement: end.element, kind: html5 ? "html5" : "pointer" } };
   },
 };

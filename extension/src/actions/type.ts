@@ -16,7 +16,7 @@ export const browserType: Handler<"browser_type"> = {
     if (typeof p.text !== "string") throw new ActionError("SCHEMA_VALIDATION_FAILED", "browser_type needs text");
     const { frameId, target } = await route(ctx, p);
     // `{{secret:name}}` becomes the secret's value here, at the moment of typing, and only here.
-    const text = await substituteSecrets(await ctx.deps.server(), ctx.action, ctx.tabId, frameId, () => frameCall(ctx.tabId, frameId, { op: "markSecret", target }), p.text);
+    const text = await substituteSecrets(await ctx.deps.server(), ctx.action, ctx.tabId, frameId, () => frameCall<{ sendsTo?: string }>(ctx.tabId, frameId, { op: "markSecret", target }), p.text);
     const cdp = ctx.deps.cdp;
     const submit = p.submit === true;
     const warnings: string[] = [];

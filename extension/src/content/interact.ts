@@ -1,7 +1,7 @@
 // The content script's operations on one element or the page: getting an element ready for CDP
 // input (scrolled into view, visible, enabled, on top), the DOM fallbacks for click, hover and
 // typing, select options, scrolling, the HTML snapshot, and probes for `browser_wait_for`.
-import type { ScrollDirection } from "../../../protocol/ts/protocol.ts";
+import type { ElementFacts, ScrollDirection } from "../../../protocol/ts/protocol.ts";
 import type { FrameTarget, Point, Prepared } from "../frame-protocol.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../secrets.ts";
 import {
@@ -21,6 +21,7 @@ import {
 } from "./dom.ts";
 import { inertHtml } from "./inert.ts";
 import { resolveTarget } from "./locate.ts";
+import { guardActedOn } from "./risk-facts.ts";
 
 const TEXT_INPUT_TYPES = new Set(["text", "search", "email", "url", "tel", "password", "number", ""]);
 /**
@@ -355,14 +356,29 @@ export function probe(text?: string, selector?: string): { text?: boolean; selec
   return out;
 }
 
-/** What a person sees at a point of this frame's viewport: the element there, described. */
-export function elementAt(point: Point): { inView: boolean; element?: string; viewport: { w: number; h: number } } {
+/**
+ * What a person sees at a point of this frame's viewport: the element there, described. With
+ * `expect` (a click is about to land there), refused when that element is outbound or
+ * irreversible and not what the step was rated on.
+ */
+export function elementAt(point: Point, expect?: ElementFacts): { inView: boolean; element?: string; viewport: { w: number; h: number } } {
   const viewport = { w: window.innerWidth, h: window.innerHeight };
   if (point.x < 0 || point.y < 0 || point.x >= viewport.w || point.y >= viewport.h) return { inView: false, viewport };
   const el = deepElementFromPoint(point.x, point.y);
   if (el === null) return { inView: true, viewport };
+  if (expect !== undefined) guardActedOn(expect, el, false, `${describe(el)} at (${point.x}, ${point.y})`);
   const text = (el.getAttribute("aria-label") ?? (el as HTMLElement).innerText ?? "").replace(/\s+/g, " ").trim();
   return { inView: true, element: `${describe(el)}${text && text.length <= 60 ? ` ${JSON.stringify(text)}` : ""}`, viewport };
+}
+
+/**
+ * Refuses (`TARGET_CHANGED`) a key press that would send what the focused element belongs to
+ * somewhere the step was not rated on (`expect`).
+ */
+export function guardFocus(expect: ElementFacts): void {
+  let el = document.activeElement;
+  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+  if (el !== null && el !== document.body) guardActedOn(expect, el, true, `the focused ${describe(el)}`);
 }
 
 /**

@@ -16,6 +16,7 @@ import { findText } from "./find.ts";
 import * as act from "./interact.ts";
 import { markSecret, maskFields, pageText, unmaskFields } from "./mask.ts";
 import { Overlay } from "./overlay.ts";
+import { riskFacts } from "./risk-facts.ts";
 
 declare global {
   // eslint-disable-next-line no-var
@@ -127,7 +128,9 @@ function start(): void {
       case "findText":
         return findText(req.text, req.loadMore);
       case "elementAt":
-        return act.elementAt(req.point);
+        return act.elementAt(req.point, req.expect);
+      case "guardFocus":
+        return act.guardFocus(req.expect);
       case "setFiles":
         return act.setFiles(req.target, req.files);
       case "readyState":
@@ -141,9 +144,11 @@ function start(): void {
       case "overlay":
         setState(req.state, req.label);
         return true;
-      case "markSecret":
-        markSecret(resolveTarget(req.target));
-        return true;
+      case "markSecret": {
+        const field = resolveTarget(req.target);
+        markSecret(field);
+        return { sendsTo: riskFacts(field)?.form?.action };
+      }
       case "pageText":
         return pageText();
       case "mask":

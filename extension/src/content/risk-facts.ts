@@ -3,6 +3,7 @@
 // it holds), a link to another site, a download, a frame of another site. The server's risk
 // policy rates steps from these, not from the model's words.
 import type { ElementFacts, FieldKind, FormFacts } from "../../../protocol/ts/protocol.ts";
+import { FrameError } from "./dom.ts";
 
 const PAYMENT_AUTOCOMPLETE = /\bcc-|\btransaction-/;
 const PAYMENT_NAME = /card.?(number|no)|\bcc.?(num|number)|cvc|cvv|\bexp(iry|iration)?\b|\biban\b|account.?number/i;
@@ -89,7 +90,10 @@ function originOf(url: string | undefined): string {
  * sends and how, whether it sends it, new kinds of fields in it, where it leads, a download.
  */
 export function factsChange(expected: ElementFacts, el: Element): string | null {
-  const now = riskFacts(el) ?? {};
+  return factsDiffer(expected, riskFacts(el) ?? {});
+}
+
+function factsDiffer(expected: ElementFacts, now: ElementFacts): string | null {
   const [was, is] = [expected.form, now.form];
   if (originOf(was?.action) !== originOf(is?.action)) return `its form now sends to ${originOf(is?.action)}, not ${originOf(was?.action)}`;
   if ((was?.method ?? "") !== (is?.method ?? "")) return `its form is now sent by ${is?.method ?? "nothing"}, not ${was?.method ?? "nothing"}`;
@@ -98,7 +102,50 @@ export function factsChange(expected: ElementFacts, el: Element): string | null 
   if (added.length > 0) return `its form now holds ${added.join(" and ")} fields`;
   if (originOf(expected.leavesTo) !== originOf(now.leavesTo)) return `it now leads to ${originOf(now.leavesTo)}`;
   if ((expected.download ?? false) !== (now.download ?? false)) return now.download === true ? "it now downloads a file" : "it no longer downloads a file";
+  if ((expected.crossOriginFrame ?? false) !== (now.crossOriginFrame ?? false)) return now.crossOriginFrame === true ? "it is in a frame" : "it is no longer in a frame";
   return null;
+}
+
+/**
+ * Why acting on an element with these facts can send something away or not be undone, or null:
+ * a click (`pressing` false) that submits a form to another site or one holding a password or
+ * payment field, Enter or Space (`pressing`) in a form to another site, a link to another site,
+ * a frame (what is inside one cannot be read from its page).
+ */
+function outbound(facts: ElementFacts, pressing: boolean): string | null {
+  const form = facts.form;
+  if (form?.crossOrigin === true && (facts.submits === true || pressing)) return `sends its form to ${originOf(form.action)}`;
+  const guarded = (form?.fields ?? []).filter((kind) => kind === "password" || kind === "payment");
+  if (facts.submits === true && guarded.length > 0) return `sends a form holding ${guarded.join(" and ")} fields`;
+  if (facts.leavesTo !== undefined) return `leads to ${originOf(facts.leavesTo)}`;
+  if (facts.crossOriginFrame === true) return "is inside a frame, whose elements cannot be named from the page";
+  return null;
+}
+
+/** The element acted on through `el` (the button around a label's text) and its facts; a frame stands for what is in it. */
+function actedOn(el: Element): ElementFacts {
+  if (el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement) return { crossOriginFrame: true };
+  const control = el.closest("a[href], button, input, select, textarea, label") ?? el;
+  const target = control instanceof HTMLLabelElement ? (control.control ?? control) : control;
+  return riskFacts(target) ?? {};
+}
+
+/**
+ * Refuses (`TARGET_CHANGED`) to click at a point or press a key on what `el` is there (the
+ * element under the point, the focused one) when that is outbound or irreversible and not what
+ * the step was rated on (`expected`; `{}`: nothing outbound). What a coordinate or a key reaches
+ * is only known when it acts: this is where it is read.
+ */
+export function guardActedOn(expected: ElementFacts, el: Element, pressing: boolean, where: string): void {
+  const now = actedOn(el);
+  const why = outbound(now, pressing);
+  // What is inside a frame is not read here: a step rated on an element in a frame expects one.
+  const inFrame = now.crossOriginFrame === true && now.form === undefined;
+  const changed = why === null || (inFrame && expected.crossOriginFrame === true) ? null : factsDiffer(expected, now);
+  if (why !== null && changed !== null) {
+    const rated = Object.keys(expected).length === 0 ? "it was rated as reaching nothing that sends or leaves" : changed;
+    throw new FrameError("TARGET_CHANGED", `${where} ${why}, which this step was not rated on (${rated}); nothing was done — look at the page again, or act on it by its index`);
+  }
 }
 
 export function riskFacts(el: Element): ElementFacts | undefined {
