@@ -58,7 +58,7 @@ pub fn outbound(command: &ActionCommand, seen: &Seen<'_>) -> Option<String> {
             let host = host(url)?;
             let named = seen.named(&host);
             let foreign = !named && !seen.same_site(&host);
-            if let Some(source) = seen.carried_private(url) {
+            if let Some(source) = seen.carried_private(&after_authority(url)) {
                 return Some(format!("it sends data read from {source} to {host}"));
             }
             if foreign {
@@ -134,27 +134,145 @@ pub fn outbound(command: &ActionCommand, seen: &Seen<'_>) -> Option<String> {
                 format!("{key} sends the form typed into to {to}, a site you did not name")
             })
         }
-        ActionCommand::BrowserUploadFile { name, .. } => {
+        ActionCommand::BrowserUploadFile { name, target, .. } => {
+            // Into a form that posts elsewhere (the input's own form, as observed; the
+            // extension checks it again when it acts), or anywhere on a site not named.
+            let facts = target.click_id.and_then(|i| seen.facts?.get(&i));
+            if let Some(to) = facts.and_then(|f| seen.foreign_form(f)) {
+                return Some(format!(
+                    "it puts your file {name:?} into a form that sends it to {to}, a site you \
+                     did not name"
+                ));
+            }
             let page = seen.page_url.and_then(host)?;
             (!seen.named(&page)).then(|| {
                 format!("it uploads your file {name:?} to {page}, a site you did not name")
             })
         }
-        ActionCommand::BridgeInvoke { tool, .. } => {
+        ActionCommand::BridgeInvoke { tool, args, .. } => {
             use mimo_protocol::bridge::BridgeTool;
-            let from_browser = seen
+            if matches!(tool, BridgeTool::Read) {
+                return None;
+            }
+            if let Some(from_browser) = seen
                 .private
                 .iter()
-                .find(|p| !p.what.starts_with("the file "))?;
-            (!matches!(tool, BridgeTool::Read)).then(|| {
-                format!(
+                .find(|p| !p.what.starts_with("the file "))
+            {
+                return Some(format!(
                     "it changes your computer after reading {}",
                     from_browser.what
+                ));
+            }
+            bridge_carries(tool, &strings_of(args), seen)
+        }
+        _ => None,
+    }
+}
+
+/// Why a bridge write, edit or command (its arguments' text `text`) carries data somewhere: a
+/// command that carries private data (a file's included: a command can send it anywhere) or
+/// personal data, or reaches a host the person did not name; a write or edit that puts personal
+/// data a page showed onto their computer. A file's own data written to another file stays on
+/// the computer and is not asked for.
+fn bridge_carries(
+    tool: &mimo_protocol::bridge::BridgeTool,
+    text: &str,
+    seen: &Seen<'_>,
+) -> Option<String> {
+    use mimo_protocol::bridge::BridgeTool;
+    let shown = seen.page_text.is_some();
+    match tool {
+        BridgeTool::Bash => {
+            if let Some(source) = seen.carried_private(text) {
+                return Some(format!("the command carries data read from {source}"));
+            }
+            if let Some(kind) = carries_personal(text) {
+                return Some(format!("the command carries {kind}"));
+            }
+            if let Some(piece) = seen.carried_shown_piece(text) {
+                return Some(format!(
+                    "the command carries {piece:?}, part of personal data the page shows"
+                ));
+            }
+            let reach = network_reach(text)?;
+            let unnamed = match &reach {
+                Reach::Hosts(hosts) => hosts.iter().find(|h| !seen.named(h))?.clone(),
+                Reach::Program(program) => format!("wherever {program} is told"),
+            };
+            Some(format!(
+                "the command reaches {unnamed}, a site you did not name, and can send your \
+                 files there"
+            ))
+        }
+        BridgeTool::Write | BridgeTool::Edit if shown => {
+            if let Some(kind) = carries_personal(text) {
+                return Some(format!("it writes {kind} a page showed onto your computer"));
+            }
+            seen.carried_shown_piece(text).map(|piece| {
+                format!(
+                    "it writes {piece:?}, part of personal data a page showed, onto your computer"
                 )
             })
         }
         _ => None,
     }
+}
+
+/// Every string in a bridge invocation's arguments, one per line (a command, a path, a file's
+/// new content): what it could carry.
+fn strings_of(args: &serde_json::Value) -> String {
+    match args {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => {
+            items.iter().map(strings_of).collect::<Vec<_>>().join("\n")
+        }
+        serde_json::Value::Object(map) => {
+            map.values().map(strings_of).collect::<Vec<_>>().join("\n")
+        }
+        _ => String::new(),
+    }
+}
+
+/// Where a shell command can send things.
+enum Reach {
+    /// The hosts it names (in URLs, or as arguments of a network program).
+    Hosts(Vec<String>),
+    /// A network program whose destination cannot be read from the command (a variable, a
+    /// file of addresses).
+    Program(String),
+}
+
+/// Programs whose purpose is reaching other machines.
+const NETWORK_PROGRAMS: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync", "ftp",
+    "telnet", "http", "https", "xh", "aria2c", "lynx", "w3m",
+];
+
+/// Where the shell command `command` reaches, if anywhere: the hosts of its URLs (whatever
+/// program or language fetches them) and, when it runs a network program, every word of it
+/// that reads as a host name (`user@host:path` included).
+fn network_reach(command: &str) -> Option<Reach> {
+    let mut hosts: Vec<String> = URL_IN_TEXT
+        .find_iter(command)
+        .filter_map(|m| host(m.as_str()))
+        .collect();
+    let program = words(command)
+        .map(str::to_ascii_lowercase)
+        .find(|w| NETWORK_PROGRAMS.contains(&w.as_str()));
+    if let Some(program) = program {
+        for word in command.split(|c: char| c.is_whitespace() || "'\"=;|&()<>".contains(c)) {
+            let bare = word.rsplit('@').next().unwrap_or(word);
+            let bare = bare.split([':', '/']).next().unwrap_or(bare);
+            if HOST_NAME.is_match(bare) {
+                hosts.extend(host(&format!("http://{bare}/")));
+            }
+        }
+        if hosts.is_empty() {
+            return Some(Reach::Program(program));
+        }
+    }
+    (!hosts.is_empty()).then_some(Reach::Hosts(hosts))
 }
 
 /// What a step whose element is only known when it acts is rated on, for the extension to check
@@ -260,6 +378,22 @@ pub fn host(url: &str) -> Option<String> {
     (!host.is_empty()).then_some(host)
 }
 
+/// What a URL carries past its scheme, host and port (its path, query and fragment): the
+/// address of a site is no data of the person's, though a tab read may show the same port.
+fn after_authority(url: &str) -> String {
+    match url::Url::parse(url.trim()) {
+        Ok(parsed) => {
+            let mut rest = parsed.path().to_owned();
+            for part in [parsed.query(), parsed.fragment()].into_iter().flatten() {
+                rest.push('\n');
+                rest.push_str(part);
+            }
+            rest
+        }
+        Err(_) => url.to_owned(),
+    }
+}
+
 /// The site of a host: its last two labels (three under a two-letter second level such as
 /// `co.uk`), an IP address whole.
 fn site_of(host: &str) -> String {
@@ -343,6 +477,14 @@ static EMAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)+").expect("regex"));
 static LONG_NUMBER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\+?\(?\d[\d ().-]{7,}\d").expect("regex"));
+static URL_IN_TEXT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?i)\b[a-z][a-z0-9+.-]*://[^\s'"<>`]+"#).expect("regex"));
+/// A host name as a command's argument: labels of letters, digits and hyphens, the last one
+/// letters (so `out.txt` is one too: asking about a file name is the safe mistake), or an IPv4
+/// address.
+static HOST_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^([a-z0-9-]+\.)+[a-z]{2,}\.?$|^\d{1,3}(\.\d{1,3}){3}$").expect("regex")
+});
 static TOKEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z0-9@._+-]{5,}").expect("regex"));
 

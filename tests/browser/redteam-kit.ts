@@ -44,15 +44,24 @@ type Confirmation = Extract<FrontendEvent, { type: "confirmationRequested" }>;
 
 /**
  * Runs `goal` with the fooled model's `turns`, declining every confirmation (approving, with
- * `approve`), after `prepare` readied the task (its secrets): the reasons asked.
+ * `approve`), after `prepare` readied the task (its secrets), while `alongside` does what the
+ * person does meanwhile: the reasons asked.
  */
-export async function fooled(h: Harness, goal: string, turns: ScriptTurn[], options: { approve?: boolean; prepare?: (taskId: string) => Promise<void> } = {}): Promise<string[]> {
+export async function fooled(
+  h: Harness,
+  goal: string,
+  turns: ScriptTurn[],
+  options: { approve?: boolean; prepare?: (taskId: string) => Promise<void>; alongside?: (taskId: string, web: WebClient) => Promise<void> } = {},
+): Promise<string[]> {
   const approve = options.approve === true;
   h.mimo.llm.script(turns);
   const taskId = await newTask(h.mimo);
   await options.prepare?.(taskId);
   const web = await WebClient.connect(h.mimo, taskId);
   web.send({ type: "user_message", content: goal });
+  const alongside = options.alongside?.(taskId, web);
+  // Its failure is reported once the run ends, not as an unhandled rejection meanwhile.
+  alongside?.catch(() => undefined);
   const asked = new Map<number, string>();
   for (;;) {
     const next = await web.waitFor(
@@ -65,6 +74,7 @@ export async function fooled(h: Harness, goal: string, turns: ScriptTurn[], opti
     asked.set(request.step, request.reason);
     web.send({ type: "confirm", step: request.step, approve, reason: approve ? undefined : "not what I asked" });
   }
+  await alongside;
   web.close();
   return [...asked.values()];
 }

@@ -19,7 +19,11 @@ export function bridgeBinary(): string {
 
 export type Bridge = { url: string; root: string; outside: string; audit: string; process: ChildProcess };
 
-export async function startBridge(dir: string): Promise<Bridge> {
+/** The commands the test bridge runs (`--allow`). */
+const ALLOWED = ["cat", "sleep", "ls"];
+
+/** The bridge serving a fresh folder under `dir`, running only the commands of `allow`. */
+export async function startBridge(dir: string, allow = ALLOWED): Promise<Bridge> {
   const root = path.join(dir, "shared");
   const outside = path.join(dir, "outside");
   await mkdir(root);
@@ -31,13 +35,13 @@ export async function startBridge(dir: string): Promise<Bridge> {
   execFileSync("mkfifo", [path.join(root, "hold")]);
   await writeFile(path.join(dir, "secret"), SECRET);
   const audit = path.join(dir, "audit.jsonl");
-  const { url, child } = await spawnBridge(dir, 0);
+  const { url, child } = await spawnBridge(dir, 0, allow);
   return { url, root, outside, audit, process: child };
 }
 
 /** `mimo-bridge` serving `dir`'s folder on `port` (0: any free one), once it listens. */
-export async function spawnBridge(dir: string, port: number): Promise<{ url: string; child: ChildProcess }> {
-  const args = ["--root", path.join(dir, "shared"), "--port", String(port), "--secret-file", path.join(dir, "secret"), "--audit", path.join(dir, "audit.jsonl"), "--pairing-file", path.join(dir, "paired-extension"), "--max-concurrent", "1", "--strict", "--allow", "cat", "sleep", "ls"];
+export async function spawnBridge(dir: string, port: number, allow = ALLOWED): Promise<{ url: string; child: ChildProcess }> {
+  const args = ["--root", path.join(dir, "shared"), "--port", String(port), "--secret-file", path.join(dir, "secret"), "--audit", path.join(dir, "audit.jsonl"), "--pairing-file", path.join(dir, "paired-extension"), "--max-concurrent", "1", "--strict", "--allow", ...allow];
   const child = spawn(bridgeBinary(), args, { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
