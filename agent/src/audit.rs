@@ -303,6 +303,7 @@ mod tests {
             cost_usd: Some(0.001),
             risk: Some(risk),
             target,
+            target_name: None,
             // The second step follows a skill.
             skill: (step == 2).then(|| "shop-checkout".into()),
         }
@@ -321,6 +322,7 @@ mod tests {
             cost_usd: None,
             risk: None,
             target: None,
+            target_name: None,
             skill: None,
         }
     }
@@ -385,6 +387,7 @@ mod tests {
                     title: "Shop".into(),
                     screenshot_artifact_id: Some("shot_1".into()),
                     target: None,
+                    target_name: None,
                     step_by_step: false,
                 }),
             ),
@@ -630,6 +633,7 @@ mod tests {
                     title: String::new(),
                     screenshot_artifact_id: None,
                     target: None,
+                    target_name: None,
                     step_by_step: true,
                 }),
             ),

@@ -207,6 +207,10 @@ pub struct Observation {
     /// pixels), by index: a confirmation shows its target there.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub boxes: BTreeMap<u32, [i32; 4]>,
+    /// What the listed elements are called (accessible name or text, shortened), by index, for
+    /// people's step titles; none that holds personal data.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub names: BTreeMap<u32, String>,
     /// Where the shown part of `content` starts (characters), moved on by `read_page`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub content_from: usize,

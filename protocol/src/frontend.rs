@@ -257,6 +257,12 @@ pub enum FrontendEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         target: Option<BoundingBox>,
+        /// What the element the step acts on is called on the page (its accessible name or
+        /// text, shortened; on `start`), so people read "Click “Sign in”", not an index. Left
+        /// out when it holds personal data.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        target_name: Option<String>,
     },
     /// A risky step waits for the person (task status `waiting_confirmation`), or any step in
     /// step-by-step mode; they answer with `confirm` (here, in the extension's side panel, or
@@ -422,6 +428,10 @@ pub struct ConfirmationRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub target: Option<BoundingBox>,
+    /// What the target is called on the page (see `toolUsed`'s `targetName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub target_name: Option<String>,
     /// Held only because the task runs step by step (not for its risk): "Next step" runs it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub step_by_step: bool,

@@ -1156,7 +1156,13 @@ skill?: string,
  * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
  * replay can outline it.
  */
-target?: BoundingBox, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
+target?: BoundingBox, 
+/**
+ * What the element the step acts on is called on the page (its accessible name or
+ * text, shortened; on `start`), so people read "Click “Sign in”", not an index. Left
+ * out when it holds personal data.
+ */
+targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
  * (the side panel) or `api` (`POST /api/agent/confirm`).
@@ -1208,6 +1214,10 @@ url: string, title: string,
  * The page as the model saw it, with where the target is on it.
  */
 screenshotArtifactId?: string, target?: BoundingBox, 
+/**
+ * What the target is called on the page (see `toolUsed`'s `targetName`).
+ */
+targetName?: string, 
 /**
  * Held only because the task runs step by step (not for its risk): "Next step" runs it.
  */
@@ -1264,7 +1274,13 @@ skill?: string,
  * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
  * replay can outline it.
  */
-target?: BoundingBox, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
+target?: BoundingBox, 
+/**
+ * What the element the step acts on is called on the page (its accessible name or
+ * text, shortened; on `start`), so people read "Click “Sign in”", not an index. Left
+ * out when it holds personal data.
+ */
+targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
  * (the side panel) or `api` (`POST /api/agent/confirm`).

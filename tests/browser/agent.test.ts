@@ -234,7 +234,7 @@ describe("a request that breaks into browser jobs", () => {
     await app.goto(`${h.mimo.url}/#/task/${taskId}/replay/1`);
     const title = app.getByTestId("replay-title");
     await title.waitFor();
-    assert.match((await title.textContent()) ?? "", /^Sub-task 1 · step 1: navigate to .*blue-mug/);
+    assert.match((await title.textContent()) ?? "", /^Sub-task 1 · step 1: Go to .*blue-mug/);
     await app.goto(`${h.mimo.url}/#/task/${taskId}/replay/4`);
     await app.locator('[data-testid="replay-title"]', { hasText: "Sub-task 2 · step 2" }).waitFor();
     await app.close();
@@ -332,7 +332,7 @@ describe("the web app during a run", () => {
     const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
     await say(app, `Open ${shop} and search for a blue mug`);
     await app.locator('[data-testid="step"][data-step="1"][data-state="ok"]').waitFor({ timeout: 30_000 });
-    assert.match(await app.locator('[data-testid="step"][data-step="1"]').innerText(), /navigate to .*shop\/index\.html/);
+    assert.match(await app.locator('[data-testid="step"][data-step="1"]').innerText(), /Go to .*shop\/index\.html/);
     // The page the agent saw, loaded from R2 through a download URL.
     const shot = app.locator('[data-testid="step"][data-step="1"] [data-testid="step-screenshot"]');
     await shot.waitFor();
@@ -341,7 +341,7 @@ describe("the web app during a run", () => {
     const before = (await actions(taskId)).length;
     await app.getByTestId("stop").click();
     await until("the task is canceled", async () => (await serverStatus(taskId)) === "canceled");
-    await app.locator('[data-testid="task-status"]', { hasText: /cancel/i }).waitFor();
+    await app.locator('[data-testid="task-status"][data-status="canceled"]').waitFor();
     // The stalled reply arrives after the stop: nothing more runs.
     await sleep(5_000);
     assert.equal((await actions(taskId)).length, before, "no action after stop");
@@ -377,10 +377,67 @@ describe("the web app during a run", () => {
     await app.locator('[data-testid="structured-output"][data-status="ok"], [data-testid="step"][data-step="7"][data-state="ok"]').first().waitFor({ timeout: 60_000 });
     await until("the task completes", async () => (await serverStatus(taskId)) === "completed", 60_000);
     await ranOnce(taskId);
+    // Each step titled in words: what it did to which element, by the element's name.
+    const titles = await app.locator('[data-testid="step"] .step-title').allInnerTexts();
+    assert.match(titles[1] ?? "", /^Step 2 Type “blue mug” into “Search products” and submit$/);
+    assert.match(titles[2] ?? "", /^Step 3 Click “Blue mug/);
     const cart = await pageAt(h, `${h.b}/shop/cart.html`);
     assert.deepEqual(await cart.locator("#cart tr:not(:first-child) td").allInnerTexts(), ["Blue mug", "2"]);
     // The next test finds its own cart tab by its URL.
     await cart.close();
+    await app.close();
+  });
+
+  it("follows the run: the newest step and the answer stay in view, unless the person scrolled up", { timeout: 90_000 }, async () => {
+    const shop = `${h.a}/shop/index.html?fresh&follow`;
+    const script = buyTwoBlueMugs(shop);
+    // Step 4's model call stalls: the person scrolls up meanwhile.
+    script[3] = { ...script[3]!, stallMs: 3_000 };
+    h.mimo.llm.script(script);
+    const { app, taskId } = await openApp(h.mimo.url, h.mimo.token);
+    await app.setViewportSize({ width: 1280, height: 700 });
+    const scroller = app.locator(".chat-scroll");
+    const fromBottom = () => scroller.evaluate((s) => s.scrollHeight - s.scrollTop - s.clientHeight);
+    /** Whether the element's box is within the conversation's visible part. */
+    const inView = (selector: string) =>
+      scroller.evaluate((s, sel) => {
+        const el = Array.from(s.querySelectorAll(sel)).at(-1);
+        if (el === undefined) return false;
+        const box = el.getBoundingClientRect();
+        const view = s.getBoundingClientRect();
+        return box.bottom > view.top && box.top < view.bottom;
+      }, selector);
+    await say(app, `Open ${shop}, find the blue mug and add two to the cart`);
+    await app.locator('[data-testid="step"][data-step="3"] [data-testid="step-screenshot"]').waitFor({ timeout: 30_000 });
+    // Following: the newest step is in view, screenshots loading below it included.
+    await until("the view at the newest step", async () => (await fromBottom()) < 80 && (await inView('[data-testid="step"]')));
+    // The person scrolls up with the wheel.
+    const box = (await scroller.boundingBox())!;
+    await app.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await app.mouse.wheel(0, -20_000);
+    await until("scrolled to the top", async () => (await scroller.evaluate((s) => s.scrollTop)) === 0);
+    await app.locator('[data-testid="step"][data-step="5"]').waitFor({ timeout: 30_000 });
+    // Scrolled up: the view stays where the person put it, and offers the way down.
+    await app.getByTestId("jump-to-latest").waitFor();
+    assert.equal(await scroller.evaluate((s) => s.scrollTop), 0);
+    await app.getByTestId("jump-to-latest").click();
+    assert.ok((await fromBottom()) < 80);
+    assert.equal(await app.getByTestId("jump-to-latest").isVisible(), false);
+    await completed(taskId);
+    await app.locator('[data-testid="message-assistant"][data-finished="true"]').last().waitFor();
+    await until("the answer in view", () => inView('[data-testid="message-assistant"]'));
+    // The answer once: the last step says it finished, the bubble says the answer, the card the totals.
+    const answer = (await app.locator('[data-testid="message-assistant"]').last().innerText()).trim();
+    assert.ok(answer.length > 0);
+    const page = await app.locator(".messages").innerText();
+    assert.equal(page.split(answer).length - 1, 1, `the answer shown once: ${page}`);
+    assert.match(await app.getByTestId("run-usage").innerText(), /^Done in 7 steps · /);
+    assert.equal(await app.locator('[data-testid="structured-output"] pre').count(), 0, "no raw JSON for a plain answer");
+    // Reopened, the finished task shows its answer, after its screenshots loaded.
+    await app.reload();
+    await app.locator('[data-testid="step"][data-step="7"]').waitFor({ timeout: 15_000 });
+    await until("the screenshots loaded", () => app.locator('[data-testid="step-screenshot"]').evaluateAll((shots) => shots.every((s) => (s as HTMLImageElement).complete)));
+    await until("the answer in view after reopening", () => inView('[data-testid="message-assistant"]'));
     await app.close();
   });
 
@@ -396,7 +453,7 @@ describe("the web app during a run", () => {
     await llmRequests(from, 2);
     await app.getByTestId("pause").click();
     await until("the server holds the task", async () => (await serverStatus(taskId)) === "paused");
-    await app.locator('[data-testid="task-status"]', { hasText: "paused" }).waitFor();
+    await app.locator('[data-testid="task-status"][data-status="paused"]').waitFor();
     await app.getByTestId("resume").waitFor();
     assert.ok(await app.getByTestId("pause").isHidden());
     // The stalled reply arrives: its step is shown, its action waits undelivered, and no model
@@ -645,7 +702,7 @@ describe("a risky step", () => {
     await say(app, `Open ${shop}, buy two blue mugs and place the order`);
     const card = app.getByTestId("confirmation");
     await card.waitFor({ timeout: 60_000 });
-    assert.match(await card.innerText(), /Step 7 needs your confirmation: click \[\d+\][\s\S]*Place order/);
+    assert.match(await card.innerText(), /Step 7 needs your confirmation: Click “Place order”/);
     assert.equal(await serverStatus(taskId), "waiting_confirmation");
     const cart = await pageAt(h, `${h.b}/shop/cart.html`);
     assert.equal(await cart.locator("#ordered").innerText(), "", "nothing ordered before the person confirms");
@@ -674,7 +731,7 @@ describe("with no extension online", () => {
       const card = app.locator('[data-testid="structured-output"][data-status="error"]');
       await card.waitFor({ timeout: 30_000 });
       assert.match(await card.getByTestId("output-error").innerText(), /PLUGIN_OFFLINE.*extension/s);
-      await app.locator('[data-testid="task-status"]', { hasText: /error/i }).waitFor();
+      await app.locator('[data-testid="task-status"][data-status="error"]').waitFor();
       await app.close();
     } finally {
       await lonely.dispose();

@@ -247,7 +247,7 @@ describe("files and commands through the local bridge", () => {
     await app.getByTestId("send").click();
     const card = app.getByTestId("confirmation");
     await card.waitFor({ timeout: 60_000 });
-    assert.match(await card.innerText(), /needs your confirmation: write the file “from-app.txt” on this computer[\s\S]*writes the file "from-app.txt" on your computer/);
+    assert.match(await card.innerText(), /needs your confirmation: Write the file “from-app.txt” on this computer[\s\S]*writes the file "from-app.txt" on your computer/);
     await assert.rejects(readFile(path.join(bridge.root, "from-app.txt")));
     await app.getByTestId("confirm-step").click();
     for (const deadline = Date.now() + 30_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {

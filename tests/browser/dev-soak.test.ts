@@ -347,7 +347,7 @@ describe("make dev under its own web app", () => {
     await page.locator('[data-testid="connection-state"][data-state="live"]').waitFor({ timeout: 15_000 });
     await page.getByTestId("composer").fill(`Open ${shop}`);
     await page.getByTestId("composer").press("Enter");
-    await page.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="task-status"][data-status="completed"]').waitFor({ timeout: 60_000 });
     assert.ok(context!.pages().some((p) => p.url() === shop), "the extension opened the shop in the task's tab");
     await page.close();
     assert.deepEqual(probe.failures, [], "the server answered every probe");

@@ -88,7 +88,7 @@ describe("the replay view", () => {
     assert.ok(page.url().endsWith(`#/task/${taskId}/replay/5`), page.url());
 
     // Step 5: the click that waited for the person.
-    assert.match(await text(page, "replay-title"), /^Step 5: click \[\d+\]$/);
+    assert.match(await text(page, "replay-title"), /^Step 5: Click element \[\d+\]$/);
     assert.equal(await page.getByTestId("replay-risk").textContent(), "high risk");
     const confirmation = page.getByTestId("replay-confirmation");
     assert.equal(await confirmation.getAttribute("data-approved"), "true");
@@ -118,7 +118,7 @@ describe("the replay view", () => {
     await scrubber.focus();
     await page.keyboard.press("Home");
     await at(page, 1, 6);
-    assert.match(await text(page, "replay-title"), /^Step 1: navigate to http:\/\/127\.0\.0\.1:\d+\/shop\/index\.html\?fresh$/);
+    assert.match(await text(page, "replay-title"), /^Step 1: Go to http:\/\/127\.0\.0\.1:\d+\/shop\/index\.html\?fresh$/);
     assert.equal(await page.getByTestId("replay-risk").textContent(), "low risk");
     assert.match(await text(page, "replay-before"), /No page yet/);
     assert.equal(await page.getByTestId("replay-confirmation").count(), 0);
@@ -128,7 +128,7 @@ describe("the replay view", () => {
     // The arrow keys and the buttons step through; the search typed in step 2 is shown with its field outlined.
     await page.keyboard.press("ArrowRight");
     await at(page, 2, 6);
-    assert.match(await text(page, "replay-title"), /^Step 2: type “blue mug” into \[\d+\] and submit$/);
+    assert.match(await text(page, "replay-title"), /^Step 2: Type “blue mug” into element \[\d+\] and submit$/);
     await page.getByTestId("replay-before-target").waitFor();
     await page.getByTestId("replay").screenshot({ path: path.join(SHOTS, "replay-step2.png") });
     const results = await text(page, "replay-after-url");
@@ -138,7 +138,7 @@ describe("the replay view", () => {
     assert.equal(await text(page, "replay-before-url"), results, "step 3 was chosen on the page step 2 led to");
     await page.getByTestId("replay-tick").last().click();
     await at(page, 6, 6);
-    assert.match(await text(page, "replay-title"), /^Step 6: finish$/);
+    assert.match(await text(page, "replay-title"), /^Step 6: Finish$/);
     assert.ok(await page.getByTestId("replay-next").isDisabled());
     assert.equal(await page.getByTestId("replay-tick").count(), 6);
     assert.equal(await page.locator('[data-testid="replay-tick"][data-risk="high"]').count(), 1, "the one risky step stands out in the timeline");

@@ -125,7 +125,7 @@ describe("the session list", () => {
     const composer = page.getByTestId("composer");
     await composer.fill("Water the plants");
     await composer.press("Enter");
-    await page.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="task-status"][data-status="completed"]').waitFor({ timeout: 15_000 });
     await waitListed(["Water the plants [completed]", "查找最便宜的航班 [completed]", "Find the cheapest flight to Lisbon [completed]"]);
     await page.locator(`[data-testid="task-item"].current[data-task-id="${untitled}"]`).waitFor();
     assert.deepEqual(errors, []);

@@ -154,7 +154,9 @@ describe("web app", () => {
     await page1.waitForURL(TASK_URL);
     taskUrl = page1.url();
     await waitLive(page1);
-    assert.equal(await page1.getByTestId("task-status").textContent(), "created");
+    assert.equal(await page1.getByTestId("task-status").getAttribute("data-status"), "created");
+    // In words, not the protocol's names.
+    assert.equal(await page1.getByTestId("task-status").textContent(), "New");
 
     // No extension is connected: the server says so, the app shows it, and it can be dismissed.
     const offline = page1.locator('[data-testid="error-banner"][data-code="PLUGIN_OFFLINE"]');
@@ -169,7 +171,7 @@ describe("web app", () => {
 
     const prefix = await watchStreaming(page1, REPLY_1, 0);
     assert.ok(prefix.length > 0 && prefix.length < REPLY_1.length, `saw a partial reply: ${JSON.stringify(prefix)}`);
-    await page1.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
+    await page1.locator('[data-testid="task-status"][data-status="completed"]').waitFor();
     assert.equal(await page1.getByTestId("stop").isVisible(), false, "no Stop button once completed");
     assert.deepEqual(await transcript(page1), ["user: Find the cheapest flight on this site", `assistant: ${REPLY_1}`]);
     // The title comes from the first message and lands in the session list.
@@ -181,7 +183,8 @@ describe("web app", () => {
     await waitLive(page2);
     assert.equal(await page2.getByTestId("token-input").count(), 0, "the stored token is used");
     assert.deepEqual(await transcript(page2), ["user: Find the cheapest flight on this site", `assistant: ${REPLY_1}`]);
-    assert.equal(await page2.getByTestId("task-status").textContent(), "completed");
+    assert.equal(await page2.getByTestId("task-status").getAttribute("data-status"), "completed");
+    assert.equal(await page2.getByTestId("task-status").textContent(), "Done");
 
     mimo.llm.script([{ text: REPLY_2, chunkDelayMs: 60 }]);
     await sendMessage(page1, "Thanks! And the second cheapest?");
@@ -192,7 +195,7 @@ describe("web app", () => {
       page2.getByTestId("message-user").filter({ hasText: "And the second cheapest?" }).waitFor(),
     ]);
     assert.ok(prefix2.length < REPLY_2.length, "page 2 saw the reply while it streamed");
-    await page2.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
+    await page2.locator('[data-testid="task-status"][data-status="completed"]').waitFor();
     const expected = [
       "user: Find the cheapest flight on this site",
       `assistant: ${REPLY_1}`,
@@ -210,7 +213,7 @@ describe("web app", () => {
     assert.equal(page1.url(), taskUrl);
     assert.deepEqual(await transcript(page1), before);
     assert.equal(await page1.locator('[data-testid="message-assistant"][data-finished="true"]').count(), 2);
-    assert.equal(await page1.getByTestId("task-status").textContent(), "completed");
+    assert.equal(await page1.getByTestId("task-status").getAttribute("data-status"), "completed");
     await page2.close();
   });
 
@@ -223,7 +226,7 @@ describe("web app", () => {
     const assistant = page1.getByTestId("message-assistant").nth(2);
     await page1.waitForFunction(() => (document.querySelectorAll('[data-testid="message-assistant"]')[2]?.textContent ?? "").length > 0);
     await stop.click();
-    await page1.locator('[data-testid="task-status"]', { hasText: "canceled" }).waitFor();
+    await page1.locator('[data-testid="task-status"][data-status="canceled"]').waitFor();
     await page1.locator('[data-testid="message-assistant"][data-finished="true"]').nth(2).waitFor();
     const text = (await assistant.textContent()) ?? "";
     assert.ok(text.length > 0 && text.length < long.length && long.startsWith(text), `kept the text so far: ${JSON.stringify(text)}`);
@@ -328,15 +331,15 @@ describe("web app", () => {
       ext.send({ type: "action_ack", actionId, attempt, taskId });
       ext.send({ type: "action_result", outcome: { actionId, attempt, taskId, status: "ok", result: {}, warnings: [] } });
       assert.equal((await submitted).status, 200);
-      await page1.locator('[data-testid="task-status"]', { hasText: "ongoing" }).waitFor();
+      await page1.locator('[data-testid="task-status"][data-status="ongoing"]').waitFor();
 
       ext.send({ type: "task_control", taskId, control: "takeover" });
       const resume = page1.getByTestId("resume");
       await resume.waitFor({ state: "visible" });
-      await page1.locator('[data-testid="task-status"]', { hasText: "takeover" }).waitFor();
+      await page1.locator('[data-testid="task-status"][data-status="takeover"]').waitFor();
       await resume.click();
       // Nothing is queued, so the task runs again and, idle, waits for what's next.
-      await page1.locator('[data-testid="task-status"]', { hasText: "ongoing" }).waitFor();
+      await page1.locator('[data-testid="task-status"][data-status="ongoing"]').waitFor();
       assert.equal(await resume.isVisible(), false);
       await ext.waitFor((m) => m.type === "task_state" && m.status === "running", "the extension hears of the resume");
     } finally {
@@ -462,7 +465,7 @@ describe("regenerating an answer", () => {
     mimo.llm.reset();
     mimo.llm.script([{ text: "Blue.", chunkDelayMs: 0 }, { text: "Green.", chunkDelayMs: 0 }, { text: "You chose blue before.", chunkDelayMs: 0 }]);
     await sendMessage(page, "Name a colour");
-    await page.locator('[data-testid="task-status"]', { hasText: "completed" }).waitFor();
+    await page.locator('[data-testid="task-status"][data-status="completed"]').waitFor();
     const shown = () => page.locator('[data-testid="message-assistant"]:visible').allTextContents();
     assert.deepEqual(await shown(), ["Blue."]);
     assert.equal(await page.getByTestId("answer-version").count(), 0, "one answer: nothing to switch");

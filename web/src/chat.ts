@@ -84,11 +84,17 @@ export class ChatView {
   private sending = false;
   /** The assistant message that finished last, until anything else happens (to mark it stopped). */
   private justFinished: Rendered | null = null;
+  /**
+   * The view follows the run (the newest step, a confirmation, the answer stay in view) until
+   * the person scrolls up; then new content shows "New steps ↓" instead of moving the view.
+   */
+  private following = true;
+  private readonly jump: HTMLButtonElement;
 
   constructor(handlers: ChatHandlers) {
     this.handlers = handlers;
     this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
-    this.thinking = h("div", { class: "thinking", hidden: true, "aria-label": "Mimo is thinking" }, h("span"), h("span"), h("span"));
+    this.thinking = h("div", { class: "thinking", hidden: true, role: "status", "aria-label": "Mimo is thinking" }, h("span"), h("span"), h("span"));
     this.empty = h(
       "div",
       { class: "chat-empty" },
@@ -96,7 +102,30 @@ export class ChatView {
       h("h2", {}, "What should Mimo do?"),
       h("p", {}, "Describe a goal — Mimo plans the steps and carries them out in your browser through the extension. You can watch, stop, or take over at any time."),
     );
-    this.scroller = h("div", { class: "chat-scroll" }, h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking));
+    const inner = h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking);
+    this.scroller = h("div", { class: "chat-scroll" }, inner);
+    this.jump = h("button", { class: "btn btn-sm jump-latest", type: "button", "data-testid": "jump-to-latest", hidden: true, onclick: () => this.scrollToEnd() }, "New steps ↓");
+    // Only the person's own scrolling (wheel, touch, keys, the scroll bar) stops the view
+    // following; a scroll that layout causes (a resize, content reflowing) never does. Back
+    // near the bottom, it follows again.
+    let touched = 0;
+    const byPerson = () => (touched = Date.now());
+    for (const type of ["wheel", "touchmove", "keydown", "pointerdown"]) this.scroller.addEventListener(type, byPerson, { passive: true });
+    this.scroller.addEventListener("scroll", () => {
+      const s = this.scroller;
+      const atBottom = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+      if (atBottom) {
+        this.following = true;
+        this.jump.hidden = true;
+      } else if (Date.now() - touched < 1_000) {
+        this.following = false;
+      }
+    });
+    // Content that grows later (a screenshot loading, a card opening) keeps a following view at
+    // the bottom too, not only what is added through `keepAtBottom`.
+    new ResizeObserver(() => {
+      if (this.following) this.scroller.scrollTop = this.scroller.scrollHeight;
+    }).observe(inner);
 
     this.composer = h("textarea", {
       class: "composer-input",
@@ -160,10 +189,16 @@ export class ChatView {
       "form",
       { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
       this.answerFormatBox,
-      h("div", { class: "composer-box" }, this.composer, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, formatButton, this.pauseButton, this.resumeButton, this.stopButton, this.sendButton)),
+      h(
+        "div",
+        { class: "composer-box" },
+        this.composer,
+        // Send stays in reach: the other buttons scroll within their row when it is too narrow.
+        h("div", { class: "composer-row" }, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, formatButton, this.pauseButton, this.resumeButton, this.stopButton), this.sendButton),
+      ),
       this.note,
     );
-    this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, form);
+    this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, h("div", { class: "jump-anchor" }, this.jump), form);
   }
 
   /** Empties the conversation (another task was opened). */
@@ -173,6 +208,8 @@ export class ChatView {
     this.subtaskSteps = null;
     this.justFinished = null;
     this.list.replaceChildren();
+    this.following = true;
+    this.jump.hidden = true;
     this.status = "created";
     this.syncChrome();
   }
@@ -236,8 +273,11 @@ export class ChatView {
   showOutput(event: StructuredOutput): void {
     this.justFinished = null;
     const warnings = event.warnings ?? [];
-    const extra = interestingOutput(event.output);
-    if (event.status === "ok" && warnings.length === 0 && extra === undefined) return;
+    const run = runTotals(event.output);
+    const answer = answerOf(event.output);
+    const extra = otherOutput(event.output);
+    // The answer's text is the chat bubble's: a card only for what it does not already say.
+    if (event.status === "ok" && warnings.length === 0 && run === undefined && answer === undefined && extra === undefined) return;
     this.keepAtBottom(() => {
       const card = h("div", { class: `output-card output-${event.status}`, "data-testid": "structured-output", "data-status": event.status });
       if (event.status === "error") {
@@ -248,16 +288,12 @@ export class ChatView {
         }
       } else if (event.status === "partial") {
         card.append(h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "~"), "Partly done"));
-      } else {
-        card.append(h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "✓"), "Result"));
       }
       if (warnings.length > 0) card.append(h("ul", { class: "output-warnings" }, warnings.map((w) => h("li", {}, w))));
-      const run = runTotals(event.output);
-      if (run !== undefined) card.append(h("div", { class: "output-usage", "data-testid": "run-usage" }, `${run.steps} steps · ${usageLine(run.usage, run.costUsd)}`));
-      const answer = answerOf(event.output);
+      if (run !== undefined) card.append(h("div", { class: "output-usage", "data-testid": "run-usage" }, `Done in ${run.steps} step${run.steps === 1 ? "" : "s"} · ${usageLine(run.usage, run.costUsd)}`));
       if (answer !== undefined) card.append(answerView(answer.data, answer.valid));
       if (extra !== undefined) {
-        card.append(h("details", { class: "output-json" }, h("summary", {}, "Structured output"), h("pre", {}, JSON.stringify(extra, null, 2))));
+        card.append(h("details", { class: "output-json", "data-testid": "output-data" }, h("summary", {}, "Show data"), h("pre", {}, JSON.stringify(extra, null, 2))));
       }
       this.list.append(card);
     });
@@ -275,7 +311,7 @@ export class ChatView {
         const card = h(
           "div",
           { class: "step-card", "data-testid": "step", "data-step": String(event.step), "data-state": "running" },
-          h("div", { class: "step-title" }, h("span", { class: "step-number" }, `Step ${event.step}`), " ", describeAction(event.action)),
+          h("div", { class: "step-title" }, h("span", { class: "step-number" }, `Step ${event.step}`), " ", describeAction(event.action, event.targetName)),
           body,
         );
         step = { card, body };
@@ -300,7 +336,9 @@ export class ChatView {
         // Partial: it ran, but not wholly as asked (a value the field did not keep, no visible effect).
         const state = !ok ? "failed" : event.result.partial === true ? "partial" : "ok";
         step.card.setAttribute("data-state", state);
-        step.body.append(h("div", { class: `step-result step-${state}`, "data-testid": "step-result" }, { ok: "✓ ", partial: "~ ", failed: "✗ " }[state], event.summary ?? ""));
+        // The last step's summary is the answer, which the conversation shows once, below.
+        const summary = "done" in event.action && ok ? (event.action.done.success ? "Finished" : "Not done") : (event.summary ?? "");
+        step.body.append(h("div", { class: `step-result step-${state}`, "data-testid": "step-result" }, { ok: "✓ ", partial: "~ ", failed: "✗ " }[state], summary));
       }
     });
     this.syncChrome();
@@ -312,7 +350,7 @@ export class ChatView {
    */
   showConfirmation(event: ConfirmationRequested): void {
     this.justFinished = null;
-    const why = h("input", { type: "text", class: "confirm-reason", placeholder: "Why not? (optional, Mimo is told)", "data-testid": "decline-reason", autocomplete: "off" });
+    const why = h("input", { type: "text", class: "confirm-reason", placeholder: "Why not? (optional, Mimo is told)", "aria-label": "Why not", "data-testid": "decline-reason", autocomplete: "off" });
     const answer = (approve: boolean) => {
       for (const button of this.confirmButtons) button.disabled = true;
       const reason = why.value.trim();
@@ -322,7 +360,8 @@ export class ChatView {
     const confirm = h("button", { class: "btn btn-primary btn-sm", type: "button", "data-testid": "confirm-step", onclick: () => answer(true) }, yes);
     const decline = h("button", { class: "btn btn-sm", type: "button", "data-testid": "decline-step", onclick: () => answer(false) }, no);
     this.confirmButtons = [confirm, decline];
-    const title = event.stepByStep ? `Step ${event.step}: ${describeAction(event.action)}` : `Step ${event.step} needs your confirmation: ${describeAction(event.action)}`;
+    const what = describeAction(event.action, event.targetName);
+    const title = event.stepByStep ? `Step ${event.step}: ${what}` : `Step ${event.step} needs your confirmation: ${what}`;
     const hint = event.stepByStep ? ` Step by step: it runs when you press Next step.` : ` Mimo asks because ${event.reason}.`;
     this.keepAtBottom(() => {
       this.list.append(
@@ -498,8 +537,10 @@ export class ChatView {
     });
   }
 
-  /** After a replay: the newest message in view. */
+  /** The newest content in view, and the view following the run again. */
   scrollToEnd(): void {
+    this.following = true;
+    this.jump.hidden = true;
     this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
@@ -580,7 +621,8 @@ export class ChatView {
     this.resumeButton.hidden = !held;
     this.pauseButton.hidden = !(this.status === "running" || this.status === "ongoing");
     this.syncAnswers();
-    this.thinking.hidden = !(active && !held && !this.streaming());
+    // Thinking, not waiting: a step waiting for the person shows its card, not the dots.
+    this.thinking.hidden = !(active && !held && this.status !== "waiting_confirmation" && !this.streaming());
     this.empty.hidden = this.list.childElementCount > 0;
     this.syncComposer();
   }
@@ -614,16 +656,14 @@ export class ChatView {
     }
   }
 
-  /** Runs a change and keeps the view pinned to the bottom if it was there before. */
+  /** Runs a change: a following view shows it; one the person scrolled up offers a way down. */
   private keepAtBottom(change: () => void): void {
-    const s = this.scroller;
-    const pinned = s.scrollHeight - s.scrollTop - s.clientHeight < 80;
     change();
-    if (pinned) s.scrollTop = s.scrollHeight;
+    if (this.following) this.scroller.scrollTop = this.scroller.scrollHeight;
+    else this.jump.hidden = false;
   }
 }
 
-/** Output worth showing beside the chat text: anything but `{text}` alone. */
 /** `1,234 tokens in, 56 out · $0.0012` (the cost when the model's price is known). */
 function usageLine(usage: TokenUsage, costUsd: number | null | undefined): string {
   const tokens = `${usage.inputTokens.toLocaleString("en")} tokens in, ${usage.outputTokens.toLocaleString("en")} out`;
@@ -646,11 +686,14 @@ function answerOf(output: unknown): { data: unknown; valid: boolean } | undefine
   return undefined;
 }
 
-function interestingOutput(output: unknown): unknown {
+/**
+ * What of an output neither the chat bubble (its `text`), the run's totals nor the answer's data
+ * already show, without empty fields: behind "Show data".
+ */
+function otherOutput(output: unknown): unknown {
   if (output === undefined || output === null) return undefined;
-  if (typeof output === "object" && !Array.isArray(output)) {
-    const keys = Object.keys(output);
-    if (keys.length === 0 || (keys.length === 1 && keys[0] === "text")) return undefined;
-  }
-  return output;
+  if (typeof output !== "object" || Array.isArray(output)) return output;
+  const shown = new Set(["text", "success", "steps", "usage", "costUsd", "data", "invalidData"]);
+  const rest = Object.entries(output).filter(([key, value]) => !shown.has(key) && value !== null && value !== undefined);
+  return rest.length === 0 ? undefined : Object.fromEntries(rest);
 }

@@ -69,6 +69,7 @@ class App {
       onChangeToken: () => this.showTokenForm(true),
       onReconnect: () => this.session?.socket.reconnectNow(),
       onToggleSidebar: () => this.shell.classList.toggle("sidebar-open"),
+      onTogglePanels: () => this.shell.classList.toggle("panels-open"),
       onExport: () => void this.download(exportTask, (taskId) => `mimo-task-${taskId}.json`),
       onExportZip: () => void this.download(exportZip, (taskId) => `mimo-task-${taskId}.zip`),
     });
@@ -111,13 +112,18 @@ class App {
         this.tasks.el,
         this.chat.el,
         this.replay.el,
-        h("aside", { class: "sidepanel" }, this.extensionsPanel.el, this.browserPanel.el, this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el),
+        h(
+          "aside",
+          { class: "sidepanel", "aria-label": "Browser and settings" },
+          panelGroup("Browser", "group-browser", this.extensionsPanel.el, this.browserPanel.el),
+          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el),
+        ),
       ),
     );
     // Errors show above the conversation (or the replay) they concern.
     this.chat.el.prepend(this.banners.el);
     onRouteChange(() => {
-      this.shell.classList.remove("sidebar-open");
+      this.shell.classList.remove("sidebar-open", "panels-open");
       if (this.token) this.openRoute();
     });
     document.addEventListener("visibilitychange", () => {
@@ -643,3 +649,8 @@ class App {
 
 const root = document.getElementById("app");
 if (root) new App(root).start();
+
+/** A group of the right-hand panels, collapsible by its heading (open at first). */
+function panelGroup(title: string, testId: string, ...panels: HTMLElement[]): HTMLElement {
+  return h("details", { class: "panel-group", open: true, "data-testid": testId }, h("summary", { class: "panel-group-title" }, title), ...panels);
+}

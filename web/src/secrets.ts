@@ -13,9 +13,9 @@ export class SecretsPanel {
   readonly el: HTMLElement;
   private readonly list = h("div", { class: "secret-list small", "data-testid": "secret-list" });
   private readonly error = h("p", { class: "small error-text", "data-testid": "secret-error" });
-  private readonly name = h("input", { type: "text", placeholder: "name, e.g. github_pw", "data-testid": "secret-name", autocomplete: "off", spellcheck: "false" });
-  private readonly value = h("input", { type: "password", placeholder: "value", "data-testid": "secret-value", autocomplete: "new-password" });
-  private readonly domains = h("input", { type: "text", placeholder: "domains, e.g. github.com, *.example.org, http://127.0.0.1:8123", "data-testid": "secret-domains", autocomplete: "off" });
+  private readonly name = h("input", { type: "text", placeholder: "name, e.g. github_pw", "aria-label": "Secret name", "data-testid": "secret-name", autocomplete: "off", spellcheck: "false" });
+  private readonly value = h("input", { type: "password", placeholder: "value", "aria-label": "Secret value", "data-testid": "secret-value", autocomplete: "new-password" });
+  private readonly domains = h("input", { type: "text", placeholder: "domains, e.g. github.com, *.example.org, http://127.0.0.1:8123", "aria-label": "Sites the secret may be typed on", "data-testid": "secret-domains", autocomplete: "off" });
 
   constructor(handlers: SecretsHandlers) {
     const form = h(

@@ -9,8 +9,8 @@ function rules(input: HTMLInputElement): string[] {
 
 export class SitesPanel {
   readonly el: HTMLElement;
-  private readonly allowed = h("input", { type: "text", placeholder: "allowed, e.g. shop.example, *.docs.example (empty: any)", "data-testid": "sites-allowed", autocomplete: "off", spellcheck: "false" });
-  private readonly blocked = h("input", { type: "text", placeholder: "blocked, e.g. ads.example", "data-testid": "sites-blocked", autocomplete: "off", spellcheck: "false" });
+  private readonly allowed = h("input", { type: "text", placeholder: "allowed, e.g. shop.example, *.docs.example (empty: any)", "aria-label": "Allowed sites", "data-testid": "sites-allowed", autocomplete: "off", spellcheck: "false" });
+  private readonly blocked = h("input", { type: "text", placeholder: "blocked, e.g. ads.example", "aria-label": "Blocked sites", "data-testid": "sites-blocked", autocomplete: "off", spellcheck: "false" });
   private readonly current = h("p", { class: "muted small", "data-testid": "sites-current" });
 
   constructor(onSave: (allowed: string[], blocked: string[]) => void) {

@@ -1,4 +1,4 @@
-// How the agent's steps read in the conversation: one line per action, for people.
+// How the agent's steps read in the conversation: one line per action, in words, for people.
 
 import type { AgentAction } from "../../protocol/ts/protocol.ts";
 
@@ -7,19 +7,28 @@ function quoted(text: string, max = 60): string {
   return `“${short}”`;
 }
 
-/** `click [12]`, `type “blue mug” into [3] and submit`, `navigate https://…`. */
-export function describeAction(action: AgentAction): string {
-  if ("navigate" in action) return `navigate to ${action.navigate.url}`;
-  if ("click" in action) return `click [${action.click.index}]`;
-  if ("type" in action) return `type ${quoted(action.type.text)} into [${action.type.index}]${action.type.submit ? " and submit" : ""}`;
-  if ("select_option" in action) return `select ${quoted(action.select_option.option)} in [${action.select_option.index}]`;
-  if ("scroll" in action) return `scroll ${action.scroll.direction}${action.scroll.index !== undefined ? ` in [${action.scroll.index}]` : ""}`;
+/**
+ * `Click “Sign in”`, `Type “blue mug” into “Search” and submit`, `Go to https://…`. `name` is what
+ * the step's element is called on the page (the server's `targetName`); without it the element
+ * is named by its index, as the model saw it.
+ */
+export function describeAction(action: AgentAction, name?: string): string {
+  const line = describe(action, (index) => (name !== undefined && name !== "" ? quoted(name, 40) : `element [${index}]`));
+  return line.charAt(0).toUpperCase() + line.slice(1);
+}
+
+function describe(action: AgentAction, element: (index: number) => string): string {
+  if ("navigate" in action) return `go to ${action.navigate.url}`;
+  if ("click" in action) return `click ${element(action.click.index)}`;
+  if ("type" in action) return `type ${quoted(action.type.text)} into ${element(action.type.index)}${action.type.submit ? " and submit" : ""}`;
+  if ("select_option" in action) return `choose ${quoted(action.select_option.option)} in ${element(action.select_option.index)}`;
+  if ("scroll" in action) return `scroll ${action.scroll.direction}${action.scroll.index !== undefined ? ` in ${element(action.scroll.index)}` : ""}`;
   if ("press_key" in action) return `press ${action.press_key.key}`;
-  if ("hover" in action) return `hover over [${action.hover.index}]`;
+  if ("hover" in action) return `point at ${element(action.hover.index)}`;
   if ("back" in action) return "go back";
   if ("wait_for" in action) {
     const w = action.wait_for;
-    const what = w.text !== undefined ? `text ${quoted(w.text)}` : w.url !== undefined ? `URL ${quoted(w.url)}` : `element ${quoted(w.selector ?? "")}`;
+    const what = w.text !== undefined ? `the text ${quoted(w.text)}` : w.url !== undefined ? `the address ${quoted(w.url)}` : `the element ${quoted(w.selector ?? "")}`;
     return `wait for ${what}`;
   }
   if ("dialog" in action) {
@@ -30,10 +39,10 @@ export function describeAction(action: AgentAction): string {
   if ("click_at" in action) return `click at ${Math.round(action.click_at.x)},${Math.round(action.click_at.y)}`;
   if ("hover_at" in action) return `point at ${Math.round(action.hover_at.x)},${Math.round(action.hover_at.y)}`;
   if ("drag" in action) {
-    const end = (p: { index?: number; x?: number; y?: number }) => (p.index !== undefined ? `[${p.index}]` : `${Math.round(p.x ?? 0)},${Math.round(p.y ?? 0)}`);
+    const end = (p: { index?: number; x?: number; y?: number }) => (p.index !== undefined ? element(p.index) : `${Math.round(p.x ?? 0)},${Math.round(p.y ?? 0)}`);
     return `drag ${end(action.drag.from)} to ${end(action.drag.to)}`;
   }
-  if ("upload_file" in action) return `attach ${quoted(action.upload_file.file)} to [${action.upload_file.index}]`;
+  if ("upload_file" in action) return `attach ${quoted(action.upload_file.file)} to ${element(action.upload_file.index)}`;
   if ("list_tabs" in action) return "list your open tabs";
   if ("read_tab" in action) return `read your tab ${action.read_tab.tab_id}`;
   if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
@@ -45,4 +54,20 @@ export function describeAction(action: AgentAction): string {
   if ("file_edit" in action) return `edit the file ${quoted(action.file_edit.path)} on this computer`;
   if ("run_command" in action) return `run ${quoted(action.run_command.command)} on this computer`;
   return action.done.success ? "finish" : "give up";
+}
+
+/** The task's status as the person reads it. */
+export function statusWords(status: string): string {
+  const words: Record<string, string> = {
+    created: "New",
+    running: "Working",
+    ongoing: "Ready",
+    waiting_confirmation: "Waiting for you",
+    takeover: "You have the browser",
+    paused: "Paused",
+    completed: "Done",
+    error: "Failed",
+    canceled: "Stopped",
+  };
+  return words[status] ?? status.replace(/_/g, " ");
 }

@@ -5,6 +5,7 @@ import type { BrowserSnapshot, ErrorObject, ExtensionInfo, TabGroupInfo, TabInfo
 import { h, relativeTime, replaceChildren } from "./dom.ts";
 import { replayHash, taskHash } from "./router.ts";
 import type { ConnectionInfo } from "./socket.ts";
+import { statusWords } from "./steps.ts";
 
 // ---------------------------------------------------------------- token screen
 
@@ -88,7 +89,7 @@ export class Header {
   private replaying = false;
   private retryTimer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void; onExport: () => void; onExportZip: () => void }) {
+  constructor(opts: { onChangeToken: () => void; onReconnect: () => void; onToggleSidebar: () => void; onTogglePanels: () => void; onExport: () => void; onExportZip: () => void }) {
     this.title = h("div", { class: "task-title", "data-testid": "task-title" });
     this.exportButton = h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "export", hidden: true, title: "Download the task's whole history and actions as JSON", onclick: () => opts.onExport() }, "Export");
     this.exportZipButton = h(
@@ -111,7 +112,17 @@ export class Header {
       h("button", { class: "icon-btn sidebar-toggle", type: "button", "aria-label": "Tasks", onclick: () => opts.onToggleSidebar() }, "☰"),
       h("a", { class: "brand", href: "#/" }, h("span", { class: "logo" }, "M"), "Mimo"),
       h("div", { class: "topbar-task" }, this.title, this.status),
-      h("div", { class: "topbar-right" }, this.connection, this.viewLink, this.exportButton, this.exportZipButton, h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token")),
+      h(
+        "div",
+        { class: "topbar-right" },
+        this.connection,
+        this.viewLink,
+        this.exportButton,
+        this.exportZipButton,
+        h("button", { class: "btn btn-ghost btn-sm", type: "button", "data-testid": "change-token", onclick: () => opts.onChangeToken() }, "Token"),
+        // On a narrow screen the browser and settings panels are a drawer.
+        h("button", { class: "btn btn-ghost btn-sm panels-toggle", type: "button", "data-testid": "panels-toggle", title: "Browser and settings", onclick: () => opts.onTogglePanels() }, "Panels"),
+      ),
     );
   }
 
@@ -137,7 +148,7 @@ export class Header {
 
   setStatus(status: TaskStatus): void {
     this.status.hidden = false;
-    this.status.textContent = status;
+    this.status.textContent = statusWords(status);
     this.status.dataset.status = status;
   }
 
@@ -269,7 +280,7 @@ export class TaskList {
             h(
               "span",
               { class: "recent-meta" },
-              h("span", { class: "badge badge-sm", "data-status": t.status, "data-testid": "task-item-status" }, t.status),
+              h("span", { class: "badge badge-sm", "data-status": t.status, "data-testid": "task-item-status" }, statusWords(t.status)),
               h("span", { "data-testid": "task-activity" }, relativeTime(t.lastActivityAt)),
             ),
           ),

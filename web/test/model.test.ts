@@ -129,17 +129,28 @@ describe("backoffDelay", () => {
 describe("describeAction", () => {
   it("says what each action does in a few words", async () => {
     const { describeAction } = await import("../src/steps.ts");
-    assert.equal(describeAction({ click: { index: 12 } }), "click [12]");
-    assert.equal(describeAction({ type: { index: 3, text: "blue mug", submit: true } }), "type “blue mug” into [3] and submit");
-    assert.equal(describeAction({ navigate: { url: "http://shop.test/" } }), "navigate to http://shop.test/");
-    assert.equal(describeAction({ wait_for: { text: "Added" } }), "wait for text “Added”");
-    assert.equal(describeAction({ dialog: { accept: true, text: "Receipts" } }), "answer the page's dialog: OK with “Receipts”");
-    assert.equal(describeAction({ dialog: { accept: false } }), "answer the page's dialog: Cancel");
-    assert.equal(describeAction({ switch_tab: { tab_id: 12 } }), "switch to tab 12");
-    assert.equal(describeAction({ close_tab: {} }), "close this tab");
-    assert.equal(describeAction({ done: { success: false, text: "no" } }), "give up");
-    assert.equal(describeAction({ file_write: { path: "todo.txt", content: "milk" } }), "write the file “todo.txt” on this computer");
-    assert.equal(describeAction({ run_command: { command: "ls -la" } }), "run “ls -la” on this computer");
+    assert.equal(describeAction({ click: { index: 12 } }), "Click element [12]");
+    assert.equal(describeAction({ click: { index: 12 } }, "Sign in"), "Click “Sign in”");
+    assert.equal(describeAction({ type: { index: 3, text: "blue mug", submit: true } }, "Search products"), "Type “blue mug” into “Search products” and submit");
+    assert.equal(describeAction({ type: { index: 3, text: "blue mug", submit: true } }), "Type “blue mug” into element [3] and submit");
+    assert.equal(describeAction({ click: { index: 1 } }, "A very long link text that goes on and on past forty characters"), "Click “A very long link text that goes on and …”");
+    assert.equal(describeAction({ navigate: { url: "http://shop.test/" } }), "Go to http://shop.test/");
+    assert.equal(describeAction({ wait_for: { text: "Added" } }), "Wait for the text “Added”");
+    assert.equal(describeAction({ dialog: { accept: true, text: "Receipts" } }), "Answer the page's dialog: OK with “Receipts”");
+    assert.equal(describeAction({ dialog: { accept: false } }), "Answer the page's dialog: Cancel");
+    assert.equal(describeAction({ switch_tab: { tab_id: 12 } }), "Switch to tab 12");
+    assert.equal(describeAction({ close_tab: {} }), "Close this tab");
+    assert.equal(describeAction({ done: { success: false, text: "no" } }), "Give up");
+    assert.equal(describeAction({ file_write: { path: "todo.txt", content: "milk" } }), "Write the file “todo.txt” on this computer");
+    assert.equal(describeAction({ run_command: { command: "ls -la" } }), "Run “ls -la” on this computer");
+  });
+
+  it("says a task's status in words", async () => {
+    const { statusWords } = await import("../src/steps.ts");
+    assert.equal(statusWords("waiting_confirmation"), "Waiting for you");
+    assert.equal(statusWords("takeover"), "You have the browser");
+    assert.equal(statusWords("completed"), "Done");
+    assert.equal(statusWords("some_new_state"), "some new state");
   });
 });
 

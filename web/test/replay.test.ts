@@ -35,10 +35,10 @@ describe("a replayed step", () => {
   });
 
   it("describes its action as the conversation does", () => {
-    assert.equal(describeAction(actionOf(record())), "click [7]");
+    assert.equal(describeAction(actionOf(record())), "Click element [7]");
     const typed = record({ action: { type: "type", target: 3, params: { index: 3, text: "{{secret:pw}}", submit: true } } });
-    assert.equal(describeAction(actionOf(typed)), "type “{{secret:pw}}” into [3] and submit");
-    assert.equal(describeAction(actionOf(record({ action: { type: "back", params: {} } }))), "go back");
+    assert.equal(describeAction(actionOf(typed)), "Type “{{secret:pw}}” into element [3] and submit");
+    assert.equal(describeAction(actionOf(record({ action: { type: "back", params: {} } }))), "Go back");
   });
 
   it("names its run only when the log has several, and a sub-agent's job always", () => {

@@ -193,6 +193,16 @@ fn expect_rated_facts(command: &mut ActionCommand, page: Option<&Observation>) {
     }
 }
 
+/// An element's name as a step title shows it: whitespace collapsed, at most 60 characters,
+/// nothing when empty or when it holds personal data (the event log keeps titles).
+fn display_name(text: &str) -> Option<String> {
+    let name = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if name.is_empty() || crate::flow::carries_personal(&name).is_some() {
+        return None;
+    }
+    Some(prompt::cut(&name, 60))
+}
+
 /// The JavaScript dialog the page showed when an action ended: preparing the page stops there, as
 /// nothing on it can be read or used until the dialog is answered.
 fn dialog_of(record: &ActionRecord) -> Option<PageDialog> {
@@ -326,6 +336,7 @@ impl Conversation {
         run.steps.push(step);
         let risk = self.rate_latest_step().level;
         let target = self.latest_target_box();
+        let target_name = self.latest_target_name();
         let step = self
             .run
             .as_ref()
@@ -343,6 +354,7 @@ impl Conversation {
             cost_usd,
             risk: Some(risk),
             target,
+            target_name,
             skill: skills::guide(self.skills_in_use(), step.output.action.name())
                 .map(str::to_owned),
         }));
@@ -536,6 +548,7 @@ impl Conversation {
             if risky || self.task.step_by_step {
                 let observation = run.observation.as_ref();
                 let target = self.latest_target_box();
+                let target_name = self.latest_target_name();
                 let request = ConfirmationRequest {
                     step: step.number,
                     action: step.output.action.clone(),
@@ -551,6 +564,7 @@ impl Conversation {
                     screenshot_artifact_id: observation
                         .and_then(|o| o.screenshot_artifact_id.clone()),
                     target,
+                    target_name,
                     step_by_step: !risky,
                 };
                 self.run.as_mut().expect("run").phase = Phase::Confirming;
@@ -909,6 +923,9 @@ impl Conversation {
                             if let Some(facts) = &element.facts {
                                 page.facts.insert(element.click_id, facts.clone());
                             }
+                            if let Some(name) = element.text.as_deref().and_then(display_name) {
+                                page.names.insert(element.click_id, name);
+                            }
                             if let Some(b) = element.bbox.filter(|b| within(b, shot)) {
                                 let rounded = [b.x, b.y, b.w, b.h].map(|v| v.round() as i32);
                                 page.boxes.insert(element.click_id, rounded);
@@ -1087,6 +1104,7 @@ impl Conversation {
             cost_usd: None,
             risk: None,
             target: None,
+            target_name: None,
             skill: None,
         })]
     }
@@ -1103,6 +1121,13 @@ impl Conversation {
             w: w.into(),
             h: h.into(),
         })
+    }
+
+    /// What the latest step's target is called on the page it was chosen on.
+    fn latest_target_name(&self) -> Option<String> {
+        let run = self.run.as_ref()?;
+        let index = run.steps.last()?.output.action.target()?;
+        run.observation.as_ref()?.names.get(&index).cloned()
     }
 
     /// How risky the latest step is, rated from the page it was chosen on (seed 002 §6.1).

@@ -199,7 +199,11 @@ fn prepare_page_shot(
         c,
         index,
         // Element 1 is in view (its box within the 1280×720 screenshot); any other is not.
-        json!({ "elements": [{ "clickId": 1, "tag": "button", "bbox": { "x": 40, "y": 300, "w": 120, "h": 32 } }], "text": index_text, "url": "http://shop.test/", "title": "Shop" }),
+        json!({ "elements": [
+            { "clickId": 1, "tag": "button", "text": " Add to\n cart ", "bbox": { "x": 40, "y": 300, "w": 120, "h": 32 } },
+            { "clickId": 2, "tag": "button", "text": "Place order" },
+            { "clickId": 3, "tag": "a", "text": "ann.lee@mail.example" },
+        ], "text": index_text, "url": "http://shop.test/", "title": "Shop" }),
     )
 }
 
@@ -274,7 +278,7 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
         FrontendEvent::ToolUsed { step: 1, phase: ToolPhase::End, result: Some(r), .. } if r.ok && r.tool_call_id == "call_a")));
     let effects = prepare_page(&mut c, effects, "[1]<button>Add to cart</button>");
     assert!(events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::PageObserved { step: 1, screenshot_artifact_id: Some(a), elements: 1, missing, .. }
+        FrontendEvent::PageObserved { step: 1, screenshot_artifact_id: Some(a), elements: 3, missing, .. }
             if a == "art_1" && missing.is_empty())));
     let (turn, messages) = turn_of(&effects);
     let page = &messages.last().unwrap().content;
@@ -732,7 +736,14 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         h: 32.0,
     };
     assert!(events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::ToolUsed { step: 2, phase: ToolPhase::Start, target: Some(b), .. } if *b == in_view)));
+        FrontendEvent::ToolUsed { step: 2, phase: ToolPhase::Start, target: Some(b), target_name: Some(name), .. }
+            if *b == in_view && name == "Add to cart")));
+    // Names for people's step titles, none holding personal data.
+    let names = &c.run().unwrap().observation.as_ref().unwrap().names;
+    assert_eq!(
+        names.values().collect::<Vec<_>>(),
+        ["Add to cart", "Place order"]
+    );
     let add = submitted(&effects);
     let effects = ok(&mut c, add, json!({ "clicked": true }));
     let turn = turn_of(&prepare_page(&mut c, effects, page)).0;
@@ -747,7 +758,8 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         .iter()
         .any(|e| matches!(e, Effect::SubmitAction { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
-        FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Place order") && !r.step_by_step && r.target.is_none())));
+        FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Place order") && !r.step_by_step && r.target.is_none()
+            && r.target_name.as_deref() == Some("Place order"))));
     assert!(
         events(&effects).iter().any(|e| matches!(
             e,
