@@ -58,6 +58,7 @@ worker: worker/build/index.js web
 
 worker/build/index.js: $(RUST_SOURCES)
 	@$(ENV) cd worker && worker-build --release
+	@$(ENV) node scripts/strip-wasm-names.mjs worker/build/index_bg.wasm
 
 web:
 	@$(ENV) node web/build.mjs
