@@ -30,12 +30,15 @@ export async function tabState(tabId: number): Promise<string> {
 }
 
 /**
- * Whether the tab changed since `before`, watching up to [`SETTLE_MS`] for a change that comes
- * late. A change seen at once ends the wait.
+ * Whether the tab changed since `before` — or `elsewhere` settled first (a tab the step opened
+ * joined the task) — watching up to [`SETTLE_MS`] for a change that comes late. A change seen at
+ * once ends the wait: a click that did its work costs no fixed delay.
  */
-export async function changedSince(tabId: number, before: string): Promise<boolean> {
-  for (const deadline = Date.now() + SETTLE_MS; ; await sleep(POLL_MS)) {
-    if ((await tabState(tabId)) !== before) return true;
+export async function changedSince(tabId: number, before: string, elsewhere?: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void elsewhere?.then(() => (settled = true));
+  for (const deadline = Date.now() + SETTLE_MS; ; await Promise.race([sleep(POLL_MS), elsewhere])) {
+    if (settled || (await tabState(tabId)) !== before) return true;
     if (Date.now() >= deadline) return false;
   }
 }

@@ -25,7 +25,10 @@ import { requireSite } from "./site-access.ts";
 
 /** Actions that may make the page open a tab (a link, `window.open` on a click or a key). */
 const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click", "browser_click_at", "browser_press_key"]);
-/** How long such an action waits for the tab; Chrome opens it within a few milliseconds. */
+/**
+ * How long such an action waits for a tab when its effect is not verified (a dialog was open):
+ * Chrome opens it within a few milliseconds. A verified action waits for its effect instead.
+ */
 const NEW_TAB_WAIT_MS = 150;
 /** How long a page-changing action waits for a page that is loading before it is refused. */
 const NAVIGATION_WAIT_MS = 3_000;
@@ -80,11 +83,17 @@ export class Executor {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
       success.dialog ??= dialogs.current(ctx.tabId);
       if (notes.length > 0) success.warnings = [...notes, ...(success.warnings ?? [])];
-      // Chrome opens the tab a click asked for just after the click: the step waits a moment
-      // for it, so that what follows looks at the page the person would now see.
+      // Chrome opens the tab a click asked for just after the click, and the step's effect is
+      // either that tab or a change of its own page: it waits for whichever comes first (no
+      // fixed delay), so that what follows looks at the page the person would now see.
       const opensTabs = OPENS_TABS.has(action.name);
-      const opened = await Promise.race([newTab.opened, opensTabs ? sleep(NEW_TAB_WAIT_MS).then(() => undefined) : undefined]);
-      if (opened === undefined && opensTabs) await this.#strayTab(ctx);
+      let joined = false;
+      void newTab.opened.then(() => (joined = true));
+      const judged = verified && success.dialog === undefined && !drawnOnly(success);
+      const changed = judged ? await changedSince(ctx.tabId, before, opensTabs ? newTab.opened : undefined) : undefined;
+      if (!judged && opensTabs) await Promise.race([newTab.opened, sleep(NEW_TAB_WAIT_MS)]);
+      // Nothing seen: a tab Chrome opened may not have been announced to the worker yet.
+      if (opensTabs && !joined && changed !== true) await this.#strayTab(ctx);
       const task = await this.#deps.tasks.get(action.taskId);
       // Whichever way it joined (the worker's event, or found just now), a tab that joined
       // during this click or key and is where the task goes on is the page's doing.
@@ -94,7 +103,7 @@ export class Executor {
       }
       success.tabId ??= task?.tabId;
       const sameTab = success.tabId === undefined || success.tabId === ctx.tabId;
-      if (verified && success.dialog === undefined && sameTab && !drawnOnly(success) && !(await changedSince(ctx.tabId, before))) {
+      if (changed === false && sameTab) {
         success.partial = true;
         (success.warnings ??= []).push(noEffect(action.name));
       }

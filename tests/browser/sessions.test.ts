@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { CHROMIUM, chromiumArgs } from "../support/chromium.ts";
-import { newTask, WebClient } from "../support/clients.ts";
+import { newTask, sleep, WebClient } from "../support/clients.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
@@ -129,5 +129,20 @@ describe("the session list", () => {
     await waitListed(["Water the plants [completed]", "查找最便宜的航班 [completed]", "Find the cheapest flight to Lisbon [completed]"]);
     await page.locator(`[data-testid="task-item"].current[data-task-id="${untitled}"]`).waitFor();
     assert.deepEqual(errors, []);
+  });
+
+  it("+ New task on a task still blank keeps it: no empty sessions pile up", async () => {
+    const before = page.url();
+    await page.getByTestId("new-task").click();
+    await page.waitForURL((url) => url.toString() !== before && /#\/task\/[0-9a-f-]+$/.test(url.toString()));
+    const blank = page.url();
+    await page.locator('[data-testid="connection-state"][data-state="live"]').waitFor({ timeout: 10_000 });
+    await waitListed(["Untitled task [created]", "Water the plants [completed]", "查找最便宜的航班 [completed]", "Find the cheapest flight to Lisbon [completed]"]);
+    await page.getByTestId("new-task").click();
+    await page.getByTestId("new-task").click();
+    await sleep(1_000);
+    assert.equal(page.url(), blank, "the same task");
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-testid")), "composer");
+    await waitListed(["Untitled task [created]", "Water the plants [completed]", "查找最便宜的航班 [completed]", "Find the cheapest flight to Lisbon [completed]"]);
   });
 });

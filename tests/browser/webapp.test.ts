@@ -158,11 +158,12 @@ describe("web app", () => {
     // In words, not the protocol's names.
     assert.equal(await page1.getByTestId("task-status").textContent(), "New");
 
-    // No extension is connected: the server says so, the app shows it, and it can be dismissed.
-    const offline = page1.locator('[data-testid="error-banner"][data-code="PLUGIN_OFFLINE"]');
+    // No extension is connected: on a blank task that is a setup step, said in the empty
+    // conversation with where to pair one, not an error banner.
+    const offline = page1.getByTestId("no-browser");
     await offline.waitFor();
-    await offline.getByRole("button", { name: "Dismiss" }).click();
-    await offline.waitFor({ state: "detached" });
+    assert.match(await offline.innerText(), /No browser is connected yet: .*Pair a browser/s);
+    assert.equal(await page1.locator('[data-testid="error-banner"][data-code="PLUGIN_OFFLINE"]').count(), 0);
 
     mimo.llm.script([{ text: REPLY_1, chunkDelayMs: 60 }]);
     await sendMessage(page1, "Find the cheapest flight on this site");
@@ -270,6 +271,13 @@ describe("web app", () => {
 
       await item.getByTestId("extension-select").click();
       await page1.locator(`[data-testid="extension-item"].selected[data-client-id="${ext.clientId}"]`).waitFor();
+      // A browser that is not online cannot be chosen.
+      const gone = await ExtensionClient.connect(mimo, "client-old", "Old laptop");
+      await gone.close();
+      await page1.getByTestId("extensions-refresh").click();
+      const old = page1.locator(`[data-testid="extension-item"][data-client-id="${gone.clientId}"][data-online="false"]`);
+      await old.waitFor();
+      assert.equal(await old.getByTestId("extension-select").isDisabled(), true);
       await page1.locator('[data-testid="snapshot-tab"]').nth(3).waitFor();
       assert.equal(await page1.getByTestId("snapshot-tab").count(), 4);
       const active = page1.locator('[data-testid="snapshot-tab"][data-active="true"]');
@@ -282,6 +290,7 @@ describe("web app", () => {
 
       // The "no extension" warning from before the extension came is gone once one is bound.
       assert.equal(await page1.locator('[data-testid="error-banner"][data-code="PLUGIN_OFFLINE"]').count(), 0);
+      assert.equal(await page1.getByTestId("no-browser").isVisible(), false);
 
       mkdirSync(OUT, { recursive: true });
       await page1.screenshot({ path: path.join(OUT, "webapp.png") });
@@ -294,6 +303,8 @@ describe("web app", () => {
     await page1.getByTestId("pair-browser").click();
     const code = (await page1.getByTestId("pairing-code").innerText()).trim();
     assert.match(code, /^[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+    // The server's address the options ask for is shown beside the code.
+    assert.equal(await page1.getByTestId("pairing-server").innerText(), new URL(mimo.url).origin);
     // The person types the code into the extension's options; the extension trades it.
     const paired = await post(mimo, "/api/extension/pair", { code }, null);
     assert.equal(paired.status, 200);
@@ -301,6 +312,9 @@ describe("web app", () => {
     const { token } = credential;
     const ext = await ExtensionClient.connect(mimo, "client-revoked", "Lost laptop", credential);
     await page1.getByTestId("extensions-refresh").click();
+    // Used: the card gives way to the browser it paired.
+    await page1.getByTestId("pairing-done").filter({ hasText: "Paired: Lost laptop" }).waitFor();
+    assert.equal(await page1.getByTestId("pairing-code").count(), 0);
     const item = page1.locator(`[data-testid="extension-item"][data-client-id="${ext.clientId}"]`);
     await item.locator('[data-testid="extension-revoke"]').click();
     assert.equal(await ext.serverCloseCode(), 4401, "disconnected at once");

@@ -60,6 +60,8 @@ export class ChatView {
   private readonly scroller: HTMLElement;
   private readonly list: HTMLElement;
   private readonly empty: HTMLElement;
+  /** In the empty conversation: no browser is connected yet, and how to connect one. */
+  private readonly noBrowser: HTMLElement;
   private readonly thinking: HTMLElement;
   private readonly composer: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
@@ -95,12 +97,14 @@ export class ChatView {
     this.handlers = handlers;
     this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
     this.thinking = h("div", { class: "thinking", hidden: true, role: "status", "aria-label": "Mimo is thinking" }, h("span"), h("span"), h("span"));
+    this.noBrowser = h("p", { class: "chat-empty-note", "data-testid": "no-browser", hidden: true });
     this.empty = h(
       "div",
       { class: "chat-empty" },
       h("div", { class: "chat-empty-mark" }, "M"),
       h("h2", {}, "What should Mimo do?"),
       h("p", {}, "Describe a goal — Mimo plans the steps and carries them out in your browser through the extension. You can watch, stop, or take over at any time."),
+      this.noBrowser,
     );
     const inner = h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking);
     this.scroller = h("div", { class: "chat-scroll" }, inner);
@@ -212,6 +216,17 @@ export class ChatView {
     this.jump.hidden = true;
     this.status = "created";
     this.syncChrome();
+  }
+
+  /** Whether nothing has been said or shown in the conversation yet. */
+  isBlank(): boolean {
+    return this.list.childElementCount === 0;
+  }
+
+  /** No browser connected (why, from the server), or one is now (`null`). */
+  setNoBrowser(message: string | null): void {
+    this.noBrowser.hidden = message === null;
+    this.noBrowser.textContent = message === null ? "" : `No browser is connected yet: ${message} Pair one under Browser → “Pair a browser”.`;
   }
 
   focusComposer(): void {

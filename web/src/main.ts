@@ -74,7 +74,14 @@ class App {
       onExportZip: () => void this.download(exportZip, (taskId) => `mimo-task-${taskId}.zip`),
     });
     this.tasks = new TaskList({
-      onNewTask: () => void this.newTask(),
+      onNewTask: () => {
+        // The open task is still blank: it is the new task (no empty sessions pile up).
+        if (this.session !== null && this.chat.isBlank()) {
+          this.chat.focusComposer();
+          return;
+        }
+        void this.newTask();
+      },
       onSearch: () => void this.loadTasks(false),
       onMore: () => void this.loadTasks(true),
     });
@@ -329,7 +336,10 @@ class App {
         this.chat.setStatus(status);
         this.extensionsPanel.setSelected(selectedClientId, true);
         // A browser is attached now: an earlier "no extension" warning is moot.
-        if (selectedClientId) this.banners.clear("PLUGIN_OFFLINE");
+        if (selectedClientId) {
+          this.banners.clear("PLUGIN_OFFLINE");
+          this.chat.setNoBrowser(null);
+        }
         if (title) {
           this.header.setTask(taskId, title);
           document.title = `Mimo — ${title}`;
@@ -351,7 +361,11 @@ class App {
       page: (event) => this.chat.showPage(event),
       attachment: (attachment) => this.chat.showAttachment(attachment),
       domains: (allowed, blocked) => this.sitesPanel.render(allowed, blocked),
-      error: (error) => this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error"),
+      error: (error) => {
+        // Before anything was asked, no browser is a setup step, not an error.
+        if (error.code === "PLUGIN_OFFLINE" && this.chat.isBlank()) this.chat.setNoBrowser(error.message);
+        else this.banners.show(error, error.code === "PLUGIN_OFFLINE" ? "warn" : "error");
+      },
       ready: (behind) => {
         if (behind) {
           // The server's history is shorter than what is on screen: start over from it.

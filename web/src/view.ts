@@ -324,6 +324,8 @@ export class ExtensionsPanel {
   private readonly onSelect: (clientId: string) => void;
   private readonly onRevoke: (clientId: string) => void;
   private readonly pairing = h("div", { class: "pairing small", "data-testid": "pairing" });
+  /** While a pairing code is shown: the browsers listed before it. */
+  private pairingFrom: Set<string> | null = null;
 
   constructor(opts: { onRefresh: () => void; onSelect: (clientId: string) => void; onPair: () => void; onRevoke: (clientId: string) => void }) {
     this.onSelect = opts.onSelect;
@@ -334,14 +336,29 @@ export class ExtensionsPanel {
     this.render();
   }
 
-  /** Shows a one-time pairing code to type into the extension's options page. */
+  /**
+   * Shows a one-time pairing code with everything the extension's options ask for (this
+   * server's address beside it) and how to load the extension first. The card gives way to
+   * "Paired" once a browser that was not listed when the code was shown appears.
+   */
   showPairingCode(code: string, expiresAt: number): void {
+    this.pairingFrom = new Set(this.extensions.map((x) => x.clientId));
     replaceChildren(
       this.pairing,
-      h("p", {}, "In the Mimo extension's options, enter this server's address and the code:"),
-      h("p", { class: "pairing-code", "data-testid": "pairing-code" }, code),
+      h("p", {}, "1. Load the extension: ", h("code", {}, "chrome://extensions"), " → Developer mode → Load unpacked → the folder ", h("code", {}, "extension/dist"), " of Mimo's checkout."),
+      h("p", {}, "2. In its options (it opens them), enter this server's address and the code:"),
+      h("dl", { class: "pairing-fields" }, h("dt", {}, "Server"), h("dd", { "data-testid": "pairing-server" }, location.origin), h("dt", {}, "Code"), h("dd", { class: "pairing-code", "data-testid": "pairing-code" }, code)),
       h("p", { class: "muted" }, `Valid once, until ${new Date(expiresAt).toLocaleTimeString()}.`),
     );
+  }
+
+  /** The browser list changed: a browser new since the code was shown means the code was used. */
+  private pairingDone(): void {
+    if (this.pairingFrom === null) return;
+    const added = this.extensions.find((x) => x.paired && !this.pairingFrom!.has(x.clientId));
+    if (added === undefined) return;
+    this.pairingFrom = null;
+    replaceChildren(this.pairing, h("p", { class: "pairing-done", "data-testid": "pairing-done" }, `Paired: ${added.name || added.clientId}.`));
   }
 
   setLoading(loading: boolean): void {
@@ -352,6 +369,7 @@ export class ExtensionsPanel {
     this.loaded = true;
     this.extensions = [...list].sort((a, b) => Number(b.online) - Number(a.online) || b.lastSeenAt - a.lastSeenAt);
     this.status.textContent = "";
+    this.pairingDone();
     this.render();
   }
 
@@ -404,8 +422,8 @@ export class ExtensionsPanel {
                   class: "btn btn-sm btn-outline",
                   type: "button",
                   "data-testid": "extension-select",
-                  disabled: !this.hasTask,
-                  title: this.hasTask ? "Use this browser for the task" : "Open a task first",
+                  disabled: !this.hasTask || !x.online,
+                  title: !this.hasTask ? "Open a task first" : x.online ? "Use this browser for the task" : "This browser is offline: open it with the Mimo extension to use it",
                   onclick: () => this.onSelect(x.clientId),
                 },
                 "Use",
