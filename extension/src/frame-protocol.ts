@@ -18,7 +18,7 @@ export type Located = { rank: number; total: number; candidates: Candidate[] };
 /** A point or rectangle in a frame's own viewport (CSS pixels). */
 export type Point = { x: number; y: number };
 
-export type OverlayState = "idle" | "hidden" | "ongoing" | "takeover";
+export type OverlayState = "idle" | "hidden" | "ongoing" | "waiting" | "paused" | "takeover";
 
 export type IndexedElement = {
   clickId: number;

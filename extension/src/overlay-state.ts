@@ -1,8 +1,9 @@
 // What the overlay in a task tab shows (seed 000 §2.2) for each task status the server reports
 // (`task_state`): `ongoing` while the agent works (it controls the tab; the person's own input
-// takes over), `hidden` while the task waits (for the person's next message or confirmation, or
-// paused by them),
-// `takeover` while the person has control, `idle` once the task ended. And the short label that
+// takes over), `waiting` while a step waits for the person's confirmation and `paused` while
+// they paused the task (a small note that says so; the page is theirs meanwhile), `hidden`
+// while the task waits for their next message, `takeover` while the person has control, `idle`
+// once the task ended. And the short label that
 // says what Mimo is doing, from the action's label in `ACTION_TRAITS`. Pure: tested under
 // node:test.
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
@@ -15,10 +16,12 @@ export function overlayFor(status: TaskStatus): OverlayState {
       return "ongoing";
     case "takeover":
       return "takeover";
+    case "waiting_confirmation":
+      return "waiting";
+    case "paused":
+      return "paused";
     case "created":
     case "ongoing":
-    case "waiting_confirmation":
-    case "paused":
       return "hidden";
     case "completed":
     case "error":

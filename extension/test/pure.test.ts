@@ -229,7 +229,8 @@ describe("the overlay", () => {
     assert.equal(overlayFor("running"), "ongoing");
     assert.equal(overlayFor("takeover"), "takeover");
     assert.equal(overlayFor("ongoing"), "hidden");
-    assert.equal(overlayFor("waiting_confirmation"), "hidden");
+    assert.equal(overlayFor("waiting_confirmation"), "waiting");
+    assert.equal(overlayFor("paused"), "paused");
     assert.equal(overlayFor("created"), "hidden");
     for (const s of ["completed", "error", "canceled"] as const) assert.equal(overlayFor(s), "idle");
   });

@@ -706,6 +706,13 @@ describe("a risky step", () => {
     assert.equal(await serverStatus(taskId), "waiting_confirmation");
     const cart = await pageAt(h, `${h.b}/shop/cart.html`);
     assert.equal(await cart.locator("#ordered").innerText(), "", "nothing ordered before the person confirms");
+    // The task's tab says Mimo waits for the person, in a note that takes no clicks.
+    await cart.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "waiting", null, { timeout: 10_000 });
+    const corner = await cart.evaluate(() => {
+      const at = document.elementFromPoint(window.innerWidth - 20, window.innerHeight - 20);
+      return at?.id === "mimo-overlay-host" ? "the note" : "the page";
+    });
+    assert.equal(corner, "the page", "clicks reach the page through the note");
     await app.getByTestId("confirm-step").click();
     await until("the task completes", async () => (await serverStatus(taskId)) === "completed", 60_000);
     assert.match(await cart.locator("#ordered").innerText(), /Order placed: 24 €/);

@@ -1,7 +1,9 @@
 // The overlay in the task tab's top frame, drawn in a shadow root so the page's CSS cannot
 // reach it (seed 000 §2.2): `idle` and `hidden` show nothing; `ongoing` a thin border and a
-// small label saying what Mimo does, with a "Take over" button; `takeover` a bar with
-// "Resume" and "Stop". Only the label and the bar take clicks; the border lets them through.
+// small label saying what Mimo does, with a "Take over" button; `waiting` and `paused` a small
+// note in a corner that takes no clicks (whatever it lies over still gets them); `takeover` a
+// bar with "Resume" and "Stop". Only the label and the bar take clicks; the border lets them
+// through.
 //
 // The page must not press these buttons for the person (Resume hands the tab back to the agent):
 // the shadow root is closed, so the page's scripts cannot reach into it, and a click counts only
@@ -17,6 +19,7 @@ const CSS = `
 .label { right: 12px; bottom: 12px; max-width: 60vw; }
 .label span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .bar { left: 50%; top: 12px; transform: translateX(-50%); }
+.note { right: 12px; bottom: 12px; padding: 6px 12px; pointer-events: none; opacity: 0.92; }
 button { font: inherit; color: #311b92; background: #fff; border: 0; border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button.stop { color: #b71c1c; }
 `;
@@ -91,6 +94,11 @@ export class Overlay {
       const take = this.#button("Take over", "take", () => this.#handlers.takeOver());
       label.append(text, take);
       root.append(frame, label);
+    } else if (this.state === "waiting" || this.state === "paused") {
+      const note = document.createElement("div");
+      note.className = "label note";
+      note.textContent = this.state === "waiting" ? "Mimo is waiting for you: confirm or decline the step in Mimo" : "Mimo is paused: resume it in Mimo";
+      root.append(note);
     } else {
       const bar = document.createElement("div");
       bar.className = "bar";
