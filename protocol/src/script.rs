@@ -332,6 +332,7 @@ mod tests {
             title: "Cart".into(),
             screenshot_artifact_id: None,
             target: None,
+            target_name: Some("Place order".into()),
             step_by_step: false,
         };
         let action = confirmation_action("t1", &request);

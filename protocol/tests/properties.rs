@@ -651,7 +651,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                         reflection,
                         action,
                         result,
-                        summary,
+                        summary: summary.clone(),
                         usage,
                         // Exact in JSON: whole millionths of a dollar.
                         cost_usd: micros.map(|m| f64::from(m) / 1e6),
@@ -663,6 +663,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                             w: 80.0,
                             h: 24.0,
                         }),
+                        target_name: summary,
                         skill: usage.map(|_| "file-expense".to_owned()),
                     }
                 }
@@ -700,7 +701,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                             mimo_protocol::RiskLevel::High
                         },
                         facts,
-                        screenshot_artifact_id: shot,
+                        screenshot_artifact_id: shot.clone(),
                         // Whole pixels: exact in JSON.
                         target: at.map(|(x, y)| mimo_protocol::action::BoundingBox {
                             x: x.into(),
@@ -708,6 +709,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
                             w: 120.0,
                             h: 32.0,
                         }),
+                        target_name: shot,
                     })
                 }
             ),
