@@ -7,6 +7,7 @@ import { INDEX_KEY } from "./action-log.ts";
 import type { FinishedEntry } from "./action-log.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
 import { outlinedShot } from "../../web/src/evidence.ts";
+import { describeAction } from "../../web/src/steps.ts";
 import { CONFIRMATIONS_KEY } from "./confirmations.ts";
 import type { Pending, PendingConfirmation } from "./confirmations.ts";
 import type { PageMessage } from "./messages.ts";
@@ -82,12 +83,11 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEl
 }
 
 function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement {
-  const [name, params] = Object.entries(request.action)[0] ?? ["step", {}];
   const card = el("div", { className: "confirmation" });
   card.dataset.key = cardKey({ taskId, request, at: 0 });
   card.dataset.testid = "panel-confirmation";
   const risk = el("span", { className: `risk risk-${request.risk}` }, `${request.risk} risk`);
-  const why = el("input", { type: "text", placeholder: "Why not? (optional, Mimo is told)" });
+  const why = el("input", { type: "text", placeholder: "Why not? (optional, Mimo is told)", ariaLabel: "Why not" });
   why.dataset.testid = "panel-decline-reason";
   const note = el("p", { className: "muted" });
   const answer = (approve: boolean) => {
@@ -108,7 +108,8 @@ function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement
   const decline = el("button", { type: "button", onclick: () => answer(false) }, no);
   decline.dataset.testid = "panel-decline";
   card.append(
-    el("strong", {}, `Step ${request.step}: ${name} ${JSON.stringify(params)}`),
+    // In the web app's words: "Step 3: Click “Continue”".
+    el("strong", {}, `Step ${request.step}: ${describeAction(request.action, request.targetName)}`),
     el("div", {}, risk, " ", request.stepByStep ? "Step by step: it runs when you press Next step." : `Mimo asks because ${request.reason}.`),
     ...(request.facts.length > 1 ? [el("ul", {}, ...request.facts.map((f) => el("li", {}, f)))] : []),
     el("div", { className: "muted" }, `${request.title || "(untitled)"} — ${request.url}`),

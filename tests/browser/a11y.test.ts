@@ -146,6 +146,14 @@ describe("the web app's screens", () => {
     await app.getByTestId("send").click();
     await app.getByTestId("confirmation").first().waitFor({ timeout: 30_000 });
     await checkScreen(app, "confirmation", async () => {});
+    // The same step waits in the extension's side panel too.
+    const panel = await h.context.newPage();
+    await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
+    await checkScreen(panel, "side-panel-confirmation", async () => {
+      await panel.getByTestId("panel-confirmation").waitFor({ timeout: 10_000 });
+    });
+    assert.match(await panel.getByTestId("panel-confirmation").innerText(), /Step 1: Go to http/);
+    await panel.close();
     await app.getByTestId("stop").click();
     await app.close();
   });

@@ -825,7 +825,7 @@ describe("a confirmation in the extension's side panel", () => {
     const card = panel.getByTestId("panel-confirmation");
     await card.waitFor({ timeout: 60_000 });
     const text = await card.innerText();
-    assert.match(text, /Step 3: click/);
+    assert.match(text, /Step 3: Click “Continue”/);
     assert.match(text, /high risk/i);
     assert.match(text, new RegExp(`sends a form \\(POST\\) to another site, ${new URL(h.b).host.replace(/\./g, "\\.")}`));
     assert.ok(text.includes(contest), `the page: ${text}`);
