@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import { ROOT } from "../support/mimo.ts";
 import { agentStep, buyTwoBlueMugs } from "../support/shopper.ts";
-import { startHarness } from "./harness.ts";
+import { signedInApp, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 const AXE = path.join(ROOT, "node_modules/axe-core/axe.min.js");
@@ -58,18 +58,7 @@ async function checkScreen(page: Page, screen: string, ready: () => Promise<void
   await page.setViewportSize({ width: SIZES[0].width, height: SIZES[0].height });
 }
 
-async function openApp(): Promise<Page> {
-  const app = await h.context.newPage();
-  await app.goto(h.mimo.url);
-  // A token entered before in this browser is remembered.
-  await app.getByTestId("token-input").or(app.getByTestId("new-task")).first().waitFor();
-  if (await app.getByTestId("token-input").isVisible()) {
-    await app.getByTestId("token-input").fill(h.mimo.token);
-    await app.getByTestId("token-submit").click();
-  }
-  await app.getByTestId("new-task").waitFor();
-  return app;
-}
+const openApp = () => signedInApp(h.context, h.mimo.url, h.mimo.token);
 
 /** Whether `selector`'s box lies within the window, horizontally. */
 async function withinWidth(page: Page, selector: string): Promise<boolean> {

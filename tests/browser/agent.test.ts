@@ -12,7 +12,7 @@ import { startMimo } from "../support/mimo.ts";
 import type { ScriptTurn } from "../llm-server/server.ts";
 import { agentStep, buyTwoBlueMugs, indexOf, onElement } from "../support/shopper.ts";
 import { unzip } from "../support/unzip.ts";
-import { extensionStorage, logged, pageAt, pageLog, serviceWorker, startHarness, stopServiceWorker } from "./harness.ts";
+import { extensionStorage, logged, pageAt, pageLog, serviceWorker, signedInApp, startHarness, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -280,14 +280,7 @@ describe("a sub-agent the person stops", () => {
 
 /** The web app in a tab of the test's browser, signed in, on a new task. */
 async function openApp(url: string, token: string): Promise<{ app: Page; taskId: string }> {
-  const app = await h.context.newPage();
-  await app.goto(url);
-  // A token entered before in this browser is remembered.
-  await app.getByTestId("token-input").or(app.getByTestId("new-task")).first().waitFor();
-  if (await app.getByTestId("token-input").isVisible()) {
-    await app.getByTestId("token-input").fill(token);
-    await app.getByTestId("token-submit").click();
-  }
+  const app = await signedInApp(h.context, url, token);
   await app.getByTestId("new-task").click();
   await app.waitForURL(/#\/task\//);
   const taskId = /#\/task\/([0-9a-f-]+)/.exec(app.url())![1]!;

@@ -21,7 +21,7 @@ import { api, newTask, WebClient } from "../support/clients.ts";
 import { agentStep } from "../support/shopper.ts";
 import { connectBridge, SECRET, spawnBridge, startBridge } from "../support/bridge.ts";
 import type { Bridge } from "../support/bridge.ts";
-import { startHarness } from "./harness.ts";
+import { signedInApp, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 type Output = Extract<FrontendEvent, { type: "structuredOutput" }>;
@@ -229,13 +229,7 @@ describe("files and commands through the local bridge", () => {
       agentStep({ file_write: { path: "from-app.txt", content: "hello\n" } }, "Writing."),
       agentStep({ done: { success: true, text: "Wrote it." } }, "Written."),
     ]);
-    const app = await h.context.newPage();
-    await app.goto(h.mimo.url);
-    await app.getByTestId("token-input").or(app.getByTestId("new-task")).first().waitFor();
-    if (await app.getByTestId("token-input").isVisible()) {
-      await app.getByTestId("token-input").fill(h.mimo.token);
-      await app.getByTestId("token-submit").click();
-    }
+    const app = await signedInApp(h.context, h.mimo.url, h.mimo.token);
     await app.getByTestId("new-task").click();
     await app.waitForURL(/#\/task\//);
     const panel = app.getByTestId("bridge-panel");

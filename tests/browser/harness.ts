@@ -318,6 +318,19 @@ export async function startTask(h: Harness, url: string): Promise<{ taskId: stri
   return { taskId, tabId: result.tabId, page: await pageAt(h, url) };
 }
 
+/** A new tab of `context` on the web app at `url`, signed in with `token` (a token entered before in this browser is remembered). */
+export async function signedInApp(context: BrowserContext, url: string, token: string): Promise<Page> {
+  const app = await context.newPage();
+  await app.goto(url);
+  await app.getByTestId("token-input").or(app.getByTestId("new-task")).first().waitFor();
+  if (await app.getByTestId("token-input").isVisible()) {
+    await app.getByTestId("token-input").fill(token);
+    await app.getByTestId("token-submit").click();
+  }
+  await app.getByTestId("new-task").waitFor();
+  return app;
+}
+
 /** The Playwright page showing `url` (the task's tab, which the extension opened). */
 export async function pageAt(h: Harness, url: string, timeoutMs = 10_000): Promise<Page> {
   const deadline = Date.now() + timeoutMs;
