@@ -179,23 +179,30 @@ async function initBridge(): Promise<void> {
 }
 
 async function init(): Promise<void> {
-  const [settings, stored, credential, self] = await Promise.all([loadSettings(), loadStatus(), loadCredential(), describeBrowser()]);
+  // The connection's status is listened to first and shown as soon as it is read, on its own:
+  // the worker may connect (and store "online") while the rest of the page still loads (the
+  // credential from the vault, the browser's name), and that change must not be missed.
+  let changedMeanwhile = false;
+  chrome.storage.onChanged.addListener((changes, area) => {
+    if (area !== "local") return;
+    const changed = changes[STATUS_KEY];
+    if (changed !== undefined) {
+      changedMeanwhile = true;
+      shown = changed.newValue as ConnectionStatus | undefined;
+      renderStatus();
+    }
+  });
+  void loadStatus().then((stored) => {
+    if (changedMeanwhile) return;
+    shown = stored;
+    renderStatus();
+  });
+  const [settings, credential, self] = await Promise.all([loadSettings(), loadCredential(), describeBrowser()]);
   name.placeholder = defaultName(self.browser, self.platform);
   serverUrl.value = settings.serverUrl;
   name.value = settings.name;
   transport.value = settings.transport;
   renderPaired(credential);
-  shown = stored;
-  renderStatus();
-
-  chrome.storage.onChanged.addListener((changes, area) => {
-    if (area !== "local") return;
-    const changed = changes[STATUS_KEY];
-    if (changed !== undefined) {
-      shown = changed.newValue as ConnectionStatus | undefined;
-      renderStatus();
-    }
-  });
   form.addEventListener("submit", (event) => void save(event));
   send({ type: "mimo:wake" });
 }
