@@ -609,6 +609,7 @@ fn error_outcome(record: &ActionRecord, error: ErrorObject) -> ActionOutcome {
         warnings: Vec::new(),
         dialog: None,
         tab_id: None,
+        waits_for_site: None,
     }
 }
 
@@ -697,6 +698,7 @@ mod tests {
             warnings: vec![],
             dialog: None,
             tab_id: None,
+            waits_for_site: None,
         }
     }
 

@@ -239,6 +239,16 @@ pub enum Phase {
         command: ActionCommand,
         purpose: Purpose,
     },
+    /// An action, submitted for `purpose`, did not run because the person has not allowed Mimo
+    /// on `site`: it is sent again once they do (or resume the task), and the run fails at
+    /// `until` if they never do.
+    #[serde(rename_all = "camelCase")]
+    WaitingSite {
+        site: String,
+        command: ActionCommand,
+        purpose: Purpose,
+        until: u64,
+    },
     Finished,
 }
 
@@ -312,6 +322,9 @@ pub struct AgentRun {
     /// survives a restart, and carried from each sub-task's run to the next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegation: Option<Delegation>,
+    /// Actions sent again after the person allowed a site: each gets an id of its own.
+    #[serde(default)]
+    pub sent_again: u32,
 }
 
 /// A browser job the chat model handed to a sub-agent (`browser_task`, seed 003 §7): the run
@@ -389,6 +402,7 @@ impl AgentRun {
             overflows: 0,
             subtask: None,
             delegation: None,
+            sent_again: 0,
         }
     }
 

@@ -6,7 +6,10 @@ use mimo_protocol::TaskStatus;
 ///
 /// `created → running ⇄ ongoing → completed | error | canceled`, with `waiting_confirmation`
 /// (a risky action waits for the person) and `takeover` (the person drives; automation pauses)
-/// entered from an active state and left by resuming (`running`) or canceling; `paused` (the
+/// entered from an active state and left by resuming (`running`) or canceling;
+/// `waiting_permission` (a step needs a site the person has not allowed Mimo on) entered from
+/// `running`, left when they allow it (`running`), by the wait's bound (`error`) or by stopping
+/// (`canceled`); `paused` (the
 /// person holds the task: nothing new starts) entered from `running` or `ongoing`, left by
 /// resuming or stopping, or by what was in flight finishing the task. A finished task
 /// is not dead: a new user message starts another turn (`→ running`).
@@ -17,10 +20,19 @@ pub fn can_transition(from: TaskStatus, to: TaskStatus) -> bool {
         (Created, Running | Canceled)
             | (
                 Running,
-                Ongoing | WaitingConfirmation | Takeover | Completed | Error | Canceled
+                Ongoing
+                    | WaitingConfirmation
+                    | WaitingPermission
+                    | Takeover
+                    | Completed
+                    | Error
+                    | Canceled
             )
             | (Ongoing, Running | Takeover | Completed | Error | Canceled)
-            | (WaitingConfirmation, Running | Error | Canceled)
+            | (
+                WaitingConfirmation | WaitingPermission,
+                Running | Error | Canceled
+            )
             | (Takeover, Running | Canceled)
             | (Running | Ongoing, Paused)
             | (Paused, Running | Completed | Error | Canceled)
@@ -33,11 +45,12 @@ mod tests {
     use super::*;
     use TaskStatus::*;
 
-    const ALL: [TaskStatus; 9] = [
+    const ALL: [TaskStatus; 10] = [
         Created,
         Running,
         Ongoing,
         WaitingConfirmation,
+        WaitingPermission,
         Takeover,
         Paused,
         Completed,
@@ -57,6 +70,7 @@ mod tests {
             (Created, Canceled),
             (Running, Ongoing),
             (Running, WaitingConfirmation),
+            (Running, WaitingPermission),
             (Running, Takeover),
             (Running, Paused),
             (Running, Completed),
@@ -71,6 +85,9 @@ mod tests {
             (WaitingConfirmation, Running),
             (WaitingConfirmation, Error),
             (WaitingConfirmation, Canceled),
+            (WaitingPermission, Running),
+            (WaitingPermission, Error),
+            (WaitingPermission, Canceled),
             (Takeover, Running),
             (Takeover, Canceled),
             (Paused, Running),

@@ -123,7 +123,7 @@ const dispatcher = new ActionDispatcher({
     } catch (error) {
       // A page's refusal may quote what was typed: never a secret's value.
       await secretVault.load();
-      if (error instanceof ActionError) throw new ActionError(error.code, secretVault.redact(error.message), error.retryable, error.dialog);
+      if (error instanceof ActionError) throw error.withMessage(secretVault.redact(error.message));
       throw error;
     }
     await secretVault.load();
@@ -241,7 +241,7 @@ async function personAction(message: ContentMessage, tabId: number): Promise<unk
 }
 
 /** Statuses of a task that still acts: a tab its page opens then joins it. */
-const ACTING: ReadonlySet<string> = new Set(["created", "running", "ongoing", "waiting_confirmation", "takeover", "paused"]);
+const ACTING: ReadonlySet<string> = new Set(["created", "running", "ongoing", "waiting_confirmation", "waiting_permission", "takeover", "paused"]);
 
 /** A tab opened from one of a running task's tabs (a link, `window.open`) joins the task. */
 async function tabOpened(tab: chrome.tabs.Tab): Promise<void> {
@@ -279,12 +279,16 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 
 /**
- * The person allowed a site (or all): the side panel stops offering it, and a task tab already
- * showing it gets the content script (Chrome injects registered scripts only at the next load)
- * with its overlay.
+ * The person allowed a site (or all): the side panel stops offering it, a task waiting for a site
+ * goes on (its step is tried again; should it need another site, it waits again), and a task tab
+ * already showing it gets the content script (Chrome injects registered scripts only at the next
+ * load) with its overlay.
  */
 async function sitesAllowed(): Promise<void> {
   await forgetAllowedRequests();
+  for (const taskId of await tasks.withStatus("waiting_permission")) {
+    if (!sendControl(taskId, "resume")) await tasks.update(taskId, (t) => (t.pendingControl = "resume"));
+  }
   for (const task of await tasks.all()) {
     if (task.tabClosed === true) continue;
     const tab = await chrome.tabs.get(task.tabId).catch(() => null);

@@ -62,13 +62,18 @@ export function sitePattern(site: string): string {
   return `${site}/*`;
 }
 
-/** The refusal for a site the person has not allowed yet: what to do is in the message. */
+/**
+ * The refusal for a site the person has not allowed yet: what to do is in the message, and the
+ * site goes with it (`waitsForSite`), so that a run waits for the person instead of failing.
+ */
 export function siteNotAllowed(site: string): ActionError {
-  return new ActionError(
+  const error = new ActionError(
     "PERMISSION_DENIED",
     `Mimo is not allowed on ${site}: open the Mimo side panel and press "Allow Mimo on ${site}" (or allow all sites in Mimo's options), then try again`,
     false,
   );
+  error.waitsForSite = site;
+  return error;
 }
 
 /**

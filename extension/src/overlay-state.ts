@@ -22,6 +22,8 @@ export function overlayFor(status: TaskStatus): OverlayState {
       return "paused";
     case "created":
     case "ongoing":
+    // The page it waits for is one the content script may not run on; the side panel asks.
+    case "waiting_permission":
       return "hidden";
     case "completed":
     case "error":

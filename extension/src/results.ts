@@ -37,12 +37,21 @@ export class ActionError extends Error {
   readonly retryable: boolean;
   /** The JavaScript dialog the page shows, which is why the action could not run. */
   readonly dialog: PageDialog | undefined;
+  /** The site the person has not allowed Mimo on, when that is why the action could not run. */
+  waitsForSite: string | undefined;
 
   constructor(code: ErrorCode, message: string, retryable: boolean = defaultRetryable(code), dialog?: PageDialog) {
     super(message);
     this.code = code;
     this.retryable = retryable;
     this.dialog = dialog;
+  }
+
+  /** The same error saying `message` instead. */
+  withMessage(message: string): ActionError {
+    const error = new ActionError(this.code, message, this.retryable, this.dialog);
+    error.waitsForSite = this.waitsForSite;
+    return error;
   }
 
   toObject(): ErrorObject {
@@ -90,6 +99,7 @@ export function errorOutcome(action: Ids, error: unknown, warnings: string[] = [
       : { code: "INTERNAL_ERROR", message: errorText(error), retryable: false };
   const outcome: ActionOutcome = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
   if (error instanceof ActionError && error.dialog !== undefined) outcome.dialog = error.dialog;
+  if (error instanceof ActionError && error.waitsForSite !== undefined) outcome.waitsForSite = error.waitsForSite;
   return outcome;
 }
 

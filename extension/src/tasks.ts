@@ -91,6 +91,13 @@ export class TaskRegistry {
     return (await this.#allStatuses())[taskId]?.status;
   }
 
+  /** The tasks the server last said are in `status`. */
+  async withStatus(status: TaskStatus): Promise<string[]> {
+    return Object.entries(await this.#allStatuses())
+      .filter(([, state]) => state.status === status)
+      .map(([taskId]) => taskId);
+  }
+
   async setStatus(taskId: string, status: TaskStatus, at: number, bridge = false): Promise<void> {
     const statuses = await this.#allStatuses();
     delete statuses[taskId];

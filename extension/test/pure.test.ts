@@ -10,7 +10,7 @@ import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollab
 import { parseKey } from "../src/keys.ts";
 import { fromExtensionPage } from "../src/messages.ts";
 import { actionLabel, overlayFor } from "../src/overlay-state.ts";
-import { ActionError } from "../src/results.ts";
+import { ActionError, errorOutcome } from "../src/results.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../src/secrets.ts";
 import { tabInfo } from "../src/snapshot.ts";
 
@@ -48,6 +48,15 @@ describe("the tab guard", () => {
     assert.equal(refusal.code, "PERMISSION_DENIED");
     assert.equal(refusal.retryable, false);
     assert.match(refusal.message, /side panel.*"Allow Mimo on https:\/\/shop\.example"/);
+    // The site goes to the server with the refusal (a run waits for it), also once the message
+    // is rewritten (secrets taken out) and as an outcome.
+    const rewritten = refusal.withMessage("redacted");
+    assert.equal(rewritten.waitsForSite, "https://shop.example");
+    assert.equal(rewritten.message, "redacted");
+    const outcome = errorOutcome({ actionId: "a", attempt: 1, taskId: "t" }, rewritten);
+    assert.equal(outcome.waitsForSite, "https://shop.example");
+    assert.equal(errorOutcome({ actionId: "a", attempt: 1, taskId: "t" }, new ActionError("PERMISSION_DENIED", "blocked")).waitsForSite, undefined);
+    assert.equal(overlayFor("waiting_permission"), "hidden");
   });
   it("judges a domain policy by the server's rules", () => {
     const policy = { allowed: ["shop.example", "127.0.0.1:8080"], blocked: ["pay.shop.example"] };

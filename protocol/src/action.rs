@@ -865,6 +865,11 @@ pub struct ActionOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tab_id: Option<ChromeId>,
+    /// The site (origin) the person has not allowed Mimo on, when that is why the action did not
+    /// run (`PERMISSION_DENIED`): a run waits for them to allow it instead of failing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub waits_for_site: Option<String>,
 }
 
 impl ActionOutcome {

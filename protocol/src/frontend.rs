@@ -268,6 +268,10 @@ pub enum FrontendEvent {
     /// step-by-step mode; they answer with `confirm` (here, in the extension's side panel, or
     /// with `POST /api/agent/confirm`).
     ConfirmationRequested(ConfirmationRequest),
+    /// Step `step` needs `site`, which the person has not allowed Mimo on (task status
+    /// `waiting_permission`): the run goes on once they allow it in the extension's side panel
+    /// (or all sites in its options).
+    SiteAccessNeeded { step: u32, site: String },
     /// The person answered the confirmation of step `step`: run it (`approved`) or not.
     ConfirmationAnswered {
         step: u32,

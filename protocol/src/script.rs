@@ -156,6 +156,7 @@ impl Observation {
             warnings: Vec::new(),
             dialog: None,
             tab_id: None,
+            waits_for_site: None,
         }
     }
 }

@@ -25,6 +25,9 @@ pub enum TaskStatus {
     Running,
     Ongoing,
     WaitingConfirmation,
+    /// A step needs a site the person has not allowed Mimo on yet: the run waits for them to
+    /// allow it in the extension (then it goes on by itself) or to stop the task.
+    WaitingPermission,
     Takeover,
     /// The person paused the task: no model call and no action starts until they resume.
     Paused,

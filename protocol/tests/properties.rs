@@ -269,10 +269,18 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
         of(error_object()),
         vec(text(), 0..3),
         of(page_dialog().prop_map(Box::new)),
-        of(any::<i32>()),
+        (of(any::<i32>()), of(text())),
     )
         .prop_map(
-            |((action_id, attempt, task_id), status, result, error, warnings, dialog, tab_id)| {
+            |(
+                (action_id, attempt, task_id),
+                status,
+                result,
+                error,
+                warnings,
+                dialog,
+                (tab_id, waits_for_site),
+            )| {
                 ActionOutcome {
                     action_id,
                     attempt,
@@ -284,6 +292,7 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
                     warnings,
                     dialog,
                     tab_id,
+                    waits_for_site,
                 }
             },
         )
@@ -677,6 +686,7 @@ fn frontend_event() -> BoxedStrategy<FrontendEvent> {
             }
         ),
         any::<bool>().prop_map(|step_by_step| StepMode { step_by_step }),
+        (any::<u32>(), text()).prop_map(|(step, site)| SiteAccessNeeded { step, site }),
         (
             any::<u32>(),
             agent_action(),

@@ -7,7 +7,7 @@ export type ErrorObject = { code: ErrorCode, message: string, retryable: boolean
 
 export type LlmErrorKind = "network" | "timeout" | "rate_limited" | "overloaded" | "server" | "auth" | "context_too_long" | "content_filtered" | "bad_request" | "invalid_response" | "invalid_tool_arguments" | "no_tool_call" | "image_refused" | "aborted";
 
-export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "takeover" | "paused" | "completed" | "error" | "canceled";
+export type TaskStatus = "created" | "running" | "ongoing" | "waiting_confirmation" | "waiting_permission" | "takeover" | "paused" | "completed" | "error" | "canceled";
 
 export type TaskControl = "takeover" | "pause" | "resume" | "stop";
 
@@ -617,7 +617,12 @@ dialog?: PageDialog,
  * The task's current tab after the action (where its next actions act): it changes when
  * the page opened a new tab, or the action switched, opened or closed one.
  */
-tabId?: number, };
+tabId?: number, 
+/**
+ * The site (origin) the person has not allowed Mimo on, when that is why the action did not
+ * run (`PERMISSION_DENIED`): a run waits for them to allow it instead of failing.
+ */
+waitsForSite?: string, };
 
 export type DialogKind = "alert" | "confirm" | "prompt" | "beforeunload";
 
@@ -1162,7 +1167,7 @@ target?: BoundingBox,
  * text, shortened; on `start`), so people read "Click “Sign in”", not an index. Left
  * out when it holds personal data.
  */
-targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
+targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "siteAccessNeeded", step: number, site: string, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
  * (the side panel) or `api` (`POST /api/agent/confirm`).
@@ -1280,7 +1285,7 @@ target?: BoundingBox,
  * text, shortened; on `start`), so people read "Click “Sign in”", not an index. Left
  * out when it holds personal data.
  */
-targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "confirmationAnswered", step: number, approved: boolean, 
+targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "siteAccessNeeded", step: number, site: string, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
  * (the side panel) or `api` (`POST /api/agent/confirm`).

@@ -8,15 +8,19 @@
 //   - revoking the site in the side panel makes actions fail again, though the content script
 //     is still in the page
 //   - "Allow Mimo on all sites" in the options lets Mimo act anywhere; unticking it stops it
+//   - an agent run whose step needs a site nobody allowed waits for the person
+//     (`waiting_permission`, said in the web app with where to click) and goes on by itself once
+//     they allow it in the side panel: the step runs once, and the run finishes
 /// <reference types="chrome" />
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
 import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
-import { newTask } from "../support/clients.ts";
+import { api, newTask, WebClient } from "../support/clients.ts";
+import { agentStep } from "../support/shopper.ts";
 import { allowInChromeDialog } from "../support/chrome-dialog.ts";
-import { allowAllSites, fails, logged, ok, pageAt, startHarness, startTask } from "./harness.ts";
-import type { Harness } from "./harness.ts";
+import { allowAllSites, fails, logged, ok, pageAt, signedInApp, startHarness, startTask } from "./harness.ts";
+import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
 /** The side panel's page, opened in a tab (its content is what the side panel shows). */
@@ -103,5 +107,42 @@ describe("site access", () => {
     await h.options.locator("#site-all").click();
     await h.options.locator("#site-all:not(:checked)").waitFor();
     await fails(h, taskId, { name: "browser_dom_index", params: {} }, "PERMISSION_DENIED");
+  });
+
+  it("an agent run waits for a site nobody allowed and goes on once the person allows it", { timeout: 90_000 }, async () => {
+    // Nothing is allowed now (the test before took all sites back).
+    const url = `${h.b}/buttons.html`;
+    h.mimo.llm.script([agentStep({ navigate: { url } }), agentStep({ done: { success: true, text: "The page is open." } })]);
+    const taskId = await newTask(h.mimo);
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "user_message", content: `Open ${url}` });
+    const needed = await web.waitFor((e) => e.type === "siteAccessNeeded", "the run asks for the site", 30_000);
+    assert.equal((needed as { site?: string }).site, h.b);
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "waiting_permission", "the task waits", 10_000);
+    assert.ok(!web.received.some((e) => e.type === "structuredOutput"), "the run did not end");
+
+    // The web app says what waits and where to click.
+    let app = await signedInApp(h.context, `${h.mimo.url}/#/task/${taskId}`, h.mimo.token);
+    const card = () => app.getByTestId("site-access");
+    await card().waitFor();
+    assert.match(await card().innerText(), new RegExp(`Allow Mimo on ${escape(h.b)}`));
+    await app.locator('[data-testid="task-status"][data-status="waiting_permission"]').waitFor();
+    // (Closed while Chrome's dialog is answered: the dialog is found by how it dims the panel.)
+    await app.close();
+
+    // The person allows it in the side panel: the run goes on by itself and finishes.
+    await allowInChromeDialog(h.display, panel, () => panel.getByRole("button", { name: `Allow Mimo on ${h.b}` }).click(), [`${h.b}/*`]);
+    const output = await web.waitFor((e) => e.type === "structuredOutput", "the task's outcome", 60_000);
+    assert.equal((output as { status?: string }).status, "ok", JSON.stringify(web.received.filter((e) => e.type !== "snapshotSync")));
+    app = await signedInApp(h.context, `${h.mimo.url}/#/task/${taskId}`, h.mimo.token);
+    await card().getByText("Allowed: the task goes on.").waitFor();
+    await app.close();
+    // The refused attempt and the one that ran are two actions; each ran at most once.
+    const records = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as ActionRecord[];
+    const starts = records.filter((r) => r.command.name === "task_start");
+    assert.deepEqual(starts.map((r) => r.state), ["failed", "succeeded"]);
+    assert.notEqual(starts[0]!.actionId, starts[1]!.actionId);
+    await pageAt(h, url);
+    await web.close();
   });
 });

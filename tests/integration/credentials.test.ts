@@ -191,6 +191,12 @@ describe("pairing and extension credentials", () => {
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get("access-control-allow-origin"), extensionOrigin);
     assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /authorization/);
+    // Its uploads to signed artifact URLs too (a PUT with If-None-Match), allowed on no site.
+    const upload = await fetch(`${mimo.url}/artifacts/anything`, { method: "OPTIONS", headers: { origin: extensionOrigin, "access-control-request-method": "PUT", "access-control-request-headers": "content-type, if-none-match" } });
+    assert.equal(upload.status, 204);
+    assert.equal(upload.headers.get("access-control-allow-origin"), extensionOrigin);
+    assert.match(upload.headers.get("access-control-allow-methods") ?? "", /PUT/);
+    assert.match(upload.headers.get("access-control-allow-headers") ?? "", /if-none-match/);
     const refused = await fetch(`${mimo.url}/api/extension/pair`, { method: "POST", headers: { origin: extensionOrigin, "content-type": "application/json" }, body: JSON.stringify({ code: "ABCD-EFGH", clientId: "cors" }) });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get("access-control-allow-origin"), extensionOrigin, "the extension can read why");
@@ -199,6 +205,7 @@ describe("pairing and extension credentials", () => {
       await fetch(`${mimo.url}/api/ws-ticket`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } }),
       await api(mimo, "/api/extension/extension-list"),
       await fetch(`${mimo.url}/api/task/id`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "GET" } }),
+      await fetch(`${mimo.url}/artifacts/anything`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "PUT" } }),
       page,
     ]) {
       assert.equal(res.headers.get("access-control-allow-origin"), null);

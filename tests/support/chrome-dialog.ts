@@ -83,18 +83,27 @@ export async function allowInChromeDialog(display: Display, page: Page, click: (
   const content: Area = { x: win.x + 20, y: win.y + win.chrome + 20, w: win.w - 40, h: win.h - win.chrome - 40 };
   const bright = await brightness(display.display, content);
   const dimmed = async () => (await brightness(display.display, content)) < bright * 0.85;
-  /** Waits up to `ms` for the page to be dimmed (`want`) or not; says whether it is. */
-  const waitDimmed = async (want: boolean, ms: number) => {
+  const granted = () => page.evaluate((o) => chrome.permissions.contains({ origins: o }), origins);
+  /**
+   * Waits up to `ms` for the page to be dimmed (`want`) or not; says whether it is. `orGranted`:
+   * or for Chrome to have granted the origins without asking (a site it granted before, as
+   * part of all sites, is granted again at once).
+   */
+  const waitDimmed = async (want: boolean, ms: number, orGranted = false) => {
     const deadline = Date.now() + ms;
     for (;;) {
       if ((await dimmed()) === want) return true;
+      if (orGranted && (await granted())) return false;
       if (Date.now() > deadline) return false;
       await sleep(100);
     }
   };
   for (let attempt = 1; ; attempt++) {
     await click();
-    if (!(await waitDimmed(true, DIALOG_TIMEOUT_MS))) assert.fail("Chrome's permission dialog did not show");
+    if (!(await waitDimmed(true, DIALOG_TIMEOUT_MS, true))) {
+      if (await granted()) return;
+      assert.fail("Chrome's permission dialog did not show");
+    }
     await sleep(ALLOW_ENABLED_MS);
     // Tab from "Deny" to "Allow", Space to press it. Should "Allow" not be enabled yet, focus
     // lands elsewhere and the dialog stays: the keys go again, and whatever they end on
@@ -104,7 +113,7 @@ export async function allowInChromeDialog(display: Display, page: Page, click: (
       if (await waitDimmed(false, 1500)) break;
       if (presses === 5) assert.fail("Chrome's permission dialog did not close");
     }
-    if (await page.evaluate((o) => chrome.permissions.contains({ origins: o }), origins)) return;
+    if (await granted()) return;
     if (attempt === 3) assert.fail(`Chrome did not grant ${origins.join(", ")}`);
   }
 }

@@ -7,8 +7,8 @@ import { clockTime, h } from "./dom.ts";
 import { outlinedShot, riskBadge } from "./evidence.ts";
 import { retryRemainingMs, retryText } from "./retry.ts";
 import type { ModelRetry } from "./retry.ts";
-import { describeAction } from "./steps.ts";
-import type { ChatCompacted, ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SubtaskEvent, ToolUsed } from "./task.ts";
+import { describeAction, statusWords } from "./steps.ts";
+import type { ChatCompacted, ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SiteAccessNeeded, SubtaskEvent, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -52,7 +52,7 @@ export type ChatHandlers = {
 
 /** Statuses in which the task is doing something that Stop can end. */
 export function isActive(status: TaskStatus): boolean {
-  return status === "running" || status === "ongoing" || status === "waiting_confirmation" || status === "takeover" || status === "paused";
+  return status === "running" || status === "ongoing" || status === "waiting_confirmation" || status === "waiting_permission" || status === "takeover" || status === "paused";
 }
 
 export class ChatView {
@@ -250,6 +250,7 @@ export class ChatView {
       for (const button of this.confirmButtons) button.disabled = true;
       this.confirmButtons = [];
     }
+    if (status !== "waiting_permission") this.settleSiteAccess(status);
     this.syncChrome();
   }
 
@@ -405,6 +406,47 @@ export class ChatView {
     const said = event.approved ? `Confirmed ${where}.` : `Declined ${where}${event.reason !== undefined ? `: “${event.reason}”` : ""}.`;
     card.querySelector('[data-testid="confirm-answer"]')!.textContent = said;
     card.setAttribute("data-answer", event.approved ? "approved" : "declined");
+  }
+
+  /**
+   * A step needs a site the person has not allowed Mimo on: the run waits. The web app cannot
+   * grant it (only the extension can show Chrome's prompt), so it says exactly where to click;
+   * the task goes on by itself once they do. "Try again" is for a grant the extension could not
+   * report (it was offline).
+   */
+  showSiteAccess(event: SiteAccessNeeded): void {
+    this.justFinished = null;
+    this.settleSiteAccess(null);
+    const retry = h("button", { class: "btn btn-sm", type: "button", "data-testid": "site-access-retry", onclick: () => this.handlers.onResume() }, "Try again");
+    this.keepAtBottom(() => {
+      this.list.append(
+        h(
+          "div",
+          { class: "output-card output-partial", "data-testid": "site-access", "data-site": event.site, "data-step": String(event.step) },
+          h("div", { class: "output-title" }, h("span", { class: "output-icon" }, "!"), `Step ${event.step} needs Mimo on ${event.site}`),
+          h(
+            "ol",
+            { class: "output-hint site-access-steps" },
+            h("li", {}, "In Chrome, click Mimo's icon in the toolbar (under the puzzle piece if it is not pinned): its side panel opens."),
+            h("li", {}, `Press “Allow Mimo on ${event.site}”, then Allow in Chrome's dialog.`),
+          ),
+          h("div", { class: "output-hint" }, "The task goes on by itself once you allow it; Stop ends it."),
+          h("div", { class: "confirm-actions" }, retry),
+          h("div", { class: "output-hint", "data-testid": "site-access-answer" }),
+        ),
+      );
+    });
+    this.syncChrome();
+  }
+
+  /** The run stopped waiting for a site (`status`), or a newer wait replaces this one (null). */
+  private settleSiteAccess(status: TaskStatus | null): void {
+    const card = this.list.querySelector<HTMLElement>('[data-testid="site-access"]:not([data-settled])');
+    if (card === null) return;
+    card.setAttribute("data-settled", "");
+    card.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    const said = status === "running" ? "Allowed: the task goes on." : status === null ? "" : `The task is ${statusWords(status).toLowerCase()}.`;
+    card.querySelector('[data-testid="site-access-answer"]')!.textContent = said;
   }
 
   /** The page the step would act on, its target outlined (when it is in view). */
@@ -637,7 +679,8 @@ export class ChatView {
     this.pauseButton.hidden = !(this.status === "running" || this.status === "ongoing");
     this.syncAnswers();
     // Thinking, not waiting: a step waiting for the person shows its card, not the dots.
-    this.thinking.hidden = !(active && !held && this.status !== "waiting_confirmation" && !this.streaming());
+    const waits = this.status === "waiting_confirmation" || this.status === "waiting_permission";
+    this.thinking.hidden = !(active && !held && !waits && !this.streaming());
     this.empty.hidden = this.list.childElementCount > 0;
     this.syncComposer();
   }

@@ -354,6 +354,7 @@ class App {
       compacted: (event) => this.chat.showCompaction(event),
       confirmation: (event) => this.chat.showConfirmation(event),
       answered: (event) => this.chat.showConfirmationAnswered(event),
+      siteAccess: (event) => this.chat.showSiteAccess(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
       bridgeMode: (allow, confirm) => this.bridgePanel.render({ allow, confirm }),
       warning: (message) => this.chat.showWarning(message),

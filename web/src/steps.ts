@@ -63,6 +63,7 @@ export function statusWords(status: string): string {
     running: "Working",
     ongoing: "Ready",
     waiting_confirmation: "Waiting for you",
+    waiting_permission: "Waiting for site access",
     takeover: "You have the browser",
     paused: "Paused",
     completed: "Done",

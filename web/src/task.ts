@@ -8,6 +8,7 @@ export type ToolUsed = Extract<EventEnvelope, { type: "toolUsed" }>;
 export type PageObserved = Extract<EventEnvelope, { type: "pageObserved" }>;
 export type ConfirmationRequested = Extract<EventEnvelope, { type: "confirmationRequested" }>;
 export type ConfirmationAnswered = Extract<EventEnvelope, { type: "confirmationAnswered" }>;
+export type SiteAccessNeeded = Extract<EventEnvelope, { type: "siteAccessNeeded" }>;
 export type SubtaskEvent = Extract<EventEnvelope, { type: "subtaskStarted" | "subtaskFinished" }>;
 export type ForkEvent = Extract<EventEnvelope, { type: "forkedFrom" | "forked" }>;
 export type ChatCompacted = Extract<EventEnvelope, { type: "chatCompacted" }>;
@@ -36,6 +37,8 @@ export type TaskSink = {
   confirmation(event: ConfirmationRequested): void;
   /** It was answered, here or elsewhere (the extension's side panel, a script). */
   answered(event: ConfirmationAnswered): void;
+  /** A step needs a site the person has not allowed Mimo on: the run waits for them. */
+  siteAccess(event: SiteAccessNeeded): void;
   /** Whether each step waits for the person. */
   stepMode(stepByStep: boolean): void;
   /** Whether the task may use the local bridge, and whether its changes wait for the person. */
@@ -124,6 +127,9 @@ export class TaskModel {
         break;
       case "confirmationAnswered":
         this.sink.answered(event);
+        break;
+      case "siteAccessNeeded":
+        this.sink.siteAccess(event);
         break;
       case "stepMode":
         this.sink.stepMode(event.stepByStep);

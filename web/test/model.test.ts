@@ -23,6 +23,7 @@ function recorder(): { sink: TaskSink; log: string[] } {
     domains: (allowed, blocked) => log.push(`domains ${allowed.join(",")} / ${blocked.join(",")}`),
     confirmation: (e) => log.push(`confirm? ${e.step}`),
     answered: (e) => log.push(`answered ${e.step} ${e.approved} by ${e.by}${e.reason !== undefined ? ` ${e.reason}` : ""}`),
+    siteAccess: (e) => log.push(`site ${e.step} ${e.site}`),
     stepMode: (on) => log.push(`step mode ${on}`),
     bridgeMode: (allow, confirm) => log.push(`bridge ${allow} ${confirm}`),
     subtask: (event) => log.push(`${event.type} ${event.subtask}`),
@@ -88,6 +89,13 @@ describe("TaskModel", () => {
     assert.deepEqual(log, ["step mode true", "confirm? 2", "answered 2 false by extension wrong one"]);
   });
 
+  it("passes on a step waiting for a site the person has not allowed", () => {
+    const { sink, log } = recorder();
+    const model = new TaskModel(TASK, sink);
+    model.apply({ seq: 1, taskId: TASK, at, type: "siteAccessNeeded", step: 3, site: "https://shop.example" });
+    assert.deepEqual(log, ["site 3 https://shop.example"]);
+  });
+
   it("always applies events without seq and ignores other tasks' events", () => {
     const { sink, log } = recorder();
     const model = new TaskModel(TASK, sink);
@@ -148,6 +156,7 @@ describe("describeAction", () => {
   it("says a task's status in words", async () => {
     const { statusWords } = await import("../src/steps.ts");
     assert.equal(statusWords("waiting_confirmation"), "Waiting for you");
+    assert.equal(statusWords("waiting_permission"), "Waiting for site access");
     assert.equal(statusWords("takeover"), "You have the browser");
     assert.equal(statusWords("completed"), "Done");
     assert.equal(statusWords("some_new_state"), "some new state");

@@ -41,12 +41,15 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     }
 }
 
-/// Routes an extension reaches with fetch (the socket itself is not held to CORS).
+/// Routes an extension reaches with fetch (the socket itself is not held to CORS): signed
+/// artifact URLs among them, where it uploads screenshots and page text (Mimo may be allowed on
+/// no site at all, so it cannot count on a host permission for its own server).
 fn extension_fetch_route(path: &str) -> bool {
     matches!(
         path,
         "/api/extension/pair" | "/api/extension/poll" | "/api/ws-ticket" | "/api/artifacts/presign"
     ) || path.starts_with("/api/artifacts/")
+        || path.starts_with("/artifacts/")
         || (path.starts_with("/api/task/") && path.ends_with("/secret-value"))
 }
 
@@ -67,10 +70,11 @@ fn with_cors(response: Response, origin: &str, preflight: bool) -> Result<Respon
     headers.set("access-control-allow-origin", origin)?;
     headers.append("vary", "Origin")?;
     if preflight {
-        headers.set("access-control-allow-methods", "GET, POST")?;
+        headers.set("access-control-allow-methods", "GET, POST, PUT")?;
+        // `if-none-match`: an upload to a signed URL stores only where nothing is yet.
         headers.set(
             "access-control-allow-headers",
-            "authorization, content-type",
+            "authorization, content-type, if-none-match",
         )?;
         headers.set("access-control-max-age", "600")?;
     }

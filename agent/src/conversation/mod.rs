@@ -28,6 +28,7 @@ pub use consent::{Asker, Verdict};
 
 pub use fork::ForkSeed;
 mod run;
+pub use run::SITE_WAIT_MS;
 
 pub use delegation::MAX_SUBTASKS;
 
@@ -70,6 +71,8 @@ pub enum Effect {
         action_id: String,
         command: ActionCommand,
     },
+    /// Make sure the task is woken by `at` (a wait of the run's has a bound).
+    WakeAt(u64),
 }
 
 /// The person's answer to a confirmation.
@@ -656,13 +659,18 @@ impl Conversation {
         self.transition(TaskStatus::Paused, now)
     }
 
-    /// The person handed the browser back, or resumed a paused task: a model call held by the
-    /// pause is made now.
+    /// The person handed the browser back, resumed a paused task or allowed the site a step
+    /// waited for: a model call held by the pause is made now, an action held for the site is
+    /// sent again.
     pub fn resume(&mut self, now: u64) -> Vec<Effect> {
-        if !matches!(self.task.status, TaskStatus::Takeover | TaskStatus::Paused) {
+        use TaskStatus::*;
+        if !matches!(self.task.status, Takeover | Paused | WaitingPermission) {
             return Vec::new();
         }
-        let mut effects = self.transition(TaskStatus::Running, now);
+        let mut effects = self.transition(Running, now);
+        // The extension resumes a task waiting for a site once the person allows one (a paused
+        // task may have come to wait meanwhile).
+        effects.extend(self.site_allowed());
         if let Some((turn_id, delay_ms)) = self.paused_call.take() {
             if self.is_current_turn(&turn_id) {
                 effects.extend(self.call_model(turn_id, delay_ms, now));

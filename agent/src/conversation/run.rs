@@ -33,6 +33,10 @@ use crate::{answer, risk, skills};
 /// The longest decline reason passed to the model (a person's note, not a prompt).
 const MAX_DECLINE_REASON_CHARS: usize = 500;
 
+/// How long a run waits for the person to allow Mimo on a site one of its steps needs before
+/// it ends: long enough to find the side panel, short enough that a forgotten task ends.
+pub const SITE_WAIT_MS: u64 = 10 * 60 * 1000;
+
 /// The action a step's choice becomes (`None` for `done`), the task's attached files naming
 /// what `upload_file` sends (a file not attached is the step's error), `agent_id` the agent a
 /// bridge invocation is attributed to.
@@ -682,9 +686,20 @@ impl Conversation {
     /// The latest step does not run, for `error`: the model hears why and chooses again (on
     /// the page as it last saw it, since nothing ran).
     fn refuse_step(&mut self, error: ErrorObject, now: u64) -> Vec<Effect> {
-        let run = self.run.as_ref().expect("run");
-        let step = run.steps.last().expect("step");
-        let result = ToolResult {
+        let result = self.failed_step(error);
+        let mut effects = self.end_step(result);
+        effects.extend(self.think(0, now));
+        effects
+    }
+
+    /// The latest step's result when it did not run, for `error`.
+    fn failed_step(&self, error: ErrorObject) -> ToolResult {
+        let step = self
+            .run
+            .as_ref()
+            .and_then(|r| r.steps.last())
+            .expect("step");
+        ToolResult {
             tool_call_id: step.tool_call_id.clone(),
             name: step.output.action.name().to_owned(),
             ok: false,
@@ -693,14 +708,87 @@ impl Conversation {
             error: Some(error),
             warnings: Vec::new(),
             partial: false,
+        }
+    }
+
+    /// `command` did not run because the person has not allowed Mimo on `site`: the run waits
+    /// for them (`waiting_permission`) instead of failing, and sends it again once they allow
+    /// the site ([`Conversation::site_allowed`]); at [`SITE_WAIT_MS`] it ends.
+    fn wait_for_site(
+        &mut self,
+        site: String,
+        command: ActionCommand,
+        purpose: Purpose,
+        now: u64,
+    ) -> Vec<Effect> {
+        let until = now + SITE_WAIT_MS;
+        let run = self.run.as_mut().expect("run");
+        let step = run.steps.last().map_or(0, |s| s.number);
+        run.phase = Phase::WaitingSite {
+            site: site.clone(),
+            command,
+            purpose,
+            until,
         };
-        let mut effects = self.end_step(result);
-        effects.extend(self.think(0, now));
+        let mut effects = vec![
+            Effect::SaveRun,
+            Effect::Emit(FrontendEvent::SiteAccessNeeded { step, site }),
+        ];
+        effects.extend(self.transition(TaskStatus::WaitingPermission, now));
+        effects.push(Effect::WakeAt(until));
+        effects
+    }
+
+    /// The person allowed a site (or resumed the task): the action that waited for one is sent
+    /// again, under an id of its own. Should the site still be refused, the run waits again.
+    pub(crate) fn site_allowed(&mut self) -> Vec<Effect> {
+        let Some(Phase::WaitingSite {
+            command, purpose, ..
+        }) = self.run.as_ref().map(|r| r.phase.clone())
+        else {
+            return Vec::new();
+        };
+        let turn_id = self.step_turn_id();
+        let run = self.run.as_mut().expect("run");
+        run.sent_again += 1;
+        let again = format!("{}.again{}", purpose.suffix(), run.sent_again);
+        self.submit_as(&turn_id, command, purpose, &again)
+    }
+
+    /// The person did not allow the site within [`SITE_WAIT_MS`]: the step fails, and the run
+    /// with it.
+    fn site_wait_over(&mut self, site: &str, purpose: Purpose, now: u64) -> Vec<Effect> {
+        let error = ErrorObject::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "Mimo is not allowed on {site}, and it was not allowed within {} minutes: \
+                 press \"Allow Mimo on {site}\" in the Mimo side panel, then send the message \
+                 again.",
+                SITE_WAIT_MS / 60_000
+            ),
+        );
+        let mut effects = Vec::new();
+        if matches!(purpose, Purpose::Step | Purpose::TaskStart) {
+            let result = self.failed_step(error.clone());
+            effects.extend(self.end_step(result));
+        }
+        effects.extend(self.fail_run(error, now));
         effects
     }
 
     fn submit(&mut self, turn_id: &str, command: ActionCommand, purpose: Purpose) -> Vec<Effect> {
-        let action_id = format!("{}.{turn_id}.{}", self.task.task_id, purpose.suffix());
+        self.submit_as(turn_id, command, purpose, purpose.suffix())
+    }
+
+    /// Submits `command` as the action named `{task}.{turn_id}.{name}`.
+    fn submit_as(
+        &mut self,
+        turn_id: &str,
+        command: ActionCommand,
+        purpose: Purpose,
+        name: &str,
+    ) -> Vec<Effect> {
+        let action_id = format!("{}.{turn_id}.{name}", self.task.task_id);
         self.run.as_mut().expect("run").phase = Phase::Acting {
             action_id: action_id.clone(),
             command: command.clone(),
@@ -727,13 +815,22 @@ impl Conversation {
     /// An action of the task ended. Only the one the run waits for moves it on.
     pub fn action_finished(&mut self, record: &ActionRecord, now: u64) -> Vec<Effect> {
         let Some(Phase::Acting {
-            action_id, purpose, ..
+            action_id,
+            purpose,
+            command,
         }) = self.run.as_ref().map(|r| r.phase.clone())
         else {
             return Vec::new();
         };
         if action_id != record.action_id || !record.state.is_final() {
             return Vec::new();
+        }
+        let site = record.outcome.as_ref().and_then(|o| {
+            let refused = o.error.as_ref()?.code == ErrorCode::PermissionDenied;
+            o.waits_for_site.clone().filter(|_| refused)
+        });
+        if let Some(site) = site {
+            return self.wait_for_site(site, command, purpose, now);
         }
         let offline = record
             .outcome
@@ -1010,6 +1107,18 @@ impl Conversation {
                 Some(record) if record.state.is_final() => self.action_finished(&record, now),
                 Some(_) => Vec::new(),
             },
+            Some(Phase::WaitingSite {
+                site,
+                purpose,
+                until,
+                ..
+            }) => {
+                if now >= until {
+                    self.site_wait_over(&site, purpose, now)
+                } else {
+                    vec![Effect::WakeAt(until)]
+                }
+            }
             _ => Vec::new(),
         }
     }

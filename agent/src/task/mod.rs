@@ -861,6 +861,7 @@ impl Task {
                 client_id: None,
                 purpose: BindPurpose::Run,
             }),
+            conversation::Effect::WakeAt(at) => out.push(Effect::WakeAt(at)),
             conversation::Effect::SubmitAction { action_id, command } => {
                 let task = conversation.task();
                 let submitted = queue(&mut self.actions, task, action_id, None, command, now);

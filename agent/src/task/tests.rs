@@ -209,6 +209,7 @@ fn outcome(action: &BrowserAction, status: ActionStatus, result: serde_json::Val
             warnings: Vec::new(),
             dialog: None,
             tab_id: None,
+            waits_for_site: None,
         },
     })
 }
@@ -243,6 +244,7 @@ fn finish(task: &Task, action_id: &str) -> Input {
             warnings: Vec::new(),
             dialog: None,
             tab_id: None,
+            waits_for_site: None,
         },
     })
 }
@@ -1011,6 +1013,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
             warnings: Vec::new(),
             dialog: None,
             tab_id: None,
+            waits_for_site: None,
         },
         50,
     );
@@ -1222,3 +1225,4 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
 
 mod compaction;
 mod consent;
+mod site_wait;

@@ -151,6 +151,7 @@ fn record(
             warnings: Vec::new(),
             dialog: None,
             tab_id: None,
+            waits_for_site: None,
         }),
     }
 }
