@@ -468,6 +468,7 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
         Input::ModelAnswered {
             purpose: SideCall::Title,
             text: Some("\"Cheapest flights to Lisbon.\"\n".into()),
+            usage: TokenUsage::default(),
         },
         5,
     );
@@ -482,6 +483,7 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
             Input::ModelAnswered {
                 purpose: SideCall::Title,
                 text: Some(" \n ".into()),
+                usage: TokenUsage::default(),
             },
             6
         )
