@@ -1224,3 +1224,4 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
 
 mod compaction;
 mod consent;
+mod limits;
