@@ -112,12 +112,14 @@ pub struct RunConfig {
     /// Whether the model is shown the latest page's screenshot (`MIMO_AGENT_VISION`, resolved
     /// against the model).
     pub vision: bool,
-    /// How many times in a row the same action on an unchanged page ends the run
-    /// (`MIMO_AGENT_MAX_REPEATS`); the model is warned at 3 and 5.
+    /// How many times in a row the same action, or the same cycle of up to 4 actions, on pages
+    /// that do not change ends the run (`MIMO_AGENT_MAX_REPEATS`); the model is warned at 3
+    /// and 5.
     pub max_repeats: u32,
-    /// The most tokens (input and output) a run may use (`MIMO_AGENT_MAX_TOKENS`).
+    /// The most tokens (input and output) a request may use, its sub-agents and every other
+    /// model call made for it included (`MIMO_AGENT_MAX_TOKENS`).
     pub max_tokens: Option<u64>,
-    /// The most a run may cost, in millionths of a dollar (`MIMO_AGENT_MAX_COST`, dollars).
+    /// The most a request may cost, in millionths of a dollar (`MIMO_AGENT_MAX_COST`, dollars).
     pub max_cost_micros: Option<u64>,
     /// What the model's tokens cost (`MIMO_LLM_PRICE`, or known for common models).
     pub price: Option<crate::llm::Price>,
@@ -302,12 +304,24 @@ pub struct AgentRun {
     /// The model refused a screenshot: the rest of the run shows it pages as text only.
     #[serde(default)]
     pub images_refused: bool,
-    /// The latest step's action and the page it was chosen on, as a digest, and how many steps
-    /// in a row chose it: the same action on an unchanged page again is going round in circles.
+    /// The latest steps' choices, oldest first, each a digest of the action and of the page it
+    /// was chosen on (digits and times in its text left out): one choice, or a cycle of up to 4,
+    /// repeated on pages that do not change is going round in circles
+    /// (`conversation::limits`). A run stored before kept only the latest (`lastChoice`,
+    /// now ignored): it starts counting again.
     #[serde(default)]
-    pub last_choice: Option<u64>,
+    pub choices: Vec<u64>,
+    /// How many times in a row the latest step completed the choice or cycle it repeats (1:
+    /// it repeats nothing).
     #[serde(default)]
     pub repeats: u32,
+    /// The tokens every model call of the request used so far — the request being the
+    /// person's message at `goal_position`: this run's steps and the calls that were retried or
+    /// corrected, the master's calls and every sub-agent's run, and the calls beside the chat
+    /// (title, summary) answered meanwhile. Carried from each run of the request to the next;
+    /// the budget (`MIMO_AGENT_MAX_TOKENS`, `MIMO_AGENT_MAX_COST`) is checked against it.
+    #[serde(default)]
+    pub request_usage: TokenUsage,
     /// Answers (`done` data) that did not match the answer format so far.
     #[serde(default)]
     pub answer_attempts: u32,
@@ -396,8 +410,9 @@ impl AgentRun {
             corrections: Vec::new(),
             updates: Vec::new(),
             images_refused: false,
-            last_choice: None,
+            choices: Vec::new(),
             repeats: 0,
+            request_usage: TokenUsage::default(),
             answer_attempts: 0,
             overflows: 0,
             subtask: None,

@@ -529,10 +529,11 @@ impl TaskCoordinator {
         match effect {
             Effect::CallLlm(call) => Ok(Followup::Effects(self.call_llm(call).await?)),
             Effect::AskModel { purpose, messages } => {
-                let text = self.ask_model(&messages).await;
+                let (text, usage) = self.ask_model(&messages).await;
                 Ok(Followup::Input(Box::new(Input::ModelAnswered {
                     purpose,
                     text,
+                    usage,
                 })))
             }
             Effect::Bind { client_id, purpose } => {
@@ -718,8 +719,14 @@ impl TaskCoordinator {
     /// The text of the model's answer to a call beside the conversation (a title, a summary),
     /// offering no tools; `None` when the call failed (nobody is told: it is not a step of the
     /// task).
-    async fn ask_model(&self, messages: &[llm::ChatMessage]) -> Option<String> {
-        let config = self.task.borrow().config().llm.clone().ok()?;
+    async fn ask_model(
+        &self,
+        messages: &[llm::ChatMessage],
+    ) -> (Option<String>, mimo_protocol::TokenUsage) {
+        let mut usage = mimo_protocol::TokenUsage::default();
+        let Ok(config) = self.task.borrow().config().llm.clone() else {
+            return (None, usage);
+        };
         let mut text = String::new();
         let mut done = false;
         llm_client::stream_completion(&config, messages, &[], |event| {
@@ -732,12 +739,22 @@ impl TaskCoordinator {
                         self.task_label()
                     )
                 }
-                llm::LlmEvent::ToolCall(_) | llm::LlmEvent::Usage { .. } => {}
+                // Counted into the request's budget, whether the call is answered or not.
+                llm::LlmEvent::Usage {
+                    input_tokens,
+                    output_tokens,
+                } => {
+                    usage = mimo_protocol::TokenUsage {
+                        input_tokens,
+                        output_tokens,
+                    }
+                }
+                llm::LlmEvent::ToolCall(_) => {}
             }
             true
         })
         .await;
-        done.then_some(text)
+        (done.then_some(text), usage)
     }
 
     /// Artifact `artifact_id` of this task as an image for the model; `Err` says why it cannot

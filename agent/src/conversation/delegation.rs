@@ -15,7 +15,7 @@ use mimo_protocol::agent::{
 use mimo_protocol::{ChatRole, ErrorCode, ErrorObject, FrontendEvent};
 
 use super::{Conversation, Effect};
-use crate::records::{AgentRun, Budget, Delegation, Subtask};
+use crate::records::{Budget, Delegation, Subtask};
 use crate::{answer, llm, prompt};
 
 /// The most sub-tasks one request may start: a master that keeps delegating is told to answer
@@ -64,11 +64,12 @@ impl Conversation {
         now: u64,
     ) -> Vec<Effect> {
         let goal_position = self.request_position();
+        // The run stays until the next one replaces it: it holds what the request used.
         let mut delegation = self
             .run
-            .take()
+            .as_mut()
             .filter(|r| r.goal_position == goal_position)
-            .and_then(|r| r.delegation)
+            .and_then(|r| r.delegation.take())
             .unwrap_or_default();
         delegation
             .transcript
@@ -96,7 +97,9 @@ impl Conversation {
         self.next_subtask(goal_position, delegation, now)
     }
 
-    /// Starts the next pending sub-task, or, with none left, asks the master again.
+    /// Starts the next pending sub-task, or, with none left, asks the master again — unless the
+    /// request is over its budget: then it ends with `BUDGET_EXCEEDED`, and nothing more of it
+    /// runs (what the sub-tasks returned was shown as each finished).
     fn next_subtask(
         &mut self,
         goal_position: u32,
@@ -104,6 +107,14 @@ impl Conversation {
         now: u64,
     ) -> Vec<Effect> {
         let mut effects = Vec::new();
+        if let Some(error) = self.request_over_budget() {
+            let mut run = self.request_run(goal_position);
+            run.phase = crate::records::Phase::Finished;
+            run.delegation = Some(delegation);
+            self.run = Some(run);
+            effects.extend(self.fail_run(error, now));
+            return effects;
+        }
         while let Some(call) = delegation.pending.first().cloned() {
             let args = match self.subtask_args(&call, delegation.started) {
                 Ok(args) => args,
@@ -133,7 +144,7 @@ impl Conversation {
                 goal: subtask.goal.clone(),
                 max_steps,
             }));
-            let mut run = AgentRun::new(goal_position);
+            let mut run = self.request_run(goal_position);
             run.subtask = Some(subtask);
             run.delegation = Some(delegation);
             self.run = Some(run);
@@ -141,7 +152,7 @@ impl Conversation {
             return effects;
         }
         // Every call has returned: the master answers, or delegates again.
-        let mut run = AgentRun::new(goal_position);
+        let mut run = self.request_run(goal_position);
         run.phase = crate::records::Phase::Finished;
         run.delegation = Some(delegation);
         self.run = Some(run);

@@ -22,6 +22,7 @@ mod compaction;
 mod consent;
 mod delegation;
 mod fork;
+mod limits;
 
 pub use compaction::Compaction;
 pub use consent::{Asker, Verdict};
@@ -215,6 +216,9 @@ pub struct Conversation {
     /// The compaction whose summary the model is writing. Not stored: after a restart the
     /// next answer asks again.
     summarizing: Option<Compaction>,
+    /// What the latest request's model calls used before it has a run to keep it (its first
+    /// call, until that call starts the run; a request answered in chat keeps it only here).
+    unrun_usage: TokenUsage,
 }
 
 /// Longest title derived from the first message, in characters.
@@ -253,6 +257,7 @@ impl Conversation {
             paused_call: None,
             summary: None,
             summarizing: None,
+            unrun_usage: TokenUsage::default(),
         }
     }
 
@@ -283,6 +288,7 @@ impl Conversation {
             paused_call: None,
             summary: None,
             summarizing: None,
+            unrun_usage: TokenUsage::default(),
         }
     }
 
@@ -574,13 +580,16 @@ impl Conversation {
                 // sub-tasks found).
                 let in_run = self.run_is_active() || self.task.answer_schema.is_some();
                 let turn = self.turn.as_mut().expect("current turn");
+                let usage = std::mem::take(&mut turn.usage);
                 if in_run || !turn.tool_calls.is_empty() {
                     let tool_calls = std::mem::take(&mut turn.tool_calls);
                     let thought = turn.text.clone();
-                    let usage = turn.usage;
-                    return self.run_turn_done(tool_calls, thought, usage, now);
+                    let mut effects = self.count_usage(usage);
+                    effects.extend(self.run_turn_done(tool_calls, thought, usage, now));
+                    return effects;
                 }
-                let mut effects = self.finish_turn(now);
+                let mut effects = self.count_usage(usage);
+                effects.extend(self.finish_turn(now));
                 let text = self
                     .history
                     .last()
@@ -598,10 +607,14 @@ impl Conversation {
                 }
                 effects
             }
-            llm::LlmEvent::Error(error) if self.run_is_active() => {
-                self.retry_run_call(error, Vec::new(), now)
-            }
             llm::LlmEvent::Error(error) => {
+                // What the failed call used before it failed counts all the same.
+                let usage = std::mem::take(&mut self.turn.as_mut().expect("current turn").usage);
+                let mut effects = self.count_usage(usage);
+                if self.run_is_active() {
+                    effects.extend(self.retry_run_call(error, Vec::new(), now));
+                    return effects;
+                }
                 // A failure before any text reached the person is retried ([`next_attempt`]);
                 // after text, a retry would repeat it, so the turn fails.
                 let turn = self.turn.as_mut().expect("current turn");
@@ -612,14 +625,13 @@ impl Conversation {
                 };
                 let error = match next {
                     Ok((event, delay_ms)) => {
-                        return vec![
-                            Effect::Emit(event),
-                            self.model_call(turn_id.to_owned(), delay_ms),
-                        ]
+                        effects.push(Effect::Emit(event));
+                        effects.push(self.model_call(turn_id.to_owned(), delay_ms));
+                        return effects;
                     }
                     Err(error) => error,
                 };
-                let mut effects = self.finish_turn(now);
+                effects.extend(self.finish_turn(now));
                 effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
                     status: OutputStatus::Error,
                     output: None,
@@ -851,8 +863,9 @@ impl Conversation {
 
     /// Answers the latest message: the model may reply in text or start a browser run.
     fn start_turn(&mut self, now: u64) -> Vec<Effect> {
-        // A new message that needs the browser starts a new run.
+        // A new message that needs the browser starts a new run, and counts anew.
         self.run = None;
+        self.unrun_usage = TokenUsage::default();
         let turn_id = self.open_turn();
         self.call_model(turn_id, 0, now)
     }

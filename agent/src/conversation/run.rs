@@ -261,7 +261,7 @@ impl Conversation {
                 effects.extend(self.delegate(tool_calls, thought, now));
                 return effects;
             }
-            self.run = Some(AgentRun::new(self.request_position()));
+            self.run = Some(self.request_run(self.request_position()));
         }
         let Some(call) = tool_calls.into_iter().next() else {
             let error = LlmError::new(
@@ -387,65 +387,16 @@ impl Conversation {
         effects
     }
 
-    /// Whether the latest step may not run: the run is over its token or cost budget, or the
-    /// model chose the same action on the same page too many times in a row (it is warned
-    /// before, at 3 and 5). Finishing is always allowed.
+    /// Whether the latest step may not run: its request is over its token or cost budget, or
+    /// the model goes round in circles (it is warned before, at 3 and 5); see
+    /// [`super::limits`]. Finishing is always allowed.
     fn over_limits(&mut self) -> Option<ErrorObject> {
-        let config = self.config.clone();
-        let run = self.run.as_mut()?;
-        let step = run.steps.last()?;
+        let step = self.run.as_ref()?.steps.last()?;
         if matches!(step.output.action, AgentAction::Done { .. }) {
             return None;
         }
-        let (used, cost) = usage_and_cost(&run.steps, config.price);
-        if let Some(max) = config
-            .max_tokens
-            .filter(|max| used.input_tokens + used.output_tokens > *max)
-        {
-            return Some(ErrorObject::new(
-                ErrorCode::BudgetExceeded,
-                format!(
-                    "The run used {} tokens, over its budget of {max} (MIMO_AGENT_MAX_TOKENS). Give a narrower goal, or raise the budget.",
-                    used.input_tokens + used.output_tokens
-                ),
-            ));
-        }
-        if let (Some(max), Some(cost)) = (config.max_cost_micros, cost) {
-            if cost > max {
-                return Some(ErrorObject::new(
-                    ErrorCode::BudgetExceeded,
-                    format!(
-                        "The run cost ${:.4}, over its budget of ${:.4} (MIMO_AGENT_MAX_COST). Give a narrower goal, or raise the budget.",
-                        cost as f64 / 1e6,
-                        max as f64 / 1e6
-                    ),
-                ));
-            }
-        }
-        let choice = choice_digest(&step.output.action, run.observation.as_ref());
-        run.repeats = if run.last_choice == Some(choice) {
-            run.repeats + 1
-        } else {
-            1
-        };
-        run.last_choice = Some(choice);
-        let repeats = run.repeats;
-        let action = step.output.action.name();
-        if repeats >= config.max_repeats {
-            return Some(ErrorObject::new(
-                ErrorCode::LoopDetected,
-                format!(
-                    "The agent chose {action} on the same unchanged page {repeats} times in a row: it is going round in circles (MIMO_AGENT_MAX_REPEATS). Rephrase the goal, or do this step yourself."
-                ),
-            ));
-        }
-        if repeats == 3 || repeats == 5 {
-            run.corrections = vec![llm::ChatMessage::user(format!(
-                "<loop_warning>\nYou have chosen {action} on this same page {repeats} times in a row and the page did not change: it is not working. Try another way (another element, scroll_to, navigate), or finish with done and say what stopped you. At {} the task ends.\n</loop_warning>",
-                config.max_repeats
-            ))];
-        }
-        None
+        self.request_over_budget()
+            .or_else(|| self.going_in_circles())
     }
 
     /// A failed model call of the run: made again while retries last ([`next_attempt`]: with
@@ -1433,7 +1384,7 @@ impl Conversation {
         let (steps, usage, cost) = {
             let run = self.run.as_mut().expect("run");
             run.phase = Phase::Finished;
-            let (usage, cost) = usage_and_cost(&run.steps, price);
+            let (usage, cost) = super::limits::spent(run, price);
             (run.steps.len(), usage, cost)
         };
         let cost_usd = cost.map(|micros| micros as f64 / 1e6);
@@ -1562,39 +1513,6 @@ impl Answer {
             invalid: None,
         }
     }
-}
-
-/// A digest of an action and the page it was chosen on (its address and element list, which
-/// say where it is scrolled): equal digests are the same choice on an unchanged page.
-fn choice_digest(action: &AgentAction, page: Option<&Observation>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_string(action)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    if let Some(page) = page {
-        page.url.hash(&mut hasher);
-        page.elements.hash(&mut hasher);
-        page.dialog.is_some().hash(&mut hasher);
-    }
-    hasher.finish()
-}
-
-/// The tokens the run's steps used, and what they cost when the model's price is known.
-pub(crate) fn usage_and_cost(
-    steps: &[Step],
-    price: Option<llm::Price>,
-) -> (TokenUsage, Option<u64>) {
-    let used = steps
-        .iter()
-        .fold(TokenUsage::default(), |sum, s| TokenUsage {
-            input_tokens: sum.input_tokens + s.usage.input_tokens,
-            output_tokens: sum.output_tokens + s.usage.output_tokens,
-        });
-    (
-        used,
-        price.map(|p| p.cost_micros(used.input_tokens, used.output_tokens)),
-    )
 }
 
 #[cfg(test)]

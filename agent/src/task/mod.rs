@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use mimo_protocol::{
     ActionCommand, Attachment, BrowserAction, BrowserSnapshot, ErrorCode, ErrorObject,
-    FrontendEvent, ServerToExtension, TaskControl, TaskStatus,
+    FrontendEvent, ServerToExtension, TaskControl, TaskStatus, TokenUsage,
 };
 
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
@@ -79,10 +79,12 @@ pub enum Input {
         event: llm::LlmEvent,
     },
     /// The model's answer to an [`Effect::AskModel`]: the text of its reply, `None` when the
-    /// call failed.
+    /// call failed, and the tokens it used (counted into the request's budget, a failed
+    /// call's too).
     ModelAnswered {
         purpose: SideCall,
         text: Option<String>,
+        usage: TokenUsage,
     },
     /// An ack, result or attempt status from the extension, relayed by the registry.
     Extension(ActionEvent),
@@ -511,7 +513,12 @@ impl Task {
                     conversation.llm_event(&turn_id, event, now),
                 ));
             }
-            Input::ModelAnswered { purpose, text } => {
+            Input::ModelAnswered {
+                purpose,
+                text,
+                usage,
+            } => {
+                work.extend(conversation_work(conversation.count_usage(usage)));
                 let effects = match (purpose, text) {
                     (SideCall::Title, Some(title)) => conversation.title_suggested(&title, now),
                     (SideCall::Title, None) => Vec::new(),

@@ -470,6 +470,7 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
         Input::ModelAnswered {
             purpose: SideCall::Title,
             text: Some("\"Cheapest flights to Lisbon.\"\n".into()),
+            usage: TokenUsage::default(),
         },
         5,
     );
@@ -484,6 +485,7 @@ fn the_first_answer_has_the_model_name_the_task_after_everything_else() {
             Input::ModelAnswered {
                 purpose: SideCall::Title,
                 text: Some(" \n ".into()),
+                usage: TokenUsage::default(),
             },
             6
         )
@@ -1225,4 +1227,5 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
 
 mod compaction;
 mod consent;
+mod limits;
 mod site_wait;

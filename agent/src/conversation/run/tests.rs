@@ -2285,6 +2285,7 @@ mod answers;
 mod consent;
 mod delegation;
 mod fork;
+mod limits;
 
 /// The tool result the model is shown last in a call's messages.
 fn last_tool_result(effects: &[Effect]) -> Value {

@@ -72,6 +72,7 @@ fn summarized(
         Input::ModelAnswered {
             purpose: SideCall::Summary(compaction),
             text: text.map(str::to_owned),
+            usage: TokenUsage::default(),
         },
         now,
     )
