@@ -17,14 +17,20 @@
 // a standby runtime, kept warm for that moment (Node started, Miniflare loaded and run once).
 // Storage is on disk, so neither loses anything.
 //
-// Settings (environment): MIMO_PORT (8787), MIMO_LLM_SERVER_PORT (8790), MIMO_DEV_STATE
-// (.wrangler/state), MIMO_DEV_VARS (.dev.vars).
+// With the scripted model it also serves a demo shop (tests/fixtures/shop, on another port: Mimo
+// never acts on its own server's pages) and plays a model that buys two blue mugs there, so the
+// web app's "Try the demo task" works with no key (MIMO_DEMO_URL tells the web app of it).
+//
+// Settings (environment): MIMO_PORT (8787), MIMO_LLM_SERVER_PORT (8790), MIMO_DEMO_PORT (8791),
+// MIMO_DEV_STATE (.wrangler/state), MIMO_DEV_VARS (.dev.vars).
 import type { ChildProcess } from "node:child_process";
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer } from "node:http";
+import type { Server } from "node:http";
 import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,13 +69,21 @@ async function supervise(): Promise<void> {
   const token = vars.MIMO_API_TOKEN!;
 
   let llm: { close(): Promise<void> } | undefined;
+  let demo: Server | undefined;
   let llmSays = "the provider configured in .dev.vars";
   if (vars.MIMO_LLM_BASE_URL === undefined && vars.MIMO_LLM_API_KEY === undefined) {
+    const demoPort = Number(process.env.MIMO_DEMO_PORT ?? 8791);
+    demo = await serveDemoShop(demoPort);
+    const shop = `http://${HOST}:${demoPort}/shop/index.html`;
     const { startLlmServer } = await import("../tests/llm-server/server.ts");
-    const server = await startLlmServer({ port: llmPort, host: HOST });
+    const { twoBlueMugsStep } = await import("../tests/support/shopper.ts");
+    const demoStep = twoBlueMugsStep(shop);
+    const origin = new URL(shop).origin;
+    // The demo's conversation names the shop; any other is echoed.
+    const server = await startLlmServer({ port: llmPort, host: HOST, unscripted: (request) => (JSON.stringify(request.body).includes(origin) ? demoStep(request) : undefined) });
     llm = server;
-    vars = { ...vars, MIMO_LLM_PROVIDER: "openai_compatible", MIMO_LLM_BASE_URL: `${server.url}/v1`, MIMO_LLM_MODEL: "mimo-scripted" };
-    llmSays = `the scripted LLM server on port ${server.port} (no key configured; see README to use a real one)`;
+    vars = { ...vars, MIMO_LLM_PROVIDER: "openai_compatible", MIMO_LLM_BASE_URL: `${server.url}/v1`, MIMO_LLM_MODEL: "mimo-scripted", MIMO_DEMO_URL: shop };
+    llmSays = `the scripted LLM server on port ${server.port} (no key configured: it runs the demo task on ${shop} and echoes anything else; see README to use a real one)`;
   }
 
   console.log(`
@@ -98,6 +112,7 @@ async function supervise(): Promise<void> {
       clearTimeout(late);
     }
     await llm?.close();
+    demo?.close();
     process.exit(code);
   };
   process.on("SIGINT", () => void stop(0));
@@ -207,6 +222,25 @@ async function portFree(port: number): Promise<void> {
     if (!listening) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Serves the demo shop's pages (tests/fixtures/shop) on `port`, under /shop/ as the tests do. */
+async function serveDemoShop(port: number): Promise<Server> {
+  const dir = path.join(ROOT, "tests/fixtures/shop");
+  const types: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8" };
+  const files = new Set(readdirSync(dir));
+  const server = createServer((req, res) => {
+    const pathname = new URL(req.url ?? "/", "http://x").pathname;
+    const name = pathname === "/" || pathname === "/shop/" ? "index.html" : pathname.replace(/^\/shop\//, "");
+    if (!files.has(name)) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    res.writeHead(200, { "content-type": types[path.extname(name)] ?? "application/octet-stream", "cache-control": "no-store" });
+    res.end(readFileSync(path.join(dir, name)));
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, HOST, resolve));
+  return server;
 }
 
 /** The vars of a dotenv file (none when it does not exist). */

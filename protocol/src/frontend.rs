@@ -373,6 +373,38 @@ pub struct EventEnvelope {
     pub event: FrontendEvent,
 }
 
+/// Body of `GET /api/setup`: what the web app's first screen tells a new user about this
+/// deployment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SetupInfo {
+    /// The model the agent uses (`MIMO_LLM_MODEL`).
+    pub model: String,
+    /// A demo task that works with no model key (`make dev` with the scripted model serves a
+    /// demo shop and sets `MIMO_DEMO_URL`); absent on a real deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub demo: Option<DemoTask>,
+}
+
+/// The demo task: a goal on the demo shop at `url`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DemoTask {
+    pub url: String,
+    pub goal: String,
+}
+
+impl DemoTask {
+    /// The demo on the shop at `url` (its home page).
+    pub fn at(url: &str) -> Self {
+        DemoTask {
+            url: url.to_owned(),
+            goal: format!("Open the demo shop at {url}, find the blue mug and add two to the cart"),
+        }
+    }
+}
+
 /// Body of `GET /api/task/id`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

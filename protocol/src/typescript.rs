@@ -122,6 +122,8 @@ pub fn typescript_module() -> String {
         frontend::ConfirmationRequest,
         frontend::EventEnvelope,
         frontend::NewTask,
+        frontend::SetupInfo,
+        frontend::DemoTask,
         frontend::TaskSummary,
         crate::artifact::ArtifactKind,
         crate::artifact::PresignRequest,

@@ -1318,6 +1318,19 @@ tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | 
 
 export type NewTask = { taskId: string, };
 
+export type SetupInfo = { 
+/**
+ * The model the agent uses (`MIMO_LLM_MODEL`).
+ */
+model: string, 
+/**
+ * A demo task that works with no model key (`make dev` with the scripted model serves a
+ * demo shop and sets `MIMO_DEMO_URL`); absent on a real deployment.
+ */
+demo?: DemoTask, };
+
+export type DemoTask = { url: string, goal: string, };
+
 export type TaskSummary = { taskId: string, status: TaskStatus, title?: string, selectedClientId?: string, createdAt: number, updatedAt: number, 
 /**
  * Sequence number of the newest history event.

@@ -69,13 +69,14 @@ type Dev = Endpoint & {
   stop(): Promise<number | null>;
 };
 
-async function startDev(settings: { port: number; llmPort: number; state: string; vars: string; token: string }): Promise<Dev> {
+async function startDev(settings: { port: number; llmPort: number; demoPort: number; state: string; vars: string; token: string }): Promise<Dev> {
   const proc = spawn(process.execPath, [path.join(ROOT, "scripts/dev.ts")], {
     cwd: ROOT,
     env: {
       ...process.env,
       MIMO_PORT: String(settings.port),
       MIMO_LLM_SERVER_PORT: String(settings.llmPort),
+      MIMO_DEMO_PORT: String(settings.demoPort),
       MIMO_DEV_STATE: settings.state,
       MIMO_DEV_VARS: settings.vars,
     },
@@ -215,7 +216,7 @@ async function skillNames(dev: Dev): Promise<string[]> {
 }
 
 let dir: string;
-let settings: { port: number; llmPort: number; state: string; vars: string; token: string };
+let settings: { port: number; llmPort: number; demoPort: number; state: string; vars: string; token: string };
 let dev: Dev;
 let probe: Probe;
 let display: Display;
@@ -227,7 +228,7 @@ before(async () => {
   if (process.env.MIMO_TEST_PREBUILT !== "1") execFileSync(process.execPath, [path.join(ROOT, "extension/build.mjs")], { cwd: ROOT, stdio: "inherit" });
   dir = await mkdtemp(path.join(tmpdir(), "mimo-dev-soak-"));
   const token = "dev-soak-token-0123456789";
-  settings = { port: await freePort(), llmPort: await freePort(), state: path.join(dir, "state"), vars: path.join(dir, ".dev.vars"), token };
+  settings = { port: await freePort(), llmPort: await freePort(), demoPort: await freePort(), state: path.join(dir, "state"), vars: path.join(dir, ".dev.vars"), token };
   await writeFile(settings.vars, `MIMO_API_TOKEN=${token}\n`);
   [dev, display, fixtures] = await Promise.all([startDev(settings), startXvfb(), startFixtures("")]);
   probe = new Probe(dev);
@@ -322,6 +323,56 @@ describe("make dev under its own web app", () => {
     console.log(`soak: ${aborts.rounds} rounds of aborted list calls (${aborts.aborted} aborted), ${probe.answered} probe answers`);
     assert.deepEqual(probe.failures, [], "the server answered every probe");
     assert.equal(dev.proc.exitCode, null, "make dev is still running");
+  });
+
+  it("a new user's guide ticks off loading and pairing the extension and runs the demo task with no key", { timeout: 120_000 }, async () => {
+    probe.phase = "guide";
+    const app = await context!.newPage();
+    await app.goto(`${dev.url}/`);
+    const guide = app.getByTestId("getting-started");
+    const step = (key: string) => guide.getByTestId(`guide-${key}`);
+    await guide.waitFor();
+    assert.equal(await step("token").getAttribute("data-done"), "true");
+    // The extension is in this browser, but it never connected: it is not paired.
+    assert.equal(await step("load").getAttribute("data-done"), "false");
+    assert.match(await step("load").innerText(), /Load unpacked.*extension\/dist/s);
+    assert.equal(await step("pair").getAttribute("data-done"), "false");
+    // No key: the scripted model is said, and how to use a real one; the demo waits for a browser.
+    assert.match(await guide.getByTestId("guide-model").innerText(), /MIMO_LLM_API_KEY.*\.dev\.vars/s);
+    assert.ok(await guide.getByTestId("guide-demo").isDisabled());
+
+    // The code and the server's address, together, typed into the extension's options.
+    await guide.getByTestId("guide-show-code").click();
+    const code = await guide.getByTestId("guide-pairing-code").innerText();
+    assert.equal(await guide.getByTestId("guide-pairing-server").innerText(), dev.url);
+    const options = await context!.newPage();
+    const extensionId = new URL(context!.serviceWorkers()[0]!.url()).host;
+    await options.goto(`chrome-extension://${extensionId}/options.html`);
+    await options.locator("#server-url").fill(dev.url);
+    await options.locator("#pairing-code").fill(code);
+    await options.locator("#save").click();
+    await options.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
+    await options.close();
+    await app.bringToFront();
+    await guide.locator('[data-testid="guide-pair"][data-done="true"]').waitFor({ timeout: 20_000 });
+    assert.equal(await step("load").getAttribute("data-done"), "true");
+    assert.equal(await guide.getByTestId("guide-pairing-code").count(), 0, "the used code is gone");
+    await app.screenshot({ path: path.join(ROOT, "tests/.out/screens/guide-desktop.png") });
+
+    // The demo: the shop served by make dev, the scripted model buying two blue mugs.
+    await guide.getByTestId("guide-demo").click();
+    await app.waitForURL(/#\/task\//);
+    await app.locator('[data-testid="task-status"][data-status="completed"]').waitFor({ timeout: 90_000 });
+    await app.getByText("The cart shows 2 blue mugs.").first().waitFor();
+    const cart = context!.pages().find((p) => p.url() === `http://127.0.0.1:${settings.demoPort}/shop/cart.html`);
+    assert.ok(cart !== undefined, "the task's tab shows the demo shop's cart");
+    assert.match(await cart.locator("#cart").innerText(), /Blue mug\s+2/);
+    // Paired, with a task: the home screen needs no guide any more.
+    await app.goto(`${dev.url}/`);
+    await app.getByTestId("new-task").waitFor();
+    assert.equal(await guide.isVisible(), false);
+    await app.close();
+    assert.deepEqual(probe.failures, [], "the server answered every probe");
   });
 
   it("the extension connects and runs a task with the scripted model", { timeout: 90_000 }, async () => {

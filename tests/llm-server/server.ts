@@ -86,7 +86,16 @@ export type RecordedImage = {
   bytes: number;
 };
 
-export type LlmServerOptions = { port?: number; host?: string; turns?: ScriptTurn[] };
+export type LlmServerOptions = {
+  port?: number;
+  host?: string;
+  turns?: ScriptTurn[];
+  /**
+   * How to answer a request of the conversation (not a title or summary) when nothing is
+   * scripted, before the echo: `make dev`'s demo task answers so (undefined: echo).
+   */
+  unscripted?: (request: { userText: string; body: unknown }) => ScriptTurn | undefined;
+};
 
 export type LlmServer = {
   url: string;
@@ -179,7 +188,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       sendError(res, provider, { status: 400, message: IMAGES_REFUSED });
       return;
     }
-    const taken = takeTurn(userText, aside) ?? { text: defaultAnswer(userText, aside) };
+    const taken = takeTurn(userText, aside) ?? (aside === undefined ? opts.unscripted?.({ userText, body }) : undefined) ?? { text: defaultAnswer(userText, aside) };
     // What the function decides is the turn's content; its timing and matching stay.
     const turn = taken.respond ? { ...taken, ...taken.respond({ userText, body }) } : taken;
     if (turn.stallMs) await sleep(turn.stallMs, undefined, { signal });

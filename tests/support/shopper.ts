@@ -51,7 +51,13 @@ export function buyTwoBlueMugs(shop: string): ScriptTurn[] {
  * as it is then. `turns` copies of it, for a queue that retries and re-runs may draw from.
  */
 export function twoBlueMugsPolicy(shop: string, turns = 40): ScriptTurn[] {
-  const decide = ({ userText }: { userText: string }): ScriptTurn => {
+  const decide = twoBlueMugsStep(shop);
+  return Array.from({ length: turns }, () => ({ respond: decide }));
+}
+
+/** The next step toward two blue mugs in the cart of the shop at `shop`, for the page a request shows. */
+export function twoBlueMugsStep(shop: string): (request: { userText: string }) => ScriptTurn {
+  return ({ userText }) => {
     const url = /^url: (.*)$/m.exec(userText)?.[1] ?? "";
     const elements = /<interactive_elements>\n([\s\S]*?)\n<\/interactive_elements>/.exec(userText)?.[1] ?? "";
     const inCart = Number(/Cart \((\d+)\)/.exec(elements)?.[1] ?? 0);
@@ -68,5 +74,4 @@ export function twoBlueMugsPolicy(shop: string, turns = 40): ScriptTurn[] {
     if (url.includes("/shop/index.html")) return agentStep({ type: { index: indexOf(userText, "Search products"), text: "blue mug", submit: true } }, "Shop open.");
     return agentStep({ navigate: { url: shop } }, "Nothing done yet.");
   };
-  return Array.from({ length: turns }, () => ({ respond: decide }));
 }

@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, Skill, SkillList, SkillSearch, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -106,6 +106,11 @@ export async function socketTicket(token: string): Promise<string> {
 }
 
 /** A one-time code that pairs a browser's extension (`POST /api/extension/pairing-code`). */
+/** What the first screen tells a new user about this deployment: its model, its demo task. */
+export function getSetup(token: string): Promise<SetupInfo> {
+  return getJson<SetupInfo>("/api/setup", token);
+}
+
 export function pairingCode(token: string): Promise<PairingCode> {
   return getJson<PairingCode>("/api/extension/pairing-code", token, undefined, "POST");
 }

@@ -107,7 +107,8 @@ export class ChatView {
       this.noBrowser,
     );
     const inner = h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking);
-    this.scroller = h("div", { class: "chat-scroll" }, inner);
+    // Focusable, so that the keyboard can scroll it when nothing in it takes focus.
+    this.scroller = h("div", { class: "chat-scroll", tabindex: 0, role: "region", "aria-label": "Conversation" }, inner);
     this.jump = h("button", { class: "btn btn-sm jump-latest", type: "button", "data-testid": "jump-to-latest", hidden: true, onclick: () => this.scrollToEnd() }, "New steps ↓");
     // Only the person's own scrolling (wheel, touch, keys, the scroll bar) stops the view
     // following; a scroll that layout causes (a resize, content reflowing) never does. Back
@@ -221,6 +222,11 @@ export class ChatView {
   /** Whether nothing has been said or shown in the conversation yet. */
   isBlank(): boolean {
     return this.list.childElementCount === 0;
+  }
+
+  /** The getting-started guide, shown in the empty conversation. */
+  setGuide(guide: HTMLElement): void {
+    this.empty.append(guide);
   }
 
   /** No browser connected (why, from the server), or one is now (`null`). */

@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
@@ -15,6 +15,7 @@ import { SitesPanel } from "./sites.ts";
 import { StepModePanel } from "./step-mode.ts";
 import { BridgePanel } from "./bridge-panel.ts";
 import { SkillsPanel, skillName } from "./skills.ts";
+import { GettingStarted } from "./onboarding.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
 /** How long the session list waits for more changes of the open task before it is loaded again. */
@@ -48,6 +49,7 @@ class App {
   private readonly chat: ChatView;
   private readonly replay: ReplayView;
   private readonly extensionsPanel: ExtensionsPanel;
+  private readonly guide: GettingStarted;
   private readonly browserPanel = new BrowserPanel();
   private readonly secretsPanel = new SecretsPanel({
     onSave: (name, value, domains) => this.saveSecret(name, value, domains),
@@ -103,6 +105,11 @@ class App {
         if (this.replaying) replaceReplayStep(this.replaying, at);
       },
     });
+    this.guide = new GettingStarted({
+      onPair: () => void this.pairBrowser(),
+      onTry: (goal) => void this.tryTask(goal),
+    });
+    this.chat.setGuide(this.guide.el);
     this.extensionsPanel = new ExtensionsPanel({
       onRefresh: () => void this.refreshExtensions(),
       onSelect: (clientId) => this.sendFrame({ type: "select_client", clientId }),
@@ -229,7 +236,24 @@ class App {
     void this.loadTasks(false);
     void this.refreshExtensions();
     void this.loadSkills();
+    void this.loadSetup();
     this.startExtensionsPolling();
+  }
+
+  /** What the guide tells of this deployment (its model, its demo task); it does without. */
+  private async loadSetup(): Promise<void> {
+    if (!this.token) return;
+    try {
+      this.guide.setSetup(await getSetup(this.token));
+    } catch (err) {
+      if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
+    }
+  }
+
+  /** A new task with `goal` (the open one when it is still blank). */
+  private async tryTask(goal: string): Promise<void> {
+    if (this.session !== null && !this.chat.isBlank() && (await this.newTask()) === null) return;
+    await this.send(goal, false, undefined);
   }
 
   /** Opens the task named by the URL hash (or none), live or as its replay. */
@@ -453,6 +477,8 @@ class App {
       const page = await listTasks(this.token, this.tasks.words, more ? (this.sessionsNext ?? undefined) : undefined);
       if (asked !== this.sessionsAsked) return;
       this.sessions = more ? [...this.sessions, ...page.tasks] : page.tasks;
+      // A task that was asked something (it has a title), not a blank one.
+      if (this.tasks.words === "") this.guide.setHasTasks(this.sessions.some((t) => (t.title ?? "") !== ""));
       this.sessionsNext = page.nextBefore;
       this.tasks.render(this.sessions, page.nextBefore !== null);
     } catch (err) {
@@ -638,6 +664,7 @@ class App {
     try {
       const { code, expiresAt } = await pairingCode(this.token);
       this.extensionsPanel.showPairingCode(code, expiresAt);
+      this.guide.showPairingCode(code, expiresAt);
     } catch (err) {
       if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
       else this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
@@ -658,6 +685,7 @@ class App {
   private setExtensions(list: ExtensionInfo[]): void {
     this.extensions = list;
     this.extensionsPanel.setExtensions(list);
+    this.guide.setExtensions(list);
     this.renderSnapshot();
   }
 }

@@ -312,6 +312,22 @@ export class TaskList {
 
 // ---------------------------------------------------------------- extensions
 
+
+/** How to load the unpacked extension into Chrome. */
+export function loadExtensionSteps(): Node[] {
+  return [h("span", {}, "Load the extension: "), h("code", {}, "chrome://extensions"), h("span", {}, " → Developer mode → Load unpacked → the folder "), h("code", {}, "extension/dist"), h("span", {}, " of Mimo's checkout.")];
+}
+
+/**
+ * A pairing code with this server's address beside it: what the extension's options ask for
+ * (test ids `{testId}-server` and `{testId}-code`).
+ */
+export function pairingFields(code: string, expiresAt: number, testId = "pairing"): Node[] {
+  return [
+    h("dl", { class: "pairing-fields" }, h("dt", {}, "Server"), h("dd", { "data-testid": `${testId}-server` }, location.origin), h("dt", {}, "Code"), h("dd", { class: "pairing-code", "data-testid": `${testId}-code` }, code)),
+    h("p", { class: "muted" }, `Valid once, until ${new Date(expiresAt).toLocaleTimeString()}.`),
+  ];
+}
 export class ExtensionsPanel {
   readonly el: HTMLElement;
   private readonly list = h("div", { class: "ext-list", "data-testid": "extension-list" });
@@ -343,13 +359,7 @@ export class ExtensionsPanel {
    */
   showPairingCode(code: string, expiresAt: number): void {
     this.pairingFrom = new Set(this.extensions.map((x) => x.clientId));
-    replaceChildren(
-      this.pairing,
-      h("p", {}, "1. Load the extension: ", h("code", {}, "chrome://extensions"), " → Developer mode → Load unpacked → the folder ", h("code", {}, "extension/dist"), " of Mimo's checkout."),
-      h("p", {}, "2. In its options (it opens them), enter this server's address and the code:"),
-      h("dl", { class: "pairing-fields" }, h("dt", {}, "Server"), h("dd", { "data-testid": "pairing-server" }, location.origin), h("dt", {}, "Code"), h("dd", { class: "pairing-code", "data-testid": "pairing-code" }, code)),
-      h("p", { class: "muted" }, `Valid once, until ${new Date(expiresAt).toLocaleTimeString()}.`),
-    );
+    replaceChildren(this.pairing, h("p", {}, "1. ", ...loadExtensionSteps()), h("p", {}, "2. In its options (it opens them), enter this server's address and the code:"), ...pairingFields(code, expiresAt));
   }
 
   /** The browser list changed: a browser new since the code was shown means the code was used. */

@@ -13,7 +13,7 @@ use mimo_durable::{
     TicketHolder,
 };
 use mimo_protocol::extension::PairRequest;
-use mimo_protocol::frontend::NewTask;
+use mimo_protocol::frontend::{DemoTask, NewTask, SetupInfo};
 use mimo_protocol::limits::MAX_POLL_BODY_BYTES;
 use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
@@ -132,6 +132,10 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     };
     match (req.method(), path.as_str()) {
         (Method::Get, "/api/task/id") => new_task(&env).await,
+        (Method::Get, "/api/setup") => Response::from_json(&SetupInfo {
+            model: var(&env, "MIMO_LLM_MODEL").unwrap_or_default(),
+            demo: var(&env, "MIMO_DEMO_URL").map(|url| DemoTask::at(&url)),
+        }),
         // The session list: the index checks the query (`q`, `limit`, `before`).
         (Method::Get, "/api/tasks") => TaskIndexClient::new(&env)?.list(url.query()).await,
         // The script API (seed 002 §8).
