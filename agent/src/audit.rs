@@ -48,6 +48,7 @@ pub fn audit_log(
                 cost_usd,
                 risk,
                 target,
+                target_name,
                 skill,
                 ..
             } => {
@@ -63,6 +64,7 @@ pub fn audit_log(
                     action: AuditAction {
                         kind: action.name().to_owned(),
                         target: action.target(),
+                        target_name: target_name.clone(),
                         params: params_of(action),
                         risk: *risk,
                         skill: skill.clone(),
@@ -303,7 +305,8 @@ mod tests {
             cost_usd: Some(0.001),
             risk: Some(risk),
             target,
-            target_name: None,
+            // The element's name when the step acts on one.
+            target_name: target.map(|_| "Place order".into()),
             // The second step follows a skill.
             skill: (step == 2).then(|| "shop-checkout".into()),
         }
@@ -423,6 +426,8 @@ mod tests {
         );
         let second = &records[1];
         assert_eq!(second.action.target, Some(7));
+        assert_eq!(second.action.target_name.as_deref(), Some("Place order"));
+        assert_eq!(first.action.target_name, None);
         assert_eq!(second.action.risk, Some(RiskLevel::High));
         let before = second.before.as_ref().unwrap();
         assert_eq!(before.url, "https://shop.test/");

@@ -88,6 +88,11 @@ pub struct AuditAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub target: Option<u32>,
+    /// What that element is called on the page (its accessible name or text, shortened; left
+    /// out when it holds personal data), so a replay says "Click “Sign in”".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub target_name: Option<String>,
     /// Its parameters as the model gave them.
     #[ts(type = "unknown")]
     pub params: serde_json::Value,

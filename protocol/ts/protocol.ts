@@ -867,6 +867,11 @@ type: string,
  */
 target?: number, 
 /**
+ * What that element is called on the page (its accessible name or text, shortened; left
+ * out when it holds personal data), so a replay says "Click “Sign in”".
+ */
+targetName?: string, 
+/**
  * Its parameters as the model gave them.
  */
 params: unknown, risk?: RiskLevel, 

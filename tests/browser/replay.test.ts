@@ -88,7 +88,7 @@ describe("the replay view", () => {
     assert.ok(page.url().endsWith(`#/task/${taskId}/replay/5`), page.url());
 
     // Step 5: the click that waited for the person.
-    assert.match(await text(page, "replay-title"), /^Step 5: Click element \[\d+\]$/);
+    assert.match(await text(page, "replay-title"), /^Step 5: Click “Add to cart”$/);
     assert.equal(await page.getByTestId("replay-risk").textContent(), "high risk");
     const confirmation = page.getByTestId("replay-confirmation");
     assert.equal(await confirmation.getAttribute("data-approved"), "true");
@@ -128,7 +128,7 @@ describe("the replay view", () => {
     // The arrow keys and the buttons step through; the search typed in step 2 is shown with its field outlined.
     await page.keyboard.press("ArrowRight");
     await at(page, 2, 6);
-    assert.match(await text(page, "replay-title"), /^Step 2: Type “blue mug” into element \[\d+\] and submit$/);
+    assert.match(await text(page, "replay-title"), /^Step 2: Type “blue mug” into “Search products” and submit$/);
     await page.getByTestId("replay-before-target").waitFor();
     await page.getByTestId("replay").screenshot({ path: path.join(SHOTS, "replay-step2.png") });
     const results = await text(page, "replay-after-url");

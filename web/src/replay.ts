@@ -155,7 +155,7 @@ export class ReplayView {
               "data-state": outcomeState(r.outcome),
               "data-risk": r.action.risk ?? "low",
               "data-confirmed": r.confirmation ? String(r.confirmation.approved ?? "unanswered") : false,
-              title: `${stepTitle(r, this.runs)}: ${describeAction(actionOf(r))}`,
+              title: `${stepTitle(r, this.runs)}: ${describeAction(actionOf(r), r.action.targetName)}`,
               onclick: () => this.show(i + 1),
             },
             h("span", { class: "replay-tick-n" }, String(i + 1)),
@@ -202,7 +202,7 @@ export class ReplayView {
       h(
         "div",
         { class: "replay-head" },
-        h("span", { class: "replay-step-title", "data-testid": "replay-title" }, `${stepTitle(r, this.runs)}: ${describeAction(actionOf(r))}`),
+        h("span", { class: "replay-step-title", "data-testid": "replay-title" }, `${stepTitle(r, this.runs)}: ${describeAction(actionOf(r), r.action.targetName)}`),
         r.action.risk && riskBadge(r.action.risk, "replay-risk"),
         h("span", { class: "replay-time muted", title: new Date(r.ts).toISOString() }, timeOf(r.ts)),
       ),
