@@ -55,12 +55,25 @@ export class Debugger {
     await chrome.debugger.sendCommand({ tabId }, "Page.enable").catch(() => undefined);
   }
 
-  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}): Promise<T> {
+  /**
+   * Sends `method` to the tab. With `timeoutMs`, a command that has not answered by then fails
+   * (it is left to Chrome): a hidden tab's renderer draws no frames, and a screenshot of it
+   * would wait for one for ever.
+   */
+  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<T> {
     await this.attach(tabId);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late =
+      timeoutMs === undefined
+        ? new Promise<never>(() => undefined)
+        : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new CdpFailure(`${method} did not answer within ${timeoutMs / 1000} s in tab ${tabId}`)), timeoutMs)));
     try {
-      return (await chrome.debugger.sendCommand({ tabId }, method, params)) as T;
+      return (await Promise.race([chrome.debugger.sendCommand({ tabId }, method, params), late])) as T;
     } catch (error) {
+      if (error instanceof CdpFailure) throw error;
       throw new CdpFailure(`${method} failed: ${errorText(error)}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -16,7 +16,7 @@ import { changedSince, EXPECTS_EFFECT, noEffect, tabState } from "./effects.ts";
 import { frameCall } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
 import { addTab } from "./task-tabs.ts";
-import { tabsOf } from "./tasks.ts";
+import { leaveTab, tabsOf } from "./tasks.ts";
 import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
@@ -67,7 +67,7 @@ export class Executor {
     if (!ACTION_TRAITS[action.name].needsTaskTab) return handler.run({ action, deps: this.#deps }, action.params);
     const ctx = await this.#tabContext(action, handler);
     const dialogs = this.#deps.dialogs;
-    const notes = dialogs.takeNotes(ctx.tabId);
+    const notes = [...(ctx.moved !== undefined ? [ctx.moved] : []), ...dialogs.takeNotes(ctx.tabId)];
     const open = dialogs.current(ctx.tabId);
     if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
     await this.#deps.tasks.update(action.taskId, (t) => (t.lastAction = { name: action.name, at: this.#deps.now() }));
@@ -99,7 +99,14 @@ export class Executor {
       // during this click or key and is where the task goes on is the page's doing.
       if (opensTabs && task !== undefined && !tabsBefore.includes(task.tabId)) {
         const tab = await chrome.tabs.get(task.tabId).catch(() => null);
+        // Shown, as a person would look at it (Chrome opens a popup's tab in the background of
+        // a headless or app window): a hidden tab is not drawn, so neither captured.
+        if (tab !== null && !tab.active) await chrome.tabs.update(task.tabId, { active: true }).catch(() => undefined);
         (success.warnings ??= []).push(`the page opened a new tab (tab_id ${task.tabId}: ${tab?.pendingUrl || tab?.url || "loading"}); the task goes on in it, switch_tab ${ctx.tabId} goes back`);
+      }
+      // The page closed its own tab (a sign-in popup, once done): the task goes on in another.
+      if (task !== undefined && task.tabClosed !== true && !tabsOf(task).includes(ctx.tabId)) {
+        (success.warnings ??= []).push(`tab ${ctx.tabId} closed itself after ${action.name}; the task goes on in tab ${task.tabId}`);
       }
       success.tabId ??= task?.tabId;
       const sameTab = success.tabId === undefined || success.tabId === ctx.tabId;
@@ -127,10 +134,34 @@ export class Executor {
     if (stray?.id !== undefined) await addTab(this.#deps, task.taskId, stray.id, stray.windowId);
   }
 
-  /** The task's tab, checked for this action to run in it. */
-  async #tabContext(action: BrowserAction, handler: AnyHandler): Promise<TabContext> {
-    const task = await this.#deps.tasks.get(action.taskId);
-    const tabId = taskTabFor(task, action.tabId, action.taskId);
+  /**
+   * The task's tab, checked for this action to run in it. A tab of the task closed since the
+   * server chose it (by the person, or by its own page, as a sign-in popup does) leaves the task,
+   * which goes on in another of its tabs: a look at the page runs there, saying so (`moved`); an
+   * action on the page fails (`TASK_TAB_CLOSED`, naming the tab the task is in now), never
+   * acting on a page nobody chose it for.
+   */
+  async #tabContext(action: BrowserAction, handler: AnyHandler): Promise<TabContext & { moved?: string }> {
+    let task = await this.#deps.tasks.get(action.taskId);
+    let requested = action.tabId;
+    let moved: string | undefined;
+    const gone = requested !== undefined && task?.tabClosed !== true && (await chrome.tabs.get(requested).catch(() => null)) === null;
+    if (gone) {
+      const closed = requested!;
+      task = await this.#deps.tasks.update(action.taskId, (t) => {
+        if (tabsOf(t).includes(closed)) leaveTab(t, closed);
+      });
+      if (task !== undefined && task.tabClosed !== true) {
+        moved = `tab ${closed} was closed; the task goes on in tab ${task.tabId}`;
+        if (ACTION_TRAITS[action.name].mutating) {
+          const error = new ActionError("TASK_TAB_CLOSED", `${moved}: look at it before acting`, false);
+          error.currentTab = task.tabId;
+          throw error;
+        }
+        requested = task.tabId;
+      }
+    }
+    const tabId = taskTabFor(task, requested, action.taskId);
     const tab = await chrome.tabs.get(tabId).catch(() => null);
     if (tab === null || task!.tabClosed === true) {
       await this.#deps.tasks.update(action.taskId, (t) => (t.tabClosed = true));
@@ -160,7 +191,7 @@ export class Executor {
         throw new ActionError("PERMISSION_DENIED", `the person has taken over this task's tab (${task!.takeover.reason}); waiting for them to resume`, false);
       }
     }
-    return { action, deps: this.#deps, task: task!, tabId, tab };
+    return { action, deps: this.#deps, task: task!, tabId, tab, ...(moved !== undefined ? { moved } : {}) };
   }
 
   /** Says in the overlay what Mimo does now (drawn only while the overlay is `ongoing`). */

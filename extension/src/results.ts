@@ -39,6 +39,8 @@ export class ActionError extends Error {
   readonly dialog: PageDialog | undefined;
   /** The site the person has not allowed Mimo on, when that is why the action could not run. */
   waitsForSite: string | undefined;
+  /** The tab the task is in now, when it is not the one the action was for (that one closed). */
+  currentTab: number | undefined;
 
   constructor(code: ErrorCode, message: string, retryable: boolean = defaultRetryable(code), dialog?: PageDialog) {
     super(message);
@@ -51,6 +53,7 @@ export class ActionError extends Error {
   withMessage(message: string): ActionError {
     const error = new ActionError(this.code, message, this.retryable, this.dialog);
     error.waitsForSite = this.waitsForSite;
+    error.currentTab = this.currentTab;
     return error;
   }
 
@@ -100,6 +103,7 @@ export function errorOutcome(action: Ids, error: unknown, warnings: string[] = [
   const outcome: ActionOutcome = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
   if (error instanceof ActionError && error.dialog !== undefined) outcome.dialog = error.dialog;
   if (error instanceof ActionError && error.waitsForSite !== undefined) outcome.waitsForSite = error.waitsForSite;
+  if (error instanceof ActionError && error.currentTab !== undefined) outcome.tabId = error.currentTab;
   return outcome;
 }
 

@@ -846,10 +846,13 @@ impl Conversation {
                 let run = self.run.as_mut().expect("run");
                 let step = run.steps.last().expect("step");
                 let result = tool_result(step, record);
+                // Closed with no other tab of the task to go on in (a tab that closed while the
+                // task has another names that one: `tab_id`).
                 let tab_closed = result
                     .error
                     .as_ref()
-                    .is_some_and(|e| e.code == ErrorCode::TaskTabClosed);
+                    .is_some_and(|e| e.code == ErrorCode::TaskTabClosed)
+                    && outcome.and_then(|o| o.tab_id).is_none();
                 if tab_closed {
                     // The next browser action opens a new tab (seed 000 §4.7).
                     run.tab_open = false;

@@ -16,6 +16,8 @@ import type { Handler } from "./handler.ts";
 /** The widest screenshot, in image pixels: a wider one (a wide window, a high pixel ratio) is scaled down to it. */
 const MAX_WIDTH = 1280;
 const JPEG_QUALITY = 70;
+/** How long a capture may take: one of a tab Chrome does not draw (hidden) never ends. */
+const CAPTURE_MS = 10_000;
 
 type Rect = { x: number; y: number; width: number; height: number };
 type LayoutMetrics = {
@@ -39,7 +41,7 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
           quality: JPEG_QUALITY,
           ...(fullPage ? { captureBeyondViewport: true } : {}),
           ...(clip ? { clip } : {}),
-        });
+        }, CAPTURE_MS);
         return base64ToBytes(shot.data);
       };
       const metrics = await ctx.deps.cdp.send<LayoutMetrics>(ctx.tabId, "Page.getLayoutMetrics");
@@ -55,7 +57,10 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
       if (width > MAX_WIDTH) bytes = await capture({ ...area, scale: MAX_WIDTH / width });
     } catch (error) {
       if (!(error instanceof CdpFailure)) throw error;
-      // captureVisibleTab sees only the active tab of a window: the task's tab is, in its own.
+      // captureVisibleTab sees only the active tab of a window: never another tab than the
+      // task's (one of the person's own, say) in its place.
+      const shown = (await chrome.tabs.get(ctx.tabId).catch(() => null))?.active === true;
+      if (!shown) throw new ActionError("PAGE_PREP_FAILED", `no screenshot: ${error.message}; tab ${ctx.tabId} is not the one its window shows (switch_tab ${ctx.tabId} shows it)`, true);
       try {
         const url = await chrome.tabs.captureVisibleTab(ctx.tab.windowId, { format: "jpeg", quality: JPEG_QUALITY });
         bytes = base64ToBytes(url.slice(url.indexOf(",") + 1));

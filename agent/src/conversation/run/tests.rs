@@ -578,6 +578,27 @@ fn a_closed_task_tab_is_reopened_by_the_next_step() {
 }
 
 #[test]
+fn a_closed_tab_of_a_task_with_another_goes_on_in_that_one() {
+    let mut c = bound();
+    let turn = at_first_page(&mut c, "");
+    let (id, command) = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    // The popup the click was for closed; the extension names the tab the task is in now.
+    let mut closed = record(&id, command, ActionState::Failed, json!("TASK_TAB_CLOSED"));
+    closed.outcome.as_mut().unwrap().tab_id = Some(8);
+    let effects = c.answered(|c| c.action_finished(&closed, 20));
+    assert!(c.run().unwrap().tab_open, "the task still has a tab");
+    let (_, next) = submitted(&effects);
+    assert!(
+        matches!(next, ActionCommand::BrowserWaitForLoaded { .. }),
+        "the page it goes on in is looked at: {next:?}"
+    );
+}
+
+#[test]
 fn a_restarted_coordinator_continues_without_running_an_action_twice() {
     let mut c = bound();
     let start = opening(&mut c);
