@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::json_schema::{self, SchemaError};
+
 /// Largest answer schema, serialized.
 pub const MAX_SCHEMA_BYTES: usize = 16 * 1024;
 /// How many answers that do not match the schema the model may give before the run ends with
@@ -23,12 +25,13 @@ pub fn schema_problem(schema: &Value) -> Option<String> {
     if !schema.is_object() && !schema.is_boolean() {
         return Some("answerSchema must be a JSON Schema object".into());
     }
-    if let Err(error) = jsonschema::meta::validate(schema) {
-        return Some(format!("answerSchema is not a valid JSON Schema: {error}"));
+    match json_schema::check(schema) {
+        Ok(()) => None,
+        Err(SchemaError::Invalid(why)) => {
+            Some(format!("answerSchema is not a valid JSON Schema: {why}"))
+        }
+        Err(SchemaError::Unsupported(why)) => Some(format!("answerSchema cannot be used: {why}")),
     }
-    jsonschema::validator_for(schema)
-        .err()
-        .map(|error| format!("answerSchema cannot be used: {error}"))
 }
 
 /// What is wrong with `data` as an answer in the format `schema`, or `None` when it matches.
@@ -40,19 +43,14 @@ pub fn mismatch(schema: &Value, data: Option<&Value>) -> Option<String> {
                 .into(),
         );
     };
-    let validator = match jsonschema::validator_for(schema) {
-        Ok(validator) => validator,
-        // Checked when the request arrived; a schema that stopped compiling is not the model's
-        // fault, so its answer stands.
-        Err(_) => return None,
-    };
-    let errors: Vec<String> = validator
-        .iter_errors(data)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "/".to_owned() } else { at };
-            format!("at {at}: {e}")
-        })
+    // Checked when the request arrived; a schema that is refused now (one stored before the
+    // validator changed) is not the model's fault, so its answer stands.
+    if json_schema::check(schema).is_err() {
+        return None;
+    }
+    let errors: Vec<String> = json_schema::validate(schema, data)
+        .into_iter()
+        .map(|e| format!("at {}: {}", json_schema::shown(&e.path), e.message))
         .collect();
     if errors.is_empty() {
         return None;
@@ -109,6 +107,14 @@ mod tests {
             "{wrong_type}"
         );
         assert!(schema_problem(&json!("a string")).is_some());
+        // A keyword the validator does not check is refused, not ignored.
+        let unsupported = schema_problem(&json!({ "items": { "prefixItems": [] } })).unwrap();
+        assert!(
+            unsupported.starts_with(
+                "answerSchema cannot be used: at /items: the keyword \"prefixItems\" is not supported"
+            ),
+            "{unsupported}"
+        );
         let huge = json!({ "description": "x".repeat(MAX_SCHEMA_BYTES) });
         assert!(schema_problem(&huge).unwrap().contains("over the limit"));
     }

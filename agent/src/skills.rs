@@ -257,14 +257,32 @@ pub fn choose(hits: &[String], sites: &[(String, Vec<String>)], url: Option<&str
         .collect()
 }
 
+/// NLTK's English stop words (as the `stop-words` crate's `nltk` list has them; kept here,
+/// since that crate links every language's list into the Worker).
+const ENGLISH_STOP_WORDS: &str =
+    "a about above after again against ain all am an and any are aren aren't as at be because \
+    been before being below between both but by can couldn couldn't d did didn didn't do does \
+    doesn doesn't doing don don't down during each few for from further had hadn hadn't has \
+    hasn hasn't have haven haven't having he he'd he'll her here hers herself he's him himself \
+    his how i i'd if i'll i'm in into is isn isn't it it'd it'll it's its itself i've just ll \
+    m ma me mightn mightn't more most mustn mustn't my myself needn needn't no nor not now o \
+    of off on once only or other our ours ourselves out over own re s same shan shan't she \
+    she'd she'll she's should shouldn shouldn't should've so some such t than that that'll the \
+    their theirs them themselves then there these they they'd they'll they're they've this \
+    those through to too under until up ve very was wasn wasn't we we'd we'll we're were weren \
+    weren't we've what when where which while who whom why will with won won't wouldn wouldn't \
+    y you you'd you'll your you're yours yourself yourselves you've";
+
 /// The words of `text` worth searching skills for: lowercase, each once, without English stop
 /// words ("the", "on", "my") — they are in every skill and would make every one a match.
 pub fn search_terms(text: &str) -> Vec<String> {
-    let stop = stop_words::get("en");
     let mut terms: Vec<String> = Vec::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         let word = word.to_lowercase();
-        if word.chars().count() < 2 || stop.contains(&word.as_str()) || terms.contains(&word) {
+        if word.chars().count() < 2
+            || ENGLISH_STOP_WORDS.split(' ').any(|s| s == word)
+            || terms.contains(&word)
+        {
             continue;
         }
         terms.push(word);
@@ -582,6 +600,13 @@ license: MIT
         assert_eq!(match_query("it is on the"), None);
         let long: String = (0..100).map(|i| format!("word{i} ")).collect();
         assert_eq!(search_terms(&long).len(), MAX_SEARCH_TERMS);
+        // NLTK's 198 English words, one space apart.
+        let words: Vec<&str> = ENGLISH_STOP_WORDS.split(' ').collect();
+        assert_eq!(words.len(), 198);
+        assert!(words
+            .iter()
+            .all(|w| !w.is_empty() && !w.contains(char::is_whitespace)));
+        assert_eq!((words[0], words[197]), ("a", "you've"));
     }
 
     #[test]
