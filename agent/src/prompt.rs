@@ -423,6 +423,12 @@ pub fn render_observation(observation: &Observation, text_limit: usize) -> Strin
         fenced(&observation.url),
         fenced(&observation.title)
     );
+    if observation.screenshot_width > 0 && observation.screenshot_height > 0 {
+        out.push_str(&format!(
+            "screenshot: {}x{} pixels (click_at, hover_at and drag points are in its pixels)\n",
+            observation.screenshot_width, observation.screenshot_height
+        ));
+    }
     if !observation.missing.is_empty() {
         out.push_str(&format!("missing: {}\n", observation.missing.join(", ")));
     }

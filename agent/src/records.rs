@@ -176,7 +176,7 @@ pub struct Step {
 }
 
 /// The prepared page the model acts on.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Observation {
     pub after_step: u32,
@@ -194,6 +194,10 @@ pub struct Observation {
     pub screenshot_width: u32,
     #[serde(default)]
     pub screenshot_height: u32,
+    /// The screenshot's pixels per CSS pixel, when the extension said: points the model reads
+    /// off it and element boxes are in its pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_scale: Option<f64>,
     pub missing: Vec<String>,
     pub warnings: Vec<String>,
     /// A JavaScript dialog open on the page: until it is answered nothing else there can be used.

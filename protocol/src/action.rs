@@ -415,11 +415,21 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional, as = "Option<ElementFacts>")]
         expect: Option<Box<ElementFacts>>,
+        /// `x` and `y` are pixels of a screenshot taken at this scale (its pixels per CSS
+        /// pixel: the device pixel ratio, the width cap, the page's zoom); without it, CSS
+        /// pixels of the viewport.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        scale: Option<f64>,
     },
     /// Moves the mouse to a point of the viewport (hover menus drawn at a point).
     BrowserHoverAt {
         x: f64,
         y: f64,
+        /// As for [`ActionCommand::BrowserClickAt`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        scale: Option<f64>,
     },
     /// Drags with trusted input from one element or point to another: HTML5 drag and drop (the
     /// drag CDP intercepts, then dropped) and pointer-based dragging (press, moves, release).
@@ -431,6 +441,10 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional, as = "Option<ElementFacts>")]
         expect: Option<Box<ElementFacts>>,
+        /// The scale of the ends' points (see [`ActionCommand::BrowserClickAt`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        scale: Option<f64>,
     },
     /// Puts a file the person attached to the task into a file input (the input itself, the
     /// label of one, or an element holding one), with the `input` and `change` events a page
@@ -943,6 +957,11 @@ pub struct ScreenshotResult {
     pub url: String,
     pub width: u32,
     pub height: u32,
+    /// Its pixels per CSS pixel (the device pixel ratio, the width cap, the page's zoom): what
+    /// maps a point or a box of the page to the image and back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub scale: Option<f64>,
 }
 
 /// Result of `browser_readability_extract` (size rules: `READABILITY_*` constants).

@@ -38,8 +38,8 @@ pub struct AgentOutput {
     pub action: AgentAction,
 }
 
-/// One end of a drag: the element with `index`, or the point `x`, `y` (CSS pixels of the
-/// viewport, as in the screenshot).
+/// One end of a drag: the element with `index`, or the point `x`, `y` (pixels of the page's
+/// screenshot).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct DragPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,8 +119,9 @@ pub enum AgentAction {
     /// Bring `text` into view, wherever it is on the page (also in a scrolling list, and in a
     /// feed that loads more as it is scrolled): one step instead of many scrolls.
     ScrollTo { text: String },
-    /// Click at a point of the page (x, y in CSS pixels of the viewport, as in the screenshot)
-    /// where the element list has nothing to name: a control drawn on a canvas, in SVG or a map.
+    /// Click at a point of the page (x, y in pixels of the page's screenshot, whose size is
+    /// given with the page) where the element list has nothing to name: a control drawn on a
+    /// canvas, in SVG or a map.
     ClickAt { x: f64, y: f64 },
     /// Move the mouse to a point of the page (x, y as for click_at).
     HoverAt { x: f64, y: f64 },

@@ -115,7 +115,7 @@ pub struct AuditPage {
     #[ts(optional)]
     pub screenshot_artifact_id: Option<String>,
     /// Where the step's target stands in this page's screenshot (on `before`, when it was in
-    /// view): CSS pixels of the screenshot.
+    /// view): pixels of the screenshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub target: Option<BoundingBox>,

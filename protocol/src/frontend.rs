@@ -252,7 +252,7 @@ pub enum FrontendEvent {
         #[ts(optional)]
         skill: Option<String>,
         /// Where the element the step acts on stands in the screenshot of the page it was
-        /// chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
+        /// chosen on (pixels of that screenshot; on `start`, when it is in view), so a
         /// replay can outline it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]

@@ -478,19 +478,23 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         ),
         (any::<bool>(), of(text())).prop_map(|(accept, text)| BrowserDialog { accept, text }),
         text().prop_map(|text| BrowserScrollTo { text }),
-        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| BrowserClickAt {
+        // Scales in quarters: exact in JSON.
+        (any::<i32>(), any::<i32>(), of(1u8..16)).prop_map(|(x, y, q)| BrowserClickAt {
             x: x.into(),
             y: y.into(),
-            expect: None
+            expect: None,
+            scale: q.map(|q| f64::from(q) / 4.0),
         }),
-        (any::<i32>(), any::<i32>()).prop_map(|(x, y)| BrowserHoverAt {
+        (any::<i32>(), any::<i32>(), of(1u8..16)).prop_map(|(x, y, q)| BrowserHoverAt {
             x: x.into(),
-            y: y.into()
+            y: y.into(),
+            scale: q.map(|q| f64::from(q) / 4.0),
         }),
-        (drag_end(), drag_end()).prop_map(|(from, to)| BrowserDrag {
+        (drag_end(), drag_end(), of(1u8..16)).prop_map(|(from, to, q)| BrowserDrag {
             from,
             to,
-            expect: None
+            expect: None,
+            scale: q.map(|q| f64::from(q) / 4.0),
         }),
         (target(), text(), text(), text()).prop_map(|(target, artifact_id, name, content_type)| {
             BrowserUploadFile {

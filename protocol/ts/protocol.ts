@@ -314,11 +314,25 @@ expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: st
 /**
  * The facts at the point the step was rated on.
  */
-expect?: ElementFacts, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, 
+expect?: ElementFacts, 
+/**
+ * `x` and `y` are pixels of a screenshot taken at this scale (its pixels per CSS
+ * pixel: the device pixel ratio, the width cap, the page's zoom); without it, CSS
+ * pixels of the viewport.
+ */
+scale?: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, 
+/**
+ * As for [`ActionCommand::BrowserClickAt`].
+ */
+scale?: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, 
 /**
  * What the step was rated on at the point it acts (see [`ActionCommand::BrowserClickAt`]).
  */
-expect?: ElementFacts, } } | { "name": "browser_upload_file", "params": { 
+expect?: ElementFacts, 
+/**
+ * The scale of the ends' points (see [`ActionCommand::BrowserClickAt`]).
+ */
+scale?: number, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
@@ -550,11 +564,25 @@ expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: st
 /**
  * The facts at the point the step was rated on.
  */
-expect?: ElementFacts, } } | { "name": "browser_hover_at", "params": { x: number, y: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, 
+expect?: ElementFacts, 
+/**
+ * `x` and `y` are pixels of a screenshot taken at this scale (its pixels per CSS
+ * pixel: the device pixel ratio, the width cap, the page's zoom); without it, CSS
+ * pixels of the viewport.
+ */
+scale?: number, } } | { "name": "browser_hover_at", "params": { x: number, y: number, 
+/**
+ * As for [`ActionCommand::BrowserClickAt`].
+ */
+scale?: number, } } | { "name": "browser_drag", "params": { from: DragEnd, to: DragEnd, 
 /**
  * What the step was rated on at the point it acts (see [`ActionCommand::BrowserClickAt`]).
  */
-expect?: ElementFacts, } } | { "name": "browser_upload_file", "params": { 
+expect?: ElementFacts, 
+/**
+ * The scale of the ends' points (see [`ActionCommand::BrowserClickAt`]).
+ */
+scale?: number, } } | { "name": "browser_upload_file", "params": { 
 /**
  * The attachment's artifact.
  */
@@ -644,7 +672,12 @@ current: boolean, };
 
 export type TaskStartResult = { tabId: number, windowId: number, groupId?: number, url: string, title?: string, };
 
-export type ScreenshotResult = { artifactId: string, url: string, width: number, height: number, };
+export type ScreenshotResult = { artifactId: string, url: string, width: number, height: number, 
+/**
+ * Its pixels per CSS pixel (the device pixel ratio, the width cap, the page's zoom): what
+ * maps a point or a box of the page to the image and back.
+ */
+scale?: number, };
 
 export type ReadabilityResult = { artifactId?: string, text?: string, markdown?: string, title?: string, contentLengthBytes: number, truncated: boolean, };
 
@@ -883,7 +916,7 @@ skill?: string, };
 export type AuditPage = { url: string, title: string, screenshotArtifactId?: string, 
 /**
  * Where the step's target stands in this page's screenshot (on `before`, when it was in
- * view): CSS pixels of the screenshot.
+ * view): pixels of the screenshot.
  */
 target?: BoundingBox, };
 
@@ -1163,7 +1196,7 @@ risk?: RiskLevel,
 skill?: string, 
 /**
  * Where the element the step acts on stands in the screenshot of the page it was
- * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
+ * chosen on (pixels of that screenshot; on `start`, when it is in view), so a
  * replay can outline it.
  */
 target?: BoundingBox, 
@@ -1281,7 +1314,7 @@ risk?: RiskLevel,
 skill?: string, 
 /**
  * Where the element the step acts on stands in the screenshot of the page it was
- * chosen on (CSS pixels of that screenshot; on `start`, when it is in view), so a
+ * chosen on (pixels of that screenshot; on `start`, when it is in view), so a
  * replay can outline it.
  */
 target?: BoundingBox, 

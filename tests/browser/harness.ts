@@ -64,7 +64,15 @@ export type BrowserOptions = {
   allSites?: boolean;
   /** Run Chromium headed on Xvfb, so tests can answer Chrome's permission dialog (default false). */
   headed?: boolean;
+  /**
+   * The browser's window in CSS pixels and its device pixels per CSS pixel, as a real screen
+   * has them (Chromium's own switches, not Playwright's emulation, which the extension's tabs
+   * would not get); default Playwright's 1280×720 at 1.
+   */
+  screen?: Screen;
 };
+
+export type Screen = { width: number; height: number; deviceScaleFactor: number };
 
 const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css" };
 
@@ -164,11 +172,12 @@ async function reactBundle(): Promise<string> {
 
 
 /** Chromium with the extension on `profile`; headed ones on `display`, in light colours (see chrome-dialog.ts). */
-export async function launch(profile: string, display: Display, headed: boolean): Promise<{ context: BrowserContext; extensionId: string }> {
+export async function launch(profile: string, display: Display, headed: boolean, screen?: Screen): Promise<{ context: BrowserContext; extensionId: string }> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: !headed,
-    args: chromiumArgs(EXTENSION),
+    args: [...chromiumArgs(EXTENSION), ...(screen !== undefined ? [`--window-size=${screen.width},${screen.height}`, `--force-device-scale-factor=${screen.deviceScaleFactor}`] : [])],
+    ...(screen !== undefined ? { viewport: null } : {}),
     ...(headed ? { env: { ...process.env, DISPLAY: display.display }, colorScheme: "light" as const } : {}),
   });
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker"));
@@ -218,7 +227,7 @@ export async function startHarness(options: MimoOptions = {}, browser: BrowserOp
       await granting.context.close();
       contexts.pop();
     }
-    const { context, extensionId } = await launch(profile, display, headed);
+    const { context, extensionId } = await launch(profile, display, headed, browser.screen);
     contexts.push(context);
     const logs: string[] = [];
     context.on("console", (message) => {

@@ -12,7 +12,7 @@ export type ShotOptions = {
   /** Its download URL (the artifact's, fetched when needed). */
   url: Promise<string>;
   alt: string;
-  /** Where the step's target is, in the screenshot's CSS pixels. */
+  /** Where the step's target is, in the screenshot's pixels. */
   target?: BoundingBox;
   /** Test ids of the image and of the outline. */
   testIds: { shot: string; target: string };

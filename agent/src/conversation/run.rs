@@ -104,8 +104,13 @@ pub fn command_for(
         },
         AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
         AgentAction::ScrollTo { text } => ActionCommand::BrowserScrollTo { text },
-        AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt { x, y, expect: None },
-        AgentAction::HoverAt { x, y } => ActionCommand::BrowserHoverAt { x, y },
+        AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt {
+            x,
+            y,
+            expect: None,
+            scale: None,
+        },
+        AgentAction::HoverAt { x, y } => ActionCommand::BrowserHoverAt { x, y, scale: None },
         AgentAction::Drag { from, to } => {
             let end = |p: DragPoint| DragEnd {
                 click_id: p.index,
@@ -116,6 +121,7 @@ pub fn command_for(
                 from: end(from),
                 to: end(to),
                 expect: None,
+                scale: None,
             }
         }
         AgentAction::ReadTab { tab_id } => ActionCommand::BrowserReadTab { tab_id },
@@ -181,6 +187,21 @@ fn tool_result(step: &Step, record: &ActionRecord) -> ToolResult {
 
 /// The facts a step on an element of the index was rated on go with it: the extension reads
 /// them again just before acting and refuses (`TARGET_CHANGED`) when the page changed them since,
+/// The model reads points off the page's screenshot: a point step says at what scale that was
+/// taken, so that the extension maps it to CSS pixels (a high-density screen, a wide window, a
+/// zoomed page draw the screenshot larger or smaller than the page's CSS pixels).
+fn in_screenshot_pixels(command: &mut ActionCommand, page: Option<&Observation>) {
+    let Some(at) = page.and_then(|p| p.screenshot_scale) else {
+        return;
+    };
+    match command {
+        ActionCommand::BrowserClickAt { scale, .. }
+        | ActionCommand::BrowserHoverAt { scale, .. }
+        | ActionCommand::BrowserDrag { scale, .. } => *scale = Some(at),
+        _ => {}
+    }
+}
+
 /// so a page cannot show one form to the rating and send another.
 fn expect_rated_facts(command: &mut ActionCommand, page: Option<&Observation>) {
     let target = match command {
@@ -482,6 +503,7 @@ impl Conversation {
             Verdict::Refuse(error) => return self.refuse_step(error, now),
         };
         expect_rated_facts(&mut command, run.observation.as_ref());
+        in_screenshot_pixels(&mut command, run.observation.as_ref());
         if self.task.selected_client_id.is_none() {
             self.run.as_mut().expect("run").phase = Phase::Binding;
             return vec![Effect::SaveRun, Effect::BindClient];
@@ -902,6 +924,7 @@ impl Conversation {
                         page.screenshot_artifact_id = Some(shot.artifact_id);
                         page.screenshot_width = shot.width;
                         page.screenshot_height = shot.height;
+                        page.screenshot_scale = shot.scale.filter(|s| s.is_finite() && *s > 0.0);
                     }
                     None => self.prep_missing("screenshot", failure()),
                 }
@@ -977,7 +1000,15 @@ impl Conversation {
                             if let Some(name) = element.text.as_deref().and_then(display_name) {
                                 page.names.insert(element.click_id, name);
                             }
-                            if let Some(b) = element.bbox.filter(|b| within(b, shot)) {
+                            // Boxes are kept in the screenshot's pixels, where they are drawn.
+                            let scale = page.screenshot_scale.unwrap_or(1.0);
+                            let in_shot = element.bbox.map(|b| BoundingBox {
+                                x: b.x * scale,
+                                y: b.y * scale,
+                                w: b.w * scale,
+                                h: b.h * scale,
+                            });
+                            if let Some(b) = in_shot.filter(|b| within(b, shot)) {
                                 let rounded = [b.x, b.y, b.w, b.h].map(|v| v.round() as i32);
                                 page.boxes.insert(element.click_id, rounded);
                             }
@@ -1487,7 +1518,7 @@ impl Conversation {
     }
 }
 
-/// Whether a box (CSS pixels of the viewport) lies at least partly within a screenshot of
+/// Whether a box (pixels of the screenshot) lies at least partly within a screenshot of
 /// `width` × `height` (0 × 0: not known, nothing is).
 fn within(b: &BoundingBox, (width, height): (u32, u32)) -> bool {
     b.w > 0.0

@@ -18,20 +18,20 @@ const STEPS = 12;
 const DRAG_START_MS = 100;
 
 /** Where an end of the drag is; a point is checked as `browser_click_at` checks it (`expect`). */
-async function endPoint(ctx: TabContext, end: DragEnd, which: string, expect: ElementFacts | undefined): Promise<{ point: Point; element: string }> {
+async function endPoint(ctx: TabContext, end: DragEnd, which: string, expect: ElementFacts | undefined, scale: number | undefined): Promise<{ point: Point; element: string }> {
   if (end.clickId !== undefined) {
     const { frameId, target } = await route(ctx, { clickId: end.clickId });
     const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "hover" });
     return { point: await toTop(ctx.tabId, frameId, prepared.point), element: `element ${end.clickId}` };
   }
   if (end.x === undefined || end.y === undefined) throw new ActionError("INVALID_TARGET", `the drag's ${which} needs a clickId, or x and y`, false);
-  return pointInView(ctx, { x: end.x, y: end.y }, expect);
+  return pointInView(ctx, { x: end.x, y: end.y }, expect, scale);
 }
 
 export const browserDrag: Handler<"browser_drag"> = {
   async run(ctx, p) {
-    const start = await endPoint(ctx, p.from, "start", p.expect);
-    const end = await endPoint(ctx, p.to, "end", p.expect);
+    const start = await endPoint(ctx, p.from, "start", p.expect, p.scale);
+    const end = await endPoint(ctx, p.to, "end", p.expect, p.scale);
     const [from, to] = [start.point, end.point];
     const cdp = ctx.deps.cdp;
     const tab = ctx.tabId;

@@ -31,6 +31,8 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
     const warnings: string[] = [];
     let bytes: Uint8Array;
     let partial = false;
+    /** The CSS width of what was captured (the viewport, or the whole page): the image's scale. */
+    let cssWidth: number | undefined;
     await frameCall(ctx.tabId, 0, { op: "mark", untilMs: MARK_MS }).catch(() => undefined);
     // Fields holding secrets or personal data are covered for the capture (evidence.ts).
     const unmask = await maskForCapture(ctx.tabId, ctx.task.taskId);
@@ -50,6 +52,7 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
       const area: Rect = fullPage
         ? { x: 0, y: 0, width: metrics.cssContentSize.width, height: metrics.cssContentSize.height }
         : { x: viewport.pageX, y: viewport.pageY, width: viewport.clientWidth, height: viewport.clientHeight };
+      cssWidth = area.width;
       bytes = await capture(fullPage ? { ...area, scale: 1 } : undefined);
       // The image is the area times the screen's pixel ratio, which only the first capture
       // tells; a wider one is taken again, scaled down to MAX_WIDTH.
@@ -77,6 +80,8 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
     const size = imageSize(bytes) ?? { width: 0, height: 0 };
     const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "screenshot", contentType: "image/jpeg", actionId: ctx.action.actionId }, bytes);
     const result: ScreenshotResult = { artifactId: uploaded.artifactId, url: uploaded.url, width: size.width, height: size.height };
+    // Image pixels per CSS pixel: what maps a point the model reads off the image to the page.
+    if (cssWidth !== undefined && cssWidth > 0 && size.width > 0) result.scale = size.width / cssWidth;
     return { result, warnings, partial };
   },
 };

@@ -177,15 +177,23 @@ fn prepare_page_shot(
     index_text: &str,
     artifact_id: &str,
 ) -> Vec<Effect> {
+    let shot =
+        json!({ "artifactId": artifact_id, "url": "https://x/a", "width": 1280, "height": 720 });
+    prepare_page_with(c, first, index_text, shot)
+}
+
+/// [`prepare_page`] with the screenshot's result `shot`.
+fn prepare_page_with(
+    c: &mut Conversation,
+    first: Vec<Effect>,
+    index_text: &str,
+    screenshot: Value,
+) -> Vec<Effect> {
     let load = submitted(&first);
     assert!(matches!(load.1, ActionCommand::BrowserWaitForLoaded { .. }));
     let shot = submitted(&ok(c, load, json!({ "status": "complete" })));
     assert!(matches!(shot.1, ActionCommand::BrowserScreenshot { .. }));
-    let read = submitted(&ok(
-        c,
-        shot,
-        json!({ "artifactId": artifact_id, "url": "https://x/a", "width": 1280, "height": 720 }),
-    ));
+    let read = submitted(&ok(c, shot, screenshot));
     assert!(matches!(
         read.1,
         ActionCommand::BrowserReadabilityExtract {}
@@ -575,6 +583,45 @@ fn a_closed_task_tab_is_reopened_by_the_next_step() {
         command,
         ActionCommand::TaskStart { url: None, .. }
     ));
+}
+
+#[test]
+fn points_and_boxes_are_in_the_screenshots_pixels() {
+    let mut c = bound();
+    let effects = navigated(&mut c);
+    // A high-density screen: two image pixels per CSS pixel.
+    let shot = json!({ "artifactId": "art_2x", "url": "https://x/a", "width": 1280, "height": 720, "scale": 2.0 });
+    let (turn, messages) = turn_of(&prepare_page_with(
+        &mut c,
+        effects,
+        "[1]<button>Add</button>",
+        shot,
+    ));
+    let page = &messages[prompt::page_message(&messages).unwrap()].content;
+    assert!(
+        page.contains(
+            "screenshot: 1280x720 pixels (click_at, hover_at and drag points are in its pixels)"
+        ),
+        "{page}"
+    );
+    // Element 1's box (40, 300, 120×32 CSS pixels) is kept in the image's pixels.
+    assert_eq!(
+        c.run().unwrap().observation.as_ref().unwrap().boxes.get(&1),
+        Some(&[80, 600, 240, 64])
+    );
+    // A point read off the screenshot goes out with the scale it was read at.
+    let (_, command) = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call(
+            "call_b",
+            json!({ "click_at": { "x": 400, "y": 300 } }),
+        )],
+    ));
+    assert!(
+        matches!(command, ActionCommand::BrowserClickAt { x, y, scale: Some(s), .. } if x == 400.0 && y == 300.0 && s == 2.0),
+        "{command:?}"
+    );
 }
 
 #[test]
