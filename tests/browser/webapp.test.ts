@@ -471,6 +471,21 @@ describe("a retried model call", () => {
     assert.deepEqual(errors.get(page), [], "no script errors on the page");
     await page.close();
   });
+
+  it("says what a running task waits for once nothing has happened for 10 s, and stops saying it when something does", { timeout: 40_000 }, async () => {
+    const page = await newTaskPage();
+    mimo.llm.reset();
+    // The model takes 13 s to answer.
+    mimo.llm.script([{ text: "Done thinking.", chunkDelayMs: 0, stallMs: 13_000 }]);
+    await sendMessage(page, "Think about it");
+    const note = page.getByTestId("stall-note");
+    assert.equal(await note.isVisible(), false, "not at once");
+    await note.waitFor({ timeout: 13_000 });
+    assert.match((await note.textContent()) ?? "", /^Waiting for the model to answer or choose step 1 \(nothing new for 1\d s\)\.$/);
+    await page.locator('[data-testid="message-assistant"][data-finished="true"]', { hasText: "Done thinking." }).waitFor();
+    await note.waitFor({ state: "hidden" });
+    await page.close();
+  });
 });
 
 describe("regenerating an answer", () => {

@@ -7,7 +7,11 @@ import { clockTime, h } from "./dom.ts";
 import { outlinedShot, riskBadge } from "./evidence.ts";
 import { retryRemainingMs, retryText } from "./retry.ts";
 import type { ModelRetry } from "./retry.ts";
-import { describeAction, statusWords } from "./steps.ts";
+import { describeAction, statusWords, waitingFor } from "./steps.ts";
+import type { Activity } from "./steps.ts";
+
+/** How long a running task may go without an event before the chat says what it waits for. */
+const STALL_NOTE_MS = 10_000;
 import type { ChatCompacted, ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SiteAccessNeeded, SubtaskEvent, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
@@ -92,11 +96,17 @@ export class ChatView {
    */
   private following = true;
   private readonly jump: HTMLButtonElement;
+  /** Says what a running task waits for once nothing has happened for a while. */
+  private readonly stall: HTMLElement;
+  private activity: Activity = { kind: "model", step: 1 };
+  private lastProgress = Date.now();
 
   constructor(handlers: ChatHandlers) {
     this.handlers = handlers;
     this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
     this.thinking = h("div", { class: "thinking", hidden: true, role: "status", "aria-label": "Mimo is thinking" }, h("span"), h("span"), h("span"));
+    this.stall = h("div", { class: "stall-note", "data-testid": "stall-note", hidden: true, role: "status" });
+    setInterval(() => this.syncStall(), 1000);
     this.noBrowser = h("p", { class: "chat-empty-note", "data-testid": "no-browser", hidden: true });
     this.empty = h(
       "div",
@@ -106,7 +116,7 @@ export class ChatView {
       h("p", {}, "Describe a goal — Mimo plans the steps and carries them out in your browser through the extension. You can watch, stop, or take over at any time."),
       this.noBrowser,
     );
-    const inner = h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking);
+    const inner = h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking, this.stall);
     // Focusable, so that the keyboard can scroll it when nothing in it takes focus.
     this.scroller = h("div", { class: "chat-scroll", tabindex: 0, role: "region", "aria-label": "Conversation" }, inner);
     this.jump = h("button", { class: "btn btn-sm jump-latest", type: "button", "data-testid": "jump-to-latest", hidden: true, onclick: () => this.scrollToEnd() }, "New steps ↓");
@@ -208,6 +218,7 @@ export class ChatView {
 
   /** Empties the conversation (another task was opened). */
   reset(): void {
+    this.progressed({ kind: "model", step: 1 });
     this.messages.clear();
     this.steps.clear();
     this.subtaskSteps = null;
@@ -245,6 +256,7 @@ export class ChatView {
   }
 
   setStatus(status: TaskStatus): void {
+    this.progressed(this.activity);
     // Stop ends the streaming message and then cancels the task: say so on the message.
     if (status === "canceled" && this.justFinished) {
       this.justFinished.meta.append(h("span", { class: "msg-stopped" }, "· stopped"));
@@ -276,6 +288,7 @@ export class ChatView {
   }
 
   applyDelta(messageId: string, delta: string, finished: boolean, at: number): void {
+    this.progressed(this.activity);
     this.keepAtBottom(() => {
       let r = this.messages.get(messageId);
       if (!r) {
@@ -325,6 +338,7 @@ export class ChatView {
   /** A step of the agent: its action and reflection when chosen, its result when done. */
   showStep(event: ToolUsed): void {
     this.justFinished = null;
+    this.progressed(event.phase === "start" ? { kind: "action", step: event.step, what: describeAction(event.action, event.targetName) } : { kind: "page", step: event.step });
     this.keepAtBottom(() => {
       let step = this.steps.get(event.step);
       if (event.phase === "start" || step === undefined) {
@@ -546,6 +560,7 @@ export class ChatView {
 
   /** A retried model call: why, and while it waits, a countdown to when it is made. */
   showRetry(event: ModelRetry): void {
+    this.progressed(this.activity);
     const line = h("div", { class: "chat-retry", "data-testid": "model-retry" });
     const show = (): boolean => {
       const remaining = retryRemainingMs(event, Date.now());
@@ -564,6 +579,7 @@ export class ChatView {
 
   /** The page the agent looked at after a step. */
   showPage(event: PageObserved): void {
+    this.progressed({ kind: "model", step: event.step + 1 });
     const step = this.steps.get(event.step);
     if (step === undefined) return;
     this.keepAtBottom(() => {
@@ -674,6 +690,20 @@ export class ChatView {
       this.answerControls.append(h("button", { class: "btn-link", type: "button", "data-testid": "regenerate", title: "Answer again; this answer is kept", onclick: () => this.handlers.onRegenerate() }, "Regenerate"));
     }
     host.meta.append(this.answerControls);
+  }
+
+  /** Something happened in the run: the wait starts again, for `activity`. */
+  private progressed(activity: Activity): void {
+    this.activity = activity;
+    this.lastProgress = Date.now();
+    this.syncStall();
+  }
+
+  private syncStall(): void {
+    const quiet = Date.now() - this.lastProgress;
+    const stalled = this.status === "running" && quiet >= STALL_NOTE_MS;
+    this.stall.hidden = !stalled;
+    if (stalled) this.stall.textContent = waitingFor(this.activity, Math.floor(quiet / 1000));
   }
 
   private syncChrome(): void {

@@ -72,3 +72,19 @@ export function statusWords(status: string): string {
   };
   return words[status] ?? status.replace(/_/g, " ");
 }
+
+/** What a running task is doing between its events: the model choosing a step, a step in the browser, the page after it being read. */
+export type Activity = { kind: "model"; step: number } | { kind: "action"; step: number; what: string } | { kind: "page"; step: number };
+
+/** What a task waits for, in words, when nothing has happened for a while (seed: no silent stall). */
+export function waitingFor(activity: Activity, seconds: number): string {
+  const since = `nothing new for ${seconds} s`;
+  switch (activity.kind) {
+    case "model":
+      return `Waiting for the model to answer or choose step ${activity.step} (${since}).`;
+    case "action":
+      return `Waiting for the browser: step ${activity.step}, ${activity.what} (${since}).`;
+    case "page":
+      return `Waiting for the browser to show the page after step ${activity.step} (${since}).`;
+  }
+}

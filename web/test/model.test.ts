@@ -153,6 +153,13 @@ describe("describeAction", () => {
     assert.equal(describeAction({ run_command: { command: "ls -la" } }), "Run “ls -la” on this computer");
   });
 
+  it("says what a quiet task waits for", async () => {
+    const { waitingFor } = await import("../src/steps.ts");
+    assert.equal(waitingFor({ kind: "model", step: 3 }, 12), "Waiting for the model to answer or choose step 3 (nothing new for 12 s).");
+    assert.equal(waitingFor({ kind: "action", step: 2, what: "Click “Sign in”" }, 10), "Waiting for the browser: step 2, Click “Sign in” (nothing new for 10 s).");
+    assert.equal(waitingFor({ kind: "page", step: 2 }, 30), "Waiting for the browser to show the page after step 2 (nothing new for 30 s).");
+  });
+
   it("says a task's status in words", async () => {
     const { statusWords } = await import("../src/steps.ts");
     assert.equal(statusWords("waiting_confirmation"), "Waiting for you");
