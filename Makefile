@@ -22,9 +22,9 @@ test: setup-browser worker
 redteam: setup-browser worker extension
 	@$(ENV) MIMO_TEST_PREBUILT=1 node --test --test-concurrency=1 tests/redteam/*.test.ts
 
-## make fuzz: every parser's property tests for 3 minutes per target, about 27 minutes in all
+## make fuzz: every parser's property tests for 3 minutes per target, about 30 minutes in all
 ## (socket frames, tool arguments, both LLM stream parsers, signed URLs, artifact keys and ids,
-## the local bridge's command and path checks;
+## the local bridge's command and path checks, a SKILL.md's front matter;
 ## `cargo test` runs the same properties with a few hundred cases each). FUZZ_SECONDS sets the
 ## time per target; FUZZ_TARGETS="sse_openai signed_urls" picks targets (scripts/fuzz.sh).
 fuzz:

@@ -3,7 +3,7 @@
 # (there each property has a few hundred cases). Each target below runs for FUZZ_SECONDS
 # (default 180), in rounds of FUZZ_CASES cases per property (default 20000), each round with a
 # new random seed, built with the optimized `fuzz` profile (debug assertions and overflow checks
-# kept). The 9 targets take about 27 minutes, after a first build of one or two.
+# kept). The 10 targets take about 30 minutes, after a first build of one or two.
 #
 #   scripts/fuzz.sh                       every target
 #   scripts/fuzz.sh sse_openai signed_urls   some of them
@@ -27,6 +27,7 @@ tool_arguments    -p mimo-agent --lib -- properties::tool_arguments
 sse_openai        -p mimo-agent --lib -- properties::sse_openai
 sse_anthropic     -p mimo-agent --lib -- properties::sse_anthropic
 sse_common        -p mimo-agent --lib -- properties::sse_decoder properties::sse_error
+front_matter      -p mimo-agent --lib -- front_matter_
 signed_urls       -p mimo-r2-artifacts --test properties -- signed_urls
 artifact_keys     -p mimo-r2-artifacts --test properties -- artifact_keys
 bridge_checks     -p mimo-bridge --lib -- properties::bridge_checks

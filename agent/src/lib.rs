@@ -10,6 +10,7 @@ pub mod audit;
 pub mod conversation;
 pub mod credentials;
 pub mod flow;
+mod front_matter;
 pub mod json_schema;
 pub mod llm;
 pub mod prompt;

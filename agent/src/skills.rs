@@ -12,6 +12,7 @@ use mimo_protocol::{ErrorCode, ErrorObject, Skill};
 use serde::{Deserialize, Serialize};
 use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternMatchInput};
 
+use crate::front_matter;
 use crate::llm;
 use crate::prompt::cut;
 
@@ -38,33 +39,48 @@ const MAX_SEARCH_TERMS: usize = 24;
 
 /// The front matter of a `SKILL.md`. Other keys (Agent Skills' `license`, `metadata`) are
 /// allowed and ignored, so that skills written for other agents can be stored as they are.
-#[derive(Deserialize)]
 struct FrontMatter {
     name: String,
     description: String,
-    #[serde(default)]
-    sites: Option<OneOrMany>,
-    #[serde(default, rename = "allowed-tools", alias = "allowed_tools")]
-    allowed_tools: Option<OneOrMany>,
-    #[serde(default)]
-    risk: Option<OneOrMany>,
+    sites: Vec<String>,
+    allowed_tools: Vec<String>,
+    risk: Vec<String>,
 }
 
-/// A list, or a single string (Agent Skills writes `allowed-tools: Read, Grep`).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn into_vec(value: Option<Self>) -> Vec<String> {
-        match value {
-            None => Vec::new(),
-            Some(OneOrMany::One(one)) => vec![one],
-            Some(OneOrMany::Many(many)) => many,
+impl FrontMatter {
+    /// Reads the front matter's YAML ([`front_matter`]); the error says which line and why.
+    /// `sites`, `allowed-tools` (or `allowed_tools`) and `risk` are a list or a single text
+    /// (Agent Skills writes `allowed-tools: Read, Grep`).
+    fn read(yaml: &str) -> Result<Self, String> {
+        let (mut name, mut description) = (None, None);
+        let (mut sites, mut allowed_tools, mut risk) = (Vec::new(), Vec::new(), Vec::new());
+        let mut tools_line = None;
+        for entry in front_matter::read(yaml)? {
+            match entry.key.as_str() {
+                "name" => name = Some(entry.text()?),
+                "description" => description = Some(entry.text()?),
+                "sites" => sites = entry.texts()?,
+                "allowed-tools" | "allowed_tools" => {
+                    if let Some(first) = tools_line {
+                        return Err(format!(
+                            "line {}: `{}` is given twice (first on line {first})",
+                            entry.line, entry.key
+                        ));
+                    }
+                    tools_line = Some(entry.line);
+                    allowed_tools = entry.texts()?;
+                }
+                "risk" => risk = entry.texts()?,
+                _ => {}
+            }
         }
+        Ok(FrontMatter {
+            name: name.ok_or("it has no `name`")?,
+            description: description.ok_or("it has no `description`")?,
+            sites,
+            allowed_tools,
+            risk,
+        })
     }
 }
 
@@ -94,13 +110,8 @@ pub fn parse(name: &str, text: &str, now: u64) -> Result<Skill, ErrorObject> {
                 .into(),
         )
     })?;
-    let front: FrontMatter = serde_saphyr::from_str(yaml).map_err(|e| {
-        // The first line says where and what; the rest is a drawing of the same.
-        let message = e.to_string();
-        let first = message.lines().next().unwrap_or_default();
-        let first = first.strip_prefix("error: ").unwrap_or(first).to_owned();
-        invalid(format!("its front matter does not parse: {first}"))
-    })?;
+    let front = FrontMatter::read(yaml)
+        .map_err(|why| invalid(format!("its front matter does not parse: {why}")))?;
     if !valid_skill_name(&front.name) {
         return Err(invalid(format!(
             "name {:?} must be 1–64 lowercase letters, digits and single hyphens",
@@ -119,7 +130,7 @@ pub fn parse(name: &str, text: &str, now: u64) -> Result<Skill, ErrorObject> {
             "description must say what the skill is for, in 1–{MAX_DESCRIPTION_CHARS} characters"
         )));
     }
-    let sites = trimmed(OneOrMany::into_vec(front.sites));
+    let sites = trimmed(front.sites);
     if sites.len() > MAX_SITES {
         return Err(invalid(format!(
             "{} sites, over the limit of {MAX_SITES}",
@@ -136,7 +147,8 @@ pub fn parse(name: &str, text: &str, now: u64) -> Result<Skill, ErrorObject> {
     }
     let known = action_names();
     let mut allowed_tools: Vec<String> = Vec::new();
-    for tool in OneOrMany::into_vec(front.allowed_tools)
+    for tool in front
+        .allowed_tools
         .iter()
         .flat_map(|t| t.split([',', ' ', '\t', '\n']))
         .filter(|t| !t.is_empty())
@@ -162,7 +174,7 @@ pub fn parse(name: &str, text: &str, now: u64) -> Result<Skill, ErrorObject> {
         description,
         sites,
         allowed_tools,
-        risk: trimmed(OneOrMany::into_vec(front.risk)),
+        risk: trimmed(front.risk),
         body,
         updated_at: now,
     })
@@ -396,6 +408,9 @@ pub fn skills_note(skills: &[Skill]) -> Option<llm::ChatMessage> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
     use super::*;
 
     const EXPENSE: &str = "---
@@ -527,6 +542,86 @@ license: MIT
             parse("x", &huge, 0).unwrap_err().code,
             ErrorCode::PayloadTooLarge
         );
+    }
+
+    #[test]
+    fn the_front_matter_takes_lists_or_one_text_and_ignores_other_keys() {
+        let text = "---
+# Agent Skills' keys load as they are.
+name: 'x'   # quoted
+description: \"Pay, then \\\"confirm\\\"\"
+sites: \"*.acme.test\"
+allowed_tools:
+- click
+- 'type'
+risk: [a, 'b, c']
+license: Apache-2.0
+metadata:
+  author: someone
+  version: \"1.0\"
+---
+steps
+";
+        let skill = parse("x", text, 0).unwrap();
+        assert_eq!(skill.description, "Pay, then \"confirm\"");
+        assert_eq!(skill.sites, ["*.acme.test"]);
+        assert_eq!(skill.allowed_tools, ["click", "type"]);
+        assert_eq!(skill.risk, ["a", "b, c"]);
+        // Empty or absent lists; a number as the description is its text.
+        let skill = parse(
+            "x",
+            "---\nname: x\ndescription: 12\nsites:\nrisk: ~\n---\ns",
+            0,
+        )
+        .unwrap();
+        assert_eq!(skill.description, "12");
+        assert!(skill.sites.is_empty() && skill.risk.is_empty());
+
+        let with = |front: &str| format!("---\n{front}\n---\nsteps");
+        for (front, says) in [
+            ("description: d", "does not parse: it has no `name`"),
+            ("name: x", "does not parse: it has no `description`"),
+            (
+                "name: x\ndescription:",
+                "does not parse: line 2: `description` has no value",
+            ),
+            ("name: [x]\ndescription: d", "line 1: `name` must be text"),
+            (
+                "name: x\ndescription: d\nallowed-tools: click\nallowed_tools: type",
+                "line 4: `allowed_tools` is given twice (first on line 3)",
+            ),
+            (
+                "name: x\ndescription: d\nsites:\n  a: b",
+                "line 3: `sites` must be text or a list",
+            ),
+            (
+                "name: x\ndescription: d\nrisk: [a, true]",
+                "`true` in `risk` is a boolean",
+            ),
+            (
+                "name: x\ndescription: d\nsites: *.acme.test",
+                "line 3: `*.acme.test` begins with an alias",
+            ),
+            (
+                "name: x\ndescription: |\n  d",
+                "line 2: `|` begins with block text",
+            ),
+            (
+                "name: x\nname: x\ndescription: d",
+                "line 2: `name` is given twice",
+            ),
+        ] {
+            let error = parse("x", &with(front), 0).unwrap_err();
+            assert_eq!(error.code, ErrorCode::SchemaValidationFailed, "{front}");
+            assert!(
+                error
+                    .message
+                    .starts_with("not a valid SKILL.md: its front matter does not parse: ")
+                    && error.message.contains(says),
+                "{front}: {}",
+                error.message
+            );
+        }
     }
 
     #[test]
@@ -668,6 +763,69 @@ license: MIT
             &cut_note,
         ] {
             assert!(text.contains(part), "{part} in {text}");
+        }
+    }
+
+    /// A site pattern, of each kind the README shows.
+    fn site() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "https://[a-z]{1,8}\\.(test|example)(/[a-z0-9]{1,6}){0,2}/\\*",
+            "\\*\\.[a-z]{1,8}\\.test",
+            "[a-z]{1,8}(-[a-z]{1,4})?\\.test",
+            "http://127\\.0\\.0\\.1:\\*/[a-z]{1,6}/\\*",
+            "https://\\{\\*\\.\\}\\?[a-z]{1,8}\\.test/\\*",
+        ]
+    }
+
+    /// Text of which something remains once trimmed.
+    fn note() -> impl Strategy<Value = String> {
+        prop_oneof![mimo_proptest::text(), "[^\\n]{1,60}"]
+            .prop_filter("not blank", |s| !s.trim().is_empty())
+    }
+
+    proptest! {
+        #![proptest_config(mimo_proptest::cases(256))]
+
+        #[test]
+        fn front_matter_of_any_skill_written_in_any_style_reads_back(
+            name in "[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}".prop_filter("not a route", |n| n != "search"),
+            description in note(),
+            sites in vec(site(), 0..5),
+            tools in proptest::sample::subsequence(action_names(), 0..5),
+            risk in vec(note(), 0..4),
+            styles in vec(any::<u8>(), 6),
+        ) {
+            use crate::front_matter::tests::{list_written, scalar_written};
+            // One item may be written as the text alone; tools also as Agent Skills' `a, b`.
+            let many = |key: &str, items: &[String], style: u8| match items {
+                [one] if style.is_multiple_of(3) => format!("{key}: {}\n", scalar_written(one, style / 3, false)),
+                [_, ..] if key == "allowed-tools" && style % 3 == 1 => {
+                    format!("{key}: {}\n", items.join(", "))
+                }
+                _ => list_written(key, items, style, style.is_multiple_of(7)),
+            };
+            let text = format!(
+                "---\nname: {}\ndescription: {}\n{}{}{}---\n1. Do it.\n",
+                scalar_written(&name, styles[0], false),
+                scalar_written(&description, styles[1], false),
+                many("sites", &sites, styles[2]),
+                many("allowed-tools", &tools, styles[3]),
+                many("risk", &risk, styles[4]),
+            );
+            let skill = parse(&name, &text, 5).map_err(|e| TestCaseError::fail(format!("{text:?}: {e}")))?;
+            prop_assert_eq!(
+                skill,
+                Skill {
+                    name: name.clone(),
+                    description: description.trim().to_owned(),
+                    sites,
+                    allowed_tools: tools,
+                    risk: risk.iter().map(|r| r.trim().to_owned()).collect(),
+                    body: "1. Do it.".into(),
+                    updated_at: 5,
+                },
+                "{:?}", text
+            );
         }
     }
 }
