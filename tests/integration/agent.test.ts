@@ -431,7 +431,7 @@ describe("the audit log", () => {
     assert.deepEqual(lines.map((l) => [l.step, l.action.type]), [[1, "navigate"], [2, "click"], [3, "done"]]);
     const click = lines[1]!;
     assert.equal(click.taskId, taskId);
-    assert.deepEqual(click.action, { type: "click", target: 1, params: { index: 1 }, risk: "high" });
+    assert.deepEqual(click.action, { type: "click", target: 1, targetName: "Install", params: { index: 1 }, risk: "high" });
     assert.deepEqual(click.before, { url: "http://docs.test/", title: "Docs" }, "the stand-in takes no screenshot");
     assert.equal(click.outcome.ok, true);
     assert.equal(click.confirmation.required, true);
