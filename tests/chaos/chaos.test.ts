@@ -15,4 +15,5 @@ it("survives ten seeded runs of faults: nothing lost, nothing doubled, every end
   assert.equal(summary.lost, 0);
   assert.equal(summary.doubled, 0);
   assert.equal(summary.unclear, 0);
+  assert.equal(summary.silent, 0, "no running task went 30 s without an event");
 });

@@ -9,7 +9,9 @@
 // - lost: an action asked for that never ended (not done, not failed);
 // - doubled: a page-changing action run twice (two runs in the extension's log, or more mugs in
 //   the cart than the task put there);
-// - unclear: a task that ended neither completed nor with a clear error (or did not end).
+// - unclear: a task that ended neither completed nor with a clear error (or did not end);
+// - silent: the watchdog — the longest time the running task went without an event in its
+//   history (by the server's clock), from the goal to the outcome; over 30 s fails the run.
 // A failing run prints its seed; `CHAOS_SEED=<seed> CHAOS_RUNS=1 make chaos` replays it.
 import type { ActionOutcome, EventEnvelope, FrontendEvent, FrontendMessage } from "../../protocol/ts/protocol.ts";
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
@@ -23,6 +25,9 @@ import type { ActionRecord, Harness } from "../browser/harness.ts";
 type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "dialog" | "mangle_frames";
 const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "dialog", "mangle_frames"];
 
+/** The longest a running task may go without an event (issue 26: no silent stall). */
+const WATCHDOG_MS = 30_000;
+
 /** Codes that end a task with an answer a person can act on. */
 const CLEAR_ERRORS = new Set(["PLUGIN_OFFLINE", "PAGE_PREP_FAILED", "STEP_LIMIT_EXCEEDED", "LOOP_DETECTED", "BUDGET_EXCEEDED", "LLM_ERROR", "PLUGIN_TIMEOUT_EXEC", "PLUGIN_TIMEOUT_ACK", "TASK_TAB_CLOSED", "TIMEOUT"]);
 
@@ -34,6 +39,8 @@ export type RunReport = {
   lost: string[];
   doubled: string[];
   unclear: string | undefined;
+  /** The longest gap between the task's events from its goal to its outcome, and after which event. */
+  quiet: { ms: number; after: string };
   actions: number;
   ms: number;
 };
@@ -204,7 +211,16 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
     const ran = index.filter((e) => e.key.startsWith(`${r.actionId}#`) && e.status !== "error");
     if (ran.length > 1) doubled.push(`${r.command.name} ${r.actionId} ran ${ran.length} times`);
   }
-  const history = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: Array<{ type: string; message?: { role: string } }> };
+  const history = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { events: Array<{ type: string; at: number; message?: { role: string } }> };
+  // The watchdog: the longest the task went without an event, from the goal to the outcome.
+  const quiet = { ms: 0, after: "none" };
+  const first = history.events.findIndex((e) => e.type === "message" && e.message?.role === "user");
+  const last = history.events.findIndex((e) => e.type === "structuredOutput");
+  const running = history.events.slice(Math.max(0, first), last < 0 ? undefined : last + 1);
+  for (const [i, e] of running.entries()) {
+    const gap = (running[i + 1]?.at ?? (last < 0 ? Date.now() : e.at)) - e.at;
+    if (gap > quiet.ms) Object.assign(quiet, { ms: gap, after: e.type });
+  }
   const goals = history.events.filter((e) => e.type === "message" && e.message?.role === "user").length;
   if (goals > 1) doubled.push(`the goal was stored ${goals} times`);
   const mugs = cart["blue-mug"] ?? 0;
@@ -213,6 +229,7 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   if (output === undefined) unclear = "the task did not end within 90 s";
   else if (output.status === "ok" && mugs !== 2) unclear = `the task says it is done but the cart holds ${mugs} blue mugs`;
   else if (output.status === "error" && !CLEAR_ERRORS.has(output.error?.code ?? "")) unclear = `ended with ${JSON.stringify(output.error)}`;
+  else if (quiet.ms > WATCHDOG_MS) unclear = `silent for ${(quiet.ms / 1000).toFixed(1)} s after ${quiet.after}`;
   if (unclear !== undefined || lost.length > 0 || doubled.length > 0) {
     // What the task's history says, to start the diagnosis from.
     const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; type: string; status?: string; error?: unknown; phase?: string }> };
@@ -227,24 +244,37 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
     lost,
     doubled,
     unclear,
+    quiet,
     actions: records.length,
     ms: Date.now() - started,
   };
 }
 
-export type Summary = { runs: number; completed: number; clearErrors: number; lost: number; doubled: number; unclear: number; failingSeeds: number[]; faults: Record<string, number> };
+export type Summary = {
+  runs: number;
+  completed: number;
+  clearErrors: number;
+  lost: number;
+  doubled: number;
+  unclear: number;
+  /** The watchdog: runs silent for over 30 s, and the longest silence of any run (ms). */
+  silent: number;
+  longestQuietMs: number;
+  failingSeeds: number[];
+  faults: Record<string, number>;
+};
 
 /** Runs `runs` seeded runs from `firstSeed` on one harness; prints each failing run. */
 export async function chaos(runs: number, firstSeed: number, log: (line: string) => void = console.log): Promise<Summary> {
   const h = await startHarness();
-  const summary: Summary = { runs: 0, completed: 0, clearErrors: 0, lost: 0, doubled: 0, unclear: 0, failingSeeds: [], faults: {} };
+  const summary: Summary = { runs: 0, completed: 0, clearErrors: 0, lost: 0, doubled: 0, unclear: 0, silent: 0, longestQuietMs: 0, failingSeeds: [], faults: {} };
   try {
     for (let i = 0; i < runs; i++) {
       const seed = firstSeed + i;
       // A run that throws (a fault the harness could not strike, say) is a failing run with
       // its seed, not the end of the series.
       const report = await chaosRun(h, seed).catch(
-        (error: unknown): RunReport => ({ seed, faults: [], status: "none", lost: [], doubled: [], unclear: `the run failed: ${String(error)}`, actions: 0, ms: 0 }),
+        (error: unknown): RunReport => ({ seed, faults: [], status: "none", lost: [], doubled: [], unclear: `the run failed: ${String(error)}`, quiet: { ms: 0, after: "none" }, actions: 0, ms: 0 }),
       );
       summary.runs++;
       if (report.status === "ok") summary.completed++;
@@ -252,11 +282,13 @@ export async function chaos(runs: number, firstSeed: number, log: (line: string)
       summary.lost += report.lost.length;
       summary.doubled += report.doubled.length;
       if (report.unclear !== undefined) summary.unclear++;
+      if (report.quiet.ms > WATCHDOG_MS) summary.silent++;
+      summary.longestQuietMs = Math.max(summary.longestQuietMs, report.quiet.ms);
       for (const f of report.faults) summary.faults[f] = (summary.faults[f] ?? 0) + 1;
       const failed = report.lost.length > 0 || report.doubled.length > 0 || report.unclear !== undefined;
       if (failed) summary.failingSeeds.push(report.seed);
       log(
-        `run ${i + 1}/${runs} seed ${report.seed}: ${report.status}${report.code ? ` ${report.code}` : ""}, ${report.actions} actions, ${(report.ms / 1000).toFixed(1)} s, faults ${report.faults.join(" ") || "none"}` +
+        `run ${i + 1}/${runs} seed ${report.seed}: ${report.status}${report.code ? ` ${report.code}` : ""}, ${report.actions} actions, ${(report.ms / 1000).toFixed(1)} s, longest silence ${(report.quiet.ms / 1000).toFixed(1)} s, faults ${report.faults.join(" ") || "none"}` +
           (failed ? ` — FAILED: ${[...report.lost, ...report.doubled, report.unclear ?? ""].filter(Boolean).join("; ")}` : ""),
       );
     }
