@@ -249,6 +249,20 @@ fn finish(task: &Task, action_id: &str) -> Input {
     })
 }
 
+/// What storage holds of `task`: its record, its run and its actions.
+fn stored(task: &Task) -> Stored {
+    Stored {
+        task: task.record().cloned(),
+        messages: Vec::new(),
+        summary: None,
+        run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
+        actions: task.actions().records().to_vec(),
+        attachments: Vec::new(),
+        snapshot: None,
+        secrets: Vec::new(),
+    }
+}
+
 /// A browser run started by a message, at its first action (`task_start`), dispatched.
 fn run_at_task_start(task: &mut Task) -> BrowserAction {
     let turn = the_call(&direct(task, message("open the shop"), 2)).turn_id;
@@ -749,16 +763,7 @@ fn pause_holds_the_queue_through_a_restart_and_resume_dispatches_what_waited() {
     let effects = relayed(&mut task, done, 4);
     assert_eq!(finished(&effects).len(), 1);
     assert!(dispatched(&effects).is_empty());
-    let stored = Stored {
-        task: task.record().cloned(),
-        messages: Vec::new(),
-        summary: None,
-        run: None,
-        actions: task.actions().records().to_vec(),
-        attachments: Vec::new(),
-        snapshot: None,
-        secrets: Vec::new(),
-    };
+    let stored = stored(&task);
     let mut restored = Task::restore(config(), stored, 5);
     assert_eq!(restored.record().unwrap().status, TaskStatus::Paused);
     assert!(dispatched(&direct(&mut restored, submit("a3"), 6)).is_empty());
@@ -780,16 +785,7 @@ fn a_takeover_outlives_a_restart() {
     direct(&mut task, done, 2);
     direct(&mut task, submit("a2"), 3);
     direct(&mut task, Input::Control(TaskControl::Takeover), 4);
-    let stored = Stored {
-        task: task.record().cloned(),
-        messages: Vec::new(),
-        summary: None,
-        run: None,
-        actions: task.actions().records().to_vec(),
-        attachments: Vec::new(),
-        snapshot: None,
-        secrets: Vec::new(),
-    };
+    let stored = stored(&task);
     let mut restored = Task::restore(config(), stored, 5);
     assert_eq!(restored.record().unwrap().status, TaskStatus::Takeover);
     let effects = direct(&mut restored, submit("a3"), 6);
@@ -1044,14 +1040,8 @@ fn after_a_restart_a_run_submits_the_action_it_had_not_stored_yet() {
     let start = run_at_task_start(&mut task);
     // The run was saved asking for the action; the queue's record never was.
     let stored = Stored {
-        task: task.record().cloned(),
-        messages: Vec::new(),
-        summary: None,
-        run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: Vec::new(),
-        attachments: Vec::new(),
-        snapshot: None,
-        secrets: Vec::new(),
+        ..stored(&task)
     };
     let mut restored = Task::restore(config(), stored, 100);
     let effects = direct(&mut restored, Input::Alarm, 101);

@@ -55,6 +55,27 @@ fn submitted(effects: &[Effect]) -> (String, ActionCommand) {
     actions.into_iter().next().unwrap()
 }
 
+/// The action `effects` submit, if any.
+fn submission(effects: &[Effect]) -> Option<(String, ActionCommand)> {
+    effects.iter().find_map(|e| match e {
+        Effect::SubmitAction { action_id, command } => Some((action_id.clone(), command.clone())),
+        _ => None,
+    })
+}
+
+/// The sub-tasks `effects` close, with their results.
+fn closed(effects: &[Effect]) -> Vec<(u32, mimo_protocol::BrowserTaskResult)> {
+    events(effects)
+        .into_iter()
+        .filter_map(|e| match e {
+            FrontendEvent::SubtaskFinished {
+                subtask, result, ..
+            } => Some((subtask, result)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn events(effects: &[Effect]) -> Vec<FrontendEvent> {
     effects
         .iter()
@@ -1535,11 +1556,7 @@ fn click_in_circles(c: &mut Conversation, steps: u32) -> Vec<Effect> {
                 },
             ],
         );
-        let Some(Effect::SubmitAction { action_id, command }) = effects
-            .iter()
-            .find(|e| matches!(e, Effect::SubmitAction { .. }))
-            .cloned()
-        else {
+        let Some((action_id, command)) = submission(&effects) else {
             return effects;
         };
         let clicked = ok(c, (action_id, command), json!({}));

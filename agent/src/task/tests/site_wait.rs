@@ -48,19 +48,6 @@ fn waiting(task: &mut Task, now: u64) -> (BrowserAction, Vec<Effect>) {
     (start, effects)
 }
 
-fn stored(task: &Task) -> Stored {
-    Stored {
-        task: task.record().cloned(),
-        messages: Vec::new(),
-        summary: None,
-        run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
-        actions: task.actions().records().to_vec(),
-        attachments: Vec::new(),
-        snapshot: None,
-        secrets: Vec::new(),
-    }
-}
-
 #[test]
 fn a_step_on_a_site_not_allowed_waits_for_the_person_and_goes_on_once_allowed() {
     let mut task = bound();

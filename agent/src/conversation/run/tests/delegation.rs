@@ -1,7 +1,6 @@
 //! The chat model delegating browser jobs to sub-agents (`browser_task`), driven natively.
 
 use mimo_protocol::agent::SubtaskStatus;
-use mimo_protocol::BrowserTaskResult;
 
 use super::*;
 use crate::conversation::MAX_SUBTASKS;
@@ -35,18 +34,6 @@ fn started(effects: &[Effect]) -> Vec<(u32, String, u32)> {
                 max_steps,
                 ..
             } => Some((subtask, goal, max_steps)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn closed(effects: &[Effect]) -> Vec<(u32, BrowserTaskResult)> {
-    events(effects)
-        .into_iter()
-        .filter_map(|e| match e {
-            FrontendEvent::SubtaskFinished {
-                subtask, result, ..
-            } => Some((subtask, result)),
             _ => None,
         })
         .collect()

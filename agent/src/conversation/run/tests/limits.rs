@@ -3,7 +3,7 @@
 //! steps or on a page whose only change is a clock.
 
 use mimo_protocol::agent::SubtaskStatus;
-use mimo_protocol::{BrowserTaskResult, TokenUsage};
+use mimo_protocol::TokenUsage;
 
 use super::*;
 use crate::records::AgentRun;
@@ -35,18 +35,6 @@ fn started(effects: &[Effect]) -> Vec<u32> {
         .into_iter()
         .filter_map(|e| match e {
             FrontendEvent::SubtaskStarted { subtask, .. } => Some(subtask),
-            _ => None,
-        })
-        .collect()
-}
-
-fn closed(effects: &[Effect]) -> Vec<(u32, BrowserTaskResult)> {
-    events(effects)
-        .into_iter()
-        .filter_map(|e| match e {
-            FrontendEvent::SubtaskFinished {
-                subtask, result, ..
-            } => Some((subtask, result)),
             _ => None,
         })
         .collect()
@@ -277,11 +265,7 @@ fn steps_on(
     for n in 0..steps {
         let action = actions[n as usize % actions.len()].clone();
         effects = reply(c, &turn, vec![agent_call(&format!("call_{n}"), action)]);
-        let Some(Effect::SubmitAction { action_id, command }) = effects
-            .iter()
-            .find(|e| matches!(e, Effect::SubmitAction { .. }))
-            .cloned()
-        else {
+        let Some((action_id, command)) = submission(&effects) else {
             return effects;
         };
         let done = ok(c, (action_id, command), json!({}));
