@@ -10,6 +10,7 @@ use mimo_agent::task_index::IndexEntry;
 use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
 };
+use mimo_protocol::frontend::TaskHere;
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{
     ActionCommand, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
@@ -345,6 +346,21 @@ impl TaskClient {
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
+    /// Closes the sockets `client_id`'s side panel has open on the task (its credential ended).
+    pub async fn close_side_panels(&self, client_id: &str) -> Answer<()> {
+        let route = format!("/side-panels/close?clientId={}", urlencode(client_id));
+        self.post(&route, &()).await
+    }
+
+    /// Binds the new task to `client_id`'s browser, its first run on `here`'s tab.
+    pub async fn start_here(&self, client_id: &str, here: &TaskHere) -> Answer<()> {
+        self.post(
+            &format!("/start-here?clientId={}", urlencode(client_id)),
+            here,
+        )
+        .await
+    }
+
     /// Creates the task `task_id` as a fork from `seed`.
     pub async fn fork_init(&self, task_id: &str, seed: &ForkSeed) -> Answer<()> {
         let path = format!("/fork-init?taskId={}", urlencode(task_id));
@@ -395,13 +411,19 @@ impl TaskClient {
             .await
     }
 
-    /// Hands a web app's socket upgrade (`request`, already authenticated) to the task,
-    /// replaying the history after `last_seq`.
-    pub async fn connect_web(&self, last_seq: Option<u64>, request: &Request) -> Result<Response> {
-        let target = match last_seq {
-            Some(last_seq) => format!("https://internal/ws/web?lastSeq={last_seq}"),
-            None => "https://internal/ws/web".to_owned(),
-        };
+    /// Hands a viewer's socket upgrade (`request`, already authenticated) to the task,
+    /// replaying the history after `last_seq`: the web app's, or (`side_panel`) the side panel
+    /// of the extension the task is bound to (the caller checked the binding).
+    pub async fn connect_web(
+        &self,
+        last_seq: Option<u64>,
+        side_panel: Option<&str>,
+        request: &Request,
+    ) -> Result<Response> {
+        let mut target = format!("https://internal/ws/web?lastSeq={}", last_seq.unwrap_or(0));
+        if let Some(client_id) = side_panel {
+            target.push_str(&format!("&clientId={}", urlencode(client_id)));
+        }
         self.0
             .fetch_with_request(Request::new_with_init(&target, &forward(request)?)?)
             .await

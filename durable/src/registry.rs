@@ -207,7 +207,7 @@ impl DurableObject for ExtensionRegistry {
                     .find(|(k, _)| k == "clientId")
                     .map(|(_, v)| v.into_owned())
                     .unwrap_or_default();
-                self.revoke(&client_id)
+                self.revoke(&client_id).await
             }
             (Method::Post, "/auth-failure") => match read_body::<AuthFailure>(&mut req).await {
                 Err(error) => error_response(&error),
@@ -538,8 +538,9 @@ impl ExtensionRegistry {
         Response::from_websocket(pair.client)
     }
 
-    /// Revokes an extension's credential and closes its sockets at once.
-    fn revoke(&self, client_id: &str) -> Result<Response> {
+    /// Revokes an extension's credential and closes its sockets at once: its own, and its side
+    /// panel's on the tasks bound to it.
+    async fn revoke(&self, client_id: &str) -> Result<Response> {
         if !self.credentials.revoke(client_id)? {
             return error_response(&ErrorObject::new(
                 ErrorCode::NotFound,
@@ -547,6 +548,18 @@ impl ExtensionRegistry {
             ));
         }
         self.close_sockets(client_id, "this extension's credential was revoked");
+        let tasks = self.store.tasks_of(client_id, PUSH_TO_TASKS)?;
+        let closes = tasks.into_iter().map(|task_id| async move {
+            TaskClient::new(&self.env, &task_id)?
+                .close_side_panels(client_id)
+                .await
+        });
+        for result in futures_util::future::join_all(closes).await {
+            // One unreachable task must not keep the others' side panels open.
+            if let Err(failure) = result {
+                console_error!("closing a side panel's socket failed: {failure}");
+            }
+        }
         Response::empty()
     }
 

@@ -20,8 +20,9 @@ use mimo_agent::task::{
 use mimo_agent::task_index::{IndexEntry, IndexReporter};
 use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
-use mimo_protocol::frontend::TaskSummary;
+use mimo_protocol::frontend::{TaskHere, TaskSummary};
 use mimo_protocol::script::ScriptStart;
+use mimo_protocol::snapshot::ChromeId;
 use mimo_protocol::{
     limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, ForkRequest, ForkedFrom,
     FrontendEvent, FrontendMessage, TaskControl,
@@ -76,6 +77,49 @@ pub struct TaskCoordinator {
 
 /// Close code of a web app's socket opened under a deployment token since rotated.
 const TOKEN_ROTATED: u16 = 4401;
+
+/// Close code of a side panel's socket once its task is bound to another browser.
+const UNBOUND: u16 = 4403;
+
+/// Tag prefix of a side panel's socket, before its extension's client id.
+const SIDE_PANEL_TAG: &str = "side-panel:";
+
+/// Who opened one of the task's viewer sockets.
+#[derive(Clone, Copy)]
+enum Opener {
+    /// The web app, under the deployment token: the person's every control.
+    WebApp,
+    /// The side panel of the task's own browser, under its extension's credential: the
+    /// conversation and the run (say, pause, stop, take over, confirm), never the task's
+    /// settings. A stolen extension credential must not widen what the task may do: turn the
+    /// bridge on, allow sites, end step-by-step, or move the task to another browser.
+    SidePanel,
+}
+
+impl Opener {
+    fn refuses(self, message: &FrontendMessage) -> Option<ErrorObject> {
+        let setting = match (self, message) {
+            (Opener::WebApp, _) => return None,
+            (_, FrontendMessage::SetBridge { .. }) => "the bridge",
+            (_, FrontendMessage::SetDomains { .. }) => "the task's sites",
+            (_, FrontendMessage::SetStepMode { .. }) => "step by step",
+            (_, FrontendMessage::SelectClient { .. }) => "the task's browser",
+            _ => return None,
+        };
+        Some(ErrorObject::new(
+            ErrorCode::PermissionDenied,
+            format!("the side panel cannot change {setting}: change it in the web app"),
+        ))
+    }
+
+    /// The name the task's history gives whoever answered a confirmation on this socket.
+    fn confirmer(self) -> &'static str {
+        match self {
+            Opener::WebApp => "web",
+            Opener::SidePanel => "extension",
+        }
+    }
+}
 
 /// What `GET /api/task/{taskId}/export` answers.
 #[derive(Serialize)]
@@ -218,8 +262,27 @@ impl DurableObject for TaskCoordinator {
             },
             (Method::Get, "/ws/web") => {
                 let last_seq = query("lastSeq").and_then(|s| s.parse().ok()).unwrap_or(0);
-                self.connect_web(last_seq).await
+                self.connect_web(last_seq, query("clientId")).await
             }
+            // An extension's credential ended: its side panel's sockets close at once.
+            (Method::Post, "/side-panels/close") => {
+                let tag = format!("{SIDE_PANEL_TAG}{}", query("clientId").unwrap_or_default());
+                for socket in self.state.get_websockets_with_tag(&tag) {
+                    let _ = socket.close(
+                        Some(TOKEN_ROTATED),
+                        Some("this browser's credential was revoked; pair it again"),
+                    );
+                }
+                Response::empty()
+            }
+            // The side panel starts a task in its own browser, on the person's current tab.
+            (Method::Post, "/start-here") => match read_body::<TaskHere>(&mut req).await {
+                Ok(here) => {
+                    self.start_here(query("clientId").unwrap_or_default(), here.tab_id)
+                        .await
+                }
+                Err(error) => error_response(&error),
+            },
             (Method::Get, "/summary") => match self.task_summary()? {
                 Some(summary) => Response::from_json(&summary),
                 None => error_response(&unknown_task()),
@@ -339,14 +402,17 @@ impl DurableObject for TaskCoordinator {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        if !self.current(&ws) {
+        let Some(opener) = self.opener(&ws) else {
             return Ok(());
-        }
+        };
         let parsed = parse_message::<FrontendMessage>(message, MAX_WEB_FRAME_BYTES);
         let message = match parsed {
             Ok(message) => message,
             Err(error) => return self.send_error(&ws, error),
         };
+        if let Some(refusal) = opener.refuses(&message) {
+            return self.send_error(&ws, refusal);
+        }
         let input = match message {
             FrontendMessage::UserMessage {
                 content,
@@ -362,6 +428,7 @@ impl DurableObject for TaskCoordinator {
             FrontendMessage::Regenerate {} => Input::Regenerate,
             FrontendMessage::SelectAnswer { message_id } => Input::SelectAnswer { message_id },
             FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
+            FrontendMessage::TakeOver {} => Input::Control(TaskControl::Takeover),
             FrontendMessage::Confirm {
                 step,
                 approve,
@@ -370,7 +437,7 @@ impl DurableObject for TaskCoordinator {
                 step,
                 approve,
                 reason,
-                by: "web",
+                by: opener.confirmer(),
             },
             FrontendMessage::SetStepMode { step_by_step } => Input::SetStepMode(step_by_step),
             FrontendMessage::SetBridge { allow, confirm } => Input::SetBridge { allow, confirm },
@@ -954,6 +1021,21 @@ impl TaskCoordinator {
         Response::empty()
     }
 
+    /// A task the side panel of `client_id`'s browser starts on the tab the person looks at:
+    /// bound to that browser, its first run on `tab_id`. The goal comes on the panel's socket.
+    async fn start_here(&self, client_id: String, tab_id: ChromeId) -> Result<Response> {
+        let inputs = [
+            Input::SelectClient { client_id },
+            Input::StartOnTab(Some(tab_id)),
+        ];
+        for input in inputs {
+            if let Some(refusal) = self.handle(input, Caller::Direct).await?.into_iter().next() {
+                return error_response(&refusal);
+            }
+        }
+        Response::empty()
+    }
+
     /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history,
     /// with the browser of the extension that ran them (as the registry knows it; none when
     /// the registry cannot say).
@@ -1077,14 +1159,20 @@ impl TaskCoordinator {
 
     /// Accepts a web socket, replays the history it missed, then the current state. Everything
     /// up to `ready` happens synchronously, so no live event can slip between replayed ones.
-    async fn connect_web(&self, last_seq: u64) -> Result<Response> {
+    /// `side_panel`: the extension whose side panel opened it (the worker checked that the
+    /// task is bound to it); otherwise the web app opened it under the deployment token.
+    async fn connect_web(&self, last_seq: u64, side_panel: Option<String>) -> Result<Response> {
         let Some(task_id) = self.task_id() else {
             return error_response(&unknown_task());
         };
         let pair = WebSocketPair::new()?;
         let server = pair.server;
+        let opened_by = match &side_panel {
+            Some(client_id) => format!("{SIDE_PANEL_TAG}{client_id}"),
+            None => self.token_tag.clone(),
+        };
         self.state
-            .accept_websocket_with_tags(&server, &[WEB, &self.token_tag]);
+            .accept_websocket_with_tags(&server, &[WEB, &opened_by]);
         for envelope in self.store.events_after(&task_id, last_seq)? {
             server.send(&envelope)?;
         }
@@ -1119,23 +1207,43 @@ impl TaskCoordinator {
         };
         for socket in self.state.get_websockets_with_tag(WEB) {
             // A socket that is closing fails to send; the others must still get the event.
-            if self.current(&socket) {
+            if self.opener(&socket).is_some() {
                 let _ = socket.send_with_str(&text);
             }
         }
     }
 
-    /// Whether a web app's socket was opened under today's deployment token; one that was not
-    /// is closed here (the web app asks for the new token).
-    fn current(&self, socket: &WebSocket) -> bool {
-        let current = self.state.get_tags(socket).contains(&self.token_tag);
-        if !current {
-            let _ = socket.close(
-                Some(TOKEN_ROTATED),
-                Some("the deployment token changed; sign in with the new one"),
-            );
+    /// Who opened a socket of the task's viewers, while they still may: the web app under
+    /// today's deployment token, or the side panel of the extension the task is bound to. A
+    /// socket that may no longer is closed here: one opened under a token since rotated (the
+    /// web app asks for the new one), or a side panel's once the task went to another browser.
+    fn opener(&self, socket: &WebSocket) -> Option<Opener> {
+        let tags = self.state.get_tags(socket);
+        if tags.contains(&self.token_tag) {
+            return Some(Opener::WebApp);
         }
-        current
+        let bound = self
+            .task
+            .borrow()
+            .record()
+            .and_then(|t| t.selected_client_id.clone());
+        let side_panel = tags
+            .iter()
+            .filter_map(|tag| tag.strip_prefix(SIDE_PANEL_TAG))
+            .any(|client_id| bound.as_deref() == Some(client_id));
+        if side_panel {
+            return Some(Opener::SidePanel);
+        }
+        let (code, reason) = if tags.iter().any(|tag| tag.starts_with(SIDE_PANEL_TAG)) {
+            (UNBOUND, "the task is no longer bound to this browser")
+        } else {
+            (
+                TOKEN_ROTATED,
+                "the deployment token changed; sign in with the new one",
+            )
+        };
+        let _ = socket.close(Some(code), Some(reason));
+        None
     }
 
     fn send_error(&self, ws: &WebSocket, error: ErrorObject) -> Result<()> {

@@ -1,13 +1,17 @@
 // The side panel: the connection, which sites Mimo may act on (with "Allow Mimo on <site>" for
-// the current tab's site and for sites a task asked for), the steps waiting for the person (the
-// action, its risk and why, the page, the screenshot with the target outlined; Confirm and
-// Decline with a reason, as in the web app), the tasks running in this browser with their
-// state, and the last actions, all read from what the service worker keeps in storage (live).
+// the current tab's site and for sites a task asked for), a task's conversation (started here
+// on the current tab, or one of this browser's tasks opened here: panel-chat.ts), the steps of
+// other tasks waiting for the person (the action, its risk and why, the page, the screenshot
+// with the target outlined; Confirm and Decline with a reason, as in the web app), the tasks
+// running in this browser with their state, and the last actions, all read from what the
+// service worker keeps in storage (live).
+import "../../web/style.css";
 import { INDEX_KEY } from "./action-log.ts";
 import type { FinishedEntry } from "./action-log.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
 import { outlinedShot } from "../../web/src/evidence.ts";
-import { describeAction } from "../../web/src/steps.ts";
+import { describeAction, statusWords } from "../../web/src/steps.ts";
+import { PanelChat } from "./panel-chat.ts";
 import { CONFIRMATIONS_KEY } from "./confirmations.ts";
 import type { Pending, PendingConfirmation } from "./confirmations.ts";
 import type { PageMessage } from "./messages.ts";
@@ -17,6 +21,8 @@ import { TASK_STATUS_KEY, TASKS_KEY } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
 
 const LAST_ACTIONS = 12;
+
+const chat = new PanelChat();
 
 function $(id: string): HTMLElement {
   return document.getElementById(id)!;
@@ -46,10 +52,17 @@ function render(stored: Record<string, unknown>): void {
     ...(tasks.length === 0
       ? [item("No task", "muted")]
       : tasks.map((t) => {
-          const status = statuses[t.taskId]?.status ?? "running";
-          const state = t.tabClosed ? `${status}, tab closed` : `${status} (overlay ${t.overlay})`;
+          const status = statusWords(statuses[t.taskId]?.status ?? "running");
+          const state = t.tabClosed ? `${status}, tab closed` : status;
           const doing = t.lastAction ? ` · last ${t.lastAction.name} at ${time(t.lastAction.at)}` : "";
-          return item(`${t.taskId.slice(0, 8)} — ${state}${t.label ? ` · ${t.label}` : ""} · tab ${t.tabId}${doing}`, t.takeover ? "partial" : "");
+          const row = item(`${t.taskId.slice(0, 8)} — ${state}${t.label ? ` · ${t.label}` : ""}${doing} `, t.takeover ? "partial" : "");
+          if (t.taskId !== chat.taskId) {
+            const open = el("button", { type: "button", className: "btn btn-sm", onclick: () => void chat.show(t.taskId) }, "Show here");
+            open.dataset.testid = "panel-show-task";
+            open.dataset.taskId = t.taskId;
+            row.append(open);
+          }
+          return row;
         })),
   );
 
@@ -64,7 +77,8 @@ function render(stored: Record<string, unknown>): void {
 /** The pending confirmations, each kept on screen while it waits (a re-render keeps a typed reason). */
 function renderConfirmations(pending: Pending): void {
   const list = $("confirmations");
-  const waiting = Object.values(pending);
+  // The task shown in the conversation asks there.
+  const waiting = Object.values(pending).filter((p) => p.taskId !== chat.taskId);
   const shown = new Set(waiting.map(cardKey));
   for (const card of [...list.querySelectorAll<HTMLElement>(".confirmation")]) if (!shown.has(card.dataset.key ?? "")) card.remove();
   list.querySelector(".nothing")?.remove();
@@ -145,7 +159,9 @@ async function refresh(): Promise<void> {
 
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === "local" && [STATUS_KEY, TASKS_KEY, TASK_STATUS_KEY, INDEX_KEY, CONFIRMATIONS_KEY].some((k) => k in changes)) void refresh();
-mountSiteAccess($("site-access"), { currentTab: true });
 });
+$("chat").append(chat.el);
+chat.onChange = () => void refresh();
+void chat.restore();
 void refresh();
 mountSiteAccess($("site-access"), { currentTab: true });

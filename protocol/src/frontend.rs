@@ -60,6 +60,9 @@ pub enum FrontendMessage {
     SelectAnswer { message_id: String },
     /// The person hands the browser back after taking over, or resumes a paused task.
     Resume {},
+    /// The person takes the browser over: the task pauses and the task tab is theirs until
+    /// they resume (the overlay's "Take over", from the web app or the side panel).
+    TakeOver {},
     /// The person's answer to `confirmationRequested` for step `step`: run it, or not (and
     /// why not, for the model).
     Confirm {
@@ -403,6 +406,15 @@ impl DemoTask {
             goal: format!("Open the demo shop at {url}, find the blue mug and add two to the cart"),
         }
     }
+}
+
+/// Body of `POST /api/extension/task`: the side panel starts a task in its own browser, on
+/// the tab the person is looking at (answered with [`NewTask`]). The task is bound to the
+/// extension whose credential asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaskHere {
+    pub tab_id: ChromeId,
 }
 
 /// Body of `GET /api/task/id`.

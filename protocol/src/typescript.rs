@@ -122,6 +122,7 @@ pub fn typescript_module() -> String {
         frontend::ConfirmationRequest,
         frontend::EventEnvelope,
         frontend::NewTask,
+        frontend::TaskHere,
         frontend::SetupInfo,
         frontend::DemoTask,
         frontend::TaskSummary,

@@ -562,6 +562,7 @@ fn frontend_message() -> BoxedStrategy<FrontendMessage> {
         (vec(text(), 0..3), vec(text(), 0..3))
             .prop_map(|(allowed, blocked)| FrontendMessage::SetDomains { allowed, blocked }),
         Just(FrontendMessage::Resume {}),
+        Just(FrontendMessage::TakeOver {}),
         Just(FrontendMessage::Pause {}),
         Just(FrontendMessage::Regenerate {}),
         text().prop_map(|message_id| FrontendMessage::SelectAnswer { message_id }),

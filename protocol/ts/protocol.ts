@@ -1132,7 +1132,7 @@ clientMessageId?: string,
  * The answer format for this request: a JSON Schema the answer's `data` must match
  * (validated by the server; the model is told what is wrong and tries again).
  */
-answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "regenerate", } | { "type": "select_answer", messageId: string, } | { "type": "resume", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, } | { "type": "set_bridge", allow: boolean, confirm: boolean, };
+answerSchema?: unknown, } | { "type": "select_client", clientId: string, } | { "type": "start_on_tab", tabId: number | null, } | { "type": "set_domains", allowed: Array<string>, blocked: Array<string>, } | { "type": "stop", } | { "type": "pause", } | { "type": "regenerate", } | { "type": "select_answer", messageId: string, } | { "type": "resume", } | { "type": "take_over", } | { "type": "confirm", step: number, approve: boolean, reason?: string, } | { "type": "set_step_mode", stepByStep: boolean, } | { "type": "set_bridge", allow: boolean, confirm: boolean, };
 
 export type ChatRole = "user" | "assistant";
 
@@ -1355,6 +1355,8 @@ dialog?: PageDialog,
 tabs: Array<TaskTab>, } | { "type": "fileAttached", attachment: Attachment, } | { "type": "warning", message: string, } | { "type": "modelRetry", attempt: number, maxAttempts: number, reason: LlmErrorKind, message: string, delayMs: number, } | { "type": "ready", lastSeq: number, } | { "type": "error", error: ErrorObject, });
 
 export type NewTask = { taskId: string, };
+
+export type TaskHere = { tabId: number, };
 
 export type SetupInfo = { 
 /**

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { describe, it } from "node:test";
 import WebSocket from "ws";
-import type { ExtensionList, PairingCode, PairResponse } from "../../protocol/ts/protocol.ts";
+import type { ExtensionList, FrontendMessage, PairingCode, PairResponse } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, pairExtension, post, sleep, WebClient, wsTicket } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -112,6 +112,61 @@ describe("pairing and extension credentials", () => {
     assert.equal(presign.status, 403, await presign.clone().text());
     assert.match(((await presign.json()) as ErrorBody).message, /not bound to this extension/);
     await ext.close();
+  });
+
+  it("lets an extension's side panel start a task in its own browser and watch it, never widen it", async () => {
+    const ext = await ExtensionClient.connect(mimo, "panel");
+    const other = await ExtensionClient.connect(mimo, "other-panel");
+    // Only an extension's credential starts one, with a tab.
+    assert.equal((await post(mimo, "/api/extension/task", { tabId: 7 })).status, 404, "the deployment token has no such route");
+    const malformed = await post(mimo, "/api/extension/task", { tab: 7 }, ext.token);
+    assert.equal(((await malformed.json()) as ErrorBody).code, "SCHEMA_VALIDATION_FAILED");
+    const started = await post(mimo, "/api/extension/task", { tabId: 7 }, ext.token);
+    assert.equal(started.status, 200, await started.clone().text());
+    const { taskId } = (await started.json()) as { taskId: string };
+    const summary = (await (await api(mimo, `/api/task/${taskId}`)).json()) as { selectedClientId?: string };
+    assert.equal(summary.selectedClientId, ext.clientId, "bound to the browser whose panel started it");
+
+    // Another browser's panel cannot open it; its own can, beside the web app.
+    const foreign = await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${await wsTicket(mimo, other.token)}`);
+    assert.ok(foreign !== "open" && foreign.status === 403, JSON.stringify(foreign));
+    const panel = await WebClient.connect(mimo, taskId, undefined, ext.token);
+    const web = await WebClient.connect(mimo, taskId);
+    await panel.waitFor((e) => e.type === "ready", "the panel's replay");
+
+    // The task's settings are the web app's: each refused, none changed.
+    const widen: FrontendMessage[] = [
+      { type: "set_bridge", allow: true, confirm: false },
+      { type: "set_domains", allowed: ["attacker.example"], blocked: [] },
+      { type: "set_step_mode", stepByStep: false },
+      { type: "select_client", clientId: other.clientId },
+    ];
+    for (const message of widen) {
+      const from = panel.received.length;
+      panel.send(message);
+      const refused = await panel.waitFor((e) => e.type === "error", `${message.type} refused`, 10_000, from);
+      assert.equal(refused.type === "error" && refused.error.code, "PERMISSION_DENIED", message.type);
+    }
+    // The conversation is the panel's: its message reaches the task and the web app.
+    panel.send({ type: "user_message", content: "What is on this page?", clientMessageId: "panel-1" });
+    await web.waitFor((e) => e.type === "message" && e.message.clientMessageId === "panel-1", "the web app sees the panel's message");
+    const settings = ["bridgeMode", "taskDomains", "stepMode"];
+    assert.deepEqual(web.history().filter((e) => settings.includes(e.type)), [], "no setting changed");
+    assert.equal(((await (await api(mimo, `/api/task/${taskId}`)).json()) as { selectedClientId?: string }).selectedClientId, ext.clientId);
+
+    // Moved to another browser by the web app, the task is no longer the panel's.
+    web.send({ type: "select_client", clientId: other.clientId });
+    assert.equal(await panel.serverCloseCode(10_000), 4403);
+    const after = await upgrade(`${ws()}/ws/web?taskId=${taskId}&ticket=${await wsTicket(mimo, ext.token)}`);
+    assert.ok(after !== "open" && after.status === 403);
+
+    // Revoking a browser closes its panel's sockets at once.
+    const watching = await WebClient.connect(mimo, taskId, undefined, other.token);
+    await watching.waitFor((e) => e.type === "ready", "the other panel's replay");
+    const revoked = await fetch(`${mimo.url}/api/extension/${other.clientId}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(revoked.status, 200);
+    assert.equal(await watching.serverCloseCode(), 4401);
+    await Promise.all([web.close(), ext.close(), other.close()]);
   });
 
   it("opens each socket with a single-use ticket, and refuses a token in the URL", async () => {

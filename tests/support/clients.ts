@@ -130,8 +130,9 @@ class RecordingSocket<In> {
 }
 
 export class WebClient extends RecordingSocket<EventEnvelope> {
-  static async connect(mimo: Endpoint, taskId: string, lastSeq?: number): Promise<WebClient> {
-    const q = new URLSearchParams({ taskId, ticket: await wsTicket(mimo) });
+  /** A viewer's socket: the web app's, or (`token`: an extension's credential) its side panel's. */
+  static async connect(mimo: Endpoint, taskId: string, lastSeq?: number, token: string = mimo.token): Promise<WebClient> {
+    const q = new URLSearchParams({ taskId, ticket: await wsTicket(mimo, token) });
     if (lastSeq !== undefined) q.set("lastSeq", String(lastSeq));
     const client = new WebClient(`${mimo.url.replace("http", "ws")}/ws/web?${q}`);
     await client.opened();

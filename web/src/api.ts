@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -43,6 +43,16 @@ function isErrorObject(v: unknown): v is ErrorObject {
   return typeof v === "object" && v !== null && typeof (v as ErrorObject).code === "string" && typeof (v as ErrorObject).message === "string";
 }
 
+/**
+ * Where the API is: the page's own origin (the web app, `""`), or the server the extension is
+ * paired with (its side panel, whose page is on the extension's origin).
+ */
+let server = "";
+
+export function useServer(origin: string): void {
+  server = origin.replace(/\/+$/, "");
+}
+
 /** A body to send: its content type and text. */
 type Body = { type: string; text: string };
 
@@ -52,7 +62,7 @@ async function request(path: string, token: string, signal?: AbortSignal, method
   const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: "application/json" };
   if (body !== undefined) headers["content-type"] = body.type;
   try {
-    response = await fetch(path, { method, headers, body: body?.text, cache: "no-store", signal });
+    response = await fetch(`${server}${path}`, { method, headers, body: body?.text, cache: "no-store", signal });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new ApiError("NETWORK", "Cannot reach the server. Check your connection.", 0, true);
@@ -88,6 +98,15 @@ export async function verifyToken(token: string): Promise<ExtensionList> {
   return listExtensions(token);
 }
 
+/**
+ * The side panel's task, with the extension's credential (`POST /api/extension/task`): bound to
+ * this browser, its first run on the tab `tabId` the person is looking at.
+ */
+export async function taskHere(credential: string, tabId: number): Promise<string> {
+  const body = { type: "application/json", text: JSON.stringify({ tabId } satisfies TaskHere) };
+  return (await getJson<NewTask>("/api/extension/task", credential, undefined, "POST", body)).taskId;
+}
+
 /** Creates a task on the server and returns its id. */
 export async function createTask(token: string): Promise<string> {
   const body = await getJson<NewTask>("/api/task/id", token);
@@ -105,12 +124,12 @@ export async function socketTicket(token: string): Promise<string> {
   return (await getJson<WsTicket>("/api/ws-ticket", token, undefined, "POST")).ticket;
 }
 
-/** A one-time code that pairs a browser's extension (`POST /api/extension/pairing-code`). */
 /** What the first screen tells a new user about this deployment: its model, its demo task. */
 export function getSetup(token: string): Promise<SetupInfo> {
   return getJson<SetupInfo>("/api/setup", token);
 }
 
+/** A one-time code that pairs a browser's extension (`POST /api/extension/pairing-code`). */
 export function pairingCode(token: string): Promise<PairingCode> {
   return getJson<PairingCode>("/api/extension/pairing-code", token, undefined, "POST");
 }
@@ -125,10 +144,11 @@ export async function revokeExtension(token: string, clientId: string): Promise<
  * single-use `ticket` (never the token).
  */
 export function taskSocketUrl(taskId: string, ticket: string, lastSeq: number): string {
-  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  const base = new URL(server === "" ? location.href : server);
+  const scheme = base.protocol === "https:" ? "wss:" : "ws:";
   const params = new URLSearchParams({ taskId, ticket });
   if (lastSeq > 0) params.set("lastSeq", String(lastSeq));
-  return `${scheme}//${location.host}/ws/web?${params.toString()}`;
+  return `${scheme}//${base.host}/ws/web?${params.toString()}`;
 }
 
 /** A fresh, expiring download URL of a stored artifact (a step's screenshot, say). */
@@ -144,7 +164,7 @@ export async function attachFile(token: string, taskId: string, file: File): Pro
   const request: PresignRequest = { taskId, kind: "attachment", contentType: file.type || "application/octet-stream", contentLength: file.size, name: file.name };
   let response: Response;
   try {
-    response = await fetch("/api/artifacts/presign", {
+    response = await fetch(`${server}/api/artifacts/presign`, {
       method: "POST",
       headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify(request),

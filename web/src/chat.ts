@@ -12,7 +12,7 @@ import type { Activity } from "./steps.ts";
 
 /** How long a running task may go without an event before the chat says what it waits for. */
 const STALL_NOTE_MS = 10_000;
-import type { ChatCompacted, ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SiteAccessNeeded, SubtaskEvent, ToolUsed } from "./task.ts";
+import type { ChatCompacted, ConfirmationAnswered, ConfirmationRequested, ForkEvent, PageObserved, SiteAccessNeeded, SubtaskEvent, TaskSink, ToolUsed } from "./task.ts";
 
 type StructuredOutput = Extract<EventEnvelope, { type: "structuredOutput" }>;
 
@@ -40,19 +40,50 @@ export type ChatHandlers = {
   onRegenerate: () => void;
   /** Make this alternative answer to the latest request the current one. */
   onSelectAnswer: (messageId: string) => void;
-  /** A new task with the history up to this message, to go another way from there. */
-  onFork: (messageId: string) => void;
+  /** A new task with the history up to this message, to go another way from there (none: no Fork). */
+  onFork?: (messageId: string) => void;
   /** Hold the task where it is: what runs finishes, nothing new starts. */
   onPause: () => void;
   /** Hand the browser back to Mimo after taking over, or go on after a pause. */
   onResume: () => void;
+  /** Take the browser over: the task waits, the task tab is the person's until they resume. */
+  onTakeOver: () => void;
   /** The person's answer to a step waiting for confirmation (and why not, when declined). */
   onConfirm: (step: number, approve: boolean, reason?: string) => void;
   /** Where to load a stored artifact from (a step's screenshot). */
   artifactUrl: (artifactId: string) => Promise<string>;
-  /** The person chose files to attach to the task. */
-  onAttach: (files: File[]) => void;
+  /** The person chose files to attach to the task (none: no Attach). */
+  onAttach?: (files: File[]) => void;
 };
+
+/**
+ * Where the conversation is shown: the web app (`app`), or the extension's side panel
+ * (`panel`), narrow, always about the tab the person is looking at: no tab choice, no answer
+ * format.
+ */
+export type ChatPlace = "app" | "panel";
+
+/** What of a task's events the conversation shows itself, wherever it is shown. */
+export type ConversationEvents = Pick<TaskSink, "message" | "delta" | "output" | "step" | "subtask" | "fork" | "compacted" | "confirmation" | "answered" | "siteAccess" | "warning" | "retry" | "page" | "attachment">;
+
+export function conversationEvents(chat: ChatView): ConversationEvents {
+  return {
+    message: (m) => chat.showMessage(m),
+    delta: (id, delta, finished, at) => chat.applyDelta(id, delta, finished, at),
+    output: (event) => chat.showOutput(event),
+    step: (event) => chat.showStep(event),
+    subtask: (event) => chat.showSubtask(event),
+    fork: (event) => chat.showFork(event),
+    compacted: (event) => chat.showCompaction(event),
+    confirmation: (event) => chat.showConfirmation(event),
+    answered: (event) => chat.showConfirmationAnswered(event),
+    siteAccess: (event) => chat.showSiteAccess(event),
+    warning: (message) => chat.showWarning(message),
+    retry: (event) => chat.showRetry(event),
+    page: (event) => chat.showPage(event),
+    attachment: (attachment) => chat.showAttachment(attachment),
+  };
+}
 
 /** Statuses in which the task is doing something that Stop can end. */
 export function isActive(status: TaskStatus): boolean {
@@ -72,6 +103,7 @@ export class ChatView {
   private readonly stopButton: HTMLButtonElement;
   private readonly resumeButton: HTMLButtonElement;
   private readonly pauseButton: HTMLButtonElement;
+  private readonly takeOverButton: HTMLButtonElement;
   private readonly answerControls = h("span", { class: "answer-controls", "data-testid": "answer-controls" });
   private readonly note: HTMLElement;
   private readonly onCurrentTab: HTMLInputElement;
@@ -101,7 +133,7 @@ export class ChatView {
   private activity: Activity = { kind: "model", step: 1 };
   private lastProgress = Date.now();
 
-  constructor(handlers: ChatHandlers) {
+  constructor(handlers: ChatHandlers, place: ChatPlace = "app") {
     this.handlers = handlers;
     this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
     this.thinking = h("div", { class: "thinking", hidden: true, role: "status", "aria-label": "Mimo is thinking" }, h("span"), h("span"), h("span"));
@@ -112,8 +144,8 @@ export class ChatView {
       "div",
       { class: "chat-empty" },
       h("div", { class: "chat-empty-mark" }, "M"),
-      h("h2", {}, "What should Mimo do?"),
-      h("p", {}, "Describe a goal — Mimo plans the steps and carries them out in your browser through the extension. You can watch, stop, or take over at any time."),
+      h("h2", {}, place === "panel" ? "What should Mimo do on this tab?" : "What should Mimo do?"),
+      h("p", {}, place === "panel" ? "Mimo works on the tab you are looking at. You can watch, pause, stop, or take over at any time." : "Describe a goal — Mimo plans the steps and carries them out in your browser through the extension. You can watch, stop, or take over at any time."),
       this.noBrowser,
     );
     const inner = h("div", { class: "chat-inner" }, this.empty, this.list, this.thinking, this.stall);
@@ -159,9 +191,11 @@ export class ChatView {
     this.sendButton = h("button", { class: "btn btn-primary", type: "submit", "data-testid": "send", disabled: true, title: "Send (Enter)" }, "Send");
     this.resumeButton = h("button", { class: "btn", type: "button", "data-testid": "resume", hidden: true, onclick: () => this.handlers.onResume(), title: "Go on: hand the browser back to Mimo" }, "Resume");
     this.pauseButton = h("button", { class: "btn", type: "button", "data-testid": "pause", hidden: true, onclick: () => this.handlers.onPause(), title: "Pause: what runs finishes, nothing new starts until you resume" }, "Pause");
+    this.takeOverButton = h("button", { class: "btn", type: "button", "data-testid": "take-over", hidden: true, onclick: () => this.handlers.onTakeOver(), title: "Take over: the task waits and the tab is yours until you resume" }, "Take over");
     this.stopButton = h("button", { class: "btn btn-danger", type: "button", "data-testid": "stop", hidden: true, onclick: () => this.handlers.onStop(), title: "Stop the task" }, h("span", { class: "stop-square" }), "Stop");
     this.note = h("div", { class: "composer-note" }, "Enter to send · Shift+Enter for a new line");
     // Files for the agent to put into a page's file inputs; it sees their names only.
+    const onAttach = this.handlers.onAttach;
     const picker = h("input", {
       type: "file",
       multiple: true,
@@ -170,7 +204,7 @@ export class ChatView {
       onchange: () => {
         const files = Array.from(picker.files ?? []);
         picker.value = "";
-        if (files.length > 0) this.handlers.onAttach(files);
+        if (files.length > 0) onAttach?.(files);
       },
     });
     this.onCurrentTab = h("input", { type: "checkbox", "data-testid": "on-current-tab" });
@@ -209,7 +243,7 @@ export class ChatView {
         { class: "composer-box" },
         this.composer,
         // Send stays in reach: the other buttons scroll within their row when it is too narrow.
-        h("div", { class: "composer-row" }, h("div", { class: "composer-actions" }, currentTab, picker, attachButton, formatButton, this.pauseButton, this.resumeButton, this.stopButton), this.sendButton),
+        h("div", { class: "composer-row" }, h("div", { class: "composer-actions" }, ...(place === "app" ? [currentTab, formatButton] : []), ...(onAttach !== undefined ? [picker, attachButton] : []), this.pauseButton, this.takeOverButton, this.resumeButton, this.stopButton), this.sendButton),
       ),
       this.note,
     );
@@ -630,7 +664,8 @@ export class ChatView {
       "data-message-id": messageId,
       "data-finished": role === "assistant" ? "false" : null,
     });
-    const fork = h("button", { class: "btn-link msg-fork", type: "button", "data-testid": "fork", title: "Fork: a new task with the conversation up to here", onclick: () => this.handlers.onFork(messageId) }, "Fork");
+    const onFork = this.handlers.onFork;
+    const fork = onFork === undefined ? null : h("button", { class: "btn-link msg-fork", type: "button", "data-testid": "fork", title: "Fork: a new task with the conversation up to here", onclick: () => onFork(messageId) }, "Fork");
     const meta = h("div", { class: "msg-meta" }, role === "user" ? "You" : "Mimo", h("span", { class: "msg-time" }, clockTime(at)), fork);
     const row = h(
       "div",
@@ -713,6 +748,7 @@ export class ChatView {
     const held = this.status === "takeover" || this.status === "paused";
     this.resumeButton.hidden = !held;
     this.pauseButton.hidden = !(this.status === "running" || this.status === "ongoing");
+    this.takeOverButton.hidden = this.pauseButton.hidden;
     this.syncAnswers();
     // Thinking, not waiting: a step waiting for the person shows its card, not the dots.
     const waits = this.status === "waiting_confirmation" || this.status === "waiting_permission";

@@ -3,7 +3,7 @@
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
-import { ChatView } from "./chat.ts";
+import { ChatView, conversationEvents } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
 import { currentRoute, onRouteChange, openTask, replaceReplayStep } from "./router.ts";
@@ -95,6 +95,7 @@ class App {
       onSelectAnswer: (messageId) => this.sendFrame({ type: "select_answer", messageId }),
       onFork: (messageId) => void this.fork(messageId),
       onResume: () => this.sendFrame({ type: "resume" }),
+      onTakeOver: () => this.sendFrame({ type: "take_over" }),
       onConfirm: (step, approve, reason) => this.sendFrame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
       artifactUrl: (artifactId) => artifactUrl(this.token ?? "", artifactId),
       onAttach: (files) => void this.attach(files),
@@ -353,8 +354,7 @@ class App {
     document.title = "Mimo — task";
 
     const model = new TaskModel(taskId, {
-      message: (m) => this.chat.showMessage(m),
-      delta: (id, delta, finished, at) => this.chat.applyDelta(id, delta, finished, at),
+      ...conversationEvents(this.chat),
       status: (status, title, selectedClientId) => {
         this.header.setStatus(status);
         this.chat.setStatus(status);
@@ -371,20 +371,8 @@ class App {
         this.taskChanged(taskId, status, title);
       },
       snapshot: () => this.renderSnapshot(),
-      output: (event) => this.chat.showOutput(event),
-      step: (event) => this.chat.showStep(event),
-      subtask: (event) => this.chat.showSubtask(event),
-      fork: (event) => this.chat.showFork(event),
-      compacted: (event) => this.chat.showCompaction(event),
-      confirmation: (event) => this.chat.showConfirmation(event),
-      answered: (event) => this.chat.showConfirmationAnswered(event),
-      siteAccess: (event) => this.chat.showSiteAccess(event),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
       bridgeMode: (allow, confirm) => this.bridgePanel.render({ allow, confirm }),
-      warning: (message) => this.chat.showWarning(message),
-      retry: (event) => this.chat.showRetry(event),
-      page: (event) => this.chat.showPage(event),
-      attachment: (attachment) => this.chat.showAttachment(attachment),
       domains: (allowed, blocked) => this.sitesPanel.render(allowed, blocked),
       error: (error) => {
         // Before anything was asked, no browser is a setup step, not an error.

@@ -13,7 +13,7 @@ use mimo_durable::{
     TicketHolder,
 };
 use mimo_protocol::extension::PairRequest;
-use mimo_protocol::frontend::{DemoTask, NewTask, SetupInfo};
+use mimo_protocol::frontend::{DemoTask, NewTask, SetupInfo, TaskHere};
 use mimo_protocol::limits::MAX_POLL_BODY_BYTES;
 use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
@@ -47,7 +47,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
 fn extension_fetch_route(path: &str) -> bool {
     matches!(
         path,
-        "/api/extension/pair" | "/api/extension/poll" | "/api/ws-ticket" | "/api/artifacts/presign"
+        "/api/extension/pair"
+            | "/api/extension/poll"
+            | "/api/extension/task"
+            | "/api/ws-ticket"
+            | "/api/artifacts/presign"
     ) || path.starts_with("/api/artifacts/")
         || path.starts_with("/artifacts/")
         || (path.starts_with("/api/task/") && path.ends_with("/secret-value"))
@@ -207,22 +211,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
                 .forward(task_id, &object_route, req)
                 .await
         }
-        (Method::Get, "/ws/web") => {
-            let Some(task_id) = query("taskId").filter(|id| valid_task_id(id)) else {
-                return error_response(&bad_request("taskId must be a task id from /api/task/id"));
-            };
-            require_upgrade(&req)?;
-            let last_seq = match query("lastSeq").map(|s| s.parse::<u64>()) {
-                None => None,
-                Some(Ok(last_seq)) => Some(last_seq),
-                Some(Err(_)) => {
-                    return error_response(&bad_request("lastSeq must be a non-negative integer"))
-                }
-            };
-            TaskClient::new(&env, &task_id)?
-                .connect_web(last_seq, &req)
-                .await
-        }
+        (Method::Get, "/ws/web") => viewer_socket(req, &env, None).await,
         (Method::Get, "/ws/extension") => error_response(&auth::forbidden(
             "an extension connects with a ticket bought with its own credential (pair it from the web app)",
         )),
@@ -233,9 +222,11 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     }
 }
 
-/// What a paired extension may do with its own credential: open its socket, and store and
-/// look up artifacts of the tasks bound to it. Nothing else.
-async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Response> {
+/// What a paired extension may do with its own credential: open its socket, store and look up
+/// artifacts of the tasks bound to it, and, for its side panel, start a task in its own
+/// browser and watch the tasks bound to it (the conversation and the run, never the task's
+/// settings: see the task's `Opener`). Nothing else.
+async fn extension_route(mut req: Request, env: &Env, client_id: &str) -> Result<Response> {
     let url = req.url()?;
     let path = url.path().to_owned();
     let principal = Principal::Extension {
@@ -276,6 +267,12 @@ async fn extension_route(req: Request, env: &Env, client_id: &str) -> Result<Res
                 .forward(task_id, "/secret-value", req)
                 .await
         }
+        // The side panel's own tasks: started on the person's current tab, watched live.
+        (Method::Post, "/api/extension/task") => match script::body::<TaskHere>(&mut req).await {
+            Ok(here) => task_here(env, client_id, &here).await,
+            Err(error) => error_response(&error),
+        },
+        (Method::Get, "/ws/web") => viewer_socket(req, env, Some(client_id)).await,
         (Method::Get, "/ws/extension") => {
             let named = url
                 .query_pairs()
@@ -349,6 +346,49 @@ async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
         Err(Failure::Refused(error)) if error.code == ErrorCode::Unauthorized => {
             auth::failed(env, client, error).await
         }
+        Err(failure) => failure.respond(),
+    }
+}
+
+/// `GET /ws/web?taskId=…[&lastSeq=N]`: a viewer's socket on a task. The web app's (`side_panel`
+/// none) opens on any task; an extension's side panel's only on a task bound to its browser.
+async fn viewer_socket(req: Request, env: &Env, side_panel: Option<&str>) -> Result<Response> {
+    let url = req.url()?;
+    let query = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let Some(task_id) = query("taskId").filter(|id| valid_task_id(id)) else {
+        return error_response(&bad_request("taskId must be a task id from /api/task/id"));
+    };
+    require_upgrade(&req)?;
+    let last_seq = match query("lastSeq").map(|s| s.parse::<u64>()) {
+        None => None,
+        Some(Ok(last_seq)) => Some(last_seq),
+        Some(Err(_)) => {
+            return error_response(&bad_request("lastSeq must be a non-negative integer"))
+        }
+    };
+    if let Some(refusal) = artifacts::check_binding(env, &task_id, side_panel).await? {
+        return error_response(&refusal);
+    }
+    TaskClient::new(env, &task_id)?
+        .connect_web(last_seq, side_panel, &req)
+        .await
+}
+
+/// `POST /api/extension/task`: a task of `client_id`'s side panel, bound to its browser, its
+/// first run on the tab the person looks at.
+async fn task_here(env: &Env, client_id: &str, here: &TaskHere) -> Result<Response> {
+    let task_id = uuid::Uuid::new_v4().to_string();
+    let task = TaskClient::new(env, &task_id)?;
+    let started = match task.init(&task_id).await {
+        Ok(_) => task.start_here(client_id, here).await,
+        Err(failure) => Err(failure),
+    };
+    match started {
+        Ok(()) => Response::from_json(&NewTask { task_id }),
         Err(failure) => failure.respond(),
     }
 }

@@ -26,7 +26,9 @@ fn script_client(task_id: &str) -> String {
 }
 
 /// The request's JSON body, or `SCHEMA_VALIDATION_FAILED`.
-async fn body<T: DeserializeOwned>(req: &mut Request) -> std::result::Result<T, ErrorObject> {
+pub(crate) async fn body<T: DeserializeOwned>(
+    req: &mut Request,
+) -> std::result::Result<T, ErrorObject> {
     let text = req.text().await.unwrap_or_default();
     serde_json::from_str(&text).map_err(|e| {
         ErrorObject::new(
