@@ -137,8 +137,8 @@ export class PanelChat {
   /** The person's message: the goal of a new task on the current tab, or the next one to the task shown. */
   private async send(text: string): Promise<boolean> {
     if (this.session === null) {
-      const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
-      if (tab?.id === undefined || !/^https?:/.test(tab.url ?? "")) {
+      const tab = await pageTab();
+      if (tab?.id === undefined) {
         this.fail("Open the page Mimo should work on in this window first: Mimo works on web pages (http or https).");
         return false;
       }
@@ -154,4 +154,16 @@ export class PanelChat {
     this.frame({ type: "user_message", content: text, clientMessageId: crypto.randomUUID() });
     return true;
   }
+}
+
+/**
+ * The page the person is looking at: the active tab of the panel's window, or, when the panel is
+ * open as a page of its own (in a tab or a window), the active tab of the window they last used.
+ */
+async function pageTab(): Promise<chrome.tabs.Tab | undefined> {
+  const web = (tab: chrome.tabs.Tab | undefined) => tab !== undefined && /^https?:/.test(tab.url ?? "");
+  const [here] = await chrome.tabs.query({ active: true, currentWindow: true });
+  if (web(here)) return here;
+  const last = await chrome.windows.getLastFocused({ populate: true, windowTypes: ["normal"] });
+  return last.tabs?.find((tab) => tab.active && web(tab));
 }
