@@ -6,6 +6,8 @@
 //     Resume work from it, and the final answer is shown once
 //   - the same task is live in the web app (its steps as they run, its answer)
 //   - "New task" starts another on the current tab, and Stop ends it
+//   - the task tab's indicator (working, taken over) never lies over the page's controls: the
+//     person reaches each of them with a real click
 // The panel's page is opened in a window of its own, as Chrome's side panel is beside the page,
 // not one of its tabs.
 /// <reference types="chrome" />
@@ -17,7 +19,7 @@ import type { Page } from "playwright-core";
 import { api, sleep } from "../support/clients.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
 import { ROOT } from "../support/mimo.ts";
-import { serviceWorker, signedInApp, startHarness } from "./harness.ts";
+import { act, logged, serviceWorker, signedInApp, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -144,5 +146,35 @@ describe("the side panel", () => {
     assert.equal(await serverStatus(taskId), "completed", "the first task is untouched");
     await panel.close();
     await page.close();
+  });
+
+  it("keeps the task tab's indicator off the page's controls, working and taken over", { timeout: 60_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/corners.html`);
+    const overlay = () => page.evaluate(() => document.getElementById("mimo-overlay-host")?.dataset.state ?? "none");
+    /** What a person's click at each control's centre reaches: the control, not the overlay. */
+    const reachable = () =>
+      page.evaluate(() =>
+        ["shop", "account", "chat"].filter((id) => {
+          const r = document.getElementById(id)!.getBoundingClientRect();
+          return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.id !== id;
+        }),
+      );
+    const running = act(h, taskId, { name: "browser_wait_for", params: { text: "never there", timeoutMs: 3_000 } });
+    await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "ongoing", null, { timeout: 10_000 });
+    assert.deepEqual(await reachable(), [], "the working label covers no control");
+    // The person takes over with a click on the page's own control: it works, and so do the others.
+    const chat = await page.locator("#chat").boundingBox();
+    await page.mouse.click(chat!.x + chat!.width / 2, chat!.y + chat!.height / 2);
+    await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "takeover", null, { timeout: 10_000 });
+    await running;
+    assert.deepEqual(await reachable(), [], "the takeover bar covers no control");
+    await page.mouse.wheel(0, 400);
+    await sleep(300);
+    assert.deepEqual(await reachable(), [], "nor after a scroll");
+    await page.locator("#shop").click();
+    await page.locator("#account").click();
+    for (const id of ["chat", "shop", "account"]) await logged(page, `click:${id}:trusted=true`);
+    await shoot(page, "indicator-takeover");
+    assert.equal(await overlay(), "takeover");
   });
 });

@@ -5,6 +5,10 @@
 // bar with "Resume" and "Stop". Only the label and the bar take clicks; the border lets them
 // through.
 //
+// The label, the note and the bar never lie over the page's controls: each goes to the first
+// corner (or edge) of the viewport with nothing there a person could click (`#place`), again
+// as the page scrolls or resizes: a person who takes over must reach everything of the page.
+//
 // The page must not press these buttons for the person (Resume hands the tab back to the agent):
 // the shadow root is closed, so the page's scripts cannot reach into it, and a click counts only
 // when the browser made it from real input (`isTrusted`), never when a script dispatched it.
@@ -26,6 +30,20 @@ button.stop { color: #b71c1c; }
 
 export type OverlayHandlers = { takeOver(): void; resume(): void; stop(): void };
 
+/** What a person clicks or types into: what the overlay must not cover. */
+const CONTROLS =
+  'a[href], button, input, select, textarea, summary, label, [role="button"], [role="link"], [role="checkbox"], [role="radio"], [role="tab"], [role="menuitem"], [role="switch"], [contenteditable=""], [contenteditable="true"], [tabindex]:not([tabindex="-1"])';
+
+type Spot = { vertical: "top" | "bottom"; horizontal: "left" | "center" | "right" };
+
+const spot = (vertical: Spot["vertical"], horizontal: Spot["horizontal"]): Spot => ({ vertical, horizontal });
+/** Where the label and the note go, best first (where a person looks least). */
+const CORNERS = [spot("bottom", "right"), spot("bottom", "left"), spot("top", "right"), spot("top", "left"), spot("bottom", "center"), spot("top", "center")];
+/** Where the takeover bar goes, best first (where a person sees it). */
+const EDGES = [spot("top", "center"), spot("bottom", "center"), spot("top", "right"), spot("top", "left"), spot("bottom", "right"), spot("bottom", "left")];
+/** Distance from the viewport's edge, in CSS pixels. */
+const MARGIN = 12;
+
 export class Overlay {
   readonly #handlers: OverlayHandlers;
   #host: HTMLElement | null = null;
@@ -34,9 +52,15 @@ export class Overlay {
   label = "";
   /** Hidden for a moment (our own input, a screenshot) without changing state. */
   #suspended = false;
+  /** The box shown (label, note or bar), and where it may go. */
+  #box: { el: HTMLElement; spots: Spot[] } | null = null;
+  #placing = false;
 
   constructor(handlers: OverlayHandlers) {
     this.#handlers = handlers;
+    const again = () => this.#placeSoon();
+    addEventListener("scroll", again, { passive: true, capture: true });
+    addEventListener("resize", again, { passive: true });
   }
 
   /** Whether an event came from the overlay itself. */
@@ -54,6 +78,7 @@ export class Overlay {
     if (this.#suspended === on) return;
     this.#suspended = on;
     if (this.#host) this.#host.style.display = on ? "none" : "";
+    if (!on) this.#place();
   }
 
   #ensureHost(): ShadowRoot {
@@ -73,6 +98,7 @@ export class Overlay {
 
   #render(): void {
     if (this.state === "idle" || this.state === "hidden") {
+      this.#box = null;
       if (this.#host !== null) {
         this.#host.remove();
         this.#host = null;
@@ -94,11 +120,13 @@ export class Overlay {
       const take = this.#button("Take over", "take", () => this.#handlers.takeOver());
       label.append(text, take);
       root.append(frame, label);
+      this.#box = { el: label, spots: CORNERS };
     } else if (this.state === "waiting" || this.state === "paused") {
       const note = document.createElement("div");
       note.className = "label note";
       note.textContent = this.state === "waiting" ? "Mimo is waiting for you: confirm or decline the step in Mimo" : "Mimo is paused: resume it in Mimo";
       root.append(note);
+      this.#box = { el: note, spots: CORNERS };
     } else {
       const bar = document.createElement("div");
       bar.className = "bar";
@@ -106,7 +134,43 @@ export class Overlay {
       text.textContent = "You have control: Mimo is paused.";
       bar.append(text, this.#button("Resume", "resume", () => this.#handlers.resume()), this.#button("Stop", "stop", () => this.#handlers.stop()));
       root.append(bar);
+      this.#box = { el: bar, spots: EDGES };
     }
+    this.#place();
+  }
+
+  #placeSoon(): void {
+    if (this.#placing || this.#box === null) return;
+    this.#placing = true;
+    requestAnimationFrame(() => {
+      this.#placing = false;
+      this.#place();
+    });
+  }
+
+  /** Moves the box shown to the first of its spots where it covers none of the page's controls. */
+  #place(): void {
+    const box = this.#box;
+    if (box === null || !box.el.isConnected || this.#suspended) return;
+    const { width, height } = box.el.getBoundingClientRect();
+    const viewport = { width: document.documentElement.clientWidth || innerWidth, height: document.documentElement.clientHeight || innerHeight };
+    const at = (s: Spot) => ({
+      left: s.horizontal === "left" ? MARGIN : s.horizontal === "right" ? viewport.width - MARGIN - width : (viewport.width - width) / 2,
+      top: s.vertical === "top" ? MARGIN : viewport.height - MARGIN - height,
+    });
+    const free = box.spots.map(at).find((p) => !this.#coversControl(p.left, p.top, width, height)) ?? at(box.spots[0]!);
+    Object.assign(box.el.style, { left: `${Math.max(0, free.left)}px`, top: `${Math.max(0, free.top)}px`, right: "auto", bottom: "auto", transform: "none" });
+  }
+
+  /** Whether a control of the page shows anywhere in the box (sampled on a grid). */
+  #coversControl(left: number, top: number, width: number, height: number): boolean {
+    for (const fx of [0.02, 0.25, 0.5, 0.75, 0.98]) {
+      for (const fy of [0.1, 0.5, 0.9]) {
+        const under = document.elementsFromPoint(left + fx * width, top + fy * height).find((el) => el !== this.#host);
+        if (under?.closest(CONTROLS)) return true;
+      }
+    }
+    return false;
   }
 
   #button(text: string, cls: string, onClick: () => void): HTMLButtonElement {
