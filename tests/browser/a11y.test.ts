@@ -142,6 +142,14 @@ describe("the web app's screens", () => {
       await panel.getByTestId("panel-confirmation").waitFor({ timeout: 10_000 });
     });
     assert.match(await panel.getByTestId("panel-confirmation").innerText(), /Step 1: Go to http/);
+    // Shown in the panel's conversation (as the panel shows the task it showed last), it asks there.
+    const taskId = /#\/task\/([0-9a-f-]+)/.exec(app.url())![1]!;
+    await panel.evaluate((id) => chrome.storage.session.set({ sidePanelTask: id }), taskId);
+    await panel.reload();
+    await checkScreen(panel, "side-panel-task", async () => {
+      await panel.getByTestId("confirmation").waitFor({ timeout: 10_000 });
+    });
+    assert.equal(await panel.getByTestId("panel-confirmation").count(), 0, "asked once, in the conversation");
     await panel.close();
     await app.getByTestId("stop").click();
     await app.close();

@@ -225,7 +225,7 @@ describe("the overlay and takeover", () => {
     await waitState(page, "ongoing");
     const drawn = (await overlayHtml(page)) ?? "";
     assert.equal(drawn.match(/class="frame"/g)?.length, 1, drawn);
-    assert.match(drawn, /<div class="label"><span>Mimo: waiting for Take your time<\/span>/);
+    assert.match(drawn, /<div class="label"[^>]*><span>Mimo: waiting for Take your time<\/span>/);
     assert.equal((await running).outcome?.error?.code, "TIMEOUT");
     await waitState(page, "none");
 
@@ -289,7 +289,10 @@ describe("the side panel", () => {
     await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
     await panel.locator('#connection[data-state="online"]').waitFor();
     await panel.locator("#tasks li", { hasText: taskId.slice(0, 8) }).waitFor();
-    assert.match(await panel.locator("#tasks").innerText(), new RegExp(`${taskId.slice(0, 8)} — ongoing \\(overlay hidden\\)`));
+    // Its status in words, and a way to open its conversation in the panel.
+    const row = panel.locator("#tasks li", { hasText: taskId.slice(0, 8) });
+    assert.match(await row.innerText(), new RegExp(`${taskId.slice(0, 8)} — Ready · reading the page`));
+    assert.equal(await row.getByTestId("panel-show-task").getAttribute("data-task-id"), taskId);
     assert.match(await panel.locator("#actions li").first().innerText(), /browser_dom_index — ok/);
     await ok(h, taskId, { name: "browser_scroll", params: { direction: "down" } });
     await panel.locator("#actions li", { hasText: "browser_scroll — ok" }).waitFor();
