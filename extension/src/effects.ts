@@ -1,8 +1,9 @@
 // Every step is verified: a click, a key, a choice or a drag that changed nothing a person
 // would notice is reported as such (a warning, and partial), never as a plain success. What
-// changed is judged from every frame of the tab (content/changes.ts) and the tab itself.
+// changed is judged from every frame of the tab (content/changes.ts) and the tab itself; what
+// the page changes by itself (a clock, a ticker) is no effect of the step.
 import type { ActionName } from "../../protocol/ts/protocol.ts";
-import type { FrameState } from "./frame-protocol.ts";
+import type { FrameRequest, FrameState } from "./frame-protocol.ts";
 import { allFrames } from "./frames.ts";
 import { sleep } from "./loading.ts";
 
@@ -15,18 +16,36 @@ export const EXPECTS_EFFECT: ReadonlySet<ActionName> = new Set<ActionName>(["bro
 const SETTLE_MS = 600;
 const POLL_MS = 50;
 
-/** The tab as a person sees it, as one comparable string. */
-export async function tabState(tabId: number): Promise<string> {
+/**
+ * The tab as a person sees it, as one comparable string. `step`: a step begins with this look
+ * (each frame counts the page's changes from now on, but not at places that change by
+ * themselves: content/changes.ts).
+ */
+export async function tabState(tabId: number, step?: true): Promise<string> {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (tab === null) return "closed";
   const frames = await allFrames(tabId);
+  const request: FrameRequest = step === undefined ? { op: "state" } : { op: "state", step };
   const states = await Promise.all(
     frames.map(async (f) => {
-      const reply = (await chrome.tabs.sendMessage(tabId, { op: "state" }, { frameId: f.frameId }).catch(() => undefined)) as { ok: boolean; value?: FrameState } | undefined;
+      const reply = (await chrome.tabs.sendMessage(tabId, request, { frameId: f.frameId }).catch(() => undefined)) as { ok: boolean; value?: FrameState } | undefined;
       return reply?.ok === true && reply.value !== undefined ? `${f.frameId}:${JSON.stringify(reply.value)}` : `${f.frameId}:?`;
     }),
   );
   return JSON.stringify([tab.url, tab.pendingUrl ?? "", tab.status, tab.title, states.sort()]);
+}
+
+/**
+ * The step was judged: what the page changes from now on is its own doing (a ticker's tick, a
+ * carousel's turn), learnt as such. Not waited for: nothing depends on it.
+ */
+export function stepJudged(tabId: number): void {
+  void allFrames(tabId).then(
+    (frames) => {
+      for (const f of frames) void chrome.tabs.sendMessage(tabId, { op: "state", step: false } satisfies FrameRequest, { frameId: f.frameId }).catch(() => undefined);
+    },
+    () => undefined,
+  );
 }
 
 /**

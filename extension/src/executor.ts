@@ -12,7 +12,7 @@ import type { ActionName, BrowserAction, PageDialog } from "../../protocol/ts/pr
 import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts";
 import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
-import { changedSince, EXPECTS_EFFECT, noEffect, tabState } from "./effects.ts";
+import { changedSince, EXPECTS_EFFECT, noEffect, stepJudged, tabState } from "./effects.ts";
 import { frameCall } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
 import { addTab } from "./task-tabs.ts";
@@ -77,7 +77,7 @@ export class Executor {
     // A copy: the task's record is the live one, which a joining tab changes.
     const tabsBefore = [...tabsOf(ctx.task)];
     const verified = EXPECTS_EFFECT.has(action.name) && open === undefined;
-    const before = verified ? await tabState(ctx.tabId) : "";
+    const before = verified ? await tabState(ctx.tabId, true) : "";
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
@@ -116,6 +116,7 @@ export class Executor {
       }
       return success;
     } finally {
+      if (verified) stepJudged(ctx.tabId);
       watch.cancel();
       newTab.cancel();
       // Ended by a dialog, the handler's own work goes on until the dialog is answered.

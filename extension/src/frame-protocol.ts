@@ -6,6 +6,9 @@ import type { Candidate } from "./targets.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
+/** Marks what accepts a drop, found by its listeners before an index (drop-zones.ts). */
+export const DROP_ZONE_ATTR = "data-mimo-dropzone";
+
 /**
  * An element named one way (see `Target`): by click id (written to `attr` by the last index),
  * xpath, CSS selector, what it says (`label`), or ARIA role (narrowed by `label`).
@@ -100,7 +103,8 @@ export type FrameRequest =
   | { op: "pageText" }
   | { op: "mask"; kinds: PiiKind[]; secrets: Array<[number, number]> }
   | { op: "unmask" }
-  | { op: "state" }
+  /** What a person would notice of the frame; `step`: a step begins (true) or was judged (false). */
+  | { op: "state"; step?: boolean }
   | { op: "overlay"; state: OverlayState; label?: string };
 
 /** What a person would notice change in a frame (content/changes.ts). */

@@ -25,8 +25,10 @@ export type LineFacts = {
   checked?: boolean;
   disabled?: boolean;
   expanded?: boolean;
-  /** It can be dragged (HTML5 `draggable`): the drag action moves it. */
+  /** It can be dragged (HTML5 `draggable`, or a grab cursor): the drag action moves it. */
   draggable?: boolean;
+  /** It accepts a drop (a board's column, a list a sortable item moves in): a drag's target. */
+  dropzone?: boolean;
   /** Pointing at it reveals more (a hover menu): the hover action opens it. */
   hoverMenu?: boolean;
 };
@@ -53,6 +55,7 @@ export function elementLine(f: LineFacts): string {
   if (f.disabled === true) attrs.push("disabled");
   if (f.expanded !== undefined) attrs.push(`expanded=${f.expanded}`);
   if (f.draggable === true) attrs.push("draggable");
+  if (f.dropzone === true) attrs.push("dropzone");
   if (f.hoverMenu === true) attrs.push("hover-menu");
   const open = `${f.clickId !== undefined ? `[${f.clickId}]` : ""}<${f.tag}${attrs.length > 0 ? " " + attrs.join(" ") : ""}>`;
   const voidTag = f.tag === "input" || f.tag === "img";

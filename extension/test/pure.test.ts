@@ -165,6 +165,8 @@ describe("the index text", () => {
     assert.equal(elementLine({ clickId: 4, tag: "div", role: "checkbox", text: "Agree", checked: true, disabled: true }), "[4]<div role=checkbox checked disabled>Agree</div>");
     assert.equal(elementLine({ clickId: 8, tag: "button", role: "switch", text: "Dark mode", checked: false }), "[8]<button role=switch unchecked>Dark mode</button>");
     assert.equal(elementLine({ clickId: 5, tag: "a", href: "/cart", text: "Cart", expanded: false }), "[5]<a href=/cart expanded=false>Cart</a>");
+    assert.equal(elementLine({ clickId: 9, tag: "div", text: "Write the report", draggable: true }), "[9]<div draggable>Write the report</div>");
+    assert.equal(elementLine({ clickId: 10, tag: "div", text: "Done", dropzone: true }), "[10]<div dropzone>Done</div>");
     assert.equal(
       elementLine({ clickId: 6, tag: "select", label: "Shipping country", name: "ship", value: "France", text: "France | Spain" }),
       '[6]<select label="Shipping country" name=ship value=France>France | Spain</select>',

@@ -125,7 +125,8 @@ pub enum AgentAction {
     ClickAt { x: f64, y: f64 },
     /// Move the mouse to a point of the page (x, y as for click_at).
     HoverAt { x: f64, y: f64 },
-    /// Drag from one element or point to another (moving a card to a column, a slider's knob).
+    /// Drag from one element or point to another: a card (draggable) to a column (dropzone),
+    /// an item of a sortable list to another's place, a slider's knob.
     Drag { from: DragPoint, to: DragPoint },
     /// Put a file the user attached to the task (by its name in <attachments>) into the file
     /// input with this index (or the button or label that opens it).

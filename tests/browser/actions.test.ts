@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
-import { newTask, WebClient } from "../support/clients.ts";
+import { newTask, sleep, WebClient } from "../support/clients.ts";
 import { act, downloadArtifact, extensionStorage, fails, logged, ok, pageAt, pageLog, refused, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
@@ -310,6 +310,27 @@ describe("DOM index, click and type", () => {
     assert.match(nick.outcome?.warnings.join() ?? "", /holds "da"|holds "a"|holds ""/);
     const fine = await act(h, taskId, { name: "browser_type", params: { xpath: "//*[@id='nick']", text: "ada" } });
     assert.equal(fine.outcome?.status, "ok");
+  });
+
+  it("does not take what a page changes by itself (a clock, a ticker, a carousel) for a step's effect", { timeout: 30_000 }, async () => {
+    await goto(taskId, `${h.a}/ticker.html`);
+    page = await pageAt(h, `${h.a}/ticker.html`);
+    const result = await index(taskId);
+    // The page ticks on its own meanwhile, as it would while the model thinks: each place that
+    // changes by itself is seen to, twice (the carousel's slides each turn every 1.05 s).
+    await sleep(2_000);
+    const click = (label: string) => act(h, taskId, { name: "browser_click", params: { clickId: el(result, label).clickId } });
+    const dead = await click("Notify me");
+    assert.equal(dead.outcome?.status, "partial", JSON.stringify(dead.outcome));
+    assert.match(dead.outcome?.warnings.join() ?? "", /no visible effect/);
+    // A change at a place that was still until now counts, as does each one after.
+    for (const count of [1, 2]) {
+      const add = await click("Add to cart");
+      assert.equal(add.outcome?.status, "ok", JSON.stringify(add.outcome));
+      assert.equal(await page.locator("#cart").innerText(), `Cart (${count})`);
+    }
+    const again = await click("Notify me");
+    assert.equal(again.outcome?.status, "partial", "still nothing, while the clock ticks on");
   });
 });
 
@@ -700,20 +721,42 @@ describe("where the element list has nothing", () => {
 
   it("drags a card to another column (HTML5) and a slider's knob (pointer events) with trusted input", { timeout: 30_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.a}/board.html?drag`);
-    const list = await index(taskId);
+    let list = await index(taskId);
     const card = list.elements.find((e) => e.text === "Write the report");
     assert.ok(card, list.text);
     assert.match(list.text, /\[\d+\]<div draggable>Write the report<\/div>/);
-    // To the "Done" column, named by a point inside it.
-    const html5 = await ok<{ kind: string }>(h, taskId, { name: "browser_drag", params: { from: { clickId: card.clickId }, to: { x: 360, y: 300 } } });
+    // The columns accept drops (only their listeners say so): listed, so an index names them.
+    assert.match(list.text, /\[\d+\]<div dropzone>Done<\/div>/);
+    assert.match(list.text, /\[\d+\]<div dropzone>To do ?Write the report<\/div>\n  \[\d+\]<div draggable>Write the report<\/div>/);
+    assert.ok(!/<canvas[^>]*dropzone|<ul[^>]*dropzone/.test(list.text), "nothing else is a drop zone");
+    const done = list.elements.find((e) => e.text === "Done")!;
+    const html5 = await ok<{ kind: string }>(h, taskId, { name: "browser_drag", params: { from: { clickId: card.clickId }, to: { clickId: done.clickId } } });
     assert.equal(html5.result.kind, "html5");
     await logged(page, "dropped:card-1:done");
     assert.equal(await page.locator("#done #card-1").count(), 1);
+    // And back to "To do", named by a point inside it (as a vision model would).
+    list = await index(taskId);
+    const moved = list.elements.find((e) => e.text === "Write the report")!;
+    await ok(h, taskId, { name: "browser_drag", params: { from: { clickId: moved.clickId }, to: { x: 120, y: 300 } } });
+    await logged(page, "dropped:card-1:todo");
 
     const pointer = await ok<{ kind: string }>(h, taskId, { name: "browser_drag", params: { from: { x: 35, y: 430 }, to: { x: 235, y: 430 } } });
     assert.equal(pointer.result.kind, "pointer");
     await logged(page, "knob:200");
     await fails(h, taskId, { name: "browser_drag", params: { from: { x: 35 }, to: { x: 1, y: 1 } } }, "INVALID_TARGET");
+  });
+});
+
+describe("a list sorted by dragging", () => {
+  it("lists items that only a grab cursor and pointer listeners make draggable, and reorders them by index", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/sortable.html`);
+    const list = await index(taskId);
+    for (const item of ["Answer email", "Book flights", "Call the bank", "Do the taxes"]) assert.match(list.text, new RegExp(`\\[\\d+\\]<li draggable>${item}</li>`), list.text);
+    const from = el(list, "Answer email");
+    const to = el(list, "Do the taxes");
+    const dragged = await ok<{ kind: string }>(h, taskId, { name: "browser_drag", params: { from: { clickId: from.clickId }, to: { clickId: to.clickId } } });
+    assert.equal(dragged.result.kind, "pointer");
+    await logged(page, "order:bcad");
   });
 });
 

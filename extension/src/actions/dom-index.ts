@@ -1,10 +1,12 @@
 // browser_dom_index: every interactive element of the page across frames (same- and
-// cross-origin, not those of sites the person has not allowed), numbered with click ids, and
+// cross-origin, not those of sites the person has not allowed) and what accepts a drop
+// (drop-zones.ts), numbered with click ids, and
 // the compact text form for the model. An index too large for one message is stored whole in
 // R2 and the message carries what fits.
 import { DOM_INDEX_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
 import type { DomElement, DomIndexResult, ScanScope } from "../../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "../artifacts.ts";
+import { markDropZones } from "../drop-zones.ts";
 import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
 import type { FrameIndex, IndexLine, Point } from "../frame-protocol.ts";
 import { allFrames, frameCall } from "../frames.ts";
@@ -30,6 +32,7 @@ export const browserDomIndex: Handler<"browser_dom_index"> = {
 export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string, xpathScan: boolean): Promise<ActionSuccess> {
   if (!/^[a-zA-Z_][\w.:-]*$/.test(attr)) throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(attr)} is not an attribute name`);
   const warnings: string[] = [];
+  await markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`));
   const top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
   const elements: DomElement[] = top.elements.map((e) => ({ ...e, frameId: 0 }));
   const clicks: Array<[number, number, number]> = top.nextId > 1 ? [[1, top.nextId - 1, 0]] : [];

@@ -1,11 +1,31 @@
 // What a person would notice change in this frame, so that the worker can tell a step that did
-// something from one that did nothing: DOM changes since the content script started (not ours:
-// the overlay, our data-mimo attributes), the address, the title, which field has the focus,
-// and the state of the form controls (a checkbox's `checked` changes no attribute).
+// something from one that did nothing: DOM changes during the step (not ours: the overlay, our
+// data-mimo attributes), the address, the title, which field has the focus, and the state of
+// the form controls (a checkbox's `checked` changes no attribute).
+//
+// A page that changes by itself — a clock, a ticker, a carousel, "3 minutes ago" — must not make
+// a step that did nothing look done: a place that changed at least twice, a moment apart, while
+// no step was under way is restless, and its changes during a step do not count. One that changed
+// once (a page settling after it loaded) still counts, as a cart's count in the header does.
 import type { FrameState } from "../frame-protocol.ts";
 
 const OVERLAY_HOST = "mimo-overlay-host";
+/** The page's changes during steps, at places that do not change by themselves. */
 let changes = 0;
+/** When the step under way began (`performance.now()`), until the worker has judged it. */
+let stepSince: number | null = null;
+/** A step the worker never said was judged (its worker stopped) ends after this long. */
+const STEP_MAX_MS = 30_000;
+/** Places that changed while no step was under way: the last two times a moment apart. */
+const unprompted = new WeakMap<Element, [number, number]>();
+/** Two changes at least this far apart: a place that changes by itself, not a page settling. */
+const PERIOD_MS = 300;
+/** How long a place stays restless after it last changed by itself. */
+const RESTLESS_MS = 30_000;
+/** How far up from a change its place's restless container may be (a ticker re-rendering its box). */
+const RESTLESS_DEPTH = 4;
+/** Never restless: what everything hangs from (a page adding a script must not mute a modal). */
+const ROOTS = new Set(["HTML", "HEAD", "BODY"]);
 
 function isOverlay(node: Node): boolean {
   return node instanceof Element && node.id === OVERLAY_HOST;
@@ -20,11 +40,44 @@ function ours(record: MutationRecord): boolean {
   return el !== null && (el.id === OVERLAY_HOST || el.closest(`#${OVERLAY_HOST}`) !== null);
 }
 
-/** Starts counting the page's own changes (once per frame). */
+function placeOf(record: MutationRecord): Element | null {
+  const node = record.target;
+  return node instanceof Element ? node : node.parentElement;
+}
+
+function changedUnprompted(place: Element, now: number): void {
+  if (ROOTS.has(place.tagName)) return;
+  const seen = unprompted.get(place);
+  if (seen === undefined) unprompted.set(place, [now, now]);
+  else if (now - seen[1] >= PERIOD_MS) unprompted.set(place, [seen[1], now]);
+}
+
+function restless(place: Element, now: number): boolean {
+  let el: Element | null = place;
+  for (let depth = 0; el !== null && depth < RESTLESS_DEPTH; el = el.parentElement, depth++) {
+    const seen = unprompted.get(el);
+    if (seen !== undefined && seen[1] - seen[0] >= PERIOD_MS && now - seen[1] < RESTLESS_MS) return true;
+  }
+  return false;
+}
+
+/** Starts watching the page's own changes (once per frame). */
 export function watchChanges(): void {
   new MutationObserver((records) => {
-    for (const record of records) if (!ours(record)) changes++;
+    const now = performance.now();
+    if (stepSince !== null && now - stepSince > STEP_MAX_MS) stepSince = null;
+    for (const record of records) {
+      const place = ours(record) ? null : placeOf(record);
+      if (place === null) continue;
+      if (stepSince === null) changedUnprompted(place, now);
+      else if (!restless(place, now)) changes++;
+    }
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+}
+
+/** A step begins (`true`: its first look) or was judged (`false`). */
+export function stepUnderWay(on: boolean): void {
+  stepSince = on ? performance.now() : null;
 }
 
 /** A short digest of every form control's state (FNV-1a over checked states, choices and values). */

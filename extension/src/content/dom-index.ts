@@ -6,6 +6,7 @@
 // then the elements within the viewport are hit-tested; only then are attributes written, so
 // nothing invalidates layout between reads.
 import type { BoundingBox, ScanScope } from "../../../protocol/ts/protocol.ts";
+import { DROP_ZONE_ATTR } from "../frame-protocol.ts";
 import type { ChildFrame, FrameIndex, IndexedElement, IndexLine } from "../frame-protocol.ts";
 import { riskFacts } from "./risk-facts.ts";
 import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
@@ -108,6 +109,21 @@ type Item = {
   hover?: boolean;
 };
 
+/**
+ * What marks an element that accepts a drop: drop listeners found by the extension through the
+ * DevTools protocol (`DROP_ZONE_ATTR`, see drop-zones.ts), ARIA's drop effect, the containers
+ * of the common drag-and-drop libraries (jQuery UI, react-beautiful-dnd and its forks) and the
+ * HTML `dropzone` attribute.
+ */
+const DROP_ZONES = `[${DROP_ZONE_ATTR}], [aria-dropeffect]:not([aria-dropeffect="none"]), .ui-droppable, .ui-sortable, [data-rbd-droppable-id], [data-rfd-droppable-id], [dropzone]`;
+
+export function isDropZone(el: Element): boolean {
+  return el.matches(DROP_ZONES);
+}
+
+/** A cursor that says the element can be dragged (pointer-based sortable items, knobs, cards). */
+const GRAB = new Set(["grab", "-webkit-grab", "move"]);
+
 /** Whether a person would use the element (a control, a link, something made clickable). */
 export function isCandidate(el: Element, tag: string): boolean {
   if (INTERACTIVE_TAGS.has(tag)) return true;
@@ -116,8 +132,9 @@ export function isCandidate(el: Element, tag: string): boolean {
   const role = el.getAttribute("role");
   if (role !== null && ROLES.has(role)) return true;
   if (el.hasAttribute("onclick")) return true;
-  // A person can drag it (a card of a board, an item of a sortable list).
+  // A person can drag it (a card of a board, an item of a sortable list), or drop on it.
   if (el.getAttribute("draggable") === "true") return true;
+  if (isDropZone(el)) return true;
   const editable = el.getAttribute("contenteditable");
   if (editable !== null && editable !== "false") {
     const parent = el.parentElement;
@@ -248,7 +265,8 @@ function facts(el: Element, tag: string, clickId: number): { line: LineFacts & {
   if (expanded !== null) line.expanded = element.expanded = expanded === "true";
   else if (tag === "summary" && el.parentElement?.tagName === "DETAILS") line.expanded = element.expanded = (el.parentElement as HTMLDetailsElement).open;
   if (isDisabled(el)) line.disabled = element.disabled = true;
-  if (el.getAttribute("draggable") === "true") line.draggable = true;
+  if (el.getAttribute("draggable") === "true" || GRAB.has(getComputedStyle(el).cursor)) line.draggable = true;
+  if (isDropZone(el)) line.dropzone = true;
   const risky = riskFacts(el);
   if (risky !== undefined) element.facts = risky;
   return { line, element };
@@ -310,10 +328,11 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
     } else if (revealers !== null && !ctx.pointer && tag !== "html" && tag !== "body" && revealsOnHover(el, revealers)) {
       item = items.push({ el, kind: "element", parent: ctx.item, xpath, keep: false, hover: true }) - 1;
     } else if (!pointer && tag !== "html" && tag !== "body") {
-      // Elements that only a click handler makes interactive show a pointer cursor; the
-      // cursor is inherited, so only where a pointer region starts.
+      // Elements that only a click handler makes interactive show a pointer cursor (one that
+      // only a drag handler does, a grab cursor); the cursor is inherited, so only where such a
+      // region starts.
       const style = getComputedStyle(el);
-      if (style.cursor === "pointer") {
+      if (style.cursor === "pointer" || GRAB.has(style.cursor)) {
         item = items.push({ el, kind: "element", parent: ctx.item, xpath, keep: false }) - 1;
         pointer = true;
       } else if ((OVERFLOWS.has(style.overflowY) || OVERFLOWS.has(style.overflowX)) && (el.scrollHeight > el.clientHeight + 2 || el.scrollWidth > el.clientWidth + 2)) {

@@ -8,7 +8,7 @@
 // worker dispatches: it marks every frame (`mark`) right before and clears the mark after.
 import type { ContentMessage, FrameReply, FrameRequest, OverlayState } from "../frame-protocol.ts";
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
-import { frameState, watchChanges } from "./changes.ts";
+import { frameState, stepUnderWay, watchChanges } from "./changes.ts";
 import { allIframes, FrameError, tagFrame } from "./dom.ts";
 import { indexFrame } from "./dom-index.ts";
 import { locate, resolveTarget } from "./locate.ts";
@@ -157,6 +157,7 @@ function start(): void {
         unmaskFields();
         return true;
       case "state":
+        if (req.step !== undefined) stepUnderWay(req.step);
         return frameState();
     }
   };
