@@ -26,6 +26,10 @@ pub struct ScriptStart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
     pub answer_schema: Option<serde_json::Value>,
+    /// How long `start` may wait for the task's first action (at most 20 s, as `next`'s
+    /// `waitMs`); `0`, the default, answers at once, with the action only if it is ready.
+    #[serde(default)]
+    pub wait_ms: u32,
 }
 
 /// Body of `POST /api/agent/next`.

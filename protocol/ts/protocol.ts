@@ -1038,7 +1038,12 @@ stepByStep: boolean,
 /**
  * A JSON Schema the task's answer must match.
  */
-answerSchema?: unknown, };
+answerSchema?: unknown, 
+/**
+ * How long `start` may wait for the task's first action (at most 20 s, as `next`'s
+ * `waitMs`); `0`, the default, answers at once, with the action only if it is ready.
+ */
+waitMs: number, };
 
 export type ScriptNext = { taskId: string, 
 /**

@@ -161,8 +161,9 @@ describe("the script API", () => {
     mimo.llm.reset();
     // The model takes its time over the goal: start does not wait for it.
     mimo.llm.script([{ ...agentStep({ navigate: { url: "http://shop.test/" } }, "Opening."), stallMs: 10_000 }]);
-    const started = await call<{ taskId: string; status: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
+    const started = await call<{ taskId: string; status: string; nextAction: ScriptAction | null }>("/api/agent/start", { goal: "Read http://shop.test/" });
     assert.equal(started.status, "RUNNING");
+    assert.equal(started.nextAction, null, "no action is ready yet");
     assert.ok(
       mimo.llm.requests().every((r) => r.answeredAt === undefined),
       "no model answer came before the task id",
@@ -171,6 +172,23 @@ describe("the script API", () => {
     for (let i = 0; i < 100 && mimo.llm.requests().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(mimo.llm.requests().length, 1, "the goal went to the model");
     assert.match(JSON.stringify(mimo.llm.requests()[0]!.body), /Read http:\/\/shop.test\//);
+    assert.deepEqual(await call("/api/agent/cancel", { taskId: started.taskId }), { ok: true });
+  });
+
+  it("answers start with the first action when it comes within the wait asked for", async () => {
+    mimo.llm.reset();
+    mimo.llm.script([agentStep({ navigate: { url: "http://shop.test/" } }, "Opening.")]);
+    const started = await call<{ taskId: string; status: string; nextAction: ScriptAction | null }>("/api/agent/start", { goal: "Read http://shop.test/", waitMs: 10_000 });
+    const first = started.nextAction;
+    assert.ok(first !== null, JSON.stringify(started));
+    assert.deepEqual([first.taskId, first.type, first.state], [started.taskId, "task_start", "running"]);
+    assert.equal(first.params.url, "http://shop.test/");
+    // It is the action `next` hands out too, and reporting it moves the task on.
+    const next = await call<Next>("/api/agent/next", { taskId: started.taskId });
+    assert.equal(next.action?.actionId, first.actionId);
+    assert.deepEqual(await call("/api/agent/report", { taskId: started.taskId, actionId: first.actionId, observation: { ...observe(first), errors: [] } }), { recorded: true });
+    const after = await call<Next>("/api/agent/next", { taskId: started.taskId, sinceActionId: first.actionId, waitMs: 5000 });
+    assert.notEqual(after.action?.actionId, first.actionId);
     assert.deepEqual(await call("/api/agent/cancel", { taskId: started.taskId }), { ok: true });
   });
 

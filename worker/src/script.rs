@@ -155,8 +155,15 @@ async fn start_task(env: &Env, start: ScriptStart) -> Answer<serde_json::Value> 
         return Err(Failure::Refused(error));
     }
     task.script_start(&start, &client_id).await?;
-    let status = task.script_status().await?;
-    Ok(json!({ "taskId": task_id, "status": status.status }))
+    // The first action, when it is ready (or comes within the wait asked for): the script
+    // needs no `next` to begin.
+    let first = ScriptNext {
+        task_id: task_id.clone(),
+        since_action_id: None,
+        wait_ms: start.wait_ms,
+    };
+    let next = next_action(env, first).await?;
+    Ok(json!({ "taskId": task_id, "status": next["status"], "nextAction": next["action"] }))
 }
 
 fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
