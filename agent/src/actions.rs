@@ -15,6 +15,7 @@
 //! `timed_out`, not retryable, and is never run again.
 
 use mimo_protocol::bridge::{BridgeTool, DEFAULT_BASH_TIMEOUT_MS};
+use mimo_protocol::script::is_script_client;
 use mimo_protocol::{
     ActionCommand, ActionOutcome, ActionStatus, AttemptState, BrowserAction, ErrorCode,
     ErrorObject, Rerun,
@@ -113,6 +114,27 @@ pub struct Timeouts {
     /// extension, so sending it again is safe) waits for its extension to come back — a
     /// restarted service worker or runtime reconnects within seconds — retried with backoff.
     pub offline_grace_ms: u64,
+    /// What a script that carries out its task's actions (seed 002 §8) gets instead: it takes
+    /// an action when it next asks (it may be waiting on a person, or polling `status`), and
+    /// carries it out its own way, in minutes rather than seconds.
+    pub script: ScriptBounds,
+}
+
+/// A script's bounds: to take an action (`next`), and to report it (`report`). Until it takes
+/// one, an action waits for the script as long as for its taking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptBounds {
+    pub take_ms: u64,
+    pub report_ms: u64,
+}
+
+impl Default for ScriptBounds {
+    fn default() -> Self {
+        ScriptBounds {
+            take_ms: 120_000,
+            report_ms: 600_000,
+        }
+    }
 }
 
 impl Default for Timeouts {
@@ -124,11 +146,27 @@ impl Default for Timeouts {
             grace_ms: 5_000,
             retry_delay_ms: 1_000,
             offline_grace_ms: 20_000,
+            script: ScriptBounds::default(),
         }
     }
 }
 
 impl Timeouts {
+    /// The bounds for actions carried out by `client_id`: a script's own, else these.
+    pub fn for_client(&self, client_id: &str) -> Timeouts {
+        if !is_script_client(client_id) {
+            return *self;
+        }
+        let ScriptBounds { take_ms, report_ms } = self.script;
+        Timeouts {
+            ack_ms: take_ms,
+            exec_ms: report_ms,
+            slow_exec_ms: report_ms,
+            offline_grace_ms: take_ms,
+            ..*self
+        }
+    }
+
     /// How long a retryable failure waits before its retry: the page captures of page
     /// preparation (seed 000 §4.5: screenshot, readability) half the usual, 500 ms by default.
     pub fn retry_delay_for(&self, command: &ActionCommand) -> u64 {
@@ -287,10 +325,11 @@ impl ActionQueue {
 
     /// The extension acknowledged an attempt.
     pub fn acked(&mut self, action_id: &str, attempt: u32, now: u64) -> Vec<ActionEffect> {
-        let timeouts = self.timeouts;
+        let all = self.timeouts;
         let Some(record) = self.current_attempt(action_id, attempt) else {
             return Vec::new();
         };
+        let timeouts = all.for_client(&record.client_id);
         if record.state != ActionState::Sent {
             return Vec::new();
         }
@@ -380,7 +419,7 @@ impl ActionQueue {
         error: ErrorObject,
         now: u64,
     ) -> Vec<ActionEffect> {
-        let timeouts = self.timeouts;
+        let all = self.timeouts;
         let Some(record) = self
             .records
             .iter_mut()
@@ -388,6 +427,7 @@ impl ActionQueue {
         else {
             return Vec::new();
         };
+        let timeouts = all.for_client(&record.client_id);
         let offline = error.code == ErrorCode::PluginOffline;
         let outcome = error_outcome(record, error);
         if offline && now < record.created_at + timeouts.offline_grace_ms {
@@ -468,8 +508,9 @@ impl ActionQueue {
 
     /// An attempt that timed out may have run: ask the extension before anything else.
     fn check(&mut self, action_id: &str, timeout: ActionOutcome, now: u64) -> Vec<ActionEffect> {
-        let ack_ms = self.timeouts.ack_ms;
+        let all = self.timeouts;
         let record = self.record_mut(action_id);
+        let ack_ms = all.for_client(&record.client_id).ack_ms;
         record.state = ActionState::Checking;
         record.deadline = Some(now + ack_ms);
         record.outcome = Some(timeout);
@@ -576,7 +617,7 @@ impl ActionQueue {
         if in_flight || self.paused {
             return Vec::new();
         }
-        let ack_ms = self.timeouts.ack_ms;
+        let all = self.timeouts;
         let Some(record) = self
             .records
             .iter_mut()
@@ -585,6 +626,7 @@ impl ActionQueue {
         else {
             return Vec::new();
         };
+        let ack_ms = all.for_client(&record.client_id).ack_ms;
         record.state = ActionState::Sent;
         record.attempt += 1;
         record.sent_at = Some(now);
@@ -625,6 +667,10 @@ mod tests {
         grace_ms: 500,
         retry_delay_ms: 1_000,
         offline_grace_ms: 10_000,
+        script: ScriptBounds {
+            take_ms: 60_000,
+            report_ms: 300_000,
+        },
     };
 
     fn click(id: u32) -> ActionCommand {
@@ -771,6 +817,41 @@ mod tests {
             .clone()
             .unwrap();
         assert_eq!(error.code, ErrorCode::PluginTimeoutAck);
+    }
+
+    #[test]
+    fn a_script_has_minutes_to_take_and_report_an_action() {
+        let mut q = ActionQueue::new(T);
+        let script = mimo_protocol::script::script_client_id("task");
+        let sent = q.submit("s".into(), "task".into(), script, None, hover(1), 0);
+        assert_eq!(dispatched(&sent), vec![("s".into(), 1)]);
+        // An extension would have timed out long since; the script takes it when it asks.
+        assert_eq!(q.next_deadline(), Some(T.script.take_ms));
+        assert!(q.tick(T.ack_ms * 10).is_empty());
+        q.acked("s", 1, 30_000);
+        assert_eq!(q.next_deadline(), Some(30_000 + T.script.report_ms));
+        assert!(q.tick(30_000 + T.exec_ms * 10).is_empty());
+        assert_eq!(q.get("s").unwrap().state, ActionState::Acked);
+        // An extension's action beside it keeps the extension's bounds.
+        assert_eq!(T.for_client("ext-1"), T);
+        // Undelivered (the script was away), it waits for the script as long as for its
+        // taking, not an extension's grace.
+        let mut q = ActionQueue::new(T);
+        let script = mimo_protocol::script::script_client_id("task");
+        q.submit("u".into(), "task".into(), script, None, hover(1), 0);
+        let mut ended = q.dispatch_failed("u", ErrorObject::plugin_offline(), 1);
+        let mut now = 1;
+        while now < T.offline_grace_ms * 3 {
+            now = q.next_deadline().expect("waits");
+            ended.extend(q.tick(now));
+            if q.get("u").unwrap().state == ActionState::Sent {
+                ended.extend(q.dispatch_failed("u", ErrorObject::plugin_offline(), now));
+            }
+        }
+        assert!(
+            finished(&ended).is_empty(),
+            "still waiting for the script at {now} ms"
+        );
     }
 
     #[test]

@@ -180,6 +180,18 @@ pub struct ScriptStatus {
     pub actions: Vec<ScriptAction>,
 }
 
+/// The client a script is to its task: it polls for the task's actions as an extension would.
+pub fn script_client_id(task_id: &str) -> String {
+    format!("{SCRIPT_CLIENT_PREFIX}{task_id}")
+}
+
+/// Whether a client is a script (`script_client_id`), not a browser's extension.
+pub fn is_script_client(client_id: &str) -> bool {
+    client_id.starts_with(SCRIPT_CLIENT_PREFIX)
+}
+
+const SCRIPT_CLIENT_PREFIX: &str = "script-";
+
 /// The seed's task status for the task's status; `waiting_page` when the action in flight
 /// waits for the page (a load or a condition).
 pub fn task_status(status: TaskStatus, waiting_page: bool) -> &'static str {

@@ -11,7 +11,8 @@ import type { Mimo } from "../support/mimo.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
 
 let mimo: Mimo;
-ownRuntime({ bindings: { MIMO_AGENT_MAX_STEPS: "6" } }, (m) => (mimo = m));
+// An extension would have a second to take an action and two to come back: a script has minutes.
+ownRuntime({ bindings: { MIMO_AGENT_MAX_STEPS: "6", MIMO_ACTION_ACK_TIMEOUT_MS: "1000", MIMO_ACTION_OFFLINE_GRACE_MS: "2000" } }, (m) => (mimo = m));
 
 type Next = { action: ScriptAction | null; status: string };
 
@@ -190,6 +191,25 @@ describe("the script API", () => {
     const after = await call<Next>("/api/agent/next", { taskId: started.taskId, sinceActionId: first.actionId, waitMs: 5000 });
     assert.notEqual(after.action?.actionId, first.actionId);
     assert.deepEqual(await call("/api/agent/cancel", { taskId: started.taskId }), { ok: true });
+  });
+
+  it("gives a script its own bounds: an action waits for it while it is busy elsewhere", async () => {
+    mimo.llm.reset();
+    mimo.llm.script([agentStep({ navigate: { url: "http://shop.test/" } }, "Opening.")]);
+    const { taskId } = await call<{ taskId: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
+    // The script waits on a person (or polls status) longer than an extension may take.
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal((await status(taskId)).status, "RUNNING");
+    }
+    const { action } = await call<Next>("/api/agent/next", { taskId, waitMs: 5000 });
+    assert.equal(action?.type, "task_start", "still there for the script, not timed out");
+    const records = (await (await api(mimo, `/api/task/${taskId}/actions`)).json()) as Array<{ state: string; attempt: number }>;
+    assert.deepEqual(records.map((r) => [r.state, r.attempt]), [["acked", 1]]);
+    assert.deepEqual(await call("/api/agent/report", { taskId, actionId: action.actionId, observation: { ...observe(action), errors: [] } }), { recorded: true });
+    const after = await call<Next>("/api/agent/next", { taskId, sinceActionId: action.actionId, waitMs: 5000 });
+    assert.ok(after.action !== null && after.action.actionId !== action.actionId, JSON.stringify(after));
+    assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
   });
 
   it("refuses bad input with clear codes and cancels a task", async () => {

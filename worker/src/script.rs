@@ -20,11 +20,6 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use worker::{Env, Method, Request, Response, Result};
 
-/// The polling client a script's task is bound to.
-fn script_client(task_id: &str) -> String {
-    format!("script-{task_id}")
-}
-
 /// The request's JSON body, or `SCHEMA_VALIDATION_FAILED`.
 pub(crate) async fn body<T: DeserializeOwned>(
     req: &mut Request,
@@ -136,7 +131,7 @@ async fn start_task(env: &Env, start: ScriptStart) -> Answer<serde_json::Value> 
     let task_id = uuid::Uuid::new_v4().to_string();
     let task = TaskClient::new(env, &task_id)?;
     task.init(&task_id).await?;
-    let client_id = script_client(&task_id);
+    let client_id = script::script_client_id(&task_id);
     // The script's client says hello, as an extension does, so that the task can bind to it.
     let hello = ExtensionMessage::Hello {
         client_id: client_id.clone(),
@@ -181,7 +176,7 @@ fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
 async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
     let registry = RegistryClient::new(env)?;
     let task = TaskClient::new(env, &next.task_id)?;
-    let client_id = script_client(&next.task_id);
+    let client_id = script::script_client_id(&next.task_id);
     let deadline = now_ms() + u64::from(next.wait_ms.min(MAX_POLL_WAIT_MS));
     loop {
         // Read (and so forget) what the server kept for the script: a script needs only the
@@ -254,7 +249,10 @@ async fn report_action(env: &Env, report: ScriptReport) -> Answer<serde_json::Va
     let outcome = report.observation.outcome(&record.dispatch());
     let result = ExtensionMessage::ActionResult { outcome };
     let polled = RegistryClient::new(env)?
-        .poll_frames(&script_client(&report.task_id), &poll(0, vec![result], 0))
+        .poll_frames(
+            &script::script_client_id(&report.task_id),
+            &poll(0, vec![result], 0),
+        )
         .await?;
     for reply in polled.replies {
         match reply {

@@ -1,7 +1,7 @@
 //! A deployment's task settings, read once from its environment (`wrangler.toml` vars and
 //! secrets) through a lookup function, so that every rule about them is tested natively.
 
-use crate::actions::Timeouts;
+use crate::actions::{ScriptBounds, Timeouts};
 use crate::llm::{self, LlmConfig, LlmError, LlmErrorKind, Provider};
 use crate::records::{Budget, RunConfig};
 use crate::risk::RiskRules;
@@ -151,7 +151,8 @@ impl<'a> Settings<'a> {
 
 /// Action timeouts: `MIMO_ACTION_ACK_TIMEOUT_MS`, `MIMO_ACTION_EXEC_TIMEOUT_MS`, (for page
 /// loads and uploads) `MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS` and (how long an undelivered action
-/// waits for its extension) `MIMO_ACTION_OFFLINE_GRACE_MS`.
+/// waits for its extension) `MIMO_ACTION_OFFLINE_GRACE_MS`; for a script that carries out its
+/// task's actions, `MIMO_SCRIPT_TAKE_TIMEOUT_MS` and `MIMO_SCRIPT_REPORT_TIMEOUT_MS`.
 fn timeouts(reader: &mut Settings) -> Timeouts {
     let defaults = Timeouts::default();
     Timeouts {
@@ -167,6 +168,14 @@ fn timeouts(reader: &mut Settings) -> Timeouts {
         offline_grace_ms: reader
             .number("MIMO_ACTION_OFFLINE_GRACE_MS")
             .unwrap_or(defaults.offline_grace_ms),
+        script: ScriptBounds {
+            take_ms: reader
+                .number("MIMO_SCRIPT_TAKE_TIMEOUT_MS")
+                .unwrap_or(defaults.script.take_ms),
+            report_ms: reader
+                .number("MIMO_SCRIPT_REPORT_TIMEOUT_MS")
+                .unwrap_or(defaults.script.report_ms),
+        },
         ..defaults
     }
 }
