@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ScriptAction, ScriptStatus } from "../../protocol/ts/protocol.ts";
-import { api, post } from "../support/clients.ts";
+import { api, post, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
@@ -209,6 +209,36 @@ describe("the script API", () => {
     assert.deepEqual(await call("/api/agent/report", { taskId, actionId: action.actionId, observation: { ...observe(action), errors: [] } }), { recorded: true });
     const after = await call<Next>("/api/agent/next", { taskId, sinceActionId: action.actionId, waitMs: 5000 });
     assert.ok(after.action !== null && after.action.actionId !== action.actionId, JSON.stringify(after));
+    assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
+  });
+
+  it("says WAITING_PAGE while the page is awaited, and TAKEOVER while the person has the browser", async () => {
+    mimo.llm.reset();
+    mimo.llm.script([agentStep({ navigate: { url: "http://shop.test/" } }, "Opening.")]);
+    const started = await call<{ taskId: string; nextAction: ScriptAction | null }>("/api/agent/start", { goal: "Read http://shop.test/", waitMs: 10_000 });
+    const { taskId } = started;
+    const report = async (action: ScriptAction) =>
+      assert.deepEqual(await call("/api/agent/report", { taskId, actionId: action.actionId, observation: { ...observe(action), errors: [] } }), { recorded: true });
+    assert.equal(started.nextAction?.type, "task_start");
+    await report(started.nextAction);
+    const loading = (await call<Next>("/api/agent/next", { taskId, sinceActionId: started.nextAction.actionId, waitMs: 5000 })).action;
+    assert.equal(loading?.type, "wait_for_loaded");
+    assert.equal((await status(taskId)).status, "WAITING_PAGE", "the page is awaited");
+
+    // The person takes the browser over in the web app: nothing new is handed to the script.
+    const web = await WebClient.connect(mimo, taskId);
+    web.send({ type: "take_over" });
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "takeover", "the takeover");
+    assert.equal((await status(taskId)).status, "TAKEOVER");
+    await report(loading);
+    const held = await call<Next>("/api/agent/next", { taskId, sinceActionId: loading.actionId, waitMs: 1000 });
+    assert.deepEqual(held, { action: null, status: "TAKEOVER" });
+    // Handed back, the task goes on: the next action comes.
+    web.send({ type: "resume" });
+    const resumed = await call<Next>("/api/agent/next", { taskId, sinceActionId: loading.actionId, waitMs: 5000 });
+    assert.ok(resumed.action !== null && resumed.action.actionId !== loading.actionId, JSON.stringify(resumed));
+    assert.equal(resumed.status, "RUNNING");
+    await web.close();
     assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
   });
 
