@@ -235,12 +235,21 @@ fn dialog_of(record: &ActionRecord) -> Option<PageDialog> {
 }
 
 /// The result of an action that succeeded, in its type, as the model reads it.
-fn parsed<T: serde::de::DeserializeOwned>(record: &ActionRecord) -> Option<T> {
+/// The action's result as `T`; else why not: its error, how it ended, or (a script's report, say)
+/// a result not in the shape the action gives.
+fn parsed<T: serde::de::DeserializeOwned>(record: &ActionRecord) -> Result<T, String> {
+    let outcome = record.outcome.as_ref();
     if record.state != ActionState::Succeeded {
-        return None;
+        return Err(outcome
+            .and_then(|o| o.error.as_ref())
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| format!("{:?}", record.state)));
     }
-    let result = record.outcome.as_ref()?.for_model()?.clone();
-    serde_json::from_value(result).ok()
+    let result = outcome
+        .and_then(|o| o.for_model())
+        .cloned()
+        .ok_or("it gave no result")?;
+    serde_json::from_value(result).map_err(|e| format!("its result is not understood: {e}"))
 }
 
 /// One line for people: what the step did.
@@ -919,14 +928,14 @@ impl Conversation {
             }
             Purpose::Screenshot => {
                 match parsed::<ScreenshotResult>(record) {
-                    Some(shot) => {
+                    Ok(shot) => {
                         let page = self.preparing();
                         page.screenshot_artifact_id = Some(shot.artifact_id);
                         page.screenshot_width = shot.width;
                         page.screenshot_height = shot.height;
                         page.screenshot_scale = shot.scale.filter(|s| s.is_finite() && *s > 0.0);
                     }
-                    None => self.prep_missing("screenshot", failure()),
+                    Err(why) => self.prep_missing("screenshot", why),
                 }
                 self.submit(
                     &turn_id,
@@ -936,7 +945,7 @@ impl Conversation {
             }
             Purpose::Readability => {
                 match parsed::<ReadabilityResult>(record) {
-                    Some(r) => {
+                    Ok(r) => {
                         let page = self.preparing();
                         page.content = r.markdown.or(r.text).unwrap_or_default();
                         if r.truncated {
@@ -949,7 +958,7 @@ impl Conversation {
                             page.title = title;
                         }
                     }
-                    None => self.prep_missing("readability", failure()),
+                    Err(why) => self.prep_missing("readability", why),
                 }
                 let page = self.preparing();
                 let refused = outcome
@@ -985,7 +994,7 @@ impl Conversation {
             }
             Purpose::DomIndex => {
                 match parsed::<DomIndexResult>(record) {
-                    Some(index) => {
+                    Ok(index) => {
                         let page = self.preparing();
                         page.url = index.url;
                         if !index.title.is_empty() {
@@ -1023,7 +1032,7 @@ impl Conversation {
                             page.warnings.extend(outcome.unwrap().warnings.clone());
                         }
                     }
-                    None => self.prep_missing("dom_index", failure()),
+                    Err(why) => self.prep_missing("dom_index", why),
                 }
                 self.observed(now)
             }

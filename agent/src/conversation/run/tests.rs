@@ -548,6 +548,33 @@ fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
 }
 
 #[test]
+fn a_capture_whose_result_is_not_in_its_shape_says_what_is_wrong_with_it() {
+    // A script that carries out the actions reports a screenshot without its artifact.
+    let mut c = bound();
+    let start = opening(&mut c);
+    let load = submitted(&ok(
+        &mut c,
+        start,
+        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
+    ));
+    let shot = submitted(&ok(&mut c, load, json!({})));
+    let read = submitted(&ok(&mut c, shot, json!({ "width": 800, "height": 600 })));
+    let index = submitted(&ok(
+        &mut c,
+        read,
+        json!({ "text": "hello", "contentLengthBytes": 5, "truncated": false }),
+    ));
+    let effects = ok(
+        &mut c,
+        index,
+        json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" }),
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { missing, warnings, .. } if missing == &vec!["screenshot".to_owned()]
+            && warnings.iter().any(|w| w.starts_with("no screenshot: its result is not understood: missing field `artifactId`")))));
+}
+
+#[test]
 fn the_step_limit_ends_the_run_with_a_clear_error() {
     let mut c = bound().with_config(RunConfig {
         max_steps: 2,
