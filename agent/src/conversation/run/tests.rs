@@ -496,27 +496,36 @@ fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
     assert_eq!(output_of(&effects).2.unwrap().code, ErrorCode::LlmError);
 }
 
-#[test]
-fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
-    let mut c = bound();
-    let start = opening(&mut c);
+/// Opens the task's tab and prepares its first page, the screenshot answered with `shot` (its
+/// result, or the code it failed with), the rest as they should be; the effects of the last.
+fn first_page_with_shot(c: &mut Conversation, shot: Result<Value, &str>) -> Vec<Effect> {
+    let start = opening(c);
     let load = submitted(&ok(
-        &mut c,
+        c,
         start,
         json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
     ));
-    let shot = submitted(&ok(&mut c, load, json!({})));
-    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
+    let capture = submitted(&ok(c, load, json!({})));
+    let read = submitted(&match shot {
+        Ok(result) => ok(c, capture, result),
+        Err(code) => failed(c, capture, code),
+    });
     let index = submitted(&ok(
-        &mut c,
+        c,
         read,
         json!({ "text": "hello", "contentLengthBytes": 5, "truncated": false }),
     ));
-    let effects = ok(
-        &mut c,
+    ok(
+        c,
         index,
         json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" }),
-    );
+    )
+}
+
+#[test]
+fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
+    let mut c = bound();
+    let effects = first_page_with_shot(&mut c, Err("CDP_UNAVAILABLE"));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::PageObserved { missing, .. } if missing == &vec!["screenshot".to_owned()])));
     let (turn, messages) = turn_of(&effects);
@@ -551,24 +560,7 @@ fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
 fn a_capture_whose_result_is_not_in_its_shape_says_what_is_wrong_with_it() {
     // A script that carries out the actions reports a screenshot without its artifact.
     let mut c = bound();
-    let start = opening(&mut c);
-    let load = submitted(&ok(
-        &mut c,
-        start,
-        json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
-    ));
-    let shot = submitted(&ok(&mut c, load, json!({})));
-    let read = submitted(&ok(&mut c, shot, json!({ "width": 800, "height": 600 })));
-    let index = submitted(&ok(
-        &mut c,
-        read,
-        json!({ "text": "hello", "contentLengthBytes": 5, "truncated": false }),
-    ));
-    let effects = ok(
-        &mut c,
-        index,
-        json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" }),
-    );
+    let effects = first_page_with_shot(&mut c, Ok(json!({ "width": 800, "height": 600 })));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::PageObserved { missing, warnings, .. } if missing == &vec!["screenshot".to_owned()]
             && warnings.iter().any(|w| w.starts_with("no screenshot: its result is not understood: missing field `artifactId`")))));
