@@ -132,6 +132,36 @@ pub struct Observation {
     pub errors: Vec<ScriptError>,
 }
 
+impl Observation {
+    /// The seed's fields besides `extracted` and `errors`, those the script gave; none if none.
+    fn observed(&self) -> Option<serde_json::Value> {
+        let mut observed = serde_json::Map::new();
+        let mut keep = |key: &str, value: serde_json::Value| {
+            let empty = match &value {
+                serde_json::Value::Null => true,
+                serde_json::Value::String(s) => s.is_empty(),
+                serde_json::Value::Object(o) => o.is_empty(),
+                serde_json::Value::Array(a) => a.is_empty(),
+                _ => false,
+            };
+            if !empty {
+                observed.insert(key.into(), value);
+            }
+        };
+        keep("url", self.url.clone().into());
+        keep("title", self.title.clone().into());
+        let text: String = self
+            .visible_text_snippet
+            .chars()
+            .take(OBSERVED_TEXT_CHARS)
+            .collect();
+        keep("visibleTextSnippet", text.into());
+        keep("domSummary", self.dom_summary.clone().into());
+        keep("artifacts", self.artifacts.clone());
+        (!observed.is_empty()).then_some(serde_json::Value::Object(observed))
+    }
+}
+
 /// An error as the seed reports it: one of the error codes, and what happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ScriptError {
@@ -139,9 +169,17 @@ pub struct ScriptError {
     pub message: String,
 }
 
+/// How much of the page's text a script's observation keeps (the model reads it with the step's
+/// result).
+pub const OBSERVED_TEXT_CHARS: usize = 1_000;
+
 impl Observation {
-    /// The outcome of `action` it reports: its error if it has one, else its result.
+    /// The outcome of `action` it reports: its error if it has one, else its result. What the
+    /// script saw besides (the page's address, title and text, its summary, the artifacts it
+    /// stored) is kept with the result as `observation`, so the task's record, its export and
+    /// `audit.jsonl` have it, and the model reads it with the step's result.
     pub fn outcome(self, action: &BrowserAction) -> ActionOutcome {
+        let observed = self.observed();
         let (status, error) = match self.errors.into_iter().next() {
             Some(e) => (
                 ActionStatus::Error,
@@ -149,12 +187,22 @@ impl Observation {
             ),
             None => (ActionStatus::Ok, None),
         };
+        let result = match (self.extracted, observed) {
+            (serde_json::Value::Object(mut result), Some(observed)) => {
+                result.insert("observation".into(), observed);
+                serde_json::Value::Object(result)
+            }
+            (serde_json::Value::Null, Some(observed)) => {
+                serde_json::json!({ "observation": observed })
+            }
+            (extracted, _) => extracted,
+        };
         ActionOutcome {
             action_id: action.action_id.clone(),
             attempt: action.attempt,
             task_id: action.task_id.clone(),
             status,
-            result: error.is_none().then_some(self.extracted),
+            result: error.is_none().then_some(result),
             model_result: None,
             error,
             warnings: Vec::new(),
@@ -402,6 +450,40 @@ mod tests {
         assert_eq!(
             (done.status, done.result),
             (ActionStatus::Ok, Some(json!({ "clicked": true })))
+        );
+    }
+
+    #[test]
+    fn what_a_script_saw_is_kept_with_the_result() {
+        let click = browser_action(json!({ "name": "browser_click", "params": { "clickId": 1 } }));
+        let long = "x".repeat(OBSERVED_TEXT_CHARS + 50);
+        let seen: Observation = serde_json::from_value(json!({
+            "url": "https://shop.test/cart", "title": "Cart", "visibleTextSnippet": long,
+            "domSummary": "a cart", "extracted": { "clicked": true },
+            "artifacts": { "screenshots": ["art_1"] }, "errors": []
+        }))
+        .unwrap();
+        let result = seen.outcome(&click).result.unwrap();
+        assert_eq!(result["clicked"], json!(true));
+        let observation = &result["observation"];
+        assert_eq!(observation["url"], "https://shop.test/cart");
+        assert_eq!(observation["title"], "Cart");
+        assert_eq!(observation["domSummary"], "a cart");
+        assert_eq!(
+            observation["artifacts"],
+            json!({ "screenshots": ["art_1"] })
+        );
+        assert_eq!(
+            observation["visibleTextSnippet"].as_str().unwrap().len(),
+            OBSERVED_TEXT_CHARS
+        );
+        // With nothing but a result, the result as it is; with nothing at all, what was seen.
+        let bare: Observation = serde_json::from_value(json!({ "extracted": [1, 2] })).unwrap();
+        assert_eq!(bare.outcome(&click).result, Some(json!([1, 2])));
+        let only: Observation = serde_json::from_value(json!({ "title": "Cart" })).unwrap();
+        assert_eq!(
+            only.outcome(&click).result,
+            Some(json!({ "observation": { "title": "Cart" } }))
         );
     }
 }

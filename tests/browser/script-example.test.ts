@@ -52,5 +52,11 @@ describe("the example script", () => {
     const download = (await (await api(mimo, `/api/artifacts/${shot.outcome.result.artifactId}`)).json()) as { downloadUrl: string };
     const png = new Uint8Array(await (await fetch(download.downloadUrl)).arrayBuffer());
     assert.deepEqual([...png.slice(1, 4)], [0x50, 0x4e, 0x47], "a PNG");
+    // What the script saw after each step (the seed's observation) is in the audit log.
+    const audit = (await (await api(mimo, `/api/task/${taskId}/audit.jsonl`)).text()).trim().split("\n").map((l) => JSON.parse(l) as { action: { type: string }; outcome?: { extracted?: { observation?: { url?: string; title?: string; visibleTextSnippet?: string } } } });
+    const added = audit.find((r) => r.action.type === "click")?.outcome?.extracted?.observation;
+    assert.ok(added !== undefined && added.url?.endsWith("/shop/product.html") === true, JSON.stringify(audit.map((r) => r.outcome)));
+    assert.equal(added.title, "Product — Mug Shop");
+    assert.match(added.visibleTextSnippet ?? "", /Quantity\s+Add to cart/);
   });
 });
