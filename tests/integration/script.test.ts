@@ -4,7 +4,7 @@
 // repeated `report` is recorded once).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ScriptAction, ScriptStatus } from "../../protocol/ts/protocol.ts";
+import type { ExtensionList, ScriptAction, ScriptStatus } from "../../protocol/ts/protocol.ts";
 import { api, post, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -209,6 +209,25 @@ describe("the script API", () => {
     assert.deepEqual(await call("/api/agent/report", { taskId, actionId: action.actionId, observation: { ...observe(action), errors: [] } }), { recorded: true });
     const after = await call<Next>("/api/agent/next", { taskId, sinceActionId: action.actionId, waitMs: 5000 });
     assert.ok(after.action !== null && after.action.actionId !== action.actionId, JSON.stringify(after));
+    assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
+  });
+
+  it("keeps a script present by any of its calls, not only next and report", { timeout: 60_000 }, async () => {
+    mimo.llm.reset();
+    // The model takes long over the goal: the script has nothing to take meanwhile.
+    mimo.llm.script([{ ...agentStep({ navigate: { url: "http://shop.test/" } }, "Opening."), stallMs: 45_000 }]);
+    const { taskId } = await call<{ taskId: string }>("/api/agent/start", { goal: "Read http://shop.test/" });
+    const online = async () => {
+      const list = (await (await api(mimo, "/api/extension/extension-list")).json()) as ExtensionList;
+      return list.extensions.find((e) => e.clientId === `script-${taskId}`)?.online;
+    };
+    assert.equal(await online(), true);
+    // Past the presence window (30 s) without a call, a script is away…
+    await new Promise((r) => setTimeout(r, 31_000));
+    assert.equal(await online(), false);
+    // …and polling `status` (waiting on a person, say) is a call like next's.
+    await status(taskId);
+    assert.equal(await online(), true, "status counts as the script's presence");
     assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
   });
 

@@ -85,6 +85,7 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
                     reason: confirm.reason,
                     by: Confirmer::Api,
                 };
+                keep_present(env, &confirm.task_id).await?;
                 let task = TaskClient::new(env, &confirm.task_id)?;
                 answer(
                     task.confirm(&answer_body)
@@ -117,6 +118,7 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
             if !task_id_ok(&task_id) {
                 return unknown();
             }
+            keep_present(env, &task_id).await?;
             answer(TaskClient::new(env, &task_id)?.script_status().await)
         }
         _ => error_response(&ErrorObject::new(
@@ -124,6 +126,25 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
             format!("no route for {} {path}", req.method()),
         )),
     }
+}
+
+/// Any call of a script keeps it present to its task (as an extension's poll does): a script
+/// that waits on a person or polls `status` is not taken for gone. Only for a task a script
+/// carries out (the API also answers for tasks run in a browser); a failure here is logged,
+/// never the call's.
+async fn keep_present(env: &Env, task_id: &str) -> Result<()> {
+    let registry = RegistryClient::new(env)?;
+    match registry.binding_of(task_id).await {
+        Ok(client_id) if script::is_script_client(&client_id) => {
+            if let Err(failure) = registry.poll_frames(&client_id, &poll(0, vec![], 0)).await {
+                worker::console_error!(
+                    "keeping the script of task {task_id} present failed: {failure}"
+                );
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// A new task with the script as its executor, started on `goal`.
