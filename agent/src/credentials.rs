@@ -8,6 +8,7 @@
 //! which can be revoked on its own. Sockets authenticate with a ticket bought with either
 //! token, so no long-lived secret travels in a URL.
 
+use mimo_protocol::{ErrorCode, ErrorObject, FrontendMessage};
 use sha2::{Digest, Sha256};
 
 /// How long a pairing code can be used.
@@ -93,6 +94,44 @@ impl Principal {
                 client_id: client_id.to_owned(),
             }),
             _ => None,
+        }
+    }
+}
+
+/// Who opened one of a task's viewer sockets (`/ws/web`), and so what it may send there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Viewer {
+    /// The web app, under the deployment token: the person's every control.
+    WebApp,
+    /// The side panel of the task's own browser, under its extension's credential: the
+    /// conversation and the run (say, pause, stop, take over, confirm), never the task's
+    /// settings. A stolen extension credential must not widen what the task may do: turn the
+    /// bridge on, allow sites, end step-by-step, or move the task to another browser.
+    SidePanel,
+}
+
+impl Viewer {
+    /// Why this viewer may not send `message`, if it may not.
+    pub fn refuses(self, message: &FrontendMessage) -> Option<ErrorObject> {
+        let setting = match (self, message) {
+            (Viewer::WebApp, _) => return None,
+            (_, FrontendMessage::SetBridge { .. }) => "the bridge",
+            (_, FrontendMessage::SetDomains { .. }) => "the task's sites",
+            (_, FrontendMessage::SetStepMode { .. }) => "step by step",
+            (_, FrontendMessage::SelectClient { .. }) => "the task's browser",
+            _ => return None,
+        };
+        Some(ErrorObject::new(
+            ErrorCode::PermissionDenied,
+            format!("the side panel cannot change {setting}: change it in the web app"),
+        ))
+    }
+
+    /// The name the task's history gives whoever answered a confirmation on this socket.
+    pub fn confirmer(self) -> &'static str {
+        match self {
+            Viewer::WebApp => "web",
+            Viewer::SidePanel => "extension",
         }
     }
 }
@@ -246,5 +285,51 @@ mod tests {
         // A new window starts afresh.
         let (fresh, blocked) = limit.fail(Some(next), 1_100);
         assert_eq!((fresh.count, blocked), (1, None));
+    }
+
+    #[test]
+    fn a_side_panel_runs_the_task_but_never_changes_its_settings() {
+        let settings = [
+            FrontendMessage::SetBridge {
+                allow: true,
+                confirm: false,
+            },
+            FrontendMessage::SetDomains {
+                allowed: vec!["attacker.example".into()],
+                blocked: vec![],
+            },
+            FrontendMessage::SetStepMode {
+                step_by_step: false,
+            },
+            FrontendMessage::SelectClient {
+                client_id: "ext-other".into(),
+            },
+        ];
+        for message in &settings {
+            let refusal = Viewer::SidePanel.refuses(message).expect("refused");
+            assert_eq!(refusal.code, ErrorCode::PermissionDenied);
+            assert_eq!(Viewer::WebApp.refuses(message), None);
+        }
+        let run = [
+            FrontendMessage::UserMessage {
+                content: "go on".into(),
+                client_message_id: None,
+                answer_schema: None,
+            },
+            FrontendMessage::Pause {},
+            FrontendMessage::TakeOver {},
+            FrontendMessage::Resume {},
+            FrontendMessage::Stop {},
+            FrontendMessage::Confirm {
+                step: 1,
+                approve: true,
+                reason: None,
+            },
+        ];
+        for message in &run {
+            assert_eq!(Viewer::SidePanel.refuses(message), None);
+        }
+        assert_eq!(Viewer::SidePanel.confirmer(), "extension");
+        assert_eq!(Viewer::WebApp.confirmer(), "web");
     }
 }

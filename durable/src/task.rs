@@ -13,6 +13,7 @@ use futures_channel::oneshot;
 use futures_util::StreamExt;
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
+use mimo_agent::credentials::Viewer;
 use mimo_agent::llm;
 use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
@@ -75,51 +76,15 @@ pub struct TaskCoordinator {
     token_tag: String,
 }
 
-/// Close code of a web app's socket opened under a deployment token since rotated.
-const TOKEN_ROTATED: u16 = 4401;
+/// Close code of a web app's socket opened under a deployment token since rotated, and of a
+/// side panel's once its browser's credential is revoked: sign in, or pair, again.
+const CREDENTIAL_ENDED: u16 = 4401;
 
 /// Close code of a side panel's socket once its task is bound to another browser.
 const UNBOUND: u16 = 4403;
 
 /// Tag prefix of a side panel's socket, before its extension's client id.
 const SIDE_PANEL_TAG: &str = "side-panel:";
-
-/// Who opened one of the task's viewer sockets.
-#[derive(Clone, Copy)]
-enum Opener {
-    /// The web app, under the deployment token: the person's every control.
-    WebApp,
-    /// The side panel of the task's own browser, under its extension's credential: the
-    /// conversation and the run (say, pause, stop, take over, confirm), never the task's
-    /// settings. A stolen extension credential must not widen what the task may do: turn the
-    /// bridge on, allow sites, end step-by-step, or move the task to another browser.
-    SidePanel,
-}
-
-impl Opener {
-    fn refuses(self, message: &FrontendMessage) -> Option<ErrorObject> {
-        let setting = match (self, message) {
-            (Opener::WebApp, _) => return None,
-            (_, FrontendMessage::SetBridge { .. }) => "the bridge",
-            (_, FrontendMessage::SetDomains { .. }) => "the task's sites",
-            (_, FrontendMessage::SetStepMode { .. }) => "step by step",
-            (_, FrontendMessage::SelectClient { .. }) => "the task's browser",
-            _ => return None,
-        };
-        Some(ErrorObject::new(
-            ErrorCode::PermissionDenied,
-            format!("the side panel cannot change {setting}: change it in the web app"),
-        ))
-    }
-
-    /// The name the task's history gives whoever answered a confirmation on this socket.
-    fn confirmer(self) -> &'static str {
-        match self {
-            Opener::WebApp => "web",
-            Opener::SidePanel => "extension",
-        }
-    }
-}
 
 /// What `GET /api/task/{taskId}/export` answers.
 #[derive(Serialize)]
@@ -269,7 +234,7 @@ impl DurableObject for TaskCoordinator {
                 let tag = format!("{SIDE_PANEL_TAG}{}", query("clientId").unwrap_or_default());
                 for socket in self.state.get_websockets_with_tag(&tag) {
                     let _ = socket.close(
-                        Some(TOKEN_ROTATED),
+                        Some(CREDENTIAL_ENDED),
                         Some("this browser's credential was revoked; pair it again"),
                     );
                 }
@@ -402,7 +367,7 @@ impl DurableObject for TaskCoordinator {
         ws: WebSocket,
         message: WebSocketIncomingMessage,
     ) -> Result<()> {
-        let Some(opener) = self.opener(&ws) else {
+        let Some(viewer) = self.viewer(&ws) else {
             return Ok(());
         };
         let parsed = parse_message::<FrontendMessage>(message, MAX_WEB_FRAME_BYTES);
@@ -410,7 +375,7 @@ impl DurableObject for TaskCoordinator {
             Ok(message) => message,
             Err(error) => return self.send_error(&ws, error),
         };
-        if let Some(refusal) = opener.refuses(&message) {
+        if let Some(refusal) = viewer.refuses(&message) {
             return self.send_error(&ws, refusal);
         }
         let input = match message {
@@ -437,7 +402,7 @@ impl DurableObject for TaskCoordinator {
                 step,
                 approve,
                 reason,
-                by: opener.confirmer(),
+                by: viewer.confirmer(),
             },
             FrontendMessage::SetStepMode { step_by_step } => Input::SetStepMode(step_by_step),
             FrontendMessage::SetBridge { allow, confirm } => Input::SetBridge { allow, confirm },
@@ -1207,7 +1172,7 @@ impl TaskCoordinator {
         };
         for socket in self.state.get_websockets_with_tag(WEB) {
             // A socket that is closing fails to send; the others must still get the event.
-            if self.opener(&socket).is_some() {
+            if self.viewer(&socket).is_some() {
                 let _ = socket.send_with_str(&text);
             }
         }
@@ -1217,10 +1182,10 @@ impl TaskCoordinator {
     /// today's deployment token, or the side panel of the extension the task is bound to. A
     /// socket that may no longer is closed here: one opened under a token since rotated (the
     /// web app asks for the new one), or a side panel's once the task went to another browser.
-    fn opener(&self, socket: &WebSocket) -> Option<Opener> {
+    fn viewer(&self, socket: &WebSocket) -> Option<Viewer> {
         let tags = self.state.get_tags(socket);
         if tags.contains(&self.token_tag) {
-            return Some(Opener::WebApp);
+            return Some(Viewer::WebApp);
         }
         let bound = self
             .task
@@ -1232,13 +1197,13 @@ impl TaskCoordinator {
             .filter_map(|tag| tag.strip_prefix(SIDE_PANEL_TAG))
             .any(|client_id| bound.as_deref() == Some(client_id));
         if side_panel {
-            return Some(Opener::SidePanel);
+            return Some(Viewer::SidePanel);
         }
         let (code, reason) = if tags.iter().any(|tag| tag.starts_with(SIDE_PANEL_TAG)) {
             (UNBOUND, "the task is no longer bound to this browser")
         } else {
             (
-                TOKEN_ROTATED,
+                CREDENTIAL_ENDED,
                 "the deployment token changed; sign in with the new one",
             )
         };

@@ -13,6 +13,18 @@ import { statusWords } from "../../web/src/steps.ts";
 import { TaskModel } from "../../web/src/task.ts";
 import { loadServerAccess } from "./storage.ts";
 
+/** The paired server and this browser's credential, with the web app's API pointed at it. */
+async function serverAccess(): Promise<{ serverUrl: string; token: string }> {
+  const access = await loadServerAccess();
+  useServer(access.serverUrl);
+  return access;
+}
+
+/** A download URL for an artifact of a task bound to this browser (a step's screenshot). */
+export async function panelArtifactUrl(artifactId: string): Promise<string> {
+  return artifactUrl((await serverAccess()).token, artifactId);
+}
+
 /** Where the panel keeps the task it shows, so that it shows it again when reopened. */
 const SHOWN_KEY = "sidePanelTask";
 
@@ -37,7 +49,7 @@ export class PanelChat {
         onRegenerate: () => this.frame({ type: "regenerate" }),
         onSelectAnswer: (messageId) => this.frame({ type: "select_answer", messageId }),
         onConfirm: (step, approve, reason) => this.frame({ type: "confirm", step, approve, ...(reason !== undefined ? { reason } : {}) }),
-        artifactUrl: async (artifactId) => artifactUrl((await this.access()).token, artifactId),
+        artifactUrl: panelArtifactUrl,
       },
       "panel",
     );
@@ -74,14 +86,9 @@ export class PanelChat {
   /** Called when the task shown changes. */
   onChange: (() => void) | null = null;
 
-  private async access(): Promise<{ serverUrl: string; token: string }> {
-    const access = await loadServerAccess();
-    useServer(access.serverUrl);
-    return access;
-  }
 
   private async open(taskId: string): Promise<void> {
-    const { token } = await this.access();
+    const { token } = await serverAccess();
     const model: TaskModel = new TaskModel(taskId, {
       ...conversationEvents(this.chat),
       status: (status, title) => this.setStatus(status, title),
@@ -143,7 +150,7 @@ export class PanelChat {
         return false;
       }
       try {
-        const { token } = await this.access();
+        const { token } = await serverAccess();
         await this.show(await taskHere(token, tab.id));
       } catch (err) {
         this.fail(err instanceof ApiError ? `${err.code}: ${err.message}` : `Could not start the task: ${String(err)}`);

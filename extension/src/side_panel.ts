@@ -11,11 +11,11 @@ import type { FinishedEntry } from "./action-log.ts";
 import { mountSiteAccess } from "./site-access-view.ts";
 import { outlinedShot } from "../../web/src/evidence.ts";
 import { describeAction, statusWords } from "../../web/src/steps.ts";
-import { PanelChat } from "./panel-chat.ts";
+import { PanelChat, panelArtifactUrl } from "./panel-chat.ts";
 import { CONFIRMATIONS_KEY } from "./confirmations.ts";
 import type { Pending, PendingConfirmation } from "./confirmations.ts";
 import type { PageMessage } from "./messages.ts";
-import { loadServerAccess, STATUS_KEY } from "./storage.ts";
+import { STATUS_KEY } from "./storage.ts";
 import type { ConnectionStatus } from "./storage.ts";
 import { TASK_STATUS_KEY, TASKS_KEY } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
@@ -131,7 +131,7 @@ function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement
   if (request.screenshotArtifactId !== undefined) {
     // The page as the model saw it, the target outlined: the web app's own evidence view.
     const shot = outlinedShot({
-      url: artifactUrl(request.screenshotArtifactId),
+      url: panelArtifactUrl(request.screenshotArtifactId),
       alt: "The page the step acts on",
       ...(request.target !== undefined ? { target: request.target } : {}),
       testIds: { shot: "panel-screenshot", target: "panel-target" },
@@ -141,14 +141,6 @@ function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement
   }
   card.append(el("div", { className: "confirm-actions" }, confirm, decline, why), note);
   return card;
-}
-
-/** A download URL for an artifact of a task bound to this extension (its own credential). */
-async function artifactUrl(artifactId: string): Promise<string> {
-  const { serverUrl, token } = await loadServerAccess();
-  const res = await fetch(`${serverUrl}/api/artifacts/${encodeURIComponent(artifactId)}`, { headers: { authorization: `Bearer ${token}` } });
-  if (!res.ok) throw new Error(`artifact ${artifactId}: HTTP ${res.status}`);
-  return ((await res.json()) as { downloadUrl: string }).downloadUrl;
 }
 
 async function refresh(): Promise<void> {
