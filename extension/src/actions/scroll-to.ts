@@ -9,27 +9,39 @@ import type { Handler } from "./handler.ts";
 
 /** How many times a feed is asked for more before giving up. */
 const MAX_LOADS = 20;
-/** How long a feed gets to load more after it was scrolled to its end. */
-const LOAD_WAIT_MS = 400;
+/**
+ * How long a feed gets to load more after it was scrolled to its end: it loads over the
+ * network, and a busy machine or a slow site takes its time. Looked at every `LOOK_MS`, so a
+ * feed that grows at once costs no more than that.
+ */
+const LOAD_WAIT_MS = 1_500;
+const LOOK_MS = 100;
 
 export const browserScrollTo: Handler<"browser_scroll_to"> = {
   async run(ctx, p) {
     if (p.text.trim() === "") throw new ActionError("SCHEMA_VALIDATION_FAILED", "scroll_to needs a text to find");
-    let height = -1;
+    const look = (loadMore: boolean) => frameCall<FoundText>(ctx.tabId, 0, { op: "findText", text: p.text, loadMore });
+    const done = (found: Extract<FoundText, { found: true }>, loads: number) => {
+      const { found: _found, ...result } = found;
+      const warnings = loads > 0 ? [`the page loaded more ${loads} time${loads === 1 ? "" : "s"} before the text appeared`] : [];
+      if (found.matches > 1) warnings.push(`${found.matches} places show this text; this is the first`);
+      return { result: { ...result, loads }, warnings };
+    };
     for (let loads = 0; ; loads++) {
-      const found = await frameCall<FoundText>(ctx.tabId, 0, { op: "findText", text: p.text, loadMore: loads < MAX_LOADS });
-      if (found.found) {
-        const { found: _found, ...result } = found;
-        const warnings = loads > 0 ? [`the page loaded more ${loads} time${loads === 1 ? "" : "s"} before the text appeared`] : [];
-        if (found.matches > 1) warnings.push(`${found.matches} places show this text; this is the first`);
-        return { result: { ...result, loads }, warnings };
+      const found = await look(loads < MAX_LOADS);
+      if (found.found) return done(found, loads);
+      const notThere = (scrolled: number) => new ActionError("TARGET_NOT_FOUND", `no ${JSON.stringify(p.text)} on the page${scrolled > 0 ? `, after scrolling to its end ${scrolled} times` : ""}`, false);
+      if (loads >= MAX_LOADS) throw notThere(loads);
+      // Scrolled to its end: wait for the page to grow (or the text to appear) before looking
+      // again; nothing more within the wait, the text is not on this page.
+      let grew = false;
+      for (const deadline = Date.now() + LOAD_WAIT_MS; !grew && Date.now() < deadline; ) {
+        await sleep(LOOK_MS);
+        const again = await look(false);
+        if (again.found) return done(again, loads + 1);
+        grew = again.height !== found.height;
       }
-      // Nothing more loaded since the last look: the text is not on this page.
-      if (loads >= MAX_LOADS || found.height === height) {
-        throw new ActionError("TARGET_NOT_FOUND", `no ${JSON.stringify(p.text)} on the page${loads > 0 ? `, after scrolling to its end ${loads} times` : ""}`, false);
-      }
-      height = found.height;
-      await sleep(LOAD_WAIT_MS);
+      if (!grew) throw notThere(loads + 1);
     }
   },
 };
