@@ -86,13 +86,15 @@ impl ActionRecord {
         self
     }
 
-    pub fn dispatch(&self) -> BrowserAction {
+    /// The action as its client receives it, given `budget_ms` to carry it out.
+    pub fn dispatch(&self, budget_ms: Option<u64>) -> BrowserAction {
         BrowserAction {
             action_id: self.action_id.clone(),
             attempt: self.attempt,
             task_id: self.task_id.clone(),
             client_id: self.client_id.clone(),
             tab_id: self.tab_id,
+            budget_ms,
             command: self.command.clone(),
         }
     }
@@ -120,22 +122,7 @@ pub struct Timeouts {
     pub script: ScriptBounds,
 }
 
-/// A script's bounds: to take an action (`next`), and to report it (`report`). Until it takes
-/// one, an action waits for the script as long as for its taking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScriptBounds {
-    pub take_ms: u64,
-    pub report_ms: u64,
-}
-
-impl Default for ScriptBounds {
-    fn default() -> Self {
-        ScriptBounds {
-            take_ms: 120_000,
-            report_ms: 600_000,
-        }
-    }
-}
+pub use crate::records::ScriptBounds;
 
 impl Default for Timeouts {
     fn default() -> Self {
@@ -239,6 +226,11 @@ impl ActionQueue {
             timeouts,
             paused: false,
         }
+    }
+
+    /// The task's script asked for its own bounds: actions it takes from now on get them.
+    pub fn set_script_bounds(&mut self, bounds: ScriptBounds) {
+        self.timeouts.script = bounds;
     }
 
     /// Pauses dispatching (takeover) or resumes it, dispatching what waits.
@@ -516,7 +508,7 @@ impl ActionQueue {
         record.outcome = Some(timeout);
         vec![
             ActionEffect::Save(record.clone()),
-            ActionEffect::Query(record.dispatch()),
+            ActionEffect::Query(record.dispatch(None)),
         ]
     }
 
@@ -626,15 +618,16 @@ impl ActionQueue {
         else {
             return Vec::new();
         };
-        let ack_ms = all.for_client(&record.client_id).ack_ms;
+        let timeouts = all.for_client(&record.client_id);
         record.state = ActionState::Sent;
         record.attempt += 1;
         record.sent_at = Some(now);
         record.acked_at = None;
-        record.deadline = Some(now + ack_ms);
+        record.deadline = Some(now + timeouts.ack_ms);
+        let budget_ms = timeouts.exec_ms(&record.command);
         vec![
             ActionEffect::Save(record.clone()),
-            ActionEffect::Dispatch(record.dispatch()),
+            ActionEffect::Dispatch(record.dispatch(Some(budget_ms))),
         ]
     }
 }

@@ -44,6 +44,27 @@ pub struct TaskRecord {
     pub allow_bridge: bool,
     /// Each write, edit and command through the bridge waits for the person's confirmation.
     pub confirm_bridge: bool,
+    /// The bounds of the script that carries out this task's actions, if it asked for its own
+    /// when it started the task (else the deployment's).
+    pub script_bounds: Option<ScriptBounds>,
+}
+
+/// A script's bounds: to take an action (`next`), and to report it (`report`). Until it takes
+/// one, an action waits for the script as long as for its taking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptBounds {
+    pub take_ms: u64,
+    pub report_ms: u64,
+}
+
+impl Default for ScriptBounds {
+    fn default() -> Self {
+        ScriptBounds {
+            take_ms: 120_000,
+            report_ms: 600_000,
+        }
+    }
 }
 
 /// A stored chat message and its place in the conversation.

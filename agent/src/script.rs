@@ -1,12 +1,39 @@
 //! The script API's view of a task (seed 002 §8): its status, its actions in the seed's shape
 //! and states, and the step waiting for confirmation, from the task's records and history.
 
-use mimo_protocol::script::{self, ScriptStatus};
+use mimo_protocol::script::{self, ScriptStatus, SCRIPT_BOUND_MS};
 use mimo_protocol::{
-    ActionKind, BrowserAction, EventEnvelope, FrontendEvent, RiskLevel, TaskStatus,
+    ActionKind, BrowserAction, ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, RiskLevel,
+    TaskStatus,
 };
 
-use crate::actions::{ActionRecord, ActionState};
+use crate::actions::{ActionRecord, ActionState, ScriptBounds};
+
+/// The bounds a script asked for its task (`takeTimeoutMs`, `reportTimeoutMs`), each within
+/// [`SCRIPT_BOUND_MS`], the deployment's where it asked none. A bound outside is refused, not
+/// clamped: a script that asked for a day would otherwise be cut off without knowing why.
+pub fn bounds(
+    take_ms: Option<u64>,
+    report_ms: Option<u64>,
+    deployment: ScriptBounds,
+) -> Result<ScriptBounds, ErrorObject> {
+    for (name, asked) in [("takeTimeoutMs", take_ms), ("reportTimeoutMs", report_ms)] {
+        if let Some(ms) = asked.filter(|ms| !SCRIPT_BOUND_MS.contains(ms)) {
+            return Err(ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                format!(
+                    "{name} is {ms}: it must be from {} to {} ms (a second to an hour)",
+                    SCRIPT_BOUND_MS.start(),
+                    SCRIPT_BOUND_MS.end()
+                ),
+            ));
+        }
+    }
+    Ok(ScriptBounds {
+        take_ms: take_ms.unwrap_or(deployment.take_ms),
+        report_ms: report_ms.unwrap_or(deployment.report_ms),
+    })
+}
 
 /// The seed's action state (`pending | running | done | failed | canceled`).
 pub fn action_state(state: ActionState) -> &'static str {
@@ -60,7 +87,7 @@ pub fn status(
         actions: records
             .iter()
             .map(|r| {
-                let action = r.dispatch();
+                let action = r.dispatch(None);
                 script::script_action(&action, action_risk(&action), action_state(r.state))
             })
             .collect(),

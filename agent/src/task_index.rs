@@ -193,6 +193,7 @@ mod tests {
             forked_from: None,
             allow_bridge: false,
             confirm_bridge: true,
+            script_bounds: None,
         }
     }
 

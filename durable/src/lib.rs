@@ -14,6 +14,7 @@ mod action_store;
 mod artifacts;
 mod clients;
 mod credentials;
+mod deadline;
 mod error;
 mod http;
 mod llm_client;

@@ -1,10 +1,12 @@
 //! Performs an LLM call: the request is built and the stream parsed by `mimo_agent::llm`; this
 //! file only moves bytes and enforces the time budget.
 
-use futures_util::{future::Either, StreamExt};
+use futures_util::StreamExt;
 use mimo_agent::llm::{self, LlmConfig, LlmError, LlmEvent, StreamParser};
 use std::time::Duration;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{AbortController, Fetch, Headers, Method, Request, RequestInit};
+
+use crate::deadline::with_deadline;
 
 /// Streams one completion, handing each event to `on_event` until it returns `false` (the turn
 /// was stopped) or the stream ends. A stream that ends always ends with exactly one terminal
@@ -33,10 +35,19 @@ pub async fn stream_completion(
     let mut response = response;
     if response.status_code() >= 300 {
         let retry_after = response.headers().get("retry-after").ok().flatten();
-        let body = response
-            .text()
-            .await
-            .unwrap_or_else(|e| format!("(the error body could not be read: {e})"));
+        // Its error body is read within what is left of the call's budget, like its stream.
+        let left = deadline.saturating_sub(worker::Date::now().as_millis());
+        let body = match with_deadline(response.text(), Duration::from_millis(left)).await {
+            Some(Ok(body)) => body,
+            Some(Err(e)) => format!("(the error body could not be read: {e})"),
+            None => {
+                controller.abort();
+                format!(
+                    "(the error body did not come within {} s)",
+                    config.timeout_ms / 1000
+                )
+            }
+        };
         on_event(LlmEvent::Error(llm::classify_http_status(
             config.provider,
             response.status_code(),
@@ -105,14 +116,4 @@ async fn send(
         .send_with_signal(&controller.signal())
         .await
         .map_err(|e| LlmError::network(format!("could not reach {}: {e}", http.url)))
-}
-
-/// `Some(output)` if `future` finishes within `budget`, else `None`.
-async fn with_deadline<F: std::future::Future>(future: F, budget: Duration) -> Option<F::Output> {
-    let future = std::pin::pin!(future);
-    let timer = std::pin::pin!(Delay::from(budget));
-    match futures_util::future::select(future, timer).await {
-        Either::Left((output, _)) => Some(output),
-        Either::Right(_) => None,
-    }
 }

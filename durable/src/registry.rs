@@ -25,6 +25,7 @@ use crate::clients::{
     TaskClient, TicketHolder, TicketRedeem, TokenCheck,
 };
 use crate::credentials::Credentials;
+use crate::deadline::{answered, answered_within, OBJECT_ANSWER_MS};
 use crate::error::{Answer, Refusable};
 use crate::http::{error_response, now_ms, read_body, token_generation};
 use crate::registry_store::RegistryStore;
@@ -550,9 +551,8 @@ impl ExtensionRegistry {
         self.close_sockets(client_id, "this extension's credential was revoked");
         let tasks = self.store.tasks_of(client_id, PUSH_TO_TASKS)?;
         let closes = tasks.into_iter().map(|task_id| async move {
-            TaskClient::new(&self.env, &task_id)?
-                .close_side_panels(client_id)
-                .await
+            let task = TaskClient::new(&self.env, &task_id)?;
+            answered("a task", task.close_side_panels(client_id)).await
         });
         for result in futures_util::future::join_all(closes).await {
             // One unreachable task must not keep the others' side panels open.
@@ -681,10 +681,21 @@ impl ExtensionRegistry {
             return Ok(Relayed::Refused(refusal));
         }
         let task = TaskClient::new(&self.env, task_id)?;
+        // The task may itself wait on this registry (its next dispatch) within its own bound:
+        // this one is twice that. Past it the extension's frame goes unacknowledged, and is
+        // sent again.
+        let within = 2 * OBJECT_ANSWER_MS;
+        let what_task = format!("task {task_id}");
         let answer = match what {
-            ToTask::Event(event) => task.action_event(&event).await,
-            ToTask::Control(control) => task.control(control).await,
-            ToTask::Confirm(answer) => task.confirm(&answer).await,
+            ToTask::Event(event) => {
+                answered_within(&what_task, within, task.action_event(&event)).await
+            }
+            ToTask::Control(control) => {
+                answered_within(&what_task, within, task.control(control)).await
+            }
+            ToTask::Confirm(answer) => {
+                answered_within(&what_task, within, task.confirm(&answer)).await
+            }
         };
         Ok(match answer.refusal()? {
             Ok(()) => Relayed::Done,
@@ -703,7 +714,7 @@ impl ExtensionRegistry {
         let sends = tasks.into_iter().map(|task_id| {
             let task = TaskClient::new(&self.env, &task_id);
             let push = &push;
-            async move { task?.snapshot(push).await }
+            async move { answered("a task", task?.snapshot(push)).await }
         });
         for result in futures_util::future::join_all(sends).await {
             // One unreachable task must not keep the others from their snapshot.

@@ -110,6 +110,10 @@ fn task(status: TaskStatus) -> TaskRecord {
         }),
         allow_bridge: true,
         confirm_bridge: false,
+        script_bounds: Some(mimo_agent::actions::ScriptBounds {
+            take_ms: 300_000,
+            report_ms: 1_800_000,
+        }),
     }
 }
 

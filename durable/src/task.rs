@@ -39,6 +39,7 @@ use crate::clients::{
     ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SkillClient,
     SubmitAction, TaskIndexClient,
 };
+use crate::deadline::{answered, with_deadline, OBJECT_ANSWER_MS};
 use crate::error::{Failure, Refusable};
 use crate::http::{error_response, now_ms, read_body, token_generation};
 use crate::secret_store::SecretStore;
@@ -494,7 +495,7 @@ impl TaskCoordinator {
                 break;
             };
             let reported = match TaskIndexClient::new(&self.env) {
-                Ok(index) => index.put(&entry).await,
+                Ok(index) => answered("the session list", index.put(&entry)).await,
                 Err(e) => Err(e.into()),
             };
             match reported {
@@ -573,8 +574,8 @@ impl TaskCoordinator {
                     return Ok(Followup::Nothing);
                 };
                 let request = BindRequest { task_id, client_id };
-                let result = RegistryClient::new(&self.env)?
-                    .bind(&request)
+                let registry = RegistryClient::new(&self.env)?;
+                let result = answered("the registry", registry.bind(&request))
                     .await
                     .refusal()?;
                 Ok(Followup::Input(Box::new(Input::Bound { purpose, result })))
@@ -583,7 +584,7 @@ impl TaskCoordinator {
                 // A library that cannot answer leaves the call without skills: it never fails
                 // the run.
                 let found = match SkillClient::new(&self.env) {
-                    Ok(library) => library.matching(&query).await,
+                    Ok(library) => answered("the skill library", library.matching(&query)).await,
                     Err(e) => Err(e.into()),
                 };
                 let result = found.map_err(|failure| ErrorObject::from(&failure));
@@ -597,7 +598,9 @@ impl TaskCoordinator {
                 let client_id = action.client_id.clone();
                 let message = mimo_protocol::ServerToExtension::BrowserAction { action };
                 let sent = match RegistryClient::new(&self.env) {
-                    Ok(registry) => registry.send(&client_id, message).await,
+                    Ok(registry) => {
+                        answered("the registry", registry.send(&client_id, message)).await
+                    }
                     Err(e) => Err(e.into()),
                 };
                 // Whatever keeps it from the extension — offline, or the registry unreachable —
@@ -620,7 +623,9 @@ impl TaskCoordinator {
             Effect::Tell { client_id, message } => {
                 // Best effort: an offline extension learns the same later.
                 let sent = match RegistryClient::new(&self.env) {
-                    Ok(registry) => registry.send(&client_id, message).await,
+                    Ok(registry) => {
+                        answered("the registry", registry.send(&client_id, message)).await
+                    }
                     Err(e) => Err(e.into()),
                 };
                 match sent {
@@ -695,7 +700,18 @@ impl TaskCoordinator {
             return Ok(Vec::new());
         }
         if let Some(page_image) = &call.image {
-            match self.read_image(&page_image.artifact_id).await {
+            // Outside the model call's own budget: R2 that does not answer leaves the call
+            // without the screenshot, said so, rather than holding it.
+            let budget = Duration::from_millis(OBJECT_ANSWER_MS);
+            let image = with_deadline(self.read_image(&page_image.artifact_id), budget)
+                .await
+                .unwrap_or_else(|| {
+                    Err(format!(
+                        "R2 did not give it within {} s",
+                        OBJECT_ANSWER_MS / 1000
+                    ))
+                });
+            match image {
                 Ok(image) => call.attach(image),
                 Err(why) => {
                     console_warn!(
@@ -962,12 +978,19 @@ impl TaskCoordinator {
         Ok(response)
     }
 
-    /// A task started by a script (`POST /api/agent/start`): its mode, the script as its
+    /// A task started by a script (`POST /api/agent/start`): its bounds and mode, the script as its
     /// executor (`client_id`, a polling client), then its goal. The first refusal is the answer.
     /// The goal's model call is left to the alarm (a relayed input), so the script has its task
     /// id at once, not after the model's first turn.
     async fn script_start(&self, start: ScriptStart, client_id: String) -> Result<Response> {
         let mut inputs = Vec::new();
+        if start.take_timeout_ms.is_some() || start.report_timeout_ms.is_some() {
+            let bounds = Input::SetScriptBounds {
+                take_ms: start.take_timeout_ms,
+                report_ms: start.report_timeout_ms,
+            };
+            inputs.push((bounds, Caller::Direct));
+        }
         if start.step_by_step {
             inputs.push((Input::SetStepMode(true), Caller::Direct));
         }

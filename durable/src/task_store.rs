@@ -73,6 +73,8 @@ struct TaskRow {
     allow_bridge: u8,
     #[serde(default = "confirm_bridge_default")]
     confirm_bridge: u8,
+    #[serde(default)]
+    script_bounds: Option<String>,
 }
 
 /// Tasks stored before the bridge's switches confirm its writes, as new ones do.
@@ -164,7 +166,8 @@ impl<S: Sql> TaskStore<S> {
         add_column(&sql, "task", "forked_from", "TEXT")?; // forks
         add_column(&sql, "task", "allow_bridge", "INTEGER NOT NULL DEFAULT 0")?; // the local bridge
         add_column(&sql, "task", "confirm_bridge", "INTEGER NOT NULL DEFAULT 1")?;
-        // regenerated answers and their alternatives
+        add_column(&sql, "task", "script_bounds", "TEXT")?; // a script's own bounds
+                                                            // regenerated answers and their alternatives
         add_column(&sql, "messages", "version", "INTEGER")?;
         add_column(&sql, "messages", "superseded", "INTEGER NOT NULL DEFAULT 0")?;
         Ok(Self { sql })
@@ -198,6 +201,7 @@ impl<S: Sql> TaskStore<S> {
                     forked_from: r.forked_from.as_deref().map(parse).transpose()?,
                     allow_bridge: r.allow_bridge != 0,
                     confirm_bridge: r.confirm_bridge != 0,
+                    script_bounds: r.script_bounds.as_deref().map(parse).transpose()?,
                 })
             })
             .transpose()
@@ -207,8 +211,8 @@ impl<S: Sql> TaskStore<S> {
         self.sql.run(
             "INSERT OR REPLACE INTO task (id, task_id, status, title, selected_client_id, current_turn, \
              message_ids_issued, created_at, updated_at, start_tab, answer_schema, domains, \
-             step_by_step, forked_from, allow_bridge, confirm_bridge) \
-             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             step_by_step, forked_from, allow_bridge, confirm_bridge, script_bounds) \
+             VALUES (0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
                 text(&t.task_id),
                 text(t.status.as_str()),
@@ -236,6 +240,11 @@ impl<S: Sql> TaskStore<S> {
                 ),
                 int(t.allow_bridge.into()),
                 int(t.confirm_bridge.into()),
+                opt_text(
+                    t.script_bounds
+                        .map(|b| serde_json::to_string(&b).unwrap_or_default())
+                        .as_deref(),
+                ),
             ],
         )?;
         Ok(())

@@ -3,9 +3,14 @@
 // `GET /api/artifacts/{id}` for a download URL; and downloads one (a file the person attached).
 import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { evidenceText, isTextual, policyOf } from "./evidence.ts";
+import { timedOut } from "./bounded.ts";
 import { ActionError } from "./results.ts";
 
 export type ServerAccess = { serverUrl: string; token: string };
+
+/** How long the server may take to answer a request about an artifact, and to take or give its bytes. */
+const REQUEST_MS = 20_000;
+const TRANSFER_MS = 30_000;
 
 async function failure(what: string, res: Response): Promise<ActionError> {
   const body = await res.text().catch(() => "");
@@ -33,31 +38,42 @@ export async function uploadArtifact(
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify(presign),
+      signal: AbortSignal.timeout(REQUEST_MS),
     });
     if (res.status !== 200) throw await failure("asking for an upload URL", res);
     const grant = (await res.json()) as PresignResponse;
     // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet);
     // the Worker's route is single-use by itself and ignores it.
-    res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit });
+    res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) });
     if (res.status !== 201 && res.status !== 200) throw await failure("the upload", res);
-    res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth });
+    res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth, signal: AbortSignal.timeout(REQUEST_MS) });
     if (res.status !== 200) throw await failure("asking for the download URL", res);
     const download = (await res.json()) as DownloadResponse;
     return { artifactId: grant.artifactId, url: download.downloadUrl };
   } catch (error) {
     if (error instanceof ActionError) throw error;
-    throw new ActionError("PAGE_PREP_FAILED", `cannot upload the ${request.kind}: ${error instanceof Error ? error.message : String(error)}`, true);
+    const why = timedOut(error) ? `the server did not answer within ${REQUEST_MS / 1000} s (${TRANSFER_MS / 1000} s for the upload)` : error instanceof Error ? error.message : String(error);
+    throw new ActionError("PAGE_PREP_FAILED", `cannot upload the ${request.kind}: ${why}`, true);
   }
 }
 
 /** The bytes of a stored artifact of one of this extension's tasks, at most `maxBytes`. */
 export async function downloadArtifact(server: ServerAccess, artifactId: string, maxBytes: number): Promise<Uint8Array> {
+  try {
+    return await download(server, artifactId, maxBytes);
+  } catch (error) {
+    if (!timedOut(error)) throw error;
+    throw new ActionError("TIMEOUT", `the attached file ${artifactId} did not come within ${TRANSFER_MS / 1000} s`, true);
+  }
+}
+
+async function download(server: ServerAccess, artifactId: string, maxBytes: number): Promise<Uint8Array> {
   const base = server.serverUrl.replace(/\/+$/, "");
-  let res = await fetch(`${base}/api/artifacts/${encodeURIComponent(artifactId)}`, { headers: { authorization: `Bearer ${server.token}` } });
+  let res = await fetch(`${base}/api/artifacts/${encodeURIComponent(artifactId)}`, { headers: { authorization: `Bearer ${server.token}` }, signal: AbortSignal.timeout(REQUEST_MS) });
   if (res.status === 404) throw new ActionError("TARGET_NOT_FOUND", `the attached file ${artifactId} is not stored (deleted, or never uploaded)`, false);
   if (res.status !== 200) throw new ActionError("PERMISSION_DENIED", `the server refused the attached file: ${res.status} ${(await res.text().catch(() => "")).slice(0, 200)}`, false);
   const { downloadUrl } = (await res.json()) as DownloadResponse;
-  res = await fetch(downloadUrl);
+  res = await fetch(downloadUrl, { signal: AbortSignal.timeout(TRANSFER_MS) });
   if (res.status !== 200) throw new ActionError("TIMEOUT", `downloading the attached file failed: ${res.status}`, true);
   const bytes = new Uint8Array(await res.arrayBuffer());
   if (bytes.byteLength > maxBytes) throw new ActionError("SCHEMA_VALIDATION_FAILED", `the attached file is ${bytes.byteLength} bytes, over ${maxBytes}`, false);

@@ -15,6 +15,8 @@ import { backoffDelay } from "./backoff.ts";
 
 /** Where the bridge listens unless the person says otherwise (`mimo-bridge --port`). */
 export const DEFAULT_BRIDGE_URL = "ws://127.0.0.1:8765";
+/** How long a bridge has to prove itself once the socket is open. */
+const HANDSHAKE_MS = 10_000;
 
 /** What the options page sets: without a key (no secret given) no bridge is used. */
 export type BridgeSettings = { bridgeUrl: string; key: CryptoKey | null };
@@ -82,6 +84,8 @@ export class BridgeClient {
   #pending = new Map<string, Pending>();
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The bound on the open socket's handshake. */
+  #handshake: ReturnType<typeof setTimeout> | undefined;
   /** Incremented by every (re)start, so that an old socket's events are ignored. */
   #generation = 0;
 
@@ -145,6 +149,12 @@ export class BridgeClient {
       // A page may close with 1000 or 3000-4999 only, and a reason of at most 123 bytes.
       socket.close(1000, "the bridge could not prove it knows the secret");
     };
+    // Something that accepts the socket and then says nothing is not a bridge: past the bound
+    // it is closed and tried again later, instead of staying "connecting" for ever.
+    clearTimeout(this.#handshake);
+    this.#handshake = setTimeout(() => {
+      if (step !== "ready" && socket.readyState !== WebSocket.CLOSED) refuse(`what listens at ${url} did not finish the handshake within ${HANDSHAKE_MS / 1000} s`);
+    }, HANDSHAKE_MS);
     socket.onopen = () => socket.send(JSON.stringify({ type: "hello", nonce: clientNonce } satisfies BridgeRequest));
     socket.onmessage = (event) => {
       if (generation !== this.#generation || typeof event.data !== "string") return;
@@ -165,6 +175,7 @@ export class BridgeClient {
       } else if (message.type === "ready") {
         if (step !== "proved") return refuse(`what listens at ${url} said it was ready before proving it knows the secret: it is not mimo-bridge`);
         step = "ready";
+        clearTimeout(this.#handshake);
         const { type: _, ...info } = message;
         this.#attempt = 0;
         this.#set({ state: "connected", info, since: this.#hooks.now() });
@@ -176,6 +187,7 @@ export class BridgeClient {
     };
     socket.onclose = (event) => {
       if (generation !== this.#generation) return;
+      clearTimeout(this.#handshake);
       this.#socket = null;
       this.#failPending("the bridge connection closed before the invocation finished");
       this.#retry(generation, refusal ?? (event.reason || `the bridge at ${url} cannot be reached`));
@@ -204,6 +216,7 @@ export class BridgeClient {
   }
 
   #close(why: string): void {
+    clearTimeout(this.#handshake);
     const socket = this.#socket;
     this.#socket = null;
     this.#failPending(why);

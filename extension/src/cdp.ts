@@ -1,6 +1,7 @@
 // The Chrome DevTools Protocol through `chrome.debugger`: attached once per task tab and
 // reused; every failure is a `CDP_UNAVAILABLE` `ActionError` (callers fall back to DOM events
 // unless a CDP strategy was required).
+import { bounded } from "./bounded.ts";
 import { ActionError, errorText } from "./results.ts";
 
 export class CdpFailure extends ActionError {
@@ -11,6 +12,11 @@ export class CdpFailure extends ActionError {
 
 /** The setting that turns CDP off (`false`): input then goes through DOM events only. */
 export const USE_CDP_KEY = "useCdp";
+/**
+ * How long a command may take unless its caller says otherwise: input to a tab Chrome does not
+ * draw, or to a renderer that is busy, may never be acknowledged.
+ */
+const COMMAND_MS = 10_000;
 
 export class Debugger {
   readonly #attached = new Set<number>();
@@ -43,7 +49,7 @@ export class Debugger {
     if (!(await this.#enabled)) throw new CdpFailure("CDP is turned off in the extension's settings");
     if (this.#attached.has(tabId)) return;
     try {
-      await chrome.debugger.attach({ tabId }, "1.3");
+      await bounded(chrome.debugger.attach({ tabId }, "1.3"), COMMAND_MS, () => new Error(`attaching did not finish within ${COMMAND_MS / 1000} s`));
     } catch (error) {
       // A worker that Chrome restarted forgets that it had attached.
       const targets = await chrome.debugger.getTargets().catch(() => []);
@@ -52,28 +58,26 @@ export class Debugger {
     }
     this.#attached.add(tabId);
     // Page events tell of the JavaScript dialogs the page opens (see dialogs.ts).
-    await chrome.debugger.sendCommand({ tabId }, "Page.enable").catch(() => undefined);
+    await this.#command(tabId, "Page.enable", {}, COMMAND_MS).catch(() => undefined);
   }
 
   /**
-   * Sends `method` to the tab. With `timeoutMs`, a command that has not answered by then fails
-   * (it is left to Chrome): a hidden tab's renderer draws no frames, and a screenshot of it
-   * would wait for one for ever.
+   * Sends `method` to the tab. A command that has not answered within `timeoutMs` (10 s unless
+   * said) fails, left to Chrome: a hidden tab's renderer draws no frames, and a screenshot of
+   * it would wait for one for ever.
    */
-  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<T> {
+  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}, timeoutMs = COMMAND_MS): Promise<T> {
     await this.attach(tabId);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late =
-      timeoutMs === undefined
-        ? new Promise<never>(() => undefined)
-        : new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new CdpFailure(`${method} did not answer within ${timeoutMs / 1000} s in tab ${tabId}`)), timeoutMs)));
+    return this.#command<T>(tabId, method, params, timeoutMs);
+  }
+
+  async #command<T>(tabId: number, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<T> {
     try {
-      return (await Promise.race([chrome.debugger.sendCommand({ tabId }, method, params), late])) as T;
+      const sent = chrome.debugger.sendCommand({ tabId }, method, params) as Promise<T>;
+      return await bounded(sent, timeoutMs, () => new CdpFailure(`${method} did not answer within ${timeoutMs / 1000} s in tab ${tabId}`));
     } catch (error) {
       if (error instanceof CdpFailure) throw error;
       throw new CdpFailure(`${method} failed: ${errorText(error)}`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

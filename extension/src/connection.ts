@@ -19,6 +19,7 @@
 import { PING_FRAME } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, ConfirmationRequest, ErrorObject, ExtensionMessage, ServerToExtension, TaskStatus, WsTicket } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
+import { timedOut } from "./bounded.ts";
 import { defaultName, extensionSocketUrl, normalizeServerUrl } from "./config.ts";
 import { describeBrowser } from "./identity.ts";
 import { PollingSocket } from "./polling.ts";
@@ -56,16 +57,20 @@ export type ConnectionHooks = {
   onConfirmationSettled(taskId: string, step: number): void;
 };
 
+/** How long the server may take to give a socket ticket: past it, the connection is tried again later. */
+const TICKET_MS = 10_000;
+
 /** A ticket for one socket (`POST /api/ws-ticket`), or why there is none. */
 async function socketTicket(serverUrl: string, token: string): Promise<{ ok: true; ticket: string } | { ok: false; error: string }> {
   try {
-    const res = await fetch(`${serverUrl}/api/ws-ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${serverUrl}/api/ws-ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(TICKET_MS) });
     const body = (await res.json().catch(() => null)) as (WsTicket & Partial<ErrorObject>) | null;
     if (res.ok && body?.ticket !== undefined) return { ok: true, ticket: body.ticket };
     const why = body?.code !== undefined ? `${body.code}: ${body.message}` : `HTTP ${res.status}`;
     return { ok: false, error: `the server refused this browser (${why}); pair it again from the web app if it was revoked` };
   } catch (error) {
-    return { ok: false, error: `could not reach the server: ${error instanceof Error ? error.message : String(error)}` };
+    const why = timedOut(error) ? `no answer within ${TICKET_MS / 1000} s` : error instanceof Error ? error.message : String(error);
+    return { ok: false, error: `could not reach the server: ${why}` };
   }
 }
 

@@ -15,10 +15,16 @@
 // `confirm()` dialog, say: the server gave up waiting for it) is refused, not queued behind it
 // to run late.
 //
+// An attempt still running when the server's budget for it (`budgetMs`) is nearly spent ends
+// with a `TIMEOUT` that says what it was doing, so that one hung wait never holds the task's
+// queue (its work is left to end on its own; one that changes the page may have taken effect).
+//
 // Chrome is reached only through `DispatcherDeps`, so this runs under node:test.
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import type { ActionLog, RunningEntry } from "./action-log.ts";
+import { bounded } from "./bounded.ts";
+import { actionLabel } from "./overlay-state.ts";
 import { ActionError, actionKey, errorOutcome, successOutcome } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
 
@@ -31,6 +37,23 @@ export const MAX_STORED_RERUNNABLE_BYTES = 16 * 1024;
 /** Actions that only read the page (or wait): running one twice does no harm. */
 export function safeToRerun(action: Pick<BrowserAction, "name">): boolean {
   return ACTION_TRAITS[action.name].rerun === "read_only";
+}
+
+/** An attempt's bound without a budget from the server (one from before it sent budgets). */
+const DEFAULT_BUDGET_MS = 60_000;
+
+/** How long an attempt may run here: a little less than the server waits for it. */
+export function runBound(action: Pick<BrowserAction, "budgetMs">): number {
+  return Math.floor((action.budgetMs ?? DEFAULT_BUDGET_MS) * 0.9);
+}
+
+function overran(action: BrowserAction, ms: number): ActionError {
+  const changes = !safeToRerun(action);
+  return new ActionError(
+    "TIMEOUT",
+    `${action.name} did not finish within ${(ms / 1000).toFixed(1)} s in the extension (${actionLabel(action)})${changes ? "; it may or may not have taken effect" : ""}`,
+    !changes,
+  );
 }
 
 /** Actions that change the page but end in the same state when run twice (opening a URL). */
@@ -171,7 +194,8 @@ export class ActionDispatcher {
     let outcome: ActionOutcome;
     this.#executing.set(entry.action.taskId, entry.action);
     try {
-      outcome = successOutcome(entry.action, await this.#deps.execute(entry.action));
+      const ms = runBound(entry.action);
+      outcome = successOutcome(entry.action, await bounded(this.#deps.execute(entry.action), ms, () => overran(entry.action, ms)));
     } catch (error) {
       if (!(error instanceof ActionError)) console.error(`mimo: ${entry.action.name} failed`, error);
       outcome = errorOutcome(entry.action, error);

@@ -77,7 +77,7 @@ export class Executor {
     // A copy: the task's record is the live one, which a joining tab changes.
     const tabsBefore = [...tabsOf(ctx.task)];
     const verified = EXPECTS_EFFECT.has(action.name) && open === undefined;
-    const before = verified ? await tabState(ctx.tabId, true) : "";
+    const before = verified ? await tabState(ctx.tabId, true) : "closed";
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
@@ -90,7 +90,8 @@ export class Executor {
       let joined = false;
       void newTab.opened.then(() => (joined = true));
       const judged = verified && success.dialog === undefined && !drawnOnly(success);
-      const changed = judged ? await changedSince(ctx.tabId, before, opensTabs ? newTab.opened : undefined) : undefined;
+      const effect = judged ? await changedSince(ctx.tabId, before, opensTabs ? newTab.opened : undefined) : undefined;
+      const changed = effect?.changed;
       if (!judged && opensTabs) await Promise.race([newTab.opened, sleep(NEW_TAB_WAIT_MS)]);
       // Nothing seen: a tab Chrome opened may not have been announced to the worker yet.
       if (opensTabs && !joined && changed !== true) await this.#strayTab(ctx);
@@ -110,9 +111,9 @@ export class Executor {
       }
       success.tabId ??= task?.tabId;
       const sameTab = success.tabId === undefined || success.tabId === ctx.tabId;
-      if (changed === false && sameTab) {
+      if (effect?.changed === false && sameTab) {
         success.partial = true;
-        (success.warnings ??= []).push(noEffect(action.name));
+        (success.warnings ??= []).push(noEffect(action.name, effect.kind));
       }
       return success;
     } finally {

@@ -3,6 +3,7 @@
 // the content script never lets an exception cross, it names a protocol error code instead.
 import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection, Target } from "../../protocol/ts/protocol.ts";
 import type { Candidate } from "./targets.ts";
+import type { ExpectedKind, StepPurpose } from "./content/expectations.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -78,7 +79,7 @@ export type Prepared = {
 export type FrameRequest =
   | { op: "ping" }
   | { op: "index"; scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean }
-  | { op: "prepare"; target: FrameTarget; purpose: "click" | "type" | "hover" }
+  | { op: "prepare"; target: FrameTarget; purpose: "click" | "type" | "hover" | "dragFrom" | "dragTo" }
   | { op: "frameBox"; token: string; point?: Point }
   | { op: "tagFrames" }
   | { op: "whoami"; waitMs: number }
@@ -93,7 +94,7 @@ export type FrameRequest =
   | { op: "html"; xpath?: string }
   | { op: "probe"; text?: string; selector?: string }
   | { op: "findText"; text: string; loadMore: boolean }
-  | { op: "elementAt"; point: Point; expect?: ElementFacts }
+  | { op: "elementAt"; point: Point; expect?: ElementFacts; purpose?: StepPurpose }
   | { op: "guardFocus"; expect: ElementFacts }
   | { op: "setFiles"; target: FrameTarget; files: Array<{ name: string; type: string; base64: string }> }
   | { op: "readyState" }
@@ -108,7 +109,12 @@ export type FrameRequest =
   | { op: "overlay"; state: OverlayState; label?: string };
 
 /** What a person would notice change in a frame (content/changes.ts). */
-export type FrameState = { changes: number; url: string; title: string; focus: string; controls: string };
+/**
+ * A frame during a step: its document (told apart from the one a reload replaces it with), its
+ * address and title, and what changed since the step began that the step's kind counts
+ * (`expects`, once the element the step acts on is known: content/expectations.ts).
+ */
+export type FrameState = { doc: string; url: string; title: string; effects: string[]; expects?: ExpectedKind };
 
 export type FrameReply<T = unknown> = { ok: true; value: T } | { ok: false; code: ErrorCode; message: string };
 

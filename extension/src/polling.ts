@@ -15,6 +15,8 @@ import { backoffDelay } from "./backoff.ts";
 
 /** Requests failed in a row after which the connection counts as lost (closed, 1006). */
 const FAILURES_BEFORE_CLOSE = 3;
+/** How much longer than the server may hold it a request may take before it counts as stalled. */
+const REQUEST_MARGIN_MS = 15_000;
 /** Frames carried by one request at most, and their size (the server's body limit is 4×). */
 const FRAMES_PER_REQUEST = 20;
 const BYTES_PER_REQUEST = 2 * MAX_EXTENSION_FRAME_BYTES;
@@ -100,16 +102,18 @@ export class PollingSocket {
     return this.#outbox.splice(0, count);
   }
 
-  /** One request; `false` when it failed (counted: enough in a row close the connection). */
+  /** One request; `false` when it failed or stalled (counted: enough in a row close the connection). */
   async #exchange(frames: string[], waitMs: number): Promise<boolean> {
     // The frames are JSON text already (as the socket would carry them): spliced in as is.
     const body = `{"ack":${this.#ack},"waitMs":${waitMs},"frames":[${frames.join(",")}]}`;
     let answer: PollResponse;
     try {
+      // The server holds a poll up to `waitMs`: past that and a margin, the connection stalled.
       const res = await fetch(this.#url, {
         method: "POST",
         headers: { authorization: `Bearer ${this.#token}`, "content-type": "application/json" },
         body,
+        signal: AbortSignal.timeout(waitMs + REQUEST_MARGIN_MS),
       });
       if (res.status === 401 || res.status === 403) {
         const error = (await res.json().catch(() => null)) as Partial<ErrorObject> | null;

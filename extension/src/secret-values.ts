@@ -6,6 +6,7 @@
 // page text and HTML — has them replaced by their placeholder, across service worker restarts.
 import type { BrowserAction, ErrorCode, SecretValue, SecretValueRequest } from "../../protocol/ts/protocol.ts";
 import type { ServerAccess } from "./artifacts.ts";
+import { timedOut } from "./bounded.ts";
 import { SecretMatcher } from "./redact.ts";
 import type { SecretFound } from "./redact.ts";
 import { ActionError } from "./results.ts";
@@ -162,6 +163,9 @@ export type Typing = Pick<BrowserAction, "taskId" | "actionId" | "attempt">;
  * domains and an action that does not type it (`PERMISSION_DENIED`); the extension checks the
  * page against the domains it is told once more.
  */
+/** How long the server may take to give a secret's value. */
+const SECRET_MS = 10_000;
+
 export async function fetchSecret(server: ServerAccess, typing: Typing, name: string, url: string): Promise<SecretValue> {
   const base = server.serverUrl.replace(/\/+$/, "");
   const taskId = typing.taskId;
@@ -172,9 +176,11 @@ export async function fetchSecret(server: ServerAccess, typing: Typing, name: st
       method: "POST",
       headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
       body: JSON.stringify(ask),
+      signal: AbortSignal.timeout(SECRET_MS),
     });
   } catch (error) {
-    throw new ActionError("TIMEOUT", `cannot reach the server for the secret ${name}: ${error instanceof Error ? error.message : String(error)}`, true);
+    const why = timedOut(error) ? `no answer within ${SECRET_MS / 1000} s` : error instanceof Error ? error.message : String(error);
+    throw new ActionError("TIMEOUT", `cannot reach the server for the secret ${name}: ${why}`, true);
   }
   const body = (await res.json().catch(() => null)) as (SecretValue & { code?: ErrorCode; message?: string }) | null;
   if (res.status !== 200 || body === null || typeof body.value !== "string") {

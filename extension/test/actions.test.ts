@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, it } from "node:test";
 import type { ActionOutcome, BrowserAction, ExtensionMessage } from "../../protocol/ts/protocol.ts";
 import { ActionLog, INDEX_KEY, MAX_FINISHED, RUNNING_KEY } from "../src/action-log.ts";
-import { ActionDispatcher } from "../src/dispatcher.ts";
+import { ActionDispatcher, runBound } from "../src/dispatcher.ts";
 import { ActionError } from "../src/results.ts";
 import type { ActionSuccess } from "../src/results.ts";
 import { MemoryKv } from "./memory-kv.ts";
@@ -189,6 +189,23 @@ describe("exactly once", () => {
     assert.deepEqual(runs, ["blocked#1", "elsewhere#1", "look#1"], "the refused one never ran");
     await d.receive(action("third"));
     assert.deepEqual(runs.at(-1), "third#1", "once the page is free, page-changing actions run again");
+  });
+
+  it("ends an attempt still running near the server's budget with a TIMEOUT that says what it did, and frees the task's queue", async () => {
+    // A wait that never ends (a frame whose page is frozen, say): the attempt is given 300 ms.
+    behaviour = (a) => (a.actionId.startsWith("hung") ? new Promise(() => undefined) : Promise.resolve({ result: a.actionId }));
+    const d = dispatcher();
+    assert.equal(runBound({ budgetMs: 300 }), 270, "a little before the server gives up");
+    await d.receive({ ...action("hung-click"), budgetMs: 300 });
+    const [click] = results();
+    assert.equal(click!.error?.code, "TIMEOUT");
+    assert.match(click!.error!.message, /browser_click did not finish within 0\.3 s in the extension \(clicking \[1\]\); it may or may not have taken effect/);
+    assert.equal(click!.error!.retryable, false, "a click that may have happened is not run again blindly");
+    await d.receive({ ...action("hung-look", "browser_wait_for"), budgetMs: 200 });
+    assert.equal(results()[1]!.error?.retryable, true, "a look may be run again");
+    // The task's next page-changing action runs (it is not refused as if the hung one still held the page).
+    await d.receive(action("after"));
+    assert.deepEqual(results()[2], { actionId: "after", attempt: 1, taskId: "t1", status: "ok", result: "after", warnings: [] });
   });
 
   it("resends on welcome exactly the outcomes the server has not acknowledged, also from a new worker", async () => {

@@ -8,6 +8,9 @@ import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
 import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
+import { effectBetween } from "../src/effects.ts";
+import type { TabLook } from "../src/effects.ts";
+import type { FrameState } from "../src/frame-protocol.ts";
 import { fromExtensionPage } from "../src/messages.ts";
 import { actionLabel, overlayFor } from "../src/overlay-state.ts";
 import { ActionError, errorOutcome } from "../src/results.ts";
@@ -292,5 +295,40 @@ describe("who may speak for the person", () => {
     assert.ok(!fromExtensionPage({ id, url: `chrome-extension://other/side_panel.html` }, id));
     assert.ok(!fromExtensionPage({ id }, id));
     assert.ok(!fromExtensionPage({ id, url: "not a url" }, id));
+  });
+});
+
+describe("a step's effect between two looks at its tab", () => {
+  type Look = Exclude<TabLook, "closed">;
+  const frame = (parent: number, effects: string[] = [], expects?: FrameState["expects"], doc = "d"): { parent: number; state: FrameState } => ({
+    parent,
+    state: { doc, url: "http://a/", title: "A", effects, ...(expects !== undefined ? { expects } : {}) },
+  });
+  const look = (frames: Array<[number, ReturnType<typeof frame>]>): Look => ({ url: "http://a/|", status: "complete", title: "A", frames: new Map(frames) });
+  // The top frame (0) holds a widget's frame (1) and an ad's frame (2); the widget holds 3.
+  const before = look([[0, frame(-1)], [1, frame(0)], [2, frame(0)], [3, frame(1)]]);
+
+  it("counts what changed anywhere while nothing is known of what the step acts on", () => {
+    assert.equal(effectBetween(before, look([[0, frame(-1)], [1, frame(0)], [2, frame(0, ["content"])], [3, frame(1)]])), true);
+    assert.equal(effectBetween(before, before), false);
+  });
+
+  it("once a frame knows, counts it and the frames around it, not the frames beside it", () => {
+    const inWidget = (ad: string[], top: string[], own: string[]) => look([[0, frame(-1, top)], [1, frame(0)], [2, frame(0, ad)], [3, frame(1, own, "button")]]);
+    assert.equal(effectBetween(before, inWidget(["content"], [], [])), false, "the ad's frame changed: not the step's doing");
+    assert.equal(effectBetween(before, inWidget([], ["content"], [])), true, "the page around the widget showed its effect");
+    assert.equal(effectBetween(before, inWidget([], [], ["state"])), true);
+    const reloaded = look([[0, frame(-1)], [1, frame(0)], [2, frame(0)], [3, { ...frame(1, [], "button"), state: { ...frame(1).state, expects: "button", doc: "new" } }]]);
+    assert.equal(effectBetween(before, reloaded), true, "a new document in the widget's frame");
+    const adAdded = look([[0, frame(-1)], [1, frame(0)], [2, frame(0)], [3, frame(1, [], "toggle")], [4, frame(0, ["content"])]]);
+    assert.equal(effectBetween(before, adAdded), false, "a frame added beside it is not its effect");
+  });
+
+  it("counts a navigation, a load or a new title of the tab whatever the step acts on", () => {
+    const known = look([[0, frame(-1, [], "toggle")], [1, frame(0)], [2, frame(0)], [3, frame(1)]]);
+    assert.equal(effectBetween(before, known), false);
+    assert.equal(effectBetween(before, { ...known, status: "loading" }), true);
+    assert.equal(effectBetween(before, { ...known, url: "http://a/#x|" }), true);
+    assert.equal(effectBetween(before, "closed"), true);
   });
 });

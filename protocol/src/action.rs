@@ -830,6 +830,12 @@ pub struct BrowserAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tab_id: Option<ChromeId>,
+    /// How long the server waits for this attempt's result once it is acknowledged: the
+    /// extension ends an attempt that is still running a little before, with an error that
+    /// says what it was doing, rather than let it hold the task's queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub budget_ms: Option<u64>,
     #[serde(flatten)]
     pub command: ActionCommand,
 }

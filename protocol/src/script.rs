@@ -30,7 +30,21 @@ pub struct ScriptStart {
     /// `waitMs`); `0`, the default, answers at once, with the action only if it is ready.
     #[serde(default)]
     pub wait_ms: u32,
+    /// This task's bound for the script to take an action with `next` (and to come back after
+    /// it went quiet), in [`SCRIPT_BOUND_MS`]; the deployment's (2 min by default) without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub take_timeout_ms: Option<u64>,
+    /// This task's bound for the script to `report` an action it took, in [`SCRIPT_BOUND_MS`];
+    /// the deployment's (10 min by default) without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub report_timeout_ms: Option<u64>,
 }
+
+/// The bounds a script may ask for its task (`takeTimeoutMs`, `reportTimeoutMs`): a second to
+/// an hour.
+pub const SCRIPT_BOUND_MS: std::ops::RangeInclusive<u64> = 1_000..=3_600_000;
 
 /// Body of `POST /api/agent/next`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -523,17 +523,20 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
 fn browser_action() -> BoxedStrategy<BrowserAction> {
     (
         (text(), any::<u32>(), text(), text()),
-        of(any::<i32>()),
+        (of(any::<i32>()), of(any::<u64>())),
         action_command(),
     )
         .prop_map(
-            |((action_id, attempt, task_id, client_id), tab_id, command)| BrowserAction {
-                action_id,
-                attempt,
-                task_id,
-                client_id,
-                tab_id,
-                command,
+            |((action_id, attempt, task_id, client_id), (tab_id, budget_ms), command)| {
+                BrowserAction {
+                    action_id,
+                    attempt,
+                    task_id,
+                    client_id,
+                    tab_id,
+                    budget_ms,
+                    command,
+                }
             },
         )
         .boxed()

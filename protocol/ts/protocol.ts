@@ -410,7 +410,13 @@ export type BrowserAction = { actionId: string,
  * 1 for the first delivery; a retry after a retryable failure is a new attempt, run anew.
  * A repeated delivery of the same attempt is answered from the extension's stored result.
  */
-attempt: number, taskId: string, clientId: string, tabId?: number, } & ({ "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
+attempt: number, taskId: string, clientId: string, tabId?: number, 
+/**
+ * How long the server waits for this attempt's result once it is acknowledged: the
+ * extension ends an attempt that is still running a little before, with an error that
+ * says what it was doing, rather than let it hold the task's queue.
+ */
+budgetMs?: number, } & ({ "name": "task_start", "params": { url?: string, reuseExistingTab?: boolean, groupTitle?: string, 
 /**
  * Start on this tab of the person's ("continue on this page") instead of a window of
  * the task's own: it joins the task until the task ends, and is never closed by it.
@@ -1043,7 +1049,17 @@ answerSchema?: unknown,
  * How long `start` may wait for the task's first action (at most 20 s, as `next`'s
  * `waitMs`); `0`, the default, answers at once, with the action only if it is ready.
  */
-waitMs: number, };
+waitMs: number, 
+/**
+ * This task's bound for the script to take an action with `next` (and to come back after
+ * it went quiet), in [`SCRIPT_BOUND_MS`]; the deployment's (2 min by default) without it.
+ */
+takeTimeoutMs?: number, 
+/**
+ * This task's bound for the script to `report` an action it took, in [`SCRIPT_BOUND_MS`];
+ * the deployment's (10 min by default) without it.
+ */
+reportTimeoutMs?: number, };
 
 export type ScriptNext = { taskId: string, 
 /**

@@ -293,7 +293,7 @@ describe("DOM index, click and type", () => {
 
     const dead = await click("Subscribe");
     assert.equal(dead.outcome?.status, "partial", JSON.stringify(dead.outcome));
-    assert.match(dead.outcome?.warnings.join() ?? "", /no visible effect: after the click the page did not change/);
+    assert.match(dead.outcome?.warnings.join() ?? "", /no visible effect: after the click nothing changed in its form or part of the page/);
     // A change that comes a moment later counts; so does a checkbox's state, which no attribute shows.
     const later = await click("More stories");
     assert.equal(later.outcome?.status, "ok", JSON.stringify(later.outcome));
@@ -331,6 +331,60 @@ describe("DOM index, click and type", () => {
     }
     const again = await click("Notify me");
     assert.equal(again.outcome?.status, "partial", "still nothing, while the clock ticks on");
+  });
+
+  it("expects of each step what its kind of element does: a change elsewhere (an ad slot, an analytics badge) is not its effect", { timeout: 60_000 }, async () => {
+    await goto(taskId, `${h.a}/expected.html`);
+    page = await pageAt(h, `${h.a}/expected.html`);
+    const result = await index(taskId);
+    // Every click and choice on this page changes the ad slot in its sidebar a moment later.
+    const click = (label: string) => act(h, taskId, { name: "browser_click", params: { clickId: el(result, label).clickId } });
+    const expectPartial = async (outcome: Promise<Awaited<ReturnType<typeof click>>>, why: RegExp) => {
+      const { outcome: o } = await outcome;
+      assert.equal(o?.status, "partial", JSON.stringify(o));
+      assert.match(o?.warnings.join() ?? "", why);
+    };
+    const expectOk = async (outcome: Promise<Awaited<ReturnType<typeof click>>>) => {
+      const { outcome: o } = await outcome;
+      assert.equal(o?.status, "ok", JSON.stringify(o));
+    };
+    const ads = () => page.locator("#ad").innerText();
+    const adBefore = await ads();
+
+    // A link that goes nowhere, a form that does not send, a checkbox that will not check, a
+    // menu button that opens nothing, a button that does nothing.
+    await expectPartial(click("Read reviews"), /after the click no navigation, and nothing changed in its form or part of the page/);
+    await expectPartial(click("Sign up"), /no visible effect/);
+    await expectPartial(click("Gift wrap"), /the element's own state \(checked, pressed, selected, open\) did not change/);
+    assert.equal(await page.locator("#wrap").isChecked(), false);
+    await expectPartial(click("More actions"), /it did not expand, and no menu or new items appeared/);
+    await expectPartial(click("Notify me"), /no visible effect/);
+    assert.notEqual(await ads(), adBefore, "the ad slot did change during those steps");
+
+    // What each kind does, done: a dialog opened by a link, a form saved, a box checked, a menu
+    // opened, a count in the page's header.
+    await expectOk(click("Size guide"));
+    await page.getByRole("dialog", { name: "Size guide" }).waitFor();
+    await expectOk(click("Save profile"));
+    assert.equal(await page.locator("#saved").innerText(), "Saved");
+    await expectOk(click("Add a card"));
+    assert.equal(await page.locator("#card").isChecked(), true);
+    await expectOk(click("Sort reviews"));
+    assert.equal(await page.locator("#sort").getAttribute("aria-expanded"), "true");
+    await expectOk(click("Add to cart"));
+    assert.equal(await page.locator("#cart").innerText(), "Cart (1)");
+
+    // A choice the page takes back is not made; one it keeps is.
+    const select = (id: string, option: string) => act(h, taskId, { name: "browser_select_option", params: { xpath: `//*[@id='${id}']`, option } });
+    await expectPartial(select("size", "L"), /the chosen option is not the selected one/);
+    assert.equal(await page.locator("#size").inputValue(), "M");
+    await expectOk(select("colour", "Red"));
+
+    // A drag that drops where nothing takes it leaves the note where it was.
+    const box = (await page.locator("#nowhere").boundingBox())!;
+    const note = (await page.locator("#stuck").boundingBox())!;
+    const drag = act(h, taskId, { name: "browser_drag", params: { from: { x: note.x + 20, y: note.y + 10 }, to: { x: box.x + 20, y: box.y + 10 } } });
+    await expectPartial(drag, /the dragged element did not move, and nothing changed where it was dropped/);
   });
 });
 

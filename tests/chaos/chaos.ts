@@ -2,7 +2,8 @@
 // extension in Chromium, the scripted LLM) while faults strike at random moments — the
 // extension's service worker stopped, its socket dropped, its frames sent late and twice, the
 // web app's socket dropped, the coordinator evicted, the runtime restarted, the page blocked by
-// a long script or by a confirm() dialog, the LLM stalling or answering 429/500.
+// a long script or by a confirm() dialog, the page opening a sign-in popup window (which the
+// model answers, or the person closes), the LLM stalling or answering 429/500.
 //
 // Every run buys two blue mugs at the fixture shop. Afterwards it counts, from the server's
 // records, the extension's own action log and the page's cart:
@@ -22,8 +23,8 @@ import { twoBlueMugsPolicy } from "../support/shopper.ts";
 import { extensionStorage, serviceWorker, startHarness, stopServiceWorker } from "../browser/harness.ts";
 import type { ActionRecord, Harness } from "../browser/harness.ts";
 
-type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "dialog" | "mangle_frames";
-const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "dialog", "mangle_frames"];
+type Fault = "stop_worker" | "drop_extension_socket" | "drop_web_socket" | "evict_coordinator" | "restart_runtime" | "long_script" | "dialog" | "popup" | "mangle_frames";
+const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socket", "evict_coordinator", "restart_runtime", "long_script", "dialog", "popup", "mangle_frames"];
 
 /** The longest a running task may go without an event (issue 26: no silent stall). */
 const WATCHDOG_MS = 30_000;
@@ -159,6 +160,24 @@ async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, ra
       void page.evaluate(() => confirm("Leave this page?")).catch(() => undefined);
       return;
     }
+    case "popup": {
+      // The shop opens a sign-in window the way OAuth providers do (window features, a redirect
+      // or two first). It joins the task and the task goes on in it: the model answers it
+      // (its button closes it), or the person closes it first; either way the task goes on in
+      // the shop.
+      const page = h.context.pages().find((p) => p.url().startsWith(`${h.a}/shop/`));
+      if (page === undefined) return;
+      const hops = Math.floor(random() * 3);
+      const closeAfter = random() < 0.5 ? 500 + Math.floor(random() * 3_000) : undefined;
+      if (closeAfter !== undefined) {
+        void h.context
+          .waitForEvent("page", { timeout: 5_000 })
+          .then((popup) => setTimeout(() => void popup.close().catch(() => undefined), closeAfter))
+          .catch(() => undefined);
+      }
+      void page.evaluate((hops) => void window.open(`/popup-auth.html?hops=${hops}`, "provider", "popup,width=480,height=600"), hops).catch(() => undefined);
+      return;
+    }
     case "mangle_frames":
       return chaosHooks(h, "chaos", { seed: Math.floor(random() * 2 ** 31), duplicate: 0.3, maxDelayMs: 150 });
   }
@@ -288,7 +307,7 @@ export async function chaos(runs: number, firstSeed: number, log: (line: string)
       const failed = report.lost.length > 0 || report.doubled.length > 0 || report.unclear !== undefined;
       if (failed) summary.failingSeeds.push(report.seed);
       log(
-        `run ${i + 1}/${runs} seed ${report.seed}: ${report.status}${report.code ? ` ${report.code}` : ""}, ${report.actions} actions, ${(report.ms / 1000).toFixed(1)} s, longest silence ${(report.quiet.ms / 1000).toFixed(1)} s, faults ${report.faults.join(" ") || "none"}` +
+        `run ${i + 1}/${runs} seed ${report.seed}: ${report.status}${report.code ? ` ${report.code}` : ""}, ${report.actions} actions, ${(report.ms / 1000).toFixed(1)} s, longest silence ${(report.quiet.ms / 1000).toFixed(1)} s (after ${report.quiet.after}), faults ${report.faults.join(" ") || "none"}` +
           (failed ? ` — FAILED: ${[...report.lost, ...report.doubled, report.unclear ?? ""].filter(Boolean).join("; ")}` : ""),
       );
     }

@@ -4,7 +4,7 @@
 // repeated `report` is recorded once).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ExtensionList, ScriptAction, ScriptStatus } from "../../protocol/ts/protocol.ts";
+import type { ExtensionList, ScriptAction, ScriptStatus, TaskList } from "../../protocol/ts/protocol.ts";
 import { api, post, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -209,6 +209,36 @@ describe("the script API", () => {
     assert.deepEqual(await call("/api/agent/report", { taskId, actionId: action.actionId, observation: { ...observe(action), errors: [] } }), { recorded: true });
     const after = await call<Next>("/api/agent/next", { taskId, sinceActionId: action.actionId, waitMs: 5000 });
     assert.ok(after.action !== null && after.action.actionId !== action.actionId, JSON.stringify(after));
+    assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
+  });
+
+  it("gives a task the bounds its script asks for, and refuses bounds out of range before any task exists", async () => {
+    const tasks = async () => ((await (await api(mimo, "/api/tasks?limit=100")).json()) as TaskList).tasks.length;
+    const tasksBefore = await tasks();
+    for (const [field, value, named] of [
+      ["takeTimeoutMs", 999, /takeTimeoutMs is 999: it must be from 1000 to 3600000 ms/],
+      ["reportTimeoutMs", 3_600_001, /reportTimeoutMs is 3600001/],
+      ["takeTimeoutMs", "soon", /invalid type: string "soon", expected u64/],
+      ["reportTimeoutMs", -5, /invalid value: integer `-5`, expected u64/],
+    ] as const) {
+      const res = await post(mimo, "/api/agent/start", { goal: "Read http://shop.test/", [field]: value });
+      const body = (await res.json()) as { code: string; message: string };
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(body.code, "SCHEMA_VALIDATION_FAILED");
+      assert.match(body.message, named);
+    }
+    assert.equal(await tasks(), tasksBefore, "no task was made");
+
+    mimo.llm.reset();
+    mimo.llm.script([agentStep({ navigate: { url: "http://shop.test/" } }, "Opening.")]);
+    // The deployment gives a script 10 minutes to report; this one asks for 1.5 s.
+    const { taskId } = await call<{ taskId: string }>("/api/agent/start", { goal: "Read http://shop.test/", reportTimeoutMs: 1_500 });
+    const { action } = await call<Next>("/api/agent/next", { taskId, waitMs: 5000 });
+    assert.equal(action?.type, "task_start");
+    await new Promise((r) => setTimeout(r, 3_000));
+    const records = (await (await api(mimo, `/api/task/${taskId}/actions`)).json()) as Array<{ actionId: string; state: string; outcome?: { error?: { code: string } } }>;
+    const first = records.find((r) => r.actionId === action.actionId);
+    assert.ok(first !== undefined && first.state !== "acked", `not reported within the task's 1.5 s, it ended or was retried: ${JSON.stringify(records)}`);
     assert.deepEqual(await call("/api/agent/cancel", { taskId }), { ok: true });
   });
 

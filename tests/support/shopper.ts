@@ -61,6 +61,8 @@ export function twoBlueMugsStep(shop: string): (request: { userText: string }) =
     const url = /^url: (.*)$/m.exec(userText)?.[1] ?? "";
     const elements = /<interactive_elements>\n([\s\S]*?)\n<\/interactive_elements>/.exec(userText)?.[1] ?? "";
     const inCart = Number(/Cart \((\d+)\)/.exec(elements)?.[1] ?? 0);
+    // A sign-in window the shop opened (chaos): answering it closes it, and the task goes on in the shop.
+    if (url.includes("/popup-auth.html")) return agentStep({ click: { index: indexOf(userText, "Continue as Ann") } }, "A sign-in window opened.");
     if (url.includes("/shop/cart.html")) {
       return agentStep({ done: { success: true, text: `The cart shows ${inCart} blue mugs.` } }, "In the cart.");
     }

@@ -149,6 +149,13 @@ async fn keep_present(env: &Env, task_id: &str) -> Result<()> {
 
 /// A new task with the script as its executor, started on `goal`.
 async fn start_task(env: &Env, start: ScriptStart) -> Answer<serde_json::Value> {
+    // Bounds out of range are refused before a task exists (the task checks them again).
+    mimo_agent::script::bounds(
+        start.take_timeout_ms,
+        start.report_timeout_ms,
+        Default::default(),
+    )
+    .map_err(Failure::Refused)?;
     let task_id = uuid::Uuid::new_v4().to_string();
     let task = TaskClient::new(env, &task_id)?;
     task.init(&task_id).await?;
@@ -219,7 +226,7 @@ async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
             ) && !holds(r)
         });
         if let Some(record) = in_flight {
-            let action = record.dispatch();
+            let action = record.dispatch(None);
             // Received: the task hears the ack (again, for a repeated `next`: harmless).
             let received = ExtensionMessage::ActionAck {
                 action_id: action.action_id.clone(),
@@ -267,7 +274,7 @@ async fn report_action(env: &Env, report: ScriptReport) -> Answer<serde_json::Va
             ),
         )));
     };
-    let outcome = report.observation.outcome(&record.dispatch());
+    let outcome = report.observation.outcome(&record.dispatch(None));
     let result = ExtensionMessage::ActionResult { outcome };
     let polled = RegistryClient::new(env)?
         .poll_frames(

@@ -242,6 +242,7 @@ impl Conversation {
             forked_from: None,
             allow_bridge: false,
             confirm_bridge: true,
+            script_bounds: None,
         };
         Self {
             task,
@@ -413,6 +414,11 @@ impl Conversation {
     }
 
     /// Whether a stored turn was cut off (the process running it is gone) and must be re-run.
+    /// A model call of this object is under way (or waits for its turn to be made).
+    pub fn in_turn(&self) -> bool {
+        self.turn.is_some()
+    }
+
     pub fn needs_recovery(&self) -> bool {
         self.task.current_turn.is_some() && self.turn.is_none()
     }
@@ -770,6 +776,20 @@ impl Conversation {
             Effect::SaveTask,
             Effect::Emit(FrontendEvent::StepMode { step_by_step: on }),
         ]
+    }
+
+    /// The bounds of the script that carries out this task's actions, kept with the task.
+    pub fn set_script_bounds(
+        &mut self,
+        bounds: crate::records::ScriptBounds,
+        now: u64,
+    ) -> Vec<Effect> {
+        if self.task.script_bounds == Some(bounds) {
+            return Vec::new();
+        }
+        self.task.script_bounds = Some(bounds);
+        self.task.updated_at = now;
+        vec![Effect::SaveTask]
     }
 
     /// The local bridge's switches for this task: whether its actions are offered, and whether

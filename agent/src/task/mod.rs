@@ -58,6 +58,11 @@ pub enum Input {
     },
     /// Step-by-step mode on or off.
     SetStepMode(bool),
+    /// The script that starts the task asks for its own bounds (ms; `None`: the deployment's).
+    SetScriptBounds {
+        take_ms: Option<u64>,
+        report_ms: Option<u64>,
+    },
     /// Answer the latest request again, keeping the answer as an alternative.
     Regenerate,
     /// Make this alternative answer to the latest request the current one.
@@ -241,9 +246,11 @@ pub enum Effect {
     ActionFinished(ActionRecord),
 }
 
-/// How long past a model call's own time budget the alarm waits before taking the turn for
-/// cut off by a restart.
-const LLM_CALL_SLACK_MS: u64 = 5_000;
+/// How often the alarm looks at a model call under way: in the object that made it, the call is
+/// live and the alarm only comes back; in one the runtime restarted meanwhile (an eviction, a
+/// deploy), the call died with the old one and the turn is run again at once — not after the
+/// call's whole time budget (issue 26: no silent stall).
+pub const TURN_WATCH_MS: u64 = 5_000;
 
 /// The task as its coordinator holds it.
 #[derive(Debug)]
@@ -301,6 +308,9 @@ impl Task {
     /// picked up by the next input that can afford it (a web app's message, the alarm).
     pub fn restore(config: TaskConfig, stored: Stored, now: u64) -> Self {
         let mut actions = ActionQueue::restore(stored.actions, config.timeouts);
+        if let Some(bounds) = stored.task.as_ref().and_then(|t| t.script_bounds) {
+            actions.set_script_bounds(bounds);
+        }
         let attachments = stored.attachments;
         let snapshot = stored.snapshot;
         let conversation = stored.task.map(|task| {
@@ -456,6 +466,14 @@ impl Task {
             }
             Input::SetStepMode(on) => {
                 work.extend(conversation_work(conversation.set_step_mode(on, now)));
+            }
+            Input::SetScriptBounds { take_ms, report_ms } => {
+                let bounds =
+                    crate::script::bounds(take_ms, report_ms, self.config.timeouts.script)?;
+                self.actions.set_script_bounds(bounds);
+                work.extend(conversation_work(
+                    conversation.set_script_bounds(bounds, now),
+                ));
             }
             Input::Regenerate => {
                 work.extend(conversation_work(conversation.regenerate(now)?));
@@ -685,6 +703,10 @@ impl Task {
                     .into_iter()
                     .map(Work::Conversation),
             );
+            // A call this object is making: looked at again soon (see [`TURN_WATCH_MS`]).
+            if conversation.in_turn() {
+                out.push(Effect::WakeAt(now + TURN_WATCH_MS));
+            }
         }
         work.extend(self.actions.tick(now).into_iter().map(Work::Action));
         self.settle(work, &mut out, true, now, Caller::Direct);
@@ -894,12 +916,10 @@ impl Task {
                 out.push(Effect::WakeAt(now));
             }
             Caller::Direct => {
-                if let Ok(llm) = &self.config.llm {
+                if self.config.llm.is_ok() {
                     // Should the runtime restart before the call ends, this alarm finds the
                     // turn cut off and runs it again.
-                    out.push(Effect::WakeAt(
-                        now + delay_ms + llm.timeout_ms + LLM_CALL_SLACK_MS,
-                    ));
+                    out.push(Effect::WakeAt(now + delay_ms + TURN_WATCH_MS));
                 }
                 out.push(effect);
             }

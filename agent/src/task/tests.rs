@@ -361,8 +361,18 @@ fn a_message_saves_what_it_changes_with_the_data_and_calls_the_model() {
     assert_eq!(statuses(&effects), [TaskStatus::Running]);
     let call = the_call(&effects);
     assert!(task.is_current_turn(&call.turn_id));
-    // The alarm covers a restart during the call.
-    assert!(wakes(&effects).contains(&(10 + LLM_TIMEOUT_MS + LLM_CALL_SLACK_MS)));
+    // The alarm covers a restart during the call: it looks again soon, not after the call's
+    // whole budget; while the call is live, each look only comes back.
+    assert!(wakes(&effects).contains(&(10 + TURN_WATCH_MS)));
+    let look = direct(&mut task, Input::Alarm, 10 + TURN_WATCH_MS);
+    assert_eq!(wakes(&look), vec![10 + 2 * TURN_WATCH_MS]);
+    assert!(calls(&look).is_empty(), "the live call is not made again");
+    assert!(LLM_TIMEOUT_MS > 3 * TURN_WATCH_MS);
+    // Evicted meanwhile, the object that wakes finds the call gone with the old one and makes
+    // it again at that look.
+    let mut evicted = restart(&task, saved_messages(&effects));
+    let again = direct(&mut evicted, Input::Alarm, 10 + 2 * TURN_WATCH_MS);
+    assert_eq!(calls(&again).len(), 1, "the turn cut off is run again");
     // Without an extension, the status is not told to any.
     assert!(!effects.iter().any(|e| matches!(e, Effect::Tell { .. })));
 }
@@ -1098,14 +1108,7 @@ fn an_action_whose_outcome_is_unknown_is_asked_about_not_run_again() {
         1,
     );
     let action = task.actions().get("click").unwrap().clone();
-    let sent = BrowserAction {
-        action_id: action.action_id.clone(),
-        attempt: action.attempt,
-        task_id: TASK.into(),
-        client_id: CLIENT.into(),
-        tab_id: action.tab_id,
-        command: action.command.clone(),
-    };
+    let sent = action.dispatch(None);
     direct(&mut task, ack(&sent), 2);
     let deadline = task.actions().next_deadline().unwrap();
     let effects = direct(&mut task, Input::Alarm, deadline);
@@ -1219,3 +1222,45 @@ mod compaction;
 mod consent;
 mod limits;
 mod site_wait;
+
+#[test]
+fn a_script_asks_for_its_own_bounds_which_stay_with_the_task() {
+    let mut task = created();
+    let ask = |take_ms, report_ms| Input::SetScriptBounds { take_ms, report_ms };
+    // Out of range either way: refused, named, and nothing changed.
+    for (input, named) in [
+        (ask(Some(999), None), "takeTimeoutMs is 999"),
+        (ask(None, Some(3_600_001)), "reportTimeoutMs is 3600001"),
+    ] {
+        let refused = task.handle(input, 1, Caller::Direct).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::SchemaValidationFailed);
+        assert!(refused.message.contains(named), "{}", refused.message);
+    }
+    assert_eq!(task.record().unwrap().script_bounds, None);
+
+    let effects = direct(&mut task, ask(Some(300_000), None), 2);
+    let asked = crate::actions::ScriptBounds {
+        take_ms: 300_000,
+        report_ms: config().timeouts.script.report_ms,
+    };
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, Effect::SaveTask(t) if t.script_bounds == Some(asked))));
+    // Restored after an eviction, the task's actions for its script get those bounds; an
+    // extension's keep the extension's.
+    let mut restored = Task::restore(config(), stored(&task), 3);
+    let script = mimo_protocol::script::script_client_id(TASK);
+    let hover = || ActionCommand::BrowserHover {
+        target: mimo_protocol::Target::click_id(1),
+    };
+    restored
+        .actions
+        .submit("s".into(), TASK.into(), script, None, hover(), 10);
+    assert_eq!(restored.actions.next_deadline(), Some(10 + asked.take_ms));
+    let mut other = Task::restore(config(), stored(&created()), 3);
+    let extension = config().timeouts.ack_ms;
+    other
+        .actions
+        .submit("e".into(), TASK.into(), CLIENT.into(), None, hover(), 10);
+    assert_eq!(other.actions.next_deadline(), Some(10 + extension));
+}

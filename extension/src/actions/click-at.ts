@@ -7,7 +7,7 @@ import type { Handler } from "./handler.ts";
 
 export const browserClickAt: Handler<"browser_click_at"> = {
   async run(ctx, p) {
-    const { point, element } = await pointInView(ctx, { x: p.x, y: p.y }, p.expect, p.scale);
+    const { point, element } = await pointInView(ctx, { x: p.x, y: p.y }, p.expect, p.scale, "click");
     const cdp = ctx.deps.cdp;
     await ourInput(cdp, ctx.tabId, async () => {
       await dispatchMouse(cdp, ctx.tabId, "mouseMoved", point);

@@ -18,14 +18,15 @@ const STEPS = 12;
 const DRAG_START_MS = 100;
 
 /** Where an end of the drag is; a point is checked as `browser_click_at` checks it (`expect`). */
-async function endPoint(ctx: TabContext, end: DragEnd, which: string, expect: ElementFacts | undefined, scale: number | undefined): Promise<{ point: Point; element: string }> {
+async function endPoint(ctx: TabContext, end: DragEnd, which: "start" | "end", expect: ElementFacts | undefined, scale: number | undefined): Promise<{ point: Point; element: string }> {
+  const purpose = which === "start" ? "dragFrom" : "dragTo";
   if (end.clickId !== undefined) {
     const { frameId, target } = await route(ctx, { clickId: end.clickId });
-    const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose: "hover" });
+    const prepared = await frameCall<Prepared>(ctx.tabId, frameId, { op: "prepare", target, purpose });
     return { point: await toTop(ctx.tabId, frameId, prepared.point), element: `element ${end.clickId}` };
   }
   if (end.x === undefined || end.y === undefined) throw new ActionError("INVALID_TARGET", `the drag's ${which} needs a clickId, or x and y`, false);
-  return pointInView(ctx, { x: end.x, y: end.y }, expect, scale);
+  return pointInView(ctx, { x: end.x, y: end.y }, expect, scale, purpose);
 }
 
 export const browserDrag: Handler<"browser_drag"> = {

@@ -7,11 +7,21 @@
 // a step that did nothing look done: a place that changed at least twice, a moment apart, while
 // no step was under way is restless, and its changes during a step do not count. One that changed
 // once (a page settling after it loaded) still counts, as a cart's count in the header does.
+//
+// Once the element a step acts on is known, only what that kind of element does counts
+// (content/expectations.ts). The frame says what changed since the step began; the worker
+// judges the tab from every frame's answer (effects.ts).
 import type { FrameState } from "../frame-protocol.ts";
+import { controlsDigest, countsForStep, expectedEffects, expectedKind, expectFrom, expectNothingYet } from "./expectations.ts";
+import type { StepPurpose } from "./expectations.ts";
 
 const OVERLAY_HOST = "mimo-overlay-host";
-/** The page's changes during steps, at places that do not change by themselves. */
+/** The page's changes during the step, at places that do not change by themselves, that its kind counts. */
 let changes = 0;
+/** The focused field and the form controls' digest when the step began. */
+let baseline: { focus: string; controls: string } | null = null;
+/** This document, told apart from the one a navigation or a reload replaces it with. */
+const DOCUMENT_ID = Math.random().toString(36).slice(2);
 /** When the step under way began (`performance.now()`), until the worker has judged it. */
 let stepSince: number | null = null;
 /** A step the worker never said was judged (its worker stopped) ends after this long. */
@@ -70,7 +80,7 @@ export function watchChanges(): void {
       const place = ours(record) ? null : placeOf(record);
       if (place === null) continue;
       if (stepSince === null) changedUnprompted(place, now);
-      else if (!restless(place, now)) changes++;
+      else if (!restless(place, now) && countsForStep(record, place)) changes++;
     }
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 }
@@ -78,21 +88,20 @@ export function watchChanges(): void {
 /** A step begins (`true`: its first look) or was judged (`false`). */
 export function stepUnderWay(on: boolean): void {
   stepSince = on ? performance.now() : null;
+  if (!on) return;
+  changes = 0;
+  baseline = { focus: focused(), controls: controlsDigest(document) };
+  expectNothingYet();
 }
 
-/** A short digest of every form control's state (FNV-1a over checked states, choices and values). */
-function controls(): string {
-  let hash = 0x811c9dc5;
-  const add = (text: string) => {
-    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  };
-  for (const el of Array.from(document.querySelectorAll("input, select, textarea"))) {
-    if (el instanceof HTMLInputElement) add(el.type === "checkbox" || el.type === "radio" ? (el.checked ? "1" : "0") : el.value);
-    else if (el instanceof HTMLSelectElement) add(String(el.selectedIndex));
-    else if (el instanceof HTMLTextAreaElement) add(el.value);
-    add("\u0000");
-  }
-  return (hash >>> 0).toString(16);
+/**
+ * The step under way acts on `el` for `purpose`: from now on only what that kind of element does
+ * counts, and what changed before (getting it ready: scrolling it into view) was not its doing.
+ */
+export function stepActsOn(el: Element, purpose: StepPurpose, option?: string): void {
+  if (stepSince === null) return;
+  changes = 0;
+  expectFrom(el, purpose, option);
 }
 
 /**
@@ -105,6 +114,20 @@ function focused(): string {
   return `${el.tagName}#${el.id}.${el.getAttribute("name") ?? ""}[${Array.from(el.parentElement?.children ?? []).indexOf(el)}]`;
 }
 
+/** What changed in this frame since the step began, by what the step's kind counts. */
+function effects(): string[] {
+  if (baseline === null) return [];
+  const kind = expectedKind();
+  const seen = expectedEffects();
+  if (changes > 0) seen.push("content");
+  // The caret in a field it was not in (a click on a field's label): leaving a field is no effect.
+  const focus = focused();
+  if (kind !== "toggle" && kind !== "select" && focus !== "" && focus !== baseline.focus) seen.push("focus");
+  if ((kind === undefined || kind === "any") && controlsDigest(document) !== baseline.controls) seen.push("controls");
+  return seen;
+}
+
 export function frameState(): FrameState {
-  return { changes, url: location.href, title: document.title, focus: focused(), controls: controls() };
+  const kind = expectedKind();
+  return { doc: DOCUMENT_ID, url: location.href, title: document.title, effects: effects(), ...(kind !== undefined ? { expects: kind } : {}) };
 }

@@ -3,6 +3,7 @@
 // typing, select options, scrolling, the HTML snapshot, and probes for `browser_wait_for`.
 import type { ElementFacts, ScrollDirection } from "../../../protocol/ts/protocol.ts";
 import type { FrameTarget, Point, Prepared } from "../frame-protocol.ts";
+import type { StepPurpose } from "./expectations.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../secrets.ts";
 import {
   composedParent,
@@ -22,6 +23,7 @@ import {
 import { inertHtml } from "./inert.ts";
 import { resolveTarget } from "./locate.ts";
 import { guardActedOn } from "./risk-facts.ts";
+import { stepActsOn } from "./changes.ts";
 
 const TEXT_INPUT_TYPES = new Set(["text", "search", "email", "url", "tel", "password", "number", ""]);
 /**
@@ -70,7 +72,7 @@ function ready(el: Element, purpose: "click" | "type" | "hover" | "select"): Poi
   return hit.point;
 }
 
-export function prepare(target: FrameTarget, purpose: "click" | "type" | "hover"): Prepared {
+export function prepare(target: FrameTarget, purpose: "click" | "type" | "hover" | "dragFrom" | "dragTo"): Prepared {
   const el = resolveTarget(target);
   let editable: Editable | undefined;
   if (purpose === "type") {
@@ -78,7 +80,8 @@ export function prepare(target: FrameTarget, purpose: "click" | "type" | "hover"
     if (editable === undefined) throw new FrameError("TARGET_NOT_INTERACTABLE", `${describe(el)} is not a text field`);
     if ((el as HTMLInputElement).readOnly === true) throw new FrameError("TARGET_NOT_INTERACTABLE", `${describe(el)} is read-only`);
   }
-  const point = ready(el, purpose);
+  const point = ready(el, purpose === "dragFrom" || purpose === "dragTo" ? "hover" : purpose);
+  if (purpose !== "type" && purpose !== "hover") stepActsOn(el, purpose);
   const out: Prepared = { point, tag: el.localName };
   if (editable !== undefined) out.editable = editable;
   return out;
@@ -131,6 +134,7 @@ function mouse(type: string, el: Element, p: Point, extra: MouseEventInit = {}):
 export function domClick(target: FrameTarget): void {
   const el = resolveTarget(target);
   const p = ready(el, "click");
+  stepActsOn(el, "click");
   mouse("pointerdown", el, p, { buttons: 1 });
   mouse("mousedown", el, p, { buttons: 1 });
   if (el instanceof HTMLElement) el.focus({ preventScroll: true });
@@ -261,6 +265,7 @@ export function selectOption(target: FrameTarget, option: string): { value: stri
     throw new FrameError("TARGET_NOT_FOUND", `no option ${JSON.stringify(option)} in ${describe(el)}; it has ${list}`);
   }
   if (found.disabled) throw new FrameError("TARGET_NOT_INTERACTABLE", `the option ${JSON.stringify(label(found))} is disabled`);
+  stepActsOn(el, "select", found.value);
   el.focus({ preventScroll: true });
   found.selected = true;
   el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
@@ -361,12 +366,14 @@ export function probe(text?: string, selector?: string): { text?: boolean; selec
  * `expect` (a click is about to land there), refused when that element is outbound or
  * irreversible and not what the step was rated on.
  */
-export function elementAt(point: Point, expect?: ElementFacts): { inView: boolean; element?: string; viewport: { w: number; h: number } } {
+export function elementAt(point: Point, expect?: ElementFacts, purpose?: StepPurpose): { inView: boolean; element?: string; viewport: { w: number; h: number } } {
   const viewport = { w: window.innerWidth, h: window.innerHeight };
   if (point.x < 0 || point.y < 0 || point.x >= viewport.w || point.y >= viewport.h) return { inView: false, viewport };
   const el = deepElementFromPoint(point.x, point.y);
   if (el === null) return { inView: true, viewport };
   if (expect !== undefined) guardActedOn(expect, el, false, `${describe(el)} at (${point.x}, ${point.y})`);
+  // An iframe's own page is not this frame's to judge: what changes in it is, as for any click.
+  if (purpose !== undefined && el.localName !== "iframe") stepActsOn(el, purpose);
   const text = (el.getAttribute("aria-label") ?? (el as HTMLElement).innerText ?? "").replace(/\s+/g, " ").trim();
   return { inView: true, element: `${describe(el)}${text && text.length <= 60 ? ` ${JSON.stringify(text)}` : ""}`, viewport };
 }

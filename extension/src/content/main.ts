@@ -128,7 +128,7 @@ function start(): void {
       case "findText":
         return findText(req.text, req.loadMore);
       case "elementAt":
-        return act.elementAt(req.point, req.expect);
+        return act.elementAt(req.point, req.expect, req.purpose);
       case "guardFocus":
         return act.guardFocus(req.expect);
       case "setFiles":
