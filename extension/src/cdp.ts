@@ -13,8 +13,8 @@ export class CdpFailure extends ActionError {
 /** The setting that turns CDP off (`false`): input then goes through DOM events only. */
 export const USE_CDP_KEY = "useCdp";
 /**
- * How long a command may take unless its caller says otherwise: input to a tab Chrome does not
- * draw, or to a renderer that is busy, may never be acknowledged.
+ * How long a command may take unless its caller says otherwise: a renderer that is busy or a
+ * tab Chrome does not draw may never answer.
  */
 const COMMAND_MS = 10_000;
 
@@ -64,16 +64,20 @@ export class Debugger {
   /**
    * Sends `method` to the tab. A command that has not answered within `timeoutMs` (10 s unless
    * said) fails, left to Chrome: a hidden tab's renderer draws no frames, and a screenshot of
-   * it would wait for one for ever.
+   * it would wait for one for ever. Input events (`Input.*`) are bounded only when the caller
+   * says: one the page holds (behind a `confirm()`) still lands once it is free, and a caller
+   * that took its wait for a failure would fall back to DOM events and click twice — the
+   * server names that wait instead, and the next page-changing action is refused meanwhile.
    */
-  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}, timeoutMs = COMMAND_MS): Promise<T> {
+  async send<T = unknown>(tabId: number, method: string, params: Record<string, unknown> = {}, timeoutMs?: number): Promise<T> {
     await this.attach(tabId);
-    return this.#command<T>(tabId, method, params, timeoutMs);
+    return this.#command<T>(tabId, method, params, timeoutMs ?? (method.startsWith("Input.") ? undefined : COMMAND_MS));
   }
 
-  async #command<T>(tabId: number, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<T> {
+  async #command<T>(tabId: number, method: string, params: Record<string, unknown>, timeoutMs: number | undefined): Promise<T> {
     try {
       const sent = chrome.debugger.sendCommand({ tabId }, method, params) as Promise<T>;
+      if (timeoutMs === undefined) return await sent;
       return await bounded(sent, timeoutMs, () => new CdpFailure(`${method} did not answer within ${timeoutMs / 1000} s in tab ${tabId}`));
     } catch (error) {
       if (error instanceof CdpFailure) throw error;

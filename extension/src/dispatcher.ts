@@ -15,9 +15,11 @@
 // `confirm()` dialog, say: the server gave up waiting for it) is refused, not queued behind it
 // to run late.
 //
-// An attempt still running when the server's budget for it (`budgetMs`) is nearly spent ends
-// with a `TIMEOUT` that says what it was doing, so that one hung wait never holds the task's
-// queue (its work is left to end on its own; one that changes the page may have taken effect).
+// A look at the page (a read-only attempt) still running when the server's budget for it
+// (`budgetMs`) is nearly spent ends with a `TIMEOUT` that says what it was doing, so that one
+// hung wait never holds the task's queue. A page-changing attempt is never ended early: what it
+// started may still land (a click the page holds behind a `confirm()`), and while it runs the
+// next page-changing action is refused — ending it would let that one land too.
 //
 // Chrome is reached only through `DispatcherDeps`, so this runs under node:test.
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
@@ -48,12 +50,7 @@ export function runBound(action: Pick<BrowserAction, "budgetMs">): number {
 }
 
 function overran(action: BrowserAction, ms: number): ActionError {
-  const changes = !safeToRerun(action);
-  return new ActionError(
-    "TIMEOUT",
-    `${action.name} did not finish within ${(ms / 1000).toFixed(1)} s in the extension (${actionLabel(action)})${changes ? "; it may or may not have taken effect" : ""}`,
-    !changes,
-  );
+  return new ActionError("TIMEOUT", `${action.name} did not finish within ${(ms / 1000).toFixed(1)} s in the extension (${actionLabel(action)})`, true);
 }
 
 /** Actions that change the page but end in the same state when run twice (opening a URL). */
@@ -194,8 +191,9 @@ export class ActionDispatcher {
     let outcome: ActionOutcome;
     this.#executing.set(entry.action.taskId, entry.action);
     try {
+      const running = this.#deps.execute(entry.action);
       const ms = runBound(entry.action);
-      outcome = successOutcome(entry.action, await bounded(this.#deps.execute(entry.action), ms, () => overran(entry.action, ms)));
+      outcome = successOutcome(entry.action, await (safeToRerun(entry.action) ? bounded(running, ms, () => overran(entry.action, ms)) : running));
     } catch (error) {
       if (!(error instanceof ActionError)) console.error(`mimo: ${entry.action.name} failed`, error);
       outcome = errorOutcome(entry.action, error);

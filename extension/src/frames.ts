@@ -5,23 +5,33 @@ import type { FrameReply, FrameRequest, OverlayState } from "./frame-protocol.ts
 import { ActionError, errorText } from "./results.ts";
 
 /**
- * How long a frame's content script may take to answer: it answers at once unless its page's
- * main thread is blocked (a long script, a dialog nobody answers, a frozen tab). Building the
- * element list or the text of a huge page takes longer.
+ * How long a frame's content script may take to answer a look or a preparation: it answers at
+ * once unless its page's main thread is blocked (a long script, a dialog nobody answers, a
+ * frozen tab). Building the element list or the text of a huge page takes longer.
  */
 const FRAME_ANSWER_MS = 10_000;
 const FRAME_WORK_MS = 30_000;
 /** How long a look at one frame during a step may take: a frame that does not answer is not looked at. */
 export const FRAME_LOOK_MS = 1_500;
+/**
+ * What a frame does to its page itself (DOM events, typing, choosing, scrolling, files). These
+ * are not bounded here: a request the page holds (behind a `confirm()`) still runs once it is
+ * free, so ending its wait would let the next one run too — the server names that wait instead
+ * (its execution timeout and `action_query`: "still running in the browser"), and the
+ * extension refuses another page-changing action meanwhile.
+ */
+const ACTS_ON_PAGE: ReadonlySet<FrameRequest["op"]> = new Set<FrameRequest["op"]>(["domClick", "domHover", "focusForTyping", "domType", "domKey", "select", "scroll", "setFiles"]);
 
-function answerBound(request: FrameRequest): number {
+function answerBound(request: FrameRequest): number | undefined {
+  if (ACTS_ON_PAGE.has(request.op)) return undefined;
   if (request.op === "index" || request.op === "pageText" || request.op === "html" || request.op === "findText") return FRAME_WORK_MS;
-  if (request.op === "whoami") return FRAME_ANSWER_MS + (request.waitMs ?? 0);
+  if (request.op === "whoami") return FRAME_ANSWER_MS + request.waitMs;
   return FRAME_ANSWER_MS;
 }
 
 async function send<T>(tabId: number, frameId: number, request: FrameRequest, ms = answerBound(request)): Promise<FrameReply<T> | undefined> {
   const asked = chrome.tabs.sendMessage(tabId, request, { frameId }) as Promise<FrameReply<T> | undefined>;
+  if (ms === undefined) return asked;
   return bounded(asked, ms, () => new ActionError("TIMEOUT", `frame ${frameId} of tab ${tabId} did not answer ${request.op} within ${ms / 1000} s: its page is busy, frozen or held by a dialog`, true));
 }
 

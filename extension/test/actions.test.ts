@@ -191,21 +191,36 @@ describe("exactly once", () => {
     assert.deepEqual(runs.at(-1), "third#1", "once the page is free, page-changing actions run again");
   });
 
-  it("ends an attempt still running near the server's budget with a TIMEOUT that says what it did, and frees the task's queue", async () => {
-    // A wait that never ends (a frame whose page is frozen, say): the attempt is given 300 ms.
-    behaviour = (a) => (a.actionId.startsWith("hung") ? new Promise(() => undefined) : Promise.resolve({ result: a.actionId }));
+  it("ends a look still running near the server's budget with a TIMEOUT that says what it did, freeing the task's queue — never a page-changing attempt", async () => {
+    // A wait that never ends (a frame whose page is frozen, say): each attempt is given 300 ms.
+    let release!: () => void;
+    behaviour = (a) =>
+      a.actionId === "held-click"
+        ? new Promise((resolve) => (release = () => resolve({ result: "clicked" })))
+        : a.actionId.startsWith("hung")
+          ? new Promise(() => undefined)
+          : Promise.resolve({ result: a.actionId });
     const d = dispatcher();
     assert.equal(runBound({ budgetMs: 300 }), 270, "a little before the server gives up");
-    await d.receive({ ...action("hung-click"), budgetMs: 300 });
-    const [click] = results();
-    assert.equal(click!.error?.code, "TIMEOUT");
-    assert.match(click!.error!.message, /browser_click did not finish within 0\.3 s in the extension \(clicking \[1\]\); it may or may not have taken effect/);
-    assert.equal(click!.error!.retryable, false, "a click that may have happened is not run again blindly");
-    await d.receive({ ...action("hung-look", "browser_wait_for"), budgetMs: 200 });
-    assert.equal(results()[1]!.error?.retryable, true, "a look may be run again");
-    // The task's next page-changing action runs (it is not refused as if the hung one still held the page).
+    await d.receive({ ...action("hung-look", "browser_wait_for"), budgetMs: 300 });
+    const [look] = results();
+    assert.equal(look!.error?.code, "TIMEOUT");
+    assert.match(look!.error!.message, /browser_wait_for did not finish within 0\.3 s in the extension \(waiting for/);
+    assert.equal(look!.error!.retryable, true, "a look may be run again");
+    // The task's queue is free: the next action runs.
     await d.receive(action("after"));
-    assert.deepEqual(results()[2], { actionId: "after", attempt: 1, taskId: "t1", status: "ok", result: "after", warnings: [] });
+    assert.deepEqual(results()[1], { actionId: "after", attempt: 1, taskId: "t1", status: "ok", result: "after", warnings: [] });
+
+    // A click the page holds is not ended early: what it started may still land, and while it
+    // runs the next click is refused rather than run as well.
+    const held = d.receive({ ...action("held-click"), budgetMs: 300 });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(results().length, 2, "still running past its budget");
+    await d.receive(action("second"));
+    assert.equal(results().find((o) => o.actionId === "second")?.error?.code, "TARGET_NOT_INTERACTABLE");
+    release();
+    await held;
+    assert.equal(results().find((o) => o.actionId === "held-click")?.status, "ok");
   });
 
   it("resends on welcome exactly the outcomes the server has not acknowledged, also from a new worker", async () => {

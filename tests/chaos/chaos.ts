@@ -28,6 +28,8 @@ const FAULTS: Fault[] = ["stop_worker", "drop_extension_socket", "drop_web_socke
 
 /** The longest a running task may go without an event (issue 26: no silent stall). */
 const WATCHDOG_MS = 30_000;
+/** A run quiet for longer than this prints its events (the web app says what it waits for from 10 s). */
+const QUIET_TOLD_MS = 10_000;
 
 /** Codes that end a task with an answer a person can act on. */
 const CLEAR_ERRORS = new Set(["PLUGIN_OFFLINE", "PAGE_PREP_FAILED", "STEP_LIMIT_EXCEEDED", "LOOP_DETECTED", "BUDGET_EXCEEDED", "LLM_ERROR", "PLUGIN_TIMEOUT_EXEC", "PLUGIN_TIMEOUT_ACK", "TASK_TAB_CLOSED", "TIMEOUT"]);
@@ -40,6 +42,8 @@ export type RunReport = {
   lost: string[];
   doubled: string[];
   unclear: string | undefined;
+  /** The task's events (seq@seconds:type), for a failing run or one quiet for long. */
+  story?: string;
   /** The longest gap between the task's events from its goal to its outcome, and after which event. */
   quiet: { ms: number; after: string };
   actions: number;
@@ -249,11 +253,14 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   else if (output.status === "ok" && mugs !== 2) unclear = `the task says it is done but the cart holds ${mugs} blue mugs`;
   else if (output.status === "error" && !CLEAR_ERRORS.has(output.error?.code ?? "")) unclear = `ended with ${JSON.stringify(output.error)}`;
   else if (quiet.ms > WATCHDOG_MS) unclear = `silent for ${(quiet.ms / 1000).toFixed(1)} s after ${quiet.after}`;
-  if (unclear !== undefined || lost.length > 0 || doubled.length > 0) {
-    // What the task's history says, to start the diagnosis from.
-    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; type: string; status?: string; error?: unknown; phase?: string }> };
-    const story = exported.events.map((e) => `${e.seq}:${e.type}${e.status ? `=${e.status}` : ""}${e.phase ? `/${e.phase}` : ""}${e.error ? ` ${JSON.stringify(e.error)}` : ""}`);
-    unclear = `${unclear ?? ""} [task ${exported.task.status}; events ${story.join(" ")}]`;
+  // What the task's history says, to start the diagnosis from: for a failing run, and for one
+  // that went quiet for long (within the watchdog's bound, but a person would wonder).
+  let story: string | undefined;
+  if (unclear !== undefined || lost.length > 0 || doubled.length > 0 || quiet.ms > QUIET_TOLD_MS) {
+    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; at: number; type: string; status?: string; error?: unknown; phase?: string }> };
+    const start = exported.events[0]?.at ?? 0;
+    const events = exported.events.map((e) => `${e.seq}@${((e.at - start) / 1000).toFixed(1)}:${e.type}${e.status ? `=${e.status}` : ""}${e.phase ? `/${e.phase}` : ""}${e.error ? ` ${JSON.stringify(e.error)}` : ""}`);
+    story = `[task ${exported.task.status}; events ${events.join(" ")}]`;
   }
   return {
     seed,
@@ -263,6 +270,7 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
     lost,
     doubled,
     unclear,
+    story,
     quiet,
     actions: records.length,
     ms: Date.now() - started,
@@ -308,7 +316,8 @@ export async function chaos(runs: number, firstSeed: number, log: (line: string)
       if (failed) summary.failingSeeds.push(report.seed);
       log(
         `run ${i + 1}/${runs} seed ${report.seed}: ${report.status}${report.code ? ` ${report.code}` : ""}, ${report.actions} actions, ${(report.ms / 1000).toFixed(1)} s, longest silence ${(report.quiet.ms / 1000).toFixed(1)} s (after ${report.quiet.after}), faults ${report.faults.join(" ") || "none"}` +
-          (failed ? ` — FAILED: ${[...report.lost, ...report.doubled, report.unclear ?? ""].filter(Boolean).join("; ")}` : ""),
+          (failed ? ` — FAILED: ${[...report.lost, ...report.doubled, report.unclear ?? ""].filter(Boolean).join("; ")}` : "") +
+          (report.story !== undefined ? ` ${report.story}` : ""),
       );
     }
   } finally {

@@ -367,7 +367,7 @@ fn a_message_saves_what_it_changes_with_the_data_and_calls_the_model() {
     let look = direct(&mut task, Input::Alarm, 10 + TURN_WATCH_MS);
     assert_eq!(wakes(&look), vec![10 + 2 * TURN_WATCH_MS]);
     assert!(calls(&look).is_empty(), "the live call is not made again");
-    assert!(LLM_TIMEOUT_MS > 3 * TURN_WATCH_MS);
+    const { assert!(LLM_TIMEOUT_MS > 3 * TURN_WATCH_MS) };
     // Evicted meanwhile, the object that wakes finds the call gone with the old one and makes
     // it again at that look.
     let mut evicted = restart(&task, saved_messages(&effects));
