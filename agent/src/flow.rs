@@ -11,7 +11,9 @@ use std::sync::LazyLock;
 
 use base64::Engine;
 use mimo_protocol::{ActionCommand, ElementFacts};
-use regex::Regex;
+use regex_lite::Regex;
+
+use crate::unicode;
 
 /// Where private data came from, as the person would say it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -473,17 +475,34 @@ fn percent_decode(text: &str) -> String {
     once(&once(text))
 }
 
-static EMAIL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)+").expect("regex"));
-static LONG_NUMBER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\+?\(?\d[\d ().-]{7,}\d").expect("regex"));
-static URL_IN_TEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"(?i)\b[a-z][a-z0-9+.-]*://[^\s'"<>`]+"#).expect("regex"));
+// regex-lite's `\d`, `\s` and `(?i)` are ASCII's; these say Unicode's where the `regex` crate's
+// meant it ([`unicode`]): a number in any script's digits, any space ending a URL, and the two
+// letters case folding makes ASCII ones (a host name written with them is an ASCII one to the
+// URL parser). `\b` is ASCII's: a URL glued to a letter of another script is found too.
+static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
+    let f = unicode::FOLDS_TO_ASCII;
+    Regex::new(&format!(
+        r"(?i)[a-z0-9._%+{f}-]+@[a-z0-9{f}-]+(\.[a-z0-9{f}-]+)+"
+    ))
+    .expect("regex")
+});
+static LONG_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    let d = unicode::DIGIT;
+    Regex::new(&format!(r"\+?\(?[{d}][{d} ().-]{{7,}}[{d}]")).expect("regex")
+});
+static URL_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    let s = unicode::SPACE;
+    Regex::new(&format!(r#"(?i)\b[a-z][a-z0-9+.-]*://[^{s}'"<>`]+"#)).expect("regex")
+});
 /// A host name as a command's argument: labels of letters, digits and hyphens, the last one
 /// letters (so `out.txt` is one too: asking about a file name is the safe mistake), or an IPv4
 /// address.
 static HOST_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^([a-z0-9-]+\.)+[a-z]{2,}\.?$|^\d{1,3}(\.\d{1,3}){3}$").expect("regex")
+    let (f, d) = (unicode::FOLDS_TO_ASCII, unicode::DIGIT);
+    Regex::new(&format!(
+        r"(?i)^([a-z0-9{f}-]+\.)+[a-z{f}]{{2,}}\.?$|^[{d}]{{1,3}}(\.[{d}]{{1,3}}){{3}}$"
+    ))
+    .expect("regex")
 });
 static TOKEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z0-9@._+-]{5,}").expect("regex"));

@@ -4,8 +4,10 @@
 //!
 //! Supported: `type` (one or a list; `integer` is a number without a fraction, `1.0` too),
 //! `enum`, `const`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers),
-//! `multipleOf`, `minLength`, `maxLength` (in characters), `pattern` (the `regex` crate's syntax,
-//! unanchored as in JSON Schema; no look-around), `items` (one schema for every item), `minItems`,
+//! `multipleOf`, `minLength`, `maxLength` (in characters), `pattern` (regex-lite's syntax,
+//! unanchored as in JSON Schema; `\d`, `\w` and `\b` are ASCII and `\s` is any of ECMA-262's
+//! white space and line ends, as in the ECMA-262 expressions JSON Schema's are; no look-around,
+//! backreferences or Unicode classes `\p{…}`), `items` (one schema for every item), `minItems`,
 //! `maxItems`, `uniqueItems`, `properties`, `required`, `additionalProperties` (a boolean or a
 //! schema), `minProperties`, `maxProperties`, `allOf`, `anyOf`, `oneOf`, `not`, `$ref` to a
 //! schema within this one (`#`, `#/$defs/…`, `#/definitions/…`, any JSON pointer), `$defs` and
@@ -19,10 +21,11 @@
 //! Mismatches name where in the data (a JSON pointer) and what is wrong, in the words of the
 //! `jsonschema` crate this replaces.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use regex::Regex;
+use regex_lite::Regex;
 use serde_json::{Map, Number, Value};
 
 /// What an answer format may use besides its annotations, as the refusal lists them.
@@ -61,6 +64,16 @@ const MAX_STEPS: usize = 250_000;
 const MAX_DEPTH: usize = 512;
 /// The most a `pattern` may compile to.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// ECMA-262's `\s` (its WhiteSpace and LineTerminator), as the inside of a class. regex-lite's
+/// `\s` is ASCII's; an answer copied from a page is often spaced with a no-break space
+/// (`12\u{a0}€`, `12\u{202f}%`). (ECMA-262's `\d` and `\w` are ASCII, as regex-lite's are.)
+const ECMA_SPACE: &str =
+    r"\t-\r\x20\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+/// Every character but those: `\S` inside a class, where a negated class cannot go.
+const ECMA_NON_SPACE: &str = concat!(
+    r"\x00-\x08\x0E-\x1F\x21-\x{9F}\x{A1}-\x{167F}\x{1681}-\x{1FFF}\x{200B}-\x{2027}",
+    r"\x{202A}-\x{202E}\x{2030}-\x{205E}\x{2060}-\x{2FFF}\x{3001}-\x{FEFE}\x{FF00}-\x{10FFFF}"
+);
 
 /// Why a schema cannot be an answer format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -410,15 +423,69 @@ fn count(value: &Value) -> Option<u64> {
 }
 
 fn compile(pattern: &str) -> Result<Regex, String> {
-    regex::RegexBuilder::new(pattern)
+    regex_lite::RegexBuilder::new(&ecma_spaces(pattern))
         .size_limit(REGEX_SIZE_LIMIT)
         .build()
         .map_err(|e| {
-            // A syntax error is several lines (the pattern, a caret, then `error: …`).
+            // A syntax error may be several lines (the pattern, a caret, then `error: …`).
             let text = e.to_string();
             let last = text.lines().last().unwrap_or_default().trim();
             last.strip_prefix("error: ").unwrap_or(last).to_owned()
         })
+}
+
+/// `pattern` with ECMA-262's `\s` and `\S` ([`ECMA_SPACE`]) for regex-lite's ASCII ones.
+fn ecma_spaces(pattern: &str) -> Cow<'_, str> {
+    if !pattern.contains("\\s") && !pattern.contains("\\S") {
+        return Cow::Borrowed(pattern);
+    }
+    let mut out = String::with_capacity(pattern.len() + 64);
+    // How deep in `[…]` classes, and whether the next character is the first of one (where a
+    // `]`, after an optional `^`, is a literal).
+    let (mut depth, mut first) = (0usize, false);
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        let was_first = std::mem::take(&mut first);
+        match c {
+            '\\' => match chars.next() {
+                Some('s') if depth > 0 => out.push_str(ECMA_SPACE),
+                Some('S') if depth > 0 => out.push_str(ECMA_NON_SPACE),
+                Some('s') => out.push_str(&format!("[{ECMA_SPACE}]")),
+                Some('S') => out.push_str(&format!("[^{ECMA_SPACE}]")),
+                Some(next) => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                None => out.push('\\'),
+            },
+            // A POSIX class (`[[:alpha:]]`) inside a class, copied whole.
+            '[' if depth > 0 && chars.peek() == Some(&':') => {
+                out.push('[');
+                while let Some(c) = chars.next() {
+                    out.push(c);
+                    if c == ':' && chars.peek() == Some(&']') {
+                        out.push(chars.next().unwrap_or(']'));
+                        break;
+                    }
+                }
+            }
+            '[' => {
+                out.push('[');
+                depth += 1;
+                first = true;
+            }
+            '^' if was_first => {
+                out.push('^');
+                first = true;
+            }
+            ']' if depth > 0 && !was_first => {
+                out.push(']');
+                depth -= 1;
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn integer(n: &Number) -> Option<i128> {
@@ -970,6 +1037,30 @@ mod tests {
     }
 
     #[test]
+    fn ecma_spaces_are_unicodes_but_next_line_and_the_byte_order_mark() {
+        let ranges = |class: &str| -> Vec<(char, char)> {
+            let hir = regex_syntax::parse(&format!("[{class}]")).unwrap();
+            let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) =
+                hir.kind()
+            else {
+                panic!("not a class");
+            };
+            class
+                .ranges()
+                .iter()
+                .map(|r| (r.start(), r.end()))
+                .collect()
+        };
+        let (space, other) = (ranges(ECMA_SPACE), ranges(ECMA_NON_SPACE));
+        let within = |ranges: &[(char, char)], c| ranges.iter().any(|&(a, b)| a <= c && c <= b);
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let ecma = (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}';
+            assert_eq!(within(&space, c), ecma, "{c:?}");
+            assert_eq!(within(&other, c), !ecma, "{c:?}");
+        }
+    }
+
+    #[test]
     fn string_length_in_characters_and_patterns() {
         let code = json!({ "minLength": 2, "maxLength": 3 });
         ok(code.clone(), json!("€€€"));
@@ -997,6 +1088,43 @@ mod tests {
             errors(json!({ "pattern": "^[A-Z]{3}$" }), json!("EURO")).len(),
             1
         );
+        // ECMA-262's `\d` and `\w` are ASCII; its `\s` is Unicode's spaces and line ends.
+        let price = json!({ "pattern": "^\\d+,\\d\\d\\s€$" });
+        for spaced in [
+            "12,50 €",
+            "12,50\u{a0}€",
+            "12,50\u{202f}€",
+            "12,50\u{feff}€",
+        ] {
+            ok(price.clone(), json!(spaced));
+        }
+        for not in ["12,50€", "١٢,٥٠ €", "12,50\u{200b}€", "12,50\u{85}€"] {
+            assert_eq!(errors(price.clone(), json!(not)).len(), 1, "{not:?}");
+        }
+        assert_eq!(errors(json!({ "pattern": "^\\w+$" }), json!("é")).len(), 1);
+        ok(json!({ "pattern": "^caf\\b" }), json!("café"));
+        ok(json!({ "pattern": "^[\\s\\d]+$" }), json!("1\u{a0}2 3"));
+        ok(json!({ "pattern": "^[^\\s]+$" }), json!("ab€"));
+        assert_eq!(
+            errors(json!({ "pattern": "^[^\\s]+$" }), json!("a\u{2003}")).len(),
+            1
+        );
+        ok(json!({ "pattern": "^\\S+$" }), json!("é€"));
+        assert_eq!(
+            errors(json!({ "pattern": "^\\S+$" }), json!("a\u{a0}b")).len(),
+            1
+        );
+        ok(json!({ "pattern": "^[\\S]+$" }), json!("é€"));
+        assert_eq!(
+            errors(json!({ "pattern": "^[a\\S]+$" }), json!("a\u{3000}")).len(),
+            1
+        );
+        ok(json!({ "pattern": "^[]\\s]+$" }), json!("] ]"));
+        ok(json!({ "pattern": "^[^]\\s]+$" }), json!("ab"));
+        ok(json!({ "pattern": "^[[:alpha:]\\s]+$" }), json!("a\u{a0}b"));
+        ok(json!({ "pattern": "^\\\\s$" }), json!("\\s"));
+        let unicode = unsupported(json!({ "pattern": "^\\p{L}+$" }));
+        assert!(unicode.contains("cannot be used: "), "{unicode}");
         let lookahead = unsupported(json!({ "properties": { "a": { "pattern": "(?=x)" } } }));
         assert!(
             lookahead

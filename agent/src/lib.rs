@@ -24,3 +24,4 @@ pub mod snapshot;
 pub mod status;
 pub mod task;
 pub mod task_index;
+mod unicode;

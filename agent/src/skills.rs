@@ -10,11 +10,13 @@ use mimo_protocol::agent::action_names;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
 use mimo_protocol::{ErrorCode, ErrorObject, Skill};
 use serde::{Deserialize, Serialize};
-use urlpattern::{UrlPattern, UrlPatternInit, UrlPatternMatchInput};
 
 use crate::front_matter;
 use crate::llm;
 use crate::prompt::cut;
+
+mod site;
+use site::Site;
 
 /// What a run asks the skill library for: the skills of its goal, on its page (none yet
 /// before the first one is open).
@@ -85,7 +87,7 @@ impl FrontMatter {
 }
 
 /// Reads the `SKILL.md` stored as `name` at `now`. A file that is not one — no front matter,
-/// YAML that does not parse, a missing or wrong field, a site that is not a URL pattern, an
+/// YAML that does not parse, a missing or wrong field, a site that is not one ([`site`]), an
 /// action that does not exist, no steps — is `SCHEMA_VALIDATION_FAILED` saying what is wrong.
 pub fn parse(name: &str, text: &str, now: u64) -> Result<Skill, ErrorObject> {
     if text.len() > MAX_SKILL_BYTES {
@@ -138,10 +140,11 @@ pub fn parse(name: &str, text: &str, now: u64) -> Result<Skill, ErrorObject> {
         )));
     }
     for site in &sites {
-        site_pattern(site).map_err(|why| {
+        Site::parse(site).map_err(|why| {
             invalid(format!(
-                "site {site:?} is not a URL pattern ({why}); write e.g. \
-                 https://portal.example.com/expenses/*, portal.example.com or *.example.com"
+                "site {site:?} cannot be used: {why}. A site is a URL pattern such as \
+                 https://portal.example.com/expenses/*, portal.example.com, *.example.com or \
+                 http://127.0.0.1:*/shop/*"
             ))
         })?;
     }
@@ -208,34 +211,15 @@ fn split_front_matter(text: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// A skill's site as a URL pattern, in the web's URLPattern syntax
-/// (`https://portal.example.com/expenses/*`, `https://{*.}?example.com/*`). One without a
-/// scheme (`portal.example.com/expenses/*`, `*.example.com`) is for http and https alike; one
-/// without a path is for every page of its host.
-fn site_pattern(site: &str) -> Result<UrlPattern, String> {
-    let pattern = if site.contains("://") {
-        site.to_owned()
-    } else {
-        format!("http{{s}}?://{site}")
-    };
-    let init = UrlPatternInit::parse_constructor_string::<regex::Regex>(&pattern, None)
-        .map_err(|e| e.to_string())?;
-    <UrlPattern>::parse(init, Default::default()).map_err(|e| e.to_string())
-}
-
 /// Whether a skill for `sites` is for the page at `url` (a skill for no site is for none in
-/// particular).
+/// particular). A site is a small part of URLPattern's syntax ([`site`]).
 pub fn is_for_page(sites: &[String], url: &str) -> bool {
     let Ok(url) = url::Url::parse(url) else {
         return false;
     };
-    sites.iter().any(|site| {
-        site_pattern(site).is_ok_and(|pattern| {
-            pattern
-                .test(UrlPatternMatchInput::Url(url.clone()))
-                .unwrap_or(false)
-        })
-    })
+    sites
+        .iter()
+        .any(|site| Site::parse(site).is_ok_and(|site| site.matches(&url)))
 }
 
 /// Which skills a model call gets, at most [`MAX_PROMPT_SKILLS`], the best first. On a page:
@@ -524,7 +508,8 @@ license: MIT
                     "name: x\ndescription: d\nsites: ['https://example.com/(unclosed']",
                     "s",
                 ),
-                "is not a URL pattern",
+                "site \"https://example.com/(unclosed\" cannot be used: regular expressions \
+                 (`(…)`) are not supported",
             ),
             (
                 with("name: x\ndescription: d\nallowed-tools: [click, fly]", "s"),

@@ -17,11 +17,12 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use mimo_protocol::{AgentAction, ErrorCode, ErrorObject, TokenUsage};
-use regex::{Captures, Regex};
+use regex_lite::{Captures, Regex};
 
 use super::{Conversation, Effect};
 use crate::llm;
 use crate::records::{AgentRun, Observation, RunConfig, Step};
+use crate::unicode;
 
 /// The longest cycle of choices recognised as going round in circles.
 pub(crate) const MAX_CYCLE: usize = 4;
@@ -243,9 +244,13 @@ pub(crate) fn choice_digest(action: &AgentAction, page: Option<&Observation>) ->
 /// In an element list: what the agent's own steps change, kept as it is (an element's index
 /// `[12]<`, a field's `value=…`, where the page and its containers are scrolled); a time said
 /// in words ("just now", "a minute ago", "5 min ago"); and any other number (a clock's
-/// `12:04:33`, a counter's "3 new", a date).
+/// `12:04:33`, a counter's "3 new", a date), in any script's digits. What is kept is the element
+/// list's own notation, which the extension writes in ASCII (a value unquoted only when it is
+/// ASCII word characters, `.`, `/`, `:` and `-`), so regex-lite's ASCII `\d` and `\w` are
+/// its; a page's own numbers and spaces may be any script's ([`unicode`]).
 static CHANGING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    let (digit, space) = (unicode::DIGIT, unicode::SPACE);
+    Regex::new(&format!(
         r#"(?x)
         (?P<keep>
             \[\d+\]<
@@ -255,11 +260,11 @@ static CHANGING: LazyLock<Regex> = LazyLock::new(|| {
         )
       | (?P<ago>
             (?i:\bjust\ now\b
-          | \b(?:a|an|one|a\ few|\d+)\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|months?|y|years?)\ ago\b)
+          | \b(?:a|an|one|a\ few|[{digit}]+)[{space}]*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|months?|y|years?)\ ago\b)
         )
-      | \d+
+      | [{digit}]+
         "#,
-    )
+    ))
     .expect("regex")
 });
 
@@ -335,5 +340,21 @@ mod tests {
             steady("[4]<div scrollable: 300px above, 600px below>")
         );
         assert_ne!(steady("<h1>Step one</h1>"), steady("<h1>Step two</h1>"));
+        // Any script's digits, and Unicode's spaces, as the regex crate's `\d` and `\s` had it.
+        assert_eq!(
+            steady("<span>١٢:٠٤</span><b>３ new</b>"),
+            steady("<span>١٢:٠٥</span><b>１４ new</b>")
+        );
+        assert_eq!(steady("<span>٣</span>"), "<span>#</span>");
+        assert_eq!(
+            steady("<p>posted 59\u{a0}s ago</p>"),
+            steady("<p>posted 1\u{202f}min ago</p>")
+        );
+        assert_eq!(steady("<p>5\u{a0}min ago</p>"), "<p>#ago</p>");
+        assert_ne!(
+            steady(r#"[3]<input value="١">"#),
+            steady(r#"[3]<input value="٢">"#)
+        );
+        assert_ne!(steady("[3]<input value=a1>"), steady("[3]<input value=a2>"));
     }
 }
