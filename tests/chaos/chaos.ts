@@ -122,6 +122,22 @@ async function reconnect(h: Harness, taskId: string, web: WebSide): Promise<void
   web.socket.send(web.goal);
 }
 
+/**
+ * The person's answers to the dialogs a page shows, each after its delay (in the order struck).
+ * One listener per page: a second dialog struck while the first is open is answered too, not
+ * left to hold the page (two `once` listeners would both take the first).
+ */
+const dialogAnswers = new WeakMap<import("playwright-core").Page, number[]>();
+function answerDialogs(page: import("playwright-core").Page): number[] {
+  let delays = dialogAnswers.get(page);
+  if (delays === undefined) {
+    const queue: number[] = [];
+    dialogAnswers.set(page, (delays = queue));
+    page.on("dialog", (dialog) => void setTimeout(() => void dialog.dismiss().catch(() => undefined), queue.shift() ?? 1_000));
+  }
+  return delays;
+}
+
 /** Strikes one fault. The web socket is passed by reference so a dropped one can be replaced. */
 async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, random: () => number): Promise<void> {
   switch (fault) {
@@ -159,8 +175,7 @@ async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, ra
       // page is blocked, and whatever input reaches it waits.
       const page = h.context.pages().find((p) => p.url().startsWith(`${h.a}/shop/`));
       if (page === undefined) return;
-      const answerAfter = 1_000 + Math.floor(random() * 3_000);
-      page.once("dialog", (dialog) => void setTimeout(() => void dialog.dismiss().catch(() => undefined), answerAfter));
+      answerDialogs(page).push(1_000 + Math.floor(random() * 3_000));
       void page.evaluate(() => confirm("Leave this page?")).catch(() => undefined);
       return;
     }
