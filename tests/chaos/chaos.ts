@@ -268,14 +268,16 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   else if (output.status === "ok" && mugs !== 2) unclear = `the task says it is done but the cart holds ${mugs} blue mugs`;
   else if (output.status === "error" && !CLEAR_ERRORS.has(output.error?.code ?? "")) unclear = `ended with ${JSON.stringify(output.error)}`;
   else if (quiet.ms > WATCHDOG_MS) unclear = `silent for ${(quiet.ms / 1000).toFixed(1)} s after ${quiet.after}`;
-  // What the task's history says, to start the diagnosis from: for a failing run, and for one
-  // that went quiet for long (within the watchdog's bound, but a person would wonder).
+  // What the task's history says, to start the diagnosis from: for a failing run, one that
+  // ended with an error (clear, but why?), and one that went quiet for long (within the
+  // watchdog's bound, but a person would wonder).
   let story: string | undefined;
-  if (unclear !== undefined || lost.length > 0 || doubled.length > 0 || quiet.ms > QUIET_TOLD_MS) {
+  if (unclear !== undefined || lost.length > 0 || doubled.length > 0 || quiet.ms > QUIET_TOLD_MS || output?.status === "error") {
     const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; at: number; type: string; status?: string; error?: unknown; phase?: string }> };
     const start = exported.events[0]?.at ?? 0;
     const events = exported.events.map((e) => `${e.seq}@${((e.at - start) / 1000).toFixed(1)}:${e.type}${e.status ? `=${e.status}` : ""}${e.phase ? `/${e.phase}` : ""}${e.error ? ` ${JSON.stringify(e.error)}` : ""}`);
-    story = `[task ${exported.task.status}; events ${events.join(" ")}]`;
+    const failures = records.flatMap((r) => (r.outcome?.error ? [`${r.command.name}@tab${r.tabId ?? "?"}: ${r.outcome.error.code} ${r.outcome.error.message.slice(0, 160)}`] : []));
+    story = `[task ${exported.task.status}; events ${events.join(" ")}${failures.length > 0 ? `; failed actions: ${failures.join(" | ")}` : ""}]`;
   }
   return {
     seed,

@@ -193,10 +193,16 @@ function movesLayer(record: MutationRecord): boolean {
 export function countsForStep(record: MutationRecord, place: Element): boolean {
   const e = current;
   if (e === null || e.kind === "any") return true;
-  if (movesLayer(record) || inLayer(place)) return true;
+  // Where the kind's places say first (cheap); a new layer anywhere after (it reads styles).
+  if (countsAt(e, record, place)) return true;
+  return movesLayer(record) || inLayer(place);
+}
+
+function countsAt(e: Expectation, record: MutationRecord, place: Element): boolean {
   switch (e.kind) {
     case "toggle":
     case "select":
+    case "any":
       return false;
     case "menu":
       return e.places.some((p) => p.contains(place)) || (record.type === "childList" && Array.from(record.addedNodes).some((n) => n instanceof Element));
