@@ -236,7 +236,11 @@ describe("artifact refusals", () => {
   it("stores one of two uploads racing to one URL, and refuses the other", async () => {
     const taskId = await newTask(mimo);
     for (let round = 0; round < 5; round++) {
-      const [a, b] = [randomBytes(300_000), randomBytes(300_000)];
+      // Under the worker's drain limit (256 KiB): a loser refused before its body is read gets
+      // its 403 on a connection that stays up; a larger body is left unread and its connection
+      // closed after the answer (worker/src/artifacts.rs), which a client may see as a failed
+      // fetch — that is the product's contract, not what this race is about.
+      const [a, b] = [randomBytes(200_000), randomBytes(200_000)];
       const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: a.length });
       const results = await Promise.all([a, b].map(async (bytes) => ({ bytes, res: await upload(grant.uploadUrl, bytes, "image/png") })));
       const statuses = results.map((r) => r.res.status).sort();
