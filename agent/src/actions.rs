@@ -645,6 +645,7 @@ fn error_outcome(record: &ActionRecord, error: ErrorObject) -> ActionOutcome {
         dialog: None,
         tab_id: None,
         waits_for_site: None,
+        timings: Vec::new(),
     }
 }
 
@@ -738,6 +739,7 @@ mod tests {
             dialog: None,
             tab_id: None,
             waits_for_site: None,
+            timings: Vec::new(),
         }
     }
 

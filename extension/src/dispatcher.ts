@@ -29,6 +29,7 @@ import { bounded } from "./bounded.ts";
 import { actionLabel } from "./overlay-state.ts";
 import { ActionError, actionKey, errorOutcome, successOutcome } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
+import { timeline } from "./timeline.ts";
 
 /**
  * Outcomes of actions that may run again are stored only up to this size: writing a DOM index
@@ -93,6 +94,7 @@ export class ActionDispatcher {
 
   /** A `browser_action` frame arrived. Resolves when it is handled (finished, for a new one). */
   async receive(action: BrowserAction): Promise<void> {
+    timeline(action);
     this.#deps.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
     await this.#ready;
     const key = actionKey(action);
@@ -108,6 +110,7 @@ export class ActionDispatcher {
     this.#running.add(key);
     const entry: RunningEntry = { key, action, startedAt: this.#deps.now() };
     await this.#deps.log.start(entry);
+    timeline(action).mark("log");
     this.#deps.changed?.();
     const blocking = this.#executing.get(action.taskId);
     if (blocking !== undefined && !safeToRerun(blocking) && !safeToRerun(action)) {
@@ -190,6 +193,7 @@ export class ActionDispatcher {
   async #run(entry: RunningEntry): Promise<void> {
     let outcome: ActionOutcome;
     this.#executing.set(entry.action.taskId, entry.action);
+    timeline(entry.action).mark("queue");
     try {
       const running = this.#deps.execute(entry.action);
       const ms = runBound(entry.action);
@@ -204,6 +208,11 @@ export class ActionDispatcher {
   }
 
   async #finish(entry: RunningEntry, outcome: ActionOutcome): Promise<void> {
+    // Stored with its timings, so that a delivery again sends the same outcome; the write of it
+    // to the log, after them, counts in the server's figure for the way there and back.
+    const stages = timeline(entry.action);
+    stages.mark("outcome");
+    outcome = { ...outcome, timings: stages.stages };
     this.#recent.set(entry.key, outcome);
     if (this.#recent.size > 50) this.#recent.delete(this.#recent.keys().next().value!);
     const finished = {

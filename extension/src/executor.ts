@@ -22,6 +22,7 @@ import { actionLabel } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
 import { requireSite } from "./site-access.ts";
+import { timeline } from "./timeline.ts";
 
 /** Actions that may make the page open a tab (a link, `window.open` on a click or a key). */
 const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click", "browser_click_at", "browser_press_key"]);
@@ -65,22 +66,27 @@ export class Executor {
     // cast is there because TypeScript cannot follow one name through both.
     const handler = ACTION_HANDLERS[action.name] as AnyHandler;
     if (!ACTION_TRAITS[action.name].needsTaskTab) return handler.run({ action, deps: this.#deps }, action.params);
+    const stages = timeline(action);
     const ctx = await this.#tabContext(action, handler);
     const dialogs = this.#deps.dialogs;
     const notes = [...(ctx.moved !== undefined ? [ctx.moved] : []), ...dialogs.takeNotes(ctx.tabId)];
     const open = dialogs.current(ctx.tabId);
     if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
     await this.#deps.tasks.update(action.taskId, (t) => (t.lastAction = { name: action.name, at: this.#deps.now() }));
+    stages.mark("checks");
     if (open === undefined) await this.#label(ctx, actionLabel(action));
+    stages.mark("label");
     const watch = dialogs.watch(ctx.tabId);
     const newTab = this.#deps.newTabs.watch(action.taskId);
     // A copy: the task's record is the live one, which a joining tab changes.
     const tabsBefore = [...tabsOf(ctx.task)];
     const verified = EXPECTS_EFFECT.has(action.name) && open === undefined;
     const before = verified ? await tabState(ctx.tabId, true) : "closed";
+    stages.mark("baseline");
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
+      stages.mark("act");
       success.dialog ??= dialogs.current(ctx.tabId);
       if (notes.length > 0) success.warnings = [...notes, ...(success.warnings ?? [])];
       // Chrome opens the tab a click asked for just after the click, and the step's effect is
@@ -93,6 +99,7 @@ export class Executor {
       const effect = judged ? await changedSince(ctx.tabId, before, opensTabs ? newTab.opened : undefined) : undefined;
       const changed = effect?.changed;
       if (!judged && opensTabs) await Promise.race([newTab.opened, sleep(NEW_TAB_WAIT_MS)]);
+      stages.mark("verify");
       // Nothing seen: a tab Chrome opened may not have been announced to the worker yet.
       if (opensTabs && !joined && changed !== true) await this.#strayTab(ctx);
       const task = await this.#deps.tasks.get(action.taskId);
@@ -115,6 +122,7 @@ export class Executor {
         success.partial = true;
         (success.warnings ??= []).push(noEffect(action.name, effect.kind));
       }
+      stages.mark("tabs");
       return success;
     } finally {
       if (verified) stepJudged(ctx.tabId);

@@ -57,7 +57,11 @@ describe("dispatch", () => {
     assert.equal(results().length, 0);
     release();
     await done;
-    assert.deepEqual(results(), [{ actionId: "a", attempt: 1, taskId: "t1", status: "ok", result: { done: true }, warnings: [] }]);
+    const [{ timings, ...outcome }] = results() as [ActionOutcome];
+    assert.deepEqual(outcome, { actionId: "a", attempt: 1, taskId: "t1", status: "ok", result: { done: true }, warnings: [] });
+    // Where its time went, stage by stage: held 10 ms in the executor, that is in the last.
+    assert.deepEqual(timings?.map((t) => t.stage), ["log", "queue", "outcome"]);
+    assert.ok(timings![2]!.ms >= 9, JSON.stringify(timings));
   });
 
   it("reports errors with their codes, partial successes, and internal errors", async () => {
@@ -209,7 +213,8 @@ describe("exactly once", () => {
     assert.equal(look!.error!.retryable, true, "a look may be run again");
     // The task's queue is free: the next action runs.
     await d.receive(action("after"));
-    assert.deepEqual(results()[1], { actionId: "after", attempt: 1, taskId: "t1", status: "ok", result: "after", warnings: [] });
+    const { timings: _, ...after } = results()[1]!;
+    assert.deepEqual(after, { actionId: "after", attempt: 1, taskId: "t1", status: "ok", result: "after", warnings: [] });
 
     // A click the page holds is not ended early: what it started may still land, and while it
     // runs the next click is refused rather than run as well.

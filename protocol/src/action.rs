@@ -237,7 +237,12 @@ pub struct DragEnd {
 /// The action catalog: the action's name and its parameters. [`ActionKind`] names each action
 /// without its parameters and says what kind of action it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::EnumDiscriminants)]
-#[serde(tag = "name", content = "params", rename_all = "snake_case")]
+#[serde(
+    remote = "Self",
+    tag = "name",
+    content = "params",
+    rename_all = "snake_case"
+)]
 #[strum_discriminants(
     name(ActionKind),
     derive(Hash, strum::EnumIter, strum::IntoStaticStr),
@@ -498,6 +503,7 @@ pub enum ActionCommand {
         confirmed_protected_path: Option<String>,
     },
 }
+via_json_value!(ActionCommand);
 
 /// What running an action a second time does: it decides whether an attempt whose outcome is
 /// unknown (a timeout, a restarted extension) may simply be run again.
@@ -890,6 +896,19 @@ pub struct ActionOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub waits_for_site: Option<String>,
+    /// Where the attempt's time went in the extension, stage by stage in order (the queue,
+    /// its log, the checks, the act, the verification, …): the server's span from sending the
+    /// action to having its result, less these, is the way there and back. Diagnostics only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<StageTime>>", optional)]
+    pub timings: Vec<StageTime>,
+}
+
+/// One stage of an attempt in the extension and its milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct StageTime {
+    pub stage: String,
+    pub ms: f64,
 }
 
 impl ActionOutcome {

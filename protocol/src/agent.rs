@@ -56,7 +56,7 @@ pub struct DragPoint {
 /// The actions the model can take. Elements are named by their `index` in the page's element
 /// list (`[12]<button>…`), which is the extension's `clickId`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
-#[serde(rename_all = "snake_case")]
+#[serde(remote = "Self", rename_all = "snake_case")]
 pub enum AgentAction {
     /// Open a URL in the task's tab.
     Navigate { url: String },
@@ -195,6 +195,7 @@ pub enum AgentAction {
         data: Option<serde_json::Value>,
     },
 }
+via_json_value!(AgentAction);
 
 impl AgentAction {
     /// The element of the page's list it acts on, by index, if any.

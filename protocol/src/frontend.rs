@@ -12,7 +12,7 @@ use crate::{
 
 /// Web → server (`frontend_message`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "type", rename_all = "snake_case")]
 pub enum FrontendMessage {
     /// The person says something in the task's chat.
     #[serde(rename_all = "camelCase")]
@@ -82,6 +82,7 @@ pub enum FrontendMessage {
     /// (on by default).
     SetBridge { allow: bool, confirm: bool },
 }
+via_json_value!(FrontendMessage);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

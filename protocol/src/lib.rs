@@ -5,6 +5,9 @@
 //! `extension/` are generated from them (`cargo run -p mimo-protocol --bin gen-ts`), never
 //! retyped. A test fails when the checked-in TypeScript is stale.
 
+#[macro_use]
+mod via_value;
+
 pub mod action;
 pub mod agent;
 pub mod artifact;

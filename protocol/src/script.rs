@@ -223,6 +223,7 @@ impl Observation {
             dialog: None,
             tab_id: None,
             waits_for_site: None,
+            timings: Vec::new(),
         }
     }
 }

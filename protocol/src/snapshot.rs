@@ -62,7 +62,7 @@ pub struct TabGroupInfo {
 
 /// One change in the browser, sent by the extension as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
 pub enum TabEvent {
     /// A tab appeared or changed (url, title, status, active, group, position).
     TabUpserted {
@@ -97,3 +97,4 @@ pub enum TabEvent {
         group_id: ChromeId,
     },
 }
+via_json_value!(TabEvent);

@@ -61,6 +61,7 @@ pub fn typescript_module() -> String {
         action::BrowserAction,
         action::ActionStatus,
         action::ActionOutcome,
+        action::StageTime,
         action::DialogKind,
         action::PageDialog,
         action::TaskTab,

@@ -293,6 +293,7 @@ fn action_outcome() -> BoxedStrategy<ActionOutcome> {
                     dialog,
                     tab_id,
                     waits_for_site,
+                    timings: Vec::new(),
                 }
             },
         )

@@ -656,7 +656,15 @@ tabId?: number,
  * The site (origin) the person has not allowed Mimo on, when that is why the action did not
  * run (`PERMISSION_DENIED`): a run waits for them to allow it instead of failing.
  */
-waitsForSite?: string, };
+waitsForSite?: string, 
+/**
+ * Where the attempt's time went in the extension, stage by stage in order (the queue,
+ * its log, the checks, the act, the verification, …): the server's span from sending the
+ * action to having its result, less these, is the way there and back. Diagnostics only.
+ */
+timings?: Array<StageTime>, };
+
+export type StageTime = { stage: string, ms: number, };
 
 export type DialogKind = "alert" | "confirm" | "prompt" | "beforeunload";
 

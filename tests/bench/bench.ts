@@ -4,6 +4,9 @@
 //     when the LLM chunk arrived) to a web socket receiving it, with 1 and with 50 sockets
 //   - artifact upload throughput through a presigned URL (the Worker streams it into R2) versus
 //     a direct R2 binding put of the same bytes
+//   - cold start: a fresh workerd process's time to be ready, then to its first response (the
+//     wasm compiled and instantiated, the route run), beside a warm response of the same request
+//   - the largest contributors to the wasm's code, by crate (tests/bench/wasm-size.ts)
 // Figures, not pass/fail: speed goals live here, never in timed tests.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -13,6 +16,7 @@ import { newTask, WebClient } from "../support/clients.ts";
 import { ROOT, startMimo } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { median, percentile, sized } from "./figures.ts";
+import { codeByCrate } from "./wasm-size.ts";
 
 const DELTAS = sized(200, 20);
 const MANY_SOCKETS = sized(50, 5);
@@ -86,6 +90,29 @@ async function uploadThroughput(mimo: Mimo) {
   return { presigned: mbps(median(presigned)), direct: mbps(median(direct)) };
 }
 
+const COLD_STARTS = sized(5, 2);
+
+/** Medians, ms: a restarted workerd process ready; its first `/api/tasks` response; a warm one. */
+async function coldStart(mimo: Mimo) {
+  const ready: number[] = [];
+  const first: number[] = [];
+  const warm: number[] = [];
+  const tasks = () => fetch(`${mimo.url}/api/tasks`, { headers: { authorization: `Bearer ${mimo.token}` } });
+  for (let i = 0; i < COLD_STARTS; i++) {
+    const started = performance.now();
+    await mimo.restart();
+    const up = performance.now();
+    const res = await tasks();
+    if (res.status !== 200) throw new Error(`cold start: /api/tasks answered ${res.status}`);
+    const answered = performance.now();
+    await (await tasks()).arrayBuffer();
+    warm.push(performance.now() - answered);
+    ready.push(up - started);
+    first.push(answered - up);
+  }
+  return { ready: median(ready), first: median(first), warm: median(warm) };
+}
+
 const size = bundleSize();
 const mimo = await startMimo();
 try {
@@ -95,6 +122,10 @@ try {
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   console.log("\nMimo benchmarks (one run, this machine)\n");
   console.log(`worker bundle                raw ${kib(size.raw)}   gzip ${kib(size.gzip)}`);
+  const unstripped = path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, "target"), "wasm32-unknown-unknown/release/mimo_worker.wasm");
+  const code = codeByCrate(unstripped);
+  const share = (n: number) => `${(n / 1024).toFixed(0)} KiB (${((100 * n) / code.total).toFixed(0)}%)`;
+  console.log(`  code by crate, before wasm-opt: ${code.crates.slice(0, 12).map(([crate, n]) => `${crate} ${share(n)}`).join(", ")}`);
   console.log(`chat-delta broadcast (${DELTAS} deltas, ms from emit to receipt)`);
   console.log(`  1 socket                   median ${one.median.toFixed(1)}   p90 ${one.p90.toFixed(1)}`);
   console.log(
@@ -106,7 +137,11 @@ try {
   console.log(`artifact upload (${UPLOAD_BYTES / (1024 * 1024)} MiB, median of ${UPLOAD_ROUNDS})`);
   console.log(`  presigned URL via Worker   ${upload.presigned.toFixed(1)} MB/s`);
   console.log(`  direct R2 binding put      ${upload.direct.toFixed(1)} MB/s`);
-  console.log(`  ratio presigned / direct   ${(upload.presigned / upload.direct).toFixed(2)}x\n`);
+  console.log(`  ratio presigned / direct   ${(upload.presigned / upload.direct).toFixed(2)}x`);
+  const cold = await coldStart(mimo);
+  console.log(`cold start (median of ${COLD_STARTS} fresh workerd processes)`);
+  console.log(`  process ready              ${cold.ready.toFixed(0)} ms`);
+  console.log(`  first response             ${cold.first.toFixed(0)} ms   (a warm one: ${cold.warm.toFixed(1)} ms; ${(cold.first / Math.max(cold.warm, 0.1)).toFixed(0)}x)\n`);
 } finally {
   await mimo.dispose();
 }

@@ -50,13 +50,39 @@ async function clickRoundTrip(h: Harness) {
   if (!button) throw new Error("the fixture has no button");
   await act(h, taskId, { name: "browser_debugger_attach", params: {} });
   const times: number[] = [];
+  const records: TimedRecord[] = [];
   for (let i = 0; i < CLICKS; i++) {
     const started = performance.now();
-    await ok(h, taskId, { name: "browser_click", params: { clickId: button.clickId, strategy: "cdp_mouse" } });
-    times.push(performance.now() - started);
+    const { record } = await ok(h, taskId, { name: "browser_click", params: { clickId: button.clickId, strategy: "cdp_mouse" } });
+    const total = performance.now() - started;
+    times.push(total);
+    records.push({ ...(record as TimedRecord), total });
   }
   console.log(`  CDP click, server → page → server: median ${median(times).toFixed(1)} ms   p90 ${percentile(times, 90).toFixed(1)} ms (${CLICKS} clicks)`);
+  console.log(`  of which (medians, ms): ${breakdown(records)}`);
   return median(times);
+}
+
+type TimedRecord = ActionRecord & { sentAt?: number; finishedAt?: number; total?: number };
+
+/**
+ * Where attempts' time went, stage by stage (medians): the API call and the task's object
+ * before and after (`server`), the way to the extension and back through the registry and the
+ * socket, with the extension's write of the outcome to its action log (`transport`), then each
+ * stage the extension timed (`ActionOutcome.timings`).
+ */
+function breakdown(records: TimedRecord[]): string {
+  const spans = new Map<string, number[]>();
+  const add = (stage: string, ms: number) => spans.set(stage, [...(spans.get(stage) ?? []), ms]);
+  for (const r of records) {
+    if (r.sentAt === undefined || r.finishedAt === undefined) continue;
+    const span = r.finishedAt - r.sentAt;
+    const stages = r.outcome?.timings ?? [];
+    if (r.total !== undefined) add("server", r.total - span);
+    add("transport", span - stages.reduce((sum, s) => sum + s.ms, 0));
+    for (const s of stages) add(s.stage, s.ms);
+  }
+  return [...spans].map(([stage, ms]) => `${stage} ${median(ms).toFixed(1)}`).join(", ");
 }
 
 const STEPS = sized(50, 3);
@@ -83,7 +109,7 @@ async function stepOverhead(h: Harness, clickMedian: number): Promise<StepFigure
   const overhead = requests.slice(2, 2 + STEPS).map((r, i) => r.at - requests[i + 1]!.answeredAt!);
   const m = median(overhead);
   console.log(`  tool call → next LLM request, click step: median ${m.toFixed(0)} ms   p90 ${percentile(overhead, 90).toFixed(0)} ms (${STEPS} steps; ${(m / clickMedian).toFixed(1)}× the bare click)`);
-  const records = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as Array<ActionRecord & { sentAt?: number; finishedAt?: number }>;
+  const records = (await (await api(h.mimo, `/api/task/${taskId}/actions`)).json()) as TimedRecord[];
   const byAction = new Map<string, number[]>();
   for (const r of records) {
     if (r.sentAt === undefined || r.finishedAt === undefined) continue;
@@ -91,6 +117,10 @@ async function stepOverhead(h: Harness, clickMedian: number): Promise<StepFigure
   }
   const parts = [...byAction].filter(([name]) => name !== "task_start").map(([name, t]) => `${name} ${median(t)} ms`);
   console.log(`  of which, per action (median, sent → result): ${parts.join(", ")}`);
+  for (const name of byAction.keys()) {
+    if (name === "task_start") continue;
+    console.log(`    ${name} (medians, ms): ${breakdown(records.filter((r) => r.command.name === name))}`);
+  }
   const shots = requests.slice(2, 2 + STEPS).map((r) => r.images.reduce((sum, image) => sum + image.bytes, 0));
   const types = [...new Set(requests.flatMap((r) => r.images.map((image) => image.mediaType)))].join(", ");
   console.log(

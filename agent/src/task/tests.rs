@@ -210,6 +210,7 @@ fn outcome(action: &BrowserAction, status: ActionStatus, result: serde_json::Val
             dialog: None,
             tab_id: None,
             waits_for_site: None,
+            timings: Vec::new(),
         },
     })
 }
@@ -245,6 +246,7 @@ fn finish(task: &Task, action_id: &str) -> Input {
             dialog: None,
             tab_id: None,
             waits_for_site: None,
+            timings: Vec::new(),
         },
     })
 }
@@ -1022,6 +1024,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
             dialog: None,
             tab_id: None,
             waits_for_site: None,
+            timings: Vec::new(),
         },
         50,
     );

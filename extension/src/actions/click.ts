@@ -5,6 +5,7 @@ import { CdpFailure } from "../cdp.ts";
 import type { Prepared } from "../frame-protocol.ts";
 import { frameCall } from "../frames.ts";
 import { dispatchMouse, ourInput, route, toTop } from "../input.ts";
+import { timeline } from "../timeline.ts";
 import type { Handler } from "./handler.ts";
 
 export const browserClick: Handler<"browser_click"> = {
@@ -18,6 +19,7 @@ export const browserClick: Handler<"browser_click"> = {
     const cdp = ctx.deps.cdp;
     try {
       const point = await toTop(ctx.tabId, frameId, prepared.point);
+      timeline(ctx.action).mark("prepare");
       await ourInput(cdp, ctx.tabId, async () => {
         await dispatchMouse(cdp, ctx.tabId, "mouseMoved", point);
         await dispatchMouse(cdp, ctx.tabId, "mousePressed", point, { button: "left", buttons: 1, clickCount: 1 });

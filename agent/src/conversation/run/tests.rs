@@ -173,6 +173,7 @@ fn record(
             dialog: None,
             tab_id: None,
             waits_for_site: None,
+            timings: Vec::new(),
         }),
     }
 }

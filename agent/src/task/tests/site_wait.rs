@@ -25,6 +25,7 @@ fn site_refused(action: &BrowserAction) -> Input {
             dialog: None,
             tab_id: None,
             waits_for_site: Some(SITE.into()),
+            timings: Vec::new(),
         },
     })
 }
