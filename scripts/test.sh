@@ -28,6 +28,9 @@ tsc --noEmit -p extension
 tsc --noEmit -p extension/test
 tsc --noEmit -p tests
 
+step "import circles (TypeScript, madge)"
+madge --circular --no-spinner --extensions ts extension/src extension/test web/src web/test tests scripts
+
 step "extension build"
 node extension/build.mjs
 
