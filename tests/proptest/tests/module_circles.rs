@@ -61,6 +61,17 @@ fn a_circle_between_siblings_is_found_and_named_with_its_lines() {
         report,
         "src/a.rs → src/b.rs → src/a.rs\n  src/a.rs:1 uses crate::b::B\n  src/b.rs:2 uses crate::a::A\n"
     );
+    // Nested siblings naming each other through their parent, in an inline module and a macro.
+    let nested = check(&[
+        ("src/lib.rs", "pub mod m;\n"),
+        ("src/m/mod.rs", "mod a;\nmod b;\n"),
+        ("src/m/a.rs", "mod inner {\n    use super::super::b;\n}\n"),
+        ("src/m/b.rs", "fn f() { println!(\"{}\", super::a::X) }\n"),
+    ]);
+    assert_eq!(
+        nested,
+        "src/m/a.rs → src/m/b.rs → src/m/a.rs\n  src/m/a.rs:2 uses super::super::b\n  src/m/b.rs:1 uses super::a::X\n"
+    );
 }
 
 #[test]
