@@ -14,7 +14,7 @@ cargo clippy --quiet --workspace --all-targets -- -D warnings
 cargo clippy --quiet -p mimo-worker --target wasm32-unknown-unknown -- -D warnings
 cargo clippy --quiet -p mimo-durable --target wasm32-unknown-unknown --tests -- -D warnings
 
-step "Rust unit tests (protocol, agent core and task machine, LLM gateway, artifacts)"
+step "Rust unit tests (protocol, agent core and task machine, LLM gateway, artifacts; no import circles between modules)"
 cargo test --quiet --workspace
 
 step "wasm32 tests under Node (the task's stores on SQLite, HTTP and frame glue; wasm-bindgen-test)"
@@ -27,6 +27,9 @@ tsc --noEmit -p web/test
 tsc --noEmit -p extension
 tsc --noEmit -p extension/test
 tsc --noEmit -p tests
+
+step "import circles in TypeScript (madge; the Rust modules' check is a cargo test: tests/proptest/tests/module_circles.rs)"
+madge --circular --no-spinner --extensions ts extension/src extension/test web/src web/test tests scripts
 
 step "extension build"
 node extension/build.mjs

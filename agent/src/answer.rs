@@ -62,7 +62,7 @@ pub fn mismatch(schema: &Value, data: Option<&Value>) -> Option<String> {
         errors
             .iter()
             .take(SHOWN_ERRORS)
-            .map(|e| crate::prompt::cut(e, 300))
+            .map(|e| crate::text::cut(e, 300))
             .collect::<Vec<_>>()
             .join("; ")
     );

@@ -24,4 +24,5 @@ pub mod snapshot;
 pub mod status;
 pub mod task;
 pub mod task_index;
+mod text;
 mod unicode;

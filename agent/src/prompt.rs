@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::llm;
 use crate::records::{Budget, Observation, Step};
+use crate::text::cut;
 
 /// Who the model is and when it uses the browser.
 pub const SYSTEM_PROMPT: &str = "You are Mimo, an assistant that operates the user's own web \
@@ -236,18 +237,6 @@ pub fn estimate_tokens(messages: &[llm::ChatMessage], tools: &[llm::ToolSpec]) -
             .map(|t| t.description.len() + t.parameters.to_string().len())
             .sum::<usize>();
     bytes.div_ceil(3)
-}
-
-/// Cuts `text` to at most `limit` characters, saying so.
-pub fn cut(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(limit).collect();
-    format!(
-        "{kept}\n… (cut: {} more characters)",
-        text.chars().count() - limit
-    )
 }
 
 /// The messages of a run's next model call, compacted until they fit the budget: page text

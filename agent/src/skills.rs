@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::front_matter;
 use crate::llm;
-use crate::prompt::cut;
+use crate::text::cut;
 
 mod site;
 use site::Site;

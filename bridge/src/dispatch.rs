@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::Sender;
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::server::State;
+use crate::state::State;
 use crate::tools;
 
 /// A tool with its parsed arguments.
@@ -186,7 +186,7 @@ pub(crate) async fn run(state: Arc<State>, accepted: Accepted, out: Sender<Bridg
     // The person's confirmation of a protected write holds for the path they confirmed only.
     let confirmed = |path: &str| invoke.confirmed_protected_path.as_deref() == Some(path);
     let outcome = match call {
-        Call::Bash(args) => tools::bash::run(&state, &id, &args, &out)
+        Call::Bash(args) => tools::bash::run(&state.shell, &root, &id, &args, &out)
             .await
             .map(to_value),
         // Plain blocking file operations, off the runtime's threads.

@@ -3,9 +3,10 @@
 //! authenticated client (the Mimo extension, which relays the coordinator's `invoke` frames).
 //!
 //! One file per concern, as in mini-redis: [`server`] accepts sockets and runs the handshake of
-//! `handshake`, `dispatch` parses an invocation, takes a slot and runs it, `fs_guard` keeps
-//! paths in the root, `policy` decides which commands run, `tools/` holds one file per tool,
-//! `audit` appends one line per invocation.
+//! `handshake`, `dispatch` parses an invocation, takes a slot and runs it, `state` holds the
+//! configuration and what they all share, `fs_guard` keeps paths in the root, `policy` decides
+//! which commands run, `tools/` holds one file per tool, `audit` appends one line per
+//! invocation.
 
 mod audit;
 mod dispatch;
@@ -15,6 +16,8 @@ mod policy;
 #[cfg(test)]
 mod properties;
 pub mod server;
+mod state;
 mod tools;
 
-pub use server::{Bridge, Config};
+pub use server::Bridge;
+pub use state::Config;

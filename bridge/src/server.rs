@@ -5,8 +5,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -15,7 +14,7 @@ use mimo_protocol::bridge::{
 };
 use strum::IntoEnumIterator;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
@@ -28,7 +27,8 @@ use crate::audit::Audit;
 use crate::dispatch;
 use crate::handshake::{self, Side};
 use crate::policy::Policy;
-use crate::tools::bash;
+use crate::state::{Config, State};
+use crate::tools::bash::Shell;
 
 /// How long a new connection has for each frame of the handshake.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,42 +41,6 @@ const MAX_FAILURE_DELAY: Duration = Duration::from_secs(10);
 
 /// Shortest secret accepted from `--secret-file` or the environment.
 pub const MIN_SECRET_LEN: usize = 16;
-
-/// What a bridge serves and allows.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The folder every path is relative to; nothing outside it is read or written.
-    pub root: PathBuf,
-    /// What both sides of the handshake prove they know.
-    pub secret: String,
-    /// What `bash` may run: program names and full argument patterns (`crate::policy`); empty
-    /// means any program that cannot run code it is handed, unless `strict`.
-    pub allow: Vec<String>,
-    /// Only what `allow` allows runs, even when it is empty (then nothing does).
-    pub strict: bool,
-    /// Invocations running at once, over all connections; more are `E_BUSY`.
-    pub max_concurrent: usize,
-    /// The audit log (JSON lines); must be outside the root, where no tool can rewrite it.
-    pub audit: PathBuf,
-    /// The only extension that may connect (its id, as in `chrome-extension://<id>`). `None`:
-    /// the one paired before (kept in `pairing_file`), or else the first to authenticate.
-    pub extension_id: Option<String>,
-    /// Where the paired extension's id is kept between runs; outside the root, like the audit.
-    pub pairing_file: PathBuf,
-}
-
-pub(crate) struct State {
-    pub(crate) config: Config,
-    pub(crate) policy: Policy,
-    /// The environment commands run with.
-    pub(crate) child_env: bash::ChildEnv,
-    pub(crate) slots: Arc<Semaphore>,
-    pub(crate) audit: Audit,
-    /// The extension allowed to connect, once known.
-    paired: Mutex<Option<String>>,
-    /// Wrong proofs in a row; held while a proof is checked, so checks wait for each other.
-    failures: tokio::sync::Mutex<u32>,
-}
 
 /// A bound bridge, ready to serve.
 pub struct Bridge {
@@ -140,15 +104,7 @@ impl Bridge {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         Ok(Self {
             listener,
-            state: Arc::new(State {
-                slots: Arc::new(Semaphore::new(config.max_concurrent)),
-                child_env: bash::ChildEnv::from_current(),
-                policy,
-                config,
-                audit,
-                paired: Mutex::new(paired),
-                failures: tokio::sync::Mutex::new(0),
-            }),
+            state: Arc::new(State::new(config, Shell::new(policy), audit, paired)),
         })
     }
 
@@ -209,47 +165,6 @@ fn outside_root(root: &std::path::Path, file: &std::path::Path, what: &str) -> i
 /// Chrome's extension ids: 32 letters from `a` to `p`.
 fn valid_extension_id(id: &str) -> bool {
     id.len() == 32 && id.bytes().all(|b| (b'a'..=b'p').contains(&b))
-}
-
-impl State {
-    fn paired(&self) -> Option<String> {
-        self.paired
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
-    }
-
-    /// Pairs `id` if no extension is paired yet; whether `id` is the paired one.
-    fn pair(&self, id: &str) -> bool {
-        let mut paired = self
-            .paired
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match paired.as_deref() {
-            Some(known) => known == id,
-            None => {
-                *paired = Some(id.to_owned());
-                let file = &self.config.pairing_file;
-                let written = file
-                    .parent()
-                    .map_or(Ok(()), std::fs::create_dir_all)
-                    .and_then(|()| std::fs::write(file, format!("{id}\n")));
-                match written {
-                    Ok(()) => println!(
-                        "paired with the extension {id}: only it may connect from now on (kept \
-                         in {}; --extension-id names another)",
-                        file.display()
-                    ),
-                    Err(e) => eprintln!(
-                        "mimo-bridge: paired with the extension {id} until it stops; cannot keep \
-                         it in {}: {e}",
-                        file.display()
-                    ),
-                }
-                true
-            }
-        }
-    }
 }
 
 async fn connection(stream: TcpStream, state: Arc<State>) {

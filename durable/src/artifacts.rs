@@ -3,9 +3,9 @@
 //! "listed" only once its upload completed, and so a task's deletion or retention can find
 //! every object.
 
-use crate::clients::{ArtifactGrant, ArtifactStored};
+use crate::clients::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 use mimo_protocol::Attachment;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
 
 use crate::sql::{add_column, int, text, Sql};
@@ -24,24 +24,6 @@ CREATE TABLE IF NOT EXISTS artifacts (
     stored_at INTEGER,
     name TEXT
 );";
-
-/// One artifact of the task as recorded; `stored_at` is `None` until its upload completed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArtifactRecord {
-    pub artifact_id: String,
-    pub kind: String,
-    pub key: String,
-    pub content_type: String,
-    pub max_length: u64,
-    pub action_id: Option<String>,
-    pub granted_at: u64,
-    pub size: Option<u64>,
-    pub sha256: Option<String>,
-    pub stored_at: Option<u64>,
-    /// An attachment's file name.
-    pub name: Option<String>,
-}
 
 pub struct ArtifactStore<S = SqlStorage> {
     sql: S,

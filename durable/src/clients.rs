@@ -19,9 +19,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
 
-use crate::artifacts::ArtifactRecord;
-use crate::error::Answer;
-use crate::http::{json_request, read_json, read_outcome};
+use crate::error::{read_json, read_outcome, Answer};
+use crate::http::json_request;
 use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX};
 
 /// Body of the registry's `/bind`.
@@ -148,6 +147,25 @@ pub struct ArtifactStored {
     pub artifact_id: String,
     pub size: u64,
     pub sha256: String,
+}
+
+/// One artifact of the task as recorded (answer of the coordinator's `/artifact`, and a row of
+/// its artifact store); `stored_at` is `None` until its upload completed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactRecord {
+    pub artifact_id: String,
+    pub kind: String,
+    pub key: String,
+    pub content_type: String,
+    pub max_length: u64,
+    pub action_id: Option<String>,
+    pub granted_at: u64,
+    pub size: Option<u64>,
+    pub sha256: Option<String>,
+    pub stored_at: Option<u64>,
+    /// An attachment's file name.
+    pub name: Option<String>,
 }
 
 /// What `/init` answers: the task's id, and whether this request created it.

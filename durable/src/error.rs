@@ -1,5 +1,6 @@
 //! The one error type of the shells, in pingora's shape: what kind of failure it is, its
-//! source, and whether trying again may help — with one conversion to the wire.
+//! source, and whether trying again may help — with one conversion to the wire, and the
+//! reading of another object's answer into it.
 
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::Response;
@@ -78,4 +79,36 @@ impl<T> Refusable<T> for Answer<T> {
             Err(Failure::Runtime(e)) => Err(e),
         }
     }
+}
+
+/// Whether another object's answer was a success, or the error object it sent.
+pub async fn read_outcome(response: Response) -> Answer<()> {
+    if response.status_code() < 300 {
+        Ok(())
+    } else {
+        Err(Failure::Refused(error_of(response).await))
+    }
+}
+
+/// Reads the body of a response from another object: the value, or the error object it sent.
+pub async fn read_json<T: serde::de::DeserializeOwned>(mut response: Response) -> Answer<T> {
+    if response.status_code() < 300 {
+        Ok(response.json().await?)
+    } else {
+        Err(Failure::Refused(error_of(response).await))
+    }
+}
+
+/// The error object of a failed answer; one that is not one (a runtime's own error page) is
+/// kept as the message of an `INTERNAL_ERROR`, never dropped.
+async fn error_of(mut response: Response) -> ErrorObject {
+    let status = response.status_code();
+    let body = match response.text().await {
+        Ok(body) => body,
+        Err(e) => return ErrorObject::new(ErrorCode::InternalError, format!("{status}: {e}")),
+    };
+    serde_json::from_str(&body).unwrap_or_else(|_| {
+        let shown: String = body.chars().take(500).collect();
+        ErrorObject::new(ErrorCode::InternalError, format!("{status}: {shown}"))
+    })
 }

@@ -2,8 +2,6 @@
 
 use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Serialize;
-
-use crate::error::{Answer, Failure};
 use worker::{Env, Headers, Method, Request, RequestInit, Response, Result};
 
 /// A JSON error body `{code, message, retryable}` with the status that fits the code.
@@ -72,38 +70,6 @@ pub fn token_generation(env: &Env) -> String {
 /// Milliseconds since the Unix epoch, from the runtime's clock.
 pub fn now_ms() -> u64 {
     worker::Date::now().as_millis()
-}
-
-/// Whether another object's answer was a success, or the error object it sent.
-pub async fn read_outcome(response: Response) -> Answer<()> {
-    if response.status_code() < 300 {
-        Ok(())
-    } else {
-        Err(Failure::Refused(error_of(response).await))
-    }
-}
-
-/// Reads the body of a response from another object: the value, or the error object it sent.
-pub async fn read_json<T: serde::de::DeserializeOwned>(mut response: Response) -> Answer<T> {
-    if response.status_code() < 300 {
-        Ok(response.json().await?)
-    } else {
-        Err(Failure::Refused(error_of(response).await))
-    }
-}
-
-/// The error object of a failed answer; one that is not one (a runtime's own error page) is
-/// kept as the message of an `INTERNAL_ERROR`, never dropped.
-async fn error_of(mut response: Response) -> ErrorObject {
-    let status = response.status_code();
-    let body = match response.text().await {
-        Ok(body) => body,
-        Err(e) => return ErrorObject::new(ErrorCode::InternalError, format!("{status}: {e}")),
-    };
-    serde_json::from_str(&body).unwrap_or_else(|_| {
-        let shown: String = body.chars().take(500).collect();
-        ErrorObject::new(ErrorCode::InternalError, format!("{status}: {shown}"))
-    })
 }
 
 /// Bytes from the runtime's CSPRNG (`crypto.getRandomValues`).

@@ -36,11 +36,10 @@ mod task_store;
 #[cfg(all(test, target_arch = "wasm32"))]
 mod wasm_tests;
 
-pub use artifacts::ArtifactRecord;
 pub use clients::{
-    ArtifactGrant, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody, Confirmer,
-    RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder, TicketRedeem,
-    TokenCheck,
+    ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody,
+    Confirmer, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
+    TicketRedeem, TokenCheck,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};

@@ -7,8 +7,8 @@ use strum::IntoEnumIterator;
 use wasm_bindgen_test::wasm_bindgen_test;
 use worker::{Method, Response, WebSocketIncomingMessage};
 
-use crate::error::Failure;
-use crate::http::{error_response, json_request, now_ms, random_bytes, read_json, read_outcome};
+use crate::error::{read_json, read_outcome, Failure};
+use crate::http::{error_response, json_request, now_ms, random_bytes};
 use crate::socket::parse_message;
 
 #[wasm_bindgen_test]

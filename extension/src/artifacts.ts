@@ -5,8 +5,7 @@ import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } 
 import { evidenceText, isTextual, policyOf } from "./evidence.ts";
 import { timedOut } from "./bounded.ts";
 import { ActionError } from "./results.ts";
-
-export type ServerAccess = { serverUrl: string; token: string };
+import type { ServerAccess } from "./storage.ts";
 
 /** How long the server may take to answer a request about an artifact, and to take or give its bytes. */
 const REQUEST_MS = 20_000;

@@ -3,8 +3,7 @@
 // changed is judged from every frame of the tab (content/changes.ts) and the tab itself; what
 // the page changes by itself (a clock, a ticker) is no effect of the step.
 import type { ActionName } from "../../protocol/ts/protocol.ts";
-import type { ExpectedKind } from "./content/expectations.ts";
-import type { FrameRequest, FrameState } from "./frame-protocol.ts";
+import type { ExpectedKind, FrameRequest, FrameState } from "./frame-protocol.ts";
 import { allFrames, everyFrame, frameLook } from "./frames.ts";
 import { sleep } from "./loading.ts";
 

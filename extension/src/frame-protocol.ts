@@ -3,7 +3,6 @@
 // the content script never lets an exception cross, it names a protocol error code instead.
 import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection, Target } from "../../protocol/ts/protocol.ts";
 import type { Candidate } from "./targets.ts";
-import type { ExpectedKind, StepPurpose } from "./content/expectations.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -21,6 +20,12 @@ export type Located = { rank: number; total: number; candidates: Candidate[] };
 
 /** A point or rectangle in a frame's own viewport (CSS pixels). */
 export type Point = { x: number; y: number };
+
+/** The kind of element a step acts on, which says what change counts as its effect (content/expectations.ts). */
+export type ExpectedKind = "toggle" | "menu" | "link" | "submit" | "button" | "select" | "drag" | "any";
+
+/** Why an element is acted on, as the worker's operations say it. */
+export type StepPurpose = "click" | "select" | "dragFrom" | "dragTo";
 
 export type OverlayState = "idle" | "hidden" | "ongoing" | "waiting" | "paused" | "takeover";
 

@@ -2,8 +2,7 @@
 // nothing to name (a canvas, SVG, a map): checked to be in view, and told what is there.
 import type { ElementFacts } from "../../protocol/ts/protocol.ts";
 import type { TabContext } from "./actions/handler.ts";
-import type { StepPurpose } from "./content/expectations.ts";
-import type { Point } from "./frame-protocol.ts";
+import type { Point, StepPurpose } from "./frame-protocol.ts";
 import { frameCall } from "./frames.ts";
 import { ActionError } from "./results.ts";
 

@@ -5,7 +5,7 @@
 // scripts) so that everything the extension sends afterwards — socket frames, results, uploaded
 // page text and HTML — has them replaced by their placeholder, across service worker restarts.
 import type { BrowserAction, ErrorCode, SecretValue, SecretValueRequest } from "../../protocol/ts/protocol.ts";
-import type { ServerAccess } from "./artifacts.ts";
+import type { ServerAccess } from "./storage.ts";
 import { timedOut } from "./bounded.ts";
 import { SecretMatcher } from "./redact.ts";
 import type { SecretFound } from "./redact.ts";

@@ -80,7 +80,9 @@ export async function loadCredential(): Promise<Credential | null> {
 }
 
 /** Where the server is and this browser's credential there (empty when not paired). */
-export async function loadServerAccess(): Promise<{ serverUrl: string; token: string }> {
+export type ServerAccess = { serverUrl: string; token: string };
+
+export async function loadServerAccess(): Promise<ServerAccess> {
   const [settings, credential] = await Promise.all([loadSettings(), loadCredential()]);
   return { serverUrl: settings.serverUrl, token: credential?.token ?? "" };
 }

@@ -99,7 +99,7 @@ impl Target {
     }
 }
 
-/// Where a task may go (seed 002's domain policy, with the deployment's `MIMO_ALLOWED_DOMAINS`
+/// Where a task may go (seed 002 §4.3, with the deployment's `MIMO_ALLOWED_DOMAINS`
 /// and `MIMO_BLOCKED_DOMAINS`). A rule is a host (`shop.example`, which covers its subdomains
 /// too, on any port) or a host and port (`127.0.0.1:8080`, exactly that). Blocked rules win;
 /// with allowed rules, only what they cover may be visited.

@@ -9,7 +9,7 @@ use mimo_protocol::{ChatMessage, ChatRole, FrontendEvent};
 
 use super::{Conversation, Effect};
 use crate::records::{ChatSummary, StoredMessage};
-use crate::{llm, prompt};
+use crate::{llm, prompt, text};
 
 /// The conversation is compacted once its prompt takes more than this share (in percent) of
 /// the context left after the notes.
@@ -114,7 +114,7 @@ impl Conversation {
         }
         self.keep_summary(ChatSummary {
             up_to: compaction.up_to,
-            text: prompt::cut(text, SUMMARY_CHARS),
+            text: text::cut(text, SUMMARY_CHARS),
             messages: compaction.messages,
             created_at: now,
         })

@@ -16,7 +16,7 @@ use mimo_protocol::{ChatRole, ErrorCode, ErrorObject, FrontendEvent};
 
 use super::{Conversation, Effect};
 use crate::records::{Budget, Delegation, Subtask};
-use crate::{answer, llm, prompt};
+use crate::{answer, llm, prompt, text};
 
 /// The most sub-tasks one request may start: a master that keeps delegating is told to answer
 /// with what it has.
@@ -74,7 +74,7 @@ impl Conversation {
         delegation
             .transcript
             .push(llm::ChatMessage::assistant_with_tool_calls(
-                prompt::cut(&thought, 2_000),
+                text::cut(&thought, 2_000),
                 calls.clone(),
             ));
         for call in calls {

@@ -28,7 +28,7 @@ use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
 use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step, StoredMessage};
-use crate::{answer, risk, skills};
+use crate::{answer, risk, skills, text};
 
 /// The longest decline reason passed to the model (a person's note, not a prompt).
 const MAX_DECLINE_REASON_CHARS: usize = 500;
@@ -225,7 +225,7 @@ fn display_name(text: &str) -> Option<String> {
     if name.is_empty() || crate::flow::carries_personal(&name).is_some() {
         return None;
     }
-    Some(prompt::cut(&name, 60))
+    Some(text::cut(&name, 60))
 }
 
 /// The JavaScript dialog the page showed when an action ended: preparing the page stops there, as
@@ -256,7 +256,7 @@ fn parsed<T: serde::de::DeserializeOwned>(record: &ActionRecord) -> Result<T, St
 fn result_summary(action: &AgentAction, result: &ToolResult) -> String {
     match (&result.error, action) {
         (Some(error), _) => format!("{} failed: {}", action.name(), error),
-        (None, AgentAction::Done { text, .. }) => prompt::cut(text, 200),
+        (None, AgentAction::Done { text, .. }) => text::cut(text, 200),
         (None, _) if result.warnings.is_empty() => format!("{}: done", action.name()),
         (None, _) => format!("{}: done ({})", action.name(), result.warnings.join("; ")),
     }
@@ -299,7 +299,7 @@ impl Conversation {
                 "the model answered without calling AgentOutput",
             );
             let correction = vec![
-                llm::ChatMessage::assistant(prompt::cut(&thought, 2_000)),
+                llm::ChatMessage::assistant(text::cut(&thought, 2_000)),
                 llm::ChatMessage::user(
                     "You must reply with a call of the AgentOutput tool: a reflection and one \
                      action, or the done action to finish.",
@@ -325,7 +325,7 @@ impl Conversation {
                 );
                 let correction = vec![
                     llm::ChatMessage::assistant_with_tool_calls(
-                        prompt::cut(&thought, 2_000),
+                        text::cut(&thought, 2_000),
                         vec![call.clone()],
                     ),
                     llm::ChatMessage::tool_result(
@@ -1484,7 +1484,7 @@ impl Conversation {
         if let Some(run) = self.run.as_ref().filter(|r| r.subtask.is_some()) {
             // A sub-agent's failure is the master's to handle: it hears what the steps did.
             let done: Vec<String> = run.steps.iter().map(prompt::step_line).collect();
-            let summary = prompt::cut(&done.join("\n"), 4_000);
+            let summary = text::cut(&done.join("\n"), 4_000);
             let result = run.close(SubtaskStatus::Failed, summary, None, Some(error));
             effects.extend(self.subtask_closed(result, now));
             return effects;

@@ -17,22 +17,21 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::mpsc::Sender;
 
-use crate::policy::{self, Allowed};
-use crate::server::State;
+use crate::policy::{self, Allowed, Policy};
 
 /// What a command's environment holds: never the bridge's own (its secret may be in
 /// `MIMO_BRIDGE_SECRET`, and the shell that started it may hold cloud keys and tokens), only
 /// `PATH` (its absolute folders: a relative one would find programs in the root), `HOME` and
 /// `LANG`, and git told to use a bare repository only when named (a root that the tools made
 /// look like one, with a `config` naming a program, would otherwise run it).
-pub(crate) struct ChildEnv {
+struct ChildEnv {
     /// `PATH` as commands get it; programs are looked up in it.
     path: OsString,
     vars: Vec<(OsString, OsString)>,
 }
 
 impl ChildEnv {
-    pub(crate) fn from_current() -> Self {
+    fn from_current() -> Self {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let folders: Vec<PathBuf> = std::env::split_paths(&path)
             .filter(|p| p.is_absolute())
@@ -55,8 +54,25 @@ impl ChildEnv {
     }
 }
 
+/// What commands run with: the policy that must allow each, and the environment they get.
+pub(crate) struct Shell {
+    policy: Policy,
+    env: ChildEnv,
+}
+
+impl Shell {
+    pub(crate) fn new(policy: Policy) -> Self {
+        Shell {
+            policy,
+            env: ChildEnv::from_current(),
+        }
+    }
+}
+
+/// Runs `args.command` in `root`.
 pub(crate) async fn run(
-    state: &State,
+    shell: &Shell,
+    root: &Path,
     id: &str,
     args: &BashArgs,
     events: &Sender<BridgeMessage>,
@@ -68,14 +84,14 @@ pub(crate) async fn run(
             format!("timeoutMs must be between 1 and {MAX_BASH_TIMEOUT_MS}"),
         ));
     }
-    let (program, words) = program_and_args(state, &args.command)?;
+    let (program, words) = program_and_args(shell, root, &args.command)?;
     let mut child = Command::new(&program)
         // As it was asked for: a program that looks at its name sees the one it was given.
         .arg0(&words[0])
         .args(&words[1..])
         .env_clear()
-        .envs(state.child_env.vars.iter().map(|(k, v)| (k, v)))
-        .current_dir(&state.config.root)
+        .envs(shell.env.vars.iter().map(|(k, v)| (k, v)))
+        .current_dir(root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -128,7 +144,11 @@ pub(crate) async fn run(
 
 /// The program file to run and the command's words, if it may run: no shell operators, and
 /// allowed by the policy.
-fn program_and_args(state: &State, command: &str) -> Result<(PathBuf, Vec<String>), ErrorObject> {
+fn program_and_args(
+    shell: &Shell,
+    root: &Path,
+    command: &str,
+) -> Result<(PathBuf, Vec<String>), ErrorObject> {
     if let Some(op) = shell_operator(command) {
         return Err(ErrorObject::new(
             ErrorCode::ECmd,
@@ -144,9 +164,8 @@ fn program_and_args(state: &State, command: &str) -> Result<(PathBuf, Vec<String
     if words.is_empty() {
         return Err(ErrorObject::new(ErrorCode::EArgs, "the command is empty"));
     }
-    let allowed = state.policy.check(&words)?;
-    let root = &state.config.root;
-    let Some(program) = find_program(&words[0], root, &state.child_env.path) else {
+    let allowed = shell.policy.check(&words)?;
+    let Some(program) = find_program(&words[0], root, &shell.env.path) else {
         return Err(ErrorObject::new(
             ErrorCode::ECmd,
             format!("program not found: {}", words[0]),

@@ -2,7 +2,7 @@
 // in a file of its own in this folder, registered in index.ts; the executor runs it after the
 // checks every action shares.
 import type { ACTION_TRAITS, ActionName, BrowserAction } from "../../../protocol/ts/protocol.ts";
-import type { ServerAccess } from "../artifacts.ts";
+import type { ServerAccess } from "../storage.ts";
 import type { BridgeClient } from "../bridge.ts";
 import type { Debugger } from "../cdp.ts";
 import type { PageDialogs } from "../dialogs.ts";

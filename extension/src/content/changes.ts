@@ -11,9 +11,8 @@
 // Once the element a step acts on is known, only what that kind of element does counts
 // (content/expectations.ts). The frame says what changed since the step began; the worker
 // judges the tab from every frame's answer (effects.ts).
-import type { FrameState } from "../frame-protocol.ts";
+import type { FrameState, StepPurpose } from "../frame-protocol.ts";
 import { controlsDigest, countsForStep, expectedEffects, expectedKind, expectFrom, expectNothingYet } from "./expectations.ts";
-import type { StepPurpose } from "./expectations.ts";
 
 const OVERLAY_HOST = "mimo-overlay-host";
 /** The page's changes during the step, at places that do not change by themselves, that its kind counts. */

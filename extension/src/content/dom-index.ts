@@ -12,8 +12,7 @@ import { riskFacts } from "./risk-facts.ts";
 import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
 import type { LineFacts } from "../index-text.ts";
 import { shownValue } from "../secrets.ts";
-import { clippedAway, coverOf, deepElementFromPoint, shadowOf, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
-import { contentBox } from "./interact.ts";
+import { clippedAway, contentBox, coverOf, deepElementFromPoint, shadowOf, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
 
 /** How far beyond the viewport a `viewport` scope index still looks. */
 const VIEWPORT_MARGIN = 200;

@@ -181,6 +181,20 @@ export function iframeByToken(token: string): Element | null {
   return allIframes().find((f) => frameTokens.get(f) === token) ?? null;
 }
 
+/** Where an element's content box (inside border and padding: where an iframe's page shows) is in the viewport. */
+export function contentBox(el: Element): { x: number; y: number; w: number; h: number } {
+  const r = el.getBoundingClientRect();
+  const style = getComputedStyle(el);
+  const pl = parseFloat(style.paddingLeft);
+  const pt = parseFloat(style.paddingTop);
+  return {
+    x: r.left + el.clientLeft + pl,
+    y: r.top + el.clientTop + pt,
+    w: el.clientWidth - pl - parseFloat(style.paddingRight),
+    h: el.clientHeight - pt - parseFloat(style.paddingBottom),
+  };
+}
+
 // ---- targets ----
 
 /** Elements of the last index in this frame, by click id. */

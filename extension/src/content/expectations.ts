@@ -18,12 +18,8 @@
 // For every kind, a new layer anywhere — a dialog, a menu, a listbox, an alert, a toast, a
 // popover, something fixed on top of the page — counts too, and so does a change of the page's
 // address or document (the worker compares those).
+import type { ExpectedKind, StepPurpose } from "../frame-protocol.ts";
 import { composedParent } from "./dom.ts";
-
-export type ExpectedKind = "toggle" | "menu" | "link" | "submit" | "button" | "select" | "drag" | "any";
-
-/** Why an element is acted on, as the worker's operations say it. */
-export type StepPurpose = "click" | "select" | "dragFrom" | "dragTo";
 
 type Expectation = {
   kind: ExpectedKind;

@@ -2,11 +2,11 @@
 // input (scrolled into view, visible, enabled, on top), the DOM fallbacks for click, hover and
 // typing, select options, scrolling, the HTML snapshot, and probes for `browser_wait_for`.
 import type { ElementFacts, ScrollDirection } from "../../../protocol/ts/protocol.ts";
-import type { FrameTarget, Point, Prepared } from "../frame-protocol.ts";
-import type { StepPurpose } from "./expectations.ts";
+import type { FrameTarget, Point, Prepared, StepPurpose } from "../frame-protocol.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../secrets.ts";
 import {
   composedParent,
+  contentBox,
   deepElementFromPoint,
   deepQuery,
   describe,
@@ -85,19 +85,6 @@ export function prepare(target: FrameTarget, purpose: "click" | "type" | "hover"
   const out: Prepared = { point, tag: el.localName };
   if (editable !== undefined) out.editable = editable;
   return out;
-}
-
-export function contentBox(el: Element): { x: number; y: number; w: number; h: number } {
-  const r = el.getBoundingClientRect();
-  const style = getComputedStyle(el);
-  const pl = parseFloat(style.paddingLeft);
-  const pt = parseFloat(style.paddingTop);
-  return {
-    x: r.left + el.clientLeft + pl,
-    y: r.top + el.clientTop + pt,
-    w: el.clientWidth - pl - parseFloat(style.paddingRight),
-    h: el.clientHeight - pt - parseFloat(style.paddingBottom),
-  };
 }
 
 /**
