@@ -286,10 +286,15 @@ pub enum Purpose {
     TaskStart,
     /// The step's own action.
     Step,
-    WaitLoaded,
-    Screenshot,
-    Readability,
-    DomIndex,
+    /// Preparing the page for the model (`browser_observe`). Runs stored while the page was
+    /// prepared one capture at a time load with this purpose, and observe again.
+    #[serde(
+        alias = "wait_loaded",
+        alias = "screenshot",
+        alias = "readability",
+        alias = "dom_index"
+    )]
+    Observe,
 }
 
 impl Purpose {
@@ -297,10 +302,7 @@ impl Purpose {
         match self {
             Purpose::TaskStart => "start",
             Purpose::Step => "act",
-            Purpose::WaitLoaded => "load",
-            Purpose::Screenshot => "shot",
-            Purpose::Readability => "read",
-            Purpose::DomIndex => "index",
+            Purpose::Observe => "look",
         }
     }
 }

@@ -67,7 +67,9 @@ pub fn status(
     let waiting_page = records.iter().filter(in_flight).any(|r| {
         matches!(
             r.command.kind(),
-            ActionKind::BrowserWaitForLoaded | ActionKind::BrowserWaitFor
+            ActionKind::BrowserWaitForLoaded
+                | ActionKind::BrowserWaitFor
+                | ActionKind::BrowserObserve
         )
     });
     let pending_confirmation = (task_status == TaskStatus::WaitingConfirmation)

@@ -21,6 +21,7 @@ const EXPECTED: Record<ActionName, "watched" | "handler" | "none"> = {
   browser_screenshot: "none", // a look
   browser_readability_extract: "none", // a look
   browser_dom_index: "none", // a look
+  browser_observe: "none", // a look
   browser_xpath_scan: "none", // a look
   browser_click: "watched", // what the element's kind does
   browser_type: "handler", // the field's value, read back

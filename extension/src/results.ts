@@ -94,13 +94,14 @@ export function successOutcome(action: Ids, success: ActionSuccess): ActionOutco
   return outcome;
 }
 
-/** Any thrown value as an outcome: `ActionError`s keep their code, anything else is internal. */
+/** Any thrown value as an error object: `ActionError`s keep their code, anything else is internal. */
+export function errorObject(error: unknown): ErrorObject {
+  return error instanceof ActionError ? error.toObject() : { code: "INTERNAL_ERROR", message: errorText(error), retryable: false };
+}
+
+/** Any thrown value as an outcome (see `errorObject`). */
 export function errorOutcome(action: Ids, error: unknown, warnings: string[] = []): ActionOutcome {
-  const object: ErrorObject =
-    error instanceof ActionError
-      ? error.toObject()
-      : { code: "INTERNAL_ERROR", message: errorText(error), retryable: false };
-  const outcome: ActionOutcome = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: object, warnings };
+  const outcome: ActionOutcome = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "error", error: errorObject(error), warnings };
   if (error instanceof ActionError && error.dialog !== undefined) outcome.dialog = error.dialog;
   if (error instanceof ActionError && error.waitsForSite !== undefined) outcome.waitsForSite = error.waitsForSite;
   if (error instanceof ActionError && error.currentTab !== undefined) outcome.tabId = error.currentTab;

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import type { DomIndexResult } from "../../protocol/ts/protocol.ts";
+import type { DomIndexResult, ObserveResult } from "../../protocol/ts/protocol.ts";
 import { checkDomains, checkUrl, domainRefusal, siteNotAllowed, siteOf, sitePattern, taskTabFor } from "../src/guard.ts";
 import { handBack, joinTab, leaveTab, tabsOf } from "../src/tasks.ts";
 import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
 import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
+import { fitReadable } from "../src/observation.ts";
 import { effectBetween } from "../src/effects.ts";
 import type { TabLook } from "../src/effects.ts";
 import type { FrameState } from "../src/frame-protocol.ts";
@@ -221,6 +222,40 @@ describe("the index text", () => {
 
     const scan = fitIndex(r, 50_000, true);
     assert.ok(scan.result.elements.every((e) => e.xpath !== undefined), "an xpath scan keeps its xpaths");
+  });
+});
+
+describe("an observation in one message", () => {
+  const observation = (kb: number, indexKb: number): ObserveResult => ({
+    screenshot: { result: { artifactId: "art_shot", url: "https://r2/x", width: 1280, height: 720 }, partial: false, warnings: [] },
+    readability: { result: { artifactId: "art_text", text: "t".repeat(kb * 1024), markdown: "m".repeat(kb * 1024), contentLengthBytes: kb * 1024, truncated: false }, partial: false, warnings: [] },
+    domIndex: { result: { elements: [], text: "i".repeat(indexKb * 1024), url: "https://x/", title: "X", scrollX: 0, scrollY: 0, tabs: [] }, partial: false, warnings: [] },
+  });
+  const size = (r: ObserveResult) => Buffer.byteLength(JSON.stringify(r));
+
+  it("keeps all of it when it fits", () => {
+    const r = observation(100, 100);
+    fitReadable(r, 512 * 1024);
+    assert.equal(r.readability.result?.markdown?.length, 100 * 1024);
+    assert.deepEqual(r.readability.warnings, []);
+  });
+
+  it("leaves the markdown in its artifact first, then the text, saying so, until it fits", () => {
+    const r = observation(200, 150);
+    fitReadable(r, 512 * 1024);
+    assert.equal(r.readability.result?.markdown, undefined);
+    assert.equal(r.readability.result?.text?.length, 200 * 1024, "the text stays");
+    assert.match(r.readability.warnings.join(), /markdown is only in the artifact/);
+    assert.ok(size(r) <= 512 * 1024);
+
+    const tight = observation(200, 400);
+    fitReadable(tight, 512 * 1024);
+    assert.equal(tight.readability.result?.text, undefined);
+    assert.equal(tight.readability.result?.truncated, true);
+    assert.equal(tight.readability.result?.artifactId, "art_text", "the whole text is still in its artifact");
+    assert.equal(tight.readability.warnings.length, 2);
+    assert.ok(size(tight) <= 512 * 1024);
+    assert.equal(tight.domIndex.result?.text.length, 400 * 1024, "the element list is not cut here");
   });
 });
 

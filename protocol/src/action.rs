@@ -312,6 +312,15 @@ pub enum ActionCommand {
         #[ts(optional)]
         assign_attr: Option<String>,
     },
+    /// Prepares the page for the model in one round trip: waits for it to load (up to
+    /// `timeout_ms`), then takes its screenshot, readable text and element list together. Each
+    /// part succeeds or fails on its own ([`ObserveResult`]).
+    #[serde(rename_all = "camelCase")]
+    BrowserObserve {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        timeout_ms: Option<u32>,
+    },
     BrowserXpathScan {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
@@ -613,6 +622,14 @@ impl ActionKind {
                 captures_page: false,
                 needs_task_tab: true,
                 label: "reading the page",
+            },
+            BrowserObserve => ActionTraits {
+                rerun: ReadOnly,
+                mutating: false,
+                slow: true,
+                captures_page: true,
+                needs_task_tab: true,
+                label: "looking at the page",
             },
             BrowserXpathScan => ActionTraits {
                 rerun: ReadOnly,
@@ -1010,6 +1027,42 @@ pub struct ReadabilityResult {
     pub truncated: bool,
 }
 
+/// Result of `browser_observe`: the page as the model is shown it, each part with its own
+/// outcome — one that failed leaves the others.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ObserveResult {
+    /// Why the page was captured before it finished loading, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub not_loaded: Option<String>,
+    pub screenshot: ObservedPart<ScreenshotResult>,
+    pub readability: ObservedPart<ReadabilityResult>,
+    pub dom_index: ObservedPart<DomIndexResult>,
+}
+
+/// One part of an observation: its result, or why there is none; `partial` and `warnings` as an
+/// action's own would say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservedPart<T> {
+    #[serde(default = "none", skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub result: Option<T>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ErrorObject>,
+    #[serde(default)]
+    pub partial: bool,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// `Option::None` for any `T` (serde's `default` would ask `T: Default`).
+fn none<T>() -> Option<T> {
+    None
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
 pub struct BoundingBox {
     pub x: f64,
@@ -1224,6 +1277,7 @@ mod tests {
                 "browser_screenshot",
                 "browser_readability_extract",
                 "browser_dom_index",
+                "browser_observe",
                 "browser_xpath_scan",
                 "browser_get_html",
                 "browser_wait_for",
@@ -1288,6 +1342,7 @@ mod tests {
                 "task_start",
                 "browser_screenshot",
                 "browser_readability_extract",
+                "browser_observe",
                 "browser_get_html",
                 "browser_navigate",
                 "browser_back",
@@ -1299,7 +1354,11 @@ mod tests {
         );
         assert_eq!(
             names_where(|t| t.captures_page),
-            ["browser_screenshot", "browser_readability_extract"]
+            [
+                "browser_screenshot",
+                "browser_readability_extract",
+                "browser_observe"
+            ]
         );
         assert_eq!(
             names_where(|t| !t.needs_task_tab),

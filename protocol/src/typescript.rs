@@ -67,6 +67,8 @@ pub fn typescript_module() -> String {
         action::TaskTab,
         action::TaskStartResult,
         action::ScreenshotResult,
+        action::ObserveResult,
+        action::ObservedPart<serde_json::Value>,
         action::ReadabilityResult,
         action::BoundingBox,
         action::DomElement,

@@ -184,7 +184,7 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
+assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -440,7 +440,7 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
+assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -692,6 +692,14 @@ export type ScreenshotResult = { artifactId: string, url: string, width: number,
  * maps a point or a box of the page to the image and back.
  */
 scale?: number, };
+
+export type ObserveResult = { 
+/**
+ * Why the page was captured before it finished loading, when it was.
+ */
+notLoaded?: string, screenshot: ObservedPart<ScreenshotResult>, readability: ObservedPart<ReadabilityResult>, domIndex: ObservedPart<DomIndexResult>, };
+
+export type ObservedPart<T> = { result?: T, error?: ErrorObject, partial: boolean, warnings: Array<string>, };
 
 export type ReadabilityResult = { artifactId?: string, text?: string, markdown?: string, title?: string, contentLengthBytes: number, truncated: boolean, };
 
@@ -1611,6 +1619,7 @@ export const ACTION_TRAITS = {
   "browser_screenshot": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"taking a screenshot"},
   "browser_readability_extract": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"reading the page"},
   "browser_dom_index": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_observe": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"looking at the page"},
   "browser_xpath_scan": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
   "browser_click": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking {target}"},
   "browser_type": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"typing into {target}"},

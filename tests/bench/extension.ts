@@ -12,7 +12,7 @@
 //   - the same run with MIMO_AGENT_VISION on and off, in one bench run: the screenshot bytes
 //     sent to the model per step, the whole request per step, and the step overhead, side by side
 //     (the element list itself is the same either way: no marks are drawn on the screenshot)
-import type { DomElement, DomIndexResult, EventEnvelope } from "../../protocol/ts/protocol.ts";
+import type { ActionCommand, DomElement, DomIndexResult, EventEnvelope } from "../../protocol/ts/protocol.ts";
 import { act, ok, startHarness, startTask } from "../browser/harness.ts";
 import type { ActionRecord, Harness } from "../browser/harness.ts";
 import { api, newTask, WebClient } from "../support/clients.ts";
@@ -85,6 +85,33 @@ function breakdown(records: TimedRecord[]): string {
   return [...spans].map(([stage, ms]) => `${stage} ${median(ms).toFixed(1)}`).join(", ");
 }
 
+/**
+ * The page's observation after a step (`browser_observe`: the three captures at once) beside
+ * its captures one action each, on the same page, sent → result as the server sees it.
+ */
+async function observeFigures(h: Harness) {
+  const { taskId } = await startTask(h, `${h.a}/big?rows=150`);
+  const time = async (command: ActionCommand) => {
+    const times: number[] = [];
+    let record: TimedRecord | undefined;
+    for (let i = 0; i < RUNS; i++) {
+      ({ record } = await ok(h, taskId, command, { partial: true }));
+      times.push(record.finishedAt! - record.sentAt!);
+    }
+    return { ms: median(times), act: record?.outcome?.timings?.find((t) => t.stage === "act")?.ms };
+  };
+  const shot = await time({ name: "browser_screenshot", params: {} });
+  const text = await time({ name: "browser_readability_extract", params: {} });
+  const index = await time({ name: "browser_dom_index", params: {} });
+  const look = await time({ name: "browser_observe", params: {} });
+  const apart = shot.ms + text.ms + index.ms;
+  console.log(
+    `  one by one: screenshot ${shot.ms.toFixed(0)} ms (act ${shot.act}), readable text ${text.ms.toFixed(0)} ms (act ${text.act}), ` +
+      `element list ${index.ms.toFixed(0)} ms (act ${index.act}): ${apart.toFixed(0)} ms`,
+  );
+  console.log(`  browser_observe, all three at once: ${look.ms.toFixed(0)} ms (act ${look.act}; ${(look.ms / apart).toFixed(2)}× one by one)`);
+}
+
 const STEPS = sized(50, 3);
 
 type StepFigures = { overheadMs: number; requestBytes: number; shotBytes: number };
@@ -142,6 +169,8 @@ async function visionRun(vision: "on" | "off", clickMedian?: number): Promise<{ 
       await indexFigures(h, "10,000-element page", `${h.a}/big`);
       await indexFigures(h, "form page (every input type)", `${h.a}/form.html`);
       await indexFigures(h, "750-element page", `${h.a}/big?rows=150`);
+      console.log(`Observation of the 750-element page (median of ${RUNS})`);
+      await observeFigures(h);
       console.log("Click");
       clickMedian = await clickRoundTrip(h);
     }

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES } from "../../protocol/ts/protocol.ts";
-import type { ReadabilityResult, ScreenshotResult } from "../../protocol/ts/protocol.ts";
+import type { ObserveResult, ReadabilityResult, ScreenshotResult } from "../../protocol/ts/protocol.ts";
 import { imageSize } from "../../extension/src/image.ts";
 import { downloadArtifact, fails, ok, pageAt, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
@@ -85,6 +85,37 @@ describe("readability", () => {
     await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/text?kb=${Math.ceil(READABILITY_MAX_BYTES / 1024) + 50}` } });
     const tooLarge = await fails(h, taskId, { name: "browser_readability_extract", params: {} }, "READABILITY_TOO_LARGE");
     assert.equal(tooLarge.retryable, false);
+  });
+});
+
+describe("an observation", () => {
+  it("waits for the page, then takes its screenshot, readable text and element list in one action", { timeout: 30_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/article.html?observe`);
+    const { result, warnings } = await ok<ObserveResult>(h, taskId, { name: "browser_observe", params: {} });
+    assert.deepEqual(warnings, []);
+    assert.equal(result.notLoaded, undefined);
+    const shot = result.screenshot.result!;
+    assert.equal(jpegSize(Buffer.from(await (await download(shot.artifactId)).arrayBuffer()))?.width, shot.width);
+    const text = result.readability.result!;
+    assert.equal(text.title, "The Quiet Harbour");
+    assert.match(text.markdown!, /^## The market$/m);
+    assert.equal(await (await download(text.artifactId!)).text(), text.markdown);
+    const index = result.domIndex.result!;
+    assert.ok(index.elements.length > 0 && index.text.includes(`[${index.elements[0]!.clickId}]`), index.text);
+    assert.match(index.url, /article\.html\?observe$/);
+    // Each part is what its own action gives.
+    const alone = await ok<ReadabilityResult>(h, taskId, { name: "browser_readability_extract", params: {} });
+    assert.equal(alone.result.markdown, text.markdown);
+  });
+
+  it("keeps the parts that worked when one fails", { timeout: 60_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/article.html?observe-large`);
+    await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/text?kb=${Math.ceil(READABILITY_MAX_BYTES / 1024) + 50}` } });
+    const { result } = await ok<ObserveResult>(h, taskId, { name: "browser_observe", params: {} });
+    assert.equal(result.readability.error?.code, "READABILITY_TOO_LARGE");
+    assert.equal(result.readability.result, undefined);
+    assert.ok(result.screenshot.result?.artifactId);
+    assert.equal(result.domIndex.result?.title, "Long read");
   });
 });
 

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import type { AuditRecord, BrowserAction, EventEnvelope, ExtensionMessage, PresignResponse } from "../../protocol/ts/protocol.ts";
+import type { AuditRecord, BrowserAction, ErrorCode, EventEnvelope, ExtensionMessage, ObservedPart, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, post, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
@@ -29,17 +29,23 @@ function answer(action: BrowserAction): { result: unknown } | { code: string; re
   switch (action.name) {
     case "task_start":
       return { result: { tabId: 11, windowId: 3, url: action.params.url ?? "about:blank" } };
-    case "browser_wait_for_loaded":
-      return { result: { status: "complete" } };
     case "browser_screenshot":
       return { code: "CDP_UNAVAILABLE", retryable: false };
     case "browser_readability_extract":
       return { result: { text: "Docs home. Install with npm.", title: "Docs", contentLengthBytes: 28, truncated: false } };
     case "browser_dom_index":
       return { result: { elements: [{ clickId: 1, tag: "a", text: "Install", frameId: 0 }], text: "[1]<a>Install</a>", url: "http://docs.test/", title: "Docs", scrollX: 0, scrollY: 0 } };
+    case "browser_observe":
+      return { result: { screenshot: part(action, "browser_screenshot"), readability: part(action, "browser_readability_extract"), domIndex: part(action, "browser_dom_index") } };
     default:
       return { result: {} };
   }
+}
+
+/** A part of the observation `look`: what the stand-in answers the capture `name` with. */
+function part(look: BrowserAction, name: "browser_screenshot" | "browser_readability_extract" | "browser_dom_index"): ObservedPart<unknown> {
+  const a = answer({ ...look, name, params: {} });
+  return "result" in a ? { result: a.result, partial: false, warnings: [] } : { error: { code: a.code as ErrorCode, message: `${name} failed`, retryable: a.retryable }, partial: false, warnings: [] };
 }
 
 /**
@@ -107,7 +113,7 @@ describe("an agent run with Anthropic Messages", () => {
     assert.deepEqual(exported.events.map((e) => e.seq), exported.events.map((_, i) => i + 1));
     assert.deepEqual(exported.events, web.history(), "the same history the web socket got");
     assert.ok(exported.events.some((e) => e.type === "toolUsed"));
-    assert.deepEqual(exported.actions.map((a) => a.command.name), ["task_start", "browser_wait_for_loaded", "browser_screenshot", "browser_readability_extract", "browser_dom_index"]);
+    assert.deepEqual(exported.actions.map((a) => a.command.name), ["task_start", "browser_observe"]);
     assert.equal((await api(mimo, `/api/task/00000000-0000-4000-8000-000000000000/export`)).status, 404);
     await Promise.all([ext.close(), web.close()]);
   });
@@ -253,10 +259,10 @@ describe("results relayed while the model thinks", () => {
       // The model takes its time over the next step (longer than this test waits).
       { ...agentStep({ done: { success: true, text: "never" } }), stallMs: 60_000 },
     ]);
-    const index = await ext.waitFor((m) => m.type === "browser_action" && m.action.name === "browser_dom_index", "the page's index", 20_000);
-    assert.ok(index.type === "browser_action");
-    // The index's result is the last of the page's preparation: the next model call follows it.
-    await ext.waitFor((m) => m.type === "result_ack" && m.actionId === index.action.actionId, "its result acknowledged", 10_000);
+    const look = await ext.waitFor((m) => m.type === "browser_action" && m.action.name === "browser_observe", "the page's observation", 20_000);
+    assert.ok(look.type === "browser_action");
+    // The observation's result ends the page's preparation: the next model call follows it.
+    await ext.waitFor((m) => m.type === "result_ack" && m.actionId === look.action.actionId, "its result acknowledged", 10_000);
     for (let i = 0; i < 100 && mimo.llm.requests().length < 2; i++) await sleep(50);
     assert.equal(mimo.llm.requests().length, 2, "the model is thinking about the next step");
     assert.ok(!web.received.some((e) => e.type === "structuredOutput"), "and has not answered");
@@ -315,7 +321,7 @@ describe("a run across a restart", () => {
 });
 
 describe("vision", () => {
-  /** Answers a held screenshot as the extension does: a JPEG uploaded through a presigned URL. */
+  /** Answers a held observation as the extension does: its screenshot a JPEG uploaded through a presigned URL. */
   async function shoot(ext: ExtensionClient, action: BrowserAction, jpeg: Buffer): Promise<void> {
     const presign = { taskId: action.taskId, kind: "screenshot", contentType: "image/jpeg", contentLength: jpeg.length, actionId: action.actionId };
     const granted = await post(mimo, "/api/artifacts/presign", presign, ext.token);
@@ -324,7 +330,8 @@ describe("vision", () => {
     const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": "image/jpeg" }, body: new Uint8Array(jpeg) });
     assert.equal(put.status, 201, await put.clone().text());
     const base = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
-    const result = { artifactId: grant.artifactId, url: grant.uploadUrl, width: 1280, height: 720 };
+    const screenshot = { result: { artifactId: grant.artifactId, url: grant.uploadUrl, width: 1280, height: 720 }, partial: false, warnings: [] };
+    const result = { screenshot, readability: part(action, "browser_readability_extract"), domIndex: part(action, "browser_dom_index") };
     ext.send({ type: "action_result", outcome: { ...base, status: "ok", result, warnings: [] } });
   }
 
@@ -332,10 +339,10 @@ describe("vision", () => {
     failing = new Set();
     const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(2_000, 7)]);
     const ext = await ExtensionClient.connect(mimo, "stand-in-vision");
-    standIn(ext, (action) => action.name === "browser_screenshot");
+    standIn(ext, (action) => action.name === "browser_observe");
     ext.ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { type: string; action?: BrowserAction };
-      if (frame.type === "browser_action" && frame.action?.name === "browser_screenshot") void shoot(ext, frame.action, jpeg);
+      if (frame.type === "browser_action" && frame.action?.name === "browser_observe") void shoot(ext, frame.action, jpeg);
     });
     mimo.llm.reset();
     mimo.llm.script([

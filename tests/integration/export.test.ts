@@ -75,18 +75,11 @@ function standIn(ext: ExtensionClient): void {
       case "task_start":
         result = { tabId: 11, windowId: 3, url: "http://docs.test/" };
         break;
-      case "browser_wait_for_loaded":
-        result = { status: "complete" };
-        break;
-      case "browser_screenshot":
+      case "browser_observe": {
         shots += 1;
-        result = await screenshot(ext, action, jpeg(shots === 2 ? 3 * 1024 * 1024 : 20_000));
-        break;
-      case "browser_readability_extract":
-        result = { text: "Docs home. Install with npm.", title: "Docs", contentLengthBytes: 28, truncated: false };
-        break;
-      case "browser_dom_index":
-        result = {
+        const shot = await screenshot(ext, action, jpeg(shots === 2 ? 3 * 1024 * 1024 : 20_000));
+        const readability = { text: "Docs home. Install with npm.", title: "Docs", contentLengthBytes: 28, truncated: false };
+        const domIndex = {
           elements: [{ clickId: 1, tag: "a", text: "Install", frameId: 0, bbox: INSTALL_BOX }],
           text: "[1]<a>Install</a>",
           url: "http://docs.test/",
@@ -94,7 +87,10 @@ function standIn(ext: ExtensionClient): void {
           scrollX: 0,
           scrollY: 0,
         };
+        const part = (r: unknown) => ({ result: r, partial: false, warnings: [] });
+        result = { screenshot: part(shot), readability: part(readability), domIndex: part(domIndex) };
         break;
+      }
       case "browser_type": {
         const res = await post(mimo, `/api/task/${action.taskId}/secret-value`, { name: "pw", url: "http://docs.test/", actionId: action.actionId, attempt: action.attempt }, ext.token);
         assert.equal(((await res.json()) as { value: string }).value, SECRET, "the extension gets the value to type");

@@ -107,9 +107,12 @@ function standIn(ext: ExtensionClient, url: string): void {
     ext.send({ type: "action_ack", ...base });
     const result: unknown = {
       task_start: { tabId: 11, windowId: 3, url },
-      browser_wait_for_loaded: { status: "complete" },
-      browser_readability_extract: { text: "New claim. Category, date, amount, purpose.", title: "New claim", contentLengthBytes: 43, truncated: false },
-      browser_dom_index: { elements: [{ clickId: 1, tag: "select", text: "Category", frameId: 0 }], text: "[1]<select>Category</select>", url, title: "New claim", scrollX: 0, scrollY: 0 },
+      // No screenshot: the page is read as text.
+      browser_observe: {
+        screenshot: { error: { code: "CDP_UNAVAILABLE", message: "the screenshot is not played", retryable: false }, partial: false, warnings: [] },
+        readability: { result: { text: "New claim. Category, date, amount, purpose.", title: "New claim", contentLengthBytes: 43, truncated: false }, partial: false, warnings: [] },
+        domIndex: { result: { elements: [{ clickId: 1, tag: "select", text: "Category", frameId: 0 }], text: "[1]<select>Category</select>", url, title: "New claim", scrollX: 0, scrollY: 0 }, partial: false, warnings: [] },
+      },
     }[action.name as string];
     if (result === undefined) {
       ext.send({ type: "action_result", outcome: { ...base, status: "error", error: { code: "CDP_UNAVAILABLE", message: `${action.name} is not played`, retryable: false }, warnings: [] } });

@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use mimo_protocol::action::{BoundingBox, DomIndexResult, ReadabilityResult, ScreenshotResult};
+use mimo_protocol::action::{
+    BoundingBox, DomIndexResult, ObservedPart, ReadabilityResult, ScreenshotResult,
+};
 use mimo_protocol::agent::{SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME};
 use mimo_protocol::bridge::agent_id;
 use mimo_protocol::{
@@ -237,6 +239,61 @@ fn dialog_of(record: &ActionRecord) -> Option<PageDialog> {
 /// The result of an action that succeeded, in its type, as the model reads it.
 /// The action's result as `T`; else why not: its error, how it ended, or (a script's report, say)
 /// a result not in the shape the action gives.
+/// What `browser_observe` returned, each part read on its own: a part that failed, or whose
+/// result is not in its shape, is missing (with why) and leaves the others.
+struct Observed {
+    not_loaded: Option<String>,
+    screenshot: Result<ScreenshotResult, String>,
+    readability: Result<ReadabilityResult, String>,
+    dom_index: Result<DomIndexResult, String>,
+    /// The warnings of an element list that is not whole.
+    index_warnings: Vec<String>,
+}
+
+impl Observed {
+    /// `parts`: an [`ObserveResult`](mimo_protocol::action::ObserveResult) as JSON.
+    fn read(parts: &serde_json::Value) -> Observed {
+        fn part<T: serde::de::DeserializeOwned>(
+            parts: &serde_json::Value,
+            name: &str,
+        ) -> (Result<T, String>, Vec<String>) {
+            let part = parts.get(name).cloned().unwrap_or_default();
+            let part = match serde_json::from_value::<ObservedPart<serde_json::Value>>(part) {
+                Ok(part) => part,
+                Err(e) => {
+                    return (
+                        Err(format!("its result is not understood: {e}")),
+                        Vec::new(),
+                    )
+                }
+            };
+            let partial = if part.partial {
+                part.warnings
+            } else {
+                Vec::new()
+            };
+            let result = match (part.result, part.error) {
+                (Some(result), _) => serde_json::from_value(result)
+                    .map_err(|e| format!("its result is not understood: {e}")),
+                (None, Some(error)) => Err(error.to_string()),
+                (None, None) => Err("it gave no result".to_owned()),
+            };
+            (result, partial)
+        }
+        let (dom_index, index_warnings) = part(parts, "domIndex");
+        Observed {
+            not_loaded: parts
+                .get("notLoaded")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned),
+            screenshot: part(parts, "screenshot").0,
+            readability: part(parts, "readability").0,
+            dom_index,
+            index_warnings,
+        }
+    }
+}
+
 fn parsed<T: serde::de::DeserializeOwned>(record: &ActionRecord) -> Result<T, String> {
     let outcome = record.outcome.as_ref();
     if record.state != ActionState::Succeeded {
@@ -844,12 +901,6 @@ impl Conversation {
         let turn_id = self.step_turn_id();
         let ok = record.state == ActionState::Succeeded;
         let outcome = record.outcome.as_ref();
-        let failure = || {
-            outcome
-                .and_then(|o| o.error.as_ref())
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| format!("{:?}", record.state))
-        };
         if !matches!(purpose, Purpose::TaskStart | Purpose::Step) {
             if let Some(dialog) = dialog_of(record) {
                 return self.held_by_dialog(dialog, now);
@@ -901,11 +952,7 @@ impl Conversation {
                         effects.extend(self.held_by_dialog(dialog, now));
                         return effects;
                     }
-                    effects.extend(self.submit(
-                        &turn_id,
-                        ActionCommand::BrowserWaitForLoaded { timeout_ms: None },
-                        Purpose::WaitLoaded,
-                    ));
+                    effects.extend(self.observe(&turn_id));
                 } else {
                     if on_page {
                         run.observation = None;
@@ -914,62 +961,39 @@ impl Conversation {
                 }
                 effects
             }
-            Purpose::WaitLoaded => {
-                if !ok {
-                    self.preparing()
-                        .warnings
-                        .push(format!("the page did not finish loading: {}", failure()));
-                }
-                self.submit(
-                    &turn_id,
-                    ActionCommand::BrowserScreenshot { full_page: None },
-                    Purpose::Screenshot,
-                )
-            }
-            Purpose::Screenshot => {
-                match parsed::<ScreenshotResult>(record) {
-                    Ok(shot) => {
-                        let page = self.preparing();
-                        page.screenshot_artifact_id = Some(shot.artifact_id);
-                        page.screenshot_width = shot.width;
-                        page.screenshot_height = shot.height;
-                        page.screenshot_scale = shot.scale.filter(|s| s.is_finite() && *s > 0.0);
-                    }
-                    Err(why) => self.prep_missing("screenshot", why),
-                }
-                self.submit(
-                    &turn_id,
-                    ActionCommand::BrowserReadabilityExtract {},
-                    Purpose::Readability,
-                )
-            }
-            Purpose::Readability => {
-                match parsed::<ReadabilityResult>(record) {
-                    Ok(r) => {
-                        let page = self.preparing();
-                        page.content = r.markdown.or(r.text).unwrap_or_default();
-                        if r.truncated {
-                            page.warnings.push(format!(
-                                "the readable text ({} bytes) is too long to show; only the element list is",
-                                r.content_length_bytes
-                            ));
-                        }
-                        if let Some(title) = r.title {
-                            page.title = title;
-                        }
-                    }
-                    Err(why) => self.prep_missing("readability", why),
-                }
-                let page = self.preparing();
+            Purpose::Observe => {
+                let ActionCommand::BrowserObserve { .. } = record.command else {
+                    // A capture of a run stored before pages were observed in one action.
+                    return self.observe(&turn_id);
+                };
                 let refused = outcome
                     .and_then(|o| o.error.as_ref())
                     .filter(|e| e.code == ErrorCode::PermissionDenied);
-                if let Some(refused) = refused.filter(|_| page.missing.len() >= 2) {
+                if let Some(refused) = refused {
                     // The page may not be read at all (its domain is blocked): say that, not
                     // that it could not be prepared.
                     let error = refused.clone();
                     return self.fail_run(error, now);
                 }
+                match parsed::<serde_json::Value>(record) {
+                    Ok(parts) => {
+                        let observed = Observed::read(&parts);
+                        if let Some(why) = observed.not_loaded {
+                            self.preparing()
+                                .warnings
+                                .push(format!("the page did not finish loading: {why}"));
+                        }
+                        self.shot_taken(observed.screenshot);
+                        self.text_read(observed.readability);
+                        self.indexed(observed.dom_index, observed.index_warnings);
+                    }
+                    Err(why) => {
+                        self.prep_missing("screenshot", why.clone());
+                        self.prep_missing("readability", why.clone());
+                        self.prep_missing("dom_index", why);
+                    }
+                }
+                let page = self.preparing();
                 if page.missing.iter().any(|m| m == "screenshot")
                     && page.missing.iter().any(|m| m == "readability")
                 {
@@ -983,60 +1007,95 @@ impl Conversation {
                         now,
                     );
                 }
-                self.submit(
-                    &turn_id,
-                    ActionCommand::BrowserDomIndex {
-                        scope: None,
-                        assign_attr: None,
-                    },
-                    Purpose::DomIndex,
-                )
-            }
-            Purpose::DomIndex => {
-                match parsed::<DomIndexResult>(record) {
-                    Ok(index) => {
-                        let page = self.preparing();
-                        page.url = index.url;
-                        if !index.title.is_empty() {
-                            page.title = index.title;
-                        }
-                        page.element_count = index.elements.len() as u32;
-                        let shot = (page.screenshot_width, page.screenshot_height);
-                        for element in &index.elements {
-                            if let Some(facts) = &element.facts {
-                                page.facts.insert(element.click_id, facts.clone());
-                            }
-                            if let Some(name) = element.text.as_deref().and_then(display_name) {
-                                page.names.insert(element.click_id, name);
-                            }
-                            // Boxes are kept in the screenshot's pixels, where they are drawn.
-                            let scale = page.screenshot_scale.unwrap_or(1.0);
-                            let in_shot = element.bbox.map(|b| BoundingBox {
-                                x: b.x * scale,
-                                y: b.y * scale,
-                                w: b.w * scale,
-                                h: b.h * scale,
-                            });
-                            if let Some(b) = in_shot.filter(|b| within(b, shot)) {
-                                let rounded = [b.x, b.y, b.w, b.h].map(|v| v.round() as i32);
-                                page.boxes.insert(element.click_id, rounded);
-                            }
-                        }
-                        page.elements = index.text;
-                        page.tabs = index.tabs;
-                        if index.elements.is_empty() {
-                            // Said, so that the model neither guesses indexes nor gives up.
-                            page.warnings.push(EMPTY_ELEMENT_LIST.to_owned());
-                        }
-                        if outcome.is_some_and(|o| o.status == ActionStatus::Partial) {
-                            page.warnings.extend(outcome.unwrap().warnings.clone());
-                        }
-                    }
-                    Err(why) => self.prep_missing("dom_index", why),
-                }
                 self.observed(now)
             }
         }
+    }
+
+    /// Asks for the page as the model is to see it (`browser_observe`).
+    fn observe(&mut self, turn_id: &str) -> Vec<Effect> {
+        self.submit(
+            turn_id,
+            ActionCommand::BrowserObserve { timeout_ms: None },
+            Purpose::Observe,
+        )
+    }
+
+    /// The observation's screenshot, or why there is none.
+    fn shot_taken(&mut self, shot: Result<ScreenshotResult, String>) {
+        match shot {
+            Ok(shot) => {
+                let page = self.preparing();
+                page.screenshot_artifact_id = Some(shot.artifact_id);
+                page.screenshot_width = shot.width;
+                page.screenshot_height = shot.height;
+                page.screenshot_scale = shot.scale.filter(|s| s.is_finite() && *s > 0.0);
+            }
+            Err(why) => self.prep_missing("screenshot", why),
+        }
+    }
+
+    /// The observation's readable text, or why there is none.
+    fn text_read(&mut self, text: Result<ReadabilityResult, String>) {
+        match text {
+            Ok(r) => {
+                let page = self.preparing();
+                page.content = r.markdown.or(r.text).unwrap_or_default();
+                if r.truncated {
+                    page.warnings.push(format!(
+                        "the readable text ({} bytes) is too long to show; only the element list is",
+                        r.content_length_bytes
+                    ));
+                }
+                if let Some(title) = r.title {
+                    page.title = title;
+                }
+            }
+            Err(why) => self.prep_missing("readability", why),
+        }
+    }
+
+    /// The observation's element list, or why there is none; `partial`: the warnings of an
+    /// index that is not whole.
+    fn indexed(&mut self, index: Result<DomIndexResult, String>, partial: Vec<String>) {
+        let index = match index {
+            Ok(index) => index,
+            Err(why) => return self.prep_missing("dom_index", why),
+        };
+        let page = self.preparing();
+        page.url = index.url;
+        if !index.title.is_empty() {
+            page.title = index.title;
+        }
+        page.element_count = index.elements.len() as u32;
+        let shot = (page.screenshot_width, page.screenshot_height);
+        for element in &index.elements {
+            if let Some(facts) = &element.facts {
+                page.facts.insert(element.click_id, facts.clone());
+            }
+            if let Some(name) = element.text.as_deref().and_then(display_name) {
+                page.names.insert(element.click_id, name);
+            }
+            // Boxes are kept in the screenshot's pixels, where they are drawn.
+            let scale = page.screenshot_scale.unwrap_or(1.0);
+            let in_shot = element.bbox.map(|b| BoundingBox {
+                x: b.x * scale,
+                y: b.y * scale,
+                w: b.w * scale,
+                h: b.h * scale,
+            });
+            if let Some(b) = in_shot.filter(|b| within(b, shot)) {
+                let rounded = [b.x, b.y, b.w, b.h].map(|v| v.round() as i32);
+                page.boxes.insert(element.click_id, rounded);
+            }
+        }
+        page.elements = index.text;
+        page.tabs = index.tabs;
+        if index.elements.is_empty() {
+            // Said, so that the model neither guesses indexes nor gives up.
+            page.warnings.push(EMPTY_ELEMENT_LIST.to_owned());
+        }
+        page.warnings.extend(partial);
     }
 
     /// The page shows a JavaScript dialog: the page is observed as it is, the dialog in front,

@@ -536,10 +536,7 @@ fn model_calls_of_relayed_inputs_wait_for_the_alarm() {
         20,
     );
     let load = the_dispatch(&effects);
-    assert!(matches!(
-        load.command,
-        ActionCommand::BrowserWaitForLoaded { .. }
-    ));
+    assert!(matches!(load.command, ActionCommand::BrowserObserve { .. }));
     assert!(calls(&effects).is_empty());
     // Stop relayed from the extension's overlay ends the run without a model call.
     let effects = relayed(&mut task, Input::Control(TaskControl::Stop), 21);
@@ -1041,10 +1038,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
     let mut restored = Task::restore(config(), stored, 100);
     let effects = direct(&mut restored, Input::Alarm, 101);
     let next = the_dispatch(&effects);
-    assert!(matches!(
-        next.command,
-        ActionCommand::BrowserWaitForLoaded { .. }
-    ));
+    assert!(matches!(next.command, ActionCommand::BrowserObserve { .. }));
 }
 
 #[test]

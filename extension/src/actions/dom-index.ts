@@ -27,9 +27,9 @@ export const browserDomIndex: Handler<"browser_dom_index"> = {
 
 /**
  * Indexes the page, writing click ids to `attr`. `xpathScan` (browser_xpath_scan) keeps the
- * xpaths when the result must be cut to fit one message.
+ * xpaths when the result must be cut to fit one message (`budget`: what of it the index may take).
  */
-export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string, xpathScan: boolean): Promise<ActionSuccess> {
+export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string, xpathScan: boolean, budget = MAX_RESULT_BYTES): Promise<ActionSuccess> {
   if (!/^[a-zA-Z_][\w.:-]*$/.test(attr)) throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(attr)} is not an attribute name`);
   const warnings: string[] = [];
   await markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`));
@@ -89,7 +89,7 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
   const tabs = task !== undefined && tabsOf(task).length > 1 ? await tabList(task, ctx.tabId) : [];
   const full: DomIndexResult = { elements, text: [header, ...lines].join("\n"), url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY, tabs };
   const json = utf8(JSON.stringify(full));
-  if (json.byteLength <= MAX_RESULT_BYTES) return { result: full, warnings };
+  if (json.byteLength <= budget) return { result: full, warnings };
   // Too large for one message: the whole index goes to R2 and the message carries what fits,
   // so nothing is lost for whoever needs all of it.
   let stored: DomIndexResult = full;
@@ -106,7 +106,7 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
       partial = true;
     }
   }
-  const fitted = fitIndex(stored, MAX_RESULT_BYTES, xpathScan);
+  const fitted = fitIndex(stored, budget, xpathScan);
   if (fitted.warning !== undefined) warnings.push(stored.artifactId === undefined ? fitted.warning : `${fitted.warning}; the whole index is in artifact ${stored.artifactId}`);
   return { result: { ...fitted.result, truncated: true }, warnings, partial };
 }

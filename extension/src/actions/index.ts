@@ -16,6 +16,7 @@ import type { ActionHandlers } from "./handler.ts";
 import { browserHover } from "./hover.ts";
 import { browserHoverAt } from "./hover-at.ts";
 import { browserNavigate } from "./navigate.ts";
+import { browserObserve } from "./observe.ts";
 import { browserOpenTab } from "./open-tab.ts";
 import { browserPressKey } from "./press-key.ts";
 import { browserReadTab } from "./read-tab.ts";
@@ -41,6 +42,7 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_screenshot: browserScreenshot,
   browser_readability_extract: browserReadabilityExtract,
   browser_dom_index: browserDomIndex,
+  browser_observe: browserObserve,
   browser_xpath_scan: browserXpathScan,
   browser_click: browserClick,
   browser_type: browserType,

@@ -9,20 +9,29 @@ import type { Handler } from "./handler.ts";
 
 type Page = { title: string; text: string; markdown: string; article: boolean };
 
-/** The readable text of a tab's top frame (Readability and Turndown, injected on demand). */
+/**
+ * The readable text of a tab's top frame (Readability and Turndown, injected on demand: once
+ * per document — a page read again, after each step, runs what it already has).
+ */
 export async function readPage(tabId: number): Promise<Page> {
-  let page: Page | undefined;
-  try {
-    await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ["readability.js"] });
+  let page: Page | null | undefined;
+  const read = async () => {
     const [run] = await chrome.scripting.executeScript({
       target: { tabId, frameIds: [0] },
-      func: () => (globalThis as unknown as { __mimoReadability(): unknown }).__mimoReadability(),
+      func: () => (globalThis as unknown as { __mimoReadability?(): unknown }).__mimoReadability?.() ?? null,
     });
-    page = run?.result as Page | undefined;
+    return run?.result as Page | null | undefined;
+  };
+  try {
+    page = await read();
+    if (page === null) {
+      await chrome.scripting.executeScript({ target: { tabId, frameIds: [0] }, files: ["readability.js"] });
+      page = await read();
+    }
   } catch (error) {
     throw new ActionError("PAGE_PREP_FAILED", `readability failed: ${errorText(error)}`, true);
   }
-  if (page === undefined) throw new ActionError("PAGE_PREP_FAILED", "readability returned nothing", true);
+  if (page === undefined || page === null) throw new ActionError("PAGE_PREP_FAILED", "readability returned nothing", true);
   return page;
 }
 

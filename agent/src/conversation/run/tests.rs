@@ -186,8 +186,8 @@ fn failed(c: &mut Conversation, (id, command): (String, ActionCommand), code: &s
     c.answered(|c| c.action_finished(&record(&id, command, ActionState::Failed, json!(code)), 20))
 }
 
-/// Answers the page preparation (load, screenshot, readability, index) and returns the next
-/// model call's effects.
+/// Answers the page's observation (screenshot, readable text, element list) and returns the
+/// next model call's effects.
 fn prepare_page(c: &mut Conversation, first: Vec<Effect>, index_text: &str) -> Vec<Effect> {
     prepare_page_shot(c, first, index_text, "art_1")
 }
@@ -211,30 +211,48 @@ fn prepare_page_with(
     index_text: &str,
     screenshot: Value,
 ) -> Vec<Effect> {
-    let load = submitted(&first);
-    assert!(matches!(load.1, ActionCommand::BrowserWaitForLoaded { .. }));
-    let shot = submitted(&ok(c, load, json!({ "status": "complete" })));
-    assert!(matches!(shot.1, ActionCommand::BrowserScreenshot { .. }));
-    let read = submitted(&ok(c, shot, screenshot));
-    assert!(matches!(
-        read.1,
-        ActionCommand::BrowserReadabilityExtract {}
-    ));
-    let index = submitted(&ok(
-        c,
-        read,
-        json!({ "text": "Blue mug, 12 €", "title": "Shop", "contentLengthBytes": 14, "truncated": false }),
-    ));
-    assert!(matches!(index.1, ActionCommand::BrowserDomIndex { .. }));
+    let look = submitted(&first);
+    assert!(matches!(look.1, ActionCommand::BrowserObserve { .. }));
     ok(
         c,
-        index,
-        // Element 1 is in view (its box within the 1280×720 screenshot); any other is not.
-        json!({ "elements": [
-            { "clickId": 1, "tag": "button", "text": " Add to\n cart ", "bbox": { "x": 40, "y": 300, "w": 120, "h": 32 } },
-            { "clickId": 2, "tag": "button", "text": "Place order" },
-            { "clickId": 3, "tag": "a", "text": "ann.lee@mail.example" },
-        ], "text": index_text, "url": "http://shop.test/", "title": "Shop" }),
+        look,
+        json!({
+            "screenshot": { "result": screenshot },
+            "readability": { "result": { "text": "Blue mug, 12 €", "title": "Shop", "contentLengthBytes": 14, "truncated": false } },
+            // Element 1 is in view (its box within the 1280×720 screenshot); any other is not.
+            "domIndex": { "result": { "elements": [
+                { "clickId": 1, "tag": "button", "text": " Add to\n cart ", "bbox": { "x": 40, "y": 300, "w": 120, "h": 32 } },
+                { "clickId": 2, "tag": "button", "text": "Place order" },
+                { "clickId": 3, "tag": "a", "text": "ann.lee@mail.example" },
+            ], "text": index_text, "url": "http://shop.test/", "title": "Shop" } },
+        }),
+    )
+}
+
+/// Answers the page's observation `look`: each part with its result (`Ok`) or the code it
+/// failed with (`Err`); the effects of the answer.
+fn observation(
+    c: &mut Conversation,
+    look: (String, ActionCommand),
+    shot: Result<Value, &str>,
+    read: Result<Value, &str>,
+    index: Result<Value, &str>,
+) -> Vec<Effect> {
+    assert!(
+        matches!(look.1, ActionCommand::BrowserObserve { .. }),
+        "{look:?}"
+    );
+    let part = |p: Result<Value, &str>| match p {
+        Ok(result) => json!({ "result": result }),
+        Err(code) => json!({ "error": ErrorObject::new(
+            serde_json::from_value(json!(code)).unwrap_or(ErrorCode::InternalError),
+            "it failed",
+        ) }),
+    };
+    ok(
+        c,
+        look,
+        json!({ "screenshot": part(shot), "readability": part(read), "domIndex": part(index) }),
     )
 }
 
@@ -501,25 +519,17 @@ fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
 /// result, or the code it failed with), the rest as they should be; the effects of the last.
 fn first_page_with_shot(c: &mut Conversation, shot: Result<Value, &str>) -> Vec<Effect> {
     let start = opening(c);
-    let load = submitted(&ok(
+    let look = submitted(&ok(
         c,
         start,
         json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
     ));
-    let capture = submitted(&ok(c, load, json!({})));
-    let read = submitted(&match shot {
-        Ok(result) => ok(c, capture, result),
-        Err(code) => failed(c, capture, code),
-    });
-    let index = submitted(&ok(
+    observation(
         c,
-        read,
-        json!({ "text": "hello", "contentLengthBytes": 5, "truncated": false }),
-    ));
-    ok(
-        c,
-        index,
-        json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" }),
+        look,
+        shot,
+        Ok(json!({ "text": "hello", "contentLengthBytes": 5, "truncated": false })),
+        Ok(json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" })),
     )
 }
 
@@ -542,10 +552,14 @@ fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
         &turn,
         vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
     ));
-    let load = submitted(&ok(&mut c, click, json!({ "clicked": true })));
-    let shot = submitted(&failed(&mut c, load, "TIMEOUT"));
-    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
-    let effects = failed(&mut c, read, "READABILITY_TOO_LARGE");
+    let look = submitted(&ok(&mut c, click, json!({ "clicked": true })));
+    let effects = observation(
+        &mut c,
+        look,
+        Err("CDP_UNAVAILABLE"),
+        Err("READABILITY_TOO_LARGE"),
+        Ok(json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" })),
+    );
     let (status, _, error) = output_of(&effects);
     assert_eq!(status, OutputStatus::Error);
     let error = error.unwrap();
@@ -681,7 +695,7 @@ fn a_closed_tab_of_a_task_with_another_goes_on_in_that_one() {
     assert!(c.run().unwrap().tab_open, "the task still has a tab");
     let (_, next) = submitted(&effects);
     assert!(
-        matches!(next, ActionCommand::BrowserWaitForLoaded { .. }),
+        matches!(next, ActionCommand::BrowserObserve { .. }),
         "the page it goes on in is looked at: {next:?}"
     );
 }
@@ -714,7 +728,7 @@ fn a_restarted_coordinator_continues_without_running_an_action_twice() {
     let effects = fresh.answered(|c| c.resume_run(|_| Some(done.clone()), 30));
     assert!(matches!(
         submitted(&effects).1,
-        ActionCommand::BrowserWaitForLoaded { .. }
+        ActionCommand::BrowserObserve { .. }
     ));
 
     // A model call cut off by the restart is made again.
@@ -1043,8 +1057,105 @@ fn records_stored_by_the_previous_release_still_load() {
         .answered(|c| c.resume_run(|id| (id == action.action_id).then(|| action.clone()), 30));
     assert!(matches!(
         submitted(&effects).1,
-        ActionCommand::BrowserWaitForLoaded { .. }
+        ActionCommand::BrowserObserve { .. }
     ));
+}
+
+#[test]
+fn a_capture_of_the_previous_release_in_flight_is_followed_by_one_observation() {
+    // The previous release prepared a page one capture at a time; a run stored waiting for its
+    // screenshot takes the result and observes the page in one action.
+    let mut c = bound();
+    let effects = navigated(&mut c);
+    let (look_id, _) = submitted(&effects);
+    let mut stored = serde_json::to_value(c.run().unwrap()).unwrap();
+    let shot_id = look_id.replace(".look", ".shot");
+    stored["phase"] = json!({
+        "kind": "acting", "actionId": shot_id, "purpose": "screenshot",
+        "command": { "name": "browser_screenshot", "params": {} },
+    });
+    let run: AgentRun = serde_json::from_value(stored).unwrap();
+    let mut restored = Conversation::restore(c.task().clone(), c.history.clone(), Some(run));
+    let shot = record(
+        &shot_id,
+        ActionCommand::BrowserScreenshot { full_page: None },
+        ActionState::Succeeded,
+        json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 }),
+    );
+    let effects = restored.answered(|c| c.action_finished(&shot, 30));
+    let look = submitted(&effects);
+    assert!(matches!(look.1, ActionCommand::BrowserObserve { .. }));
+    let effects = observation(
+        &mut restored,
+        look,
+        Ok(json!({ "artifactId": "art_2", "url": "https://x/a", "width": 10, "height": 10 })),
+        Ok(json!({ "text": "t", "contentLengthBytes": 1, "truncated": false })),
+        Ok(json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" })),
+    );
+    turn_of(&effects);
+}
+
+#[test]
+fn an_observation_is_read_part_by_part_as_the_protocol_writes_it() {
+    use mimo_protocol::action::{ObserveResult, ObservedPart};
+    let mut c = bound();
+    let look = submitted(&navigated(&mut c));
+    // As the extension sends it: the screenshot failed, the element list is cut (partial).
+    let parts = ObserveResult {
+        not_loaded: Some("the page did not finish loading within 10000 ms".into()),
+        screenshot: ObservedPart {
+            result: None,
+            error: Some(ErrorObject::new(ErrorCode::CdpUnavailable, "no debugger")),
+            partial: false,
+            warnings: Vec::new(),
+        },
+        readability: ObservedPart {
+            result: Some(
+                serde_json::from_value(
+                    json!({ "text": "Blue mug", "contentLengthBytes": 8, "truncated": false }),
+                )
+                .unwrap(),
+            ),
+            error: None,
+            partial: false,
+            warnings: Vec::new(),
+        },
+        dom_index: ObservedPart {
+            result: Some(
+                serde_json::from_value(
+                    json!({ "elements": [{ "clickId": 1, "tag": "button", "text": "Buy" }],
+                    "text": "[1]<button>Buy</button>", "url": "http://x/", "title": "X" }),
+                )
+                .unwrap(),
+            ),
+            error: None,
+            partial: true,
+            warnings: vec!["only the first 1 elements are listed".into()],
+        },
+    };
+    let effects = ok(&mut c, look, serde_json::to_value(parts).unwrap());
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { elements: 1, missing, warnings, .. }
+            if missing == &vec!["screenshot".to_owned()]
+            && warnings.iter().any(|w| w == "no screenshot: CDP_UNAVAILABLE: no debugger")
+            && warnings.iter().any(|w| w.starts_with("the page did not finish loading: "))
+            && warnings.iter().any(|w| w == "only the first 1 elements are listed"))));
+    let (_, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(
+        page.contains("Blue mug") && page.contains("[1]<button>Buy</button>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn an_observation_that_failed_as_a_whole_fails_the_preparation() {
+    let mut c = bound();
+    let look = submitted(&navigated(&mut c));
+    let effects = failed(&mut c, look, "TIMEOUT");
+    let (status, _, error) = output_of(&effects);
+    assert_eq!(status, OutputStatus::Error);
+    assert_eq!(error.unwrap().code, ErrorCode::PagePrepFailed);
 }
 
 /// The model's tool arguments, from anything at all to nearly valid: whatever the model sends,
@@ -1145,22 +1256,15 @@ mod properties {
 fn an_empty_element_list_is_said_to_the_model_and_the_web_app() {
     let mut c = bound();
     let effects = navigated(&mut c);
-    let load = submitted(&effects);
-    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
-    let read = submitted(&ok(
+    let look = submitted(&effects);
+    let effects = observation(
         &mut c,
-        shot,
-        json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 }),
-    ));
-    let index = submitted(&ok(
-        &mut c,
-        read,
-        json!({ "text": "Loading your dashboard…", "title": "App", "contentLengthBytes": 23, "truncated": false }),
-    ));
-    let effects = ok(
-        &mut c,
-        index,
-        json!({ "elements": [], "text": "", "url": "http://app.test/", "title": "App" }),
+        look,
+        Ok(json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 })),
+        Ok(
+            json!({ "text": "Loading your dashboard…", "title": "App", "contentLengthBytes": 23, "truncated": false }),
+        ),
+        Ok(json!({ "elements": [], "text": "", "url": "http://app.test/", "title": "App" })),
     );
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::PageObserved { elements: 0, warnings, .. }
@@ -1226,7 +1330,7 @@ fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model()
     let effects = ok(&mut c, answer, json!({ "accepted": true }));
     assert!(matches!(
         submitted(&effects).1,
-        ActionCommand::BrowserWaitForLoaded { .. }
+        ActionCommand::BrowserObserve { .. }
     ));
 }
 
@@ -1234,10 +1338,10 @@ fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model()
 fn a_dialog_found_while_preparing_the_page_ends_the_preparation_with_it() {
     let mut c = bound();
     let effects = navigated(&mut c);
-    let load = submitted(&effects);
+    let look = submitted(&effects);
     let mut loaded = record(
-        &load.0,
-        load.1,
+        &look.0,
+        look.1,
         ActionState::Failed,
         json!("TARGET_NOT_INTERACTABLE"),
     );
@@ -1488,18 +1592,13 @@ fn with_vision_each_call_sends_the_latest_pages_screenshot_only() {
         &turn,
         vec![agent_call("call_c", json!({ "click": { "index": 2 } }))],
     ));
-    let load = submitted(&ok(&mut c, click, json!({})));
-    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
-    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
-    let index = submitted(&ok(
+    let look = submitted(&ok(&mut c, click, json!({})));
+    let effects = observation(
         &mut c,
-        read,
-        json!({ "text": "t", "title": "T", "contentLengthBytes": 1, "truncated": false }),
-    ));
-    let effects = ok(
-        &mut c,
-        index,
-        json!({ "elements": [], "text": "", "url": "http://x/", "title": "" }),
+        look,
+        Err("CDP_UNAVAILABLE"),
+        Ok(json!({ "text": "t", "title": "T", "contentLengthBytes": 1, "truncated": false })),
+        Ok(json!({ "elements": [], "text": "", "url": "http://x/", "title": "" })),
     );
     turn_of(&effects);
     assert_eq!(image_of(&effects), None);
@@ -1875,26 +1974,17 @@ fn read_page_moves_the_shown_text_on_and_says_where_it_ends() {
     });
     c.select_client("client-1".into(), 0);
     let effects = navigated(&mut c);
-    let load = submitted(&effects);
-    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
-    let read = submitted(&ok(
-        &mut c,
-        shot,
-        json!({ "artifactId": "a", "url": "http://x/", "width": 10, "height": 10 }),
-    ));
+    let look = submitted(&effects);
     let text: String = (0..100)
         .map(|i| format!("row {i:03} |"))
         .collect::<Vec<_>>()
         .join("\n");
-    let index = submitted(&ok(
+    let effects = observation(
         &mut c,
-        read,
-        json!({ "text": text, "contentLengthBytes": text.len(), "truncated": false }),
-    ));
-    let effects = ok(
-        &mut c,
-        index,
-        json!({ "elements": [], "text": "", "url": "http://x/", "title": "Table" }),
+        look,
+        Ok(json!({ "artifactId": "a", "url": "http://x/", "width": 10, "height": 10 })),
+        Ok(json!({ "text": text, "contentLengthBytes": text.len(), "truncated": false })),
+        Ok(json!({ "elements": [], "text": "", "url": "http://x/", "title": "Table" })),
     );
     let (turn, messages) = turn_of(&effects);
     let page = &messages.last().unwrap().content;
@@ -2187,20 +2277,17 @@ fn the_skills_of_the_goal_and_page_guide_the_run_and_restrict_its_actions() {
 
     // On the first page (the site changed), its skills are looked up again; this site has none:
     // the prompt has no skills and every action is offered.
-    let load = submitted(&ok(&mut c, start, json!({ "tabId": 7, "windowId": 1 })));
-    let shot = submitted(&ok(&mut c, load, json!({ "status": "complete" })));
-    let read = submitted(&failed(&mut c, shot, "CDP_UNAVAILABLE"));
-    let index = submitted(&ok(
-        &mut c,
-        read,
-        json!({ "text": "Expenses", "title": "Expenses", "contentLengthBytes": 8, "truncated": false }),
-    ));
+    let look = submitted(&ok(&mut c, start, json!({ "tabId": 7, "windowId": 1 })));
     let effects = c.action_finished(
         &record(
-            &index.0,
-            index.1,
+            &look.0,
+            look.1,
             ActionState::Succeeded,
-            json!({ "elements": [], "text": "", "url": "http://shop.test/#top", "title": "Shop" }),
+            json!({
+                "screenshot": { "error": ErrorObject::new(ErrorCode::CdpUnavailable, "it failed") },
+                "readability": { "result": { "text": "Expenses", "title": "Expenses", "contentLengthBytes": 8, "truncated": false } },
+                "domIndex": { "result": { "elements": [], "text": "", "url": "http://shop.test/#top", "title": "Shop" } },
+            }),
         ),
         30,
     );

@@ -93,7 +93,7 @@ fn a_step_on_a_site_not_allowed_waits_for_the_person_and_goes_on_once_allowed() 
     );
     assert!(matches!(
         the_dispatch(&effects).command,
-        ActionCommand::BrowserWaitForLoaded { .. }
+        ActionCommand::BrowserObserve { .. }
     ));
     assert_eq!(task.record().unwrap().status, TaskStatus::Running);
 }

@@ -1,0 +1,54 @@
+// browser_observe: the page as the model is shown it after each step, in one round trip. It
+// waits for the page to load (a page that does not is captured as it is, saying so), then takes
+// the screenshot, the readable text and the element list at once — each part by its own
+// action's handler, each succeeding or failing on its own (a capture that failed in a way that
+// may pass is tried once more). Together they fit one message: the element list is fitted to
+// what the others leave, and readable text that would not fit stays in its artifact.
+import type { DomIndexResult, ObserveResult, ObservedPart, ReadabilityResult, ScreenshotResult } from "../../../protocol/ts/protocol.ts";
+import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
+import { fitReadable } from "../observation.ts";
+import { ActionError, errorObject, errorText, MAX_RESULT_BYTES } from "../results.ts";
+import type { ActionSuccess } from "../results.ts";
+import { indexPage } from "./dom-index.ts";
+import type { Handler } from "./handler.ts";
+import { browserReadabilityExtract } from "./readability-extract.ts";
+import { browserScreenshot } from "./screenshot.ts";
+import { browserWaitForLoaded } from "./wait-for-loaded.ts";
+
+/** Room kept for the screenshot's part and the readable text's envelope beside the element list. */
+const BESIDE_INDEX_BYTES = 16 * 1024;
+
+/** One part: its handler's success, or why it failed (tried twice when a retry may cure it). */
+async function part<T>(capture: () => Promise<ActionSuccess>, again: boolean): Promise<ObservedPart<T>> {
+  try {
+    const success = await capture().catch((error: unknown) => {
+      if (again && error instanceof ActionError && error.retryable) return capture();
+      throw error;
+    });
+    return { result: success.result as T, partial: success.partial === true, warnings: success.warnings ?? [] };
+  } catch (error) {
+    return { error: errorObject(error), partial: false, warnings: [] };
+  }
+}
+
+export const browserObserve: Handler<"browser_observe"> = {
+  async run(ctx, params) {
+    const loaded = await browserWaitForLoaded.run(ctx, params.timeoutMs === undefined ? {} : { timeoutMs: params.timeoutMs }).then(
+      () => undefined,
+      (error: unknown) => {
+        // A tab that closed has nothing to observe; a page still loading is captured as it is.
+        if (error instanceof ActionError && error.code === "TASK_TAB_CLOSED") throw error;
+        return errorText(error);
+      },
+    );
+    const [screenshot, readability, domIndex] = await Promise.all([
+      part<ScreenshotResult>(() => browserScreenshot.run(ctx, {}), true),
+      part<ReadabilityResult>(() => browserReadabilityExtract.run(ctx, {}), true),
+      part<DomIndexResult>(() => indexPage(ctx, "viewport", DEFAULT_CLICK_ATTR, false, MAX_RESULT_BYTES - BESIDE_INDEX_BYTES), false),
+    ]);
+    const result: ObserveResult = { screenshot, readability, domIndex };
+    if (loaded !== undefined) result.notLoaded = loaded;
+    fitReadable(result);
+    return { result };
+  },
+};
