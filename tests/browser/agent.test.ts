@@ -414,7 +414,9 @@ describe("the web app during a run", () => {
     await app.getByTestId("jump-to-latest").waitFor();
     assert.equal(await scroller.evaluate((s) => s.scrollTop), 0);
     await app.getByTestId("jump-to-latest").click();
-    assert.ok((await fromBottom()) < 80);
+    // At the bottom, following again: a screenshot that loads just after the jump grows the
+    // conversation, and the view follows it at the next frame (its ResizeObserver).
+    await until("the view at the newest step after the jump", async () => (await fromBottom()) < 80);
     assert.equal(await app.getByTestId("jump-to-latest").isVisible(), false);
     await completed(taskId);
     await app.locator('[data-testid="message-assistant"][data-finished="true"]').last().waitFor();

@@ -19,6 +19,7 @@ import type { ActionSuccess } from "../results.ts";
 import { siteAllowed } from "../site-access.ts";
 import { tabList } from "../task-tabs.ts";
 import { tabsOf } from "../tasks.ts";
+import { timeline } from "../timeline.ts";
 import type { Handler, TabContext } from "./handler.ts";
 
 export const browserDomIndex: Handler<"browser_dom_index"> = {
@@ -34,6 +35,9 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
   const warnings: string[] = [];
   await markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`));
   const top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
+  // Where the top frame's time went (its walk of the DOM, the boxes, the checks, the lines).
+  const stages = timeline(ctx.action);
+  for (const [phase, ms] of Object.entries(top.phases)) if (phase !== "items") stages.note(`act.index.${phase}`, ms);
   const elements: DomElement[] = top.elements.map((e) => ({ ...e, frameId: 0 }));
   const clicks: Array<[number, number, number]> = top.nextId > 1 ? [[1, top.nextId - 1, 0]] : [];
   let next = top.nextId;

@@ -8,6 +8,7 @@ import type { DomIndexResult, ObserveResult, ObservedPart, ReadabilityResult, Sc
 import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
 import { fitReadable } from "../observation.ts";
 import { ActionError, errorObject, errorText, MAX_RESULT_BYTES } from "../results.ts";
+import { timeline } from "../timeline.ts";
 import type { ActionSuccess } from "../results.ts";
 import { indexPage } from "./dom-index.ts";
 import type { Handler } from "./handler.ts";
@@ -41,10 +42,12 @@ export const browserObserve: Handler<"browser_observe"> = {
         return errorText(error);
       },
     );
+    const stages = timeline(ctx.action);
+    stages.mark("load");
     const [screenshot, readability, domIndex] = await Promise.all([
-      part<ScreenshotResult>(() => browserScreenshot.run(ctx, {}), true),
-      part<ReadabilityResult>(() => browserReadabilityExtract.run(ctx, {}), true),
-      part<DomIndexResult>(() => indexPage(ctx, "viewport", DEFAULT_CLICK_ATTR, false, MAX_RESULT_BYTES - BESIDE_INDEX_BYTES), false),
+      stages.part("act.screenshot", () => part<ScreenshotResult>(() => browserScreenshot.run(ctx, {}), true)),
+      stages.part("act.readability", () => part<ReadabilityResult>(() => browserReadabilityExtract.run(ctx, {}), true)),
+      stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, "viewport", DEFAULT_CLICK_ATTR, false, MAX_RESULT_BYTES - BESIDE_INDEX_BYTES), false)),
     ]);
     const result: ObserveResult = { screenshot, readability, domIndex };
     if (loaded !== undefined) result.notLoaded = loaded;
