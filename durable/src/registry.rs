@@ -172,11 +172,7 @@ impl DurableObject for ExtensionRegistry {
                 Ok(pair) => match self.credentials.pair(&pair) {
                     Ok(paired) => {
                         let sockets = self.sockets(&paired.client_id);
-                        let input = Input::Paired {
-                            client_id: paired.client_id.clone(),
-                            sockets,
-                        };
-                        self.run(input).await?;
+                        self.run(Input::Paired { sockets }).await?;
                         Response::from_json(&paired)
                     }
                     Err(failure) => failure.respond(),
@@ -574,15 +570,8 @@ impl ExtensionRegistry {
             .clients()?
             .into_iter()
             .map(|record| {
-                // Every stored id came through `ClientId::parse`.
-                let presence = match ClientId::parse(&record.client_id) {
-                    Ok(client_id) => self.presence(&client_id)?,
-                    Err(_) => Presence {
-                        socket: None,
-                        polled_at: None,
-                    },
-                };
-                let paired = self.credentials.is_paired(&record.client_id)?;
+                let presence = self.presence(&record.client_id)?;
+                let paired = self.credentials.is_paired(record.client_id.as_str())?;
                 Ok(listing::info(record, &presence, paired, now))
             })
             .collect()

@@ -2,7 +2,7 @@
 //! is bound to which extension.
 
 use mimo_agent::registry::listing::ClientRecord;
-use mimo_protocol::{BrowserInfo, BrowserSnapshot};
+use mimo_protocol::{BrowserInfo, BrowserSnapshot, ClientId};
 use serde::Deserialize;
 use worker::{Error, Result, SqlStorage};
 
@@ -41,7 +41,7 @@ CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq);";
 
 #[derive(Deserialize)]
 struct ClientRow {
-    client_id: String,
+    client_id: ClientId,
     name: String,
     browser: String,
     extension_version: String,

@@ -50,10 +50,7 @@ pub enum Input<C> {
         outcome: Forwarding,
     },
     /// The client was paired again (a new credential): `sockets` were opened with the old one.
-    Paired {
-        client_id: ClientId,
-        sockets: Vec<C>,
-    },
+    Paired { sockets: Vec<C> },
     /// The client's credential is to be revoked: `revoked` is whether there was one to revoke.
     Revoked {
         client_id: ClientId,

@@ -2,7 +2,7 @@
 //! candidates a task may be bound to. Kept apart from the per-client rules, so that a client's
 //! own state can move to an object of its own while the listing stays one.
 
-use mimo_protocol::{BrowserInfo, ExtensionInfo};
+use mimo_protocol::{BrowserInfo, ClientId, ExtensionInfo};
 
 use super::Presence;
 use crate::selection::Candidate;
@@ -10,7 +10,7 @@ use crate::selection::Candidate;
 /// A client as stored (whether it is online or paired is known elsewhere).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientRecord {
-    pub client_id: String,
+    pub client_id: ClientId,
     pub name: String,
     /// `None` until its `hello` said, or when what was stored cannot be read.
     pub browser: Option<BrowserInfo>,
@@ -34,7 +34,7 @@ pub fn info<C>(
             version: String::new(),
             user_agent: String::new(),
         }),
-        client_id: record.client_id,
+        client_id: record.client_id.into(),
         name: record.name,
         extension_version: record.extension_version,
         // Keep-alives never reach the registry, so an open socket is the news: an online

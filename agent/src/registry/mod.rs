@@ -69,7 +69,7 @@ impl Registry {
                 presence,
             } => presence::route(client_id, frame, presence, now),
             Input::Forwarded { pending, outcome } => frames::forwarded(pending, outcome),
-            Input::Paired { sockets, .. } => presence::paired(sockets),
+            Input::Paired { sockets } => presence::paired(sockets),
             Input::Revoked {
                 client_id,
                 revoked,

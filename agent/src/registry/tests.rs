@@ -695,10 +695,7 @@ fn a_tab_event_before_any_snapshot_starts_one() {
 
 #[test]
 fn pairing_again_closes_the_sockets_of_the_old_credential() {
-    let effects = handle(Input::Paired {
-        client_id: id("ext-1"),
-        sockets: vec![2],
-    });
+    let effects = handle(Input::Paired { sockets: vec![2] });
     assert_eq!(
         effects,
         [Effect::CloseSocket {
@@ -750,7 +747,7 @@ fn revoking_a_client_without_a_credential_is_not_found_and_closes_nothing() {
 
 fn record(client: &str) -> listing::ClientRecord {
     listing::ClientRecord {
-        client_id: client.into(),
+        client_id: id(client),
         name: "Work laptop".into(),
         browser: None,
         extension_version: "0.3.0".into(),
