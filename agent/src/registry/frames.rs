@@ -3,13 +3,10 @@
 
 use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ExtensionMessage, ServerToExtension};
 
-use super::{outbox, Effect, Forwarding, FrameFacts, Pending, Persist, ToTask, Via};
+use super::{outbox, presence, Effect, Forwarding, FrameFacts, Pending, Persist, ToTask, Via};
 use crate::selection;
 use crate::snapshot;
 use crate::task::{ActionEvent, SnapshotPush};
-
-/// Why a socket whose credential was revoked while it was open is closed.
-const REVOKED_REASON: &str = "this extension's credential was revoked";
 
 /// A frame on a socket: one whose credential was revoked while it was open (and the close did
 /// not reach it yet) is closed; one that could not be read is answered with the reason.
@@ -25,7 +22,7 @@ pub(super) fn on_socket<C: Clone>(
         return vec![Effect::CloseSocket {
             conn,
             code: super::REVOKED,
-            reason: REVOKED_REASON,
+            reason: presence::REVOKED_REASON,
         }];
     }
     match frame {

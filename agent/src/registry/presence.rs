@@ -10,6 +10,8 @@ use super::{Effect, Persist, Presence};
 pub const REPLACED: u16 = 4000;
 /// Close code of a socket whose credential ended (revoked, or paired again): pair again.
 pub const REVOKED: u16 = 4401;
+/// Why a socket of a revoked credential is closed.
+pub(super) const REVOKED_REASON: &str = "this extension's credential was revoked";
 
 impl<C> Presence<C> {
     /// Online means an open socket (sockets survive hibernation, and a runtime restart drops
@@ -56,7 +58,7 @@ pub(super) fn revoked<C>(client_id: ClientId, revoked: bool, sockets: Vec<C>) ->
     if !revoked {
         return vec![Effect::Refuse(not_paired(client_id.as_str()))];
     }
-    let mut effects = close_all(sockets, "this extension's credential was revoked");
+    let mut effects = close_all(sockets, REVOKED_REASON);
     effects.push(Effect::CloseSidePanels {
         client_id,
         tasks: super::PUSH_TO_TASKS,
