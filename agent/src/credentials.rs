@@ -8,7 +8,7 @@
 //! which can be revoked on its own. Sockets authenticate with a ticket bought with either
 //! token, so no long-lived secret travels in a URL.
 
-use mimo_protocol::{ErrorCode, ErrorObject, FrontendMessage};
+use mimo_protocol::{ClientId, ErrorCode, ErrorObject, FrontendMessage};
 use sha2::{Digest, Sha256};
 
 /// How long a pairing code can be used.
@@ -28,9 +28,8 @@ const CODE_LENGTH: usize = 8;
 pub const EXTENSION_TOKEN_PREFIX: &str = "mimo_ext_";
 /// Every ticket starts with this.
 pub const TICKET_PREFIX: &str = "mimo_tkt_";
-/// The start of a client id the server gives an extension at pairing (random after it; within
-/// the registry's `valid_client_id`).
-pub const CLIENT_ID_PREFIX: &str = "ext-";
+/// The start of a client id the server gives an extension at pairing (random after it).
+const CLIENT_ID_PREFIX: &str = "ext-";
 
 /// Hex SHA-256: how codes, tokens and tickets are stored and looked up.
 pub fn digest(secret: &str) -> String {
@@ -69,13 +68,18 @@ pub fn secret(prefix: &str, random: &[u8]) -> String {
     format!("{prefix}{}", hex::encode(random))
 }
 
+/// The client id pairing gives an extension, from random bytes.
+pub fn new_client_id(random: &[u8]) -> ClientId {
+    ClientId::parse(&secret(CLIENT_ID_PREFIX, random)).expect("a prefix and hex make a client id")
+}
+
 /// Who a ticket was bought by, and so what socket it opens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Principal {
     /// The deployment token's holder: the web app and scripts.
     Deployment,
     /// A paired extension.
-    Extension { client_id: String },
+    Extension { client_id: ClientId },
 }
 
 impl Principal {
@@ -90,9 +94,9 @@ impl Principal {
     pub fn decode(stored: &str) -> Option<Principal> {
         match stored.split_once(':') {
             None if stored == "deployment" => Some(Principal::Deployment),
-            Some(("extension", client_id)) if !client_id.is_empty() => Some(Principal::Extension {
-                client_id: client_id.to_owned(),
-            }),
+            Some(("extension", client_id)) => ClientId::parse(client_id)
+                .ok()
+                .map(|client_id| Principal::Extension { client_id }),
             _ => None,
         }
     }
@@ -253,12 +257,13 @@ mod tests {
         for p in [
             Principal::Deployment,
             Principal::Extension {
-                client_id: "c-1".into(),
+                client_id: ClientId::parse("c-1").unwrap(),
             },
         ] {
             assert_eq!(Principal::decode(&p.encode()), Some(p));
         }
         assert_eq!(Principal::decode("extension:"), None);
+        assert_eq!(Principal::decode("extension:a/b"), None);
         assert_eq!(Principal::decode("root"), None);
     }
 

@@ -15,6 +15,7 @@ pub mod json_schema;
 pub mod llm;
 pub mod prompt;
 pub mod records;
+pub mod registry;
 pub mod risk;
 pub mod script;
 pub mod secrets;

@@ -13,7 +13,7 @@ use mimo_protocol::extension::{
 use mimo_protocol::frontend::TaskHere;
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{
-    ActionCommand, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
+    ActionCommand, ClientId, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -37,7 +37,7 @@ pub struct BindRequest {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendToExtension {
-    pub client_id: String,
+    pub client_id: ClientId,
     pub message: ServerToExtension,
 }
 
@@ -196,7 +196,7 @@ impl RegistryClient {
     /// Sends a frame on the extension's socket (`PLUGIN_OFFLINE` when it has none open).
     pub async fn send(&self, client_id: &str, message: ServerToExtension) -> Answer<()> {
         let body = SendToExtension {
-            client_id: client_id.to_owned(),
+            client_id: ClientId::parse(client_id)?,
             message,
         };
         let request = json_request(Method::Post, "/send", Some(&body))?;

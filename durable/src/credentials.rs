@@ -3,11 +3,11 @@
 //! `mimo_agent::credentials`; the worker calls these routes before it lets a request in.
 
 use mimo_agent::credentials::{
-    digest, normalize_pairing_code, pairing_code, secret, FailureLimit, Failures, Principal,
-    CLIENT_ID_PREFIX, EXTENSION_TOKEN_PREFIX, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
+    digest, new_client_id, normalize_pairing_code, pairing_code, secret, FailureLimit, Failures,
+    Principal, EXTENSION_TOKEN_PREFIX, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
 };
 use mimo_protocol::extension::{PairRequest, PairResponse, PairingCode, WsTicket};
-use mimo_protocol::{ErrorCode, ErrorObject};
+use mimo_protocol::{ClientId, ErrorCode, ErrorObject};
 use serde::Deserialize;
 use worker::{Result, SqlStorage};
 
@@ -101,33 +101,33 @@ impl<S: Sql> Credentials<S> {
         };
         let client_id = match kept {
             Some(client_id) => {
-                self.revoke(&client_id)?;
+                self.revoke(client_id.as_str())?;
                 client_id
             }
-            None => secret(CLIENT_ID_PREFIX, &random_bytes::<16>()?),
+            None => new_client_id(&random_bytes::<16>()?),
         };
         let token = secret(EXTENSION_TOKEN_PREFIX, &random_bytes::<32>()?);
         self.sql.run(
             "INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)",
-            vec![text(&digest(&token)), text(&client_id), int(now)],
+            vec![text(&digest(&token)), text(client_id.as_str()), int(now)],
         )?;
         Ok(PairResponse { client_id, token })
     }
 
     /// The client an extension token belongs to, if it is valid.
-    pub fn client_of(&self, token: &str) -> Result<Option<String>> {
+    pub fn client_of(&self, token: &str) -> Result<Option<ClientId>> {
         self.issued(token, true)
     }
 
     /// The client a credential was issued to, revoked or not.
-    fn issued_to(&self, token: &str) -> Result<Option<String>> {
+    fn issued_to(&self, token: &str) -> Result<Option<ClientId>> {
         self.issued(token, false)
     }
 
-    fn issued(&self, token: &str, live_only: bool) -> Result<Option<String>> {
+    fn issued(&self, token: &str, live_only: bool) -> Result<Option<ClientId>> {
         #[derive(Deserialize)]
         struct Row {
-            client_id: String,
+            client_id: ClientId,
         }
         let query = if live_only {
             "SELECT client_id FROM credentials WHERE token_hash = ? AND revoked_at IS NULL"
@@ -200,7 +200,7 @@ impl<S: Sql> Credentials<S> {
             return Ok(None);
         };
         match &principal {
-            Principal::Extension { client_id } if !self.is_paired(client_id)? => Ok(None),
+            Principal::Extension { client_id } if !self.is_paired(client_id.as_str())? => Ok(None),
             _ => Ok(Some(principal)),
         }
     }

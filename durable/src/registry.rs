@@ -1,23 +1,29 @@
 //! `ExtensionRegistry`: the extensions of this deployment, their sockets and browsers, and which
 //! task uses which extension (seed 000 `ExtensionRegistry` + `SnapshotStore`).
+//!
+//! The rules are `mimo_agent::registry`'s: this object reads what an input concerns (sockets,
+//! SQL), feeds it to [`Registry::handle`] and carries the effects out.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::select;
-use mimo_agent::selection::{self, Candidate};
-use mimo_agent::snapshot;
+use mimo_agent::credentials::Principal;
+use mimo_agent::registry::{
+    listing, not_paired, Effect, Forwarding, FrameFacts, Input, Persist, Presence, Registry, ToTask,
+};
+use mimo_agent::selection;
+use mimo_agent::task::Binding;
 use mimo_protocol::extension::{
-    ExtensionList, PollRequest, PollResponse, PolledFrame, MAX_POLL_WAIT_MS, PING_FRAME,
-    POLL_PRESENCE_MS, PONG_FRAME,
+    ExtensionList, PairRequest, PollRequest, PollResponse, PolledFrame, PING_FRAME, PONG_FRAME,
 };
 use mimo_protocol::{
     limits::{MAX_EXTENSION_FRAME_BYTES, MAX_POLL_BODY_BYTES},
-    BrowserInfo, BrowserSnapshot, ErrorCode, ErrorObject, ExtensionInfo, ExtensionMessage,
-    ServerToExtension, TaskControl,
+    ClientId, ErrorCode, ErrorObject, ExtensionInfo, ExtensionMessage, ServerToExtension,
 };
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::time::Duration;
 use worker::*;
 
 use crate::clients::{
@@ -30,21 +36,11 @@ use crate::error::{Answer, Refusable};
 use crate::http::{error_response, now_ms, read_body, token_generation};
 use crate::registry_store::RegistryStore;
 use crate::socket::{finish_close, parse_message};
-use mimo_agent::credentials::Principal;
-use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
-use mimo_protocol::extension::PairRequest;
 
 /// Tag of every extension socket; each also carries `client:<id>`.
 const EXTENSION: &str = "extension";
 
-/// Snapshot changes are pushed to the tasks most recently bound to the extension, at most this
-/// many (older tasks get the current snapshot when they bind again).
-const PUSH_TO_TASKS: u32 = 20;
-
-/// The most kept frames one poll delivers (the rest come with the next).
-const POLL_BATCH: u32 = 50;
-
-fn client_tag(client_id: &str) -> String {
+fn client_tag(client_id: &ClientId) -> String {
     format!("client:{client_id}")
 }
 
@@ -52,7 +48,7 @@ fn client_tag(client_id: &str) -> String {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SocketAttachment {
-    client_id: String,
+    client_id: ClientId,
 }
 
 #[durable_object]
@@ -64,11 +60,30 @@ pub struct ExtensionRegistry {
     generation: String,
     store: RegistryStore,
     /// Wakes the polls each polling client holds open, when a frame is kept for it.
-    pollers: RefCell<HashMap<String, Vec<oneshot::Sender<()>>>>,
+    pollers: RefCell<HashMap<ClientId, Vec<oneshot::Sender<()>>>>,
 }
 
-/// Close code of an extension's socket when its credential is revoked.
-const REVOKED: u16 = 4401;
+/// What carrying out an input's effects gave the request that brought it.
+#[derive(Default)]
+struct Carried {
+    /// A poll's answers to its frames.
+    replies: Vec<ServerToExtension>,
+    /// A poll's frames, kept for the client.
+    frames: Vec<PolledFrame>,
+    refusal: Option<ErrorObject>,
+    /// The client's end of an accepted socket.
+    accepted: Option<WebSocket>,
+}
+
+/// The `clientId` of a request's query.
+fn query_client_id(url: &Url) -> std::result::Result<ClientId, ErrorObject> {
+    let named = url
+        .query_pairs()
+        .find(|(k, _)| k == "clientId")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    ClientId::parse(&named)
+}
 
 impl DurableObject for ExtensionRegistry {
     fn new(state: State, env: Env) -> Self {
@@ -91,30 +106,28 @@ impl DurableObject for ExtensionRegistry {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
         match (req.method(), url.path()) {
-            (Method::Get, "/ws/extension") => {
-                let client_id = url
-                    .query_pairs()
-                    .find(|(k, _)| k == "clientId")
-                    .map(|(_, v)| v.into_owned());
-                match client_id.filter(|id| valid_client_id(id)) {
-                    Some(client_id) => self.accept_extension(client_id),
-                    None => error_response(&invalid_client_id()),
+            (Method::Get, "/ws/extension") => match query_client_id(&url) {
+                Ok(client_id) => {
+                    let older = self.sockets(&client_id);
+                    let carried = self.run(Input::SocketOpened { client_id, older }).await?;
+                    match carried.accepted {
+                        Some(socket) => Response::from_websocket(socket),
+                        None => Err(Error::RustError("the socket was not accepted".into())),
+                    }
                 }
-            }
+                Err(error) => error_response(&error),
+            },
             (Method::Post, "/send") => match req.json::<SendToExtension>().await {
-                Ok(send) => self.send(send),
+                Ok(send) => self.send(send).await,
                 Err(e) => error_response(&ErrorObject::new(
                     ErrorCode::SchemaValidationFailed,
                     format!("not a frame for an extension: {e}"),
                 )),
             },
             (Method::Post, "/poll") => {
-                let client_id = url
-                    .query_pairs()
-                    .find(|(k, _)| k == "clientId")
-                    .map(|(_, v)| v.into_owned());
-                let Some(client_id) = client_id.filter(|id| valid_client_id(id)) else {
-                    return error_response(&invalid_client_id());
+                let client_id = match query_client_id(&url) {
+                    Ok(client_id) => client_id,
+                    Err(error) => return error_response(&error),
                 };
                 let body = req.text().await?;
                 if body.len() > MAX_POLL_BODY_BYTES {
@@ -127,7 +140,7 @@ impl DurableObject for ExtensionRegistry {
                     ));
                 }
                 match serde_json::from_str::<PollRequest>(&body) {
-                    Ok(request) => Response::from_json(&self.poll(&client_id, request).await?),
+                    Ok(request) => Response::from_json(&self.poll(client_id, request).await?),
                     Err(e) => error_response(&ErrorObject::new(
                         ErrorCode::SchemaValidationFailed,
                         format!("not a poll: {e}"),
@@ -158,9 +171,8 @@ impl DurableObject for ExtensionRegistry {
                 Err(error) => error_response(&error),
                 Ok(pair) => match self.credentials.pair(&pair) {
                     Ok(paired) => {
-                        // Paired again: a socket opened with the credential it replaced (a
-                        // stolen one, perhaps) is closed; the extension opens a new one.
-                        self.close_sockets(&paired.client_id, "this extension was paired again");
+                        let sockets = self.sockets(&paired.client_id);
+                        self.run(Input::Paired { sockets }).await?;
                         Response::from_json(&paired)
                     }
                     Err(failure) => failure.respond(),
@@ -203,12 +215,12 @@ impl DurableObject for ExtensionRegistry {
                 },
             },
             (Method::Post, "/revoke") => {
-                let client_id = url
+                let named = url
                     .query_pairs()
                     .find(|(k, _)| k == "clientId")
                     .map(|(_, v)| v.into_owned())
                     .unwrap_or_default();
-                self.revoke(&client_id).await
+                self.revoke(&named).await
             }
             (Method::Post, "/auth-failure") => match read_body::<AuthFailure>(&mut req).await {
                 Err(error) => error_response(&error),
@@ -247,32 +259,20 @@ impl DurableObject for ExtensionRegistry {
         else {
             return Ok(());
         };
-        if !self.credentials.is_paired(&client_id)? {
-            // Revoked while this socket was open (and the close did not reach it yet).
-            let _ = ws.close(
-                Some(REVOKED),
-                Some("this extension's credential was revoked"),
-            );
-            return Ok(());
-        }
-        let parsed = parse_message::<ExtensionMessage>(message, MAX_EXTENSION_FRAME_BYTES);
-        let replies = match parsed {
-            Ok(message) => self.receive(&client_id, message).await?,
-            Err(error) => vec![ServerToExtension::Error { error }],
+        let paired = self.credentials.is_paired(client_id.as_str())?;
+        let frame = parse_message::<ExtensionMessage>(message, MAX_EXTENSION_FRAME_BYTES);
+        let facts = match &frame {
+            Ok(frame) if paired => self.facts(&client_id, frame)?,
+            _ => FrameFacts::default(),
         };
-        for reply in &replies {
-            ws.send(reply)?;
-        }
-        if replies
-            .iter()
-            .any(|r| matches!(r, ServerToExtension::Welcome { .. }))
-        {
-            // Back on a socket after polling: what was kept for the polls goes this way now.
-            self.store.stopped_polling(&client_id)?;
-            for frame in self.store.take_undelivered(&client_id, now_ms())? {
-                ws.send_with_str(&frame)?;
-            }
-        }
+        let input = Input::SocketFrame {
+            conn: ws,
+            client_id,
+            paired,
+            frame,
+            facts,
+        };
+        self.run(input).await?;
         Ok(())
     }
 
@@ -284,302 +284,284 @@ impl DurableObject for ExtensionRegistry {
         _clean: bool,
     ) -> Result<()> {
         if let Some(attachment) = ws.deserialize_attachment::<SocketAttachment>()? {
-            self.store.touch(&attachment.client_id, now_ms())?;
+            let input = Input::SocketClosed {
+                client_id: attachment.client_id,
+            };
+            self.run(input).await?;
         }
         finish_close(&ws, code);
         Ok(())
     }
 }
 
-/// How a relay to a task went.
-enum Relayed {
-    /// The task took it.
-    Done,
-    /// Refused for good (not this extension's task, or the task's own refusal): sending it
-    /// again would not help.
-    Refused(ErrorObject),
-}
-
-/// What the extension says about a task, passed on to the task if it is bound to it.
-enum ToTask {
-    // Boxed: an outcome (a JSON value, order-preserving since answers keep their key order) is large.
-    Event(Box<ActionEvent>),
-    Control(TaskControl),
-    Confirm(ConfirmBody),
-}
-
-/// Answers a relay that did not go through with an `error` frame, and logs it. `true` when the
-/// frame was dealt with for good (taken or refused), `false` when it did not reach the task.
-fn refusal_reply(
-    replies: &mut Vec<ServerToExtension>,
-    what: &str,
-    relayed: Result<Relayed>,
-) -> bool {
-    match relayed {
-        Ok(Relayed::Done) => true,
-        Ok(Relayed::Refused(error)) => {
-            console_warn!("refused {what}: {error}");
-            replies.push(ServerToExtension::Error { error });
-            true
-        }
-        Err(e) => {
-            console_error!("could not relay {what}: {e}");
-            let error = ErrorObject::new(
-                ErrorCode::InternalError,
-                format!("{what} could not reach its task ({e}); it is kept to be sent again"),
-            );
-            replies.push(ServerToExtension::Error { error });
-            false
-        }
-    }
-}
-
-fn invalid_client_id() -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::SchemaValidationFailed,
-        "clientId must be 1–128 characters of letters, digits, '-' or '_'",
-    )
-}
-
-fn valid_client_id(id: &str) -> bool {
-    (1..=128).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
 impl ExtensionRegistry {
-    /// Handles one frame of the extension, from its socket or a poll alike; returns the
-    /// direct answers to send back (`welcome`, `pong`, `result_ack`, `error`).
-    async fn receive(
+    /// Feeds `input` to the registry's rules and carries out what follows, in order: what an
+    /// effect learns (a task's answer, a poll's wait ended) is fed in again, its effects
+    /// queued.
+    async fn run(&self, input: Input<WebSocket>) -> Result<Carried> {
+        let mut carried = Carried::default();
+        let mut queue: VecDeque<_> = Registry.handle(input, now_ms()).into();
+        while let Some(effect) = queue.pop_front() {
+            if let Some(input) = self.effect(effect, &mut carried).await? {
+                queue.extend(Registry.handle(input, now_ms()));
+            }
+        }
+        Ok(carried)
+    }
+
+    async fn effect(
         &self,
-        client_id: &str,
-        message: ExtensionMessage,
-    ) -> Result<Vec<ServerToExtension>> {
-        self.store.touch(client_id, now_ms())?;
-        let mut replies = Vec::new();
-        match message {
-            ExtensionMessage::Hello {
-                client_id: said,
+        effect: Effect<WebSocket>,
+        carried: &mut Carried,
+    ) -> Result<Option<Input<WebSocket>>> {
+        match effect {
+            Effect::SendToSocket { conn, frame } => conn.send(&frame)?,
+            Effect::Reply(frame) => carried.replies.push(frame),
+            Effect::Refuse(error) => carried.refusal = Some(error),
+            Effect::AcceptSocket { client_id } => {
+                let pair = WebSocketPair::new()?;
+                let tag = client_tag(&client_id);
+                self.state
+                    .accept_websocket_with_tags(&pair.server, &[EXTENSION, &tag]);
+                pair.server
+                    .serialize_attachment(SocketAttachment { client_id })?;
+                carried.accepted = Some(pair.client);
+            }
+            Effect::CloseSocket { conn, code, reason } => {
+                // The socket may already be gone; there is nothing left to do then.
+                let _ = conn.close(Some(code), Some(reason));
+            }
+            Effect::Persist(persist) => self.persist(persist)?,
+            Effect::QueueInOutbox {
+                client_id,
+                frame,
+                at,
+            } => {
+                let frame = serde_json::to_string(&frame)?;
+                self.store.keep(client_id.as_str(), &frame, at)?;
+            }
+            Effect::WakePolls { client_id } => {
+                let woken = self.pollers.borrow_mut().remove(&client_id);
+                for wake in woken.into_iter().flatten() {
+                    // A poll that already ended has dropped its end: nothing to wake.
+                    let _ = wake.send(());
+                }
+            }
+            Effect::DrainOutbox {
+                client_id,
+                conn,
+                stale_before,
+            } => {
+                for frame in self
+                    .store
+                    .take_undelivered(client_id.as_str(), stale_before)?
+                {
+                    conn.send_with_str(&frame)?;
+                }
+            }
+            Effect::CollectOutbox {
+                client_id,
+                ack,
+                stale_before,
+                limit,
+                hold_ms,
+            } => {
+                let kept = self
+                    .store
+                    .undelivered(client_id.as_str(), ack, stale_before, limit)?;
+                carried.frames = kept
+                    .into_iter()
+                    .filter_map(|(seq, frame)| {
+                        let frame = serde_json::from_str(&frame).ok()?;
+                        Some(PolledFrame { seq, frame })
+                    })
+                    .collect();
+                if carried.frames.is_empty() && hold_ms > 0 {
+                    self.hold_poll(&client_id, hold_ms).await;
+                    return Ok(Some(Input::PollWaited { client_id, ack }));
+                }
+            }
+            Effect::ForwardToTask {
+                task_id,
+                message,
+                pending,
+            } => {
+                let outcome = match self.forward(&task_id, message).await {
+                    Ok(Ok(())) => Forwarding::Taken,
+                    Ok(Err(refusal)) => Forwarding::Refused(refusal),
+                    Err(e) => {
+                        console_error!("could not relay {}: {e}", pending.what);
+                        Forwarding::Unreachable(e.to_string())
+                    }
+                };
+                return Ok(Some(Input::Forwarded { pending, outcome }));
+            }
+            Effect::PushSnapshot { push, tasks } => {
+                let task_ids = self.store.tasks_of(&push.client_id, tasks)?;
+                let sends = task_ids.into_iter().map(|task_id| {
+                    let task = TaskClient::new(&self.env, &task_id);
+                    let push = &push;
+                    async move { answered("a task", task?.snapshot(push)).await }
+                });
+                for result in futures_util::future::join_all(sends).await {
+                    // One unreachable task must not keep the others from their snapshot.
+                    if let Err(failure) = result {
+                        console_error!("snapshot push failed: {failure}");
+                    }
+                }
+            }
+            Effect::CloseSidePanels { client_id, tasks } => {
+                let task_ids = self.store.tasks_of(client_id.as_str(), tasks)?;
+                let client_id = &client_id;
+                let closes = task_ids.into_iter().map(|task_id| async move {
+                    let task = TaskClient::new(&self.env, &task_id)?;
+                    answered("a task", task.close_side_panels(client_id.as_str())).await
+                });
+                for result in futures_util::future::join_all(closes).await {
+                    // One unreachable task must not keep the others' side panels open.
+                    if let Err(failure) = result {
+                        console_error!("closing a side panel's socket failed: {failure}");
+                    }
+                }
+            }
+            Effect::Warn(warning) => console_warn!("{warning}"),
+        }
+        Ok(None)
+    }
+
+    fn persist(&self, persist: Persist) -> Result<()> {
+        match persist {
+            Persist::Connected { client_id, at } => self.store.connected(client_id.as_str(), at),
+            Persist::Seen { client_id, at } => self.store.touch(client_id.as_str(), at),
+            Persist::Registered {
+                client_id,
                 name,
                 browser,
                 extension_version,
-            } => {
-                if said != client_id {
-                    let error = ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!(
-                            "hello names client {said:?} but this connection is {client_id:?}'s"
-                        ),
-                    );
-                    replies.push(ServerToExtension::Error { error });
-                } else {
-                    self.store.register(
-                        client_id,
-                        &name,
-                        &browser,
-                        &extension_version,
-                        now_ms(),
-                    )?;
-                    replies.push(ServerToExtension::Welcome { client_id: said });
-                }
-            }
-            ExtensionMessage::FullStateSync { snapshot } => {
-                self.snapshot_changed(client_id, snapshot).await?
-            }
-            ExtensionMessage::TabEvent { event } => {
-                let before = self.store.snapshot(client_id)?.unwrap_or_default();
-                let mut after = before.clone();
-                snapshot::apply(&mut after, event);
-                // Chrome reports many events that change nothing we show (a second
-                // activation, a favicon): no push, no write.
-                if after != before {
-                    self.snapshot_changed(client_id, after).await?;
-                }
-            }
-            // A keep-alive that did not match the auto-response byte for byte.
-            ExtensionMessage::Ping {} => replies.push(ServerToExtension::Pong {}),
-            ExtensionMessage::ActionAck {
-                action_id,
-                attempt,
-                task_id,
-            } => {
-                let ack = ActionEvent::Ack { action_id, attempt };
-                let relayed = self
-                    .relay(client_id, &task_id, ToTask::Event(Box::new(ack)))
-                    .await;
-                refusal_reply(&mut replies, "an action's ack", relayed);
-            }
-            ExtensionMessage::Confirm {
-                task_id,
-                step,
-                approve,
-                reason,
-            } => {
-                let answer = ConfirmBody {
-                    step,
-                    approve,
-                    reason,
-                    by: Confirmer::Extension,
-                };
-                let relayed = self
-                    .relay(client_id, &task_id, ToTask::Confirm(answer))
-                    .await;
-                refusal_reply(&mut replies, "a confirmation", relayed);
-            }
-            ExtensionMessage::TaskControl { task_id, control } => {
-                let relayed = self
-                    .relay(client_id, &task_id, ToTask::Control(control))
-                    .await;
-                refusal_reply(&mut replies, "a task control", relayed);
-            }
-            ExtensionMessage::ActionStatus {
-                task_id,
-                action_id,
-                attempt,
-                state,
-                outcome,
-            } => {
-                let status = ActionEvent::Status {
-                    action_id,
-                    attempt,
-                    state,
-                    outcome,
-                };
-                let relayed = self
-                    .relay(client_id, &task_id, ToTask::Event(Box::new(status)))
-                    .await;
-                refusal_reply(&mut replies, "an action's status", relayed);
-            }
-            ExtensionMessage::ActionResult { outcome } => {
-                let ack = ServerToExtension::ResultAck {
-                    task_id: outcome.task_id.clone(),
-                    action_id: outcome.action_id.clone(),
-                    attempt: outcome.attempt,
-                };
-                let task_id = outcome.task_id.clone();
-                let event = ActionEvent::Outcome { outcome };
-                let relayed = self
-                    .relay(client_id, &task_id, ToTask::Event(Box::new(event)))
-                    .await;
-                // Recorded, or refused for good: either way the extension can stop resending
-                // it. Only a result that did not reach the task is left unacknowledged, so
-                // that the next connection sends it again.
-                if refusal_reply(&mut replies, "an action's result", relayed) {
-                    replies.push(ack);
-                }
-            }
+                at,
+            } => self
+                .store
+                .register(client_id.as_str(), &name, &browser, &extension_version, at),
+            Persist::Snapshot {
+                client_id,
+                snapshot,
+            } => self.store.save_snapshot(client_id.as_str(), &snapshot),
+            Persist::Polled { client_id, at } => self.store.polled(client_id.as_str(), at),
+            Persist::StoppedPolling { client_id } => self.store.stopped_polling(client_id.as_str()),
         }
-        Ok(replies)
+    }
+
+    /// Holds a poll until a frame is kept for its client or `hold_ms` pass.
+    async fn hold_poll(&self, client_id: &ClientId, hold_ms: u32) {
+        let (wake, woken) = oneshot::channel();
+        // Every poll held for the client is woken (an extension holds one while it sends, a
+        // script may ask twice at once).
+        self.pollers
+            .borrow_mut()
+            .entry(client_id.clone())
+            .or_default()
+            .push(wake);
+        let timeout = Delay::from(Duration::from_millis(hold_ms.into()));
+        let _ = select(woken, timeout).await;
+        // This poll's wake-up is gone with it; drop it (and any other ended poll's).
+        if let Some(waiting) = self.pollers.borrow_mut().get_mut(client_id) {
+            waiting.retain(|wake| !wake.is_canceled());
+        }
+    }
+
+    /// What storage knows of what an extension's frame concerns.
+    fn facts(&self, client_id: &ClientId, frame: &ExtensionMessage) -> Result<FrameFacts> {
+        let needs = FrameFacts::needed(frame);
+        Ok(FrameFacts {
+            bound: match needs.binding_of {
+                Some(task_id) => self.store.binding_of(task_id)?,
+                None => None,
+            },
+            snapshot: match needs.snapshot {
+                true => self.store.snapshot(client_id.as_str())?,
+                false => None,
+            },
+        })
     }
 
     /// A poll (`POST /api/extension/poll`): the request's frames handled in order, then what
-    /// was kept for the extension since its acknowledgement — waiting up to `wait_ms` for
-    /// something to arrive when nothing is kept.
-    async fn poll(&self, client_id: &str, request: PollRequest) -> Result<PollResponse> {
-        let now = now_ms();
-        self.store.connected(client_id, now)?;
-        self.store.polled(client_id, now)?;
+    /// was kept for the extension since its acknowledgement.
+    async fn poll(&self, client_id: ClientId, request: PollRequest) -> Result<PollResponse> {
+        let input = Input::PollArrived {
+            client_id: client_id.clone(),
+        };
+        self.run(input).await?;
         let mut replies = Vec::new();
         for frame in request.frames {
-            replies.extend(self.receive(client_id, frame).await?);
+            let facts = self.facts(&client_id, &frame)?;
+            let input = Input::PolledFrame {
+                client_id: client_id.clone(),
+                frame,
+                facts,
+            };
+            replies.extend(self.run(input).await?.replies);
         }
-        let mut frames = self.undelivered(client_id, request.ack)?;
-        let wait = request.wait_ms.min(MAX_POLL_WAIT_MS);
-        if frames.is_empty() && wait > 0 {
-            let (wake, woken) = oneshot::channel();
-            // Every poll held for the client is woken (an extension holds one while it sends,
-            // a script may ask twice at once).
-            self.pollers
-                .borrow_mut()
-                .entry(client_id.to_owned())
-                .or_default()
-                .push(wake);
-            let timeout = Delay::from(Duration::from_millis(wait.into()));
-            let _ = select(woken, timeout).await;
-            // This poll's wake-up is gone with it; drop it (and any other ended poll's).
-            if let Some(waiting) = self.pollers.borrow_mut().get_mut(client_id) {
-                waiting.retain(|wake| !wake.is_canceled());
-            }
-            frames = self.undelivered(client_id, request.ack)?;
-            // Held this long, it still counts as polling now.
-            self.store.polled(client_id, now_ms())?;
-        }
+        let input = Input::PollCollect {
+            client_id,
+            ack: request.ack,
+            wait_ms: request.wait_ms,
+        };
+        let frames = self.run(input).await?.frames;
         Ok(PollResponse { replies, frames })
     }
 
-    /// The frames kept for a polling extension after `ack`, decoded.
-    fn undelivered(&self, client_id: &str, ack: u64) -> Result<Vec<PolledFrame>> {
-        let kept = self
-            .store
-            .undelivered(client_id, ack, now_ms(), POLL_BATCH)?;
-        Ok(kept
-            .into_iter()
-            .filter_map(|(seq, frame)| {
-                let frame = serde_json::from_str(&frame).ok()?;
-                Some(PolledFrame { seq, frame })
-            })
-            .collect())
-    }
-
-    /// Accepts an extension's socket. A newer connection of the same client replaces the
-    /// older one (a restarted service worker leaves its old socket half-open).
-    fn accept_extension(&self, client_id: String) -> Result<Response> {
-        for old in self.state.get_websockets_with_tag(&client_tag(&client_id)) {
-            let _ = old.close(Some(4000), Some("replaced by a newer connection"));
-        }
-        let pair = WebSocketPair::new()?;
-        let tag = client_tag(&client_id);
-        self.state
-            .accept_websocket_with_tags(&pair.server, &[EXTENSION, &tag]);
-        pair.server.serialize_attachment(SocketAttachment {
-            client_id: client_id.clone(),
-        })?;
-        self.store.connected(&client_id, now_ms())?;
-        Response::from_websocket(pair.client)
-    }
-
-    /// Revokes an extension's credential and closes its sockets at once: its own, and its side
-    /// panel's on the tasks bound to it.
-    async fn revoke(&self, client_id: &str) -> Result<Response> {
-        if !self.credentials.revoke(client_id)? {
-            return error_response(&ErrorObject::new(
-                ErrorCode::NotFound,
-                format!("no paired extension with clientId {client_id:?}"),
-            ));
-        }
-        self.close_sockets(client_id, "this extension's credential was revoked");
-        let tasks = self.store.tasks_of(client_id, PUSH_TO_TASKS)?;
-        let closes = tasks.into_iter().map(|task_id| async move {
-            let task = TaskClient::new(&self.env, &task_id)?;
-            answered("a task", task.close_side_panels(client_id)).await
-        });
-        for result in futures_util::future::join_all(closes).await {
-            // One unreachable task must not keep the others' side panels open.
-            if let Err(failure) = result {
-                console_error!("closing a side panel's socket failed: {failure}");
+    /// Revokes an extension's credential; the registry's rules close what it opened.
+    async fn revoke(&self, named: &str) -> Result<Response> {
+        let revoked = self.credentials.revoke(named)?;
+        let carried = match ClientId::parse(named) {
+            Ok(client_id) => {
+                let sockets = self.sockets(&client_id);
+                self.run(Input::Revoked {
+                    client_id,
+                    revoked,
+                    sockets,
+                })
+                .await?
             }
+            // No such id was ever issued, so none was revoked.
+            Err(_) => Carried {
+                refusal: Some(not_paired(named)),
+                ..Carried::default()
+            },
+        };
+        match carried.refusal {
+            Some(refusal) => error_response(&refusal),
+            None => Response::empty(),
         }
-        Response::empty()
     }
 
-    /// Closes the client's sockets as its credential ends (`REVOKED`: pair again).
-    fn close_sockets(&self, client_id: &str, reason: &str) {
-        for socket in self.state.get_websockets_with_tag(&client_tag(client_id)) {
-            let _ = socket.close(Some(REVOKED), Some(reason));
+    /// Sends a frame from a task to its extension, as the registry's rules route it.
+    async fn send(&self, send: SendToExtension) -> Result<Response> {
+        let input = Input::FrameForClient {
+            presence: self.presence(&send.client_id)?,
+            client_id: send.client_id,
+            frame: send.message,
+        };
+        match self.run(input).await?.refusal {
+            Some(refusal) => error_response(&refusal),
+            None => Response::empty(),
         }
     }
 
-    /// Online means an open socket (sockets survive hibernation, and a runtime restart drops
-    /// them, so that presence is never stale) or a recent poll.
-    fn is_online(&self, client_id: &str) -> Result<bool> {
-        Ok(self.open_socket(client_id).is_some() || self.polls(client_id)?)
+    /// The client's sockets (the runtime keeps them across hibernation).
+    fn sockets(&self, client_id: &ClientId) -> Vec<WebSocket> {
+        self.state.get_websockets_with_tag(&client_tag(client_id))
     }
 
-    /// Whether the extension is connected by polling: it polled within the presence window.
-    fn polls(&self, client_id: &str) -> Result<bool> {
-        let polled_at = self.store.polled_at(client_id)?;
-        Ok(polled_at.is_some_and(|at| now_ms() < at + POLL_PRESENCE_MS))
+    /// Where the client is connected: its open socket, its last poll.
+    fn presence(&self, client_id: &ClientId) -> Result<Presence<WebSocket>> {
+        let socket = self.sockets(client_id).into_iter().find(|ws| {
+            AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
+        });
+        Ok(Presence {
+            socket,
+            polled_at: self.store.polled_at(client_id.as_str())?,
+        })
     }
 
     fn list(&self) -> Result<Vec<ExtensionInfo>> {
@@ -587,40 +569,16 @@ impl ExtensionRegistry {
         self.store
             .clients()?
             .into_iter()
-            .map(|r| {
-                let online = self.is_online(&r.client_id)?;
-                let paired = self.credentials.is_paired(&r.client_id)?;
-                Ok(ExtensionInfo {
-                    online,
-                    browser: r.browser.unwrap_or(BrowserInfo {
-                        name: String::new(),
-                        version: String::new(),
-                        user_agent: String::new(),
-                    }),
-                    client_id: r.client_id,
-                    name: r.name,
-                    extension_version: r.extension_version,
-                    // Keep-alives never reach this object, so an open socket is the news: an
-                    // online extension is seen now.
-                    last_seen_at: if online { now } else { r.last_seen_at },
-                    last_used_at: r.last_used_at,
-                    paired,
-                })
+            .map(|record| {
+                let presence = self.presence(&record.client_id)?;
+                let paired = self.credentials.is_paired(record.client_id.as_str())?;
+                Ok(listing::info(record, &presence, paired, now))
             })
             .collect()
     }
 
     fn bind(&self, req: BindRequest) -> Answer<Binding> {
-        let candidates: Vec<Candidate> = self
-            .list()?
-            .into_iter()
-            .map(|e| Candidate {
-                client_id: e.client_id,
-                online: e.online,
-                last_used_at: e.last_used_at,
-                last_seen_at: e.last_seen_at,
-            })
-            .collect();
+        let candidates = listing::candidates(self.list()?);
         let bound = self.store.binding_of(&req.task_id)?;
         let chosen = selection::bind(
             &candidates,
@@ -636,92 +594,40 @@ impl ExtensionRegistry {
         })
     }
 
-    /// The extension's open socket, if it is online.
-    fn open_socket(&self, client_id: &str) -> Option<WebSocket> {
-        self.state
-            .get_websockets_with_tag(&client_tag(client_id))
-            .into_iter()
-            .find(|ws| {
-                AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
-            })
-    }
-
-    /// Sends a frame on the extension's socket, or keeps it for the extension's next poll.
-    fn send(&self, send: SendToExtension) -> Result<Response> {
-        if let Some(socket) = self.open_socket(&send.client_id) {
-            socket.send(&send.message)?;
-            return Response::empty();
-        }
-        if self.polls(&send.client_id)? {
-            let frame = serde_json::to_string(&send.message)?;
-            self.store.keep(&send.client_id, &frame, now_ms())?;
-            let woken = self.pollers.borrow_mut().remove(&send.client_id);
-            for wake in woken.into_iter().flatten() {
-                // A poll that already ended has dropped its end: nothing to wake.
-                let _ = wake.send(());
-            }
-            return Response::empty();
-        }
-        error_response(&ErrorObject::new(
-            ErrorCode::PluginOffline,
-            format!(
-                "The extension this task uses ({}) is offline. Open that browser with the \
-                 Mimo extension connected.",
-                send.client_id
-            ),
-        ))
-    }
-
-    /// Passes what the extension says about a task (an ack, a result, a takeover) to that task,
-    /// if it is bound to this extension: an extension cannot report on another browser's task.
-    /// `Err` only when the task could not be reached.
-    async fn relay(&self, client_id: &str, task_id: &str, what: ToTask) -> Result<Relayed> {
-        let bound = self.store.binding_of(task_id)?;
-        if let Err(refusal) = selection::may_act_for(bound.as_deref(), client_id, task_id) {
-            return Ok(Relayed::Refused(refusal));
-        }
+    /// Passes what the extension says about a task to that task: its answer, its refusal,
+    /// or `Err` when it could not be reached.
+    async fn forward(
+        &self,
+        task_id: &str,
+        message: ToTask,
+    ) -> Result<std::result::Result<(), ErrorObject>> {
         let task = TaskClient::new(&self.env, task_id)?;
         // The task may itself wait on this registry (its next dispatch) within its own bound:
         // this one is twice that. Past it the extension's frame goes unacknowledged, and is
         // sent again.
         let within = 2 * OBJECT_ANSWER_MS;
         let what_task = format!("task {task_id}");
-        let answer = match what {
+        let answer = match message {
             ToTask::Event(event) => {
                 answered_within(&what_task, within, task.action_event(&event)).await
             }
             ToTask::Control(control) => {
                 answered_within(&what_task, within, task.control(control)).await
             }
-            ToTask::Confirm(answer) => {
+            ToTask::Confirm {
+                step,
+                approve,
+                reason,
+            } => {
+                let answer = ConfirmBody {
+                    step,
+                    approve,
+                    reason,
+                    by: Confirmer::Extension,
+                };
                 answered_within(&what_task, within, task.confirm(&answer)).await
             }
         };
-        Ok(match answer.refusal()? {
-            Ok(()) => Relayed::Done,
-            Err(error) => Relayed::Refused(error),
-        })
-    }
-
-    /// Stores the extension's new snapshot and pushes it to the tasks that use it.
-    async fn snapshot_changed(&self, client_id: &str, snapshot: BrowserSnapshot) -> Result<()> {
-        self.store.save_snapshot(client_id, &snapshot)?;
-        let tasks = self.store.tasks_of(client_id, PUSH_TO_TASKS)?;
-        let push = SnapshotPush {
-            client_id: client_id.to_owned(),
-            snapshot,
-        };
-        let sends = tasks.into_iter().map(|task_id| {
-            let task = TaskClient::new(&self.env, &task_id);
-            let push = &push;
-            async move { answered("a task", task?.snapshot(push)).await }
-        });
-        for result in futures_util::future::join_all(sends).await {
-            // One unreachable task must not keep the others from their snapshot.
-            if let Err(failure) = result {
-                console_error!("snapshot push failed: {failure}");
-            }
-        }
-        Ok(())
+        answer.refusal()
     }
 }

@@ -1,7 +1,8 @@
 //! The registry's SQLite: the extensions it has seen, their browsers' snapshots, and which task
 //! is bound to which extension.
 
-use mimo_protocol::{BrowserInfo, BrowserSnapshot};
+use mimo_agent::registry::listing::ClientRecord;
+use mimo_protocol::{BrowserInfo, BrowserSnapshot, ClientId};
 use serde::Deserialize;
 use worker::{Error, Result, SqlStorage};
 
@@ -38,26 +39,9 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq);";
 
-/// A frame kept for a polling extension older than this is dropped unread: every frame is an
-/// action (acked within seconds or retried anew), a question about one, or a state the next
-/// frames supersede, so delivering it late could only run a step its task gave up on.
-const OUTBOX_TTL_MS: u64 = 30_000;
-
-/// An extension as stored (whether it is online or paired is known elsewhere).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientRecord {
-    pub client_id: String,
-    pub name: String,
-    /// `None` until its `hello` said, or when what was stored cannot be read.
-    pub browser: Option<BrowserInfo>,
-    pub extension_version: String,
-    pub last_seen_at: u64,
-    pub last_used_at: Option<u64>,
-}
-
 #[derive(Deserialize)]
 struct ClientRow {
-    client_id: String,
+    client_id: ClientId,
     name: String,
     browser: String,
     extension_version: String,
@@ -231,13 +215,13 @@ impl<S: Sql> RegistryStore<S> {
         )
     }
 
-    /// Forgets the frames up to `ack` (received) and those kept too long (stale); returns
+    /// Forgets the frames up to `ack` (received) and those kept before `stale_before`; returns
     /// the rest in order, at most `limit`.
     pub fn undelivered(
         &self,
         client_id: &str,
         ack: u64,
-        now: u64,
+        stale_before: u64,
         limit: u32,
     ) -> Result<Vec<(u64, String)>> {
         #[derive(Deserialize)]
@@ -247,11 +231,7 @@ impl<S: Sql> RegistryStore<S> {
         }
         self.sql.run(
             "DELETE FROM outbox WHERE client_id = ? AND (seq <= ? OR kept_at < ?)",
-            vec![
-                text(client_id),
-                int(ack),
-                int(now.saturating_sub(OUTBOX_TTL_MS)),
-            ],
+            vec![text(client_id), int(ack), int(stale_before)],
         )?;
         let rows: Vec<Row> = self.sql.rows(
             "SELECT seq, frame FROM outbox WHERE client_id = ? ORDER BY seq LIMIT ?",
@@ -260,9 +240,10 @@ impl<S: Sql> RegistryStore<S> {
         Ok(rows.into_iter().map(|r| (r.seq, r.frame)).collect())
     }
 
-    /// Takes every frame still kept for the extension (it has a socket again).
-    pub fn take_undelivered(&self, client_id: &str, now: u64) -> Result<Vec<String>> {
-        let frames = self.undelivered(client_id, 0, now, u32::MAX)?;
+    /// Takes every frame still kept for the extension (it has a socket again), but those kept
+    /// before `stale_before`.
+    pub fn take_undelivered(&self, client_id: &str, stale_before: u64) -> Result<Vec<String>> {
+        let frames = self.undelivered(client_id, 0, stale_before, u32::MAX)?;
         self.sql.run(
             "DELETE FROM outbox WHERE client_id = ?",
             vec![text(client_id)],

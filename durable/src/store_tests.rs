@@ -307,14 +307,14 @@ fn a_pairing_code_pairs_once_and_pairing_again_keeps_the_id_and_revokes_the_old_
         .unwrap();
     let id = paired.client_id.clone();
     assert!(
-        id.starts_with("ext-") && id.len() == 36,
+        id.as_str().starts_with("ext-") && id.as_str().len() == 36,
         "an id of the server's: {id}"
     );
     assert_eq!(
         credentials.client_of(&paired.token).unwrap(),
         Some(id.clone())
     );
-    assert!(credentials.is_paired(&id).unwrap());
+    assert!(credentials.is_paired(id.as_str()).unwrap());
     // Used once.
     match credentials.pair(&pair_request(&code, None)) {
         Err(Failure::Refused(error)) => assert_eq!(error.code, ErrorCode::Unauthorized),
@@ -353,10 +353,10 @@ fn a_pairing_code_pairs_once_and_pairing_again_keeps_the_id_and_revokes_the_old_
         credentials.client_of(&again.token).unwrap(),
         Some(id.clone())
     );
-    assert!(credentials.revoke(&id).unwrap());
+    assert!(credentials.revoke(id.as_str()).unwrap());
     assert_eq!(credentials.client_of(&again.token).unwrap(), None);
-    assert!(!credentials.is_paired(&id).unwrap());
-    assert!(!credentials.revoke(&id).unwrap());
+    assert!(!credentials.is_paired(id.as_str()).unwrap());
+    assert!(!credentials.revoke(id.as_str()).unwrap());
     // Revoked, then paired again by the person with a new code: the same extension, its id kept.
     let fourth = credentials.new_pairing_code().unwrap().code;
     let back = credentials
@@ -401,7 +401,7 @@ fn a_ticket_opens_one_socket_and_dies_with_its_extensions_credential_or_the_toke
         client_id: paired.client_id.clone(),
     };
     let ticket = credentials.new_ticket(&extension, "gen-2").unwrap();
-    credentials.revoke(&paired.client_id).unwrap();
+    credentials.revoke(paired.client_id.as_str()).unwrap();
     assert_eq!(credentials.redeem(&ticket.ticket, "gen-2").unwrap(), None);
 }
 
@@ -560,6 +560,38 @@ fn the_registry_keeps_extensions_bindings_and_snapshots() {
     let snapshot = BrowserSnapshot::default();
     store.save_snapshot("ext-1", &snapshot).unwrap();
     assert_eq!(store.snapshot("ext-1").unwrap(), Some(snapshot));
+}
+
+#[wasm_bindgen_test]
+fn the_registrys_outbox_numbers_frames_forgets_acknowledged_and_stale_ones_and_hands_the_rest_over()
+{
+    let store = RegistryStore::open(NodeSql::open()).unwrap();
+    store.keep("ext-1", "f1", 100).unwrap();
+    store.keep("ext-2", "other", 100).unwrap();
+    store.keep("ext-1", "f2", 200).unwrap();
+    store.keep("ext-1", "f3", 300).unwrap();
+    let kept = store.undelivered("ext-1", 0, 0, 50).unwrap();
+    let frames: Vec<&str> = kept.iter().map(|(_, f)| f.as_str()).collect();
+    assert_eq!(
+        frames,
+        ["f1", "f2", "f3"],
+        "in order, the client's own only"
+    );
+    let seqs: Vec<u64> = kept.iter().map(|(seq, _)| *seq).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    // At most `limit`.
+    assert_eq!(store.undelivered("ext-1", 0, 0, 1).unwrap().len(), 1);
+    // Acknowledged up to the first: it is forgotten.
+    let after_ack = store.undelivered("ext-1", seqs[0], 0, 50).unwrap();
+    assert_eq!(after_ack, kept[1..]);
+    assert_eq!(store.undelivered("ext-1", 0, 0, 50).unwrap(), kept[1..]);
+    // Kept before 300: stale, dropped unread.
+    assert_eq!(store.undelivered("ext-1", 0, 300, 50).unwrap(), kept[2..]);
+    // A socket takes what is left, and nothing stays kept.
+    store.keep("ext-1", "f4", 400).unwrap();
+    assert_eq!(store.take_undelivered("ext-1", 350).unwrap(), ["f4"]);
+    assert_eq!(store.undelivered("ext-1", 0, 0, 50).unwrap(), []);
+    assert_eq!(store.undelivered("ext-2", 0, 0, 50).unwrap().len(), 1);
 }
 
 #[wasm_bindgen_test]

@@ -5,8 +5,8 @@ use ts_rs::TS;
 
 use crate::task::TaskControl;
 use crate::{
-    ActionOutcome, BrowserAction, BrowserSnapshot, ConfirmationRequest, ErrorObject, TabEvent,
-    TaskStatus,
+    ActionOutcome, BrowserAction, BrowserSnapshot, ClientId, ConfirmationRequest, ErrorObject,
+    TabEvent, TaskStatus,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -214,7 +214,8 @@ pub struct PairRequest {
 #[serde(rename_all = "camelCase")]
 pub struct PairResponse {
     /// The id the server gave this extension: it names it in `hello` and in its socket's URL.
-    pub client_id: String,
+    #[ts(type = "string")]
+    pub client_id: ClientId,
     pub token: String,
 }
 

@@ -13,6 +13,7 @@ pub mod agent;
 pub mod artifact;
 pub mod audit;
 pub mod bridge;
+pub mod client_id;
 pub mod error;
 pub mod extension;
 pub mod frontend;
@@ -32,6 +33,7 @@ pub use agent::{
     AgentAction, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint, Reflection, RiskLevel,
     SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
+pub use client_id::ClientId;
 pub use error::{ErrorCode, ErrorObject, LlmErrorKind};
 pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,

@@ -17,7 +17,7 @@ use mimo_protocol::frontend::{DemoTask, NewTask, SetupInfo, TaskHere};
 use mimo_protocol::limits::MAX_POLL_BODY_BYTES;
 use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
-use mimo_protocol::{ErrorCode, ErrorObject, ForkRequest, ForkedFrom, ForkedTask};
+use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ForkRequest, ForkedFrom, ForkedTask};
 use worker::*;
 
 // The Durable Object classes must be exported by this module for the runtime to find them.
@@ -226,11 +226,12 @@ async fn route(req: Request, env: Env) -> Result<Response> {
 /// artifacts of the tasks bound to it, and, for its side panel, start a task in its own
 /// browser and watch the tasks bound to it (the conversation and the run, never the task's
 /// settings: see the task's `Opener`). Nothing else.
-async fn extension_route(mut req: Request, env: &Env, client_id: &str) -> Result<Response> {
+async fn extension_route(mut req: Request, env: &Env, id: &ClientId) -> Result<Response> {
+    let client_id = id.as_str();
     let url = req.url()?;
     let path = url.path().to_owned();
     let principal = Principal::Extension {
-        client_id: client_id.to_owned(),
+        client_id: id.clone(),
     };
     match (req.method(), path.as_str()) {
         (Method::Post, "/api/ws-ticket") => ticket(env, &principal).await,

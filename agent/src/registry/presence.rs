@@ -1,0 +1,116 @@
+//! Whether a client is connected, and how: one socket at a time (a newer one replaces the
+//! older), or recent polls. Where a frame for the client goes follows from it.
+
+use mimo_protocol::extension::POLL_PRESENCE_MS;
+use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ServerToExtension};
+
+use super::{Effect, Persist, Presence};
+
+/// Close code of a socket a newer connection of its client replaces.
+pub const REPLACED: u16 = 4000;
+/// Close code of a socket whose credential ended (revoked, or paired again): pair again.
+pub const REVOKED: u16 = 4401;
+/// Why a socket of a revoked credential is closed.
+pub(super) const REVOKED_REASON: &str = "this extension's credential was revoked";
+
+impl<C> Presence<C> {
+    /// Online means an open socket (sockets survive hibernation, and a runtime restart drops
+    /// them, so that presence is never stale) or a recent poll.
+    pub fn is_online(&self, now: u64) -> bool {
+        self.socket.is_some() || polls(self.polled_at, now)
+    }
+}
+
+/// Whether a client that last polled at `polled_at` is connected by polling: it polled within
+/// the presence window.
+pub fn polls(polled_at: Option<u64>, now: u64) -> bool {
+    polled_at.is_some_and(|at| now < at + POLL_PRESENCE_MS)
+}
+
+/// A socket opens. A restarted service worker leaves its old socket half-open: the newer
+/// connection replaces the older ones.
+pub(super) fn socket_opened<C>(client_id: ClientId, older: Vec<C>, now: u64) -> Vec<Effect<C>> {
+    older
+        .into_iter()
+        .map(|conn| Effect::CloseSocket {
+            conn,
+            code: REPLACED,
+            reason: "replaced by a newer connection",
+        })
+        .chain([
+            Effect::AcceptSocket {
+                client_id: client_id.clone(),
+            },
+            Effect::Persist(Persist::Connected { client_id, at: now }),
+        ])
+        .collect()
+}
+
+/// Paired again, perhaps because the credential was stolen: what was opened with the old one
+/// closes, and the extension opens a new socket with the new one.
+pub(super) fn paired<C>(sockets: Vec<C>) -> Vec<Effect<C>> {
+    close_all(sockets, "this extension was paired again")
+}
+
+/// A revoked credential ends at once: its own sockets close, and its side panels' on the
+/// tasks bound to it.
+pub(super) fn revoked<C>(client_id: ClientId, revoked: bool, sockets: Vec<C>) -> Vec<Effect<C>> {
+    if !revoked {
+        return vec![Effect::Refuse(not_paired(client_id.as_str()))];
+    }
+    let mut effects = close_all(sockets, REVOKED_REASON);
+    effects.push(Effect::CloseSidePanels {
+        client_id,
+        tasks: super::PUSH_TO_TASKS,
+    });
+    effects
+}
+
+/// The answer to revoking a client that holds no credential (`named` may not even be an id).
+pub fn not_paired(named: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::NotFound,
+        format!("no paired extension with clientId {named:?}"),
+    )
+}
+
+fn close_all<C>(sockets: Vec<C>, reason: &'static str) -> Vec<Effect<C>> {
+    sockets
+        .into_iter()
+        .map(|conn| Effect::CloseSocket {
+            conn,
+            code: REVOKED,
+            reason,
+        })
+        .collect()
+}
+
+/// A frame for a client goes on its socket, else into its outbox for its next poll, else
+/// nowhere: `PLUGIN_OFFLINE`.
+pub(super) fn route<C>(
+    client_id: ClientId,
+    frame: ServerToExtension,
+    presence: Presence<C>,
+    now: u64,
+) -> Vec<Effect<C>> {
+    if let Some(conn) = presence.socket {
+        return vec![Effect::SendToSocket { conn, frame }];
+    }
+    if polls(presence.polled_at, now) {
+        return vec![
+            Effect::QueueInOutbox {
+                client_id: client_id.clone(),
+                frame,
+                at: now,
+            },
+            Effect::WakePolls { client_id },
+        ];
+    }
+    vec![Effect::Refuse(ErrorObject::new(
+        ErrorCode::PluginOffline,
+        format!(
+            "The extension this task uses ({client_id}) is offline. Open that browser with the \
+             Mimo extension connected."
+        ),
+    ))]
+}
