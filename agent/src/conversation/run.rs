@@ -17,6 +17,7 @@ use mimo_protocol::action::{
 };
 use mimo_protocol::agent::{SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME};
 use mimo_protocol::bridge::agent_id;
+use mimo_protocol::script::is_script_client;
 use mimo_protocol::{
     ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
     ConfirmationRequest, DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus,
@@ -961,19 +962,42 @@ impl Conversation {
                 }
                 effects
             }
-            Purpose::Observe => {
-                let ActionCommand::BrowserObserve { .. } = record.command else {
-                    // A capture of a run stored before pages were observed in one action.
-                    return self.observe(&turn_id);
-                };
-                let refused = outcome
-                    .and_then(|o| o.error.as_ref())
-                    .filter(|e| e.code == ErrorCode::PermissionDenied);
+            Purpose::Observe => self.observation_part(record, &turn_id, now),
+        }
+    }
+
+    /// Asks for the page as the model is to see it: in one action (`browser_observe`) — or, for
+    /// a script (whose protocol has no such action), one capture at a time, beginning with the
+    /// wait for the page to load.
+    fn observe(&mut self, turn_id: &str) -> Vec<Effect> {
+        let by_script = self
+            .task
+            .selected_client_id
+            .as_deref()
+            .is_some_and(is_script_client);
+        if by_script {
+            let command = ActionCommand::BrowserWaitForLoaded { timeout_ms: None };
+            return self.submit_as(turn_id, command, Purpose::Observe, "load");
+        }
+        let command = ActionCommand::BrowserObserve { timeout_ms: None };
+        self.submit(turn_id, command, Purpose::Observe)
+    }
+
+    /// An action of the page's observation ended: the whole of it, or one capture of a script's
+    /// (load → screenshot → readable text → element list; a run stored mid-way by a release
+    /// that captured one at a time goes on the same way).
+    fn observation_part(&mut self, record: &ActionRecord, turn_id: &str, now: u64) -> Vec<Effect> {
+        let outcome = record.outcome.as_ref();
+        let refused = outcome
+            .and_then(|o| o.error.as_ref())
+            .filter(|e| e.code == ErrorCode::PermissionDenied)
+            .cloned();
+        match &record.command {
+            ActionCommand::BrowserObserve { .. } => {
                 if let Some(refused) = refused {
                     // The page may not be read at all (its domain is blocked): say that, not
                     // that it could not be prepared.
-                    let error = refused.clone();
-                    return self.fail_run(error, now);
+                    return self.fail_run(refused, now);
                 }
                 match parsed::<serde_json::Value>(record) {
                     Ok(parts) => {
@@ -993,32 +1017,65 @@ impl Conversation {
                         self.prep_missing("dom_index", why);
                     }
                 }
-                let page = self.preparing();
-                if page.missing.iter().any(|m| m == "screenshot")
-                    && page.missing.iter().any(|m| m == "readability")
-                {
-                    // Seed 000 §4.5: both failing fails the preparation.
-                    let why = page.warnings.join("; ");
-                    return self.fail_run(
-                        ErrorObject::new(
-                            ErrorCode::PagePrepFailed,
-                            format!("The page could not be prepared: neither a screenshot nor its text could be captured ({why})."),
-                        ),
-                        now,
-                    );
+                self.fail_if_unprepared(now)
+                    .unwrap_or_else(|| self.observed(now))
+            }
+            ActionCommand::BrowserWaitForLoaded { .. } => {
+                if let Err(why) = parsed::<serde_json::Value>(record) {
+                    self.preparing()
+                        .warnings
+                        .push(format!("the page did not finish loading: {why}"));
                 }
+                let command = ActionCommand::BrowserScreenshot { full_page: None };
+                self.submit_as(turn_id, command, Purpose::Observe, "shot")
+            }
+            ActionCommand::BrowserScreenshot { .. } => {
+                self.shot_taken(parsed(record));
+                let command = ActionCommand::BrowserReadabilityExtract {};
+                self.submit_as(turn_id, command, Purpose::Observe, "read")
+            }
+            ActionCommand::BrowserReadabilityExtract {} => {
+                self.text_read(parsed(record));
+                if let Some(refused) = refused.filter(|_| self.preparing().missing.len() >= 2) {
+                    // Neither capture may read the page (its domain is blocked): say that.
+                    return self.fail_run(refused, now);
+                }
+                if let Some(failed) = self.fail_if_unprepared(now) {
+                    return failed;
+                }
+                let command = ActionCommand::BrowserDomIndex {
+                    scope: None,
+                    assign_attr: None,
+                };
+                self.submit_as(turn_id, command, Purpose::Observe, "index")
+            }
+            ActionCommand::BrowserDomIndex { .. } => {
+                let partial = outcome
+                    .filter(|o| o.status == ActionStatus::Partial)
+                    .map(|o| o.warnings.clone())
+                    .unwrap_or_default();
+                self.indexed(parsed(record), partial);
                 self.observed(now)
             }
+            // Not a capture (a stored run from before any of these): look at the page.
+            _ => self.observe(turn_id),
         }
     }
 
-    /// Asks for the page as the model is to see it (`browser_observe`).
-    fn observe(&mut self, turn_id: &str) -> Vec<Effect> {
-        self.submit(
-            turn_id,
-            ActionCommand::BrowserObserve { timeout_ms: None },
-            Purpose::Observe,
-        )
+    /// Seed 000 §4.5: neither a screenshot nor the page's text fails the preparation (the
+    /// run's end); `None` while one of them is there.
+    fn fail_if_unprepared(&mut self, now: u64) -> Option<Vec<Effect>> {
+        let page = self.preparing();
+        let missing = |what: &str| page.missing.iter().any(|m| m == what);
+        if !(missing("screenshot") && missing("readability")) {
+            return None;
+        }
+        let why = page.warnings.join("; ");
+        let error = ErrorObject::new(
+            ErrorCode::PagePrepFailed,
+            format!("The page could not be prepared: neither a screenshot nor its text could be captured ({why})."),
+        );
+        Some(self.fail_run(error, now))
     }
 
     /// The observation's screenshot, or why there is none.

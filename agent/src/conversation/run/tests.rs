@@ -1061,10 +1061,84 @@ fn records_stored_by_the_previous_release_still_load() {
     ));
 }
 
+/// A script's observation, one capture at a time: the wait for the page, then the screenshot
+/// answered with `shot`, the readable text with `read`, the element list; the effects of the
+/// last action answered.
+fn captured_one_by_one(
+    c: &mut Conversation,
+    load: (String, ActionCommand),
+    shot: Result<Value, &str>,
+    read: Result<Value, &str>,
+) -> Vec<Effect> {
+    assert!(
+        matches!(load.1, ActionCommand::BrowserWaitForLoaded { .. }),
+        "{load:?}"
+    );
+    let capture = submitted(&ok(c, load, json!({ "status": "complete" })));
+    assert!(
+        matches!(capture.1, ActionCommand::BrowserScreenshot { .. }),
+        "{capture:?}"
+    );
+    let answer = |c: &mut Conversation, action, result: Result<Value, &str>| match result {
+        Ok(result) => ok(c, action, result),
+        Err(code) => failed(c, action, code),
+    };
+    let text = submitted(&answer(c, capture, shot));
+    assert!(
+        matches!(text.1, ActionCommand::BrowserReadabilityExtract {}),
+        "{text:?}"
+    );
+    let effects = answer(c, text, read);
+    let Some(index) = submission(&effects) else {
+        return effects;
+    };
+    assert!(
+        matches!(index.1, ActionCommand::BrowserDomIndex { .. }),
+        "{index:?}"
+    );
+    ok(
+        c,
+        index,
+        json!({ "elements": [], "text": "[1]<a>Home</a>", "url": "http://x/", "title": "X" }),
+    )
+}
+
 #[test]
-fn a_capture_of_the_previous_release_in_flight_is_followed_by_one_observation() {
-    // The previous release prepared a page one capture at a time; a run stored waiting for its
-    // screenshot takes the result and observes the page in one action.
+fn a_script_is_asked_for_the_page_one_capture_at_a_time() {
+    // The script protocol has no `observe`: its executor captures the page action by action.
+    let mut c = Conversation::new(TASK.into(), 0);
+    c.select_client(mimo_protocol::script::script_client_id(TASK), 0);
+    let load = submitted(&navigated(&mut c));
+    let effects = captured_one_by_one(
+        &mut c,
+        load,
+        Err("CDP_UNAVAILABLE"),
+        Ok(json!({ "text": "Home page", "contentLengthBytes": 9, "truncated": false })),
+    );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { missing, .. } if missing == &vec!["screenshot".to_owned()])));
+    let (turn, messages) = turn_of(&effects);
+    let page = &messages.last().unwrap().content;
+    assert!(
+        page.contains("Home page") && page.contains("[1]<a>Home</a>"),
+        "{page}"
+    );
+    // Both captures failing fails the preparation before the element list is asked for.
+    let click = submitted(&reply(
+        &mut c,
+        &turn,
+        vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
+    ));
+    let load = submitted(&ok(&mut c, click, json!({ "clicked": true })));
+    let effects = captured_one_by_one(&mut c, load, Err("TIMEOUT"), Err("CDP_UNAVAILABLE"));
+    let (_, _, error) = output_of(&effects);
+    assert_eq!(error.unwrap().code, ErrorCode::PagePrepFailed);
+}
+
+#[test]
+fn a_run_stored_mid_capture_by_the_previous_release_goes_on_capturing() {
+    // The previous release prepared every page one capture at a time; a run stored waiting for
+    // its screenshot takes the result and goes on with the readable text.
     let mut c = bound();
     let effects = navigated(&mut c);
     let (look_id, _) = submitted(&effects);
@@ -1082,16 +1156,23 @@ fn a_capture_of_the_previous_release_in_flight_is_followed_by_one_observation() 
         ActionState::Succeeded,
         json!({ "artifactId": "art_1", "url": "https://x/a", "width": 10, "height": 10 }),
     );
-    let effects = restored.answered(|c| c.action_finished(&shot, 30));
-    let look = submitted(&effects);
-    assert!(matches!(look.1, ActionCommand::BrowserObserve { .. }));
-    let effects = observation(
+    let read = submitted(&restored.answered(|c| c.action_finished(&shot, 30)));
+    assert!(matches!(
+        read.1,
+        ActionCommand::BrowserReadabilityExtract {}
+    ));
+    let index = submitted(&ok(
         &mut restored,
-        look,
-        Ok(json!({ "artifactId": "art_2", "url": "https://x/a", "width": 10, "height": 10 })),
-        Ok(json!({ "text": "t", "contentLengthBytes": 1, "truncated": false })),
-        Ok(json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" })),
+        read,
+        json!({ "text": "t", "contentLengthBytes": 1, "truncated": false }),
+    ));
+    let effects = ok(
+        &mut restored,
+        index,
+        json!({ "elements": [], "text": "", "url": "http://x/", "title": "X" }),
     );
+    assert!(events(&effects).iter().any(|e| matches!(e,
+        FrontendEvent::PageObserved { screenshot_artifact_id: Some(a), missing, .. } if a == "art_1" && missing.is_empty())));
     turn_of(&effects);
 }
 
