@@ -72,16 +72,24 @@ export class Executor {
     const notes = [...(ctx.moved !== undefined ? [ctx.moved] : []), ...dialogs.takeNotes(ctx.tabId)];
     const open = dialogs.current(ctx.tabId);
     if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
-    await this.#deps.tasks.update(action.taskId, (t) => (t.lastAction = { name: action.name, at: this.#deps.now() }));
+    // The overlay says what Mimo does now (drawn only while it is `ongoing`; not over a dialog).
+    const label = open === undefined ? actionLabel(action) : undefined;
+    await this.#deps.tasks.update(action.taskId, (t) => {
+      t.lastAction = { name: action.name, at: this.#deps.now() };
+      if (label !== undefined) t.label = label;
+    });
     stages.mark("checks");
-    if (open === undefined) await this.#label(ctx, actionLabel(action));
-    stages.mark("label");
     const watch = dialogs.watch(ctx.tabId);
     const newTab = this.#deps.newTabs.watch(action.taskId);
     // A copy: the task's record is the live one, which a joining tab changes.
     const tabsBefore = [...tabsOf(ctx.task)];
     const verified = EXPECTS_EFFECT.has(action.name) && open === undefined;
-    const before = verified ? await tabState(ctx.tabId, true) : "closed";
+    // The step's baseline and the overlay's label at once: what the overlay draws is never
+    // counted as the page's change (content/changes.ts).
+    const [before] = await Promise.all([
+      verified ? tabState(ctx.tabId, true) : ("closed" as const),
+      label !== undefined ? frameCall(ctx.tabId, 0, { op: "overlay", state: ctx.task.overlay, label }).catch(() => undefined) : undefined,
+    ]);
     stages.mark("baseline");
     const running = handler.run(ctx, action.params);
     try {
@@ -202,11 +210,5 @@ export class Executor {
       }
     }
     return { action, deps: this.#deps, task: task!, tabId, tab, ...(moved !== undefined ? { moved } : {}) };
-  }
-
-  /** Says in the overlay what Mimo does now (drawn only while the overlay is `ongoing`). */
-  async #label(ctx: TabContext, label: string): Promise<void> {
-    await this.#deps.tasks.update(ctx.task.taskId, (t) => (t.label = label));
-    await frameCall(ctx.tabId, 0, { op: "overlay", state: ctx.task.overlay, label }).catch(() => undefined);
   }
 }

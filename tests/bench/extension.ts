@@ -34,7 +34,7 @@ async function indexFigures(h: Harness, label: string, url: string) {
       times.push(performance.now() - started);
     }
     const bytes = Buffer.byteLength(JSON.stringify(result));
-    const phases = (record?.outcome?.timings ?? []).filter((t) => t.stage.startsWith("act.index.")).map((t) => `${t.stage.slice("act.index.".length)} ${t.ms}`);
+    const phases = (record?.outcome?.timings ?? []).filter((t) => t.stage.startsWith("index.")).map((t) => `${t.stage.slice("index.".length)} ${t.ms}`);
     const textBytes = Buffer.byteLength(result!.text);
     console.log(
       `  ${label.padEnd(28)} ${scope.padEnd(8)} ${median(times).toFixed(0).padStart(5)} ms   ` +

@@ -33,11 +33,13 @@ export const browserDomIndex: Handler<"browser_dom_index"> = {
 export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string, xpathScan: boolean, budget = MAX_RESULT_BYTES): Promise<ActionSuccess> {
   if (!/^[a-zA-Z_][\w.:-]*$/.test(attr)) throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(attr)} is not an attribute name`);
   const warnings: string[] = [];
-  await markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`));
-  const top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
-  // Where the top frame's time went (its walk of the DOM, the boxes, the checks, the lines).
   const stages = timeline(ctx.action);
-  for (const [phase, ms] of Object.entries(top.phases)) if (phase !== "items") stages.note(`act.index.${phase}`, ms);
+  await stages.part("index.drop", () => markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`)));
+  const asked = performance.now();
+  const top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
+  stages.note("index.top", performance.now() - asked);
+  // Where the top frame's time went (its walk of the DOM, the boxes, the checks, the lines).
+  for (const [phase, ms] of Object.entries(top.phases)) if (phase !== "items") stages.note(`index.top.${phase}`, ms);
   const elements: DomElement[] = top.elements.map((e) => ({ ...e, frameId: 0 }));
   const clicks: Array<[number, number, number]> = top.nextId > 1 ? [[1, top.nextId - 1, 0]] : [];
   let next = top.nextId;

@@ -5,6 +5,7 @@ import type { ReadabilityResult } from "../../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "../artifacts.ts";
 import { utf8 } from "../image.ts";
 import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
+import { timeline } from "../timeline.ts";
 import type { Handler } from "./handler.ts";
 
 type Page = { title: string; text: string; markdown: string; article: boolean };
@@ -37,7 +38,8 @@ export async function readPage(tabId: number): Promise<Page> {
 
 export const browserReadabilityExtract: Handler<"browser_readability_extract"> = {
   async run(ctx) {
-    const page = await readPage(ctx.tabId);
+    const stages = timeline(ctx.action);
+    const page = await stages.part("text.read", () => readPage(ctx.tabId));
     const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];
     const textBytes = utf8(page.text).byteLength;
     if (textBytes > READABILITY_MAX_BYTES) {
@@ -45,7 +47,9 @@ export const browserReadabilityExtract: Handler<"browser_readability_extract"> =
     }
     const markdown = utf8(page.markdown);
     const stored = markdown.byteLength <= READABILITY_MAX_BYTES ? { body: markdown, contentType: "text/markdown; charset=utf-8" } : { body: utf8(page.text), contentType: "text/plain; charset=utf-8" };
-    const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId }, stored.body);
+    const uploaded = await stages.part("text.upload", async () =>
+      uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId }, stored.body),
+    );
     const result: ReadabilityResult = { artifactId: uploaded.artifactId, title: page.title, contentLengthBytes: textBytes, truncated: false };
     if (textBytes >= READABILITY_INLINE_LIMIT_BYTES) {
       result.truncated = true;

@@ -11,6 +11,7 @@ import { frameCall } from "../frames.ts";
 import { base64ToBytes, imageSize } from "../image.ts";
 import { MARK_MS } from "../input.ts";
 import { ActionError, errorText } from "../results.ts";
+import { timeline } from "../timeline.ts";
 import type { Handler } from "./handler.ts";
 
 /** The widest screenshot, in image pixels: a wider one (a wide window, a high pixel ratio) is scaled down to it. */
@@ -33,9 +34,10 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
     let partial = false;
     /** The CSS width of what was captured (the viewport, or the whole page): the image's scale. */
     let cssWidth: number | undefined;
+    const stages = timeline(ctx.action);
     await frameCall(ctx.tabId, 0, { op: "mark", untilMs: MARK_MS }).catch(() => undefined);
     // Fields holding secrets or personal data are covered for the capture (evidence.ts).
-    const unmask = await maskForCapture(ctx.tabId, ctx.task.taskId);
+    const unmask = await stages.part("shot.mask", () => maskForCapture(ctx.tabId, ctx.task.taskId));
     try {
       const capture = async (clip?: Rect & { scale: number }): Promise<Uint8Array> => {
         const shot = await ctx.deps.cdp.send<{ data: string }>(ctx.tabId, "Page.captureScreenshot", {
@@ -46,6 +48,7 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
         }, CAPTURE_MS);
         return base64ToBytes(shot.data);
       };
+      const captured = performance.now();
       const metrics = await ctx.deps.cdp.send<LayoutMetrics>(ctx.tabId, "Page.getLayoutMetrics");
       const viewport = metrics.cssVisualViewport;
       // In CSS pixels of the document, as CDP's clip takes them.
@@ -58,6 +61,7 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
       // tells; a wider one is taken again, scaled down to MAX_WIDTH.
       const width = imageSize(bytes)?.width ?? 0;
       if (width > MAX_WIDTH) bytes = await capture({ ...area, scale: MAX_WIDTH / width });
+      stages.note("shot.capture", performance.now() - captured);
     } catch (error) {
       if (!(error instanceof CdpFailure)) throw error;
       // captureVisibleTab sees only the active tab of a window: never another tab than the
@@ -78,7 +82,9 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
     }
     if (bytes.byteLength > SCREENSHOT_MAX_BYTES) throw new ActionError("PAGE_PREP_FAILED", `the screenshot is ${bytes.byteLength} bytes, over the limit`, false);
     const size = imageSize(bytes) ?? { width: 0, height: 0 };
-    const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "screenshot", contentType: "image/jpeg", actionId: ctx.action.actionId }, bytes);
+    const uploaded = await stages.part("shot.upload", async () =>
+      uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "screenshot", contentType: "image/jpeg", actionId: ctx.action.actionId }, bytes),
+    );
     const result: ScreenshotResult = { artifactId: uploaded.artifactId, url: uploaded.url, width: size.width, height: size.height };
     // Image pixels per CSS pixel: what maps a point the model reads off the image to the page.
     if (cssWidth !== undefined && cssWidth > 0 && size.width > 0) result.scale = size.width / cssWidth;
