@@ -1,0 +1,484 @@
+use super::tools::{self, Answer};
+use super::*;
+use crate::actions::{ActionRecord, ActionState};
+use mimo_protocol::mcp::{CallToolResult, Content};
+use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
+use serde_json::json;
+
+fn code_of(body: &str) -> (Option<RequestId>, i32) {
+    let error = read(body.as_bytes()).expect_err("refused");
+    assert_eq!(error.jsonrpc, "2.0");
+    (error.id, error.error.code)
+}
+
+fn call(name: &str, arguments: serde_json::Value) -> Result<BrowserTool, String> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": name, "arguments": arguments }
+    });
+    match read(body.to_string().as_bytes()).expect("a request") {
+        Incoming::Request {
+            id,
+            call: Call::CallTool(tool),
+        } => {
+            assert_eq!(id, RequestId::Number(7));
+            tool
+        }
+        other => panic!("not a tool call: {other:?}"),
+    }
+}
+
+#[test]
+fn bad_json_rpc_gets_the_specifications_error_codes() {
+    assert_eq!(code_of("{not json"), (None, -32700));
+    assert_eq!(code_of(""), (None, -32700));
+    // A batch, a bare value, a wrong or missing version, a method that is not a string.
+    assert_eq!(
+        code_of(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+        (None, -32600)
+    );
+    assert_eq!(code_of("42"), (None, -32600));
+    let one = Some(RequestId::Number(1));
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"id":1,"method":"ping"}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#),
+        (one.clone(), -32600)
+    );
+    // An id a response cannot carry.
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+        (None, -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#),
+        (None, -32600)
+    );
+    // A method Mimo does not serve; params that do not fit; a tool that does not exist.
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#),
+        (Some(RequestId::String("x".into())), -32601)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
+        (one.clone(), -32602)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#),
+        (one.clone(), -32602)
+    );
+    assert_eq!(
+        code_of(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"browser_evaluate"}}"#
+        ),
+        (one, -32602)
+    );
+}
+
+#[test]
+fn notifications_and_responses_are_accepted_without_an_answer() {
+    assert_eq!(
+        read(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        Ok(Incoming::Accepted {
+            method: Some("notifications/initialized".into())
+        })
+    );
+    // Even one Mimo has no use for: a notification is never answered.
+    assert!(matches!(
+        read(br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#),
+        Ok(Incoming::Accepted { .. })
+    ));
+    assert_eq!(
+        read(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+        Ok(Incoming::Accepted { method: None })
+    );
+}
+
+#[test]
+fn requests_mimo_serves_are_read_with_their_params() {
+    let init = read(
+        json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "client", "version": "1" }
+            }
+        })
+        .to_string()
+        .as_bytes(),
+    )
+    .unwrap();
+    assert!(init.is_initialize());
+    let Incoming::Request {
+        call: Call::Initialize(params),
+        ..
+    } = init
+    else {
+        panic!("{init:?}")
+    };
+    assert_eq!(params.protocol_version, "2025-06-18");
+    for (method, expected) in [("ping", Call::Ping), ("tools/list", Call::ListTools)] {
+        let body = json!({ "jsonrpc": "2.0", "id": 2, "method": method });
+        let read = read(body.to_string().as_bytes()).unwrap();
+        assert!(!read.is_initialize());
+        assert_eq!(
+            read,
+            Incoming::Request {
+                id: RequestId::Number(2),
+                call: expected
+            }
+        );
+    }
+}
+
+#[test]
+fn versions_negotiate_down_to_what_the_client_speaks_and_headers_are_checked() {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+        assert_eq!(negotiate(version), version);
+        assert_eq!(initialize_result(version).protocol_version, version);
+        assert_eq!(version_header_problem(Some(version), version), None);
+    }
+    assert_eq!(negotiate("2024-11-05"), "2025-11-25");
+    assert_eq!(negotiate("2099-01-01"), "2025-11-25");
+    assert!(initialize_result("2025-11-25").capabilities.tools.is_some());
+    // No header: the revision before the header existed, as the specification says.
+    assert_eq!(version_header_problem(None, "2025-06-18"), None);
+    assert!(version_header_problem(Some("2024-11-05"), "2025-11-25")
+        .unwrap()
+        .contains("not supported"));
+    assert!(version_header_problem(Some("2025-06-18"), "2025-11-25")
+        .unwrap()
+        .contains("not this session's"));
+}
+
+#[test]
+fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
+    let listed = tools::list();
+    assert_eq!(listed.len(), 10);
+    for tool in &listed {
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        assert_eq!(tool.input_schema["additionalProperties"], false);
+        // With its required arguments filled in, each one reads.
+        let mut arguments = serde_json::Map::new();
+        for required in tool.input_schema["required"].as_array().unwrap() {
+            let name = required.as_str().unwrap();
+            let value = match name {
+                "ref" => json!("3"),
+                "values" => json!(["a"]),
+                "url" => json!("https://shop.example/"),
+                _ => json!("x"),
+            };
+            arguments.insert(name.to_owned(), value);
+        }
+        if tool.name == "browser_wait_for" {
+            arguments.insert("text".into(), json!("Done"));
+        }
+        let parsed = tools::parse(&tool.name, Some(arguments));
+        assert!(matches!(parsed, Some(Ok(_))), "{}: {parsed:?}", tool.name);
+    }
+    assert_eq!(tools::parse("browser_evaluate", None), None);
+}
+
+#[test]
+fn tools_map_to_the_browser_actions_of_the_catalog() {
+    let cases = [
+        (
+            "browser_navigate",
+            json!({ "url": " https://shop.example/a " }),
+            json!({ "name": "browser_navigate", "params": { "url": "https://shop.example/a" } }),
+        ),
+        (
+            "browser_navigate_back",
+            json!({}),
+            json!({ "name": "browser_back", "params": {} }),
+        ),
+        (
+            "browser_snapshot",
+            json!({}),
+            json!({ "name": "browser_dom_index", "params": {} }),
+        ),
+        (
+            "browser_click",
+            json!({ "ref": "12", "element": "Buy button" }),
+            json!({ "name": "browser_click", "params": { "clickId": 12 } }),
+        ),
+        (
+            "browser_click",
+            json!({ "ref": "[4]" }),
+            json!({ "name": "browser_click", "params": { "clickId": 4 } }),
+        ),
+        (
+            "browser_type",
+            json!({ "ref": 5, "text": "hello", "submit": true }),
+            json!({ "name": "browser_type", "params": { "clickId": 5, "text": "hello", "submit": true } }),
+        ),
+        (
+            "browser_type",
+            json!({ "ref": "5", "text": "hello" }),
+            json!({ "name": "browser_type", "params": { "clickId": 5, "text": "hello" } }),
+        ),
+        (
+            "browser_take_screenshot",
+            json!({ "fullPage": true }),
+            json!({ "name": "browser_screenshot", "params": { "fullPage": true } }),
+        ),
+        (
+            "browser_press_key",
+            json!({ "key": "Control+a" }),
+            json!({ "name": "browser_press_key", "params": { "key": "Control+a" } }),
+        ),
+        (
+            "browser_hover",
+            json!({ "ref": "9" }),
+            json!({ "name": "browser_hover", "params": { "clickId": 9 } }),
+        ),
+        (
+            "browser_select_option",
+            json!({ "ref": "2", "values": ["Blue"] }),
+            json!({ "name": "browser_select_option", "params": { "clickId": 2, "option": "Blue" } }),
+        ),
+        (
+            "browser_wait_for",
+            json!({ "url": "/done" }),
+            json!({ "name": "browser_wait_for", "params": { "url": "/done" } }),
+        ),
+    ];
+    for (name, arguments, expected) in cases {
+        let tool = call(name, arguments).expect(name);
+        let expected: ActionCommand = serde_json::from_value(expected).unwrap();
+        assert_eq!(tool.command(), expected, "{name}");
+    }
+}
+
+#[test]
+fn arguments_that_cannot_be_used_are_tool_errors_naming_the_problem() {
+    let cases = [
+        ("browser_navigate", json!({}), "url"),
+        ("browser_navigate", json!({ "url": "  " }), "empty"),
+        (
+            "browser_navigate",
+            json!({ "url": "https://a.example", "x": 1 }),
+            "unknown field",
+        ),
+        (
+            "browser_snapshot",
+            json!({ "target": "#main" }),
+            "unknown field",
+        ),
+        ("browser_click", json!({}), "ref"),
+        (
+            "browser_click",
+            json!({ "ref": "e12" }),
+            "not an element's number",
+        ),
+        (
+            "browser_click",
+            json!({ "ref": -1 }),
+            "not an element's number",
+        ),
+        (
+            "browser_click",
+            json!({ "ref": true }),
+            "not an element's number",
+        ),
+        ("browser_type", json!({ "ref": "1" }), "text"),
+        (
+            "browser_type",
+            json!({ "ref": "1", "text": 5 }),
+            "invalid type",
+        ),
+        ("browser_press_key", json!({ "key": " " }), "empty"),
+        (
+            "browser_select_option",
+            json!({ "ref": "1", "values": [] }),
+            "one option",
+        ),
+        (
+            "browser_select_option",
+            json!({ "ref": "1", "values": ["a", "b"] }),
+            "not 2",
+        ),
+        ("browser_wait_for", json!({}), "exactly one"),
+        (
+            "browser_wait_for",
+            json!({ "text": "a", "url": "b" }),
+            "exactly one",
+        ),
+        ("browser_wait_for", json!({ "time": 3 }), "unknown field"),
+    ];
+    for (name, arguments, says) in cases {
+        let problem = call(name, arguments.clone()).expect_err(name);
+        assert!(problem.contains(says), "{name} {arguments}: {problem}");
+    }
+}
+
+fn record(
+    command: ActionCommand,
+    state: ActionState,
+    outcome: Option<ActionOutcome>,
+) -> ActionRecord {
+    serde_json::from_value(json!({
+        "actionId": "act_1", "taskId": "t", "clientId": "c", "command": command,
+        "state": state, "attempt": 1, "createdAt": 0, "outcome": outcome
+    }))
+    .unwrap()
+}
+
+fn outcome(
+    status: ActionStatus,
+    result: serde_json::Value,
+    error: Option<ErrorObject>,
+) -> ActionOutcome {
+    serde_json::from_value(json!({
+        "actionId": "act_1", "attempt": 1, "taskId": "t",
+        "status": status, "result": result, "error": error
+    }))
+    .unwrap()
+}
+
+fn text_of(answer: Answer) -> (String, bool) {
+    let Answer::Result(CallToolResult { content, is_error }) = answer else {
+        panic!("not a result: {answer:?}")
+    };
+    let text = content
+        .into_iter()
+        .map(|c| match c {
+            Content::Text { text } => text,
+            Content::Image { .. } => panic!("an image"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, is_error)
+}
+
+#[test]
+fn outcomes_answer_as_tool_results() {
+    let snapshot = BrowserTool::Snapshot;
+    let index = json!({
+        "elements": [], "url": "https://shop.example/", "title": "Shop",
+        "text": "[1]<button>Buy</button>\n[2]<input placeholder=Name>",
+        "tabs": [
+            { "tabId": 1, "url": "https://shop.example/", "title": "Shop", "current": true },
+            { "tabId": 2, "url": "https://shop.example/help", "title": "Help", "current": false }
+        ]
+    });
+    let done = record(
+        snapshot.command(),
+        ActionState::Succeeded,
+        Some(outcome(ActionStatus::Ok, index, None)),
+    );
+    let (text, is_error) = text_of(snapshot.answer(&done));
+    assert!(!is_error);
+    assert!(
+        text.starts_with("Page URL: https://shop.example/\nPage title: Shop\n"),
+        "{text}"
+    );
+    assert!(text.contains("https://shop.example/help: Help"), "{text}");
+    assert!(
+        text.ends_with("[1]<button>Buy</button>\n[2]<input placeholder=Name>"),
+        "{text}"
+    );
+
+    let click = BrowserTool::Click { click_id: 1 };
+    let mut clicked = outcome(ActionStatus::Ok, json!({}), None);
+    clicked.warnings = vec!["clicked with DOM events".into()];
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(),
+        ActionState::Succeeded,
+        Some(clicked),
+    )));
+    assert!(!is_error);
+    assert_eq!(text, "Clicked [1]\nWarning: clicked with DOM events");
+
+    let failed = outcome(
+        ActionStatus::Error,
+        serde_json::Value::Null,
+        Some(ErrorObject::new(
+            ErrorCode::TargetNotFound,
+            "no element [1]",
+        )),
+    );
+    let (text, is_error) =
+        text_of(click.answer(&record(click.command(), ActionState::Failed, Some(failed))));
+    assert!(is_error);
+    assert_eq!(text, "TARGET_NOT_FOUND: no element [1]");
+
+    // Still running when the wait ended: said, not waited for.
+    let (text, is_error) =
+        text_of(click.answer(&record(click.command(), ActionState::Acked, None)));
+    assert!(is_error);
+    assert!(text.contains("has not finished yet"), "{text}");
+    let (text, is_error) =
+        text_of(click.answer(&record(click.command(), ActionState::TimedOut, None)));
+    assert!(is_error);
+    assert!(text.contains("ended TimedOut without an outcome"), "{text}");
+}
+
+#[test]
+fn a_screenshot_answers_with_its_image() {
+    let shot = BrowserTool::TakeScreenshot { full_page: false };
+    let result =
+        json!({ "artifactId": "a1", "url": "https://shop.example/", "width": 800, "height": 600 });
+    let answer = shot.answer(&record(
+        shot.command(),
+        ActionState::Succeeded,
+        Some(outcome(ActionStatus::Ok, result, None)),
+    ));
+    let Answer::Image(taken) = answer else {
+        panic!("{answer:?}")
+    };
+    assert_eq!(taken.artifact_id, "a1");
+    let result = tools::screenshot_result(&taken, "iVBORw0KGgo=".into(), "image/png");
+    assert!(!result.is_error);
+    assert_eq!(
+        result.content[1],
+        Content::Image {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: "image/png".into()
+        }
+    );
+}
+
+#[test]
+fn a_step_the_task_refuses_is_a_tool_error_and_one_needing_the_person_says_where() {
+    let held = tools::refused(&ErrorObject::new(
+        ErrorCode::ConfirmationRequired,
+        "this action needs the person's confirmation (it sends a form to another site)",
+    ));
+    assert!(held.is_error);
+    let Content::Text { text } = &held.content[0] else {
+        panic!()
+    };
+    assert!(
+        text.contains("waits for the person's confirmation"),
+        "{text}"
+    );
+    assert!(text.contains("Mimo's web app"), "{text}");
+    let blocked = tools::refused(&ErrorObject::new(
+        ErrorCode::PermissionDenied,
+        "https://evil.example/ is on a blocked domain",
+    ));
+    assert!(blocked.is_error);
+    assert_eq!(
+        blocked.content[0],
+        Content::Text {
+            text: "Not done: PERMISSION_DENIED: https://evil.example/ is on a blocked domain"
+                .into()
+        }
+    );
+}
