@@ -4,6 +4,7 @@
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::FailureLimit;
+use mimo_agent::llm::Image;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
@@ -11,17 +12,20 @@ use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
 };
 use mimo_protocol::frontend::TaskHere;
+use mimo_protocol::mcp::{McpTokenCreated, McpTokenList, McpTokenRequest, PROTOCOL_VERSION_HEADER};
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{
     ActionCommand, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
+use worker::{js_sys, Env, Headers, Method, Request, RequestInit, Response, Result, Stub};
 
 use crate::error::{read_json, read_outcome, Answer};
 use crate::http::json_request;
-use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX};
+use crate::{
+    EXTENSION_REGISTRY, MCP_SESSION, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX,
+};
 
 /// Body of the registry's `/bind`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -42,7 +46,7 @@ pub struct SendToExtension {
 }
 
 /// Body of `POST /api/task/{taskId}/actions`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubmitAction {
     pub command: ActionCommand,
@@ -85,6 +89,13 @@ impl Confirmer {
 #[derive(Serialize, Deserialize)]
 pub struct TokenCheck {
     pub token: String,
+}
+
+/// Answer of an MCP token's check: which token it is.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenHolder {
+    pub token_id: String,
 }
 
 /// Body of `/ticket` (issue one for `principal`) and the answer of `/redeem`.
@@ -343,6 +354,20 @@ impl TaskClient {
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
+    /// Submits one action, as `POST /api/task/{id}/actions` does, and waits for it: the record
+    /// as it ended, or as it stood when the wait did.
+    pub async fn submit(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
+        let request = json_request(Method::Post, "/actions", Some(action))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// One of the task's stored images (a screenshot), as a model is shown it.
+    pub async fn image(&self, artifact_id: &str) -> Answer<Image> {
+        let path = format!("/artifacts/image?artifactId={}", urlencode(artifact_id));
+        let request = json_request::<()>(Method::Get, &path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
     /// Pushes the task's extension's new browser snapshot.
     pub async fn snapshot(&self, push: &SnapshotPush) -> Answer<()> {
         self.post("/snapshot", push).await
@@ -450,6 +475,85 @@ impl TaskClient {
     async fn post<T: Serialize>(&self, route: &str, body: &T) -> Answer<()> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+}
+
+/// The MCP objects, as the worker talks to them: the tokens' (one) and each session's.
+pub struct McpClient(Stub);
+
+impl McpClient {
+    /// The object that keeps the MCP tokens.
+    pub fn tokens(env: &Env) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(MCP_SESSION)?
+                .get_by_name(REGISTRY_NAME)?,
+        ))
+    }
+
+    /// The object of session `session_id`.
+    pub fn session(env: &Env, session_id: &str) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(MCP_SESSION)?.get_by_name(session_id)?,
+        ))
+    }
+
+    pub async fn create_token(&self, request: &McpTokenRequest) -> Answer<McpTokenCreated> {
+        let request = json_request(Method::Post, "/tokens/create", Some(request))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    pub async fn list_tokens(&self) -> Answer<McpTokenList> {
+        let request = json_request::<()>(Method::Get, "/tokens/list", None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    pub async fn revoke_token(&self, id: &str) -> Answer<()> {
+        let path = format!("/tokens/revoke?id={}", urlencode(id));
+        let request = json_request::<()>(Method::Post, &path, None)?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Which MCP token `check` holds (`UNAUTHORIZED` for none live).
+    pub async fn check_token(&self, check: &TokenCheck) -> Answer<TokenHolder> {
+        let request = json_request(Method::Post, "/tokens/check", Some(check))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Hands a `POST /mcp` body, sent with `token_id`'s token, to the session: `named` when the
+    /// client named the session, otherwise it is a new one. The answer is the HTTP response.
+    pub async fn rpc(
+        &self,
+        session_id: &str,
+        named: bool,
+        token_id: &str,
+        version: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<Response> {
+        let headers = Headers::new();
+        if let Some(version) = version {
+            headers.set(PROTOCOL_VERSION_HEADER, version)?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+        let target = format!(
+            "https://internal/rpc?sessionId={}&named={}&tokenId={}",
+            urlencode(session_id),
+            u8::from(named),
+            urlencode(token_id)
+        );
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
+    }
+
+    /// Ends the session (`DELETE /mcp`), if `token_id`'s token opened it.
+    pub async fn end(&self, token_id: &str) -> Result<Response> {
+        let path = format!("/end?tokenId={}", urlencode(token_id));
+        self.0
+            .fetch_with_request(json_request::<()>(Method::Post, &path, None)?)
+            .await
     }
 }
 

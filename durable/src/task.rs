@@ -347,6 +347,16 @@ impl DurableObject for TaskCoordinator {
                     None => Response::empty(),
                 }
             }
+            // A screenshot for an MCP client, read as the model's images are.
+            (Method::Get, "/artifacts/image") => {
+                match self
+                    .read_image(&query("artifactId").unwrap_or_default())
+                    .await
+                {
+                    Ok(image) => Response::from_json(&image),
+                    Err(why) => error_response(&ErrorObject::new(ErrorCode::NotFound, why)),
+                }
+            }
             (Method::Get, "/artifacts/get") => {
                 let record = match query("artifactId") {
                     Some(id) if self.exists() => self.artifacts.get(&id)?,

@@ -86,6 +86,11 @@ pub enum JsonRpcErrorCode {
     /// The method's params are missing or wrong (an unknown tool too).
     InvalidParams = -32602,
     InternalError = -32603,
+    /// A request the transport refuses (a missing session header, a wrong protocol version
+    /// header, a method other than POST or DELETE), in the range JSON-RPC leaves to servers.
+    BadRequest = -32000,
+    /// The session named is unknown or ended: the client initializes a new one.
+    SessionNotFound = -32001,
 }
 
 impl JsonRpcErrorResponse {
@@ -273,6 +278,42 @@ pub enum Content {
 /// An empty result (`ping`'s).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
 pub struct EmptyResult {}
+
+/// `POST /api/mcp/tokens`: a new MCP token for one client, named so the person knows which.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct McpTokenRequest {
+    pub name: String,
+}
+
+/// A new MCP token: `token` is shown this once (only its digest is kept).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTokenCreated {
+    pub id: String,
+    pub name: String,
+    pub token: String,
+    #[ts(type = "number")]
+    pub created_at: u64,
+}
+
+/// One MCP token as listed, without its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTokenInfo {
+    pub id: String,
+    pub name: String,
+    #[ts(type = "number")]
+    pub created_at: u64,
+}
+
+/// `GET /api/mcp/tokens`: the tokens not revoked, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct McpTokenList {
+    pub tokens: Vec<McpTokenInfo>,
+}
+
+/// The longest name of an MCP token, in characters.
+pub const MAX_MCP_TOKEN_NAME_CHARS: usize = 100;
 
 /// The OAuth 2.0 protected resource metadata (RFC 9728) served at
 /// `/.well-known/oauth-protected-resource`: which resource `/mcp` is and how a bearer token is

@@ -167,6 +167,10 @@ pub fn typescript_module() -> String {
         mcp::Content,
         mcp::EmptyResult,
         mcp::ProtectedResourceMetadata,
+        mcp::McpTokenRequest,
+        mcp::McpTokenCreated,
+        mcp::McpTokenInfo,
+        mcp::McpTokenList,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),

@@ -1655,6 +1655,14 @@ export type ProtectedResourceMetadata = { resource: string,
  */
 authorization_servers: Array<string>, bearer_methods_supported: Array<string>, resource_name: string, };
 
+export type McpTokenRequest = { name: string, };
+
+export type McpTokenCreated = { id: string, name: string, token: string, createdAt: number, };
+
+export type McpTokenInfo = { id: string, name: string, createdAt: number, };
+
+export type McpTokenList = { tokens: Array<McpTokenInfo>, };
+
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;

@@ -4,6 +4,7 @@
 //! body that is not a request Mimo serves is answered here with JSON-RPC's own error codes
 //! before anything runs.
 
+pub mod session;
 pub mod tools;
 
 use mimo_protocol::mcp::{

@@ -261,7 +261,31 @@ fn tools_map_to_the_browser_actions_of_the_catalog() {
     for (name, arguments, expected) in cases {
         let tool = call(name, arguments).expect(name);
         let expected: ActionCommand = serde_json::from_value(expected).unwrap();
-        assert_eq!(tool.command(), expected, "{name}");
+        assert_eq!(tool.command(true), Ok(expected), "{name}");
+    }
+}
+
+#[test]
+fn the_first_navigation_opens_the_tasks_tab_and_nothing_runs_before_it() {
+    let navigate = call(
+        "browser_navigate",
+        json!({ "url": "https://shop.example/" }),
+    )
+    .unwrap();
+    assert_eq!(
+        navigate.command(false),
+        Ok(serde_json::from_value(
+            json!({ "name": "task_start", "params": { "url": "https://shop.example/" } })
+        )
+        .unwrap())
+    );
+    for tool in [
+        BrowserTool::Snapshot,
+        BrowserTool::Click { click_id: 1 },
+        BrowserTool::NavigateBack,
+    ] {
+        let problem = tool.command(false).expect_err("no page yet");
+        assert!(problem.contains("call browser_navigate first"), "{problem}");
     }
 }
 
@@ -378,7 +402,7 @@ fn outcomes_answer_as_tool_results() {
         ]
     });
     let done = record(
-        snapshot.command(),
+        snapshot.command(true).unwrap(),
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, index, None)),
     );
@@ -398,7 +422,7 @@ fn outcomes_answer_as_tool_results() {
     let mut clicked = outcome(ActionStatus::Ok, json!({}), None);
     clicked.warnings = vec!["clicked with DOM events".into()];
     let (text, is_error) = text_of(click.answer(&record(
-        click.command(),
+        click.command(true).unwrap(),
         ActionState::Succeeded,
         Some(clicked),
     )));
@@ -413,18 +437,27 @@ fn outcomes_answer_as_tool_results() {
             "no element [1]",
         )),
     );
-    let (text, is_error) =
-        text_of(click.answer(&record(click.command(), ActionState::Failed, Some(failed))));
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true).unwrap(),
+        ActionState::Failed,
+        Some(failed),
+    )));
     assert!(is_error);
     assert_eq!(text, "TARGET_NOT_FOUND: no element [1]");
 
     // Still running when the wait ended: said, not waited for.
-    let (text, is_error) =
-        text_of(click.answer(&record(click.command(), ActionState::Acked, None)));
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true).unwrap(),
+        ActionState::Acked,
+        None,
+    )));
     assert!(is_error);
     assert!(text.contains("has not finished yet"), "{text}");
-    let (text, is_error) =
-        text_of(click.answer(&record(click.command(), ActionState::TimedOut, None)));
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true).unwrap(),
+        ActionState::TimedOut,
+        None,
+    )));
     assert!(is_error);
     assert!(text.contains("ended TimedOut without an outcome"), "{text}");
 }
@@ -435,7 +468,7 @@ fn a_screenshot_answers_with_its_image() {
     let result =
         json!({ "artifactId": "a1", "url": "https://shop.example/", "width": 800, "height": 600 });
     let answer = shot.answer(&record(
-        shot.command(),
+        shot.command(true).unwrap(),
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, result, None)),
     ));

@@ -371,9 +371,27 @@ fn click_id(name: &str, reference: &Value) -> Result<u32, String> {
 }
 
 impl BrowserTool {
-    /// The browser action the tool queues on the task.
-    pub fn command(&self) -> ActionCommand {
-        match self.clone() {
+    /// The browser action the tool queues on the task, `started` when the task has opened its
+    /// tab: the first navigation opens it (in its own window of the person's browser), and
+    /// nothing else can run before.
+    pub fn command(&self, started: bool) -> Result<ActionCommand, String> {
+        if !started {
+            let BrowserTool::Navigate { url } = self else {
+                return Err(
+                    "no page is open for this session yet: call browser_navigate first".into(),
+                );
+            };
+            return Ok(ActionCommand::TaskStart {
+                url: Some(url.clone()),
+                reuse_existing_tab: None,
+                group_title: None,
+                adopt_tab_id: None,
+                domains: None,
+                task_domains: None,
+                redaction: None,
+            });
+        }
+        Ok(match self.clone() {
             BrowserTool::Navigate { url } => ActionCommand::BrowserNavigate { url },
             BrowserTool::NavigateBack => ActionCommand::BrowserBack {},
             BrowserTool::Snapshot => ActionCommand::BrowserDomIndex {
@@ -415,7 +433,7 @@ impl BrowserTool {
                 selector,
                 timeout_ms: None,
             },
-        }
+        })
     }
 
     /// What the call answers once its action is `record` (as the queue left it when the wait

@@ -1,0 +1,66 @@
+// An MCP client drives the person's browser: the official TypeScript SDK's client, over
+// Streamable HTTP to the built worker in Miniflare, navigates the real extension's task tab in
+// Debian's Chromium to a fixture page, reads its element list, types into a field, clicks a
+// button (trusted events, as every click of Mimo's) and takes a screenshot.
+import assert from "node:assert/strict";
+import { after, before, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult, McpTokenCreated } from "../../protocol/ts/protocol.ts";
+import { post } from "../support/clients.ts";
+import { logged, pageAt, startHarness } from "./harness.ts";
+import type { Harness } from "./harness.ts";
+
+let h: Harness;
+before(async () => (h = await startHarness()));
+after(async () => {
+  await h?.close();
+});
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.ok(!result.isError, `${name}: ${JSON.stringify(result.content)}`);
+  return result;
+}
+
+const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+
+/** The ref of the snapshot line that mentions `words`. */
+function refOf(snapshot: string, words: string): string {
+  const line = snapshot.split("\n").find((l) => l.includes(words));
+  const ref = line?.match(/\[(\d+)\]/)?.[1];
+  assert.ok(ref, `no element "${words}" in:\n${snapshot}`);
+  return ref;
+}
+
+it("navigates, snapshots, types and clicks in the real extension's task tab", { timeout: 60_000 }, async () => {
+  const made = await post(h.mimo, "/api/mcp/tokens", { name: "Browser test" });
+  const { token } = (await made.json()) as McpTokenCreated;
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
+  await client.connect(transport);
+
+  const url = `${h.a}/greeter.html`;
+  assert.equal(textOf(await call(client, "browser_navigate", { url })), `Navigated to ${url}`);
+  const page = await pageAt(h, url);
+
+  const snapshot = textOf(await call(client, "browser_snapshot"));
+  assert.match(snapshot, new RegExp(`^Page URL: ${url.replace(/[.?]/g, "\\$&")}\nPage title: Greeter\n`));
+  await call(client, "browser_type", { ref: refOf(snapshot, "Your name"), element: "Name field", text: "Ada" });
+  assert.equal(await page.inputValue("#name"), "Ada");
+  assert.equal(textOf(await call(client, "browser_click", { ref: refOf(snapshot, "Say hello"), element: "Say hello" })), `Clicked [${refOf(snapshot, "Say hello")}]`);
+  await logged(page, "greeted:Ada:trusted=true");
+  assert.equal(await page.textContent("#greeting"), "Hello, Ada");
+
+  const shot = await call(client, "browser_take_screenshot");
+  const image = shot.content.find((c) => c.type === "image");
+  assert.ok(image?.type === "image", JSON.stringify(shot.content));
+  assert.match(image.mimeType, /^image\/(jpeg|png)$/);
+  const bytes = Buffer.from(image.data, "base64");
+  assert.ok(bytes.length > 1000, "a real picture");
+  const magic = image.mimeType === "image/png" ? "89504e47" : "ffd8ff";
+  assert.ok(bytes.toString("hex").startsWith(magic), "its bytes are the format it says");
+  await client.close();
+});

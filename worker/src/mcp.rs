@@ -1,0 +1,165 @@
+//! `/mcp`: Mimo as an MCP server over Streamable HTTP. Here the transport's outer rules — the
+//! `Origin` (403 for another site's page), the methods (POST a JSON-RPC message, DELETE a
+//! session, 405 otherwise: Mimo sends no messages of its own, so there is no GET stream), the
+//! client's MCP token (401 with where to learn how to get one) — then the body goes to the
+//! session's object (`mimo_durable::McpSession`), which answers it. Answers are single JSON
+//! responses; streaming a long tool call's progress over SSE is a later step.
+
+use mimo_agent::credentials::MCP_TOKEN_PREFIX;
+use mimo_agent::mcp::session::Refusal;
+use mimo_durable::{error_response, read_body, transport_refusal, Failure, McpClient, TokenCheck};
+use mimo_protocol::mcp::{
+    JsonRpcErrorCode, JsonRpcErrorResponse, ProtectedResourceMetadata, PROTOCOL_VERSION_HEADER,
+    SESSION_HEADER,
+};
+use worker::{Env, Method, Request, Response, Result};
+
+use crate::auth;
+
+/// Where the protected resource metadata (RFC 9728) is served.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// `POST` and `DELETE /mcp` (the body already read, the client not over the failure limit).
+pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response> {
+    let origin = req.url()?.origin().ascii_serialization();
+    // A page of another site reaching a local or logged-in server (DNS rebinding): refused.
+    // Clients that are not browsers send no Origin; the web app's own origin is this one.
+    if let Some(sent) = req.headers().get("origin")? {
+        if sent != origin {
+            return transport_error(
+                403,
+                format!("Origin {sent} may not use this server's MCP endpoint"),
+            );
+        }
+    }
+    let method = req.method();
+    if !matches!(method, Method::Post | Method::Delete) {
+        let response = transport_error(
+            405,
+            format!(
+                "{method} /mcp: this server sends no messages of its own; POST a JSON-RPC \
+                 message, or DELETE the session"
+            ),
+        )?;
+        response.headers().set("allow", "POST, DELETE")?;
+        return Ok(response);
+    }
+    let token_id = match token_of(&req, env).await {
+        Ok(token_id) => token_id,
+        Err(Failure::Refused(error)) => {
+            let response = auth::failed(env, client, error).await?;
+            if response.status_code() == 401 {
+                response.headers().set(
+                    "www-authenticate",
+                    &format!("Bearer resource_metadata=\"{origin}{METADATA_PATH}\""),
+                )?;
+            }
+            return Ok(response);
+        }
+        Err(Failure::Runtime(e)) => return Err(e),
+    };
+    if let Some(refused) = auth::refuse_if_blocked_anywhere(env, client).await? {
+        return Ok(refused);
+    }
+    let named = req.headers().get(SESSION_HEADER)?;
+    if named.as_deref().is_some_and(|id| !valid_session_id(id)) {
+        return transport_refusal(Refusal::NotFound);
+    }
+    if method == Method::Delete {
+        let Some(session_id) = named else {
+            return transport_error(
+                400,
+                "DELETE /mcp names its session in Mcp-Session-Id".into(),
+            );
+        };
+        return McpClient::session(env, &session_id)?.end(&token_id).await;
+    }
+    let session_id = match &named {
+        Some(id) => id.clone(),
+        None => uuid::Uuid::new_v4().simple().to_string(),
+    };
+    let version = req.headers().get(PROTOCOL_VERSION_HEADER)?;
+    let body = req.bytes().await?;
+    McpClient::session(env, &session_id)?
+        .rpc(
+            &session_id,
+            named.is_some(),
+            &token_id,
+            version.as_deref(),
+            body,
+        )
+        .await
+}
+
+/// The MCP token's id, from `Authorization: Bearer`. The deployment token is not one: an MCP
+/// client gets its own, which can be revoked alone.
+async fn token_of(req: &Request, env: &Env) -> mimo_durable::Answer<String> {
+    let Some(token) = auth::bearer(req) else {
+        return Err(Failure::Refused(auth::unauthorized(
+            "missing token: send `Authorization: Bearer <MCP token>` (make one in the web app)",
+        )));
+    };
+    if !token.starts_with(MCP_TOKEN_PREFIX) {
+        return Err(Failure::Refused(auth::unauthorized(
+            "/mcp takes an MCP token (mimo_mcp_…), made in the web app; not the deployment's \
+             or an extension's",
+        )));
+    }
+    let holder = McpClient::tokens(env)?
+        .check_token(&TokenCheck { token })
+        .await?;
+    Ok(holder.token_id)
+}
+
+/// A session id as this server makes them: 32 lowercase hex digits.
+fn valid_session_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn transport_error(status: u16, message: String) -> Result<Response> {
+    let error = JsonRpcErrorResponse::new(None, JsonRpcErrorCode::BadRequest, message);
+    Ok(Response::from_json(&error)?.with_status(status))
+}
+
+/// `GET /.well-known/oauth-protected-resource`: what `/mcp` is and how a token is sent to it.
+pub fn metadata(req: &Request) -> Result<Response> {
+    let origin = req.url()?.origin().ascii_serialization();
+    Response::from_json(&ProtectedResourceMetadata {
+        resource: format!("{origin}/mcp"),
+        authorization_servers: Vec::new(),
+        bearer_methods_supported: vec!["header".into()],
+        resource_name: "Mimo".into(),
+    })
+}
+
+/// `/api/mcp/tokens` (the web app's): make one, list them, revoke one.
+pub async fn tokens(req: &mut Request, env: &Env, rest: &str) -> Result<Response> {
+    let tokens = McpClient::tokens(env)?;
+    match (req.method(), rest) {
+        (Method::Post, "") => {
+            let request = match read_body(req).await {
+                Ok(request) => request,
+                Err(error) => return error_response(&error),
+            };
+            match tokens.create_token(&request).await {
+                Ok(created) => Ok(Response::from_json(&created)?.with_status(201)),
+                Err(failure) => failure.respond(),
+            }
+        }
+        (Method::Get, "") => match tokens.list_tokens().await {
+            Ok(list) => Response::from_json(&list),
+            Err(failure) => failure.respond(),
+        },
+        (Method::Delete, id) if !id.is_empty() => match tokens.revoke_token(id).await {
+            Ok(()) => Ok(Response::empty()?.with_status(204)),
+            Err(failure) => failure.respond(),
+        },
+        (method, _) => error_response(&mimo_protocol::ErrorObject::new(
+            mimo_protocol::ErrorCode::MethodNotAllowed,
+            format!(
+                "{method} /api/mcp/tokens/{rest}: POST or GET /api/mcp/tokens, DELETE \
+                 /api/mcp/tokens/{{id}}"
+            ),
+        )),
+    }
+}
