@@ -3,13 +3,12 @@
 //! same queue, consent gate and audit as every other caller's), and what its outcome answers.
 
 use mimo_protocol::action::{DomIndexResult, ScreenshotResult, Target};
-use mimo_protocol::mcp::{CallToolResult, Content, Tool, ToolAnnotations};
+use mimo_protocol::mcp::{CallToolResult, Content, Tool};
 use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::actions::ActionRecord;
+use crate::json_schema;
 
 /// A tool call with its arguments read.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,223 +50,21 @@ pub enum Answer {
     Image(ScreenshotResult),
 }
 
+/// Every tool as `tools/list` describes it — names, words and argument schemas — kept as the
+/// JSON a client reads: the schemas are also what a call's arguments are checked against
+/// ([`json_schema`]), so what a client is told and what is accepted are one text.
+const TOOLS: &str = include_str!("tools.json");
+
 /// Every tool, as `tools/list` describes it.
 pub fn list() -> Vec<Tool> {
-    let element = json!({
-        "type": "string",
-        "description": "What the element is, in words, for the person reading the log."
-    });
-    let reference = json!({
-        "type": "string",
-        "description": "The element's number in browser_snapshot's list (the [N] before it)."
-    });
-    let tool = |name: &str, title: &str, description: &str, schema: Value, read_only: bool| Tool {
-        name: name.to_owned(),
-        title: Some(title.to_owned()),
-        description: description.to_owned(),
-        input_schema: schema,
-        annotations: Some(ToolAnnotations {
-            title: Some(title.to_owned()),
-            read_only_hint: Some(read_only),
-            destructive_hint: (!read_only).then_some(false),
-            idempotent_hint: None,
-            open_world_hint: Some(true),
-        }),
-    };
-    let object = |properties: Value, required: &[&str]| {
-        json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false
-        })
-    };
-    vec![
-        tool(
-            "browser_navigate",
-            "Navigate to a URL",
-            "Open a URL in the task's tab of the person's browser.",
-            object(
-                json!({ "url": { "type": "string", "description": "The URL to open." } }),
-                &["url"],
-            ),
-            false,
-        ),
-        tool(
-            "browser_navigate_back",
-            "Go back",
-            "Go back to the previous page.",
-            object(json!({}), &[]),
-            false,
-        ),
-        tool(
-            "browser_snapshot",
-            "Page snapshot",
-            "The page's interactive elements as text, one per line, each numbered [N]: that \
-             number is the `ref` of browser_click, browser_type, browser_hover and \
-             browser_select_option. Take a new one after the page changes.",
-            object(json!({}), &[]),
-            true,
-        ),
-        tool(
-            "browser_click",
-            "Click",
-            "Click an element of the latest snapshot.",
-            object(json!({ "element": element, "ref": reference }), &["ref"]),
-            false,
-        ),
-        tool(
-            "browser_type",
-            "Type text",
-            "Type text into an editable element of the latest snapshot.",
-            object(
-                json!({
-                    "element": element,
-                    "ref": reference,
-                    "text": { "type": "string", "description": "The text to type." },
-                    "submit": { "type": "boolean", "description": "Press Enter after typing." }
-                }),
-                &["ref", "text"],
-            ),
-            false,
-        ),
-        tool(
-            "browser_take_screenshot",
-            "Take a screenshot",
-            "A screenshot of the page (PNG or JPEG image content). To act, use \
-             browser_snapshot's refs, not the picture.",
-            object(
-                json!({
-                    "fullPage": {
-                        "type": "boolean",
-                        "description": "The whole scrollable page rather than the viewport."
-                    }
-                }),
-                &[],
-            ),
-            true,
-        ),
-        tool(
-            "browser_press_key",
-            "Press a key",
-            "Press a key in the page: a key name such as Enter, Escape, Tab, ArrowDown, or a \
-             character, with modifiers as Control+a.",
-            object(
-                json!({ "key": { "type": "string", "description": "The key to press." } }),
-                &["key"],
-            ),
-            false,
-        ),
-        tool(
-            "browser_hover",
-            "Hover",
-            "Move the mouse over an element of the latest snapshot.",
-            object(json!({ "element": element, "ref": reference }), &["ref"]),
-            false,
-        ),
-        tool(
-            "browser_select_option",
-            "Select an option",
-            "Select an option in a dropdown of the latest snapshot, by its value or label.",
-            object(
-                json!({
-                    "element": element,
-                    "ref": reference,
-                    "values": {
-                        "type": "array",
-                        "items": { "type": "string" },
-                        "minItems": 1,
-                        "maxItems": 1,
-                        "description": "The option to select (one)."
-                    }
-                }),
-                &["ref", "values"],
-            ),
-            false,
-        ),
-        tool(
-            "browser_wait_for",
-            "Wait for",
-            "Wait until the page shows a text, its URL contains a text, or an element matches \
-             a CSS selector (one of them).",
-            object(
-                json!({
-                    "text": { "type": "string", "description": "A text to wait for." },
-                    "url": { "type": "string", "description": "Part of the URL to wait for." },
-                    "selector": { "type": "string", "description": "A CSS selector to wait for." }
-                }),
-                &[],
-            ),
-            true,
-        ),
-    ]
+    serde_json::from_str(TOOLS).expect("tools.json is a list of tools")
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NavigateArgs {
-    url: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoArgs {}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ElementArgs {
-    #[serde(rename = "ref")]
-    reference: Value,
-    /// Playwright MCP's description of the element, for a person's permission prompt: the
-    /// `ref` alone names it here.
-    #[serde(default, rename = "element")]
-    _element: Option<serde::de::IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TypeArgs {
-    #[serde(rename = "ref")]
-    reference: Value,
-    #[serde(default, rename = "element")]
-    _element: Option<serde::de::IgnoredAny>,
-    text: String,
-    #[serde(default)]
-    submit: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ScreenshotArgs {
-    #[serde(default)]
-    full_page: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KeyArgs {
-    key: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SelectArgs {
-    #[serde(rename = "ref")]
-    reference: Value,
-    #[serde(default, rename = "element")]
-    _element: Option<serde::de::IgnoredAny>,
-    values: Vec<String>,
-}
-
-/// `browser_wait_for`'s arguments: exactly one of them.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `browser_wait_for`'s arguments: one of them.
+#[derive(Debug, Clone, PartialEq)]
 pub struct WaitForArgs {
-    #[serde(default)]
     pub text: Option<String>,
-    #[serde(default)]
     pub url: Option<String>,
-    #[serde(default)]
     pub selector: Option<String>,
 }
 
@@ -277,74 +74,59 @@ pub fn parse(
     name: &str,
     arguments: Option<Map<String, Value>>,
 ) -> Option<Result<BrowserTool, String>> {
+    let tool = list().into_iter().find(|t| t.name == name)?;
     let arguments = Value::Object(arguments.unwrap_or_default());
+    let mismatches = json_schema::validate(&tool.input_schema, &arguments);
+    if !mismatches.is_empty() {
+        let problems: Vec<String> = mismatches
+            .iter()
+            .map(|m| format!("at {}: {}", json_schema::shown(&m.path), m.message))
+            .collect();
+        return Some(Err(format!("{name}'s arguments: {}", problems.join("; "))));
+    }
+    // Checked against the schema: present and of their types where it says so.
+    let text = |key: &str| {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let flag = |key: &str| arguments.get(key).and_then(Value::as_bool) == Some(true);
+    let reference = || click_id(name, &arguments["ref"]);
+    let not_blank = |key: &str| match text(key) {
+        Some(value) if !value.trim().is_empty() => Ok(value.trim().to_owned()),
+        _ => Err(format!("{name}: `{key}` is empty")),
+    };
     let tool = match name {
-        "browser_navigate" => args::<NavigateArgs>(name, arguments).and_then(|a| {
-            let url = a.url.trim();
-            if url.is_empty() {
-                return Err(format!("{name}: `url` is empty"));
-            }
-            Ok(BrowserTool::Navigate {
-                url: url.to_owned(),
-            })
+        "browser_navigate" => not_blank("url").map(|url| BrowserTool::Navigate { url }),
+        "browser_navigate_back" => Ok(BrowserTool::NavigateBack),
+        "browser_snapshot" => Ok(BrowserTool::Snapshot),
+        "browser_click" => reference().map(|click_id| BrowserTool::Click { click_id }),
+        "browser_hover" => reference().map(|click_id| BrowserTool::Hover { click_id }),
+        "browser_type" => reference().map(|click_id| BrowserTool::Type {
+            click_id,
+            text: text("text").unwrap_or_default(),
+            submit: flag("submit"),
         }),
-        "browser_navigate_back" => {
-            args::<NoArgs>(name, arguments).map(|_| BrowserTool::NavigateBack)
-        }
-        "browser_snapshot" => args::<NoArgs>(name, arguments).map(|_| BrowserTool::Snapshot),
-        "browser_click" => args::<ElementArgs>(name, arguments)
-            .and_then(|a| click_id(name, &a.reference))
-            .map(|click_id| BrowserTool::Click { click_id }),
-        "browser_hover" => args::<ElementArgs>(name, arguments)
-            .and_then(|a| click_id(name, &a.reference))
-            .map(|click_id| BrowserTool::Hover { click_id }),
-        "browser_type" => args::<TypeArgs>(name, arguments).and_then(|a| {
-            Ok(BrowserTool::Type {
-                click_id: click_id(name, &a.reference)?,
-                text: a.text,
-                submit: a.submit,
-            })
+        "browser_take_screenshot" => Ok(BrowserTool::TakeScreenshot {
+            full_page: flag("fullPage"),
         }),
-        "browser_take_screenshot" => {
-            args::<ScreenshotArgs>(name, arguments).map(|a| BrowserTool::TakeScreenshot {
-                full_page: a.full_page,
-            })
-        }
-        "browser_press_key" => args::<KeyArgs>(name, arguments).and_then(|a| {
-            if a.key.trim().is_empty() {
-                return Err(format!("{name}: `key` is empty"));
-            }
-            Ok(BrowserTool::PressKey { key: a.key })
+        "browser_press_key" => not_blank("key").map(|key| BrowserTool::PressKey { key }),
+        "browser_select_option" => reference().map(|click_id| BrowserTool::SelectOption {
+            click_id,
+            option: arguments["values"][0]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
         }),
-        "browser_select_option" => args::<SelectArgs>(name, arguments).and_then(|a| {
-            let click_id = click_id(name, &a.reference)?;
-            match <[String; 1]>::try_from(a.values) {
-                Ok([option]) => Ok(BrowserTool::SelectOption { click_id, option }),
-                Err(values) => Err(format!(
-                    "{name}: `values` holds one option (the value or label to select), not {}",
-                    values.len()
-                )),
-            }
-        }),
-        "browser_wait_for" => args::<WaitForArgs>(name, arguments).and_then(|a| {
-            let given = [&a.text, &a.url, &a.selector]
-                .iter()
-                .filter(|v| v.as_deref().is_some_and(|v| !v.is_empty()))
-                .count();
-            if given != 1 {
-                return Err(format!(
-                    "{name}: give exactly one of `text`, `url` and `selector` ({given} given)"
-                ));
-            }
-            Ok(BrowserTool::WaitFor(a))
-        }),
+        "browser_wait_for" => Ok(BrowserTool::WaitFor(WaitForArgs {
+            text: text("text"),
+            url: text("url"),
+            selector: text("selector"),
+        })),
         _ => return None,
     };
     Some(tool)
-}
-
-fn args<T: DeserializeOwned>(name: &str, arguments: Value) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|e| format!("{name}'s arguments: {e}"))
 }
 
 /// An element's number from a `ref`: `"12"` (Playwright's refs are strings), `"[12]"` as the
