@@ -306,4 +306,31 @@ describe("MCP over Streamable HTTP", () => {
     await client.close();
     await ext.close();
   });
+
+  // Last: it restarts the runtime.
+  it("keeps a session, its revision and its task across a restart of the runtime", async () => {
+    const ext = await ExtensionClient.connect(mimo, "restart-1");
+    const { token } = await mcpToken();
+    const { sessionId } = await rawSession(token, "2025-06-18");
+    const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" };
+    const navigate = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "browser_navigate", arguments: { url: "http://127.0.0.1:9/a" } } });
+    const opening = rpc(token, navigate(1), headers);
+    const start = await nextAction(ext, 0);
+    respond(ext, start, { tabId: 5, windowId: 1, url: "http://127.0.0.1:9/a" });
+    assert.equal((await opening).status, 200);
+    await ext.close();
+
+    await mimo.restart();
+    const back = await ExtensionClient.connect(mimo, "restart-2", "Browser restart-1", ext.credential);
+    const again = rpc(token, navigate(2), headers);
+    const next = await nextAction(back, 0);
+    assert.equal(next.name, "browser_navigate", "the task's tab is open already");
+    assert.equal(next.taskId, start.taskId, "the same task");
+    respond(back, next, {});
+    const answer = (await (await again).json()) as { result: CallToolResult };
+    assert.equal(text(answer.result), "Navigated to http://127.0.0.1:9/a");
+    const other = await rpc(token, { jsonrpc: "2.0", id: 3, method: "ping" }, { ...headers, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(other.status, 400, "its revision kept");
+    await back.close();
+  });
 });
