@@ -167,6 +167,7 @@ impl McpSession {
                     version: version.to_owned(),
                     task_id: None,
                     started: false,
+                    tabs: Vec::new(),
                     client_id: None,
                     created_at: now_ms(),
                     ended_at: None,
@@ -200,7 +201,7 @@ impl McpSession {
     /// web app makes one), and answers from its outcome. A step the task refuses — one the
     /// person must confirm, a blocked site, no browser online — ran nowhere: a tool error.
     async fn call_tool(&self, mut session: Session, tool: &BrowserTool) -> Result<CallToolResult> {
-        let command = match tool.command(session.started) {
+        let command = match tool.command(session.started, &session.tabs) {
             Ok(command) => command,
             Err(problem) => return Ok(CallToolResult::error(problem)),
         };
@@ -240,8 +241,14 @@ impl McpSession {
             Err(error) => return Ok(tools::refused(&error)),
         };
         let started = starts && record.state == ActionState::Succeeded;
-        if started || session.client_id.as_deref() != Some(record.client_id.as_str()) {
+        // What the answer lists is what the client's next indexes name.
+        let listed = matches!(tool, BrowserTool::Tabs(_) | BrowserTool::Snapshot)
+            && record.state == ActionState::Succeeded;
+        if started || listed || session.client_id.as_deref() != Some(record.client_id.as_str()) {
             session.started |= started;
+            if listed {
+                session.tabs = tools::task_tabs(&record).iter().map(|t| t.tab_id).collect();
+            }
             session.client_id = Some(record.client_id.clone());
             store.save(&session)?;
         }

@@ -925,6 +925,7 @@ fn an_mcp_session_row_round_trips() {
         version: "2025-06-18".into(),
         task_id: None,
         started: false,
+        tabs: Vec::new(),
         client_id: None,
         created_at: 5,
         ended_at: None,

@@ -1,7 +1,7 @@
 // An MCP client drives the person's browser: the official TypeScript SDK's client, over
 // Streamable HTTP to the built worker in Miniflare, navigates the real extension's task tab in
 // Debian's Chromium to a fixture page, reads its element list, types into a field, clicks a
-// button (trusted events, as every click of Mimo's) and takes a screenshot.
+// button (trusted events, as every click of Mimo's), takes a screenshot, and opens and selects tabs.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -62,5 +62,12 @@ it("navigates, snapshots, types and clicks in the real extension's task tab", { 
   assert.ok(bytes.length > 1000, "a real picture");
   const magic = image.mimeType === "image/png" ? "89504e47" : "ffd8ff";
   assert.ok(bytes.toString("hex").startsWith(magic), "its bytes are the format it says");
+
+  // A second tab, and back, by their indexes in the list each answer gives.
+  const opened = textOf(await call(client, "browser_tabs", { action: "new", url: `${h.a}/page2.html` }));
+  assert.match(opened, /\n- 0: \S+\/greeter\.html — Greeter\n- 1 \(current\): \S+\/page2\.html — /);
+  const selected = textOf(await call(client, "browser_tabs", { action: "select", index: 0 }));
+  assert.match(selected, /\n- 0 \(current\): \S+\/greeter\.html — Greeter\n/);
+  assert.match(textOf(await call(client, "browser_snapshot")), /Say hello/, "acting in the first tab again");
   await client.close();
 });

@@ -34,6 +34,7 @@ const TOOLS = [
   "browser_hover",
   "browser_select_option",
   "browser_wait_for",
+  "browser_tabs",
 ];
 
 async function mcpToken(name = "Test client"): Promise<McpTokenCreated> {
@@ -290,6 +291,27 @@ describe("MCP over Streamable HTTP", () => {
     respond(ext, type, {});
     assert.equal(text(await typing), "Typed into [2] and pressed Enter");
 
+    // Tabs by their index in the latest list.
+    from = ext.received.length;
+    const opening = client.callTool({ name: "browser_tabs", arguments: { action: "new", url: "http://127.0.0.1:9/help" } });
+    const open = await nextAction(ext, from);
+    assert.deepEqual({ name: open.name, params: open.params }, { name: "browser_open_tab", params: { url: "http://127.0.0.1:9/help" } });
+    const tabs = [
+      { tabId: 41, url: "http://127.0.0.1:9/shop", title: "Shop", current: false },
+      { tabId: 42, url: "http://127.0.0.1:9/help", title: "Help", current: true },
+    ];
+    respond(ext, open, { tabId: 42, url: "http://127.0.0.1:9/help", title: "Help", tabs });
+    assert.equal(text(await opening), "Tabs (index: URL — title):\n- 0: http://127.0.0.1:9/shop — Shop\n- 1 (current): http://127.0.0.1:9/help — Help");
+    from = ext.received.length;
+    const selecting = client.callTool({ name: "browser_tabs", arguments: { action: "select", index: 0 } });
+    const select = await nextAction(ext, from);
+    assert.deepEqual({ name: select.name, params: select.params }, { name: "browser_switch_tab", params: { tabId: 41 } });
+    respond(ext, select, { tabId: 41, url: "http://127.0.0.1:9/shop", title: "Shop", tabs: tabs.map((t) => ({ ...t, current: t.tabId === 41 })) });
+    assert.match(text(await selecting), /- 0 \(current\): http:\/\/127\.0\.0\.1:9\/shop — Shop/);
+    const beyond = await client.callTool({ name: "browser_tabs", arguments: { action: "close", index: 5 } });
+    assert.equal(beyond.isError, true);
+    assert.match(text(beyond), /no tab 5 in the latest list \(2 tabs\)/);
+
     // Sending an e-mail address to a site the person never named needs their confirmation,
     // which an MCP client cannot give: a tool error, and nothing is queued or sent.
     const sent = actionsSent(ext);
@@ -300,7 +322,7 @@ describe("MCP over Streamable HTTP", () => {
     const actions = (await listed.json()) as Array<{ command: { name: string } }>;
     assert.deepEqual(
       actions.map((a) => a.command.name),
-      ["task_start", "browser_dom_index", "browser_type"],
+      ["task_start", "browser_dom_index", "browser_type", "browser_open_tab", "browser_switch_tab"],
     );
     assert.equal(actionsSent(ext), sent, "nothing reached the extension");
     await client.close();

@@ -20,6 +20,9 @@ pub struct Session {
     /// Whether the task's tab was opened (by the session's first navigation).
     #[serde(default)]
     pub started: bool,
+    /// The task's tab ids as last listed to the client: what `browser_tabs`' indexes name.
+    #[serde(default)]
+    pub tabs: Vec<i32>,
     /// The extension (browser) the task's actions ran in last.
     #[serde(default)]
     pub client_id: Option<String>,
@@ -79,6 +82,7 @@ mod tests {
             version: "2025-06-18".into(),
             task_id: None,
             started: false,
+            tabs: Vec::new(),
             client_id: None,
             created_at: 1,
             ended_at: None,

@@ -169,7 +169,7 @@ fn versions_negotiate_down_to_what_the_client_speaks_and_headers_are_checked() {
 #[test]
 fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
     let listed = tools::list();
-    assert_eq!(listed.len(), 10);
+    assert_eq!(listed.len(), 11);
     for tool in &listed {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
@@ -185,6 +185,7 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
         for required in required.unwrap_or_default() {
             let name = required.as_str().unwrap();
             let value = match name {
+                "action" => json!("list"),
                 "ref" => json!("3"),
                 "values" => json!(["a"]),
                 "url" => json!("https://shop.example/"),
@@ -268,7 +269,7 @@ fn tools_map_to_the_browser_actions_of_the_catalog() {
     for (name, arguments, expected) in cases {
         let tool = call(name, arguments).expect(name);
         let expected: ActionCommand = serde_json::from_value(expected).unwrap();
-        assert_eq!(tool.command(true), Ok(expected), "{name}");
+        assert_eq!(tool.command(true, &[]), Ok(expected), "{name}");
     }
 }
 
@@ -280,7 +281,7 @@ fn the_first_navigation_opens_the_tasks_tab_and_nothing_runs_before_it() {
     )
     .unwrap();
     assert_eq!(
-        navigate.command(false),
+        navigate.command(false, &[]),
         Ok(serde_json::from_value(
             json!({ "name": "task_start", "params": { "url": "https://shop.example/" } })
         )
@@ -291,7 +292,7 @@ fn the_first_navigation_opens_the_tasks_tab_and_nothing_runs_before_it() {
         BrowserTool::Click { click_id: 1 },
         BrowserTool::NavigateBack,
     ] {
-        let problem = tool.command(false).expect_err("no page yet");
+        let problem = tool.command(false, &[]).expect_err("no page yet");
         assert!(problem.contains("call browser_navigate first"), "{problem}");
     }
 }
@@ -409,7 +410,7 @@ fn outcomes_answer_as_tool_results() {
         ]
     });
     let done = record(
-        snapshot.command(true).unwrap(),
+        snapshot.command(true, &[]).unwrap(),
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, index, None)),
     );
@@ -419,7 +420,10 @@ fn outcomes_answer_as_tool_results() {
         text.starts_with("Page URL: https://shop.example/\nPage title: Shop\n"),
         "{text}"
     );
-    assert!(text.contains("https://shop.example/help: Help"), "{text}");
+    assert!(
+        text.contains("- 1: https://shop.example/help — Help\n"),
+        "{text}"
+    );
     assert!(
         text.ends_with("[1]<button>Buy</button>\n[2]<input placeholder=Name>"),
         "{text}"
@@ -429,7 +433,7 @@ fn outcomes_answer_as_tool_results() {
     let mut clicked = outcome(ActionStatus::Ok, json!({}), None);
     clicked.warnings = vec!["clicked with DOM events".into()];
     let (text, is_error) = text_of(click.answer(&record(
-        click.command(true).unwrap(),
+        click.command(true, &[]).unwrap(),
         ActionState::Succeeded,
         Some(clicked),
     )));
@@ -445,7 +449,7 @@ fn outcomes_answer_as_tool_results() {
         )),
     );
     let (text, is_error) = text_of(click.answer(&record(
-        click.command(true).unwrap(),
+        click.command(true, &[]).unwrap(),
         ActionState::Failed,
         Some(failed),
     )));
@@ -454,14 +458,14 @@ fn outcomes_answer_as_tool_results() {
 
     // Still running when the wait ended: said, not waited for.
     let (text, is_error) = text_of(click.answer(&record(
-        click.command(true).unwrap(),
+        click.command(true, &[]).unwrap(),
         ActionState::Acked,
         None,
     )));
     assert!(is_error);
     assert!(text.contains("has not finished yet"), "{text}");
     let (text, is_error) = text_of(click.answer(&record(
-        click.command(true).unwrap(),
+        click.command(true, &[]).unwrap(),
         ActionState::TimedOut,
         None,
     )));
@@ -475,7 +479,7 @@ fn a_screenshot_answers_with_its_image() {
     let result =
         json!({ "artifactId": "a1", "url": "https://shop.example/", "width": 800, "height": 600 });
     let answer = shot.answer(&record(
-        shot.command(true).unwrap(),
+        shot.command(true, &[]).unwrap(),
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, result, None)),
     ));
@@ -520,5 +524,104 @@ fn a_step_the_task_refuses_is_a_tool_error_and_one_needing_the_person_says_where
             text: "Not done: PERMISSION_DENIED: https://evil.example/ is on a blocked domain"
                 .into()
         }
+    );
+}
+
+#[test]
+fn tabs_are_named_by_their_index_in_the_latest_list() {
+    let tabs = [41, 42, 43];
+    let cases = [
+        (
+            json!({ "action": "list" }),
+            json!({ "name": "browser_dom_index", "params": {} }),
+        ),
+        (
+            json!({ "action": "new", "url": "https://shop.example/" }),
+            json!({ "name": "browser_open_tab", "params": { "url": "https://shop.example/" } }),
+        ),
+        (
+            json!({ "action": "select", "index": 2 }),
+            json!({ "name": "browser_switch_tab", "params": { "tabId": 43 } }),
+        ),
+        (
+            json!({ "action": "close", "index": 0 }),
+            json!({ "name": "browser_close_tab", "params": { "tabId": 41 } }),
+        ),
+        (
+            json!({ "action": "close" }),
+            json!({ "name": "browser_close_tab", "params": {} }),
+        ),
+    ];
+    for (arguments, expected) in cases {
+        let tool = call("browser_tabs", arguments.clone()).expect("reads");
+        let expected: ActionCommand = serde_json::from_value(expected).unwrap();
+        assert_eq!(tool.command(true, &tabs), Ok(expected), "{arguments}");
+    }
+    let beyond = call("browser_tabs", json!({ "action": "select", "index": 3 })).unwrap();
+    assert!(beyond
+        .command(true, &tabs)
+        .unwrap_err()
+        .contains("no tab 3 in the latest list (3 tabs)"));
+    for (arguments, says) in [
+        (
+            json!({ "action": "select" }),
+            "select names the tab's `index`",
+        ),
+        (json!({ "action": "new" }), "`url` is empty"),
+        (json!({ "action": "reload" }), "at /action"),
+        (json!({ "action": "select", "index": -1 }), "at /index"),
+    ] {
+        let problem = call("browser_tabs", arguments.clone()).unwrap_err();
+        assert!(problem.contains(says), "{arguments}: {problem}");
+    }
+}
+
+#[test]
+fn a_tab_answer_lists_the_tabs_by_index() {
+    let tabs = BrowserTool::Tabs(tools::TabsAction::New {
+        url: "https://shop.example/help".into(),
+    });
+    let result = json!({
+        "tabId": 42, "url": "https://shop.example/help", "title": "Help",
+        "tabs": [
+            { "tabId": 41, "url": "https://shop.example/", "title": "Shop", "current": false },
+            { "tabId": 42, "url": "https://shop.example/help", "title": "Help", "current": true }
+        ]
+    });
+    let opened = record(
+        tabs.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(outcome(ActionStatus::Ok, result, None)),
+    );
+    let (text, is_error) = text_of(tabs.answer(&opened));
+    assert!(!is_error);
+    assert_eq!(
+        text,
+        "Tabs (index: URL — title):\n- 0: https://shop.example/ — Shop\n- 1 (current): \
+         https://shop.example/help — Help"
+    );
+    assert_eq!(
+        tools::task_tabs(&opened)
+            .iter()
+            .map(|t| t.tab_id)
+            .collect::<Vec<_>>(),
+        [41, 42]
+    );
+    // An element list of a task with one tab lists that tab.
+    let list = BrowserTool::Tabs(tools::TabsAction::List);
+    let mut indexed = outcome(
+        ActionStatus::Ok,
+        json!({ "elements": [], "text": "", "url": "https://shop.example/", "title": "Shop", "tabs": [] }),
+        None,
+    );
+    indexed.tab_id = Some(41);
+    let (text, _) = text_of(list.answer(&record(
+        list.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(indexed),
+    )));
+    assert_eq!(
+        text,
+        "Tabs (index: URL — title):\n- 0 (current): https://shop.example/ — Shop"
     );
 }

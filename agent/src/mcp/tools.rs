@@ -4,6 +4,7 @@
 
 use mimo_protocol::action::{DomIndexResult, ScreenshotResult, Target};
 use mimo_protocol::mcp::{CallToolResult, Content, Tool};
+use mimo_protocol::TaskTab;
 use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
 use serde_json::{Map, Value};
 
@@ -40,6 +41,17 @@ pub enum BrowserTool {
         option: String,
     },
     WaitFor(WaitForArgs),
+    Tabs(TabsAction),
+}
+
+/// What `browser_tabs` does; an index is a tab's place in the latest list the session was
+/// shown (as Playwright MCP's tools number tabs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TabsAction {
+    List,
+    New { url: String },
+    Select { index: usize },
+    Close { index: Option<usize> },
 }
 
 /// What a tool call answers, once its action ended: its result, or (a screenshot) the artifact
@@ -124,6 +136,21 @@ pub fn parse(
             url: text("url"),
             selector: text("selector"),
         })),
+        "browser_tabs" => {
+            let index = arguments
+                .get("index")
+                .and_then(Value::as_u64)
+                .map(|i| i as usize);
+            match (text("action").as_deref(), index) {
+                (Some("list"), _) => Ok(TabsAction::List),
+                (Some("new"), _) => not_blank("url").map(|url| TabsAction::New { url }),
+                (Some("select"), Some(index)) => Ok(TabsAction::Select { index }),
+                (Some("select"), None) => Err(format!("{name}: select names the tab's `index`")),
+                // The schema lets no other action through.
+                (_, index) => Ok(TabsAction::Close { index }),
+            }
+            .map(BrowserTool::Tabs)
+        }
         _ => return None,
     };
     Some(tool)
@@ -156,7 +183,8 @@ impl BrowserTool {
     /// The browser action the tool queues on the task, `started` when the task has opened its
     /// tab: the first navigation opens it (in its own window of the person's browser), and
     /// nothing else can run before.
-    pub fn command(&self, started: bool) -> Result<ActionCommand, String> {
+    /// `tabs` are the task's tab ids as last listed to the session (what an index names).
+    pub fn command(&self, started: bool, tabs: &[i32]) -> Result<ActionCommand, String> {
         if !started {
             let BrowserTool::Navigate { url } = self else {
                 return Err(
@@ -215,6 +243,31 @@ impl BrowserTool {
                 selector,
                 timeout_ms: None,
             },
+            BrowserTool::Tabs(action) => {
+                let tab = |index: usize| {
+                    tabs.get(index).copied().ok_or_else(|| {
+                        format!(
+                            "there is no tab {index} in the latest list ({} tabs): list them \
+                             again with browser_tabs",
+                            tabs.len()
+                        )
+                    })
+                };
+                match action {
+                    // The element list carries the task's tabs: it reads, and changes nothing.
+                    TabsAction::List => ActionCommand::BrowserDomIndex {
+                        scope: None,
+                        assign_attr: None,
+                    },
+                    TabsAction::New { url } => ActionCommand::BrowserOpenTab { url },
+                    TabsAction::Select { index } => ActionCommand::BrowserSwitchTab {
+                        tab_id: tab(index)?,
+                    },
+                    TabsAction::Close { index } => ActionCommand::BrowserCloseTab {
+                        tab_id: index.map(tab).transpose()?,
+                    },
+                }
+            }
         })
     }
 
@@ -279,6 +332,7 @@ impl BrowserTool {
                 format!("Selected {option:?} in [{click_id}]")
             }
             BrowserTool::WaitFor(_) => "The page is as waited for".to_owned(),
+            BrowserTool::Tabs(_) => tabs_text(&task_tabs(record)),
         };
         Answer::Result(with_notes(CallToolResult::text(text), outcome))
     }
@@ -323,26 +377,62 @@ fn with_notes(mut result: CallToolResult, outcome: &ActionOutcome) -> CallToolRe
     result
 }
 
-/// The element list as a snapshot: the page, its tabs when it has several, then one numbered
-/// line per element.
+/// The element list as a snapshot: the page, its tabs when it has several (numbered as
+/// `browser_tabs` numbers them), then one numbered line per element.
 fn snapshot_text(index: &DomIndexResult) -> String {
     let mut out = format!("Page URL: {}\nPage title: {}\n", index.url, index.title);
     if index.tabs.len() > 1 {
-        out.push_str("Tabs:\n");
-        for tab in &index.tabs {
-            out.push_str(&format!(
-                "- {}{}: {}\n",
-                tab.url,
-                if tab.current { " (current)" } else { "" },
-                tab.title
-            ));
-        }
+        out.push_str(&tabs_text(&index.tabs));
+        out.push('\n');
     }
     if index.truncated == Some(true) {
         out.push_str("(The list is cut short: scroll and snapshot again for the rest.)\n");
     }
     out.push_str("Elements ([N] is the ref):\n");
     out.push_str(&index.text);
+    out
+}
+
+/// The task's tabs after an action that lists them (a tab action, the element list): each
+/// says them all, except an element list of a task with one tab, which is that tab.
+pub fn task_tabs(record: &ActionRecord) -> Vec<TaskTab> {
+    let Some(result) = record.outcome.as_ref().and_then(ActionOutcome::for_model) else {
+        return Vec::new();
+    };
+    let listed: Vec<TaskTab> = result
+        .get("tabs")
+        .and_then(|tabs| serde_json::from_value(tabs.clone()).ok())
+        .unwrap_or_default();
+    if !listed.is_empty() {
+        return listed;
+    }
+    let tab_id = record
+        .outcome
+        .as_ref()
+        .and_then(|o| o.tab_id)
+        .or(record.tab_id);
+    let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or_default();
+    tab_id
+        .map(|tab_id| TaskTab {
+            tab_id,
+            url: field("url").to_owned(),
+            title: field("title").to_owned(),
+            current: true,
+        })
+        .into_iter()
+        .collect()
+}
+
+fn tabs_text(tabs: &[TaskTab]) -> String {
+    let mut out = String::from("Tabs (index: URL — title):");
+    for (index, tab) in tabs.iter().enumerate() {
+        out.push_str(&format!(
+            "\n- {index}{}: {} — {}",
+            if tab.current { " (current)" } else { "" },
+            tab.url,
+            tab.title
+        ));
+    }
     out
 }
 
