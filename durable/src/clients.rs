@@ -4,7 +4,6 @@
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::FailureLimit;
-use mimo_agent::llm::Image;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
@@ -12,7 +11,7 @@ use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
 };
 use mimo_protocol::frontend::TaskHere;
-use mimo_protocol::mcp::{McpTokenCreated, McpTokenList, McpTokenRequest, PROTOCOL_VERSION_HEADER};
+use mimo_protocol::mcp::PROTOCOL_VERSION_HEADER;
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{
     ActionCommand, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
@@ -361,13 +360,6 @@ impl TaskClient {
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
-    /// One of the task's stored images (a screenshot), as a model is shown it.
-    pub async fn image(&self, artifact_id: &str) -> Answer<Image> {
-        let path = format!("/artifacts/image?artifactId={}", urlencode(artifact_id));
-        let request = json_request::<()>(Method::Get, &path, None)?;
-        read_json(self.0.fetch_with_request(request).await?).await
-    }
-
     /// Pushes the task's extension's new browser snapshot.
     pub async fn snapshot(&self, push: &SnapshotPush) -> Answer<()> {
         self.post("/snapshot", push).await
@@ -497,20 +489,20 @@ impl McpClient {
         ))
     }
 
-    pub async fn create_token(&self, request: &McpTokenRequest) -> Answer<McpTokenCreated> {
-        let request = json_request(Method::Post, "/tokens/create", Some(request))?;
-        read_json(self.0.fetch_with_request(request).await?).await
-    }
-
-    pub async fn list_tokens(&self) -> Answer<McpTokenList> {
-        let request = json_request::<()>(Method::Get, "/tokens/list", None)?;
-        read_json(self.0.fetch_with_request(request).await?).await
-    }
-
-    pub async fn revoke_token(&self, id: &str) -> Answer<()> {
-        let path = format!("/tokens/revoke?id={}", urlencode(id));
-        let request = json_request::<()>(Method::Post, &path, None)?;
-        read_outcome(self.0.fetch_with_request(request).await?).await
+    /// Passes a request of the web app's token API on to the object's `route`
+    /// (`/tokens/create`, `/tokens/list`, `/tokens/revoke?id=`), its answer as it is.
+    pub async fn forward_tokens(&self, route: &str, mut request: Request) -> Result<Response> {
+        let mut init = RequestInit::new();
+        if request.method() == Method::Get {
+            init.with_method(Method::Get);
+        } else {
+            init.with_method(Method::Post);
+            init.with_body(Some(request.text().await?.into()));
+        }
+        let target = format!("https://internal{route}");
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
     }
 
     /// Which MCP token `check` holds (`UNAUTHORIZED` for none live).

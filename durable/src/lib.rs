@@ -46,7 +46,7 @@ pub use clients::{
     TicketRedeem, TokenCheck, TokenHolder,
 };
 pub use error::{Answer, Failure, Refusable};
-pub use http::{error_response, now_ms, random_bytes, read_body};
+pub use http::{error_response, now_ms, random_bytes};
 pub use mcp_session::transport_refusal;
 pub use mcp_session::McpSession;
 pub use registry::ExtensionRegistry;

@@ -14,16 +14,17 @@ use mimo_agent::mcp::tools::{self, Answer};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming};
 use mimo_protocol::mcp::{
     CallToolResult, EmptyResult, JsonRpcErrorCode, JsonRpcErrorResponse, JsonRpcResponse,
-    ListToolsResult, McpTokenRequest, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER,
-    SESSION_HEADER,
+    McpTokenRequest, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
 };
 use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject};
 use worker::*;
 
+use crate::artifacts::read_image;
 use crate::clients::{SubmitAction, TaskClient, TokenCheck, TokenHolder};
 use crate::error::Refusable;
 use crate::http::{error_response, now_ms, random_bytes, read_body};
 use crate::mcp_store::{McpTokens, SessionStore};
+use crate::ARTIFACTS;
 
 #[durable_object]
 pub struct McpSession {
@@ -180,10 +181,7 @@ impl McpSession {
                 return Ok(response);
             }
             (Call::Ping, _) => serde_json::to_value(EmptyResult {})?,
-            (Call::ListTools, _) => serde_json::to_value(ListToolsResult {
-                tools: tools::list(),
-                next_cursor: None,
-            })?,
+            (Call::ListTools, _) => tools::list(),
             (Call::CallTool(Err(problem)), _) => {
                 serde_json::to_value(CallToolResult::error(problem))?
             }
@@ -254,13 +252,19 @@ impl McpSession {
         }
         match tool.answer(&record) {
             Answer::Result(result) => Ok(result),
-            Answer::Image(shot) => Ok(match task.image(&shot.artifact_id).await.refusal()? {
-                Ok(image) => tools::screenshot_result(&shot, image.data, &image.media_type),
-                Err(error) => CallToolResult::error(format!(
-                    "the screenshot was taken ({}) but cannot be read: {}",
-                    shot.artifact_id, error.message
-                )),
-            }),
+            Answer::Image(shot) => {
+                let image = match task.artifact(&shot.artifact_id).await.refusal()? {
+                    Ok(record) => read_image(&self.env.bucket(ARTIFACTS)?, &record).await,
+                    Err(error) => Err(error.message),
+                };
+                Ok(match image {
+                    Ok(image) => tools::screenshot_result(&shot, image.data, &image.media_type),
+                    Err(why) => CallToolResult::error(format!(
+                        "the screenshot was taken ({}) but cannot be read: {why}",
+                        shot.artifact_id
+                    )),
+                })
+            }
         }
     }
 }

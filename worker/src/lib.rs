@@ -168,8 +168,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
         (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
         (_, route) if route == "/api/mcp/tokens" || route.starts_with("/api/mcp/tokens/") => {
             let rest = route["/api/mcp/tokens".len()..].trim_start_matches('/');
-            let mut req = req;
-            mcp::tokens(&mut req, &env, rest).await
+            mcp::tokens(req, &env, rest).await
         }
         (Method::Get, "/api/skills") => SkillClient::new(&env)?.forward("/list", &[], req).await,
         (Method::Get, "/api/skills/search") => {

@@ -7,11 +7,12 @@
 
 use mimo_agent::credentials::MCP_TOKEN_PREFIX;
 use mimo_agent::mcp::session::Refusal;
-use mimo_durable::{error_response, read_body, transport_refusal, Failure, McpClient, TokenCheck};
+use mimo_durable::{error_response, transport_refusal, Failure, McpClient, TokenCheck};
 use mimo_protocol::mcp::{
     JsonRpcErrorCode, JsonRpcErrorResponse, ProtectedResourceMetadata, PROTOCOL_VERSION_HEADER,
     SESSION_HEADER,
 };
+use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::{Env, Method, Request, Response, Result};
 
 use crate::auth;
@@ -132,34 +133,28 @@ pub fn metadata(req: &Request) -> Result<Response> {
     })
 }
 
-/// `/api/mcp/tokens` (the web app's): make one, list them, revoke one.
-pub async fn tokens(req: &mut Request, env: &Env, rest: &str) -> Result<Response> {
-    let tokens = McpClient::tokens(env)?;
-    match (req.method(), rest) {
-        (Method::Post, "") => {
-            let request = match read_body(req).await {
-                Ok(request) => request,
-                Err(error) => return error_response(&error),
-            };
-            match tokens.create_token(&request).await {
-                Ok(created) => Ok(Response::from_json(&created)?.with_status(201)),
-                Err(failure) => failure.respond(),
-            }
+/// `/api/mcp/tokens` (the web app's): make one, list them, revoke one. The tokens' object
+/// checks and answers; its answer is passed on as it is.
+pub async fn tokens(req: Request, env: &Env, rest: &str) -> Result<Response> {
+    let route = match (req.method(), rest) {
+        (Method::Post, "") => "/tokens/create".to_owned(),
+        (Method::Get, "") => "/tokens/list".to_owned(),
+        // A token's id is `mcp-` and hex: anything else names none (and needs no escaping).
+        (Method::Delete, id) if id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => {
+            format!("/tokens/revoke?id={id}")
         }
-        (Method::Get, "") => match tokens.list_tokens().await {
-            Ok(list) => Response::from_json(&list),
-            Err(failure) => failure.respond(),
-        },
-        (Method::Delete, id) if !id.is_empty() => match tokens.revoke_token(id).await {
-            Ok(()) => Ok(Response::empty()?.with_status(204)),
-            Err(failure) => failure.respond(),
-        },
-        (method, _) => error_response(&mimo_protocol::ErrorObject::new(
-            mimo_protocol::ErrorCode::MethodNotAllowed,
-            format!(
-                "{method} /api/mcp/tokens/{rest}: POST or GET /api/mcp/tokens, DELETE \
-                 /api/mcp/tokens/{{id}}"
-            ),
-        )),
-    }
+        (Method::Delete, _) => {
+            return error_response(&ErrorObject::new(ErrorCode::NotFound, "no such MCP token"))
+        }
+        (method, _) => {
+            return error_response(&ErrorObject::new(
+                ErrorCode::MethodNotAllowed,
+                format!(
+                    "{method} /api/mcp/tokens/{rest}: POST or GET /api/mcp/tokens, DELETE \
+                     /api/mcp/tokens/{{id}}"
+                ),
+            ))
+        }
+    };
+    McpClient::tokens(env)?.forward_tokens(&route, req).await
 }

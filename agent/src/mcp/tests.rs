@@ -168,7 +168,9 @@ fn versions_negotiate_down_to_what_the_client_speaks_and_headers_are_checked() {
 
 #[test]
 fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
-    let listed = tools::list();
+    let listed: mimo_protocol::mcp::ListToolsResult =
+        serde_json::from_value(tools::list()).expect("a tools/list result");
+    let listed = listed.tools;
     assert_eq!(listed.len(), 11);
     for tool in &listed {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);

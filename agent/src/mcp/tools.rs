@@ -2,8 +2,8 @@
 //! one's schema, how its arguments are read, the one browser action it queues on the task (the
 //! same queue, consent gate and audit as every other caller's), and what its outcome answers.
 
-use mimo_protocol::action::{DomIndexResult, ScreenshotResult, Target};
-use mimo_protocol::mcp::{CallToolResult, Content, Tool};
+use mimo_protocol::action::{ScreenshotResult, Target};
+use mimo_protocol::mcp::{CallToolResult, Content};
 use mimo_protocol::TaskTab;
 use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
 use serde_json::{Map, Value};
@@ -67,9 +67,12 @@ pub enum Answer {
 /// ([`json_schema`]), so what a client is told and what is accepted are one text.
 const TOOLS: &str = include_str!("tools.json");
 
-/// Every tool, as `tools/list` describes it.
-pub fn list() -> Vec<Tool> {
-    serde_json::from_str(TOOLS).expect("tools.json is a list of tools")
+/// `tools/list`'s result: every tool ([`mimo_protocol::mcp::ListToolsResult`]), as the JSON
+/// text it is (decoding it into `Tool`s only to encode them again would cost the Worker both
+/// codecs).
+pub fn list() -> Value {
+    let tools: Value = serde_json::from_str(TOOLS).expect("tools.json is JSON");
+    serde_json::json!({ "tools": tools })
 }
 
 /// `browser_wait_for`'s arguments: one of them.
@@ -86,9 +89,14 @@ pub fn parse(
     name: &str,
     arguments: Option<Map<String, Value>>,
 ) -> Option<Result<BrowserTool, String>> {
-    let tool = list().into_iter().find(|t| t.name == name)?;
+    let listed = list();
+    let schema = listed["tools"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == name)
+        .map(|t| &t["inputSchema"])?;
     let arguments = Value::Object(arguments.unwrap_or_default());
-    let mismatches = json_schema::validate(&tool.input_schema, &arguments);
+    let mismatches = json_schema::validate(schema, &arguments);
     if !mismatches.is_empty() {
         let problems: Vec<String> = mismatches
             .iter()
@@ -303,19 +311,32 @@ impl BrowserTool {
                 outcome,
             ));
         }
-        let result = outcome.for_model().cloned().unwrap_or(Value::Null);
+        // Results are read field by field rather than decoded whole: each derived decoder of
+        // a result type would cost the Worker its own code for the few fields read here.
+        let result = outcome.for_model().unwrap_or(&Value::Null);
+        let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or_default();
         let text = match self {
-            BrowserTool::Snapshot => match serde_json::from_value::<DomIndexResult>(result) {
-                Ok(index) => snapshot_text(&index),
-                Err(e) => format!("the snapshot came back unreadable: {e}"),
-            },
+            BrowserTool::Snapshot => snapshot_text(
+                field("url"),
+                field("title"),
+                &tabs_in(result),
+                result.get("truncated") == Some(&Value::Bool(true)),
+                field("text"),
+            ),
             BrowserTool::TakeScreenshot { .. } => {
-                return match serde_json::from_value::<ScreenshotResult>(result) {
-                    Ok(shot) => Answer::Image(shot),
-                    Err(e) => Answer::Result(CallToolResult::error(format!(
-                        "the screenshot came back unreadable: {e}"
-                    ))),
-                }
+                let size = |key: &str| result.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
+                return match field("artifactId") {
+                    "" => Answer::Result(CallToolResult::error(
+                        "the screenshot came back without its artifact",
+                    )),
+                    artifact_id => Answer::Image(ScreenshotResult {
+                        artifact_id: artifact_id.to_owned(),
+                        url: field("url").to_owned(),
+                        width: size("width"),
+                        height: size("height"),
+                        scale: None,
+                    }),
+                };
             }
             BrowserTool::Navigate { url } => format!("Navigated to {url}"),
             BrowserTool::NavigateBack => "Went back".to_owned(),
@@ -379,18 +400,35 @@ fn with_notes(mut result: CallToolResult, outcome: &ActionOutcome) -> CallToolRe
 
 /// The element list as a snapshot: the page, its tabs when it has several (numbered as
 /// `browser_tabs` numbers them), then one numbered line per element.
-fn snapshot_text(index: &DomIndexResult) -> String {
-    let mut out = format!("Page URL: {}\nPage title: {}\n", index.url, index.title);
-    if index.tabs.len() > 1 {
-        out.push_str(&tabs_text(&index.tabs));
+fn snapshot_text(url: &str, title: &str, tabs: &[TaskTab], truncated: bool, list: &str) -> String {
+    let mut out = format!("Page URL: {url}\nPage title: {title}\n");
+    if tabs.len() > 1 {
+        out.push_str(&tabs_text(tabs));
         out.push('\n');
     }
-    if index.truncated == Some(true) {
+    if truncated {
         out.push_str("(The list is cut short: scroll and snapshot again for the rest.)\n");
     }
     out.push_str("Elements ([N] is the ref):\n");
-    out.push_str(&index.text);
+    out.push_str(list);
     out
+}
+
+/// The `tabs` of a result (the task's tabs, as a tab action and the element list give them).
+fn tabs_in(result: &Value) -> Vec<TaskTab> {
+    let tabs = result.get("tabs").and_then(Value::as_array);
+    tabs.into_iter()
+        .flatten()
+        .filter_map(|tab| {
+            let text = |key: &str| tab.get(key).and_then(Value::as_str).unwrap_or_default();
+            Some(TaskTab {
+                tab_id: i32::try_from(tab.get("tabId")?.as_i64()?).ok()?,
+                url: text("url").to_owned(),
+                title: text("title").to_owned(),
+                current: tab.get("current") == Some(&Value::Bool(true)),
+            })
+        })
+        .collect()
 }
 
 /// The task's tabs after an action that lists them (a tab action, the element list): each
@@ -399,10 +437,7 @@ pub fn task_tabs(record: &ActionRecord) -> Vec<TaskTab> {
     let Some(result) = record.outcome.as_ref().and_then(ActionOutcome::for_model) else {
         return Vec::new();
     };
-    let listed: Vec<TaskTab> = result
-        .get("tabs")
-        .and_then(|tabs| serde_json::from_value(tabs.clone()).ok())
-        .unwrap_or_default();
+    let listed = tabs_in(result);
     if !listed.is_empty() {
         return listed;
     }
