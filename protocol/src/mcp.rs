@@ -57,10 +57,13 @@ pub struct JsonRpcResponse {
     pub result: serde_json::Value,
 }
 
-/// A failed request: `id` is null when the request could not be read far enough to know it.
+/// A failed request: without `id` when the request could not be read far enough to know it
+/// (MCP's schema leaves it out where JSON-RPC 2.0 would write null).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct JsonRpcErrorResponse {
     pub jsonrpc: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub id: Option<RequestId>,
     pub error: JsonRpcError,
 }
@@ -365,7 +368,7 @@ mod tests {
         let error = JsonRpcErrorResponse::new(None, JsonRpcErrorCode::ParseError, "not JSON");
         assert_eq!(
             serde_json::to_value(&error).unwrap(),
-            json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "not JSON" } })
+            json!({ "jsonrpc": "2.0", "error": { "code": -32700, "message": "not JSON" } })
         );
         let ids: Vec<RequestId> = serde_json::from_value(json!([1, "a"])).unwrap();
         assert_eq!(ids, [RequestId::Number(1), RequestId::String("a".into())]);

@@ -1602,7 +1602,7 @@ export type JsonRpcNotification = { jsonrpc: string, method: string, params?: un
 
 export type JsonRpcResponse = { jsonrpc: string, id: RequestId, result: unknown, };
 
-export type JsonRpcErrorResponse = { jsonrpc: string, id: RequestId | null, error: JsonRpcError, };
+export type JsonRpcErrorResponse = { jsonrpc: string, id?: RequestId, error: JsonRpcError, };
 
 export type JsonRpcError = { 
 /**

@@ -627,3 +627,64 @@ fn a_tab_answer_lists_the_tabs_by_index() {
         "Tabs (index: URL — title):\n- 0 (current): https://shop.example/ — Shop"
     );
 }
+
+/// How `value` differs from the definition `name` of the specification's schema (its part
+/// Mimo uses).
+fn against_spec(name: &str, value: &serde_json::Value) -> Vec<crate::json_schema::Mismatch> {
+    let mut schema: serde_json::Value =
+        serde_json::from_str(include_str!("spec-2025-11-25.json")).unwrap();
+    schema["$ref"] = json!(format!("#/$defs/{name}"));
+    assert!(crate::json_schema::check(&schema).is_ok(), "{name}");
+    crate::json_schema::validate(&schema, value)
+}
+
+fn conforms(name: &str, value: &serde_json::Value) {
+    let mismatches = against_spec(name, value);
+    assert!(mismatches.is_empty(), "{name}: {mismatches:?}\n{value}");
+}
+
+#[test]
+fn messages_conform_to_the_specifications_schema() {
+    for version in mimo_protocol::mcp::SUPPORTED_PROTOCOL_VERSIONS {
+        conforms("InitializeResult", &json!(initialize_result(version)));
+    }
+    conforms("ListToolsResult", &tools::list());
+    let shot = mimo_protocol::action::ScreenshotResult {
+        artifact_id: "a1".into(),
+        url: "https://shop.example/".into(),
+        width: 800,
+        height: 600,
+        scale: None,
+    };
+    for result in [
+        CallToolResult::text("Clicked [1]"),
+        CallToolResult::error("TARGET_NOT_FOUND: no element [1]"),
+        tools::screenshot_result(&shot, "iVBORw0KGgo=".into(), "image/png"),
+    ] {
+        conforms("CallToolResult", &json!(result));
+    }
+    let ok = mimo_protocol::mcp::JsonRpcResponse::new(
+        RequestId::String("a".into()),
+        &mimo_protocol::mcp::EmptyResult {},
+    );
+    conforms("JSONRPCResultResponse", &json!(ok));
+    for body in ["{", r#"{"jsonrpc":"2.0","id":3,"method":"nope"}"#] {
+        let error = read(body.as_bytes()).unwrap_err();
+        conforms("JSONRPCErrorResponse", &json!(error));
+    }
+    // The check bites: JSON-RPC's null id, which MCP's schema does not allow, and a tool
+    // result without its content.
+    let null_id =
+        json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "x" } });
+    assert!(!against_spec("JSONRPCErrorResponse", &null_id).is_empty());
+    assert!(!against_spec("CallToolResult", &json!({ "isError": true })).is_empty());
+    // What Mimo reads, as a client sends it, reads as the specification describes it.
+    let params = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "client", "version": "1" }
+    });
+    conforms("InitializeRequestParams", &params);
+    let call = json!({ "name": "browser_click", "arguments": { "ref": "1" } });
+    conforms("CallToolRequestParams", &call);
+}
