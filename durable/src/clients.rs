@@ -482,11 +482,21 @@ impl McpClient {
         ))
     }
 
-    /// The object of session `session_id`.
-    pub fn session(env: &Env, session_id: &str) -> Result<Self> {
-        Ok(Self(
-            env.durable_object(MCP_SESSION)?.get_by_name(session_id)?,
-        ))
+    /// A new session's object and its id: the object's unique id, which only this namespace
+    /// makes (no one can make up one that reaches an object).
+    pub fn new_session(env: &Env) -> Result<(String, Self)> {
+        let namespace = env.durable_object(MCP_SESSION)?;
+        let id = namespace.unique_id()?;
+        Ok((id.to_string(), Self(id.get_stub()?)))
+    }
+
+    /// The object of session `session_id`, or `None` when the id is not one of the namespace's.
+    pub fn session(env: &Env, session_id: &str) -> Result<Option<Self>> {
+        let namespace = env.durable_object(MCP_SESSION)?;
+        match namespace.id_from_string(session_id) {
+            Ok(id) => Ok(Some(Self(id.get_stub()?))),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Passes a request of the web app's token API on to the object's `route`

@@ -47,8 +47,8 @@ pub use clients::{
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};
-pub use mcp_session::transport_refusal;
 pub use mcp_session::McpSession;
+pub use mcp_session::{rpc_error, transport_refusal};
 pub use registry::ExtensionRegistry;
 pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;

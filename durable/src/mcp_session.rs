@@ -1,8 +1,9 @@
-//! `McpSession`: one object per MCP session (named by its `Mcp-Session-Id`), keeping who opened
-//! it, the revision it speaks, the task its tool calls act in and the extension that task used,
-//! so a session outlives the worker's isolates. The object named [`crate::REGISTRY_NAME`] keeps
-//! the deployment's MCP tokens instead (one small table, checked on every `/mcp` request: an
-//! object of its own kind rather than the registry's, which relays every extension frame).
+//! `McpSession`: one object per MCP session (its unique id is the `Mcp-Session-Id`), keeping
+//! who opened it, the revision it speaks, the task its tool calls act in and the extension that
+//! task used, so a session outlives the worker's isolates. The object named
+//! [`crate::REGISTRY_NAME`] keeps the deployment's MCP tokens instead (one small table, checked
+//! on every `/mcp` request: an object of its own kind rather than the registry's, which relays
+//! every extension frame).
 //!
 //! A session's rules are `mimo_agent::mcp`: this object reads the JSON-RPC body, admits it and
 //! carries a tool call out as the developer API does — one action submitted to the task's queue
@@ -101,7 +102,7 @@ impl DurableObject for McpSession {
             }
             (Method::Post, "/end") => {
                 let token_id = param("tokenId").unwrap_or_default();
-                let store = self.sessions()?;
+                let store = self.sessions();
                 match store.load()? {
                     Some(mut session)
                         if session.ended_at.is_none() && session.token_id == token_id =>
@@ -126,7 +127,7 @@ impl McpSession {
         McpTokens::open(self.state.storage().sql())
     }
 
-    fn sessions(&self) -> Result<SessionStore> {
+    fn sessions(&self) -> SessionStore {
         SessionStore::open(self.state.storage().sql())
     }
 
@@ -145,7 +146,7 @@ impl McpSession {
             Ok(incoming) => incoming,
             Err(error) => return rpc_error(&error),
         };
-        let store = self.sessions()?;
+        let store = self.sessions();
         let session = store.load()?;
         if let Err(refusal) = admit(
             session.as_ref(),
@@ -203,7 +204,7 @@ impl McpSession {
             Ok(command) => command,
             Err(problem) => return Ok(CallToolResult::error(problem)),
         };
-        let store = self.sessions()?;
+        let store = self.sessions();
         let task_id = match &session.task_id {
             Some(task_id) => task_id.clone(),
             None => {
@@ -271,7 +272,7 @@ impl McpSession {
 
 /// A body that is not a request Mimo serves: JSON-RPC's error, with 400 when the body could not
 /// be read as a request at all (no id), otherwise in a 200 as any answer to a request.
-fn rpc_error(error: &JsonRpcErrorResponse) -> Result<Response> {
+pub fn rpc_error(error: &JsonRpcErrorResponse) -> Result<Response> {
     let status = if error.id.is_none() { 400 } else { 200 };
     Ok(Response::from_json(error)?.with_status(status))
 }

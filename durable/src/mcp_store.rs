@@ -108,21 +108,28 @@ impl<S: Sql> McpTokens<S> {
     }
 }
 
-/// One session's row.
+/// One session's row. Its table is made by the first save only: a request naming no session,
+/// or one that does not exist, reads here and must leave no object behind.
 pub struct SessionStore<S = SqlStorage> {
     sql: S,
 }
 
 impl<S: Sql> SessionStore<S> {
-    pub fn open(sql: S) -> Result<Self> {
-        sql.run(SESSION_SCHEMA, vec![])?;
-        Ok(Self { sql })
+    pub fn open(sql: S) -> Self {
+        Self { sql }
     }
 
     pub fn load(&self) -> Result<Option<Session>> {
         #[derive(Deserialize)]
         struct Row {
             body: String,
+        }
+        let tables: Vec<serde_json::Value> = self.sql.rows(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'mcp_session'",
+            vec![],
+        )?;
+        if tables.is_empty() {
+            return Ok(None);
         }
         let rows: Vec<Row> = self
             .sql
@@ -134,9 +141,16 @@ impl<S: Sql> SessionStore<S> {
     }
 
     pub fn save(&self, session: &Session) -> Result<()> {
+        self.sql.run(SESSION_SCHEMA, vec![])?;
         self.sql.run(
             "INSERT OR REPLACE INTO mcp_session (one, body) VALUES (1, ?)",
             vec![text(&serde_json::to_string(session)?)],
         )
+    }
+
+    /// The store's SQL, for a test to read what is stored.
+    #[cfg(all(test, target_arch = "wasm32"))]
+    pub fn sql(&self) -> &S {
+        &self.sql
     }
 }

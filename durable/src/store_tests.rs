@@ -916,9 +916,15 @@ fn tokens_sql(tokens: &McpTokens<NodeSql>) -> Vec<serde_json::Value> {
 }
 
 #[wasm_bindgen_test]
-fn an_mcp_session_row_round_trips() {
-    let store = SessionStore::open(NodeSql::open()).unwrap();
+fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
+    let store = SessionStore::open(NodeSql::open());
     assert_eq!(store.load().unwrap(), None);
+    // Reading a session that is not there stores nothing (no table, so no object is kept).
+    let tables: Vec<serde_json::Value> = store
+        .sql()
+        .rows("SELECT name FROM sqlite_master", vec![])
+        .unwrap();
+    assert_eq!(tables, Vec::<serde_json::Value>::new());
     let mut session = Session {
         session_id: "ab".repeat(16),
         token_id: "mcp-1".into(),

@@ -140,7 +140,7 @@ describe("MCP over Streamable HTTP", () => {
   it("initializes with the SDK's client, lists the tools, and negotiates older revisions down", async () => {
     const { token } = await mcpToken();
     const { client, transport } = await connect(token);
-    assert.match(transport.sessionId ?? "", /^[0-9a-f]{32}$/);
+    assert.match(transport.sessionId ?? "", /^[0-9a-f]{64}$/, "its object's unique id");
     assert.equal(transport.protocolVersion, "2025-11-25");
     assert.equal(client.getServerVersion()?.name, "mimo");
     assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: false });
@@ -205,6 +205,8 @@ describe("MCP over Streamable HTTP", () => {
     assert.equal(unknown.status, 404);
     assert.equal(((await unknown.json()) as JsonRpcErrorResponse).error.code, -32001);
     assert.equal((await rpc(token, ping, { "mcp-session-id": "not-ours" })).status, 404);
+    // An id of the right shape that this deployment never made reaches no object.
+    assert.equal((await rpc(token, ping, { "mcp-session-id": "a".repeat(64) })).status, 404);
 
     const { sessionId } = await rawSession(token);
     const headers = { "mcp-session-id": sessionId };

@@ -6,8 +6,9 @@
 //! responses; streaming a long tool call's progress over SSE is a later step.
 
 use mimo_agent::credentials::MCP_TOKEN_PREFIX;
-use mimo_agent::mcp::session::Refusal;
-use mimo_durable::{error_response, transport_refusal, Failure, McpClient, TokenCheck};
+use mimo_agent::mcp;
+use mimo_agent::mcp::session::{admit, Refusal};
+use mimo_durable::{error_response, rpc_error, transport_refusal, Failure, McpClient, TokenCheck};
 use mimo_protocol::mcp::{
     JsonRpcErrorCode, JsonRpcErrorResponse, ProtectedResourceMetadata, PROTOCOL_VERSION_HEADER,
     SESSION_HEADER,
@@ -63,32 +64,46 @@ pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response
         return Ok(refused);
     }
     let named = req.headers().get(SESSION_HEADER)?;
-    if named.as_deref().is_some_and(|id| !valid_session_id(id)) {
-        return transport_refusal(Refusal::NotFound);
-    }
+    // A session is named by its object's unique id, which only this deployment makes: an id
+    // it did not make reaches no object (and leaves none behind).
+    let session = match &named {
+        Some(id) => match McpClient::session(env, id)? {
+            Some(session) => Some(session),
+            None => return transport_refusal(Refusal::NotFound),
+        },
+        None => None,
+    };
     if method == Method::Delete {
-        let Some(session_id) = named else {
+        let Some(session) = session else {
             return transport_error(
                 400,
                 "DELETE /mcp names its session in Mcp-Session-Id".into(),
             );
         };
-        return McpClient::session(env, &session_id)?.end(&token_id).await;
+        return session.end(&token_id).await;
     }
-    let session_id = match &named {
-        Some(id) => id.clone(),
-        None => uuid::Uuid::new_v4().simple().to_string(),
-    };
     let version = req.headers().get(PROTOCOL_VERSION_HEADER)?;
     let body = req.bytes().await?;
-    McpClient::session(env, &session_id)?
-        .rpc(
-            &session_id,
-            named.is_some(),
-            &token_id,
-            version.as_deref(),
-            body,
-        )
+    let (session_id, session, named) = match (named, session) {
+        (Some(id), Some(session)) => (id, session, true),
+        // Only `initialize` starts a session; anything else is answered here.
+        _ => {
+            match mcp::read(&body) {
+                Err(error) => return rpc_error(&error),
+                Ok(incoming) => {
+                    if let Err(refusal) =
+                        admit(None, incoming.is_initialize(), false, &token_id, None)
+                    {
+                        return transport_refusal(refusal);
+                    }
+                }
+            }
+            let (id, session) = McpClient::new_session(env)?;
+            (id, session, false)
+        }
+    };
+    session
+        .rpc(&session_id, named, &token_id, version.as_deref(), body)
         .await
 }
 
@@ -110,11 +125,6 @@ async fn token_of(req: &Request, env: &Env) -> mimo_durable::Answer<String> {
         .check_token(&TokenCheck { token })
         .await?;
     Ok(holder.token_id)
-}
-
-/// A session id as this server makes them: 32 lowercase hex digits.
-fn valid_session_id(id: &str) -> bool {
-    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 fn transport_error(status: u16, message: String) -> Result<Response> {
