@@ -1,14 +1,14 @@
-// An MCP client drives the person's browser: the official TypeScript SDK's client, over
-// Streamable HTTP to the built worker in Miniflare, navigates the real extension's task tab in
-// Debian's Chromium to a fixture page, reads its element list, types into a field, clicks a
-// button (trusted events, as every click of Mimo's), takes a screenshot, and opens and selects tabs.
+// An MCP client drives the person's browser: its token made (and later revoked) in the web app,
+// the official TypeScript SDK's client, over Streamable HTTP to the built worker in Miniflare,
+// navigates the real extension's task tab in Debian's Chromium to a fixture page, reads its
+// element list, types into a field, clicks a button (trusted events, as every click of Mimo's),
+// takes a screenshot, and opens and selects tabs.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult, McpTokenCreated } from "../../protocol/ts/protocol.ts";
-import { post } from "../support/clients.ts";
-import { logged, pageAt, startHarness } from "./harness.ts";
+import type { CallToolResult } from "../../protocol/ts/protocol.ts";
+import { logged, pageAt, signedInApp, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -34,8 +34,13 @@ function refOf(snapshot: string, words: string): string {
 }
 
 it("navigates, snapshots, types and clicks in the real extension's task tab", { timeout: 60_000 }, async () => {
-  const made = await post(h.mimo, "/api/mcp/tokens", { name: "Browser test" });
-  const { token } = (await made.json()) as McpTokenCreated;
+  // The person makes the client's token in the web app, where it is shown once.
+  const app = await signedInApp(h.context, `${h.mimo.url}/`, h.mimo.token);
+  await app.getByTestId("mcp-token-name").fill("Browser test");
+  await app.getByTestId("mcp-token-create").click();
+  const token = (await app.getByTestId("mcp-token-secret").textContent()) ?? "";
+  assert.match(token, /^mimo_mcp_[0-9a-f]{64}$/);
+  await app.getByTestId("mcp-token").filter({ hasText: "Browser test" }).waitFor();
   const transport = new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
@@ -70,4 +75,15 @@ it("navigates, snapshots, types and clicks in the real extension's task tab", { 
   assert.match(selected, /\n- 0 \(current\): \S+\/greeter\.html — Greeter\n/);
   assert.match(textOf(await call(client, "browser_snapshot")), /Say hello/, "acting in the first tab again");
   await client.close();
+
+  // Revoked in the web app, the token opens nothing.
+  await app.getByTestId("mcp-token").filter({ hasText: "Browser test" }).getByTestId("mcp-token-revoke").click();
+  await app.getByTestId("mcp-token").filter({ hasText: "Browser test" }).waitFor({ state: "detached" });
+  const refused = await fetch(`${h.mimo.url}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+  });
+  assert.equal(refused.status, 401);
+  await app.close();
 });
