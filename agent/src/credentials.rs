@@ -26,6 +26,8 @@ const CODE_LENGTH: usize = 8;
 /// Every extension token starts with this, so the worker can tell one from the deployment token
 /// without a lookup, and a leaked one is recognizable in logs and secret scanners.
 pub const EXTENSION_TOKEN_PREFIX: &str = "mimo_ext_";
+/// Every MCP token (a client's credential for `/mcp`, made in the web app) starts with this.
+pub const MCP_TOKEN_PREFIX: &str = "mimo_mcp_";
 /// Every ticket starts with this.
 pub const TICKET_PREFIX: &str = "mimo_tkt_";
 /// The start of a client id the server gives an extension at pairing (random after it).

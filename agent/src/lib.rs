@@ -13,6 +13,7 @@ pub mod flow;
 mod front_matter;
 pub mod json_schema;
 pub mod llm;
+pub mod mcp;
 pub mod prompt;
 pub mod records;
 pub mod registry;

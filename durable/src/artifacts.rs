@@ -4,9 +4,10 @@
 //! every object.
 
 use crate::clients::{ArtifactGrant, ArtifactRecord, ArtifactStored};
+use mimo_agent::llm::Image;
 use mimo_protocol::Attachment;
 use serde::Deserialize;
-use worker::{Result, SqlStorage, SqlStorageValue};
+use worker::{Bucket, Result, SqlStorage, SqlStorageValue};
 
 use crate::sql::{add_column, int, text, Sql};
 
@@ -24,6 +25,24 @@ CREATE TABLE IF NOT EXISTS artifacts (
     stored_at INTEGER,
     name TEXT
 );";
+
+/// The stored artifact `record` as an image, as a model (or an MCP client) is shown it; `Err`
+/// says why it cannot be one. Its size is checked before its bytes are read.
+pub async fn read_image(
+    bucket: &Bucket,
+    record: &ArtifactRecord,
+) -> std::result::Result<Image, String> {
+    let object = bucket
+        .get(&record.key)
+        .execute()
+        .await
+        .map_err(|e| format!("R2: {e}"))?
+        .ok_or("it is not stored")?;
+    Image::check(&record.content_type, object.size())?;
+    let body = object.body().ok_or("R2 returned it without a body")?;
+    let bytes = body.bytes().await.map_err(|e| format!("R2: {e}"))?;
+    Image::from_bytes(&record.content_type, &bytes)
+}
 
 pub struct ArtifactStore<S = SqlStorage> {
     sql: S,

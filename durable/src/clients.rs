@@ -11,17 +11,20 @@ use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
 };
 use mimo_protocol::frontend::TaskHere;
+use mimo_protocol::mcp::PROTOCOL_VERSION_HEADER;
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{
     ActionCommand, ClientId, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use worker::{Env, Method, Request, RequestInit, Response, Result, Stub};
+use worker::{js_sys, Env, Headers, Method, Request, RequestInit, Response, Result, Stub};
 
 use crate::error::{read_json, read_outcome, Answer};
 use crate::http::json_request;
-use crate::{EXTENSION_REGISTRY, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX};
+use crate::{
+    EXTENSION_REGISTRY, MCP_SESSION, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX,
+};
 
 /// Body of the registry's `/bind`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -42,7 +45,7 @@ pub struct SendToExtension {
 }
 
 /// Body of `POST /api/task/{taskId}/actions`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubmitAction {
     pub command: ActionCommand,
@@ -85,6 +88,13 @@ impl Confirmer {
 #[derive(Serialize, Deserialize)]
 pub struct TokenCheck {
     pub token: String,
+}
+
+/// Answer of an MCP token's check: which token it is.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenHolder {
+    pub token_id: String,
 }
 
 /// Body of `/ticket` (issue one for `principal`) and the answer of `/redeem`.
@@ -343,6 +353,13 @@ impl TaskClient {
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
+    /// Submits one action, as `POST /api/task/{id}/actions` does, and waits for it: the record
+    /// as it ended, or as it stood when the wait did.
+    pub async fn submit(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
+        let request = json_request(Method::Post, "/actions", Some(action))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
     /// Pushes the task's extension's new browser snapshot.
     pub async fn snapshot(&self, push: &SnapshotPush) -> Answer<()> {
         self.post("/snapshot", push).await
@@ -450,6 +467,95 @@ impl TaskClient {
     async fn post<T: Serialize>(&self, route: &str, body: &T) -> Answer<()> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+}
+
+/// The MCP objects, as the worker talks to them: the tokens' (one) and each session's.
+pub struct McpClient(Stub);
+
+impl McpClient {
+    /// The object that keeps the MCP tokens.
+    pub fn tokens(env: &Env) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(MCP_SESSION)?
+                .get_by_name(REGISTRY_NAME)?,
+        ))
+    }
+
+    /// A new session's object and its id: the object's unique id, which only this namespace
+    /// makes (no one can make up one that reaches an object).
+    pub fn new_session(env: &Env) -> Result<(String, Self)> {
+        let namespace = env.durable_object(MCP_SESSION)?;
+        let id = namespace.unique_id()?;
+        Ok((id.to_string(), Self(id.get_stub()?)))
+    }
+
+    /// The object of session `session_id`, or `None` when the id is not one of the namespace's.
+    pub fn session(env: &Env, session_id: &str) -> Result<Option<Self>> {
+        let namespace = env.durable_object(MCP_SESSION)?;
+        match namespace.id_from_string(session_id) {
+            Ok(id) => Ok(Some(Self(id.get_stub()?))),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Passes a request of the web app's token API on to the object's `route`
+    /// (`/tokens/create`, `/tokens/list`, `/tokens/revoke?id=`), its answer as it is.
+    pub async fn forward_tokens(&self, route: &str, mut request: Request) -> Result<Response> {
+        let mut init = RequestInit::new();
+        if request.method() == Method::Get {
+            init.with_method(Method::Get);
+        } else {
+            init.with_method(Method::Post);
+            init.with_body(Some(request.text().await?.into()));
+        }
+        let target = format!("https://internal{route}");
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
+    }
+
+    /// Which MCP token `check` holds (`UNAUTHORIZED` for none live).
+    pub async fn check_token(&self, check: &TokenCheck) -> Answer<TokenHolder> {
+        let request = json_request(Method::Post, "/tokens/check", Some(check))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Hands a `POST /mcp` body, sent with `token_id`'s token, to the session: `named` when the
+    /// client named the session, otherwise it is a new one. The answer is the HTTP response.
+    pub async fn rpc(
+        &self,
+        session_id: &str,
+        named: bool,
+        token_id: &str,
+        version: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<Response> {
+        let headers = Headers::new();
+        if let Some(version) = version {
+            headers.set(PROTOCOL_VERSION_HEADER, version)?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+        let target = format!(
+            "https://internal/rpc?sessionId={}&named={}&tokenId={}",
+            urlencode(session_id),
+            u8::from(named),
+            urlencode(token_id)
+        );
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
+    }
+
+    /// Ends the session (`DELETE /mcp`), if `token_id`'s token opened it.
+    pub async fn end(&self, token_id: &str) -> Result<Response> {
+        let path = format!("/end?tokenId={}", urlencode(token_id));
+        self.0
+            .fetch_with_request(json_request::<()>(Method::Post, &path, None)?)
+            .await
     }
 }
 

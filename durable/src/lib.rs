@@ -9,6 +9,8 @@
 //!   answers a run's lookups for its goal and page.
 //! - [`TaskIndex`]: one per deployment. The session list: every task's title, status and last
 //!   activity (and forks), as the tasks' coordinators report them, searchable by title.
+//! - [`McpSession`]: one per MCP session (its owner, revision, task and extension), and one
+//!   that keeps the deployment's MCP tokens.
 
 mod action_store;
 mod artifacts;
@@ -18,6 +20,8 @@ mod deadline;
 mod error;
 mod http;
 mod llm_client;
+mod mcp_session;
+mod mcp_store;
 mod registry;
 mod registry_store;
 mod secret_store;
@@ -38,11 +42,13 @@ mod wasm_tests;
 
 pub use clients::{
     ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody,
-    Confirmer, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
-    TicketRedeem, TokenCheck,
+    Confirmer, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
+    TicketRedeem, TokenCheck, TokenHolder,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, random_bytes};
+pub use mcp_session::McpSession;
+pub use mcp_session::{rpc_error, transport_refusal};
 pub use registry::ExtensionRegistry;
 pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;
@@ -53,6 +59,7 @@ pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";
 pub const EXTENSION_REGISTRY: &str = "EXTENSION_REGISTRY";
 pub const SKILL_LIBRARY: &str = "SKILL_LIBRARY";
 pub const TASK_INDEX: &str = "TASK_INDEX";
+pub const MCP_SESSION: &str = "MCP_SESSION";
 /// The registry, the skill library and the task index are single objects; their name is fixed.
 pub const REGISTRY_NAME: &str = "global";
 pub const ARTIFACTS: &str = "ARTIFACTS";

@@ -5,6 +5,7 @@
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::credentials::Principal;
+use mimo_agent::mcp::session::Session;
 use mimo_agent::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use mimo_agent::task_index::{IndexEntry, ListQuery};
 use mimo_protocol::extension::PairRequest;
@@ -24,6 +25,7 @@ use crate::clients::{ArtifactGrant, ArtifactStored, AuthFailure};
 use crate::credentials::Credentials;
 use crate::error::Failure;
 use crate::http::now_ms;
+use crate::mcp_store::{McpTokens, SessionStore};
 use crate::registry_store::RegistryStore;
 use crate::skill_store::SkillStore;
 use crate::sql::Sql;
@@ -908,4 +910,69 @@ fn the_task_index_lists_by_last_activity_pages_searches_titles_and_links_forks()
         .list(&ListQuery::parse(None, None, None).unwrap())
         .unwrap();
     assert_eq!(ids(&all), ["f1", "f2", "c", "d", "b"]);
+}
+
+#[wasm_bindgen_test]
+fn mcp_tokens_are_kept_as_digests_listed_without_secrets_and_revoked_for_good() {
+    let tokens = McpTokens::open(NodeSql::open()).unwrap();
+    let mut random = [7u8; 40];
+    let first = tokens.create("Claude Code", &random, 10).unwrap();
+    random[0] = 8;
+    random[39] = 9;
+    let second = tokens.create("Inspector", &random, 20).unwrap();
+    assert!(first.token.starts_with("mimo_mcp_") && first.token.len() == 9 + 64);
+    assert!(first.id.starts_with("mcp-") && first.id != second.id);
+    assert_eq!(tokens.check(&first.token).unwrap(), Some(first.id.clone()));
+    assert_eq!(tokens.check("mimo_mcp_nope").unwrap(), None);
+    let listed = tokens.list().unwrap().tokens;
+    assert_eq!(
+        listed.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["Inspector", "Claude Code"],
+        "newest first"
+    );
+    // Only the digest is stored: the secret appears nowhere in the table.
+    let rows: Vec<serde_json::Value> = tokens_sql(&tokens);
+    assert!(!serde_json::to_string(&rows).unwrap().contains(&first.token));
+    assert!(tokens.revoke(&first.id, 30).unwrap());
+    assert!(!tokens.revoke(&first.id, 31).unwrap(), "once");
+    assert_eq!(tokens.check(&first.token).unwrap(), None);
+    assert_eq!(tokens.list().unwrap().tokens.len(), 1);
+    assert_eq!(tokens.check(&second.token).unwrap(), Some(second.id));
+}
+
+fn tokens_sql(tokens: &McpTokens<NodeSql>) -> Vec<serde_json::Value> {
+    tokens
+        .sql()
+        .rows("SELECT * FROM mcp_tokens", vec![])
+        .unwrap()
+}
+
+#[wasm_bindgen_test]
+fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
+    let store = SessionStore::open(NodeSql::open());
+    assert_eq!(store.load().unwrap(), None);
+    // Reading a session that is not there stores nothing (no table, so no object is kept).
+    let tables: Vec<serde_json::Value> = store
+        .sql()
+        .rows("SELECT name FROM sqlite_master", vec![])
+        .unwrap();
+    assert_eq!(tables, Vec::<serde_json::Value>::new());
+    let mut session = Session {
+        session_id: "ab".repeat(16),
+        token_id: "mcp-1".into(),
+        version: "2025-06-18".into(),
+        task_id: None,
+        started: false,
+        tabs: Vec::new(),
+        client_id: None,
+        created_at: 5,
+        ended_at: None,
+    };
+    store.save(&session).unwrap();
+    assert_eq!(store.load().unwrap(), Some(session.clone()));
+    session.task_id = Some("t".into());
+    session.started = true;
+    session.ended_at = Some(9);
+    store.save(&session).unwrap();
+    assert_eq!(store.load().unwrap(), Some(session));
 }

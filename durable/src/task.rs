@@ -34,7 +34,7 @@ use serde::Serialize;
 use worker::*;
 
 use crate::action_store::ActionStore;
-use crate::artifacts::ArtifactStore;
+use crate::artifacts::{read_image, ArtifactStore};
 use crate::clients::{
     ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SkillClient,
     SubmitAction, TaskIndexClient,
@@ -813,18 +813,7 @@ impl TaskCoordinator {
             .get(artifact_id)
             .map_err(|e| e.to_string())?
             .ok_or("it is not an artifact of this task")?;
-        let object = self
-            .bucket()
-            .map_err(|e| e.to_string())?
-            .get(record.key)
-            .execute()
-            .await
-            .map_err(|e| format!("R2: {e}"))?
-            .ok_or("it is not stored")?;
-        llm::Image::check(&record.content_type, object.size())?;
-        let body = object.body().ok_or("R2 returned it without a body")?;
-        let bytes = body.bytes().await.map_err(|e| format!("R2: {e}"))?;
-        llm::Image::from_bytes(&record.content_type, &bytes)
+        read_image(&self.bucket().map_err(|e| e.to_string())?, &record).await
     }
 
     fn task_label(&self) -> String {

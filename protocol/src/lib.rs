@@ -18,6 +18,7 @@ pub mod error;
 pub mod extension;
 pub mod frontend;
 pub mod limits;
+pub mod mcp;
 pub mod script;
 pub mod secrets;
 pub mod skills;

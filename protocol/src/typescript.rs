@@ -4,8 +4,8 @@ use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
 use crate::{
-    action, agent, audit, bridge, error, extension, frontend, script, secrets, skills, snapshot,
-    task,
+    action, agent, audit, bridge, error, extension, frontend, mcp, script, secrets, skills,
+    snapshot, task,
 };
 
 /// Where the generated module is checked in, relative to the workspace root.
@@ -147,6 +147,30 @@ pub fn typescript_module() -> String {
         bridge::BridgeInfo,
         bridge::BridgeMessage,
         bridge::InvokeResult,
+        mcp::RequestId,
+        mcp::JsonRpcRequest,
+        mcp::JsonRpcNotification,
+        mcp::JsonRpcResponse,
+        mcp::JsonRpcErrorResponse,
+        mcp::JsonRpcError,
+        mcp::Implementation,
+        mcp::InitializeParams,
+        mcp::InitializeResult,
+        mcp::ServerCapabilities,
+        mcp::ToolsCapability,
+        mcp::Tool,
+        mcp::ToolAnnotations,
+        mcp::ListToolsParams,
+        mcp::ListToolsResult,
+        mcp::CallToolParams,
+        mcp::CallToolResult,
+        mcp::Content,
+        mcp::EmptyResult,
+        mcp::ProtectedResourceMetadata,
+        mcp::McpTokenRequest,
+        mcp::McpTokenCreated,
+        mcp::McpTokenInfo,
+        mcp::McpTokenList,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),

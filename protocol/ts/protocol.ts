@@ -1594,6 +1594,75 @@ id: string, ok: boolean,
  */
 data?: unknown, error?: ErrorObject, };
 
+export type RequestId = number | string;
+
+export type JsonRpcRequest = { jsonrpc: string, id: RequestId, method: string, params?: unknown, };
+
+export type JsonRpcNotification = { jsonrpc: string, method: string, params?: unknown, };
+
+export type JsonRpcResponse = { jsonrpc: string, id: RequestId, result: unknown, };
+
+export type JsonRpcErrorResponse = { jsonrpc: string, id?: RequestId, error: JsonRpcError, };
+
+export type JsonRpcError = { 
+/**
+ * One of [`JsonRpcErrorCode`]'s.
+ */
+code: number, message: string, data?: unknown, };
+
+export type Implementation = { name: string, version: string, title?: string, };
+
+export type InitializeParams = { protocolVersion: string, 
+/**
+ * What the client can do (roots, sampling, elicitation): Mimo asks for none of it yet.
+ */
+capabilities: unknown, clientInfo: Implementation, };
+
+export type InitializeResult = { protocolVersion: string, capabilities: ServerCapabilities, serverInfo: Implementation, instructions?: string, };
+
+export type ServerCapabilities = { tools?: ToolsCapability, };
+
+export type ToolsCapability = { 
+/**
+ * Whether the server tells the client when its tools change (Mimo's never do).
+ */
+listChanged: boolean, };
+
+export type Tool = { name: string, title?: string, description: string, 
+/**
+ * A JSON Schema object for the tool's `arguments`.
+ */
+inputSchema: unknown, annotations?: ToolAnnotations, };
+
+export type ToolAnnotations = { title?: string, readOnlyHint?: boolean, destructiveHint?: boolean, idempotentHint?: boolean, openWorldHint?: boolean, };
+
+export type ListToolsParams = { cursor?: string, };
+
+export type ListToolsResult = { tools: Array<Tool>, nextCursor?: string, };
+
+export type CallToolParams = { name: string, arguments?: Record<string, unknown>, };
+
+export type CallToolResult = { content: Array<Content>, isError?: boolean, };
+
+export type Content = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, };
+
+export type EmptyResult = Record<symbol, never>;
+
+export type ProtectedResourceMetadata = { resource: string, 
+/**
+ * Empty until Mimo is an authorization server of its own: its tokens are made in the web
+ * app.
+ */
+authorization_servers: Array<string>, bearer_methods_supported: Array<string>, resource_name: string, };
+
+export type McpTokenRequest = { name: string, };
+
+export type McpTokenCreated = { id: string, name: string, token: string, createdAt: number, };
+
+export type McpTokenInfo = { id: string, name: string, createdAt: number, };
+
+export type McpTokenList = { tokens: Array<McpTokenInfo>, };
+
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;

@@ -70,13 +70,14 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
       EXTENSION_REGISTRY: { className: "ExtensionRegistry", useSQLite: true },
       SKILL_LIBRARY: { className: "SkillLibrary", useSQLite: true },
       TASK_INDEX: { className: "TaskIndex", useSQLite: true },
+      MCP_SESSION: { className: "McpSession", useSQLite: true },
     },
     // The bucket's id is its name in wrangler.toml, which R2's S3 API addresses it by.
     r2Buckets: { ARTIFACTS: { id: "mimo-artifacts", s3Credentials: opts.r2S3Credentials } },
     assets: {
       directory: path.join(ROOT, "web/dist"),
       binding: "ASSETS",
-      routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*", "/artifacts/*"] } },
+      routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*", "/artifacts/*", "/mcp", "/.well-known/oauth-protected-resource"] } },
     },
     bindings: {
       MIMO_API_TOKEN: token,

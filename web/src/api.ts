@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, McpTokenCreated, McpTokenInfo, McpTokenList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -132,6 +132,22 @@ export function getSetup(token: string): Promise<SetupInfo> {
 /** A one-time code that pairs a browser's extension (`POST /api/extension/pairing-code`). */
 export function pairingCode(token: string): Promise<PairingCode> {
   return getJson<PairingCode>("/api/extension/pairing-code", token, undefined, "POST");
+}
+
+/** The MCP clients' tokens, without their secrets (`GET /api/mcp/tokens`). */
+export async function listMcpTokens(token: string): Promise<McpTokenInfo[]> {
+  return (await getJson<McpTokenList>("/api/mcp/tokens", token)).tokens;
+}
+
+/** A token for an MCP client named `name`, its secret shown this once (`POST /api/mcp/tokens`). */
+export function createMcpToken(token: string, name: string): Promise<McpTokenCreated> {
+  const body = { type: "application/json", text: JSON.stringify({ name }) };
+  return getJson<McpTokenCreated>("/api/mcp/tokens", token, undefined, "POST", body);
+}
+
+/** Revokes an MCP client's token: its requests are refused from now on. */
+export async function revokeMcpToken(token: string, id: string): Promise<void> {
+  await getJson<unknown>(`/api/mcp/tokens/${encodeURIComponent(id)}`, token, undefined, "DELETE");
 }
 
 /** Revokes an extension's credential: it is disconnected at once and must be paired again. */

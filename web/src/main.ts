@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, pairingCode, revokeExtension, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, listMcpTokens, pairingCode, revokeExtension, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
 import { ChatView, conversationEvents } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
@@ -15,6 +15,7 @@ import { SitesPanel } from "./sites.ts";
 import { StepModePanel } from "./step-mode.ts";
 import { BridgePanel } from "./bridge-panel.ts";
 import { SkillsPanel, skillName } from "./skills.ts";
+import { McpTokensPanel } from "./mcp-tokens.ts";
 import { GettingStarted } from "./onboarding.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
@@ -58,6 +59,11 @@ class App {
   private readonly sitesPanel = new SitesPanel((allowed, blocked) => this.sendFrame({ type: "set_domains", allowed, blocked }));
   private readonly stepModePanel = new StepModePanel((stepByStep) => this.sendFrame({ type: "set_step_mode", stepByStep }));
   private readonly bridgePanel = new BridgePanel((allow, confirm) => this.sendFrame({ type: "set_bridge", allow, confirm }));
+  private readonly mcpPanel = new McpTokensPanel({
+    list: () => listMcpTokens(this.token ?? ""),
+    create: (name) => createMcpToken(this.token ?? "", name),
+    revoke: (id) => revokeMcpToken(this.token ?? "", id),
+  });
   private readonly skillsPanel = new SkillsPanel({
     onSave: (text) => this.saveSkill(text),
     onDelete: (name) => void this.removeSkill(name),
@@ -131,7 +137,7 @@ class App {
           "aside",
           { class: "sidepanel", "aria-label": "Browser and settings" },
           panelGroup("Browser", "group-browser", this.extensionsPanel.el, this.browserPanel.el),
-          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el),
+          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el, this.mcpPanel.el),
         ),
       ),
     );
@@ -237,6 +243,7 @@ class App {
     void this.loadTasks(false);
     void this.refreshExtensions();
     void this.loadSkills();
+    void this.mcpPanel.load();
     void this.loadSetup();
     this.startExtensionsPolling();
   }

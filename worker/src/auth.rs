@@ -200,7 +200,7 @@ fn tokens_match(presented: &str, expected: &str) -> bool {
         .into()
 }
 
-fn bearer(req: &Request) -> Option<String> {
+pub fn bearer(req: &Request) -> Option<String> {
     let value = req.headers().get("authorization").ok().flatten()?;
     value.strip_prefix("Bearer ").map(|t| t.trim().to_owned())
 }

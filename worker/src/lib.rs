@@ -3,6 +3,7 @@
 
 mod artifacts;
 mod auth;
+mod mcp;
 mod script;
 
 use futures_util::StreamExt;
@@ -21,7 +22,7 @@ use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ForkRequest, ForkedFrom, F
 use worker::*;
 
 // The Durable Object classes must be exported by this module for the runtime to find them.
-pub use mimo_durable::{ExtensionRegistry, SkillLibrary, TaskCoordinator, TaskIndex};
+pub use mimo_durable::{ExtensionRegistry, McpSession, SkillLibrary, TaskCoordinator, TaskIndex};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
@@ -99,7 +100,10 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     if path.starts_with("/artifacts/") {
         return artifacts::signed(req, &env).await;
     }
-    if !(path.starts_with("/api/") || path.starts_with("/ws/")) {
+    if path == mcp::METADATA_PATH {
+        return mcp::metadata(&req);
+    }
+    if !(path.starts_with("/api/") || path.starts_with("/ws/") || path == "/mcp") {
         return env.assets("ASSETS")?.fetch_request(req).await;
     }
     let req = match with_body_read(req, &path).await? {
@@ -112,6 +116,10 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     }
     if req.method() == Method::Post && path == "/api/extension/pair" {
         return pair(req, &env, &client).await;
+    }
+    // MCP clients authenticate with their own tokens, on their own endpoint.
+    if path == "/mcp" {
+        return mcp::serve(req, &env, &client).await;
     }
     let principal = if path.starts_with("/ws/") {
         auth::from_ticket(&req, &env).await
@@ -158,6 +166,10 @@ async fn route(req: Request, env: Env) -> Result<Response> {
             }
         }
         (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
+        (_, route) if route == "/api/mcp/tokens" || route.starts_with("/api/mcp/tokens/") => {
+            let rest = route["/api/mcp/tokens".len()..].trim_start_matches('/');
+            mcp::tokens(req, &env, rest).await
+        }
         (Method::Get, "/api/skills") => SkillClient::new(&env)?.forward("/list", &[], req).await,
         (Method::Get, "/api/skills/search") => {
             let words = query("q").unwrap_or_default();

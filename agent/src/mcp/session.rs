@@ -1,0 +1,143 @@
+//! One MCP session's rules: who may use it, in which revision, and what a request that does not
+//! fit is answered (the Streamable HTTP transport's 400 and 404).
+
+use serde::{Deserialize, Serialize};
+
+use super::version_header_problem;
+
+/// A session as its Durable Object keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub session_id: String,
+    /// The MCP token that opened it: only that token's requests reach it.
+    pub token_id: String,
+    /// The revision negotiated at `initialize`.
+    pub version: String,
+    /// The Mimo task its tool calls act in, made at the first tool call.
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// Whether the task's tab was opened (by the session's first navigation).
+    #[serde(default)]
+    pub started: bool,
+    /// The task's tab ids as last listed to the client: what `browser_tabs`' indexes name.
+    #[serde(default)]
+    pub tabs: Vec<i32>,
+    /// The extension (browser) the task's actions ran in last.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    pub created_at: u64,
+    #[serde(default)]
+    pub ended_at: Option<u64>,
+}
+
+/// Why a request cannot use a session, as the transport answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// 400: the request is not one the session can take (its `MCP-Protocol-Version`, a second
+    /// `initialize`, no session named).
+    BadRequest(String),
+    /// 404: no such session for this client, or it ended: the client starts a new one.
+    NotFound,
+}
+
+/// Whether a request may go to the session stored as `session` (none: never initialized here):
+/// a request other than `initialize` needs a live session opened by the same token, and its
+/// version header must be the session's; `initialize` only starts a session not yet begun.
+pub fn admit(
+    session: Option<&Session>,
+    initialize: bool,
+    named: bool,
+    token_id: &str,
+    version_header: Option<&str>,
+) -> Result<(), Refusal> {
+    match session {
+        None if initialize && !named => Ok(()),
+        None if !named => Err(Refusal::BadRequest(
+            "send the Mcp-Session-Id header that initialize answered with (or initialize first)"
+                .into(),
+        )),
+        None => Err(Refusal::NotFound),
+        Some(s) if s.ended_at.is_some() || s.token_id != token_id => Err(Refusal::NotFound),
+        Some(_) if initialize => Err(Refusal::BadRequest(
+            "this session is initialized already: initialize without an Mcp-Session-Id for a \
+             new one"
+                .into(),
+        )),
+        Some(s) => match version_header_problem(version_header, &s.version) {
+            Some(problem) => Err(Refusal::BadRequest(problem)),
+            None => Ok(()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live() -> Session {
+        Session {
+            session_id: "s".into(),
+            token_id: "tok-a".into(),
+            version: "2025-06-18".into(),
+            task_id: None,
+            started: false,
+            tabs: Vec::new(),
+            client_id: None,
+            created_at: 1,
+            ended_at: None,
+        }
+    }
+
+    #[test]
+    fn a_session_takes_its_own_tokens_requests_in_its_own_revision() {
+        let session = live();
+        assert_eq!(
+            admit(Some(&session), false, true, "tok-a", Some("2025-06-18")),
+            Ok(())
+        );
+        assert_eq!(admit(Some(&session), false, true, "tok-a", None), Ok(()));
+        assert!(matches!(
+            admit(Some(&session), false, true, "tok-a", Some("2025-11-25")),
+            Err(Refusal::BadRequest(_))
+        ));
+        assert!(matches!(
+            admit(Some(&session), false, true, "tok-a", Some("1999-01-01")),
+            Err(Refusal::BadRequest(_))
+        ));
+        // Another client's token does not learn the session exists.
+        assert_eq!(
+            admit(Some(&session), false, true, "tok-b", Some("2025-06-18")),
+            Err(Refusal::NotFound)
+        );
+        assert!(matches!(
+            admit(Some(&session), true, true, "tok-a", None),
+            Err(Refusal::BadRequest(_))
+        ));
+        let ended = Session {
+            ended_at: Some(2),
+            ..live()
+        };
+        assert_eq!(
+            admit(Some(&ended), false, true, "tok-a", None),
+            Err(Refusal::NotFound)
+        );
+    }
+
+    #[test]
+    fn only_initialize_starts_a_session_and_others_must_name_one() {
+        assert_eq!(admit(None, true, false, "tok-a", None), Ok(()));
+        assert!(matches!(
+            admit(None, false, false, "tok-a", None),
+            Err(Refusal::BadRequest(_))
+        ));
+        assert_eq!(
+            admit(None, false, true, "tok-a", None),
+            Err(Refusal::NotFound)
+        );
+        assert_eq!(
+            admit(None, true, true, "tok-a", None),
+            Err(Refusal::NotFound)
+        );
+    }
+}

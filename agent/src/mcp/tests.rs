@@ -1,0 +1,690 @@
+use super::tools::{self, Answer};
+use super::*;
+use crate::actions::{ActionRecord, ActionState};
+use mimo_protocol::mcp::{CallToolResult, Content};
+use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
+use serde_json::json;
+
+fn code_of(body: &str) -> (Option<RequestId>, i32) {
+    let error = read(body.as_bytes()).expect_err("refused");
+    assert_eq!(error.jsonrpc, "2.0");
+    (error.id, error.error.code)
+}
+
+fn call(name: &str, arguments: serde_json::Value) -> Result<BrowserTool, String> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": { "name": name, "arguments": arguments }
+    });
+    match read(body.to_string().as_bytes()).expect("a request") {
+        Incoming::Request {
+            id,
+            call: Call::CallTool(tool),
+        } => {
+            assert_eq!(id, RequestId::Number(7));
+            tool
+        }
+        other => panic!("not a tool call: {other:?}"),
+    }
+}
+
+#[test]
+fn bad_json_rpc_gets_the_specifications_error_codes() {
+    assert_eq!(code_of("{not json"), (None, -32700));
+    assert_eq!(code_of(""), (None, -32700));
+    // A batch, a bare value, a wrong or missing version, a method that is not a string.
+    assert_eq!(
+        code_of(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+        (None, -32600)
+    );
+    assert_eq!(code_of("42"), (None, -32600));
+    let one = Some(RequestId::Number(1));
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"id":1,"method":"ping"}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1}"#),
+        (one.clone(), -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#),
+        (one.clone(), -32600)
+    );
+    // An id a response cannot carry.
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+        (None, -32600)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#),
+        (None, -32600)
+    );
+    // A method Mimo does not serve; params that do not fit; a tool that does not exist.
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":"x","method":"resources/list"}"#),
+        (Some(RequestId::String("x".into())), -32601)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#),
+        (one.clone(), -32602)
+    );
+    assert_eq!(
+        code_of(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#),
+        (one.clone(), -32602)
+    );
+    assert_eq!(
+        code_of(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"browser_evaluate"}}"#
+        ),
+        (one, -32602)
+    );
+}
+
+#[test]
+fn notifications_and_responses_are_accepted_without_an_answer() {
+    assert_eq!(
+        read(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        Ok(Incoming::Accepted {
+            method: Some("notifications/initialized".into())
+        })
+    );
+    // Even one Mimo has no use for: a notification is never answered.
+    assert!(matches!(
+        read(br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#),
+        Ok(Incoming::Accepted { .. })
+    ));
+    assert_eq!(
+        read(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+        Ok(Incoming::Accepted { method: None })
+    );
+}
+
+#[test]
+fn requests_mimo_serves_are_read_with_their_params() {
+    let init = read(
+        json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "client", "version": "1" }
+            }
+        })
+        .to_string()
+        .as_bytes(),
+    )
+    .unwrap();
+    assert!(init.is_initialize());
+    let Incoming::Request {
+        call: Call::Initialize(params),
+        ..
+    } = init
+    else {
+        panic!("{init:?}")
+    };
+    assert_eq!(params.protocol_version, "2025-06-18");
+    for (method, expected) in [("ping", Call::Ping), ("tools/list", Call::ListTools)] {
+        let body = json!({ "jsonrpc": "2.0", "id": 2, "method": method });
+        let read = read(body.to_string().as_bytes()).unwrap();
+        assert!(!read.is_initialize());
+        assert_eq!(
+            read,
+            Incoming::Request {
+                id: RequestId::Number(2),
+                call: expected
+            }
+        );
+    }
+}
+
+#[test]
+fn versions_negotiate_down_to_what_the_client_speaks_and_headers_are_checked() {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+        assert_eq!(negotiate(version), version);
+        assert_eq!(initialize_result(version).protocol_version, version);
+        assert_eq!(version_header_problem(Some(version), version), None);
+    }
+    assert_eq!(negotiate("2024-11-05"), "2025-11-25");
+    assert_eq!(negotiate("2099-01-01"), "2025-11-25");
+    assert!(initialize_result("2025-11-25").capabilities.tools.is_some());
+    // No header: the revision before the header existed, as the specification says.
+    assert_eq!(version_header_problem(None, "2025-06-18"), None);
+    assert!(version_header_problem(Some("2024-11-05"), "2025-11-25")
+        .unwrap()
+        .contains("not supported"));
+    assert!(version_header_problem(Some("2025-06-18"), "2025-11-25")
+        .unwrap()
+        .contains("not this session's"));
+}
+
+#[test]
+fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
+    let listed: mimo_protocol::mcp::ListToolsResult =
+        serde_json::from_value(tools::list()).expect("a tools/list result");
+    let listed = listed.tools;
+    assert_eq!(listed.len(), 11);
+    for tool in &listed {
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        assert_eq!(tool.input_schema["additionalProperties"], false);
+        // Every keyword of it is one the argument check knows.
+        assert!(
+            crate::json_schema::check(&tool.input_schema).is_ok(),
+            "{}",
+            tool.name
+        );
+        // With its required arguments filled in, each one reads.
+        let mut arguments = serde_json::Map::new();
+        let required = tool.input_schema["required"].as_array().cloned();
+        for required in required.unwrap_or_default() {
+            let name = required.as_str().unwrap();
+            let value = match name {
+                "action" => json!("list"),
+                "ref" => json!("3"),
+                "values" => json!(["a"]),
+                "url" => json!("https://shop.example/"),
+                _ => json!("x"),
+            };
+            arguments.insert(name.to_owned(), value);
+        }
+        if tool.name == "browser_wait_for" {
+            arguments.insert("text".into(), json!("Done"));
+        }
+        let parsed = tools::parse(&tool.name, Some(arguments));
+        assert!(matches!(parsed, Some(Ok(_))), "{}: {parsed:?}", tool.name);
+    }
+    assert_eq!(tools::parse("browser_evaluate", None), None);
+}
+
+#[test]
+fn tools_map_to_the_browser_actions_of_the_catalog() {
+    let cases = [
+        (
+            "browser_navigate",
+            json!({ "url": " https://shop.example/a " }),
+            json!({ "name": "browser_navigate", "params": { "url": "https://shop.example/a" } }),
+        ),
+        (
+            "browser_navigate_back",
+            json!({}),
+            json!({ "name": "browser_back", "params": {} }),
+        ),
+        (
+            "browser_snapshot",
+            json!({}),
+            json!({ "name": "browser_dom_index", "params": {} }),
+        ),
+        (
+            "browser_click",
+            json!({ "ref": "12", "element": "Buy button" }),
+            json!({ "name": "browser_click", "params": { "clickId": 12 } }),
+        ),
+        (
+            "browser_click",
+            json!({ "ref": "[4]" }),
+            json!({ "name": "browser_click", "params": { "clickId": 4 } }),
+        ),
+        (
+            "browser_type",
+            json!({ "ref": 5, "text": "hello", "submit": true }),
+            json!({ "name": "browser_type", "params": { "clickId": 5, "text": "hello", "submit": true } }),
+        ),
+        (
+            "browser_type",
+            json!({ "ref": "5", "text": "hello" }),
+            json!({ "name": "browser_type", "params": { "clickId": 5, "text": "hello" } }),
+        ),
+        (
+            "browser_take_screenshot",
+            json!({ "fullPage": true }),
+            json!({ "name": "browser_screenshot", "params": { "fullPage": true } }),
+        ),
+        (
+            "browser_press_key",
+            json!({ "key": "Control+a" }),
+            json!({ "name": "browser_press_key", "params": { "key": "Control+a" } }),
+        ),
+        (
+            "browser_hover",
+            json!({ "ref": "9" }),
+            json!({ "name": "browser_hover", "params": { "clickId": 9 } }),
+        ),
+        (
+            "browser_select_option",
+            json!({ "ref": "2", "values": ["Blue"] }),
+            json!({ "name": "browser_select_option", "params": { "clickId": 2, "option": "Blue" } }),
+        ),
+        (
+            "browser_wait_for",
+            json!({ "url": "/done" }),
+            json!({ "name": "browser_wait_for", "params": { "url": "/done" } }),
+        ),
+    ];
+    for (name, arguments, expected) in cases {
+        let tool = call(name, arguments).expect(name);
+        let expected: ActionCommand = serde_json::from_value(expected).unwrap();
+        assert_eq!(tool.command(true, &[]), Ok(expected), "{name}");
+    }
+}
+
+#[test]
+fn the_first_navigation_opens_the_tasks_tab_and_nothing_runs_before_it() {
+    let navigate = call(
+        "browser_navigate",
+        json!({ "url": "https://shop.example/" }),
+    )
+    .unwrap();
+    assert_eq!(
+        navigate.command(false, &[]),
+        Ok(serde_json::from_value(
+            json!({ "name": "task_start", "params": { "url": "https://shop.example/" } })
+        )
+        .unwrap())
+    );
+    for tool in [
+        BrowserTool::Snapshot,
+        BrowserTool::Click { click_id: 1 },
+        BrowserTool::NavigateBack,
+    ] {
+        let problem = tool.command(false, &[]).expect_err("no page yet");
+        assert!(problem.contains("call browser_navigate first"), "{problem}");
+    }
+}
+
+#[test]
+fn arguments_that_cannot_be_used_are_tool_errors_naming_the_problem() {
+    let cases = [
+        ("browser_navigate", json!({}), "url"),
+        ("browser_navigate", json!({ "url": "  " }), "empty"),
+        (
+            "browser_navigate",
+            json!({ "url": "https://a.example", "x": 1 }),
+            "Additional properties",
+        ),
+        (
+            "browser_snapshot",
+            json!({ "target": "#main" }),
+            "Additional properties",
+        ),
+        ("browser_click", json!({}), "ref"),
+        (
+            "browser_click",
+            json!({ "ref": "e12" }),
+            "not an element's number",
+        ),
+        (
+            "browser_click",
+            json!({ "ref": -1 }),
+            "not an element's number",
+        ),
+        ("browser_click", json!({ "ref": true }), "is not of types"),
+        ("browser_type", json!({ "ref": "1" }), "text"),
+        (
+            "browser_type",
+            json!({ "ref": "1", "text": 5 }),
+            r#"at /text: 5 is not of type "string""#,
+        ),
+        ("browser_press_key", json!({ "key": " " }), "empty"),
+        (
+            "browser_select_option",
+            json!({ "ref": "1", "values": [] }),
+            "has less than",
+        ),
+        (
+            "browser_select_option",
+            json!({ "ref": "1", "values": ["a", "b"] }),
+            "has more than",
+        ),
+        ("browser_wait_for", json!({}), "has less than"),
+        (
+            "browser_wait_for",
+            json!({ "text": "a", "url": "b" }),
+            "has more than",
+        ),
+        (
+            "browser_wait_for",
+            json!({ "time": 3 }),
+            "Additional properties",
+        ),
+    ];
+    for (name, arguments, says) in cases {
+        let problem = call(name, arguments.clone()).expect_err(name);
+        assert!(problem.contains(says), "{name} {arguments}: {problem}");
+    }
+}
+
+fn record(
+    command: ActionCommand,
+    state: ActionState,
+    outcome: Option<ActionOutcome>,
+) -> ActionRecord {
+    serde_json::from_value(json!({
+        "actionId": "act_1", "taskId": "t", "clientId": "c", "command": command,
+        "state": state, "attempt": 1, "createdAt": 0, "outcome": outcome
+    }))
+    .unwrap()
+}
+
+fn outcome(
+    status: ActionStatus,
+    result: serde_json::Value,
+    error: Option<ErrorObject>,
+) -> ActionOutcome {
+    serde_json::from_value(json!({
+        "actionId": "act_1", "attempt": 1, "taskId": "t",
+        "status": status, "result": result, "error": error
+    }))
+    .unwrap()
+}
+
+fn text_of(answer: Answer) -> (String, bool) {
+    let Answer::Result(CallToolResult { content, is_error }) = answer else {
+        panic!("not a result: {answer:?}")
+    };
+    let text = content
+        .into_iter()
+        .map(|c| match c {
+            Content::Text { text } => text,
+            Content::Image { .. } => panic!("an image"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, is_error)
+}
+
+#[test]
+fn outcomes_answer_as_tool_results() {
+    let snapshot = BrowserTool::Snapshot;
+    let index = json!({
+        "elements": [], "url": "https://shop.example/", "title": "Shop",
+        "text": "[1]<button>Buy</button>\n[2]<input placeholder=Name>",
+        "tabs": [
+            { "tabId": 1, "url": "https://shop.example/", "title": "Shop", "current": true },
+            { "tabId": 2, "url": "https://shop.example/help", "title": "Help", "current": false }
+        ]
+    });
+    let done = record(
+        snapshot.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(outcome(ActionStatus::Ok, index, None)),
+    );
+    let (text, is_error) = text_of(snapshot.answer(&done));
+    assert!(!is_error);
+    assert!(
+        text.starts_with("Page URL: https://shop.example/\nPage title: Shop\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- 1: https://shop.example/help — Help\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("[1]<button>Buy</button>\n[2]<input placeholder=Name>"),
+        "{text}"
+    );
+
+    let click = BrowserTool::Click { click_id: 1 };
+    let mut clicked = outcome(ActionStatus::Ok, json!({}), None);
+    clicked.warnings = vec!["clicked with DOM events".into()];
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(clicked),
+    )));
+    assert!(!is_error);
+    assert_eq!(text, "Clicked [1]\nWarning: clicked with DOM events");
+
+    let failed = outcome(
+        ActionStatus::Error,
+        serde_json::Value::Null,
+        Some(ErrorObject::new(
+            ErrorCode::TargetNotFound,
+            "no element [1]",
+        )),
+    );
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true, &[]).unwrap(),
+        ActionState::Failed,
+        Some(failed),
+    )));
+    assert!(is_error);
+    assert_eq!(text, "TARGET_NOT_FOUND: no element [1]");
+
+    // Still running when the wait ended: said, not waited for.
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true, &[]).unwrap(),
+        ActionState::Acked,
+        None,
+    )));
+    assert!(is_error);
+    assert!(text.contains("has not finished yet"), "{text}");
+    let (text, is_error) = text_of(click.answer(&record(
+        click.command(true, &[]).unwrap(),
+        ActionState::TimedOut,
+        None,
+    )));
+    assert!(is_error);
+    assert!(text.contains("ended TimedOut without an outcome"), "{text}");
+}
+
+#[test]
+fn a_screenshot_answers_with_its_image() {
+    let shot = BrowserTool::TakeScreenshot { full_page: false };
+    let result =
+        json!({ "artifactId": "a1", "url": "https://shop.example/", "width": 800, "height": 600 });
+    let answer = shot.answer(&record(
+        shot.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(outcome(ActionStatus::Ok, result, None)),
+    ));
+    let Answer::Image(taken) = answer else {
+        panic!("{answer:?}")
+    };
+    assert_eq!(taken.artifact_id, "a1");
+    let result = tools::screenshot_result(&taken, "iVBORw0KGgo=".into(), "image/png");
+    assert!(!result.is_error);
+    assert_eq!(
+        result.content[1],
+        Content::Image {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: "image/png".into()
+        }
+    );
+}
+
+#[test]
+fn a_step_the_task_refuses_is_a_tool_error_and_one_needing_the_person_says_where() {
+    let held = tools::refused(&ErrorObject::new(
+        ErrorCode::ConfirmationRequired,
+        "this action needs the person's confirmation (it sends a form to another site)",
+    ));
+    assert!(held.is_error);
+    let Content::Text { text } = &held.content[0] else {
+        panic!()
+    };
+    assert!(
+        text.contains("waits for the person's confirmation"),
+        "{text}"
+    );
+    assert!(text.contains("Mimo's web app"), "{text}");
+    let blocked = tools::refused(&ErrorObject::new(
+        ErrorCode::PermissionDenied,
+        "https://evil.example/ is on a blocked domain",
+    ));
+    assert!(blocked.is_error);
+    assert_eq!(
+        blocked.content[0],
+        Content::Text {
+            text: "Not done: PERMISSION_DENIED: https://evil.example/ is on a blocked domain"
+                .into()
+        }
+    );
+}
+
+#[test]
+fn tabs_are_named_by_their_index_in_the_latest_list() {
+    let tabs = [41, 42, 43];
+    let cases = [
+        (
+            json!({ "action": "list" }),
+            json!({ "name": "browser_dom_index", "params": {} }),
+        ),
+        (
+            json!({ "action": "new", "url": "https://shop.example/" }),
+            json!({ "name": "browser_open_tab", "params": { "url": "https://shop.example/" } }),
+        ),
+        (
+            json!({ "action": "select", "index": 2 }),
+            json!({ "name": "browser_switch_tab", "params": { "tabId": 43 } }),
+        ),
+        (
+            json!({ "action": "close", "index": 0 }),
+            json!({ "name": "browser_close_tab", "params": { "tabId": 41 } }),
+        ),
+        (
+            json!({ "action": "close" }),
+            json!({ "name": "browser_close_tab", "params": {} }),
+        ),
+    ];
+    for (arguments, expected) in cases {
+        let tool = call("browser_tabs", arguments.clone()).expect("reads");
+        let expected: ActionCommand = serde_json::from_value(expected).unwrap();
+        assert_eq!(tool.command(true, &tabs), Ok(expected), "{arguments}");
+    }
+    let beyond = call("browser_tabs", json!({ "action": "select", "index": 3 })).unwrap();
+    assert!(beyond
+        .command(true, &tabs)
+        .unwrap_err()
+        .contains("no tab 3 in the latest list (3 tabs)"));
+    for (arguments, says) in [
+        (
+            json!({ "action": "select" }),
+            "select names the tab's `index`",
+        ),
+        (json!({ "action": "new" }), "`url` is empty"),
+        (json!({ "action": "reload" }), "at /action"),
+        (json!({ "action": "select", "index": -1 }), "at /index"),
+    ] {
+        let problem = call("browser_tabs", arguments.clone()).unwrap_err();
+        assert!(problem.contains(says), "{arguments}: {problem}");
+    }
+}
+
+#[test]
+fn a_tab_answer_lists_the_tabs_by_index() {
+    let tabs = BrowserTool::Tabs(tools::TabsAction::New {
+        url: "https://shop.example/help".into(),
+    });
+    let result = json!({
+        "tabId": 42, "url": "https://shop.example/help", "title": "Help",
+        "tabs": [
+            { "tabId": 41, "url": "https://shop.example/", "title": "Shop", "current": false },
+            { "tabId": 42, "url": "https://shop.example/help", "title": "Help", "current": true }
+        ]
+    });
+    let opened = record(
+        tabs.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(outcome(ActionStatus::Ok, result, None)),
+    );
+    let (text, is_error) = text_of(tabs.answer(&opened));
+    assert!(!is_error);
+    assert_eq!(
+        text,
+        "Tabs (index: URL — title):\n- 0: https://shop.example/ — Shop\n- 1 (current): \
+         https://shop.example/help — Help"
+    );
+    assert_eq!(
+        tools::task_tabs(&opened)
+            .iter()
+            .map(|t| t.tab_id)
+            .collect::<Vec<_>>(),
+        [41, 42]
+    );
+    // An element list of a task with one tab lists that tab.
+    let list = BrowserTool::Tabs(tools::TabsAction::List);
+    let mut indexed = outcome(
+        ActionStatus::Ok,
+        json!({ "elements": [], "text": "", "url": "https://shop.example/", "title": "Shop", "tabs": [] }),
+        None,
+    );
+    indexed.tab_id = Some(41);
+    let (text, _) = text_of(list.answer(&record(
+        list.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(indexed),
+    )));
+    assert_eq!(
+        text,
+        "Tabs (index: URL — title):\n- 0 (current): https://shop.example/ — Shop"
+    );
+}
+
+/// How `value` differs from the definition `name` of the specification's schema (its part
+/// Mimo uses).
+fn against_spec(name: &str, value: &serde_json::Value) -> Vec<crate::json_schema::Mismatch> {
+    let mut schema: serde_json::Value =
+        serde_json::from_str(include_str!("spec-2025-11-25.json")).unwrap();
+    schema["$ref"] = json!(format!("#/$defs/{name}"));
+    assert!(crate::json_schema::check(&schema).is_ok(), "{name}");
+    crate::json_schema::validate(&schema, value)
+}
+
+fn conforms(name: &str, value: &serde_json::Value) {
+    let mismatches = against_spec(name, value);
+    assert!(mismatches.is_empty(), "{name}: {mismatches:?}\n{value}");
+}
+
+#[test]
+fn messages_conform_to_the_specifications_schema() {
+    for version in mimo_protocol::mcp::SUPPORTED_PROTOCOL_VERSIONS {
+        conforms("InitializeResult", &json!(initialize_result(version)));
+    }
+    conforms("ListToolsResult", &tools::list());
+    let shot = mimo_protocol::action::ScreenshotResult {
+        artifact_id: "a1".into(),
+        url: "https://shop.example/".into(),
+        width: 800,
+        height: 600,
+        scale: None,
+    };
+    for result in [
+        CallToolResult::text("Clicked [1]"),
+        CallToolResult::error("TARGET_NOT_FOUND: no element [1]"),
+        tools::screenshot_result(&shot, "iVBORw0KGgo=".into(), "image/png"),
+    ] {
+        conforms("CallToolResult", &json!(result));
+    }
+    let ok = mimo_protocol::mcp::JsonRpcResponse::new(
+        RequestId::String("a".into()),
+        &mimo_protocol::mcp::EmptyResult {},
+    );
+    conforms("JSONRPCResultResponse", &json!(ok));
+    for body in ["{", r#"{"jsonrpc":"2.0","id":3,"method":"nope"}"#] {
+        let error = read(body.as_bytes()).unwrap_err();
+        conforms("JSONRPCErrorResponse", &json!(error));
+    }
+    // The check bites: JSON-RPC's null id, which MCP's schema does not allow, and a tool
+    // result without its content.
+    let null_id =
+        json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "x" } });
+    assert!(!against_spec("JSONRPCErrorResponse", &null_id).is_empty());
+    assert!(!against_spec("CallToolResult", &json!({ "isError": true })).is_empty());
+    // What Mimo reads, as a client sends it, reads as the specification describes it.
+    let params = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": { "elicitation": {} },
+        "clientInfo": { "name": "client", "version": "1" }
+    });
+    conforms("InitializeRequestParams", &params);
+    let call = json!({ "name": "browser_click", "arguments": { "ref": "1" } });
+    conforms("CallToolRequestParams", &call);
+}

@@ -1,0 +1,291 @@
+//! `McpSession`: one object per MCP session (its unique id is the `Mcp-Session-Id`), keeping
+//! who opened it, the revision it speaks, the task its tool calls act in and the extension that
+//! task used, so a session outlives the worker's isolates. The object named
+//! [`crate::REGISTRY_NAME`] keeps the deployment's MCP tokens instead (one small table, checked
+//! on every `/mcp` request: an object of its own kind rather than the registry's, which relays
+//! every extension frame).
+//!
+//! A session's rules are `mimo_agent::mcp`: this object reads the JSON-RPC body, admits it and
+//! carries a tool call out as the developer API does — one action submitted to the task's queue
+//! (`POST /actions` of its coordinator), held to the same consent gate, domain policy and audit.
+
+use mimo_agent::actions::ActionState;
+use mimo_agent::mcp::session::{admit, Refusal, Session};
+use mimo_agent::mcp::tools::{self, Answer};
+use mimo_agent::mcp::{self, BrowserTool, Call, Incoming};
+use mimo_protocol::mcp::{
+    CallToolResult, EmptyResult, JsonRpcErrorCode, JsonRpcErrorResponse, JsonRpcResponse,
+    McpTokenRequest, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
+};
+use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject};
+use worker::*;
+
+use crate::artifacts::read_image;
+use crate::clients::{SubmitAction, TaskClient, TokenCheck, TokenHolder};
+use crate::error::Refusable;
+use crate::http::{error_response, now_ms, random_bytes, read_body};
+use crate::mcp_store::{McpTokens, SessionStore};
+use crate::ARTIFACTS;
+
+#[durable_object]
+pub struct McpSession {
+    state: State,
+    env: Env,
+}
+
+impl DurableObject for McpSession {
+    fn new(state: State, env: Env) -> Self {
+        Self { state, env }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let url = req.url()?;
+        let param = |name: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        match (req.method(), url.path()) {
+            (Method::Post, "/tokens/create") => {
+                let request = match read_body::<McpTokenRequest>(&mut req).await {
+                    Ok(request) => request,
+                    Err(error) => return error_response(&error),
+                };
+                let name = request.name.trim();
+                if name.is_empty() || name.chars().count() > MAX_MCP_TOKEN_NAME_CHARS {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!(
+                            "an MCP token's name is 1–{MAX_MCP_TOKEN_NAME_CHARS} characters \
+                             (the client it is for)"
+                        ),
+                    ));
+                }
+                let created = self.tokens()?.create(name, &random_bytes()?, now_ms())?;
+                Ok(Response::from_json(&created)?.with_status(201))
+            }
+            (Method::Get, "/tokens/list") => Response::from_json(&self.tokens()?.list()?),
+            (Method::Post, "/tokens/revoke") => {
+                if self
+                    .tokens()?
+                    .revoke(&param("id").unwrap_or_default(), now_ms())?
+                {
+                    Ok(Response::empty()?.with_status(204))
+                } else {
+                    error_response(&ErrorObject::new(ErrorCode::NotFound, "no such MCP token"))
+                }
+            }
+            (Method::Post, "/tokens/check") => {
+                let check = match read_body::<TokenCheck>(&mut req).await {
+                    Ok(check) => check,
+                    Err(error) => return error_response(&error),
+                };
+                match self.tokens()?.check(&check.token)? {
+                    Some(token_id) => Response::from_json(&TokenHolder { token_id }),
+                    None => error_response(&ErrorObject::new(
+                        ErrorCode::Unauthorized,
+                        "unknown or revoked MCP token: make one in the web app",
+                    )),
+                }
+            }
+            (Method::Post, "/rpc") => {
+                let version = req.headers().get(PROTOCOL_VERSION_HEADER)?;
+                let body = req.bytes().await?;
+                self.rpc(
+                    &body,
+                    &param("sessionId").unwrap_or_default(),
+                    param("named").as_deref() == Some("1"),
+                    &param("tokenId").unwrap_or_default(),
+                    version.as_deref(),
+                )
+                .await
+            }
+            (Method::Post, "/end") => {
+                let token_id = param("tokenId").unwrap_or_default();
+                let store = self.sessions();
+                match store.load()? {
+                    Some(mut session)
+                        if session.ended_at.is_none() && session.token_id == token_id =>
+                    {
+                        session.ended_at = Some(now_ms());
+                        store.save(&session)?;
+                        Ok(Response::empty()?.with_status(204))
+                    }
+                    _ => transport_refusal(Refusal::NotFound),
+                }
+            }
+            _ => error_response(&ErrorObject::new(
+                ErrorCode::NotFound,
+                "no such MCP session route",
+            )),
+        }
+    }
+}
+
+impl McpSession {
+    fn tokens(&self) -> Result<McpTokens> {
+        McpTokens::open(self.state.storage().sql())
+    }
+
+    fn sessions(&self) -> SessionStore {
+        SessionStore::open(self.state.storage().sql())
+    }
+
+    /// One JSON-RPC body sent to this session (`named`: the client named it; otherwise it is a
+    /// new one, which only `initialize` starts). Nothing runs unless the body reads and the
+    /// session admits it.
+    async fn rpc(
+        &self,
+        body: &[u8],
+        session_id: &str,
+        named: bool,
+        token_id: &str,
+        version: Option<&str>,
+    ) -> Result<Response> {
+        let incoming = match mcp::read(body) {
+            Ok(incoming) => incoming,
+            Err(error) => return rpc_error(&error),
+        };
+        let store = self.sessions();
+        let session = store.load()?;
+        if let Err(refusal) = admit(
+            session.as_ref(),
+            incoming.is_initialize(),
+            named,
+            token_id,
+            version,
+        ) {
+            return transport_refusal(refusal);
+        }
+        let Incoming::Request { id, call } = incoming else {
+            return Ok(Response::empty()?.with_status(202));
+        };
+        let result = match (call, session) {
+            (Call::Initialize(params), _) => {
+                let version = mcp::negotiate(&params.protocol_version);
+                store.save(&Session {
+                    session_id: session_id.to_owned(),
+                    token_id: token_id.to_owned(),
+                    version: version.to_owned(),
+                    task_id: None,
+                    started: false,
+                    tabs: Vec::new(),
+                    client_id: None,
+                    created_at: now_ms(),
+                    ended_at: None,
+                })?;
+                let response = Response::from_json(&JsonRpcResponse::new(
+                    id,
+                    &mcp::initialize_result(version),
+                ))?;
+                response.headers().set(SESSION_HEADER, session_id)?;
+                return Ok(response);
+            }
+            (Call::Ping, _) => serde_json::to_value(EmptyResult {})?,
+            (Call::ListTools, _) => tools::list(),
+            (Call::CallTool(Err(problem)), _) => {
+                serde_json::to_value(CallToolResult::error(problem))?
+            }
+            (Call::CallTool(Ok(tool)), Some(session)) => {
+                serde_json::to_value(self.call_tool(session, &tool).await?)?
+            }
+            (Call::CallTool(Ok(_)), None) => {
+                unreachable!("admit lets no tool call in without a session")
+            }
+        };
+        Response::from_json(&JsonRpcResponse::new(id, &result))
+    }
+
+    /// Runs `tool` as one action of the session's task (made at its first tool call, as the
+    /// web app makes one), and answers from its outcome. A step the task refuses — one the
+    /// person must confirm, a blocked site, no browser online — ran nowhere: a tool error.
+    async fn call_tool(&self, mut session: Session, tool: &BrowserTool) -> Result<CallToolResult> {
+        let command = match tool.command(session.started, &session.tabs) {
+            Ok(command) => command,
+            Err(problem) => return Ok(CallToolResult::error(problem)),
+        };
+        let store = self.sessions();
+        let task_id = match &session.task_id {
+            Some(task_id) => task_id.clone(),
+            None => {
+                let task_id = uuid::Builder::from_random_bytes(random_bytes()?)
+                    .into_uuid()
+                    .to_string();
+                if let Err(error) = TaskClient::new(&self.env, &task_id)?
+                    .init(&task_id)
+                    .await
+                    .refusal()?
+                {
+                    return Ok(tools::refused(&error));
+                }
+                session.task_id = Some(task_id.clone());
+                store.save(&session)?;
+                task_id
+            }
+        };
+        let task = TaskClient::new(&self.env, &task_id)?;
+        let starts = matches!(command, ActionCommand::TaskStart { .. });
+        let submit = SubmitAction {
+            command,
+            tab_id: None,
+            wait_ms: None,
+        };
+        let record = match task.submit(&submit).await.refusal()? {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                return Ok(CallToolResult::error(
+                    "the task did not keep the action it was given",
+                ))
+            }
+            Err(error) => return Ok(tools::refused(&error)),
+        };
+        let started = starts && record.state == ActionState::Succeeded;
+        // What the answer lists is what the client's next indexes name.
+        let listed = matches!(tool, BrowserTool::Tabs(_) | BrowserTool::Snapshot)
+            && record.state == ActionState::Succeeded;
+        if started || listed || session.client_id.as_deref() != Some(record.client_id.as_str()) {
+            session.started |= started;
+            if listed {
+                session.tabs = tools::task_tabs(&record).iter().map(|t| t.tab_id).collect();
+            }
+            session.client_id = Some(record.client_id.clone());
+            store.save(&session)?;
+        }
+        match tool.answer(&record) {
+            Answer::Result(result) => Ok(result),
+            Answer::Image(shot) => {
+                let image = match task.artifact(&shot.artifact_id).await.refusal()? {
+                    Ok(record) => read_image(&self.env.bucket(ARTIFACTS)?, &record).await,
+                    Err(error) => Err(error.message),
+                };
+                Ok(match image {
+                    Ok(image) => tools::screenshot_result(&shot, image.data, &image.media_type),
+                    Err(why) => CallToolResult::error(format!(
+                        "the screenshot was taken ({}) but cannot be read: {why}",
+                        shot.artifact_id
+                    )),
+                })
+            }
+        }
+    }
+}
+
+/// A body that is not a request Mimo serves: JSON-RPC's error, with 400 when the body could not
+/// be read as a request at all (no id), otherwise in a 200 as any answer to a request.
+pub fn rpc_error(error: &JsonRpcErrorResponse) -> Result<Response> {
+    let status = if error.id.is_none() { 400 } else { 200 };
+    Ok(Response::from_json(error)?.with_status(status))
+}
+
+/// The transport's refusal of a request the session cannot take.
+pub fn transport_refusal(refusal: Refusal) -> Result<Response> {
+    let (status, code, message) = match refusal {
+        Refusal::BadRequest(message) => (400, JsonRpcErrorCode::BadRequest, message),
+        Refusal::NotFound => (
+            404,
+            JsonRpcErrorCode::SessionNotFound,
+            "no such MCP session (unknown or ended): initialize a new one".to_owned(),
+        ),
+    };
+    Ok(Response::from_json(&JsonRpcErrorResponse::new(None, code, message))?.with_status(status))
+}

@@ -1,0 +1,89 @@
+// An MCP client drives the person's browser: its token made (and later revoked) in the web app,
+// the official TypeScript SDK's client, over Streamable HTTP to the built worker in Miniflare,
+// navigates the real extension's task tab in Debian's Chromium to a fixture page, reads its
+// element list, types into a field, clicks a button (trusted events, as every click of Mimo's),
+// takes a screenshot, and opens and selects tabs.
+import assert from "node:assert/strict";
+import { after, before, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "../../protocol/ts/protocol.ts";
+import { logged, pageAt, signedInApp, startHarness } from "./harness.ts";
+import type { Harness } from "./harness.ts";
+
+let h: Harness;
+before(async () => (h = await startHarness()));
+after(async () => {
+  await h?.close();
+});
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  assert.ok(!result.isError, `${name}: ${JSON.stringify(result.content)}`);
+  return result;
+}
+
+const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+
+/** The ref of the snapshot line that mentions `words`. */
+function refOf(snapshot: string, words: string): string {
+  const line = snapshot.split("\n").find((l) => l.includes(words));
+  const ref = line?.match(/\[(\d+)\]/)?.[1];
+  assert.ok(ref, `no element "${words}" in:\n${snapshot}`);
+  return ref;
+}
+
+it("navigates, snapshots, types and clicks in the real extension's task tab", { timeout: 60_000 }, async () => {
+  // The person makes the client's token in the web app, where it is shown once.
+  const app = await signedInApp(h.context, `${h.mimo.url}/`, h.mimo.token);
+  await app.getByTestId("mcp-token-name").fill("Browser test");
+  await app.getByTestId("mcp-token-create").click();
+  const token = (await app.getByTestId("mcp-token-secret").textContent()) ?? "";
+  assert.match(token, /^mimo_mcp_[0-9a-f]{64}$/);
+  await app.getByTestId("mcp-token").filter({ hasText: "Browser test" }).waitFor();
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
+  await client.connect(transport);
+
+  const url = `${h.a}/greeter.html`;
+  assert.equal(textOf(await call(client, "browser_navigate", { url })), `Navigated to ${url}`);
+  const page = await pageAt(h, url);
+
+  const snapshot = textOf(await call(client, "browser_snapshot"));
+  assert.match(snapshot, new RegExp(`^Page URL: ${url.replace(/[.?]/g, "\\$&")}\nPage title: Greeter\n`));
+  await call(client, "browser_type", { ref: refOf(snapshot, "Your name"), element: "Name field", text: "Ada" });
+  assert.equal(await page.inputValue("#name"), "Ada");
+  assert.equal(textOf(await call(client, "browser_click", { ref: refOf(snapshot, "Say hello"), element: "Say hello" })), `Clicked [${refOf(snapshot, "Say hello")}]`);
+  await logged(page, "greeted:Ada:trusted=true");
+  assert.equal(await page.textContent("#greeting"), "Hello, Ada");
+
+  const shot = await call(client, "browser_take_screenshot");
+  const image = shot.content.find((c) => c.type === "image");
+  assert.ok(image?.type === "image", JSON.stringify(shot.content));
+  assert.match(image.mimeType, /^image\/(jpeg|png)$/);
+  const bytes = Buffer.from(image.data, "base64");
+  assert.ok(bytes.length > 1000, "a real picture");
+  const magic = image.mimeType === "image/png" ? "89504e47" : "ffd8ff";
+  assert.ok(bytes.toString("hex").startsWith(magic), "its bytes are the format it says");
+
+  // A second tab, and back, by their indexes in the list each answer gives.
+  const opened = textOf(await call(client, "browser_tabs", { action: "new", url: `${h.a}/page2.html` }));
+  assert.match(opened, /\n- 0: \S+\/greeter\.html — Greeter\n- 1 \(current\): \S+\/page2\.html — /);
+  const selected = textOf(await call(client, "browser_tabs", { action: "select", index: 0 }));
+  assert.match(selected, /\n- 0 \(current\): \S+\/greeter\.html — Greeter\n/);
+  assert.match(textOf(await call(client, "browser_snapshot")), /Say hello/, "acting in the first tab again");
+  await client.close();
+
+  // Revoked in the web app, the token opens nothing.
+  await app.getByTestId("mcp-token").filter({ hasText: "Browser test" }).getByTestId("mcp-token-revoke").click();
+  await app.getByTestId("mcp-token").filter({ hasText: "Browser test" }).waitFor({ state: "detached" });
+  const refused = await fetch(`${h.mimo.url}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+  });
+  assert.equal(refused.status, 401);
+  await app.close();
+});

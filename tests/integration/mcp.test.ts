@@ -1,0 +1,360 @@
+// Mimo as an MCP server, against the built worker in Miniflare, with the official TypeScript
+// SDK's client over Streamable HTTP and a protocol client standing in for the extension (the
+// real extension's test is tests/browser/mcp.test.ts): MCP tokens made and revoked in the web
+// app's API, initialize and version negotiation, the transport's 400/401/403/404/405 rules, bad
+// JSON-RPC answered with the specification's codes with nothing run, and tool calls going through
+// the task's action queue and its consent gate.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type {
+  BrowserAction,
+  CallToolResult,
+  JsonRpcErrorResponse,
+  McpTokenCreated,
+  McpTokenList,
+  ProtectedResourceMetadata,
+  ServerToExtension,
+} from "../../protocol/ts/protocol.ts";
+import { api, ExtensionClient, post } from "../support/clients.ts";
+import { ownRuntime } from "../support/mimo.ts";
+import type { Mimo } from "../support/mimo.ts";
+
+let mimo: Mimo;
+
+const TOOLS = [
+  "browser_navigate",
+  "browser_navigate_back",
+  "browser_snapshot",
+  "browser_click",
+  "browser_type",
+  "browser_take_screenshot",
+  "browser_press_key",
+  "browser_hover",
+  "browser_select_option",
+  "browser_wait_for",
+  "browser_tabs",
+];
+
+async function mcpToken(name = "Test client"): Promise<McpTokenCreated> {
+  const res = await post(mimo, "/api/mcp/tokens", { name });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()) as McpTokenCreated;
+}
+
+async function connect(token: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${mimo.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: "mimo-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** One raw POST /mcp. */
+function rpc(token: string | null, body: unknown, headers: Record<string, string> = {}, method = "POST"): Promise<Response> {
+  return fetch(`${mimo.url}/mcp`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: method === "POST" ? (typeof body === "string" ? body : JSON.stringify(body)) : undefined,
+  });
+}
+
+const initialize = (protocolVersion: string, id: number | string = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "initialize",
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
+
+/** A raw session: its id and the revision it speaks. */
+async function rawSession(token: string, protocolVersion = "2025-11-25") {
+  const res = await rpc(token, initialize(protocolVersion));
+  assert.equal(res.status, 200, await res.clone().text());
+  const sessionId = res.headers.get("mcp-session-id");
+  assert.ok(sessionId);
+  const body = (await res.json()) as { result: { protocolVersion: string } };
+  return { sessionId, version: body.result.protocolVersion };
+}
+
+function text(result: unknown): string {
+  return (result as CallToolResult).content.map((c) => (c.type === "text" ? c.text : `<${c.type}>`)).join("\n");
+}
+
+/** The next `browser_action` the stand-in extension receives after `from` frames. */
+async function nextAction(ext: ExtensionClient, from: number): Promise<BrowserAction> {
+  const frame = await ext.waitFor((m) => m.type === "browser_action", "a browser action", 10_000, from);
+  return (frame as Extract<ServerToExtension, { type: "browser_action" }>).action;
+}
+
+function respond(ext: ExtensionClient, action: BrowserAction, result: unknown) {
+  ext.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
+  ext.send({
+    type: "action_result",
+    outcome: { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId, status: "ok", result, warnings: [] },
+  });
+}
+
+const actionsSent = (ext: ExtensionClient) => ext.received.filter((m) => m.type === "browser_action").length;
+
+describe("MCP over Streamable HTTP", () => {
+  ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "1000" } }, (m) => (mimo = m));
+
+  it("makes MCP tokens shown once, lists them without secrets, and revokes them", async () => {
+    const made = await mcpToken("Claude Code");
+    assert.match(made.token, /^mimo_mcp_[0-9a-f]{64}$/);
+    assert.match(made.id, /^mcp-[0-9a-f]{16}$/);
+    const list = (await (await api(mimo, "/api/mcp/tokens")).json()) as McpTokenList;
+    const listed = list.tokens.find((t) => t.id === made.id);
+    assert.deepEqual(listed, { id: made.id, name: "Claude Code", createdAt: made.createdAt });
+    assert.ok(!JSON.stringify(list).includes(made.token), "no secret in the list");
+    assert.equal((await post(mimo, "/api/mcp/tokens", { name: " " })).status, 400);
+    assert.equal((await post(mimo, "/api/mcp/tokens", { name: "x".repeat(101) })).status, 400);
+
+    // An MCP token opens /mcp only; the deployment token and an extension's do not open /mcp.
+    assert.equal((await api(mimo, "/api/mcp/tokens", made.token)).status, 401);
+    const ext = await ExtensionClient.connect(mimo, "token-maker");
+    assert.equal((await post(mimo, "/api/mcp/tokens", { name: "sneaky" }, ext.token)).status, 403);
+    for (const token of [mimo.token, ext.token]) {
+      assert.equal((await rpc(token, initialize("2025-11-25"))).status, 401);
+    }
+    await ext.close();
+
+    const { sessionId } = await rawSession(made.token);
+    const revoked = await fetch(`${mimo.url}/api/mcp/tokens/${made.id}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(revoked.status, 204);
+    const after = (await (await api(mimo, "/api/mcp/tokens")).json()) as McpTokenList;
+    assert.ok(!after.tokens.some((t) => t.id === made.id));
+    // Its sessions with it.
+    assert.equal((await rpc(made.token, { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": sessionId })).status, 401);
+    const again = await fetch(`${mimo.url}/api/mcp/tokens/${made.id}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(again.status, 404);
+  });
+
+  it("initializes with the SDK's client, lists the tools, and negotiates older revisions down", async () => {
+    const { token } = await mcpToken();
+    const { client, transport } = await connect(token);
+    assert.match(transport.sessionId ?? "", /^[0-9a-f]{64}$/, "its object's unique id");
+    assert.equal(transport.protocolVersion, "2025-11-25");
+    assert.equal(client.getServerVersion()?.name, "mimo");
+    assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: false });
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      TOOLS,
+    );
+    assert.deepEqual(tools.find((t) => t.name === "browser_click")?.inputSchema.required, ["ref"]);
+    await client.ping();
+    await client.close();
+
+    for (const [asked, answered] of [
+      ["2025-06-18", "2025-06-18"],
+      ["2025-03-26", "2025-03-26"],
+      ["2024-11-05", "2025-11-25"],
+    ]) {
+      const { sessionId, version } = await rawSession(token, asked);
+      assert.equal(version, answered, asked);
+      const ping = { jsonrpc: "2.0", id: 2, method: "ping" };
+      assert.equal((await rpc(token, ping, { "mcp-session-id": sessionId, "mcp-protocol-version": answered })).status, 200);
+      // Without the header: taken as 2025-03-26's client, which sent none.
+      assert.equal((await rpc(token, ping, { "mcp-session-id": sessionId })).status, 200);
+      const unsupported = await rpc(token, ping, { "mcp-session-id": sessionId, "mcp-protocol-version": "2024-11-05" });
+      assert.equal(unsupported.status, 400);
+      assert.match(((await unsupported.json()) as JsonRpcErrorResponse).error.message, /not supported/);
+    }
+    const { sessionId } = await rawSession(token, "2025-06-18");
+    const other = await rpc(token, { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(other.status, 400, "another revision than the session's");
+  });
+
+  it("refuses a missing or wrong token with 401 and says where its metadata is", async () => {
+    const metadataUrl = `${mimo.url}/.well-known/oauth-protected-resource`;
+    for (const token of [null, "mimo_mcp_" + "0".repeat(64), "nonsense"]) {
+      const res = await rpc(token, initialize("2025-11-25"));
+      assert.equal(res.status, 401, String(token));
+      assert.equal(res.headers.get("www-authenticate"), `Bearer resource_metadata="${metadataUrl}"`);
+    }
+    const metadata = (await (await fetch(metadataUrl)).json()) as ProtectedResourceMetadata;
+    assert.equal(metadata.resource, `${mimo.url}/mcp`);
+    assert.deepEqual(metadata.bearer_methods_supported, ["header"]);
+    await assert.rejects(connect("mimo_mcp_" + "1".repeat(64)));
+  });
+
+  it("refuses another site's page (Origin) with 403, and lets the web app's own origin in", async () => {
+    const { token } = await mcpToken();
+    const foreign = await rpc(token, initialize("2025-11-25"), { origin: "https://evil.example" });
+    assert.equal(foreign.status, 403);
+    assert.equal(foreign.headers.get("mcp-session-id"), null, "no session made");
+    const own = await rpc(token, initialize("2025-11-25"), { origin: new URL(mimo.url).origin });
+    assert.equal(own.status, 200);
+  });
+
+  it("holds sessions to the transport's rules: named after initialize, ended by DELETE, one token's own", async () => {
+    const { token } = await mcpToken();
+    const ping = { jsonrpc: "2.0", id: 9, method: "ping" };
+    const missing = await rpc(token, ping);
+    assert.equal(missing.status, 400);
+    assert.equal(((await missing.json()) as JsonRpcErrorResponse).error.code, -32000);
+    const unknown = await rpc(token, ping, { "mcp-session-id": "0".repeat(32) });
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as JsonRpcErrorResponse).error.code, -32001);
+    assert.equal((await rpc(token, ping, { "mcp-session-id": "not-ours" })).status, 404);
+    // An id of the right shape that this deployment never made reaches no object.
+    assert.equal((await rpc(token, ping, { "mcp-session-id": "a".repeat(64) })).status, 404);
+
+    const { sessionId } = await rawSession(token);
+    const headers = { "mcp-session-id": sessionId };
+    assert.equal((await rpc(token, initialize("2025-11-25"), headers)).status, 400, "initialized once");
+    const stranger = await mcpToken("Another client");
+    assert.equal((await rpc(stranger.token, ping, headers)).status, 404, "another token's session is not found");
+    assert.equal((await rpc(stranger.token, null, headers, "DELETE")).status, 404, "nor ended by it");
+    assert.equal((await rpc(token, null, headers, "GET")).status, 405);
+    assert.equal((await rpc(token, { jsonrpc: "2.0", method: "notifications/initialized" }, headers)).status, 202);
+    assert.equal((await rpc(token, ping, headers)).status, 200);
+    assert.equal((await rpc(token, null, headers, "DELETE")).status, 204);
+    assert.equal((await rpc(token, ping, headers)).status, 404, "ended");
+    assert.equal((await rpc(token, null, headers, "DELETE")).status, 404);
+
+    // The SDK's client ends its session the same way.
+    const { client, transport } = await connect(token);
+    const ended = transport.sessionId!;
+    await transport.terminateSession();
+    assert.equal((await rpc(token, ping, { "mcp-session-id": ended })).status, 404);
+    await client.close();
+  });
+
+  it("answers bad JSON-RPC with the specification's codes, and runs nothing", async () => {
+    const ext = await ExtensionClient.connect(mimo, "bad-rpc");
+    const { token } = await mcpToken();
+    const { sessionId } = await rawSession(token);
+    const headers = { "mcp-session-id": sessionId };
+    const cases: Array<[unknown, number, number]> = [
+      ["{not json", 400, -32700],
+      [[{ jsonrpc: "2.0", id: 1, method: "ping" }], 400, -32600],
+      [{ jsonrpc: "1.0", id: 1, method: "ping" }, 200, -32600],
+      [{ jsonrpc: "2.0", id: null, method: "tools/call" }, 400, -32600],
+      [{ jsonrpc: "2.0", id: 1, method: "resources/list" }, 200, -32601],
+      [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { arguments: { url: "http://127.0.0.1/" } } }, 200, -32602],
+      [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "browser_evaluate", arguments: { function: "() => 1" } } }, 200, -32602],
+    ];
+    for (const [body, status, code] of cases) {
+      const res = await rpc(token, body, headers);
+      assert.equal(res.status, status, JSON.stringify(body));
+      assert.equal(((await res.json()) as JsonRpcErrorResponse).error.code, code, JSON.stringify(body));
+    }
+    // Arguments that cannot be used: a tool error, for the model to read.
+    const badRef = await rpc(token, { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "browser_navigate", arguments: { url: 7 } } }, headers);
+    const answered = (await badRef.json()) as { id: number; result: CallToolResult };
+    assert.equal(answered.id, 5);
+    assert.equal(answered.result.isError, true);
+    assert.match(text(answered.result), /browser_navigate's arguments/);
+    assert.equal(actionsSent(ext), 0, "nothing reached the extension");
+    await ext.close();
+  });
+
+  it("runs tool calls as actions of the session's task, and the consent gate holds what needs the person", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-runner");
+    const { token } = await mcpToken();
+    const { client } = await connect(token);
+
+    const before = await client.callTool({ name: "browser_snapshot", arguments: {} });
+    assert.equal(before.isError, true);
+    assert.match(text(before), /call browser_navigate first/);
+    assert.equal(actionsSent(ext), 0);
+
+    let from = ext.received.length;
+    const navigating = client.callTool({ name: "browser_navigate", arguments: { url: "http://127.0.0.1:9/shop" } });
+    const start = await nextAction(ext, from);
+    assert.equal(start.name, "task_start", "the first navigation opens the task's tab");
+    assert.equal((start.params as { url?: string }).url, "http://127.0.0.1:9/shop");
+    respond(ext, start, { tabId: 41, windowId: 2, url: "http://127.0.0.1:9/shop" });
+    assert.equal(text(await navigating), "Navigated to http://127.0.0.1:9/shop");
+
+    from = ext.received.length;
+    const snapshotting = client.callTool({ name: "browser_snapshot", arguments: {} });
+    const index = await nextAction(ext, from);
+    assert.equal(index.name, "browser_dom_index");
+    assert.equal(index.taskId, start.taskId, "the session's one task");
+    respond(ext, index, { elements: [], text: "[1]<button>Buy</button>\n[2]<input placeholder=Name>", url: "http://127.0.0.1:9/shop", title: "Shop", tabs: [] });
+    const snapshot = text(await snapshotting);
+    assert.match(snapshot, /^Page URL: http:\/\/127\.0\.0\.1:9\/shop\nPage title: Shop\n/);
+    assert.match(snapshot, /\[1\]<button>Buy<\/button>\n\[2\]<input placeholder=Name>$/);
+
+    from = ext.received.length;
+    const typing = client.callTool({ name: "browser_type", arguments: { ref: "2", element: "Name field", text: "Ada", submit: true } });
+    const type = await nextAction(ext, from);
+    assert.deepEqual({ name: type.name, params: type.params }, { name: "browser_type", params: { clickId: 2, text: "Ada", submit: true } });
+    respond(ext, type, {});
+    assert.equal(text(await typing), "Typed into [2] and pressed Enter");
+
+    // Tabs by their index in the latest list.
+    from = ext.received.length;
+    const opening = client.callTool({ name: "browser_tabs", arguments: { action: "new", url: "http://127.0.0.1:9/help" } });
+    const open = await nextAction(ext, from);
+    assert.deepEqual({ name: open.name, params: open.params }, { name: "browser_open_tab", params: { url: "http://127.0.0.1:9/help" } });
+    const tabs = [
+      { tabId: 41, url: "http://127.0.0.1:9/shop", title: "Shop", current: false },
+      { tabId: 42, url: "http://127.0.0.1:9/help", title: "Help", current: true },
+    ];
+    respond(ext, open, { tabId: 42, url: "http://127.0.0.1:9/help", title: "Help", tabs });
+    assert.equal(text(await opening), "Tabs (index: URL — title):\n- 0: http://127.0.0.1:9/shop — Shop\n- 1 (current): http://127.0.0.1:9/help — Help");
+    from = ext.received.length;
+    const selecting = client.callTool({ name: "browser_tabs", arguments: { action: "select", index: 0 } });
+    const select = await nextAction(ext, from);
+    assert.deepEqual({ name: select.name, params: select.params }, { name: "browser_switch_tab", params: { tabId: 41 } });
+    respond(ext, select, { tabId: 41, url: "http://127.0.0.1:9/shop", title: "Shop", tabs: tabs.map((t) => ({ ...t, current: t.tabId === 41 })) });
+    assert.match(text(await selecting), /- 0 \(current\): http:\/\/127\.0\.0\.1:9\/shop — Shop/);
+    const beyond = await client.callTool({ name: "browser_tabs", arguments: { action: "close", index: 5 } });
+    assert.equal(beyond.isError, true);
+    assert.match(text(beyond), /no tab 5 in the latest list \(2 tabs\)/);
+
+    // Sending an e-mail address to a site the person never named needs their confirmation,
+    // which an MCP client cannot give: a tool error, and nothing is queued or sent.
+    const sent = actionsSent(ext);
+    const held = await client.callTool({ name: "browser_navigate", arguments: { url: "https://tracker.example/p?email=ada@example.com" } });
+    assert.equal(held.isError, true);
+    assert.match(text(held), /waits for the person's confirmation/);
+    const listed = await api(mimo, `/api/task/${start.taskId}/actions`);
+    const actions = (await listed.json()) as Array<{ command: { name: string } }>;
+    assert.deepEqual(
+      actions.map((a) => a.command.name),
+      ["task_start", "browser_dom_index", "browser_type", "browser_open_tab", "browser_switch_tab"],
+    );
+    assert.equal(actionsSent(ext), sent, "nothing reached the extension");
+    await client.close();
+    await ext.close();
+  });
+
+  // Last: it restarts the runtime.
+  it("keeps a session, its revision and its task across a restart of the runtime", async () => {
+    const ext = await ExtensionClient.connect(mimo, "restart-1");
+    const { token } = await mcpToken();
+    const { sessionId } = await rawSession(token, "2025-06-18");
+    const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" };
+    const navigate = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "browser_navigate", arguments: { url: "http://127.0.0.1:9/a" } } });
+    const opening = rpc(token, navigate(1), headers);
+    const start = await nextAction(ext, 0);
+    respond(ext, start, { tabId: 5, windowId: 1, url: "http://127.0.0.1:9/a" });
+    assert.equal((await opening).status, 200);
+    await ext.close();
+
+    await mimo.restart();
+    const back = await ExtensionClient.connect(mimo, "restart-2", "Browser restart-1", ext.credential);
+    const again = rpc(token, navigate(2), headers);
+    const next = await nextAction(back, 0);
+    assert.equal(next.name, "browser_navigate", "the task's tab is open already");
+    assert.equal(next.taskId, start.taskId, "the same task");
+    respond(back, next, {});
+    const answer = (await (await again).json()) as { result: CallToolResult };
+    assert.equal(text(answer.result), "Navigated to http://127.0.0.1:9/a");
+    const other = await rpc(token, { jsonrpc: "2.0", id: 3, method: "ping" }, { ...headers, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(other.status, 400, "its revision kept");
+    await back.close();
+  });
+});
