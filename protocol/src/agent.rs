@@ -5,6 +5,7 @@
 //! so the schema, the parser of the model's arguments and the TypeScript the web app renders
 //! steps with all come from one definition.
 
+#[cfg(not(target_arch = "wasm32"))]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -17,7 +18,8 @@ use crate::ErrorObject;
 pub const AGENT_TOOL_NAME: &str = "AgentOutput";
 
 /// What the model thinks before acting (page-agent's reflection).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct Reflection {
     /// Did the previous action achieve its goal? Say success, failure or unknown, and why,
     /// judging from the current page.
@@ -29,7 +31,8 @@ pub struct Reflection {
 }
 
 /// The arguments of the `AgentOutput` tool: a reflection and exactly one action.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct AgentOutput {
     #[serde(flatten)]
     #[ts(flatten)]
@@ -40,7 +43,8 @@ pub struct AgentOutput {
 
 /// One end of a drag: the element with `index`, or the point `x`, `y` (pixels of the page's
 /// screenshot).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct DragPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -55,7 +59,8 @@ pub struct DragPoint {
 
 /// The actions the model can take. Elements are named by their `index` in the page's element
 /// list (`[12]<button>…`), which is the extension's `clickId`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 #[serde(remote = "Self", rename_all = "snake_case")]
 pub enum AgentAction {
     /// Open a URL in the task's tab.
@@ -352,8 +357,13 @@ pub enum ToolPhase {
     End,
 }
 
+/// Where `gen-ts` writes the model's tool schemas, relative to the workspace root.
+pub const AGENT_OUTPUT_SCHEMA_PATH: &str = "protocol/schemas/agent_output.json";
+pub const BROWSER_TASK_SCHEMA_PATH: &str = "protocol/schemas/browser_task.json";
+
 /// The JSON Schema of [`AgentOutput`], with every sub-schema inlined: several
-/// OpenAI-compatible servers do not resolve `$ref`.
+/// OpenAI-compatible servers do not resolve `$ref`. As generated from the types
+/// ([`generated_agent_output_schema`]) and written to [`AGENT_OUTPUT_SCHEMA_PATH`].
 pub fn agent_output_schema() -> serde_json::Value {
     agent_output_schema_offering(|_| true)
 }
@@ -361,6 +371,18 @@ pub fn agent_output_schema() -> serde_json::Value {
 /// [`agent_output_schema`] offering only the actions `offered` keeps (by name): the model cannot
 /// choose the others.
 pub fn agent_output_schema_offering(offered: impl Fn(&str) -> bool) -> serde_json::Value {
+    let mut schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schemas/agent_output.json"))
+            .expect("the written schema is JSON");
+    if let Some(serde_json::Value::Array(actions)) = schema.pointer_mut(ACTION_VARIANTS) {
+        actions.retain(|variant| action_name(variant).is_some_and(&offered));
+    }
+    schema
+}
+
+/// The JSON Schema of [`AgentOutput`] generated from the types (draft 7, sub-schemas inlined).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn generated_agent_output_schema() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft07()
         .with(|s| s.inline_subschemas = true)
         .into_generator();
@@ -368,9 +390,6 @@ pub fn agent_output_schema_offering(offered: impl Fn(&str) -> bool) -> serde_jso
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");
-    }
-    if let Some(serde_json::Value::Array(actions)) = schema.pointer_mut(ACTION_VARIANTS) {
-        actions.retain(|variant| action_name(variant).is_some_and(&offered));
     }
     schema
 }
@@ -385,7 +404,8 @@ pub const BROWSER_TASK_DEFAULT_STEPS: u32 = 15;
 /// budget, and returns its result (a summary, and data in the answer format when one is given).
 /// Call it once per independent job (one site, one product); calls in one reply run one after
 /// the other. The sub-agent sees only this goal, not the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 pub struct BrowserTaskArgs {
     /// The whole job in one self-contained instruction: the site or URL to start from, what to
     /// do there and what to report back.
@@ -400,8 +420,16 @@ pub struct BrowserTaskArgs {
     pub answer_schema: Option<serde_json::Value>,
 }
 
-/// The JSON Schema of [`BrowserTaskArgs`], as offered to the model.
+/// The JSON Schema of [`BrowserTaskArgs`], as offered to the model (written by `gen-ts` to
+/// [`BROWSER_TASK_SCHEMA_PATH`] from [`generated_browser_task_schema`]).
 pub fn browser_task_schema() -> serde_json::Value {
+    serde_json::from_str(include_str!("../schemas/browser_task.json"))
+        .expect("the written schema is JSON")
+}
+
+/// The JSON Schema of [`BrowserTaskArgs`] generated from the type.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn generated_browser_task_schema() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft07()
         .with(|s| s.inline_subschemas = true)
         .into_generator();

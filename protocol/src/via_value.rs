@@ -3,11 +3,12 @@
 //! parent is compiled three times over (the action catalog's decoder is ~60 KB of wasm each
 //! time). `via_json_value!` gives a type one decoder: every deserializer first reads a
 //! `serde_json::Value` (whose decoder the worker has anyway), then the derived code runs on that
-//! value alone. The type derives with `#[serde(remote = "Self")]`, which turns the derived
-//! `serialize`/`deserialize` into inherent functions that the trait impls here call.
+//! value alone; writing one goes through a `Value` the same way (the workspace's `serde_json`
+//! keeps the fields' order). The type derives with `#[serde(remote = "Self")]`, which turns the
+//! derived `serialize`/`deserialize` into inherent functions that the trait impls here call.
 
 /// Implements `Serialize` and `Deserialize` for a type deriving both with
-/// `#[serde(remote = "Self")]`, decoding through one `serde_json::Value`.
+/// `#[serde(remote = "Self")]`, encoding and decoding through one `serde_json::Value`.
 macro_rules! via_json_value {
     ($ty:ty) => {
         impl<'de> serde::Deserialize<'de> for $ty {
@@ -18,7 +19,9 @@ macro_rules! via_json_value {
         }
         impl serde::Serialize for $ty {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                <$ty>::serialize(self, serializer)
+                let value = <$ty>::serialize(self, serde_json::value::Serializer)
+                    .map_err(serde::ser::Error::custom)?;
+                serde::Serialize::serialize(&value, serializer)
             }
         }
     };

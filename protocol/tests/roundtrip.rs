@@ -172,6 +172,21 @@ fn checked_in_typescript_is_current() {
     );
 }
 
+/// The model's tool schemas the worker reads are the ones the types generate now.
+#[test]
+fn written_tool_schemas_are_current() {
+    use mimo_protocol::agent::*;
+    for (schema, generated) in [
+        (agent_output_schema(), generated_agent_output_schema()),
+        (browser_task_schema(), generated_browser_task_schema()),
+    ] {
+        assert!(
+            schema == generated,
+            "protocol/schemas/ is stale: run `cargo run -p mimo-protocol --bin gen-ts` and commit the result"
+        );
+    }
+}
+
 #[test]
 fn browser_actions_carry_ids_name_and_params() {
     let m: ServerToExtension = roundtrip(json!({
