@@ -60,8 +60,11 @@ worker/build/index.js: $(RUST_SOURCES)
 	@$(ENV) cd worker && worker-build --release
 	@# worker-build keeps the wasm name section (it passes --debuginfo to wasm-opt): a tenth of
 	@# the gzipped bundle, dropped here. Panics still say their message and file:line; stack
-	@# frames show function indexes.
-	@$(ENV) "$$WASM_OPT_BIN" --strip-debug worker/build/index_bg.wasm -o worker/build/index_bg.wasm
+	@# frames show function indexes. -Oz once more, for size (the features are the ones the
+	@# Rust toolchain's wasm32 output uses, all of which workerd runs).
+	@$(ENV) "$$WASM_OPT_BIN" -Oz --strip-debug --enable-bulk-memory --enable-nontrapping-float-to-int \
+		--enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
+		worker/build/index_bg.wasm -o worker/build/index_bg.wasm
 
 web:
 	@$(ENV) node web/build.mjs

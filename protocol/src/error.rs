@@ -21,7 +21,7 @@ use ts_rs::TS;
     strum::Display,
     strum::EnumIter,
 )]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(remote = "Self", rename_all = "SCREAMING_SNAKE_CASE")]
 #[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     PluginOffline,
@@ -95,6 +95,7 @@ pub enum ErrorCode {
     /// Bridge: a `bash` command ran out of time and was killed.
     ETimeout,
 }
+via_json_value!(ErrorCode);
 
 impl ErrorCode {
     /// Whether retrying the same request may succeed (seed 000 §5.1 retry classes).
