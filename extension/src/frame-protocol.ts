@@ -3,6 +3,7 @@
 // the content script never lets an exception cross, it names a protocol error code instead.
 import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection, Target } from "../../protocol/ts/protocol.ts";
 import type { Candidate } from "./targets.ts";
+import type { FeedScroll } from "./content/find.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -98,7 +99,7 @@ export type FrameRequest =
   | { op: "scroll"; target?: FrameTarget; direction: ScrollDirection; amount?: number }
   | { op: "html"; xpath?: string }
   | { op: "probe"; text?: string; selector?: string }
-  | { op: "findText"; text: string; loadMore: boolean }
+  | { op: "findText"; text: string; scroll: FeedScroll }
   | { op: "elementAt"; point: Point; expect?: ElementFacts; purpose?: StepPurpose }
   | { op: "guardFocus"; expect: ElementFacts }
   | { op: "setFiles"; target: FrameTarget; files: Array<{ name: string; type: string; base64: string }> }

@@ -758,6 +758,15 @@ describe("long pages", () => {
     await ok(h, taskId, { name: "browser_scroll", params: { direction: "down", amount: 100_000 } });
     assert.match((await index(taskId)).text.split("\n")[0]!, /0px below; at its end \(a feed loads more when scrolled down\)/);
   });
+
+  it("scroll_to scrolls back and down again when a feed's end stays in view after it loaded more", { timeout: 60_000 }, async () => {
+    // Two comments a load: the feed's end is still in view after each, so its observer is only
+    // told again once the end leaves the view and comes back, as when a person scrolls.
+    const { taskId } = await startTask(h, `${h.a}/feed.html?batch=2&preload=400`);
+    const found = await ok<{ loads: number; snippet: string }>(h, taskId, { name: "browser_scroll_to", params: { text: "comment number 30" } });
+    assert.ok(found.result.loads >= 5, JSON.stringify(found.result));
+    assert.match(found.result.snippet, /comment number 30\b/);
+  });
 });
 
 describe("where the element list has nothing", () => {

@@ -72,7 +72,15 @@ function scrollers(): Element[] {
   return feed === null ? [page] : [page, feed];
 }
 
-export function findText(text: string, loadMore: boolean): FoundText {
+/**
+ * Where `findText` scrolls when the text is not there: nowhere (`stay`), to the end (`end`, to
+ * make a feed load more), or two screens back (`back`), so that the end of a feed that is
+ * still near the view after it loaded goes away and, scrolled to again, comes back: a feed that
+ * watches its end (an IntersectionObserver, a scroll listener) is only told when it changes.
+ */
+export type FeedScroll = "stay" | "end" | "back";
+
+export function findText(text: string, scroll: FeedScroll): FoundText {
   const found = norm(text) === "" ? [] : holders(text);
   const el = found[0];
   if (el !== undefined) {
@@ -83,7 +91,8 @@ export function findText(text: string, loadMore: boolean): FoundText {
   }
   let height = 0;
   for (const box of scrollers()) {
-    if (loadMore) box.scrollTop = box.scrollHeight;
+    if (scroll === "end") box.scrollTop = box.scrollHeight;
+    if (scroll === "back") box.scrollTop = Math.max(0, box.scrollTop - 2 * box.clientHeight);
     height += box.scrollHeight;
   }
   return { found: false, height };

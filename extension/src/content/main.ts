@@ -126,7 +126,7 @@ function start(): void {
       case "probe":
         return act.probe(req.text, req.selector);
       case "findText":
-        return findText(req.text, req.loadMore);
+        return findText(req.text, req.scroll);
       case "elementAt":
         return act.elementAt(req.point, req.expect, req.purpose);
       case "guardFocus":
