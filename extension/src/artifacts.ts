@@ -1,6 +1,7 @@
 // Uploads an artifact (screenshot, HTML, readability text) through the server's presigned URLs:
-// `POST /api/artifacts/presign`, `PUT` the body to the URL it returns, then
-// `GET /api/artifacts/{id}` for a download URL; and downloads one (a file the person attached).
+// `POST /api/artifacts/presign`, then `PUT` the body to the URL it returns (and, when that went
+// straight to R2, `GET /api/artifacts/{id}` to confirm it); and downloads one (a file the
+// person attached).
 import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { evidenceText, isTextual, policyOf } from "./evidence.ts";
 import { timedOut } from "./bounded.ts";
@@ -44,7 +45,10 @@ export async function uploadArtifact(
     // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet);
     // the Worker's route is single-use by itself and ignores it.
     res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) });
-    if (res.status !== 201 && res.status !== 200) throw await failure("the upload", res);
+    // 201: the Worker stored it and told the task; the grant's download URL serves it.
+    if (res.status === 201) return { artifactId: grant.artifactId, url: grant.downloadUrl };
+    if (res.status !== 200) throw await failure("the upload", res);
+    // 200: R2 took it straight, and only asking the server for it confirms it to the task.
     res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth, signal: AbortSignal.timeout(REQUEST_MS) });
     if (res.status !== 200) throw await failure("asking for the download URL", res);
     const download = (await res.json()) as DownloadResponse;

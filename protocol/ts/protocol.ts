@@ -1458,6 +1458,12 @@ artifactId: string,
  */
 uploadUrl: string, 
 /**
+ * Where to `GET` it once stored (404 until then), so an uploader needs no third request:
+ * an upload to this Worker's URL is stored when its `PUT` answers 201; one straight to R2
+ * (200) is confirmed by `GET /api/artifacts/{artifactId}`, which also signs a fresh URL.
+ */
+downloadUrl: string, 
+/**
  * When the URL stops working, milliseconds since the Unix epoch.
  */
 expiresAt: number, };

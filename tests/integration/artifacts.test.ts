@@ -72,7 +72,15 @@ describe("artifact round trips", () => {
   it("stores what is uploaded and serves it back byte for byte, with its type, length and etag", async () => {
     const taskId = await newTask(mimo);
     const png = randomBytes(4096);
-    const { grant, stored } = await store(taskId, png);
+    const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: png.length });
+    // The grant's download URL serves nothing until the upload is stored, then the upload.
+    assert.equal((await fetch(grant.downloadUrl)).status, 404);
+    const put = await upload(grant.uploadUrl, png, "image/png");
+    assert.equal(put.status, 201, await put.clone().text());
+    const stored = (await put.json()) as { size: number; sha256: string };
+    const served = await fetch(grant.downloadUrl);
+    assert.equal(served.headers.get("content-type"), "image/png");
+    assert.deepEqual(new Uint8Array(await served.arrayBuffer()), new Uint8Array(png));
     assert.match(grant.artifactId, new RegExp(`^${taskId}\\.[0-9a-f]{32}$`));
     assert.ok(grant.expiresAt > Date.now());
     assert.equal(stored.size, png.length);
@@ -453,6 +461,8 @@ describe("R2's own presigned URLs (SigV4), through Miniflare's local S3 API", ()
     assert.deepEqual(await r2Keys(`tasks/${taskId}/`), []);
     const res = await upload(grant.uploadUrl, bytes, "image/webp");
     assert.equal(res.status, 200, await res.clone().text());
+    // The grant's R2 download URL serves it; asking the server confirms it and signs another.
+    assert.equal(sha256(new Uint8Array(await (await fetch(grant.downloadUrl)).arrayBuffer())), sha256(bytes));
     const download = new URL(await downloadUrl(grant.artifactId));
     assert.ok(download.pathname.startsWith("/cdn-cgi/local/r2/s3/mimo-artifacts/"));
     // R2 answers with the type and disposition signed into the URL (an image inline).

@@ -13,7 +13,7 @@ use mimo_protocol::{ErrorCode, ErrorObject};
 use mimo_r2_artifacts::{
     authorize, check_upload, derive_signing_key, grant_download, grant_upload, store, ArtifactId,
     ArtifactKind, DownloadResponse, Grant, PresignRequest, PresignResponse, R2Config, Refusal,
-    UrlSigner, DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
+    SigV4Error, UrlSigner, DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
 };
 use worker::{Env, Request, Response, Result};
 
@@ -98,12 +98,22 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
     if let Err(failure) = task.artifact_granted(&record).await {
         return failure.respond();
     }
-    let upload_url = signer(env, &req)?
-        .upload_url(&grant, now)
-        .map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let signer = signer(env, &req)?;
+    let unsigned = |e: SigV4Error| worker::Error::RustError(e.to_string());
+    let upload_url = signer.upload_url(&grant, now).map_err(unsigned)?;
+    let download = grant_download(
+        grant.artifact_id.clone(),
+        grant.kind,
+        now,
+        DEFAULT_DOWNLOAD_EXPIRY_SECS,
+    );
+    let download_url = signer
+        .download_url(&download, Some(&grant.content_type), now)
+        .map_err(unsigned)?;
     Response::from_json(&PresignResponse {
         artifact_id: grant.artifact_id,
         upload_url,
+        download_url,
         expires_at: grant.expires_at_ms,
     })
 }

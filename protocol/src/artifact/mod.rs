@@ -46,6 +46,10 @@ pub struct PresignResponse {
     pub artifact_id: ArtifactId,
     /// Where to `PUT` the body.
     pub upload_url: String,
+    /// Where to `GET` it once stored (404 until then), so an uploader needs no third request:
+    /// an upload to this Worker's URL is stored when its `PUT` answers 201; one straight to R2
+    /// (200) is confirmed by `GET /api/artifacts/{artifactId}`, which also signs a fresh URL.
+    pub download_url: String,
     /// When the URL stops working, milliseconds since the Unix epoch.
     #[ts(type = "number")]
     pub expires_at: u64,
