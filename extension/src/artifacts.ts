@@ -17,11 +17,20 @@ async function failure(what: string, res: Response): Promise<ActionError> {
   return new ActionError("PAGE_PREP_FAILED", `${what} failed: ${res.status} ${body.slice(0, 200)}`, true);
 }
 
-export async function uploadArtifact(
-  server: ServerAccess,
-  request: { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string },
-  body: Uint8Array,
-): Promise<{ artifactId: string; url: string }> {
+export type UploadRequest = { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string };
+export type Uploaded = { artifactId: string; url: string };
+
+export async function uploadArtifact(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<Uploaded> {
+  const started = await startUpload(server, request, body);
+  return { artifactId: started.artifactId, url: await started.stored };
+}
+
+/**
+ * Starts an upload: filtered and granted when it resolves (its artifact id known), its body on
+ * its way; `stored` resolves with the download URL once it is stored. Whoever has other work to
+ * do meanwhile does it before awaiting `stored`.
+ */
+export async function startUpload(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<{ artifactId: string; stored: Promise<string> }> {
   const base = server.serverUrl.replace(/\/+$/, "");
   const auth = { authorization: `Bearer ${server.token}` };
   // Evidence is filtered here, for every kind of text artifact: secrets, and personal data
@@ -32,32 +41,40 @@ export async function uploadArtifact(
     if (clean !== text) body = new TextEncoder().encode(clean);
   }
   const presign: PresignRequest = { ...request, contentLength: body.byteLength };
-  let res: Response;
+  const refused = (error: unknown): ActionError => {
+    if (error instanceof ActionError) return error;
+    const why = timedOut(error) ? `the server did not answer within ${REQUEST_MS / 1000} s (${TRANSFER_MS / 1000} s for the upload)` : error instanceof Error ? error.message : String(error);
+    return new ActionError("PAGE_PREP_FAILED", `cannot upload the ${request.kind}: ${why}`, true);
+  };
+  let grant: PresignResponse;
   try {
-    res = await fetch(`${base}/api/artifacts/presign`, {
+    const res = await fetch(`${base}/api/artifacts/presign`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify(presign),
       signal: AbortSignal.timeout(REQUEST_MS),
     });
     if (res.status !== 200) throw await failure("asking for an upload URL", res);
-    const grant = (await res.json()) as PresignResponse;
+    grant = (await res.json()) as PresignResponse;
+  } catch (error) {
+    throw refused(error);
+  }
+  const put = async (): Promise<string> => {
     // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet);
     // the Worker's route is single-use by itself and ignores it.
-    res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) });
+    let res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) });
     // 201: the Worker stored it and told the task; the grant's download URL serves it.
-    if (res.status === 201) return { artifactId: grant.artifactId, url: grant.downloadUrl };
+    if (res.status === 201) return grant.downloadUrl;
     if (res.status !== 200) throw await failure("the upload", res);
     // 200: R2 took it straight, and only asking the server for it confirms it to the task.
     res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth, signal: AbortSignal.timeout(REQUEST_MS) });
     if (res.status !== 200) throw await failure("asking for the download URL", res);
-    const download = (await res.json()) as DownloadResponse;
-    return { artifactId: grant.artifactId, url: download.downloadUrl };
-  } catch (error) {
-    if (error instanceof ActionError) throw error;
-    const why = timedOut(error) ? `the server did not answer within ${REQUEST_MS / 1000} s (${TRANSFER_MS / 1000} s for the upload)` : error instanceof Error ? error.message : String(error);
-    throw new ActionError("PAGE_PREP_FAILED", `cannot upload the ${request.kind}: ${why}`, true);
-  }
+    return ((await res.json()) as DownloadResponse).downloadUrl;
+  };
+  const stored = put().catch((error: unknown) => Promise.reject(refused(error)));
+  // Awaited by the caller, later: not an unhandled rejection in the meantime.
+  stored.catch(() => undefined);
+  return { artifactId: grant.artifactId, stored };
 }
 
 /** The bytes of a stored artifact of one of this extension's tasks, at most `maxBytes`. */

@@ -101,43 +101,45 @@ function utf8Length(s: string): number {
 /**
  * Cuts an index to fit in `maxBytes` of JSON: first without xpaths (unless `keepXpath`), then
  * keeping the first elements (and the text lines up to the last kept element). Returns the
- * result and a warning when anything was cut.
+ * result and a warning when anything was cut. `bytes` is its JSON's size, when the caller has
+ * it already (a whole-document index is megabytes: not encoded again to be measured).
  */
-export function fitIndex(result: DomIndexResult, maxBytes: number, keepXpath: boolean): { result: DomIndexResult; warning?: string } {
-  if (utf8Length(JSON.stringify(result)) <= maxBytes) return { result };
-  let elements: DomElement[] = result.elements;
-  let droppedXpath = false;
-  if (!keepXpath) {
-    elements = elements.map(({ xpath: _xpath, ...rest }) => rest);
-    droppedXpath = true;
-    const slim = { ...result, elements };
-    if (utf8Length(JSON.stringify(slim)) <= maxBytes) return { result: slim, warning: "xpaths were left out to fit the index in one message" };
+export function fitIndex(result: DomIndexResult, maxBytes: number, keepXpath: boolean, bytes = utf8Length(JSON.stringify(result))): { result: DomIndexResult; warning?: string } {
+  if (bytes <= maxBytes) return { result };
+  // Each element without its xpath is its JSON less `,"xpath":"…"` (never its first field).
+  const xpathBytes = (e: DomElement) => (keepXpath || e.xpath === undefined ? 0 : utf8Length(`,"xpath":${JSON.stringify(e.xpath)}`));
+  const slim = (e: DomElement): DomElement => {
+    if (keepXpath) return e;
+    const { xpath: _xpath, ...rest } = e;
+    return rest;
+  };
+  if (!keepXpath && bytes - result.elements.reduce((sum, e) => sum + xpathBytes(e), 0) <= maxBytes) {
+    return { result: { ...result, elements: result.elements.map(slim) }, warning: "xpaths were left out to fit the index in one message" };
   }
   // One pass: the size of everything but the elements and the text, then elements (and the
-  // text lines up to each) while they fit.
+  // text lines up to each) while they fit; only what is kept is measured and copied.
   const lines = result.text.split("\n");
   const lineOf = new Map<number, number>();
   lines.forEach((l, i) => {
     const m = /^\s*\[(\d+)\]/.exec(l);
     if (m !== null) lineOf.set(Number(m[1]), i);
   });
-  const lineBytes = lines.map((l) => utf8Length(JSON.stringify(l)) - 2 + 2);
+  const lineBytes = (i: number) => utf8Length(JSON.stringify(lines[i]!));
   const TRAILER = 200;
-  let used = utf8Length(JSON.stringify({ ...result, elements: [], text: "" })) + lineBytes[0]! + TRAILER;
+  let used = utf8Length(JSON.stringify({ ...result, elements: [], text: "" })) + lineBytes(0) + TRAILER;
   let lastLine = 0;
   let lo = 0;
-  for (const e of elements) {
+  for (const e of result.elements) {
     const line = Math.max(lastLine, lineOf.get(e.clickId) ?? lastLine);
-    let more = utf8Length(JSON.stringify(e)) + 1;
-    for (let i = lastLine + 1; i <= line; i++) more += lineBytes[i]!;
+    let more = utf8Length(JSON.stringify(e)) - xpathBytes(e) + 1;
+    for (let i = lastLine + 1; i <= line; i++) more += lineBytes(i);
     if (used + more > maxBytes) break;
     used += more;
     lastLine = line;
     lo++;
   }
-  const cut = (n: number): DomIndexResult => ({ ...result, elements: elements.slice(0, n), text: lines.slice(0, lastLine + 1).join("\n") });
-  const final = cut(lo);
-  final.text += `\n… ${elements.length - lo} more elements left out; index with scope "viewport" or scroll`;
-  const why = droppedXpath ? "xpaths were left out and " : "";
-  return { result: final, warning: `${why}the index was cut to its first ${lo} of ${elements.length} elements to fit in one message` };
+  const all = result.elements.length;
+  const text = `${lines.slice(0, lastLine + 1).join("\n")}\n… ${all - lo} more elements left out; index with scope "viewport" or scroll`;
+  const why = keepXpath ? "" : "xpaths were left out and ";
+  return { result: { ...result, elements: result.elements.slice(0, lo).map(slim), text }, warning: `${why}the index was cut to its first ${lo} of ${all} elements to fit in one message` };
 }

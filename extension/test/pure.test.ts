@@ -211,6 +211,10 @@ describe("the index text", () => {
     assert.equal(noXpath.result.elements.length, 2000);
     assert.equal(noXpath.result.elements[0]!.xpath, undefined);
     assert.match(noXpath.warning!, /xpaths/);
+    // Measured without encoding it again: exactly the size of the index without its xpaths.
+    const slim = JSON.stringify(noXpath.result).length;
+    assert.equal(fitIndex(r, slim, false, size).result.elements.length, 2000);
+    assert.ok(fitIndex(r, slim - 1, false, size).result.elements.length < 2000);
 
     const cut = fitIndex(r, 50_000, false);
     assert.ok(JSON.stringify(cut.result).length <= 50_000);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readFileSync } from "node:fs";
-import { ALL_KINDS, findPii, hasPii, luhn, mapStrings, redactPii, redactSecrets, SecretMatcher } from "../src/redact.ts";
+import { ALL_KINDS, EMAIL, findPii, hasPii, luhn, mapStrings, redactPii, redactSecrets, SecretMatcher } from "../src/redact.ts";
 import { placeholderNames, secretAllowedAt } from "../src/secret-values.ts";
 import { isSensitiveField } from "../src/secrets.ts";
 
@@ -11,6 +11,19 @@ describe("the personal data filter", () => {
   it("finds e-mail addresses", () => {
     assert.deepEqual(kindsIn("Write to jane.doe+shop@mail.example.co.uk today."), ["email:jane.doe+shop@mail.example.co.uk"]);
     assert.equal(redactPii("Contact: a.b@c.io", ["email"]), "Contact: [email redacted]");
+  });
+  it("finds the addresses the pattern finds scanning every character, trying it only around each @", () => {
+    // A seeded generator of texts dense in what the pattern reads: `@`, dots, dashes, letters.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const alphabet = "ab.-_+@ @Z9.c";
+    for (let n = 0; n < 3000; n++) {
+      let text = "";
+      for (let i = 0, len = Math.floor(next() * 120); i < len; i++) text += alphabet[Math.floor(next() * alphabet.length)];
+      if (n % 50 === 0) text = `${"a".repeat(70)}@${"b".repeat(70)}.com ${text}`;
+      const scanned = [...text.matchAll(EMAIL)].map((m) => `${m.index}:${m[0]}`);
+      assert.deepEqual(findPii(text, ["email"]).map((f) => `${f.start}:${text.slice(f.start, f.end)}`), scanned, JSON.stringify(text));
+    }
   });
   it("finds phone numbers in common formats", () => {
     for (const phone of ["+1 (555) 123-4567", "555-123-4567", "(555) 123 4567", "+44 20 7946 0958", "020 7946 0958", "+4915112345678", "+33 1 23 45 67 89", "555.123.4567"]) {

@@ -5,7 +5,7 @@
 // R2 and the message carries what fits.
 import { DOM_INDEX_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
 import type { DomElement, DomIndexResult, ScanScope } from "../../../protocol/ts/protocol.ts";
-import { uploadArtifact } from "../artifacts.ts";
+import { startUpload } from "../artifacts.ts";
 import { markDropZones } from "../drop-zones.ts";
 import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
 import type { FrameIndex, IndexLine, Point } from "../frame-protocol.ts";
@@ -85,7 +85,7 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
     }
     return out;
   };
-  const lines = await expand(top, 0, { x: 0, y: 0 }, { x: 0, y: 0, w: top.viewport.w, h: top.viewport.h }, 0);
+  const lines = await stages.part("index.frames", () => expand(top, 0, { x: 0, y: 0 }, { x: 0, y: 0, w: top.viewport.w, h: top.viewport.h }, 0));
   const header = pageLine({ url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY, width: top.size.w, height: top.size.h, vw: top.viewport.w, vh: top.viewport.h });
   const task = await ctx.deps.tasks.update(ctx.task.taskId, (t) => {
     t.clicks = clicks;
@@ -94,27 +94,39 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
   });
   const tabs = task !== undefined && tabsOf(task).length > 1 ? await tabList(task, ctx.tabId) : [];
   const full: DomIndexResult = { elements, text: [header, ...lines].join("\n"), url: top.url, title: top.title, scrollX: top.scrollX, scrollY: top.scrollY, tabs };
+  const encoding = performance.now();
   const json = utf8(JSON.stringify(full));
+  stages.note("index.encode", performance.now() - encoding);
   if (json.byteLength <= budget) return { result: full, warnings };
   // Too large for one message: the whole index goes to R2 and the message carries what fits,
-  // so nothing is lost for whoever needs all of it.
-  let stored: DomIndexResult = full;
-  let partial = false;
+  // so nothing is lost for whoever needs all of it. What fits is cut while the whole travels.
+  let artifactId: string | undefined;
+  let storing: Promise<unknown> = Promise.resolve();
+  const unstored = (error: unknown) => `the whole index could not be stored (${errorText(error)}); only the part below was kept`;
   if (json.byteLength > DOM_INDEX_MAX_BYTES) {
     warnings.push(`the whole index is ${json.byteLength} bytes, over the artifact limit of ${DOM_INDEX_MAX_BYTES}; only the part below was kept`);
-    partial = true;
   } else {
+    const storeStarted = performance.now();
     try {
-      const uploaded = await uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "dom_index", contentType: "application/json", actionId: ctx.action.actionId }, json);
-      stored = { ...full, artifactId: uploaded.artifactId, truncated: true };
+      const started = await startUpload(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "dom_index", contentType: "application/json", actionId: ctx.action.actionId }, json);
+      artifactId = started.artifactId;
+      storing = started.stored.finally(() => stages.note("index.store", performance.now() - storeStarted));
     } catch (error) {
-      warnings.push(`the whole index could not be stored (${errorText(error)}); only the part below was kept`);
-      partial = true;
+      warnings.push(unstored(error));
     }
   }
-  const fitted = fitIndex(stored, budget, xpathScan);
-  if (fitted.warning !== undefined) warnings.push(stored.artifactId === undefined ? fitted.warning : `${fitted.warning}; the whole index is in artifact ${stored.artifactId}`);
-  return { result: { ...fitted.result, truncated: true }, warnings, partial };
+  // Cut to leave room for the fields that say where the whole is, added after.
+  const where = { artifactId: artifactId ?? "", truncated: true };
+  const whereBytes = utf8(JSON.stringify(where)).byteLength;
+  const fitting = performance.now();
+  const fitted = fitIndex(full, budget - whereBytes, xpathScan, json.byteLength);
+  stages.note("index.fit", performance.now() - fitting);
+  const kept = await storing.then(
+    () => artifactId !== undefined,
+    (error: unknown) => (warnings.push(unstored(error)), false),
+  );
+  if (fitted.warning !== undefined) warnings.push(kept ? `${fitted.warning}; the whole index is in artifact ${artifactId}` : fitted.warning);
+  return { result: { ...fitted.result, ...(kept ? { artifactId } : {}), truncated: true }, warnings, partial: !kept };
 }
 
 /** The frame ids of a frame's children, by the tokens their iframes gave them. */
