@@ -10,7 +10,7 @@
 //! (`POST /actions` of its coordinator), held to the same consent gate, domain policy and audit.
 
 use mimo_agent::actions::ActionState;
-use mimo_agent::mcp::session::{admit, Refusal, Session};
+use mimo_agent::mcp::session::{self, admit, Refusal, Session};
 use mimo_agent::mcp::tools::{self, Answer};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming};
 use mimo_protocol::mcp::{
@@ -196,6 +196,17 @@ impl McpSession {
         Response::from_json(&JsonRpcResponse::new(id, &result))
     }
 
+    /// Changes the session as stored now, not as `read` was loaded: other tool calls of the
+    /// session may have saved it while this one waited for its task (reading and writing
+    /// SQLite here is synchronous, so nothing comes between the two).
+    fn update(&self, read: Session, change: impl FnOnce(&mut Session)) -> Result<Session> {
+        let store = self.sessions();
+        let mut session = store.load()?.unwrap_or(read);
+        change(&mut session);
+        store.save(&session)?;
+        Ok(session)
+    }
+
     /// Runs `tool` as one action of the session's task (made at its first tool call, as the
     /// web app makes one), and answers from its outcome. A step the task refuses — one the
     /// person must confirm, a blocked site, no browser online — ran nowhere: a tool error.
@@ -204,13 +215,10 @@ impl McpSession {
             Ok(command) => command,
             Err(problem) => return Ok(CallToolResult::error(problem)),
         };
-        let store = self.sessions();
         let task_id = match &session.task_id {
             Some(task_id) => task_id.clone(),
             None => {
-                let task_id = uuid::Builder::from_random_bytes(random_bytes()?)
-                    .into_uuid()
-                    .to_string();
+                let task_id = session::task_id_for(&session.session_id);
                 if let Err(error) = TaskClient::new(&self.env, &task_id)?
                     .init(&task_id)
                     .await
@@ -218,8 +226,7 @@ impl McpSession {
                 {
                     return Ok(tools::refused(&error));
                 }
-                session.task_id = Some(task_id.clone());
-                store.save(&session)?;
+                session = self.update(session, |s| s.task_id = Some(task_id.clone()))?;
                 task_id
             }
         };
@@ -244,12 +251,13 @@ impl McpSession {
         let listed = matches!(tool, BrowserTool::Tabs(_) | BrowserTool::Snapshot)
             && record.state == ActionState::Succeeded;
         if started || listed || session.client_id.as_deref() != Some(record.client_id.as_str()) {
-            session.started |= started;
-            if listed {
-                session.tabs = tools::task_tabs(&record).iter().map(|t| t.tab_id).collect();
-            }
-            session.client_id = Some(record.client_id.clone());
-            store.save(&session)?;
+            self.update(session, |s| {
+                s.started |= started;
+                if listed {
+                    s.tabs = tools::task_tabs(&record).iter().map(|t| t.tab_id).collect();
+                }
+                s.client_id = Some(record.client_id.clone());
+            })?;
         }
         match tool.answer(&record) {
             Answer::Result(result) => Ok(result),

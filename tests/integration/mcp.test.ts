@@ -332,6 +332,36 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   // Last: it restarts the runtime.
+  it("makes one task of a session's first tool calls sent at once", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-racer");
+    const { token } = await mcpToken();
+    const { client } = await connect(token);
+    const calls = Promise.all(["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"].map((url) => client.callTool({ name: "browser_navigate", arguments: { url } })));
+    // The stand-in extension answers whatever it is sent until both calls are answered.
+    const done = calls.then(() => null);
+    const actions: BrowserAction[] = [];
+    for (let from = ext.received.length; ; ) {
+      const waiting = ext.waitFor((m) => m.type === "browser_action", "a browser action", 20_000, from);
+      waiting.catch(() => undefined);
+      const frame = await Promise.race([done, waiting]);
+      if (frame === null) break;
+      const { action } = frame as Extract<ServerToExtension, { type: "browser_action" }>;
+      actions.push(action);
+      respond(ext, action, { tabId: 41, windowId: 2, url: (action.params as { url?: string }).url ?? "" });
+      from = ext.received.indexOf(frame) + 1;
+    }
+    assert.ok(actions.length >= 1);
+    const tasks = new Set(actions.map((a) => a.taskId));
+    assert.equal(tasks.size, 1, `one task for the session: ${[...tasks].join(", ")}`);
+    // And its later calls act in it too.
+    const from = ext.received.length;
+    const snapshotting = client.callTool({ name: "browser_snapshot", arguments: {} });
+    const index = await nextAction(ext, from);
+    assert.equal(index.taskId, actions[0]!.taskId);
+    respond(ext, index, { elements: [], text: "[1]<button>Buy</button>", url: "http://127.0.0.1:9/a", title: "A", tabs: [] });
+    await snapshotting;
+  });
+
   it("keeps a session, its revision and its task across a restart of the runtime", async () => {
     const ext = await ExtensionClient.connect(mimo, "restart-1");
     const { token } = await mcpToken();

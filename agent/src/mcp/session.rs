@@ -2,6 +2,7 @@
 //! fit is answered (the Streamable HTTP transport's 400 and 404).
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::version_header_problem;
 
@@ -71,9 +72,43 @@ pub fn admit(
     }
 }
 
+/// The task a session's tool calls act in, named by the session (a UUID from a digest of its
+/// id): tool calls sent at once as its first all make the same task (making one is idempotent),
+/// never one each with the session keeping whichever saved last.
+pub fn task_id_for(session_id: &str) -> String {
+    let digest = Sha256::digest(format!("mimo mcp session task\n{session_id}"));
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    // Version 4 and the RFC 4122 variant, as every other task id is.
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex = hex::encode(bytes);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sessions_task_is_named_by_the_session_as_a_canonical_uuid() {
+        let a = task_id_for("5f3c0a");
+        assert_eq!(
+            a,
+            task_id_for("5f3c0a"),
+            "the same for every call of the session"
+        );
+        assert_ne!(a, task_id_for("5f3c0b"), "another session, another task");
+        assert!(mimo_protocol::artifact::TaskId::parse(&a).is_ok(), "{a}");
+        assert_eq!(&a[14..15], "4");
+    }
 
     fn live() -> Session {
         Session {
