@@ -198,12 +198,13 @@ mod tests {
         let v = serde_json::to_value(PresignResponse {
             artifact_id: id.clone(),
             upload_url: "u".into(),
+            download_url: "d".into(),
             expires_at: 5,
         })
         .unwrap();
         assert_eq!(
             v,
-            serde_json::json!({"artifactId": id.as_str(), "uploadUrl": "u", "expiresAt": 5})
+            serde_json::json!({"artifactId": id.as_str(), "uploadUrl": "u", "downloadUrl": "d", "expiresAt": 5})
         );
         let v = serde_json::to_value(DownloadResponse {
             artifact_id: id.clone(),

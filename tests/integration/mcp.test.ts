@@ -360,6 +360,7 @@ describe("MCP over Streamable HTTP", () => {
     assert.equal(index.taskId, actions[0]!.taskId);
     respond(ext, index, { elements: [], text: "[1]<button>Buy</button>", url: "http://127.0.0.1:9/a", title: "A", tabs: [] });
     await snapshotting;
+    await ext.close();
   });
 
   it("keeps a session, its revision and its task across a restart of the runtime", async () => {
