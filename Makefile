@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: dev test redteam fuzz bench chaos demo setup setup-browser worker web extension typescript clean
+.PHONY: dev test redteam fuzz bench load chaos demo setup setup-browser worker web extension typescript clean
 
 ## make dev: build everything and run the whole system locally on workerd (scripts/dev.ts).
 dev: setup worker
@@ -39,6 +39,12 @@ demo: setup-browser worker
 bench: setup-browser worker extension
 	@$(ENV) node tests/bench/bench.ts
 	@$(ENV) MIMO_TEST_PREBUILT=1 node tests/bench/extension.ts
+
+## make load: N simulated extensions (socket clients speaking the real protocol) serving 2N
+## tasks at once on workerd, for N = 10, 50, 200 (LOAD_SIZES): dispatch latency and round trip
+## p50/p99, throughput, errors, and the messages each kind of object handles per second.
+load: setup worker
+	@$(ENV) node tests/load/run.ts
 
 ## make chaos: CHAOS_RUNS (200) seeded agent tasks under injected faults; counts actions lost
 ## or doubled and unclear endings, prints failing seeds (CHAOS_SEED=<seed> CHAOS_RUNS=1 replays one).

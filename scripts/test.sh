@@ -46,3 +46,6 @@ node --test --test-concurrency=1 \
 step "benchmark, quick mode (make bench with a few of each measurement: it must run to its end; figures, nothing timed is asserted)"
 MIMO_BENCH_QUICK=1 node tests/bench/bench.ts
 MIMO_BENCH_QUICK=1 MIMO_TEST_PREBUILT=1 node tests/bench/extension.ts
+
+step "load run, quick mode (make load with 3 extensions: it must run to its end without errors; figures, nothing timed is asserted)"
+LOAD_QUICK=1 node tests/load/run.ts
