@@ -5,7 +5,7 @@
 // is searched for the values.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { EventEnvelope, FrontendEvent } from "../../protocol/ts/protocol.ts";
+import type { EventEnvelope, FrontendEvent, ObserveResult } from "../../protocol/ts/protocol.ts";
 import type { Page } from "playwright-core";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -237,6 +237,14 @@ describe("secrets by placeholder", () => {
     const { result: index } = await ok<{ text: string }>(h, taskId, { name: "browser_dom_index", params: {} });
     assert.match(index.text, /memorable[^\n]*value=.?••••/);
     await ok(h, taskId, { name: "browser_readability_extract", params: {} });
+    // The same in one observation (the agent's look after each step, its three captures at
+    // once): the field covered in its screenshot, masked in its element list.
+    const { result: seen } = await ok<ObserveResult>(h, taskId, { name: "browser_observe", params: {} });
+    assert.match(seen.domIndex.result!.text, /memorable[^\n]*value=.?••••/);
+    const observed = Buffer.from(await (await downloadArtifact(h, seen.screenshot.result!.artifactId)).arrayBuffer());
+    const covered = await pixels(observed, width, await across(page, "#memorable"));
+    assert.ok(covered.every((p) => near(p, MASK)), `the observation's screenshot shows the field: ${JSON.stringify(covered)}`);
+    assert.ok(seen.readability.result?.artifactId, JSON.stringify(seen.readability));
     for (const o of await r2Objects(`tasks/${taskId}/`)) assertAbsent(`R2 object ${o.key}`, o.bytes, [WORD]);
     assertAbsent("the extension's socket frames", (await recorded()).join("\n"), [WORD]);
     assertAbsent("the action records", await (await api(h.mimo, `/api/task/${taskId}/actions`)).text(), [WORD]);
