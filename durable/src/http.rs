@@ -2,9 +2,16 @@
 
 use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::Serialize;
-use worker::{Env, Headers, Method, Request, RequestInit, Response, Result};
+use worker::{Env, Headers, Method, Request, RequestInit, Response, Result, Url};
 
 /// A JSON error body `{code, message, retryable}` with the status that fits the code.
+/// The value of `name` in `url`'s query, decoded (the first, when it is given twice).
+pub fn query_param(url: &Url, name: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
 pub fn error_response(error: &ErrorObject) -> Result<Response> {
     let status = match error.code {
         ErrorCode::Unauthorized => 401,

@@ -46,7 +46,7 @@ pub use clients::{
     TicketRedeem, TokenCheck, TokenHolder,
 };
 pub use error::{Answer, Failure, Refusable};
-pub use http::{error_response, now_ms, random_bytes};
+pub use http::{error_response, now_ms, query_param, random_bytes};
 pub use mcp_session::McpSession;
 pub use mcp_session::{rpc_error, transport_refusal};
 pub use registry::ExtensionRegistry;

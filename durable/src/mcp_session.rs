@@ -23,7 +23,7 @@ use worker::*;
 use crate::artifacts::read_image;
 use crate::clients::{SubmitAction, TaskClient, TokenCheck, TokenHolder};
 use crate::error::Refusable;
-use crate::http::{error_response, now_ms, random_bytes, read_body};
+use crate::http::{error_response, now_ms, query_param, random_bytes, read_body};
 use crate::mcp_store::{McpTokens, SessionStore};
 use crate::ARTIFACTS;
 
@@ -40,11 +40,7 @@ impl DurableObject for McpSession {
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
-        let param = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        };
+        let param = |name: &str| query_param(&url, name);
         match (req.method(), url.path()) {
             (Method::Post, "/tokens/create") => {
                 let request = match read_body::<McpTokenRequest>(&mut req).await {

@@ -33,7 +33,7 @@ use crate::clients::{
 use crate::credentials::Credentials;
 use crate::deadline::{answered, answered_within, OBJECT_ANSWER_MS};
 use crate::error::{Answer, Refusable};
-use crate::http::{error_response, now_ms, read_body, token_generation};
+use crate::http::{error_response, now_ms, query_param, read_body, token_generation};
 use crate::registry_store::RegistryStore;
 use crate::socket::{finish_close, parse_message};
 
@@ -77,12 +77,7 @@ struct Carried {
 
 /// The `clientId` of a request's query.
 fn query_client_id(url: &Url) -> std::result::Result<ClientId, ErrorObject> {
-    let named = url
-        .query_pairs()
-        .find(|(k, _)| k == "clientId")
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default();
-    ClientId::parse(&named)
+    ClientId::parse(&query_param(url, "clientId").unwrap_or_default())
 }
 
 impl DurableObject for ExtensionRegistry {
@@ -151,11 +146,7 @@ impl DurableObject for ExtensionRegistry {
                 extensions: self.list()?,
             }),
             (Method::Get, "/binding") => {
-                let task_id = url
-                    .query_pairs()
-                    .find(|(k, _)| k == "taskId")
-                    .map(|(_, v)| v.into_owned())
-                    .unwrap_or_default();
+                let task_id = query_param(&url, "taskId").unwrap_or_default();
                 match self.store.binding_of(&task_id)? {
                     Some(client_id) => Response::from_json(&client_id),
                     None => error_response(&ErrorObject::new(
@@ -215,12 +206,8 @@ impl DurableObject for ExtensionRegistry {
                 },
             },
             (Method::Post, "/revoke") => {
-                let named = url
-                    .query_pairs()
-                    .find(|(k, _)| k == "clientId")
-                    .map(|(_, v)| v.into_owned())
-                    .unwrap_or_default();
-                self.revoke(&named).await
+                self.revoke(&query_param(&url, "clientId").unwrap_or_default())
+                    .await
             }
             (Method::Post, "/auth-failure") => match read_body::<AuthFailure>(&mut req).await {
                 Err(error) => error_response(&error),

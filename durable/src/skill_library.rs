@@ -9,7 +9,7 @@ use mimo_protocol::skills::MAX_SKILLS;
 use mimo_protocol::{ErrorCode, ErrorObject, SkillList, SkillSearch};
 use worker::*;
 
-use crate::http::{error_response, now_ms, read_body};
+use crate::http::{error_response, now_ms, query_param, read_body};
 use crate::skill_store::SkillStore;
 
 #[durable_object]
@@ -25,12 +25,7 @@ impl DurableObject for SkillLibrary {
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
-        let param = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or_default()
-        };
+        let param = |name: &str| query_param(&url, name).unwrap_or_default();
         let name = param("name");
         match (req.method(), url.path()) {
             (Method::Get, "/list") => Response::from_json(&SkillList {

@@ -41,7 +41,7 @@ use crate::clients::{
 };
 use crate::deadline::{answered, with_deadline, OBJECT_ANSWER_MS};
 use crate::error::{Failure, Refusable};
-use crate::http::{error_response, now_ms, read_body, token_generation};
+use crate::http::{error_response, now_ms, query_param, read_body, token_generation};
 use crate::secret_store::SecretStore;
 use crate::socket::{finish_close, parse_message};
 use crate::task_store::TaskStore;
@@ -192,11 +192,7 @@ impl DurableObject for TaskCoordinator {
                 return error_response(&error);
             }
         }
-        let query = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        };
+        let query = |name: &str| query_param(&url, name);
         match (req.method(), url.path()) {
             (Method::Post, "/init") => self.init(query("taskId").unwrap_or_default()).await,
             // Forks: the seed is read from the task forked, the fork created from it, and the

@@ -10,7 +10,7 @@ use mimo_agent::task_index::{IndexEntry, ListQuery};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
 
-use crate::http::{error_response, read_body};
+use crate::http::{error_response, query_param, read_body};
 use crate::task_index_store::TaskIndexStore;
 
 #[durable_object]
@@ -26,11 +26,7 @@ impl DurableObject for TaskIndex {
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
-        let param = |name: &str| {
-            url.query_pairs()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.into_owned())
-        };
+        let param = |name: &str| query_param(&url, name);
         match (req.method(), url.path()) {
             (Method::Get, "/list") => {
                 let (q, limit, before) = (param("q"), param("limit"), param("before"));

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use mimo_agent::credentials::{client_key, FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
 use mimo_durable::{
-    error_response, now_ms, Answer, AuthFailure, AuthFailureCount, Failure, Refusable,
+    error_response, now_ms, query_param, Answer, AuthFailure, AuthFailureCount, Failure, Refusable,
     RegistryClient, TicketRedeem, TokenCheck,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
@@ -170,11 +170,7 @@ pub async fn from_bearer(req: &Request, env: &Env) -> Answer<Principal> {
 /// would stay in logs and histories.
 pub async fn from_ticket(req: &Request, env: &Env) -> Answer<Principal> {
     let url = req.url()?;
-    let param = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
+    let param = |name: &str| query_param(&url, name);
     if param("token").is_some() {
         return Err(Failure::Refused(unauthorized(
             "a token is not accepted in a URL; open the socket with ?ticket= from POST /api/ws-ticket",

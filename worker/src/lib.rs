@@ -10,8 +10,8 @@ use futures_util::StreamExt;
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
 use mimo_durable::{
-    error_response, Answer, Failure, RegistryClient, SkillClient, TaskClient, TaskIndexClient,
-    TicketHolder,
+    error_response, query_param, Answer, Failure, RegistryClient, SkillClient, TaskClient,
+    TaskIndexClient, TicketHolder,
 };
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::{DemoTask, NewTask, SetupInfo, TaskHere};
@@ -137,11 +137,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     if let Principal::Extension { client_id } = &principal {
         return extension_route(req, &env, client_id).await;
     }
-    let query = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
+    let query = |name: &str| query_param(&url, name);
     match (req.method(), path.as_str()) {
         (Method::Get, "/api/task/id") => new_task(&env).await,
         (Method::Get, "/api/setup") => Response::from_json(&SetupInfo {
@@ -287,10 +283,7 @@ async fn extension_route(mut req: Request, env: &Env, id: &ClientId) -> Result<R
         },
         (Method::Get, "/ws/web") => viewer_socket(req, env, Some(client_id)).await,
         (Method::Get, "/ws/extension") => {
-            let named = url
-                .query_pairs()
-                .find(|(k, _)| k == "clientId")
-                .map(|(_, v)| v.into_owned());
+            let named = query_param(&url, "clientId");
             if named.as_deref() != Some(client_id) {
                 return error_response(&auth::forbidden(
                     "this ticket was bought for another extension's clientId",
@@ -367,11 +360,7 @@ async fn pair(mut req: Request, env: &Env, client: &str) -> Result<Response> {
 /// none) opens on any task; an extension's side panel's only on a task bound to its browser.
 async fn viewer_socket(req: Request, env: &Env, side_panel: Option<&str>) -> Result<Response> {
     let url = req.url()?;
-    let query = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
+    let query = |name: &str| query_param(&url, name);
     let Some(task_id) = query("taskId").filter(|id| valid_task_id(id)) else {
         return error_response(&bad_request("taskId must be a task id from /api/task/id"));
     };

@@ -7,7 +7,8 @@
 
 use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_durable::{
-    error_response, now_ms, Answer, ConfirmBody, Confirmer, Failure, RegistryClient, TaskClient,
+    error_response, now_ms, query_param, Answer, ConfirmBody, Confirmer, Failure, RegistryClient,
+    TaskClient,
 };
 use mimo_protocol::extension::{PollRequest, MAX_POLL_WAIT_MS};
 use mimo_protocol::script::{
@@ -109,12 +110,7 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
             Err(error) => error_response(&error),
         },
         (Method::Get, "/api/agent/status") => {
-            let task_id = req
-                .url()?
-                .query_pairs()
-                .find(|(k, _)| k == "taskId")
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or_default();
+            let task_id = query_param(&req.url()?, "taskId").unwrap_or_default();
             if !task_id_ok(&task_id) {
                 return unknown();
             }
