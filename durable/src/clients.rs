@@ -4,6 +4,7 @@
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::FailureLimit;
+use mimo_agent::mcp::runs::RunState;
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
@@ -54,6 +55,18 @@ pub struct SubmitAction {
     /// How long to wait for the action to end before answering with its current state.
     #[serde(default)]
     pub wait_ms: Option<u64>,
+}
+
+/// Body of a task's `/run`: a goal given as the person's message (MCP's `run_task`).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunGoal {
+    pub goal: String,
+    #[serde(default)]
+    pub answer_schema: Option<serde_json::Value>,
+    /// The extension to run it in (the one the session's browser tools used), if known.
+    #[serde(default)]
+    pub client_id: Option<String>,
 }
 
 /// Body of a task's `/confirm`: an answer to a confirmation from the side panel or a script.
@@ -357,6 +370,17 @@ impl TaskClient {
     /// as it ended, or as it stood when the wait did.
     pub async fn submit(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
         let request = json_request(Method::Post, "/actions", Some(action))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Gives the task a goal to run (`/run`), answered once the task has it.
+    pub async fn run(&self, goal: &RunGoal) -> Answer<()> {
+        self.post("/run", goal).await
+    }
+
+    /// Where the task stands and how its run ended, waiting up to `wait_ms` for it to end.
+    pub async fn run_state(&self, wait_ms: u64) -> Answer<RunState> {
+        let request = json_request::<()>(Method::Get, &format!("/run?waitMs={wait_ms}"), None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 

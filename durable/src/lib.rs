@@ -35,6 +35,7 @@ mod task;
 mod task_actions;
 mod task_index;
 mod task_index_store;
+mod task_runs;
 mod task_secrets;
 mod task_store;
 #[cfg(all(test, target_arch = "wasm32"))]

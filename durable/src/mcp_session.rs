@@ -10,18 +10,19 @@
 //! (`POST /actions` of its coordinator), held to the same consent gate, domain policy and audit.
 
 use mimo_agent::actions::ActionState;
+use mimo_agent::mcp::runs::{self, SessionRun};
 use mimo_agent::mcp::session::{self, admit, Refusal, Session};
 use mimo_agent::mcp::tools::{self, Answer};
-use mimo_agent::mcp::{self, BrowserTool, Call, Incoming};
+use mimo_agent::mcp::{self, BrowserTool, Call, Incoming, TaskTool, Tool};
 use mimo_protocol::mcp::{
     CallToolResult, EmptyResult, JsonRpcErrorCode, JsonRpcErrorResponse, JsonRpcResponse,
     McpTokenRequest, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
 };
-use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject};
+use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject, TaskControl};
 use worker::*;
 
 use crate::artifacts::read_image;
-use crate::clients::{SubmitAction, TaskClient, TokenCheck, TokenHolder};
+use crate::clients::{RunGoal, SubmitAction, TaskClient, TokenCheck, TokenHolder};
 use crate::error::Refusable;
 use crate::http::{error_response, now_ms, query_param, random_bytes, read_body};
 use crate::mcp_store::{McpTokens, SessionStore};
@@ -167,6 +168,7 @@ impl McpSession {
                     started: false,
                     tabs: Vec::new(),
                     client_id: None,
+                    runs: Vec::new(),
                     created_at: now_ms(),
                     ended_at: None,
                 })?;
@@ -182,8 +184,11 @@ impl McpSession {
             (Call::CallTool(Err(problem)), _) => {
                 serde_json::to_value(CallToolResult::error(problem))?
             }
-            (Call::CallTool(Ok(tool)), Some(session)) => {
+            (Call::CallTool(Ok(Tool::Browser(tool))), Some(session)) => {
                 serde_json::to_value(self.call_tool(session, &tool).await?)?
+            }
+            (Call::CallTool(Ok(Tool::Task(tool))), Some(session)) => {
+                serde_json::to_value(self.call_task_tool(session, tool).await?)?
             }
             (Call::CallTool(Ok(_)), None) => {
                 unreachable!("admit lets no tool call in without a session")
@@ -201,6 +206,91 @@ impl McpSession {
         change(&mut session);
         store.save(&session)?;
         Ok(session)
+    }
+
+    /// Runs a tool about the session's runs of Mimo's own agent: `run_task` makes a task of
+    /// its own for the goal (in the browser the session's other tools used, when it used one)
+    /// and waits for it to end, or answers where it stands when the wait is over.
+    async fn call_task_tool(&self, session: Session, tool: TaskTool) -> Result<CallToolResult> {
+        match tool {
+            TaskTool::Run {
+                goal,
+                answer_schema,
+                wait_seconds,
+            } => {
+                let task_id = uuid::Builder::from_random_bytes(random_bytes()?)
+                    .into_uuid()
+                    .to_string();
+                let task = TaskClient::new(&self.env, &task_id)?;
+                if let Err(error) = task.init(&task_id).await.refusal()? {
+                    return Ok(tools::refused(&error));
+                }
+                let run = SessionRun {
+                    task_id: task_id.clone(),
+                    structured: answer_schema.is_some(),
+                };
+                // Kept before it runs: a client that loses this call's answer still reaches it.
+                let session = self.update(session, |s| s.runs.push(run.clone()))?;
+                let goal = RunGoal {
+                    goal,
+                    answer_schema,
+                    client_id: session.client_id,
+                };
+                if let Err(error) = task.run(&goal).await.refusal()? {
+                    return Ok(tools::refused(&error));
+                }
+                self.run_answer(&task, &run, wait_seconds).await
+            }
+            TaskTool::Get {
+                task_id,
+                wait_seconds,
+            } => match runs::run_of(&session.runs, &task_id) {
+                Ok(run) => {
+                    let task = TaskClient::new(&self.env, &task_id)?;
+                    self.run_answer(&task, run, wait_seconds).await
+                }
+                Err(why) => Ok(CallToolResult::error(why)),
+            },
+            TaskTool::Cancel { task_id } => match runs::run_of(&session.runs, &task_id) {
+                Ok(run) => {
+                    let task = TaskClient::new(&self.env, &task_id)?;
+                    if let Err(error) = task.control(TaskControl::Stop).await.refusal()? {
+                        return Ok(tools::refused(&error));
+                    }
+                    self.run_answer(&task, run, 0).await
+                }
+                Err(why) => Ok(CallToolResult::error(why)),
+            },
+            TaskTool::List => {
+                let states = session.runs.iter().map(|run| async move {
+                    let state = match TaskClient::new(&self.env, &run.task_id) {
+                        Ok(task) => task.run_state(0).await.ok(),
+                        Err(_) => None,
+                    };
+                    (run.clone(), state)
+                });
+                Ok(runs::listing(&futures_util::future::join_all(states).await))
+            }
+        }
+    }
+
+    /// Where the session's `run` stands, once it ended or `wait_seconds` passed.
+    async fn run_answer(
+        &self,
+        task: &TaskClient,
+        run: &SessionRun,
+        wait_seconds: u32,
+    ) -> Result<CallToolResult> {
+        Ok(
+            match task
+                .run_state(u64::from(wait_seconds) * 1000)
+                .await
+                .refusal()?
+            {
+                Ok(state) => runs::answer(run, &state),
+                Err(error) => tools::refused(&error),
+            },
+        )
     }
 
     /// Runs `tool` as one action of the session's task (made at its first tool call, as the

@@ -965,6 +965,7 @@ fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
         started: false,
         tabs: Vec::new(),
         client_id: None,
+        runs: Vec::new(),
         created_at: 5,
         ended_at: None,
     };
@@ -972,6 +973,10 @@ fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
     assert_eq!(store.load().unwrap(), Some(session.clone()));
     session.task_id = Some("t".into());
     session.started = true;
+    session.runs.push(mimo_agent::mcp::runs::SessionRun {
+        task_id: "r".into(),
+        structured: true,
+    });
     session.ended_at = Some(9);
     store.save(&session).unwrap();
     assert_eq!(store.load().unwrap(), Some(session));

@@ -36,7 +36,7 @@ use worker::*;
 use crate::action_store::ActionStore;
 use crate::artifacts::{read_image, ArtifactStore};
 use crate::clients::{
-    ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, SkillClient,
+    ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, RunGoal, SkillClient,
     SubmitAction, TaskIndexClient,
 };
 use crate::deadline::{answered, with_deadline, OBJECT_ANSWER_MS};
@@ -57,13 +57,15 @@ const WEB: &str = "web";
 pub struct TaskCoordinator {
     state: State,
     env: Env,
-    store: TaskStore,
+    pub(crate) store: TaskStore,
     artifacts: ArtifactStore,
     action_store: ActionStore,
     pub(crate) secrets: SecretStore,
     pub(crate) task: RefCell<Task>,
     /// Requests of the developer API waiting for their action to end, by action id.
     pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<ActionRecord>>>,
+    /// Requests waiting for a run to end (MCP's `run_task`), woken by each recorded event.
+    pub(crate) run_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     /// Why the stored task could not be loaded: every route but `/delete` answers with it.
     broken: RefCell<Option<ErrorObject>>,
     started_at: u64,
@@ -139,7 +141,7 @@ fn load(
     })
 }
 
-fn unknown_task() -> ErrorObject {
+pub(crate) fn unknown_task() -> ErrorObject {
     ErrorObject::new(ErrorCode::NotFound, "unknown task")
 }
 
@@ -176,6 +178,7 @@ impl DurableObject for TaskCoordinator {
             secrets,
             task: RefCell::new(task),
             waiters: RefCell::new(HashMap::new()),
+            run_waiters: RefCell::new(Vec::new()),
             broken: RefCell::new(broken),
             started_at: now_ms(),
             last_activity: Cell::new(0),
@@ -258,6 +261,14 @@ impl DurableObject for TaskCoordinator {
             },
             (Method::Get, "/actions") if self.exists() => {
                 Response::from_json(&self.task.borrow().actions().records())
+            }
+            (Method::Post, "/run") => match read_body::<RunGoal>(&mut req).await {
+                Ok(run) => self.run_goal(run).await,
+                Err(error) => error_response(&error),
+            },
+            (Method::Get, "/run") => {
+                let wait_ms = query("waitMs").and_then(|w| w.parse().ok()).unwrap_or(0);
+                self.run_state(wait_ms).await
             }
             (Method::Post, "/control") => match read_body::<TaskControl>(&mut req).await {
                 Ok(control) => self.answer(Input::Control(control), Caller::Relay).await,
@@ -665,6 +676,7 @@ impl TaskCoordinator {
                 let envelope = self.store.append_event(&task_id, event, now_ms())?;
                 self.last_activity.set(envelope.at);
                 self.broadcast(&envelope);
+                self.wake_run_waiters();
             }
             Effect::Show(event) => self.broadcast(&self.envelope(event)),
             Effect::SaveMessage(message) => self.store.save_message(&message)?,
@@ -986,6 +998,11 @@ impl TaskCoordinator {
             answer_schema: start.answer_schema,
         };
         inputs.push((goal, Caller::Relay));
+        self.answer_all(inputs).await
+    }
+
+    /// Feeds `inputs` in order; the first refusal is the answer, and stops the rest.
+    pub(crate) async fn answer_all(&self, inputs: Vec<(Input, Caller)>) -> Result<Response> {
         for (input, caller) in inputs {
             if let Some(refusal) = self.handle(input, caller).await?.into_iter().next() {
                 return error_response(&refusal);
@@ -997,16 +1014,11 @@ impl TaskCoordinator {
     /// A task the side panel of `client_id`'s browser starts on the tab the person looks at:
     /// bound to that browser, its first run on `tab_id`. The goal comes on the panel's socket.
     async fn start_here(&self, client_id: String, tab_id: ChromeId) -> Result<Response> {
-        let inputs = [
-            Input::SelectClient { client_id },
-            Input::StartOnTab(Some(tab_id)),
-        ];
-        for input in inputs {
-            if let Some(refusal) = self.handle(input, Caller::Direct).await?.into_iter().next() {
-                return error_response(&refusal);
-            }
-        }
-        Response::empty()
+        self.answer_all(vec![
+            (Input::SelectClient { client_id }, Caller::Direct),
+            (Input::StartOnTab(Some(tab_id)), Caller::Direct),
+        ])
+        .await
     }
 
     /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history,

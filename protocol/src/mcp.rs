@@ -243,6 +243,11 @@ pub struct CallToolParams {
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     pub content: Vec<Content>,
+    /// The result as JSON, when the tool has one (`run_task` given an answer schema: the
+    /// answer in that shape); its text is in `content` too, for clients that read only that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "Record<string, unknown>")]
+    pub structured_content: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
 }
@@ -251,6 +256,7 @@ impl CallToolResult {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text { text: text.into() }],
+            structured_content: None,
             is_error: false,
         }
     }
@@ -353,6 +359,7 @@ mod tests {
                     mime_type: "image/png".into(),
                 },
             ],
+            structured_content: None,
             is_error: true,
         };
         assert_eq!(

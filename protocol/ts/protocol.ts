@@ -1648,7 +1648,12 @@ export type ListToolsResult = { tools: Array<Tool>, nextCursor?: string, };
 
 export type CallToolParams = { name: string, arguments?: Record<string, unknown>, };
 
-export type CallToolResult = { content: Array<Content>, isError?: boolean, };
+export type CallToolResult = { content: Array<Content>, 
+/**
+ * The result as JSON, when the tool has one (`run_task` given an answer schema: the
+ * answer in that shape); its text is in `content` too, for clients that read only that.
+ */
+structuredContent?: Record<string, unknown>, isError?: boolean, };
 
 export type Content = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, };
 

@@ -2,8 +2,9 @@
 // SDK's client over Streamable HTTP and a protocol client standing in for the extension (the
 // real extension's test is tests/browser/mcp.test.ts): MCP tokens made and revoked in the web
 // app's API, initialize and version negotiation, the transport's 400/401/403/404/405 rules, bad
-// JSON-RPC answered with the specification's codes with nothing run, and tool calls going through
-// the task's action queue and its consent gate.
+// JSON-RPC answered with the specification's codes with nothing run, tool calls going through
+// the task's action queue and its consent gate, and runs of Mimo's own agent (run_task, get_task,
+// cancel_task, list_tasks) with a scripted model.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -20,6 +21,7 @@ import type {
 import { api, ExtensionClient, post } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
+import { agentStep } from "../support/shopper.ts";
 
 let mimo: Mimo;
 
@@ -35,6 +37,10 @@ const TOOLS = [
   "browser_select_option",
   "browser_wait_for",
   "browser_tabs",
+  "run_task",
+  "get_task",
+  "cancel_task",
+  "list_tasks",
 ];
 
 async function mcpToken(name = "Test client"): Promise<McpTokenCreated> {
@@ -360,6 +366,68 @@ describe("MCP over Streamable HTTP", () => {
     assert.equal(index.taskId, actions[0]!.taskId);
     respond(ext, index, { elements: [], text: "[1]<button>Buy</button>", url: "http://127.0.0.1:9/a", title: "A", tabs: [] });
     await snapshotting;
+    await ext.close();
+  });
+
+  it("runs Mimo's agent on a goal: its answer in the schema asked for, the session's runs listed, a run canceled, another session's refused", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-agent");
+    // The stand-in answers every action at once, but keeps running the task_start of a page
+    // called slow (acked, never answered): that run waits until it is canceled.
+    ext.ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as ServerToExtension;
+      if (frame.type !== "browser_action") return;
+      const action = frame.action;
+      const url = (action.params as { url?: string }).url ?? "";
+      ext.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
+      if (url.includes("/slow")) return;
+      const page = { elements: [{ clickId: 1, tag: "b", text: "12.50", frameId: 0 }], text: "Blue mug [1]<b>12.50</b>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
+      const results: Record<string, unknown> = {
+        task_start: { tabId: 21, windowId: 4, url },
+        browser_observe: {
+          screenshot: { error: { code: "CDP_UNAVAILABLE", message: "no screenshot here", retryable: false }, partial: false, warnings: [] },
+          readability: { result: { text: "Blue mug, 12.50", title: "Shop", contentLengthBytes: 15, truncated: false }, partial: false, warnings: [] },
+          domIndex: { result: page, partial: false, warnings: [] },
+        },
+      };
+      respond(ext, action, results[action.name] ?? {});
+    });
+    const { token } = await mcpToken();
+    const { client } = await connect(token);
+    const priceSchema = { type: "object", properties: { price: { type: "number" } }, required: ["price"] };
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://127.0.0.1:9/shop" } }, "Opening the shop."),
+      agentStep({ done: { success: true, text: "The blue mug costs 12.50.", data: { price: 12.5 } } }, "Read the price."),
+    ]);
+    const ran = (await client.callTool({ name: "run_task", arguments: { goal: "What does the blue mug cost at http://127.0.0.1:9/shop?", answerSchema: priceSchema, waitSeconds: 60 } })) as CallToolResult;
+    assert.equal(ran.isError, undefined, text(ran));
+    assert.deepEqual(ran.structuredContent, { price: 12.5 });
+    const taskId = /^Task ([0-9a-f-]{36}) finished in 2 steps\.\n\nThe blue mug costs 12\.50\./.exec(text(ran))?.[1];
+    assert.ok(taskId, text(ran));
+    // The run is a task like one from the web app: its actions, in the person's browser.
+    const actions = (await (await api(mimo, `/api/task/${taskId}/actions`)).json()) as Array<{ command: { name: string }; state: string }>;
+    assert.deepEqual(actions.map((a) => [a.command.name, a.state]), [["task_start", "succeeded"], ["browser_observe", "succeeded"]]);
+    const got = (await client.callTool({ name: "get_task", arguments: { taskId } })) as CallToolResult;
+    assert.deepEqual(got.structuredContent, { price: 12.5 });
+
+    // A run that cannot end by itself: answered where it stands when the wait is over, then
+    // canceled, and listed with the first.
+    mimo.llm.script([agentStep({ navigate: { url: "http://127.0.0.1:9/slow" } }, "Opening it.")]);
+    const slow = (await client.callTool({ name: "run_task", arguments: { goal: "Open http://127.0.0.1:9/slow", waitSeconds: 2 } })) as CallToolResult;
+    const slowId = /^Task ([0-9a-f-]{36}) is still running\. Call get_task/.exec(text(slow))?.[1];
+    assert.ok(slowId, text(slow));
+    const canceled = (await client.callTool({ name: "cancel_task", arguments: { taskId: slowId } })) as CallToolResult;
+    assert.match(text(canceled), new RegExp(`^Task ${slowId} (is canceled|finished)`), text(canceled));
+    const summary = (await (await api(mimo, `/api/task/${slowId}`)).json()) as { status: string };
+    assert.equal(summary.status, "canceled");
+    const listed = text(await client.callTool({ name: "list_tasks", arguments: {} }));
+    assert.match(listed, new RegExp(`^Tasks run in this session:\n- ${slowId}: (canceled|finished)[^\n]*\n- ${taskId}: finished`));
+
+    // Another session reaches none of them.
+    const other = await connect(token);
+    const refused = (await other.client.callTool({ name: "get_task", arguments: { taskId } })) as CallToolResult;
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /no task .* was run in this session/);
+    assert.match(text(await other.client.callTool({ name: "list_tasks", arguments: {} })), /No task was run in this session yet/);
     await ext.close();
   });
 

@@ -4,6 +4,7 @@
 //! body that is not a request Mimo serves is answered here with JSON-RPC's own error codes
 //! before anything runs.
 
+pub mod runs;
 pub mod session;
 pub mod tools;
 
@@ -15,7 +16,8 @@ use mimo_protocol::mcp::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use tools::BrowserTool;
+pub use runs::TaskTool;
+pub use tools::{BrowserTool, Tool};
 
 /// What one `POST /mcp` body holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +37,7 @@ pub enum Call {
     ListTools,
     /// A tool call: the tool with its arguments, or why its arguments cannot be used — a tool
     /// execution error (the model reads it and tries again), not a protocol error.
-    CallTool(Result<BrowserTool, String>),
+    CallTool(Result<Tool, String>),
 }
 
 impl Incoming {

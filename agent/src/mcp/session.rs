@@ -27,6 +27,10 @@ pub struct Session {
     /// The extension (browser) the task's actions ran in last.
     #[serde(default)]
     pub client_id: Option<String>,
+    /// The tasks `run_task` started in this session, oldest first: the only ones its other run
+    /// tools reach.
+    #[serde(default)]
+    pub runs: Vec<super::runs::SessionRun>,
     pub created_at: u64,
     #[serde(default)]
     pub ended_at: Option<u64>,
@@ -119,6 +123,7 @@ mod tests {
             started: false,
             tabs: Vec::new(),
             client_id: None,
+            runs: Vec::new(),
             created_at: 1,
             ended_at: None,
         }

@@ -12,6 +12,13 @@ fn code_of(body: &str) -> (Option<RequestId>, i32) {
 }
 
 fn call(name: &str, arguments: serde_json::Value) -> Result<BrowserTool, String> {
+    match called(name, arguments)? {
+        Tool::Browser(tool) => Ok(tool),
+        Tool::Task(tool) => panic!("not a browser tool: {tool:?}"),
+    }
+}
+
+fn called(name: &str, arguments: serde_json::Value) -> Result<Tool, String> {
     let body = json!({
         "jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": { "name": name, "arguments": arguments }
@@ -171,7 +178,7 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
     let listed: mimo_protocol::mcp::ListToolsResult =
         serde_json::from_value(tools::list()).expect("a tools/list result");
     let listed = listed.tools;
-    assert_eq!(listed.len(), 11);
+    assert_eq!(listed.len(), 15);
     for tool in &listed {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
@@ -202,6 +209,131 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
         assert!(matches!(parsed, Some(Ok(_))), "{}: {parsed:?}", tool.name);
     }
     assert_eq!(tools::parse("browser_evaluate", None), None);
+}
+
+#[test]
+fn the_run_tools_read_their_arguments_and_keep_a_session_to_its_own_tasks() {
+    let schema = json!({ "type": "object", "properties": { "price": { "type": "number" } } });
+    assert_eq!(
+        called(
+            "run_task",
+            json!({ "goal": " Find the mug's price ", "answerSchema": schema, "waitSeconds": 5 })
+        ),
+        Ok(Tool::Task(TaskTool::Run {
+            goal: "Find the mug's price".into(),
+            answer_schema: Some(schema),
+            wait_seconds: 5,
+        }))
+    );
+    assert_eq!(
+        called("run_task", json!({ "goal": "Go" })),
+        Ok(Tool::Task(TaskTool::Run {
+            goal: "Go".into(),
+            answer_schema: None,
+            wait_seconds: runs::RUN_WAIT_SECONDS,
+        }))
+    );
+    assert!(called("run_task", json!({ "goal": "  " })).is_err());
+    // A wait past what a client waits for a call, a schema that is not an object: refused.
+    assert!(called("run_task", json!({ "goal": "Go", "waitSeconds": 600 })).is_err());
+    assert!(called(
+        "run_task",
+        json!({ "goal": "Go", "answerSchema": "a price" })
+    )
+    .is_err());
+    assert_eq!(
+        called("get_task", json!({ "taskId": "t-1" })),
+        Ok(Tool::Task(TaskTool::Get {
+            task_id: "t-1".into(),
+            wait_seconds: 0,
+        }))
+    );
+    assert_eq!(
+        called("cancel_task", json!({ "taskId": "t-1" })),
+        Ok(Tool::Task(TaskTool::Cancel {
+            task_id: "t-1".into()
+        }))
+    );
+    assert_eq!(
+        called("list_tasks", json!({})),
+        Ok(Tool::Task(TaskTool::List))
+    );
+    let mine = [runs::SessionRun {
+        task_id: "t-1".into(),
+        structured: false,
+    }];
+    assert!(runs::run_of(&mine, "t-1").is_ok());
+    assert!(runs::run_of(&mine, "t-2")
+        .unwrap_err()
+        .contains("no task t-2 was run in this session"));
+}
+
+#[test]
+fn a_runs_answer_says_where_it_stands_and_gives_its_result_once_it_ended() {
+    use mimo_protocol::frontend::OutputStatus;
+    use mimo_protocol::TaskStatus;
+    let run = runs::SessionRun {
+        task_id: "t-1".into(),
+        structured: true,
+    };
+    let state = |status, ended| runs::RunState {
+        status,
+        title: Some("Mug price".into()),
+        ended,
+    };
+    let text = |result: &CallToolResult| match &result.content[0] {
+        Content::Text { text } => text.clone(),
+        other => panic!("not text: {other:?}"),
+    };
+    let waiting = runs::answer(&run, &state(TaskStatus::WaitingConfirmation, None));
+    assert!(!waiting.is_error);
+    assert!(text(&waiting).contains("waiting for the person to confirm a step"));
+    assert!(text(&waiting).contains("get_task"));
+    let answered = runs::RunEnd {
+        status: OutputStatus::Ok,
+        output: Some(json!({
+            "success": true, "text": "It costs 12.50.", "data": { "price": 12.5 }, "steps": 2
+        })),
+        error: None,
+        warnings: vec!["the page changed".into()],
+    };
+    let done = runs::answer(&run, &state(TaskStatus::Completed, Some(answered.clone())));
+    assert_eq!(done.structured_content, Some(json!({ "price": 12.5 })));
+    conforms("CallToolResult", &json!(done));
+    assert_eq!(
+        text(&done),
+        "Task t-1 finished in 2 steps.\n\nIt costs 12.50.\n\n{\n  \"price\": 12.5\n}\nNote: the page changed"
+    );
+    // A run asked for no schema: the answer's text, no structured content.
+    let plain = runs::SessionRun {
+        structured: false,
+        ..run.clone()
+    };
+    let said = runs::RunEnd {
+        output: Some(json!({ "text": "It costs 12.50." })),
+        warnings: Vec::new(),
+        ..answered
+    };
+    let done = runs::answer(&plain, &state(TaskStatus::Completed, Some(said)));
+    assert_eq!(text(&done), "Task t-1 finished.\n\nIt costs 12.50.");
+    assert_eq!(done.structured_content, None);
+    let failed = runs::RunEnd {
+        status: OutputStatus::Error,
+        output: None,
+        error: Some(ErrorObject::new(ErrorCode::StepLimitExceeded, "40 steps")),
+        warnings: Vec::new(),
+    };
+    let failed = runs::answer(&run, &state(TaskStatus::Error, Some(failed)));
+    assert!(failed.is_error);
+    assert!(text(&failed).contains("failed: STEP_LIMIT_EXCEEDED: 40 steps"));
+    let listed = runs::listing(&[
+        (run.clone(), Some(state(TaskStatus::Running, None))),
+        (plain, None),
+    ]);
+    assert_eq!(
+        text(&listed),
+        "Tasks run in this session:\n- t-1: could not be read just now\n- t-1: still running — Mug price"
+    );
 }
 
 #[test]
@@ -386,7 +518,10 @@ fn outcome(
 }
 
 fn text_of(answer: Answer) -> (String, bool) {
-    let Answer::Result(CallToolResult { content, is_error }) = answer else {
+    let Answer::Result(CallToolResult {
+        content, is_error, ..
+    }) = answer
+    else {
         panic!("not a result: {answer:?}")
     };
     let text = content

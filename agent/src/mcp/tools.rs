@@ -8,10 +8,19 @@ use mimo_protocol::TaskTab;
 use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
 use serde_json::{Map, Value};
 
+use super::runs::{self, TaskTool};
 use crate::actions::ActionRecord;
 use crate::json_schema;
 
-/// A tool call with its arguments read.
+/// A tool call with its arguments read: one browser action in the session's task, or one
+/// about the runs of Mimo's own agent ([`runs`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tool {
+    Browser(BrowserTool),
+    Task(TaskTool),
+}
+
+/// A browser tool call with its arguments read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BrowserTool {
     Navigate {
@@ -85,10 +94,7 @@ pub struct WaitForArgs {
 
 /// The tool `name` with its `arguments` read: `None` when there is no such tool, `Err` with
 /// what is wrong when the arguments cannot be used.
-pub fn parse(
-    name: &str,
-    arguments: Option<Map<String, Value>>,
-) -> Option<Result<BrowserTool, String>> {
+pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result<Tool, String>> {
     let listed = list();
     let schema = listed["tools"]
         .as_array()?
@@ -103,6 +109,9 @@ pub fn parse(
             .map(|m| format!("at {}: {}", json_schema::shown(&m.path), m.message))
             .collect();
         return Some(Err(format!("{name}'s arguments: {}", problems.join("; "))));
+    }
+    if let Some(task) = runs::read(name, &arguments) {
+        return Some(task.map(Tool::Task));
     }
     // Checked against the schema: present and of their types where it says so.
     let text = |key: &str| {
@@ -161,7 +170,7 @@ pub fn parse(
         }
         _ => return None,
     };
-    Some(tool)
+    Some(tool.map(Tool::Browser))
 }
 
 /// An element's number from a `ref`: `"12"` (Playwright's refs are strings), `"[12]"` as the
@@ -487,6 +496,7 @@ pub fn screenshot_result(shot: &ScreenshotResult, data: String, mime_type: &str)
                 mime_type: mime_type.to_owned(),
             },
         ],
+        structured_content: None,
         is_error: false,
     }
 }
