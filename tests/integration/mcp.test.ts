@@ -18,7 +18,7 @@ import type {
   ProtectedResourceMetadata,
   ServerToExtension,
 } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, post } from "../support/clients.ts";
+import { api, ExtensionClient, post, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
@@ -429,6 +429,52 @@ describe("MCP over Streamable HTTP", () => {
     assert.match(text(refused), /no task .* was run in this session/);
     assert.match(text(await other.client.callTool({ name: "list_tasks", arguments: {} })), /No task was run in this session yet/);
     await ext.close();
+  });
+
+  it("a run's step that needs the person waits for them in the web app: no MCP call can approve it", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-agent-confirm");
+    ext.ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as ServerToExtension;
+      if (frame.type !== "browser_action") return;
+      const action = frame.action;
+      const page = { elements: [{ clickId: 1, tag: "button", text: "Buy now", frameId: 0 }], text: "Blue mug 12.50\n[1]<button>Buy now</button>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
+      const results: Record<string, unknown> = {
+        task_start: { tabId: 22, windowId: 5, url: "http://127.0.0.1:9/shop" },
+        browser_observe: {
+          screenshot: { error: { code: "CDP_UNAVAILABLE", message: "no screenshot here", retryable: false }, partial: false, warnings: [] },
+          readability: { result: { text: "Blue mug, 12.50", title: "Shop", contentLengthBytes: 15, truncated: false }, partial: false, warnings: [] },
+          domIndex: { result: page, partial: false, warnings: [] },
+        },
+      };
+      respond(ext, action, results[action.name] ?? {});
+    });
+    const { token } = await mcpToken();
+    const { client } = await connect(token);
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://127.0.0.1:9/shop" } }, "Opening the shop."),
+      agentStep({ click: { index: 1 } }, "Buying."),
+      agentStep({ done: { success: true, text: "Bought the blue mug." } }, "Bought."),
+    ]);
+    const ran = (await client.callTool({ name: "run_task", arguments: { goal: "Buy the blue mug at http://127.0.0.1:9/shop", waitSeconds: 3 } })) as CallToolResult;
+    const taskId = /^Task ([0-9a-f-]{36}) is waiting for the person to confirm a step in Mimo's web app or side panel\./.exec(text(ran))?.[1];
+    assert.ok(taskId, text(ran));
+    const clicks = async () => ((await (await api(mimo, `/api/task/${taskId}/actions`)).json()) as Array<{ command: { name: string }; state: string }>).filter((a) => a.command.name === "browser_click");
+    assert.deepEqual(await clicks(), [], "nothing clicked before the person says so");
+    // Waiting again changes nothing, and no tool answers for the person.
+    assert.match(text(await client.callTool({ name: "get_task", arguments: { taskId, waitSeconds: 1 } })), /is waiting for the person to confirm/);
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(!tools.some((name) => /confirm|approve/.test(name)), tools.join(", "));
+    assert.deepEqual(await clicks(), []);
+
+    // The person confirms in the web app; the run goes on and ends.
+    const web = await WebClient.connect(mimo, taskId);
+    const asked = await web.waitFor((e) => e.type === "confirmationRequested", "the confirmation", 10_000);
+    assert.ok(asked.type === "confirmationRequested");
+    web.send({ type: "confirm", step: asked.step, approve: true });
+    const done = (await client.callTool({ name: "get_task", arguments: { taskId, waitSeconds: 30 } })) as CallToolResult;
+    assert.match(text(done), new RegExp(`^Task ${taskId} finished in 3 steps\\.\\n\\nBought the blue mug\\.`));
+    assert.deepEqual((await clicks()).map((a) => a.state), ["succeeded"]);
+    await Promise.all([web.close(), ext.close()]);
   });
 
   it("keeps a session, its revision and its task across a restart of the runtime", async () => {
