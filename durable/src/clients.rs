@@ -378,9 +378,14 @@ impl TaskClient {
         self.post("/run", goal).await
     }
 
-    /// Where the task stands and how its run ended, waiting up to `wait_ms` for it to end.
-    pub async fn run_state(&self, wait_ms: u64) -> Answer<RunState> {
-        let request = json_request::<()>(Method::Get, &format!("/run?waitMs={wait_ms}"), None)?;
+    /// Where the task stands and how its run ended, waiting up to `wait_ms` for it to end (or,
+    /// given `after_steps`, to finish a step more than that).
+    pub async fn run_state(&self, wait_ms: u64, after_steps: Option<u32>) -> Answer<RunState> {
+        let mut path = format!("/run?waitMs={wait_ms}");
+        if let Some(steps) = after_steps {
+            path.push_str(&format!("&afterSteps={steps}"));
+        }
+        let request = json_request::<()>(Method::Get, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
@@ -553,6 +558,7 @@ impl McpClient {
         named: bool,
         token_id: &str,
         version: Option<&str>,
+        streams: bool,
         body: Vec<u8>,
     ) -> Result<Response> {
         let headers = Headers::new();
@@ -564,10 +570,11 @@ impl McpClient {
             .with_headers(headers)
             .with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
         let target = format!(
-            "https://internal/rpc?sessionId={}&named={}&tokenId={}",
+            "https://internal/rpc?sessionId={}&named={}&tokenId={}&streams={}",
             urlencode(session_id),
             u8::from(named),
-            urlencode(token_id)
+            urlencode(token_id),
+            u8::from(streams)
         );
         self.0
             .fetch_with_request(Request::new_with_init(&target, &init)?)

@@ -16,7 +16,7 @@ use mimo_agent::mcp::tools::{self, Answer};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming, TaskTool, Tool};
 use mimo_protocol::mcp::{
     CallToolResult, EmptyResult, JsonRpcErrorCode, JsonRpcErrorResponse, JsonRpcResponse,
-    McpTokenRequest, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
+    McpTokenRequest, RequestId, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
 };
 use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject, TaskControl};
 use worker::*;
@@ -94,6 +94,7 @@ impl DurableObject for McpSession {
                     param("named").as_deref() == Some("1"),
                     &param("tokenId").unwrap_or_default(),
                     version.as_deref(),
+                    param("streams").as_deref() == Some("1"),
                 )
                 .await
             }
@@ -138,6 +139,7 @@ impl McpSession {
         named: bool,
         token_id: &str,
         version: Option<&str>,
+        streams: bool,
     ) -> Result<Response> {
         let incoming = match mcp::read(body) {
             Ok(incoming) => incoming,
@@ -181,16 +183,47 @@ impl McpSession {
             }
             (Call::Ping, _) => serde_json::to_value(EmptyResult {})?,
             (Call::ListTools, _) => tools::list(),
-            (Call::CallTool(Err(problem)), _) => {
-                serde_json::to_value(CallToolResult::error(problem))?
-            }
-            (Call::CallTool(Ok(Tool::Browser(tool))), Some(session)) => {
-                serde_json::to_value(self.call_tool(session, &tool).await?)?
-            }
-            (Call::CallTool(Ok(Tool::Task(tool))), Some(session)) => {
-                serde_json::to_value(self.call_task_tool(session, tool).await?)?
-            }
-            (Call::CallTool(Ok(_)), None) => {
+            (
+                Call::CallTool {
+                    tool: Err(problem), ..
+                },
+                _,
+            ) => serde_json::to_value(CallToolResult::error(problem))?,
+            (
+                Call::CallTool {
+                    tool: Ok(Tool::Browser(tool)),
+                    ..
+                },
+                Some(session),
+            ) => serde_json::to_value(self.call_tool(session, &tool).await?)?,
+            (
+                Call::CallTool {
+                    tool: Ok(Tool::Task(tool)),
+                    progress,
+                },
+                Some(session),
+            ) => match self.prepare_task_tool(session, tool).await? {
+                Prepared::Answer(result) => serde_json::to_value(result)?,
+                Prepared::Wait {
+                    task,
+                    run,
+                    wait_seconds,
+                    done_before,
+                } => match progress.filter(|_| streams && wait_seconds > 0) {
+                    Some(token) => {
+                        let stream = Progress {
+                            id,
+                            token,
+                            task,
+                            run,
+                            done_before,
+                        };
+                        return stream.answer(wait_seconds).await;
+                    }
+                    None => serde_json::to_value(run_answer(&task, &run, wait_seconds).await?)?,
+                },
+            },
+            (Call::CallTool { .. }, None) => {
                 unreachable!("admit lets no tool call in without a session")
             }
         };
@@ -208,10 +241,12 @@ impl McpSession {
         Ok(session)
     }
 
-    /// Runs a tool about the session's runs of Mimo's own agent: `run_task` makes a task of
-    /// its own for the goal (in the browser the session's other tools used, when it used one)
-    /// and waits for it to end, or answers where it stands when the wait is over.
-    async fn call_task_tool(&self, session: Session, tool: TaskTool) -> Result<CallToolResult> {
+    /// Prepares a tool about the session's runs of Mimo's own agent: `run_task` makes a task
+    /// of its own for the goal (in the browser the session's other tools used, when it used
+    /// one) and is then, as `get_task` is, a wait for the run to end; `cancel_task` and
+    /// `list_tasks` are answered at once.
+    async fn prepare_task_tool(&self, session: Session, tool: TaskTool) -> Result<Prepared> {
+        let answered = |result| Ok(Prepared::Answer(result));
         match tool {
             TaskTool::Run {
                 goal,
@@ -223,7 +258,7 @@ impl McpSession {
                     .to_string();
                 let task = TaskClient::new(&self.env, &task_id)?;
                 if let Err(error) = task.init(&task_id).await.refusal()? {
-                    return Ok(tools::refused(&error));
+                    return answered(tools::refused(&error));
                 }
                 let run = SessionRun {
                     task_id: task_id.clone(),
@@ -237,60 +272,48 @@ impl McpSession {
                     client_id: session.client_id,
                 };
                 if let Err(error) = task.run(&goal).await.refusal()? {
-                    return Ok(tools::refused(&error));
+                    return answered(tools::refused(&error));
                 }
-                self.run_answer(&task, &run, wait_seconds).await
+                Ok(Prepared::Wait {
+                    task,
+                    run,
+                    wait_seconds,
+                    done_before: Some(0),
+                })
             }
             TaskTool::Get {
                 task_id,
                 wait_seconds,
             } => match runs::run_of(&session.runs, &task_id) {
-                Ok(run) => {
-                    let task = TaskClient::new(&self.env, &task_id)?;
-                    self.run_answer(&task, run, wait_seconds).await
-                }
-                Err(why) => Ok(CallToolResult::error(why)),
+                Ok(run) => Ok(Prepared::Wait {
+                    task: TaskClient::new(&self.env, &task_id)?,
+                    run: run.clone(),
+                    wait_seconds,
+                    done_before: None,
+                }),
+                Err(why) => answered(CallToolResult::error(why)),
             },
             TaskTool::Cancel { task_id } => match runs::run_of(&session.runs, &task_id) {
                 Ok(run) => {
                     let task = TaskClient::new(&self.env, &task_id)?;
                     if let Err(error) = task.control(TaskControl::Stop).await.refusal()? {
-                        return Ok(tools::refused(&error));
+                        return answered(tools::refused(&error));
                     }
-                    self.run_answer(&task, run, 0).await
+                    answered(run_answer(&task, run, 0).await?)
                 }
-                Err(why) => Ok(CallToolResult::error(why)),
+                Err(why) => answered(CallToolResult::error(why)),
             },
             TaskTool::List => {
                 let states = session.runs.iter().map(|run| async move {
                     let state = match TaskClient::new(&self.env, &run.task_id) {
-                        Ok(task) => task.run_state(0).await.ok(),
+                        Ok(task) => task.run_state(0, None).await.ok(),
                         Err(_) => None,
                     };
                     (run.clone(), state)
                 });
-                Ok(runs::listing(&futures_util::future::join_all(states).await))
+                answered(runs::listing(&futures_util::future::join_all(states).await))
             }
         }
-    }
-
-    /// Where the session's `run` stands, once it ended or `wait_seconds` passed.
-    async fn run_answer(
-        &self,
-        task: &TaskClient,
-        run: &SessionRun,
-        wait_seconds: u32,
-    ) -> Result<CallToolResult> {
-        Ok(
-            match task
-                .run_state(u64::from(wait_seconds) * 1000)
-                .await
-                .refusal()?
-            {
-                Ok(state) => runs::answer(run, &state),
-                Err(error) => tools::refused(&error),
-            },
-        )
     }
 
     /// Runs `tool` as one action of the session's task (made at its first tool call, as the
@@ -362,6 +385,106 @@ impl McpSession {
             }
         }
     }
+}
+
+/// What a tool about the session's runs comes to before any wait: its answer, or a wait for
+/// the run to end.
+enum Prepared {
+    Answer(CallToolResult),
+    Wait {
+        task: TaskClient,
+        run: SessionRun,
+        wait_seconds: u32,
+        /// The steps done before the call (a new run's are all news; `None`: as it stands).
+        done_before: Option<u32>,
+    },
+}
+
+/// Where the session's `run` stands, once it ended or `wait_seconds` passed.
+async fn run_answer(
+    task: &TaskClient,
+    run: &SessionRun,
+    wait_seconds: u32,
+) -> Result<CallToolResult> {
+    let wait_ms = u64::from(wait_seconds) * 1000;
+    Ok(match task.run_state(wait_ms, None).await.refusal()? {
+        Ok(state) => runs::answer(run, &state),
+        Err(error) => tools::refused(&error),
+    })
+}
+
+/// A call that waits for a run, when its client asked for progress and takes a stream.
+struct Progress {
+    id: RequestId,
+    token: RequestId,
+    task: TaskClient,
+    run: SessionRun,
+    done_before: Option<u32>,
+}
+
+impl Progress {
+    /// The answer as the transport's SSE: a `notifications/progress` for each step the run
+    /// finishes, then the call's answer. A run that ended already is answered as any call is.
+    async fn answer(self, wait_seconds: u32) -> Result<Response> {
+        let deadline = now_ms() + u64::from(wait_seconds) * 1000;
+        let Progress {
+            id,
+            token,
+            task,
+            run,
+            done_before,
+        } = self;
+        let first = match task.run_state(0, None).await.refusal()? {
+            Ok(state) if !state.status.is_terminal() => state,
+            Ok(state) => {
+                return Response::from_json(&JsonRpcResponse::new(id, &runs::answer(&run, &state)))
+            }
+            Err(error) => {
+                return Response::from_json(&JsonRpcResponse::new(id, &tools::refused(&error)))
+            }
+        };
+        let after = done_before.unwrap_or(first.steps);
+        let events = futures_util::stream::unfold(
+            Some((after, task, run, id, token)),
+            move |waiting| async move {
+                let (after, task, run, id, token) = waiting?;
+                let left = deadline.saturating_sub(now_ms());
+                let answer =
+                    |result: &CallToolResult| sse(&JsonRpcResponse::new(id.clone(), result));
+                let frame = match task.run_state(left, Some(after)).await.refusal() {
+                    Ok(Ok(state))
+                        if !state.status.is_terminal()
+                            && state.steps > after
+                            && now_ms() < deadline =>
+                    {
+                        let note = sse(&runs::progress(&token, &state));
+                        return Some((note, Some((state.steps, task, run, id, token))));
+                    }
+                    Ok(Ok(state)) => answer(&runs::answer(&run, &state)),
+                    Ok(Err(error)) => answer(&tools::refused(&error)),
+                    Err(e) => answer(&CallToolResult::error(format!(
+                        "the task could not be read: {e}"
+                    ))),
+                };
+                Some((frame, None))
+            },
+        );
+        let response = Response::from_stream(events)?;
+        response
+            .headers()
+            .set("content-type", "text/event-stream")?;
+        response.headers().set("cache-control", "no-cache")?;
+        Ok(response)
+    }
+}
+
+/// One message as a server-sent event.
+fn sse<T: serde::Serialize>(message: &T) -> Result<Vec<u8>> {
+    Ok(format!(
+        "event: message\ndata: {}\n\n",
+        serde_json::to_string(message)?
+    )
+    .into_bytes())
 }
 
 /// A body that is not a request Mimo serves: JSON-RPC's error, with 400 when the body could not

@@ -268,7 +268,8 @@ impl DurableObject for TaskCoordinator {
             },
             (Method::Get, "/run") => {
                 let wait_ms = query("waitMs").and_then(|w| w.parse().ok()).unwrap_or(0);
-                self.run_state(wait_ms).await
+                let after_steps = query("afterSteps").and_then(|n| n.parse().ok());
+                self.run_state(wait_ms, after_steps).await
             }
             (Method::Post, "/control") => match read_body::<TaskControl>(&mut req).await {
                 Ok(control) => self.answer(Input::Control(control), Caller::Relay).await,

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::select;
-use mimo_agent::mcp::runs::{RunEnd, RunState};
+use mimo_agent::mcp::runs::{self, RunEnd, RunState};
 use mimo_agent::task::{Caller, Input};
-use mimo_protocol::FrontendEvent;
+use mimo_protocol::{FrontendEvent, ToolPhase};
 use worker::{Delay, Response, Result};
 
 use crate::clients::RunGoal;
@@ -36,16 +36,22 @@ impl TaskCoordinator {
         self.answer_all(inputs).await
     }
 
-    /// `GET /run?waitMs=`: where the task stands, waiting up to `wait_ms` for its run to end
-    /// (woken by each event the task records).
-    pub(crate) async fn run_state(&self, wait_ms: u64) -> Result<Response> {
+    /// `GET /run?waitMs=[&afterSteps=]`: where the task stands, waiting up to `wait_ms` for
+    /// its run to end — or, given `after_steps`, for it to finish a step more than that
+    /// (progress) — woken by each event the task records.
+    pub(crate) async fn run_state(
+        &self,
+        wait_ms: u64,
+        after_steps: Option<u32>,
+    ) -> Result<Response> {
         let deadline = now_ms() + wait_ms.min(MAX_WAIT_MS);
         loop {
             let Some(state) = self.run_state_now()? else {
                 return error_response(&unknown_task());
             };
             let left = deadline.saturating_sub(now_ms());
-            if state.status.is_terminal() || left == 0 {
+            let stepped = after_steps.is_some_and(|n| state.steps > n);
+            if state.status.is_terminal() || stepped || left == 0 {
                 return Response::from_json(&state);
             }
             let (woken, wake) = oneshot::channel();
@@ -54,39 +60,48 @@ impl TaskCoordinator {
         }
     }
 
-    /// The task as it stands: how its run ended, once it has (its last structured output,
-    /// once the task is done; a task given another message runs again).
+    /// The task as it stands: its finished steps, and how its run ended, once it has (its
+    /// last structured output, once the task is done; a task given another message runs
+    /// again).
     fn run_state_now(&self) -> Result<Option<RunState>> {
         let Some(task) = self.task.borrow().record().cloned() else {
             return Ok(None);
         };
-        let ended = if !task.status.is_terminal() {
-            None
-        } else {
-            self.store
-                .events_after(&task.task_id, 0)?
-                .into_iter()
-                .rev()
-                .find_map(|envelope| match envelope.event {
-                    FrontendEvent::StructuredOutput {
-                        status,
-                        output,
-                        error,
-                        warnings,
-                    } => Some(RunEnd {
-                        status,
-                        output,
-                        error,
-                        warnings,
-                    }),
-                    _ => None,
-                })
-        };
-        Ok(Some(RunState {
+        let mut state = RunState {
             status: task.status,
             title: task.title,
-            ended,
-        }))
+            steps: 0,
+            last_step: None,
+            ended: None,
+        };
+        for envelope in self.store.events_after(&task.task_id, 0)? {
+            match envelope.event {
+                FrontendEvent::ToolUsed {
+                    step,
+                    phase: ToolPhase::End,
+                    action,
+                    ..
+                } => {
+                    state.steps += 1;
+                    state.last_step = Some(runs::step_words(step, &action));
+                }
+                FrontendEvent::StructuredOutput {
+                    status,
+                    output,
+                    error,
+                    warnings,
+                } if task.status.is_terminal() => {
+                    state.ended = Some(RunEnd {
+                        status,
+                        output,
+                        error,
+                        warnings,
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(state))
     }
 
     /// Wakes the requests waiting for a run to end: the task recorded an event.

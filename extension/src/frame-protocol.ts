@@ -3,7 +3,6 @@
 // the content script never lets an exception cross, it names a protocol error code instead.
 import type { BoundingBox, ElementFacts, ErrorCode, PiiKind, ScanScope, ScrollDirection, Target } from "../../protocol/ts/protocol.ts";
 import type { Candidate } from "./targets.ts";
-import type { FeedScroll } from "./content/find.ts";
 
 export const DEFAULT_CLICK_ATTR = "data-mimo_click_id";
 
@@ -81,6 +80,14 @@ export type Prepared = {
   /** For typing: what kind of editable the element is (`value`: a date, time, colour or slider input, set whole). */
   editable?: "input" | "textarea" | "contenteditable" | "value";
 };
+
+/**
+ * Where `findText` scrolls when the text is not there: nowhere (`stay`), to the end (`end`, to
+ * make a feed load more), or two screens back (`back`), so that the end of a feed that is
+ * still near the view after it loaded goes away and, scrolled to again, comes back: a feed that
+ * watches its end (an IntersectionObserver, a scroll listener) is only told when it changes.
+ */
+export type FeedScroll = "stay" | "end" | "back";
 
 export type FrameRequest =
   | { op: "ping" }

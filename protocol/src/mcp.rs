@@ -235,6 +235,20 @@ pub struct CallToolParams {
     #[serde(default)]
     #[ts(optional, type = "Record<string, unknown>")]
     pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub meta: Option<RequestMeta>,
+}
+
+/// A request's `_meta`: what Mimo reads of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestMeta {
+    /// Where the client wants `notifications/progress` for this request to say they are for:
+    /// it asks for them by sending one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub progress_token: Option<RequestId>,
 }
 
 /// `tools/call`'s result: what the tool did, or (`isError`) why it did not, for the model to

@@ -163,6 +163,7 @@ pub fn typescript_module() -> String {
         mcp::ListToolsParams,
         mcp::ListToolsResult,
         mcp::CallToolParams,
+        mcp::RequestMeta,
         mcp::CallToolResult,
         mcp::Content,
         mcp::EmptyResult,

@@ -1646,7 +1646,14 @@ export type ListToolsParams = { cursor?: string, };
 
 export type ListToolsResult = { tools: Array<Tool>, nextCursor?: string, };
 
-export type CallToolParams = { name: string, arguments?: Record<string, unknown>, };
+export type CallToolParams = { name: string, arguments?: Record<string, unknown>, _meta?: RequestMeta, };
+
+export type RequestMeta = { 
+/**
+ * Where the client wants `notifications/progress` for this request to say they are for:
+ * it asks for them by sending one.
+ */
+progressToken?: RequestId, };
 
 export type CallToolResult = { content: Array<Content>, 
 /**

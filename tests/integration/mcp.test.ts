@@ -398,8 +398,17 @@ describe("MCP over Streamable HTTP", () => {
       agentStep({ navigate: { url: "http://127.0.0.1:9/shop" } }, "Opening the shop."),
       agentStep({ done: { success: true, text: "The blue mug costs 12.50.", data: { price: 12.5 } } }, "Read the price."),
     ]);
-    const ran = (await client.callTool({ name: "run_task", arguments: { goal: "What does the blue mug cost at http://127.0.0.1:9/shop?", answerSchema: priceSchema, waitSeconds: 60 } })) as CallToolResult;
+    // With a progress token the answer streams (SSE): a notification per finished step first.
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const ran = (await client.callTool(
+      { name: "run_task", arguments: { goal: "What does the blue mug cost at http://127.0.0.1:9/shop?", answerSchema: priceSchema, waitSeconds: 60 } },
+      undefined,
+      { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true },
+    )) as CallToolResult;
     assert.equal(ran.isError, undefined, text(ran));
+    assert.ok(progress.length >= 1, JSON.stringify(progress));
+    assert.match(progress[0]!.message ?? "", /^Step 1: navigate \{"url":"http:\/\/127\.0\.0\.1:9\/shop"\}$/);
+    assert.ok(progress.every((p, i) => i === 0 || p.progress > progress[i - 1]!.progress), `progress only grows: ${JSON.stringify(progress)}`);
     assert.deepEqual(ran.structuredContent, { price: 12.5 });
     const taskId = /^Task ([0-9a-f-]{36}) finished in 2 steps\.\n\nThe blue mug costs 12\.50\./.exec(text(ran))?.[1];
     assert.ok(taskId, text(ran));

@@ -102,8 +102,21 @@ pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response
             (id, session, false)
         }
     };
+    // A client that takes a stream gets one for a call that waits on a run and asked for
+    // progress (the transport lets a POST be answered either way).
+    let streams = req
+        .headers()
+        .get("accept")?
+        .is_some_and(|accept| accept.contains("text/event-stream"));
     session
-        .rpc(&session_id, named, &token_id, version.as_deref(), body)
+        .rpc(
+            &session_id,
+            named,
+            &token_id,
+            version.as_deref(),
+            streams,
+            body,
+        )
         .await
 }
 

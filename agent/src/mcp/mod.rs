@@ -37,7 +37,11 @@ pub enum Call {
     ListTools,
     /// A tool call: the tool with its arguments, or why its arguments cannot be used — a tool
     /// execution error (the model reads it and tries again), not a protocol error.
-    CallTool(Result<Tool, String>),
+    CallTool {
+        tool: Result<Tool, String>,
+        /// The client's `progressToken`: it asked for `notifications/progress` on this call.
+        progress: Option<RequestId>,
+    },
 }
 
 impl Incoming {
@@ -140,7 +144,10 @@ pub fn read(body: &[u8]) -> Result<Incoming, Box<JsonRpcErrorResponse>> {
                     format!("unknown tool {:?}: see tools/list", params.name),
                 );
             };
-            Call::CallTool(tool)
+            Call::CallTool {
+                tool,
+                progress: params.meta.and_then(|m| m.progress_token),
+            }
         }
         _ => {
             return fail(

@@ -4,8 +4,8 @@
 //! each asks of the session's tasks, and what it answers from where a task stands.
 
 use mimo_protocol::frontend::OutputStatus;
-use mimo_protocol::mcp::CallToolResult;
-use mimo_protocol::{ErrorObject, TaskStatus};
+use mimo_protocol::mcp::{CallToolResult, JsonRpcNotification, RequestId, JSONRPC_VERSION};
+use mimo_protocol::{AgentAction, ErrorObject, TaskStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -49,6 +49,11 @@ pub struct RunState {
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// How many steps the task has finished, and the last of them in words.
+    #[serde(default)]
+    pub steps: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_step: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<RunEnd>,
 }
@@ -218,4 +223,34 @@ pub fn listing(runs: &[(SessionRun, Option<RunState>)]) -> CallToolResult {
         })
         .collect();
     CallToolResult::text(format!("Tasks run in this session:\n{}", lines.join("\n")))
+}
+
+/// A finished step in words, for progress: the action and what it was given, cut short.
+pub fn step_words(step: u32, action: &AgentAction) -> String {
+    let value = serde_json::to_value(action).unwrap_or(Value::Null);
+    // An action is `{"<name>": {…its arguments}}`.
+    let arguments = value
+        .as_object()
+        .and_then(|o| o.values().next())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let mut words = format!("Step {step}: {} {arguments}", action.name());
+    if words.chars().count() > 160 {
+        words = words.chars().take(159).collect::<String>() + "…";
+    }
+    words.trim_end().to_owned()
+}
+
+/// The `notifications/progress` for the client's `token`: the steps the run has finished
+/// (the count only grows, as the specification asks), the last one in words.
+pub fn progress(token: &RequestId, state: &RunState) -> JsonRpcNotification {
+    let mut params = serde_json::json!({ "progressToken": token, "progress": state.steps });
+    if let Some(step) = &state.last_step {
+        params["message"] = Value::String(step.clone());
+    }
+    JsonRpcNotification {
+        jsonrpc: JSONRPC_VERSION.into(),
+        method: "notifications/progress".into(),
+        params: Some(params),
+    }
 }

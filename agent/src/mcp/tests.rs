@@ -26,7 +26,7 @@ fn called(name: &str, arguments: serde_json::Value) -> Result<Tool, String> {
     match read(body.to_string().as_bytes()).expect("a request") {
         Incoming::Request {
             id,
-            call: Call::CallTool(tool),
+            call: Call::CallTool { tool, .. },
         } => {
             assert_eq!(id, RequestId::Number(7));
             tool
@@ -279,6 +279,8 @@ fn a_runs_answer_says_where_it_stands_and_gives_its_result_once_it_ended() {
     let state = |status, ended| runs::RunState {
         status,
         title: Some("Mug price".into()),
+        steps: 2,
+        last_step: Some("Step 2: done".into()),
         ended,
     };
     let text = |result: &CallToolResult| match &result.content[0] {
@@ -334,6 +336,48 @@ fn a_runs_answer_says_where_it_stands_and_gives_its_result_once_it_ended() {
         text(&listed),
         "Tasks run in this session:\n- t-1: could not be read just now\n- t-1: still running — Mug price"
     );
+}
+
+#[test]
+fn a_runs_progress_counts_its_finished_steps_and_says_the_last() {
+    use mimo_protocol::mcp::RequestId;
+    use mimo_protocol::{AgentAction, TaskStatus};
+    let click = AgentAction::Click { index: 7 };
+    assert_eq!(runs::step_words(3, &click), r#"Step 3: click {"index":7}"#);
+    let long = AgentAction::Navigate {
+        url: format!("https://shop.example/{}", "a".repeat(300)),
+    };
+    let words = runs::step_words(1, &long);
+    assert_eq!(words.chars().count(), 160);
+    assert!(words.ends_with('…'));
+    let state = runs::RunState {
+        status: TaskStatus::Running,
+        title: None,
+        steps: 3,
+        last_step: Some(runs::step_words(3, &click)),
+        ended: None,
+    };
+    let note = runs::progress(&RequestId::String("p-1".into()), &state);
+    assert_eq!(
+        json!(note),
+        json!({
+            "jsonrpc": "2.0", "method": "notifications/progress",
+            "params": { "progressToken": "p-1", "progress": 3, "message": "Step 3: click {\"index\":7}" }
+        })
+    );
+    // A progress token comes with the call that asked for it.
+    let body = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": { "name": "list_tasks", "arguments": {}, "_meta": { "progressToken": 42 } }
+    });
+    let Ok(Incoming::Request {
+        call: Call::CallTool { progress, .. },
+        ..
+    }) = read(body.to_string().as_bytes())
+    else {
+        panic!("not a tool call")
+    };
+    assert_eq!(progress, Some(RequestId::Number(42)));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 // browser_scroll_to: brings a text into view, in the page or the scroll container that holds
 // it (find-in-page). A page that loads more as it is scrolled (a feed) is scrolled to its end
 // and searched again while it grows, up to a bound.
-import type { FeedScroll, FoundText } from "../content/find.ts";
+import type { FoundText } from "../content/find.ts";
+import type { FeedScroll } from "../frame-protocol.ts";
 import { frameCall } from "../frames.ts";
 import { sleep } from "../loading.ts";
 import { ActionError } from "../results.ts";

@@ -11,6 +11,7 @@ function norm(text: string): string {
   return text.replace(/\s+/g, " ").trim().toLowerCase();
 }
 
+import type { FeedScroll } from "../frame-protocol.ts";
 import { shadowOf } from "./dom.ts";
 
 const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE"]);
@@ -71,14 +72,6 @@ function scrollers(): Element[] {
   }
   return feed === null ? [page] : [page, feed];
 }
-
-/**
- * Where `findText` scrolls when the text is not there: nowhere (`stay`), to the end (`end`, to
- * make a feed load more), or two screens back (`back`), so that the end of a feed that is
- * still near the view after it loaded goes away and, scrolled to again, comes back: a feed that
- * watches its end (an IntersectionObserver, a scroll listener) is only told when it changes.
- */
-export type FeedScroll = "stay" | "end" | "back";
 
 export function findText(text: string, scroll: FeedScroll): FoundText {
   const found = norm(text) === "" ? [] : holders(text);
