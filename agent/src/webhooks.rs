@@ -124,6 +124,15 @@ pub struct EventMapper {
 }
 
 impl EventMapper {
+    /// A mapper that reports only what follows event `seq` (a task's history from before
+    /// webhooks, or a fork's copied one, is not reported).
+    pub fn after(seq: u64) -> Self {
+        Self {
+            seq,
+            ..Self::default()
+        }
+    }
+
     /// Reads `envelope` (the next of the task's history): the webhook event it is, if any.
     pub fn read(&mut self, envelope: &EventEnvelope) -> Option<WebhookEvent> {
         let seq = envelope.seq?;
