@@ -11,7 +11,7 @@ use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use mimo_protocol::webhooks::{
     DeliveryStatus, WebhookEvent, WebhookEventData, WebhookEventType, WebhookLinks,
-    WebhookPayload, WebhookPayloadData,
+    WebhookPayload,
 };
 use mimo_protocol::{
     ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, TaskStatus, ToolPhase,
@@ -71,9 +71,8 @@ pub fn payload(event: &WebhookEvent, origin: &str) -> WebhookPayload {
     WebhookPayload {
         kind: event.kind,
         timestamp: rfc3339(event.data.at),
-        data: WebhookPayloadData {
-            event: event.data.clone(),
-            links: WebhookLinks {
+        data: WebhookEventData {
+            links: Some(WebhookLinks {
                 task: format!("{origin}/#/task/{task}"),
                 audit: format!("{api}/audit.jsonl"),
                 evidence: format!("{api}/export.zip"),
@@ -82,7 +81,8 @@ pub fn payload(event: &WebhookEvent, origin: &str) -> WebhookPayload {
                     .screenshot_artifact_id
                     .as_ref()
                     .map(|id| format!("{origin}/api/artifacts/{id}")),
-            },
+            }),
+            ..event.data.clone()
         },
     }
 }
@@ -153,6 +153,7 @@ impl EventMapper {
             by: None,
             error: None,
             screenshot_artifact_id: None,
+            links: None,
         };
         let kind = match &envelope.event {
             FrontendEvent::TaskStatus { status, .. } => {

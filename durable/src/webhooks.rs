@@ -12,7 +12,7 @@ use mimo_agent::webhooks::{
     HostPolicy, RetryPolicy, ROTATION_OVERLAP_MS,
 };
 use mimo_protocol::webhooks::{
-    WebhookCreate, WebhookDeliveryList, WebhookEvents, WebhookSecret, MAX_WEBHOOKS,
+    WebhookDeliveryList, WebhookEventType, WebhookEvents, WebhookSecret, MAX_WEBHOOKS,
     MAX_WEBHOOK_URL_CHARS, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
@@ -33,8 +33,9 @@ const LOG_LIMIT: u32 = 200;
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateWebhook {
-    #[serde(flatten)]
-    pub request: WebhookCreate,
+    pub url: String,
+    pub events: Vec<WebhookEventType>,
+    pub task_id: Option<String>,
     pub origin: String,
 }
 
@@ -140,7 +141,7 @@ impl WebhookDispatcher {
 
     /// A subscription, if its receiver is allowed: nothing is stored otherwise.
     fn create(&self, create: CreateWebhook, now: u64) -> Result<Response> {
-        let request = create.request;
+        let request = &create;
         let refuse = |message: String| {
             error_response(&ErrorObject::new(ErrorCode::SchemaValidationFailed, message))
         };

@@ -176,7 +176,6 @@ pub fn typescript_module() -> String {
         webhooks::WebhookEvent,
         webhooks::WebhookEvents,
         webhooks::WebhookLinks,
-        webhooks::WebhookPayloadData,
         webhooks::WebhookPayload,
         webhooks::WebhookCreate,
         webhooks::WebhookInfo,

@@ -123,6 +123,11 @@ pub struct WebhookEventData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub screenshot_artifact_id: Option<String>,
+    /// Where the evidence is: set in a delivered body (the deployment's links), not in a
+    /// coordinator's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub links: Option<WebhookLinks>,
 }
 
 /// A task's event as the coordinator reports it.
@@ -157,15 +162,6 @@ pub struct WebhookLinks {
     pub screenshot: Option<String>,
 }
 
-/// `data` of a delivered body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct WebhookPayloadData {
-    #[serde(flatten)]
-    pub event: WebhookEventData,
-    pub links: WebhookLinks,
-}
-
 /// The body a receiver gets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -174,7 +170,7 @@ pub struct WebhookPayload {
     pub kind: WebhookEventType,
     /// When the event happened, RFC 3339 in UTC.
     pub timestamp: String,
-    pub data: WebhookPayloadData,
+    pub data: WebhookEventData,
 }
 
 /// `POST /api/webhooks`: a subscription.

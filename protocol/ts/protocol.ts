@@ -1709,7 +1709,12 @@ error?: ErrorObject,
 /**
  * The screenshot of the page the step was chosen on, or that a confirmation is asked on.
  */
-screenshotArtifactId?: string, };
+screenshotArtifactId?: string, 
+/**
+ * Where the evidence is: set in a delivered body (the deployment's links), not in a
+ * coordinator's report.
+ */
+links?: WebhookLinks, };
 
 export type WebhookEvent = { type: WebhookEventType, data: WebhookEventData, };
 
@@ -1733,57 +1738,11 @@ evidence: string,
  */
 screenshot?: string, };
 
-export type WebhookPayloadData = { links: WebhookLinks, taskId: string, 
-/**
- * The event's position in the task's history: events of a task are delivered in its order.
- */
-seq: number, 
-/**
- * When it happened, in ms since the Unix epoch.
- */
-at: number, 
-/**
- * The task's status after it (created, paused, resumed and the endings).
- */
-status?: TaskStatus, 
-/**
- * The step (step finished, confirmation requested and answered).
- */
-step?: number, 
-/**
- * The step's action, e.g. `click`.
- */
-action?: string, 
-/**
- * Whether the step succeeded (step finished) or was approved (confirmation answered).
- */
-ok?: boolean, 
-/**
- * The step's one line for people.
- */
-summary?: string, 
-/**
- * Why a confirmation is asked, or why the person declined.
- */
-reason?: string, 
-/**
- * Where a confirmation was answered (`web`, `extension`, `api`).
- */
-by?: string, 
-/**
- * What failed (a step, or the run).
- */
-error?: ErrorObject, 
-/**
- * The screenshot of the page the step was chosen on, or that a confirmation is asked on.
- */
-screenshotArtifactId?: string, };
-
 export type WebhookPayload = { type: WebhookEventType, 
 /**
  * When the event happened, RFC 3339 in UTC.
  */
-timestamp: string, data: WebhookPayloadData, };
+timestamp: string, data: WebhookEventData, };
 
 export type WebhookCreate = { 
 /**

@@ -7,11 +7,7 @@
 // Retries are made fast by WEBHOOK_RETRY_BASE_MS (a test-only setting; production waits 10 s,
 // doubling); the loopback receiver needs WEBHOOK_ALLOW_LOOPBACK (local development and tests).
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { IncomingHttpHeaders, Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { Webhook } from "standardwebhooks";
 import type {
   BrowserAction,
   EventEnvelope,
@@ -25,6 +21,7 @@ import { api, ExtensionClient, newTask, post, sleep, WebClient } from "../suppor
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
+import { Receiver, verify } from "../support/webhooks.ts";
 
 let mimo: Mimo;
 ownRuntime(
@@ -39,64 +36,6 @@ ownRuntime(
   },
   (m) => (mimo = m),
 );
-
-type Received = { id: string; timestamp: string; signature: string; body: string; status: number; payload: WebhookPayload };
-
-/** A local receiver: records every request and answers with what `answer` says for it. */
-class Receiver {
-  readonly requests: Received[] = [];
-  private server!: Server;
-  url = "";
-  private readonly answer: (n: number, r: Received) => number;
-  constructor(answer: (n: number, r: Received) => number = () => 204) {
-    this.answer = answer;
-  }
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk) => (body += chunk));
-      req.on("end", () => {
-        const h = req.headers as IncomingHttpHeaders;
-        const r: Received = {
-          id: String(h["webhook-id"]),
-          timestamp: String(h["webhook-timestamp"]),
-          signature: String(h["webhook-signature"]),
-          body,
-          status: 0,
-          payload: JSON.parse(body) as WebhookPayload,
-        };
-        r.status = this.answer(this.requests.length, r);
-        this.requests.push(r);
-        res.writeHead(r.status).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-
-  /** Requests answered 2xx, first per webhook-id. */
-  delivered(): Received[] {
-    return this.requests.filter((r) => r.status < 300);
-  }
-
-  async waitFor(what: string, done: () => boolean, timeoutMs = 15_000): Promise<void> {
-    for (const deadline = Date.now() + timeoutMs; !done(); ) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.requests.map((r) => [r.id, r.payload.type, r.status]))}`);
-      await sleep(25);
-    }
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-/** Whether `secret` verifies the request as a receiver would (throws otherwise). */
-function verify(secret: string, r: Received): unknown {
-  return new Webhook(secret).verify(r.body, { "webhook-id": r.id, "webhook-timestamp": r.timestamp, "webhook-signature": r.signature });
-}
 
 async function subscribe(body: unknown): Promise<WebhookSecret> {
   const res = await post(mimo, "/api/webhooks", body);
@@ -229,7 +168,6 @@ describe("webhooks", () => {
     web.send({ type: "confirm", step: first.step, approve: true });
     web.send({ type: "pause" });
     const paused = await web.waitFor((e) => e.type === "taskStatus" && e.status === "paused", "paused");
-    await sleep(300);
     web.send({ type: "resume" });
     await web.waitFor((e) => e.type === "taskStatus" && e.status !== "paused", "resumed", 10_000, web.received.indexOf(paused) + 1);
     let answered = web.received.length;
@@ -282,10 +220,10 @@ describe("webhooks", () => {
     assert.equal(data.taskId, taskId);
     assert.equal(data.action, "navigate");
     assert.equal(data.ok, true);
-    assert.equal(data.links.audit, `${mimo.url}/api/task/${taskId}/audit.jsonl`);
-    assert.equal(data.links.task, `${mimo.url}/#/task/${taskId}`);
+    assert.equal(data.links!.audit, `${mimo.url}/api/task/${taskId}/audit.jsonl`);
+    assert.equal(data.links!.task, `${mimo.url}/#/task/${taskId}`);
     assert.match(finished[0]!.payload.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    assert.equal((await api(mimo, new URL(data.links.audit).pathname)).status, 200, "the evidence link opens with the deployment token");
+    assert.equal((await api(mimo, new URL(data.links!.audit).pathname)).status, 200, "the evidence link opens with the deployment token");
 
     // The log: all delivered, the first after three attempts.
     const log = await deliveries(hook.webhook.id);

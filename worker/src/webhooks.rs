@@ -29,7 +29,9 @@ pub async fn route(mut req: Request, env: &Env, rest: &str) -> Result<Response> 
                 }
             };
             let create = CreateWebhook {
-                request,
+                url: request.url,
+                events: request.events,
+                task_id: request.task_id,
                 origin: url.origin().ascii_serialization(),
             };
             client
