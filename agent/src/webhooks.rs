@@ -11,7 +11,7 @@ use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use mimo_protocol::webhooks::{
     DeliveryStatus, WebhookEvent, WebhookEventData, WebhookEventType, WebhookLinks,
-    WebhookPayload,
+    WebhookPayload, WebhookReport,
 };
 use mimo_protocol::{
     ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, TaskStatus, ToolPhase,
@@ -63,27 +63,44 @@ pub fn message_id(task_id: &str, seq: u64) -> String {
     format!("msg_{}_{seq}", task_id.replace('-', ""))
 }
 
-/// The body delivered for `event`, its links under the deployment's `origin`
-/// (`https://mimo.example.com`).
-pub fn payload(event: &WebhookEvent, origin: &str) -> WebhookPayload {
-    let task = &event.data.task_id;
-    let api = format!("{origin}/api/task/{task}");
-    WebhookPayload {
+/// What the coordinator hands over for `event`: its routing and its body without links.
+pub fn report(event: &WebhookEvent) -> WebhookReport {
+    let payload = WebhookPayload {
         kind: event.kind,
         timestamp: rfc3339(event.data.at),
-        data: WebhookEventData {
-            links: Some(WebhookLinks {
-                task: format!("{origin}/#/task/{task}"),
-                audit: format!("{api}/audit.jsonl"),
-                evidence: format!("{api}/export.zip"),
-                screenshot: event
-                    .data
-                    .screenshot_artifact_id
-                    .as_ref()
-                    .map(|id| format!("{origin}/api/artifacts/{id}")),
-            }),
-            ..event.data.clone()
-        },
+        data: event.data.clone(),
+    };
+    WebhookReport {
+        kind: event.kind,
+        task_id: event.data.task_id.clone(),
+        seq: event.data.seq,
+        screenshot_artifact_id: event.data.screenshot_artifact_id.clone(),
+        body: serde_json::to_string(&payload).expect("a payload serializes"),
+    }
+}
+
+/// The body delivered for `report`, its links under the deployment's `origin`
+/// (`https://mimo.example.com`) added as the last field of `data`. The report's body is a
+/// payload as [`report`] writes it: an object whose last field is `data`, an object itself, so
+/// it ends in `}}` (checked: anything else is delivered as it is).
+pub fn body(report: &WebhookReport, origin: &str) -> String {
+    let task = &report.task_id;
+    let api = format!("{origin}/api/task/{task}");
+    let links = WebhookLinks {
+        task: format!("{origin}/#/task/{task}"),
+        audit: format!("{api}/audit.jsonl"),
+        evidence: format!("{api}/export.zip"),
+        screenshot: report
+            .screenshot_artifact_id
+            .as_ref()
+            .map(|id| format!("{origin}/api/artifacts/{id}")),
+    };
+    match (
+        report.body.strip_suffix("}}"),
+        serde_json::to_string(&links),
+    ) {
+        (Some(open), Ok(links)) => format!("{open},\"links\":{links}}}}}"),
+        _ => report.body.clone(),
     }
 }
 
@@ -428,7 +445,8 @@ pub struct DeliveryState {
     pub next_attempt_at: u64,
 }
 
-/// Of the pending deliveries, those to send now, and when the next one will be due. Only the
+/// Of the pending deliveries (in the order they were queued), those to send now, and when the
+/// next one will be due. Only the
 /// earliest pending event of each task for each subscription may be sent: a later one waits
 /// until it is delivered or given up.
 pub fn due(pending: &[DeliveryState], now: u64) -> (Vec<u64>, Option<u64>) {
@@ -443,7 +461,6 @@ pub fn due(pending: &[DeliveryState], now: u64) -> (Vec<u64>, Option<u64>) {
             None => heads.push(d),
         }
     }
-    heads.sort_by_key(|h| (h.next_attempt_at, h.id));
     let send = heads
         .iter()
         .filter(|h| h.next_attempt_at <= now)
@@ -452,7 +469,8 @@ pub fn due(pending: &[DeliveryState], now: u64) -> (Vec<u64>, Option<u64>) {
     let next = heads
         .iter()
         .map(|h| h.next_attempt_at)
-        .find(|at| *at > now);
+        .filter(|at| *at > now)
+        .min();
     (send, next)
 }
 
@@ -521,9 +539,8 @@ pub fn after_attempt(
 
 /// Whether a subscription (to `events`, every one when empty; to `task`, every task when none)
 /// hears `event`.
-pub fn subscribed(events: &[WebhookEventType], task: Option<&str>, event: &WebhookEvent) -> bool {
-    (events.is_empty() || events.contains(&event.kind))
-        && task.is_none_or(|t| t == event.data.task_id)
+pub fn subscribed(events: &[WebhookEventType], task: Option<&str>, event: &WebhookReport) -> bool {
+    (events.is_empty() || events.contains(&event.kind)) && task.is_none_or(|t| t == event.task_id)
 }
 
 #[cfg(test)]

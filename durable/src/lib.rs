@@ -57,7 +57,7 @@ pub use registry::ExtensionRegistry;
 pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;
 pub use task_index::TaskIndex;
-pub use webhooks::{CreateWebhook, WebhookDispatcher};
+pub use webhooks::WebhookDispatcher;
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";

@@ -19,7 +19,7 @@ use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
 };
 use mimo_agent::task_index::{IndexEntry, IndexReporter};
-use mimo_agent::webhooks::EventMapper;
+use mimo_agent::webhooks::{self, EventMapper};
 use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::{TaskHere, TaskSummary};
@@ -540,6 +540,7 @@ impl TaskCoordinator {
             .events_after(&task_id, cursor.seq)?
             .iter()
             .filter_map(|envelope| cursor.read(envelope))
+            .map(|event| webhooks::report(&event))
             .collect();
         if !events.is_empty() {
             let webhooks = WebhookClient::new(&self.env)?;

@@ -8,15 +8,14 @@
 use std::time::Duration;
 
 use mimo_agent::webhooks::{
-    after_attempt, due, message_id, new_secret, payload, signature_header, subscribed, Attempt,
+    after_attempt, body, due, message_id, new_secret, signature_header, subscribed, Attempt,
     HostPolicy, RetryPolicy, ROTATION_OVERLAP_MS,
 };
 use mimo_protocol::webhooks::{
-    WebhookDeliveryList, WebhookEventType, WebhookEvents, WebhookSecret, MAX_WEBHOOKS,
+    WebhookCreate, WebhookDeliveryList, WebhookEvents, WebhookSecret, MAX_WEBHOOKS,
     MAX_WEBHOOK_URL_CHARS, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
-use serde::{Deserialize, Serialize};
 use worker::*;
 
 use crate::deadline::with_deadline;
@@ -28,16 +27,6 @@ const RECEIVER_ANSWER_MS: u64 = 10_000;
 
 /// The most deliveries the log answers with.
 const LOG_LIMIT: u32 = 200;
-
-/// Body of `/create`: the web app's request and the deployment's origin, for the links.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CreateWebhook {
-    pub url: String,
-    pub events: Vec<WebhookEventType>,
-    pub task_id: Option<String>,
-    pub origin: String,
-}
 
 #[durable_object]
 pub struct WebhookDispatcher {
@@ -63,8 +52,9 @@ impl DurableObject for WebhookDispatcher {
         let not_found = || error_response(&ErrorObject::new(ErrorCode::NotFound, "no such webhook"));
         let now = now_ms();
         match (req.method(), url.path()) {
-            (Method::Post, "/create") => match read_body::<CreateWebhook>(&mut req).await {
-                Ok(create) => self.create(create, now),
+            // The deployment's origin, for the links, as the worker was reached.
+            (Method::Post, "/create") => match read_body::<WebhookCreate>(&mut req).await {
+                Ok(create) => self.create(&create, &param("origin").unwrap_or_default(), now),
                 Err(error) => error_response(&error),
             },
             (Method::Get, "/list") => Response::from_json(&self.store.list(now)?),
@@ -140,8 +130,7 @@ impl WebhookDispatcher {
     }
 
     /// A subscription, if its receiver is allowed: nothing is stored otherwise.
-    fn create(&self, create: CreateWebhook, now: u64) -> Result<Response> {
-        let request = &create;
+    fn create(&self, request: &WebhookCreate, origin: &str, now: u64) -> Result<Response> {
         let refuse = |message: String| {
             error_response(&ErrorObject::new(ErrorCode::SchemaValidationFailed, message))
         };
@@ -175,7 +164,7 @@ impl WebhookDispatcher {
                 url: url.as_str(),
                 events: &events,
                 task_id: request.task_id.as_deref(),
-                origin: &create.origin,
+                origin,
                 secret: &secret,
             },
             now,
@@ -195,7 +184,7 @@ impl WebhookDispatcher {
         let subscriptions = self.store.subscriptions()?;
         let mut queued = false;
         for event in &events.events {
-            let id = message_id(&event.data.task_id, event.data.seq);
+            let id = message_id(&event.task_id, event.seq);
             for subscription in &subscriptions {
                 if !subscribed(
                     &subscription.events(),
@@ -204,14 +193,13 @@ impl WebhookDispatcher {
                 ) {
                     continue;
                 }
-                let body = serde_json::to_string(&payload(event, &subscription.origin))?;
                 queued |= self.store.enqueue(
                     &subscription.id,
                     &id,
                     event.kind,
-                    &event.data.task_id,
-                    event.data.seq,
-                    &body,
+                    &event.task_id,
+                    event.seq,
+                    &body(event, &subscription.origin),
                     now,
                 )?;
             }

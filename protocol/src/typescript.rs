@@ -174,6 +174,7 @@ pub fn typescript_module() -> String {
         webhooks::WebhookEventType,
         webhooks::WebhookEventData,
         webhooks::WebhookEvent,
+        webhooks::WebhookReport,
         webhooks::WebhookEvents,
         webhooks::WebhookLinks,
         webhooks::WebhookPayload,

@@ -139,11 +139,30 @@ pub struct WebhookEvent {
     pub data: WebhookEventData,
 }
 
+/// A task's event as its coordinator hands it to the webhooks' object: what routes it, and the
+/// body to deliver as written by the coordinator (`data` without its links, which are the
+/// subscription's deployment origin's: `mimo_agent::webhooks::body` adds them), so the object
+/// never reads the event's fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookReport {
+    #[serde(rename = "type")]
+    pub kind: WebhookEventType,
+    pub task_id: String,
+    #[ts(type = "number")]
+    pub seq: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub screenshot_artifact_id: Option<String>,
+    /// A [`WebhookPayload`] without links, as JSON.
+    pub body: String,
+}
+
 /// `POST` to the webhooks' object: the events of one task, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookEvents {
-    pub events: Vec<WebhookEvent>,
+    pub events: Vec<WebhookReport>,
 }
 
 /// Where a delivered event's evidence is (the deployment token opens the API ones).

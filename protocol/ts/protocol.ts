@@ -1718,7 +1718,13 @@ links?: WebhookLinks, };
 
 export type WebhookEvent = { type: WebhookEventType, data: WebhookEventData, };
 
-export type WebhookEvents = { events: Array<WebhookEvent>, };
+export type WebhookReport = { type: WebhookEventType, taskId: string, seq: number, screenshotArtifactId?: string, 
+/**
+ * A [`WebhookPayload`] without links, as JSON.
+ */
+body: string, };
+
+export type WebhookEvents = { events: Array<WebhookReport>, };
 
 export type WebhookLinks = { 
 /**

@@ -39,6 +39,8 @@ export class WebhooksPanel {
   private readonly handlers: WebhookHandlers;
   /** The webhook whose log is open, if one is. */
   private open: string | undefined;
+  /** A reload of the open log while some of its deliveries are pending. */
+  private refresh: ReturnType<typeof setTimeout> | undefined;
 
   constructor(handlers: WebhookHandlers) {
     this.handlers = handlers;
@@ -137,7 +139,13 @@ export class WebhooksPanel {
         await this.load();
       }),
     );
-    if (this.open === w.id) li.append(this.log(await this.handlers.deliveries(w.id)));
+    if (this.open === w.id) {
+      const deliveries = await this.handlers.deliveries(w.id);
+      li.append(this.log(deliveries));
+      // Pending ones change as they are tried: look again shortly, while the log is open.
+      clearTimeout(this.refresh);
+      if (deliveries.some((d) => d.status === "pending")) this.refresh = setTimeout(() => void this.load(), 1000);
+    }
     return li;
   }
 

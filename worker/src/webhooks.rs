@@ -3,8 +3,7 @@
 //! webhooks' object (`mimo_durable::WebhookDispatcher`) checks and answers; its answer is
 //! passed on as it is.
 
-use mimo_durable::{error_response, CreateWebhook, WebhookClient};
-use mimo_protocol::webhooks::WebhookCreate;
+use mimo_durable::{error_response, WebhookClient};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::{Env, Method, Request, Response, Result};
 
@@ -16,26 +15,13 @@ pub async fn route(mut req: Request, env: &Env, rest: &str) -> Result<Response> 
     let parts: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
     match (req.method(), parts.as_slice()) {
         (Method::Get, [""]) => client.forward("/list", None).await,
+        // The object reads and checks the body; the origin is where the links point.
         (Method::Post, [""]) => {
-            let request = match req.json::<WebhookCreate>().await {
-                Ok(request) => request,
-                Err(e) => {
-                    return error_response(&ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!(
-                            "the body must be {{\"url\": \"https://…\", \"events\": [\"task.completed\", …], \"taskId\"?: \"…\"}}: {e}"
-                        ),
-                    ))
-                }
-            };
-            let create = CreateWebhook {
-                url: request.url,
-                events: request.events,
-                task_id: request.task_id,
-                origin: url.origin().ascii_serialization(),
-            };
+            // An origin's ASCII form (scheme, host, port) needs no escaping in a query.
+            let origin = url.origin().ascii_serialization();
+            let body = req.text().await?;
             client
-                .forward("/create", Some(serde_json::to_string(&create)?))
+                .forward(&format!("/create?origin={origin}"), Some(body))
                 .await
         }
         (Method::Get, ["deliveries"]) => {

@@ -163,7 +163,7 @@ fn a_later_event_of_a_task_waits_for_the_earlier_one() {
     ];
     // a/2 for w1 waits behind a/1 (due at 100); w2 is its own order; c waits for its time.
     assert_eq!(due(&rows, 50), (vec![3, 4], Some(100)));
-    assert_eq!(due(&rows, 100), (vec![3, 4, 1], Some(300)));
+    assert_eq!(due(&rows, 100), (vec![1, 3, 4], Some(300)));
     assert_eq!(due(&rows[1..], 50), (vec![2, 3, 4], Some(300)));
     assert_eq!(due(&[], 50), (vec![], None));
 }
@@ -370,8 +370,21 @@ fn the_body_links_to_the_evidence_and_filters_hold() {
         },
     ));
     let event = mapper.read(&envelope(2, step(1, ToolPhase::End, true))).unwrap();
-    let body = payload(&event, "https://mimo.example.com");
-    let json = serde_json::to_value(&body).unwrap();
+    let reported = report(&event);
+    assert_eq!((reported.kind, reported.seq), (event.kind, 2));
+    let text = body(&reported, "https://mimo.example.com");
+    // The body is a payload: the event's data, with the links last.
+    let read: WebhookPayload = serde_json::from_str(&text).unwrap();
+    assert_eq!(read.kind, event.kind);
+    assert_eq!(
+        WebhookEventData {
+            links: None,
+            ..read.data.clone()
+        },
+        event.data
+    );
+    assert!(read.data.links.is_some());
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["type"], "task.step_finished");
     assert_eq!(json["timestamp"], "1970-01-01T00:00:01.002Z");
     assert_eq!(json["data"]["taskId"], "t1");
@@ -385,10 +398,20 @@ fn the_body_links_to_the_evidence_and_filters_hold() {
         json["data"]["links"]["screenshot"],
         "https://mimo.example.com/api/artifacts/art-1"
     );
-    assert!(subscribed(&[], None, &event));
-    assert!(subscribed(&[WebhookEventType::TaskStepFinished], Some("t1"), &event));
-    assert!(!subscribed(&[WebhookEventType::TaskCreated], None, &event));
-    assert!(!subscribed(&[], Some("t2"), &event));
+    assert!(subscribed(&[], None, &reported));
+    assert!(subscribed(
+        &[WebhookEventType::TaskStepFinished],
+        Some("t1"),
+        &reported
+    ));
+    assert!(!subscribed(&[WebhookEventType::TaskCreated], None, &reported));
+    assert!(!subscribed(&[], Some("t2"), &reported));
+    // A body not written by `report` is delivered as it is, never made invalid.
+    let odd = WebhookReport {
+        body: "[]".into(),
+        ..reported.clone()
+    };
+    assert_eq!(body(&odd, "https://x"), "[]");
     for kind in WebhookEventType::ALL {
         assert_eq!(WebhookEventType::parse(kind.as_str()), Some(kind));
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
