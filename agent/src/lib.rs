@@ -26,6 +26,6 @@ pub mod snapshot;
 pub mod status;
 pub mod task;
 pub mod task_index;
-pub mod webhooks;
 mod text;
 mod unicode;
+pub mod webhooks;

@@ -10,12 +10,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use mimo_protocol::webhooks::{
-    DeliveryStatus, WebhookEvent, WebhookEventData, WebhookEventType, WebhookLinks,
-    WebhookPayload, WebhookReport,
+    DeliveryStatus, WebhookEvent, WebhookEventData, WebhookEventType, WebhookLinks, WebhookPayload,
+    WebhookReport,
 };
-use mimo_protocol::{
-    ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, TaskStatus, ToolPhase,
-};
+use mimo_protocol::{ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, TaskStatus, ToolPhase};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use url::{Host, Url};
@@ -319,7 +317,9 @@ impl HostPolicy {
                 self.listed(&ip.to_string())
             }
             Some(Host::Ipv6(ip)) => {
-                let special = ip.to_ipv4_mapped().map_or_else(|| special_v6(ip), special_v4);
+                let special = ip
+                    .to_ipv4_mapped()
+                    .map_or_else(|| special_v6(ip), special_v4);
                 if special {
                     return refused(format!("[{ip}] is a private or special address"));
                 }

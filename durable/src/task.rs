@@ -24,8 +24,8 @@ use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::{TaskHere, TaskSummary};
 use mimo_protocol::script::ScriptStart;
-use mimo_protocol::webhooks::WebhookEvents;
 use mimo_protocol::snapshot::ChromeId;
+use mimo_protocol::webhooks::WebhookEvents;
 use mimo_protocol::{
     limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, ForkRequest, ForkedFrom,
     FrontendEvent, FrontendMessage, TaskControl,

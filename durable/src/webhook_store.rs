@@ -214,8 +214,10 @@ impl<S: Sql> WebhookStore<S> {
             "DELETE FROM webhooks WHERE id = ? RETURNING id",
             vec![text(id)],
         )?;
-        self.sql
-            .run("DELETE FROM deliveries WHERE webhook_id = ?", vec![text(id)])?;
+        self.sql.run(
+            "DELETE FROM deliveries WHERE webhook_id = ?",
+            vec![text(id)],
+        )?;
         Ok(!gone.is_empty())
     }
 

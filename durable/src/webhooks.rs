@@ -49,7 +49,8 @@ impl DurableObject for WebhookDispatcher {
                 .map(|(_, v)| v.into_owned())
         };
         let id = param("id").unwrap_or_default();
-        let not_found = || error_response(&ErrorObject::new(ErrorCode::NotFound, "no such webhook"));
+        let not_found =
+            || error_response(&ErrorObject::new(ErrorCode::NotFound, "no such webhook"));
         let now = now_ms();
         match (req.method(), url.path()) {
             // The deployment's origin, for the links, as the worker was reached.
@@ -79,12 +80,17 @@ impl DurableObject for WebhookDispatcher {
                 })
             }
             (Method::Get, "/deliveries") => Response::from_json(&WebhookDeliveryList {
-                deliveries: self
-                    .store
-                    .log(param("webhook").as_deref().filter(|w| !w.is_empty()), LOG_LIMIT)?,
+                deliveries: self.store.log(
+                    param("webhook").as_deref().filter(|w| !w.is_empty()),
+                    LOG_LIMIT,
+                )?,
             }),
             (Method::Post, "/resend") => {
-                let found = id.parse().ok().map(|n| self.store.resend(n, now)).transpose()?;
+                let found = id
+                    .parse()
+                    .ok()
+                    .map(|n| self.store.resend(n, now))
+                    .transpose()?;
                 if found != Some(true) {
                     return error_response(&ErrorObject::new(
                         ErrorCode::NotFound,
@@ -132,7 +138,10 @@ impl WebhookDispatcher {
     /// A subscription, if its receiver is allowed: nothing is stored otherwise.
     fn create(&self, request: &WebhookCreate, origin: &str, now: u64) -> Result<Response> {
         let refuse = |message: String| {
-            error_response(&ErrorObject::new(ErrorCode::SchemaValidationFailed, message))
+            error_response(&ErrorObject::new(
+                ErrorCode::SchemaValidationFailed,
+                message,
+            ))
         };
         if request.url.chars().count() > MAX_WEBHOOK_URL_CHARS {
             return refuse(format!(
@@ -240,7 +249,11 @@ impl WebhookDispatcher {
     }
 
     /// One attempt at delivering `row`: signed with the subscription's secrets as of now.
-    async fn attempt(&self, row: &crate::webhook_store::DeliveryRow, hosts: &HostPolicy) -> Attempt {
+    async fn attempt(
+        &self,
+        row: &crate::webhook_store::DeliveryRow,
+        hosts: &HostPolicy,
+    ) -> Attempt {
         let subscription = match self.store.subscription(&row.webhook_id) {
             Ok(Some(subscription)) => subscription,
             Ok(None) => return Attempt::Refused("the webhook was deleted".into()),
@@ -271,15 +284,15 @@ impl WebhookDispatcher {
                 .with_redirect(RequestRedirect::Manual)
                 .with_body(Some(row.body.clone().into()));
             let request = Request::new_with_init(url.as_str(), &init)?;
-            Fetch::Request(request).send().await.map(|r| r.status_code())
+            Fetch::Request(request)
+                .send()
+                .await
+                .map(|r| r.status_code())
         };
         match with_deadline(sent, Duration::from_millis(RECEIVER_ANSWER_MS)).await {
             Some(Ok(status)) => Attempt::Answered(status),
             Some(Err(e)) => Attempt::NoAnswer(format!("the request failed: {e}")),
-            None => Attempt::NoAnswer(format!(
-                "no answer within {} s",
-                RECEIVER_ANSWER_MS / 1000
-            )),
+            None => Attempt::NoAnswer(format!("no answer within {} s", RECEIVER_ANSWER_MS / 1000)),
         }
     }
 

@@ -11,7 +11,8 @@ use worker::{Env, Method, Request, Response, Result};
 pub async fn route(mut req: Request, env: &Env, rest: &str) -> Result<Response> {
     let url = req.url()?;
     let client = WebhookClient::new(env)?;
-    let id_ok = |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let id_ok =
+        |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     let parts: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
     match (req.method(), parts.as_slice()) {
         (Method::Get, [""]) => client.forward("/list", None).await,

@@ -43,7 +43,10 @@ fn message_ids_are_stable_per_event() {
     let task = "0b7c6a1e-2f3d-4c5b-8a9e-1f2e3d4c5b6a";
     assert_eq!(message_id(task, 7), message_id(task, 7));
     assert_ne!(message_id(task, 7), message_id(task, 8));
-    assert_eq!(message_id(task, 7), "msg_0b7c6a1e2f3d4c5b8a9e1f2e3d4c5b6a_7");
+    assert_eq!(
+        message_id(task, 7),
+        "msg_0b7c6a1e2f3d4c5b8a9e1f2e3d4c5b6a_7"
+    );
 }
 
 #[test]
@@ -187,9 +190,18 @@ fn an_attempt_delivers_retries_or_gives_up() {
         first_attempt_at: Some(5),
         ..row.clone()
     };
-    let second = after_attempt(&again, Attempt::NoAnswer("timed out".into()), 10_005, &policy);
+    let second = after_attempt(
+        &again,
+        Attempt::NoAnswer("timed out".into()),
+        10_005,
+        &policy,
+    );
     assert_eq!(
-        (second.attempts, second.first_attempt_at, second.next_attempt_at),
+        (
+            second.attempts,
+            second.first_attempt_at,
+            second.next_attempt_at
+        ),
         (2, 5, Some(30_005))
     );
     let late = after_attempt(
@@ -338,18 +350,30 @@ fn a_tasks_history_maps_to_its_webhook_events() {
     assert_eq!(finished.summary.as_deref(), Some("Clicked [4] at step 1"));
     assert_eq!(finished.screenshot_artifact_id.as_deref(), Some("shot-1"));
     assert_eq!(events[4].data.reason.as_deref(), Some("submits a payment"));
-    assert_eq!(events[4].data.screenshot_artifact_id.as_deref(), Some("shot-2"));
+    assert_eq!(
+        events[4].data.screenshot_artifact_id.as_deref(),
+        Some("shot-2")
+    );
     assert_eq!(events[5].data.ok, Some(false));
     assert_eq!(events[5].data.by.as_deref(), Some("api"));
-    assert_eq!(events[6].data.error.as_ref().unwrap().code, ErrorCode::TargetNotFound);
-    assert_eq!(events[7].data.error.as_ref().unwrap().code, ErrorCode::LoopDetected);
+    assert_eq!(
+        events[6].data.error.as_ref().unwrap().code,
+        ErrorCode::TargetNotFound
+    );
+    assert_eq!(
+        events[7].data.error.as_ref().unwrap().code,
+        ErrorCode::LoopDetected
+    );
     assert_eq!(events[8].data.error, None);
     // Read again (after a restart, from a stored cursor): nothing is reported twice.
-    let stored: EventMapper = serde_json::from_str(&serde_json::to_string(&mapper).unwrap()).unwrap();
+    let stored: EventMapper =
+        serde_json::from_str(&serde_json::to_string(&mapper).unwrap()).unwrap();
     assert_eq!(stored, mapper);
     let mut again = stored;
     assert_eq!(again.read(&envelope(3, status(TaskStatus::Created))), None);
-    assert!(again.read(&envelope(30, status(TaskStatus::Running))).is_none());
+    assert!(again
+        .read(&envelope(30, status(TaskStatus::Running)))
+        .is_none());
 }
 
 #[test]
@@ -369,7 +393,9 @@ fn the_body_links_to_the_evidence_and_filters_hold() {
             tabs: vec![],
         },
     ));
-    let event = mapper.read(&envelope(2, step(1, ToolPhase::End, true))).unwrap();
+    let event = mapper
+        .read(&envelope(2, step(1, ToolPhase::End, true)))
+        .unwrap();
     let reported = report(&event);
     assert_eq!((reported.kind, reported.seq), (event.kind, 2));
     let text = body(&reported, "https://mimo.example.com");
@@ -389,7 +415,10 @@ fn the_body_links_to_the_evidence_and_filters_hold() {
     assert_eq!(json["timestamp"], "1970-01-01T00:00:01.002Z");
     assert_eq!(json["data"]["taskId"], "t1");
     assert_eq!(json["data"]["seq"], 2);
-    assert_eq!(json["data"]["links"]["task"], "https://mimo.example.com/#/task/t1");
+    assert_eq!(
+        json["data"]["links"]["task"],
+        "https://mimo.example.com/#/task/t1"
+    );
     assert_eq!(
         json["data"]["links"]["audit"],
         "https://mimo.example.com/api/task/t1/audit.jsonl"
@@ -404,7 +433,11 @@ fn the_body_links_to_the_evidence_and_filters_hold() {
         Some("t1"),
         &reported
     ));
-    assert!(!subscribed(&[WebhookEventType::TaskCreated], None, &reported));
+    assert!(!subscribed(
+        &[WebhookEventType::TaskCreated],
+        None,
+        &reported
+    ));
     assert!(!subscribed(&[], Some("t2"), &reported));
     // A body not written by `report` is delivered as it is, never made invalid.
     let odd = WebhookReport {
