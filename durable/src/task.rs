@@ -158,7 +158,18 @@ impl DurableObject for TaskCoordinator {
         let secrets = SecretStore::open(state.storage().sql()).expect("secret schema");
         let config = config(&env);
         let (task, broken) = match load(&store, &action_store, &artifacts, &secrets) {
-            Ok(stored) => (Task::restore(config, stored, now_ms()), None),
+            Ok(stored) => {
+                // A task stored before webhooks were: its events are reported from here on.
+                if stored.task.is_some() && matches!(store.load_webhook_cursor(), Ok(None)) {
+                    let from_now = store
+                        .last_seq()
+                        .and_then(|seq| store.save_webhook_cursor(&EventMapper::after(seq)));
+                    if let Err(e) = from_now {
+                        console_warn!("a task's webhook cursor could not be set: {e}");
+                    }
+                }
+                (Task::restore(config, stored, now_ms()), None)
+            }
             Err(e) => {
                 // A record this build cannot read (corrupt, or written in a format it does not
                 // know): the task answers with the reason instead of failing every request.
@@ -528,9 +539,9 @@ impl TaskCoordinator {
             return Ok(false);
         };
         let last = self.store.last_seq()?;
-        let mut cursor = match self.store.load_webhook_cursor()? {
-            Some(cursor) => cursor,
-            None => EventMapper::after(last),
+        // Set when the task was made (or, for one from before webhooks, loaded).
+        let Some(mut cursor) = self.store.load_webhook_cursor()? else {
+            return Ok(false);
         };
         if last <= cursor.seq {
             return Ok(false);

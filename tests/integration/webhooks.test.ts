@@ -7,6 +7,9 @@
 // Retries are made fast by WEBHOOK_RETRY_BASE_MS (a test-only setting; production waits 10 s,
 // doubling); the loopback receiver needs WEBHOOK_ALLOW_LOOPBACK (local development and tests).
 import assert from "node:assert/strict";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, it } from "node:test";
 import type {
   BrowserAction,
@@ -18,7 +21,7 @@ import type {
   WebhookSecret,
 } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, post, sleep, WebClient } from "../support/clients.ts";
-import { ownRuntime } from "../support/mimo.ts";
+import { ownRuntime, WORKER_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
 import { Receiver, verify } from "../support/webhooks.ts";
@@ -281,6 +284,33 @@ describe("webhooks", () => {
     verify(rotated.secret, r);
     verify(hook.secret, r);
     // After the overlap only the new one would sign (the overlap is a day; the rule is unit-tested).
+  });
+
+  it("reports a task stored before webhooks from its next event on, never its history again", async () => {
+    const old = await newTask(mimo);
+    await receiver.waitFor("its creation", () => receiver.delivered().some((r) => r.payload.data.taskId === old));
+    // As an older release left it: no webhook cursor in the task's storage.
+    await mimo.restart(async () => {
+      const dir = path.join(mimo.durableObjectsDir, `${WORKER_NAME}-TaskCoordinator`);
+      let found = false;
+      for (const file of (await readdir(dir)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
+        const db = new DatabaseSync(path.join(dir, file));
+        const row = db.prepare("SELECT task_id FROM task").get() as { task_id: string } | undefined;
+        if (row?.task_id === old) {
+          db.exec("DROP TABLE webhook_cursor");
+          found = true;
+        }
+        db.close();
+      }
+      assert.ok(found, "the task's storage was found");
+    });
+    const web = await WebClient.connect(mimo, old);
+    web.send({ type: "stop" });
+    await web.waitFor((e) => e.type === "taskStatus" && e.status === "canceled", "canceled");
+    await web.close();
+    await receiver.waitFor("its cancellation", () => receiver.delivered().some((r) => r.payload.data.taskId === old && r.payload.type === "task.canceled"));
+    const types = receiver.requests.filter((r) => r.payload.data.taskId === old).map((r) => r.payload.type);
+    assert.deepEqual(types, ["task.created", "task.canceled"]);
   });
 
   it("hears only the events and the task a subscription asks for, and gives up on a receiver that keeps failing", async () => {
