@@ -28,3 +28,4 @@ pub mod task;
 pub mod task_index;
 mod text;
 mod unicode;
+pub mod webhooks;

@@ -25,6 +25,7 @@ use crate::error::{read_json, read_outcome, Answer};
 use crate::http::json_request;
 use crate::{
     EXTENSION_REGISTRY, MCP_SESSION, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX,
+    WEBHOOK_DISPATCHER,
 };
 
 /// Body of the registry's `/bind`.
@@ -671,4 +672,39 @@ fn forward(request: &Request) -> Result<RequestInit> {
 
 fn urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// The deployment's webhooks object.
+pub struct WebhookClient(Stub);
+
+impl WebhookClient {
+    pub fn new(env: &Env) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(WEBHOOK_DISPATCHER)?
+                .get_by_name(REGISTRY_NAME)?,
+        ))
+    }
+
+    /// Hands a task's events (in order) over for delivery.
+    pub async fn report(&self, events: &mimo_protocol::webhooks::WebhookEvents) -> Answer<()> {
+        let request = json_request(Method::Post, "/events", Some(events))?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Passes a request of `/api/webhooks` on to the object's `route` (`/create`, `/list`,
+    /// `/delete?id=`, `/rotate?id=`, `/deliveries?webhook=`, `/resend?id=`), with `body` for a
+    /// POST; its answer as it is.
+    pub async fn forward(&self, route: &str, body: Option<String>) -> Result<Response> {
+        let mut init = RequestInit::new();
+        match body {
+            None => init.with_method(Method::Get),
+            Some(body) => init.with_method(Method::Post).with_body(Some(body.into())),
+        };
+        self.0
+            .fetch_with_request(Request::new_with_init(
+                &format!("https://internal{route}"),
+                &init,
+            )?)
+            .await
+    }
 }

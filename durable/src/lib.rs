@@ -11,6 +11,8 @@
 //!   activity (and forks), as the tasks' coordinators report them, searchable by title.
 //! - [`McpSession`]: one per MCP session (its owner, revision, task and extension), and one
 //!   that keeps the deployment's MCP tokens.
+//! - [`WebhookDispatcher`]: one per deployment. The webhook subscriptions, and the deliveries
+//!   of the events the coordinators report, retried from its alarm, in order per task.
 
 mod action_store;
 mod artifacts;
@@ -40,11 +42,13 @@ mod task_secrets;
 mod task_store;
 #[cfg(all(test, target_arch = "wasm32"))]
 mod wasm_tests;
+mod webhook_store;
+mod webhooks;
 
 pub use clients::{
     ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody,
     Confirmer, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
-    TicketRedeem, TokenCheck, TokenHolder,
+    TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, query_param, random_bytes};
@@ -54,6 +58,7 @@ pub use registry::ExtensionRegistry;
 pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;
 pub use task_index::TaskIndex;
+pub use webhooks::WebhookDispatcher;
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";
@@ -61,6 +66,7 @@ pub const EXTENSION_REGISTRY: &str = "EXTENSION_REGISTRY";
 pub const SKILL_LIBRARY: &str = "SKILL_LIBRARY";
 pub const TASK_INDEX: &str = "TASK_INDEX";
 pub const MCP_SESSION: &str = "MCP_SESSION";
-/// The registry, the skill library and the task index are single objects; their name is fixed.
+pub const WEBHOOK_DISPATCHER: &str = "WEBHOOK_DISPATCHER";
+/// The registry, the skill library, the task index and the webhooks are single objects; their name is fixed.
 pub const REGISTRY_NAME: &str = "global";
 pub const ARTIFACTS: &str = "ARTIFACTS";

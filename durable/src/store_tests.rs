@@ -981,3 +981,105 @@ fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
     store.save(&session).unwrap();
     assert_eq!(store.load().unwrap(), Some(session));
 }
+
+#[wasm_bindgen_test]
+fn webhooks_are_stored_queued_once_per_event_attempted_resent_and_deleted() {
+    use mimo_agent::webhooks::{after_attempt, due, Attempt, RetryPolicy};
+    use mimo_protocol::webhooks::{DeliveryStatus, WebhookEventType};
+
+    use crate::webhook_store::{NewSubscription, WebhookStore};
+
+    let store = WebhookStore::open(NodeSql::open()).unwrap();
+    let events = [
+        WebhookEventType::TaskCreated,
+        WebhookEventType::TaskCompleted,
+    ];
+    store
+        .create(
+            &NewSubscription {
+                id: "wh_1",
+                url: "https://hooks.example.com/",
+                events: &events,
+                task_id: Some("t1"),
+                origin: "https://mimo.example.com",
+                secret: "whsec_old",
+            },
+            10,
+        )
+        .unwrap();
+    let subscription = store.subscription("wh_1").unwrap().unwrap();
+    assert_eq!(subscription.events(), events);
+    assert_eq!(subscription.task_id.as_deref(), Some("t1"));
+    assert_eq!(subscription.signing_secrets(11), ["whsec_old"]);
+    let info = store.list(11).unwrap().webhooks;
+    assert_eq!(info.len(), 1);
+    assert!(!serde_json::to_string(&info).unwrap().contains("whsec_"));
+    // Rotated: both sign until the overlap ends, then only the new one.
+    assert!(store.rotate("wh_1", "whsec_new", 100).unwrap());
+    let rotated = store.subscription("wh_1").unwrap().unwrap();
+    assert_eq!(rotated.signing_secrets(50), ["whsec_new", "whsec_old"]);
+    assert_eq!(rotated.signing_secrets(100), ["whsec_new"]);
+    assert_eq!(rotated.info(50).previous_secret_until, Some(100));
+    assert_eq!(rotated.info(100).previous_secret_until, None);
+    assert!(!store.rotate("wh_2", "whsec_x", 100).unwrap());
+
+    // One delivery per event: an event reported again is not queued twice.
+    let created = WebhookEventType::TaskCreated;
+    assert!(store
+        .enqueue("wh_1", "msg_t1_1", created, "t1", 1, "{}", 20)
+        .unwrap());
+    assert!(!store
+        .enqueue("wh_1", "msg_t1_1", created, "t1", 1, "{}", 21)
+        .unwrap());
+    let done = WebhookEventType::TaskCompleted;
+    assert!(store
+        .enqueue("wh_1", "msg_t1_9", done, "t1", 9, "{}", 22)
+        .unwrap());
+    let pending = store.pending().unwrap();
+    assert_eq!(pending.len(), 2);
+    let states: Vec<_> = pending.iter().map(|r| r.state()).collect();
+    assert_eq!(due(&states, 30).0, [pending[0].id], "the later event waits");
+
+    // A failed attempt, recorded: pending with its next try; the log shows it.
+    let policy = RetryPolicy::default();
+    let after = after_attempt(&states[0], Attempt::Answered(500), 30, &policy);
+    store.attempted(pending[0].id, &after, 30).unwrap();
+    let log = store.log(Some("wh_1"), 10).unwrap();
+    assert_eq!(log.len(), 2);
+    let first = log.iter().find(|d| d.seq == 1).unwrap();
+    assert_eq!(first.status, DeliveryStatus::Pending);
+    assert_eq!((first.attempts, first.response_status), (1, Some(500)));
+    assert_eq!(first.next_attempt_at, Some(10_030));
+    assert_eq!(
+        first.last_error.as_deref(),
+        Some("the receiver answered HTTP 500")
+    );
+    assert_eq!(log[0].seq, 9, "newest first");
+    // Delivered, then sent again: pending once more, due now, with its attempts kept.
+    let row = store.pending().unwrap().remove(0);
+    let delivered = after_attempt(&row.state(), Attempt::Answered(204), 40, &policy);
+    store.attempted(row.id, &delivered, 40).unwrap();
+    assert_eq!(store.pending().unwrap().len(), 1);
+    assert!(store.resend(row.id, 50).unwrap());
+    assert!(!store.resend(999, 50).unwrap());
+    let again = store.pending().unwrap().remove(0);
+    assert_eq!(
+        (again.id, again.attempts, again.next_attempt_at),
+        (row.id, 2, Some(50))
+    );
+    assert_eq!(again.first_attempt_at, None, "a new day of attempts");
+    // Ended deliveries leave the log after a week; deleting a webhook takes its log with it.
+    store.attempted(again.id, &delivered, 60).unwrap();
+    store
+        .prune(60 + crate::webhook_store::DELIVERY_LOG_MS + 1)
+        .unwrap();
+    assert_eq!(
+        store.log(None, 10).unwrap().len(),
+        1,
+        "the pending one stays"
+    );
+    assert!(store.delete("wh_1").unwrap());
+    assert!(!store.delete("wh_1").unwrap());
+    assert!(store.log(None, 10).unwrap().is_empty());
+    assert!(store.list(0).unwrap().webhooks.is_empty());
+}

@@ -19,11 +19,13 @@ use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
 };
 use mimo_agent::task_index::{IndexEntry, IndexReporter};
+use mimo_agent::webhooks::{self, EventMapper};
 use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::{TaskHere, TaskSummary};
 use mimo_protocol::script::ScriptStart;
 use mimo_protocol::snapshot::ChromeId;
+use mimo_protocol::webhooks::WebhookEvents;
 use mimo_protocol::{
     limits::MAX_WEB_FRAME_BYTES, ErrorCode, ErrorObject, EventEnvelope, ForkRequest, ForkedFrom,
     FrontendEvent, FrontendMessage, TaskControl,
@@ -37,7 +39,7 @@ use crate::action_store::ActionStore;
 use crate::artifacts::{read_image, ArtifactStore};
 use crate::clients::{
     ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, RunGoal, SkillClient,
-    SubmitAction, TaskIndexClient,
+    SubmitAction, TaskIndexClient, WebhookClient,
 };
 use crate::deadline::{answered, with_deadline, OBJECT_ANSWER_MS};
 use crate::error::{Failure, Refusable};
@@ -49,6 +51,9 @@ use crate::{llm_client, ARTIFACTS};
 
 /// How soon the alarm runs after an effect failed, so that what it left undone is picked up.
 const RECOVERY_DELAY_MS: u64 = 1_000;
+
+/// How soon webhook events the webhooks object did not take are reported again.
+const WEBHOOK_RETRY_MS: u64 = 5_000;
 
 /// Tag of the web app's sockets.
 const WEB: &str = "web";
@@ -74,6 +79,8 @@ pub struct TaskCoordinator {
     /// What the task index last heard of this task, and whether a report is under way.
     index: RefCell<IndexReporter>,
     reporting: Cell<bool>,
+    /// Whether a report of webhook events is under way.
+    reporting_webhooks: Cell<bool>,
     /// The tag of the web app's sockets opened under today's deployment token: sockets without
     /// it were opened under a token since rotated, and are closed instead of served.
     token_tag: String,
@@ -153,7 +160,18 @@ impl DurableObject for TaskCoordinator {
         let secrets = SecretStore::open(state.storage().sql()).expect("secret schema");
         let config = config(&env);
         let (task, broken) = match load(&store, &action_store, &artifacts, &secrets) {
-            Ok(stored) => (Task::restore(config, stored, now_ms()), None),
+            Ok(stored) => {
+                // A task stored before webhooks were: its events are reported from here on.
+                if stored.task.is_some() && matches!(store.load_webhook_cursor(), Ok(None)) {
+                    let from_now = store
+                        .last_seq()
+                        .and_then(|seq| store.save_webhook_cursor(&EventMapper::after(seq)));
+                    if let Err(e) = from_now {
+                        console_warn!("a task's webhook cursor could not be set: {e}");
+                    }
+                }
+                (Task::restore(config, stored, now_ms()), None)
+            }
             Err(e) => {
                 // A record this build cannot read (corrupt, or written in a format it does not
                 // know): the task answers with the reason instead of failing every request.
@@ -183,6 +201,7 @@ impl DurableObject for TaskCoordinator {
             started_at: now_ms(),
             last_activity: Cell::new(0),
             index: RefCell::new(IndexReporter::default()),
+            reporting_webhooks: Cell::new(false),
             reporting: Cell::new(false),
         }
     }
@@ -472,6 +491,12 @@ impl TaskCoordinator {
     /// whoever sent it (an empty message, an unknown step, no extension to bind).
     pub(crate) async fn handle(&self, input: Input, caller: Caller) -> Result<Vec<ErrorObject>> {
         let mut refusals = Vec::new();
+        // A new task's webhook events start with its creation; a fork's after its copied history.
+        let creating = match &input {
+            Input::Create { .. } if !self.exists() => Some(false),
+            Input::CreateFork { .. } if !self.exists() => Some(true),
+            _ => None,
+        };
         let handled = self.task.borrow_mut().handle(input, now_ms(), caller);
         let carried = match handled {
             Ok(effects) => self.carry_out(effects, caller, &mut refusals).await,
@@ -480,8 +505,68 @@ impl TaskCoordinator {
                 Ok(())
             }
         };
+        if let (Some(fork), true) = (creating, self.exists()) {
+            let after = if fork { self.store.last_seq()? } else { 0 };
+            self.store.save_webhook_cursor(&EventMapper::after(after))?;
+        }
         self.report_to_index().await;
+        self.report_webhooks().await;
         carried.map(|()| refusals)
+    }
+
+    /// Hands the task's new webhook events (read from its history, from where the last report
+    /// ended) to the webhooks object, in order; the cursor moves only once they are taken, so
+    /// an event is reported at least once (the object drops one it has). One report at a time;
+    /// a failure is logged and tried again by the alarm.
+    async fn report_webhooks(&self) {
+        if self.reporting_webhooks.replace(true) {
+            return;
+        }
+        loop {
+            match self.report_webhooks_once().await {
+                Ok(true) => continue,
+                Ok(false) => break,
+                Err(failure) => {
+                    console_warn!(
+                        "task {}: webhook events not reported yet: {failure}",
+                        self.task_label()
+                    );
+                    if let Err(e) = self.wake_at(now_ms() + WEBHOOK_RETRY_MS).await {
+                        console_warn!("task {}: no alarm set: {e}", self.task_label());
+                    }
+                    break;
+                }
+            }
+        }
+        self.reporting_webhooks.set(false);
+    }
+
+    /// One report of what the history holds after the cursor; whether there was any.
+    async fn report_webhooks_once(&self) -> std::result::Result<bool, Failure> {
+        let Some(task_id) = self.task_id() else {
+            return Ok(false);
+        };
+        let last = self.store.last_seq()?;
+        // Set when the task was made (or, for one from before webhooks, loaded).
+        let Some(mut cursor) = self.store.load_webhook_cursor()? else {
+            return Ok(false);
+        };
+        if last <= cursor.seq {
+            return Ok(false);
+        }
+        let events: Vec<_> = self
+            .store
+            .events_after(&task_id, cursor.seq)?
+            .iter()
+            .filter_map(|envelope| cursor.read(envelope))
+            .map(|event| webhooks::report(&event))
+            .collect();
+        if !events.is_empty() {
+            let webhooks = WebhookClient::new(&self.env)?;
+            answered("the webhooks", webhooks.report(&WebhookEvents { events })).await?;
+        }
+        self.store.save_webhook_cursor(&cursor)?;
+        Ok(true)
     }
 
     /// Reports the task's entry to the task index when that tells the session list something

@@ -1,6 +1,7 @@
 //! The task coordinator's SQLite: task row, messages, append-only event log, snapshot.
 
 use mimo_agent::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
+use mimo_agent::webhooks::EventMapper;
 use mimo_protocol::{BrowserSnapshot, ChatMessage, EventEnvelope, FrontendEvent};
 use serde::Deserialize;
 use worker::{Result, SqlStorage, SqlStorageValue};
@@ -41,6 +42,10 @@ CREATE TABLE IF NOT EXISTS snapshot (
     body TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS agent_run (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS webhook_cursor (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     body TEXT NOT NULL
 );
@@ -370,10 +375,26 @@ impl<S: Sql> TaskStore<S> {
     pub fn clear(&self) -> Result<()> {
         self.sql.run(
             "DELETE FROM task; DELETE FROM messages; DELETE FROM events; DELETE FROM snapshot; \
-             DELETE FROM agent_run; DELETE FROM summaries;",
+             DELETE FROM agent_run; DELETE FROM summaries; DELETE FROM webhook_cursor;",
             vec![],
         )?;
         Ok(())
+    }
+
+    /// How far the task's history was read for webhooks (`None` for a task stored before
+    /// webhooks were).
+    pub fn load_webhook_cursor(&self) -> Result<Option<EventMapper>> {
+        let rows: Vec<RunRow> = self
+            .sql
+            .rows("SELECT body FROM webhook_cursor WHERE id = 0", vec![])?;
+        rows.into_iter().next().map(|r| parse(&r.body)).transpose()
+    }
+
+    pub fn save_webhook_cursor(&self, cursor: &EventMapper) -> Result<()> {
+        self.sql.run(
+            "INSERT OR REPLACE INTO webhook_cursor (id, body) VALUES (0, ?)",
+            vec![text(&serde_json::to_string(cursor)?)],
+        )
     }
 
     /// The browser run, stored whole: it changes at every step and is read only on restart.

@@ -25,6 +25,7 @@ pub mod skills;
 pub mod snapshot;
 pub mod task;
 pub mod typescript;
+pub mod webhooks;
 
 pub use action::{
     ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind,

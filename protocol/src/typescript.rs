@@ -5,7 +5,7 @@ use ts_rs::{Config, TS};
 
 use crate::{
     action, agent, audit, bridge, error, extension, frontend, mcp, script, secrets, skills,
-    snapshot, task,
+    snapshot, task, webhooks,
 };
 
 /// Where the generated module is checked in, relative to the workspace root.
@@ -172,6 +172,20 @@ pub fn typescript_module() -> String {
         mcp::McpTokenCreated,
         mcp::McpTokenInfo,
         mcp::McpTokenList,
+        webhooks::WebhookEventType,
+        webhooks::WebhookEventData,
+        webhooks::WebhookEvent,
+        webhooks::WebhookReport,
+        webhooks::WebhookEvents,
+        webhooks::WebhookLinks,
+        webhooks::WebhookPayload,
+        webhooks::WebhookCreate,
+        webhooks::WebhookInfo,
+        webhooks::WebhookSecret,
+        webhooks::WebhookList,
+        webhooks::DeliveryStatus,
+        webhooks::WebhookDelivery,
+        webhooks::WebhookDeliveryList,
     ];
     let limits = [
         ("MAX_WEB_FRAME_BYTES", crate::limits::MAX_WEB_FRAME_BYTES),

@@ -1681,6 +1681,139 @@ export type McpTokenInfo = { id: string, name: string, createdAt: number, };
 
 export type McpTokenList = { tokens: Array<McpTokenInfo>, };
 
+export type WebhookEventType = "task.created" | "task.step_finished" | "task.confirmation_requested" | "task.confirmation_answered" | "task.paused" | "task.resumed" | "task.completed" | "task.failed" | "task.canceled";
+
+export type WebhookEventData = { taskId: string, 
+/**
+ * The event's position in the task's history: events of a task are delivered in its order.
+ */
+seq: number, 
+/**
+ * When it happened, in ms since the Unix epoch.
+ */
+at: number, 
+/**
+ * The task's status after it (created, paused, resumed and the endings).
+ */
+status?: TaskStatus, 
+/**
+ * The step (step finished, confirmation requested and answered).
+ */
+step?: number, 
+/**
+ * The step's action, e.g. `click`.
+ */
+action?: string, 
+/**
+ * Whether the step succeeded (step finished) or was approved (confirmation answered).
+ */
+ok?: boolean, 
+/**
+ * The step's one line for people.
+ */
+summary?: string, 
+/**
+ * Why a confirmation is asked, or why the person declined.
+ */
+reason?: string, 
+/**
+ * Where a confirmation was answered (`web`, `extension`, `api`).
+ */
+by?: string, 
+/**
+ * What failed (a step, or the run).
+ */
+error?: ErrorObject, 
+/**
+ * The screenshot of the page the step was chosen on, or that a confirmation is asked on.
+ */
+screenshotArtifactId?: string, 
+/**
+ * Where the evidence is: set in a delivered body (the deployment's links), not in a
+ * coordinator's report.
+ */
+links?: WebhookLinks, };
+
+export type WebhookEvent = { type: WebhookEventType, data: WebhookEventData, };
+
+export type WebhookReport = { type: WebhookEventType, taskId: string, seq: number, screenshotArtifactId?: string, 
+/**
+ * A [`WebhookPayload`] without links, as JSON.
+ */
+body: string, };
+
+export type WebhookEvents = { events: Array<WebhookReport>, };
+
+export type WebhookLinks = { 
+/**
+ * The task in the web app.
+ */
+task: string, 
+/**
+ * The task's audit log, one JSON line per step (`GET /api/task/{id}/audit.jsonl`).
+ */
+audit: string, 
+/**
+ * The evidence archive (`GET /api/task/{id}/export.zip`).
+ */
+evidence: string, 
+/**
+ * The screenshot's signed download (`GET /api/artifacts/{id}`).
+ */
+screenshot?: string, };
+
+export type WebhookPayload = { type: WebhookEventType, 
+/**
+ * When the event happened, RFC 3339 in UTC.
+ */
+timestamp: string, data: WebhookEventData, };
+
+export type WebhookCreate = { 
+/**
+ * The receiver: `https://` on a host the deployment allows (`WEBHOOK_ALLOWED_HOSTS`).
+ */
+url: string, 
+/**
+ * The events it hears; none listed is every one.
+ */
+events: Array<WebhookEventType>, 
+/**
+ * Only this task's events; none is every task of the deployment.
+ */
+taskId?: string, };
+
+export type WebhookInfo = { id: string, url: string, 
+/**
+ * Empty: every event.
+ */
+events: Array<WebhookEventType>, taskId: string | null, createdAt: number, 
+/**
+ * Until when the secret before the last rotation still signs too (ms), if it does.
+ */
+previousSecretUntil: number | null, };
+
+export type WebhookSecret = { webhook: WebhookInfo, secret: string, };
+
+export type WebhookList = { webhooks: Array<WebhookInfo>, };
+
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+export type WebhookDelivery = { id: number, webhookId: string, 
+/**
+ * The `webhook-id` header.
+ */
+messageId: string, type: WebhookEventType, taskId: string, seq: number, status: DeliveryStatus, attempts: number, nextAttemptAt: number | null, lastAttemptAt: number | null, 
+/**
+ * The receiver's HTTP status at the last attempt.
+ */
+responseStatus: number | null, 
+/**
+ * Why the last attempt failed.
+ */
+lastError: string | null, createdAt: number, };
+
+export type WebhookDeliveryList = { deliveries: Array<WebhookDelivery>, };
+
 export const MAX_WEB_FRAME_BYTES = 65536;
 export const MAX_EXTENSION_FRAME_BYTES = 524288;
 export const MAX_USER_MESSAGE_BYTES = 32768;

@@ -20,7 +20,7 @@ it("wrangler deploy --dry-run accepts the configuration and the bundle", () => {
     const output = `${run.stdout}\n${run.stderr}`;
     assert.equal(run.status, 0, output);
     assert.match(output, /--dry-run: exiting now/);
-    for (const binding of ["TASK_COORDINATOR", "EXTENSION_REGISTRY", "SKILL_LIBRARY", "TASK_INDEX", "MCP_SESSION", "ARTIFACTS", "ASSETS"]) {
+    for (const binding of ["TASK_COORDINATOR", "EXTENSION_REGISTRY", "SKILL_LIBRARY", "TASK_INDEX", "MCP_SESSION", "WEBHOOK_DISPATCHER", "ARTIFACTS", "ASSETS"]) {
       assert.match(output, new RegExp(binding), `the bundle binds ${binding}`);
     }
     assert.ok(statSync(path.join(outdir, "index.js")).size > 0);

@@ -71,6 +71,7 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
       SKILL_LIBRARY: { className: "SkillLibrary", useSQLite: true },
       TASK_INDEX: { className: "TaskIndex", useSQLite: true },
       MCP_SESSION: { className: "McpSession", useSQLite: true },
+      WEBHOOK_DISPATCHER: { className: "WebhookDispatcher", useSQLite: true },
     },
     // The bucket's id is its name in wrangler.toml, which R2's S3 API addresses it by.
     r2Buckets: { ARTIFACTS: { id: "mimo-artifacts", s3Credentials: opts.r2S3Credentials } },

@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, McpTokenCreated, McpTokenInfo, McpTokenList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, McpTokenCreated, McpTokenInfo, McpTokenList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WebhookCreate, WebhookDelivery, WebhookDeliveryList, WebhookInfo, WebhookList, WebhookSecret, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -148,6 +148,37 @@ export function createMcpToken(token: string, name: string): Promise<McpTokenCre
 /** Revokes an MCP client's token: its requests are refused from now on. */
 export async function revokeMcpToken(token: string, id: string): Promise<void> {
   await getJson<unknown>(`/api/mcp/tokens/${encodeURIComponent(id)}`, token, undefined, "DELETE");
+}
+
+/** The deployment's webhooks, without their secrets (`GET /api/webhooks`). */
+export async function listWebhooks(token: string): Promise<WebhookInfo[]> {
+  return (await getJson<WebhookList>("/api/webhooks", token)).webhooks;
+}
+
+/** A webhook, its secret shown this once (`POST /api/webhooks`); rejects with the server's reason. */
+export function createWebhook(token: string, create: WebhookCreate): Promise<WebhookSecret> {
+  const body = { type: "application/json", text: JSON.stringify(create) };
+  return getJson<WebhookSecret>("/api/webhooks", token, undefined, "POST", body);
+}
+
+/** Deletes a webhook and its delivery log. */
+export async function deleteWebhook(token: string, id: string): Promise<void> {
+  await getJson<unknown>(`/api/webhooks/${encodeURIComponent(id)}`, token, undefined, "DELETE");
+}
+
+/** A new secret for a webhook, shown this once; the old one signs too for a day. */
+export function rotateWebhook(token: string, id: string): Promise<WebhookSecret> {
+  return getJson<WebhookSecret>(`/api/webhooks/${encodeURIComponent(id)}/rotate`, token, undefined, "POST");
+}
+
+/** A webhook's delivery log, the newest first. */
+export async function webhookDeliveries(token: string, id: string): Promise<WebhookDelivery[]> {
+  return (await getJson<WebhookDeliveryList>(`/api/webhooks/deliveries?webhook=${encodeURIComponent(id)}`, token)).deliveries;
+}
+
+/** Sends a delivery again (same webhook-id: the receiver dedupes). */
+export async function resendDelivery(token: string, id: number): Promise<void> {
+  await getJson<unknown>(`/api/webhooks/deliveries/${id}/resend`, token, undefined, "POST");
 }
 
 /** Revokes an extension's credential: it is disconnected at once and must be paired again. */

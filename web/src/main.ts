@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, listMcpTokens, pairingCode, revokeExtension, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, listMcpTokens, pairingCode, revokeExtension, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
 import { ChatView, conversationEvents } from "./chat.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
@@ -16,6 +16,7 @@ import { StepModePanel } from "./step-mode.ts";
 import { BridgePanel } from "./bridge-panel.ts";
 import { SkillsPanel, skillName } from "./skills.ts";
 import { McpTokensPanel } from "./mcp-tokens.ts";
+import { WebhooksPanel } from "./webhooks.ts";
 import { GettingStarted } from "./onboarding.ts";
 
 const EXTENSIONS_REFRESH_MS = 5000;
@@ -63,6 +64,14 @@ class App {
     list: () => listMcpTokens(this.token ?? ""),
     create: (name) => createMcpToken(this.token ?? "", name),
     revoke: (id) => revokeMcpToken(this.token ?? "", id),
+  });
+  private readonly webhooksPanel = new WebhooksPanel({
+    list: () => listWebhooks(this.token ?? ""),
+    create: (create) => createWebhook(this.token ?? "", create),
+    remove: (id) => deleteWebhook(this.token ?? "", id),
+    rotate: (id) => rotateWebhook(this.token ?? "", id),
+    deliveries: (id) => webhookDeliveries(this.token ?? "", id),
+    resend: (id) => resendDelivery(this.token ?? "", id),
   });
   private readonly skillsPanel = new SkillsPanel({
     onSave: (text) => this.saveSkill(text),
@@ -137,7 +146,7 @@ class App {
           "aside",
           { class: "sidepanel", "aria-label": "Browser and settings" },
           panelGroup("Browser", "group-browser", this.extensionsPanel.el, this.browserPanel.el),
-          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el, this.mcpPanel.el),
+          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el, this.mcpPanel.el, this.webhooksPanel.el),
         ),
       ),
     );
@@ -244,6 +253,7 @@ class App {
     void this.refreshExtensions();
     void this.loadSkills();
     void this.mcpPanel.load();
+    void this.webhooksPanel.load();
     void this.loadSetup();
     this.startExtensionsPolling();
   }

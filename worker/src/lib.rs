@@ -5,6 +5,7 @@ mod artifacts;
 mod auth;
 mod mcp;
 mod script;
+mod webhooks;
 
 use futures_util::StreamExt;
 use mimo_agent::credentials::Principal;
@@ -22,7 +23,9 @@ use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ForkRequest, ForkedFrom, F
 use worker::*;
 
 // The Durable Object classes must be exported by this module for the runtime to find them.
-pub use mimo_durable::{ExtensionRegistry, McpSession, SkillLibrary, TaskCoordinator, TaskIndex};
+pub use mimo_durable::{
+    ExtensionRegistry, McpSession, SkillLibrary, TaskCoordinator, TaskIndex, WebhookDispatcher,
+};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
@@ -165,6 +168,9 @@ async fn route(req: Request, env: Env) -> Result<Response> {
         (_, route) if route == "/api/mcp/tokens" || route.starts_with("/api/mcp/tokens/") => {
             let rest = route["/api/mcp/tokens".len()..].trim_start_matches('/');
             mcp::tokens(req, &env, rest).await
+        }
+        (_, route) if route == "/api/webhooks" || route.starts_with("/api/webhooks/") => {
+            webhooks::route(req, &env, &route["/api/webhooks".len()..]).await
         }
         (Method::Get, "/api/skills") => SkillClient::new(&env)?.forward("/list", &[], req).await,
         (Method::Get, "/api/skills/search") => {
