@@ -772,10 +772,12 @@ impl TaskCoordinator {
             Effect::SaveSnapshot(push) => {
                 self.store.save_snapshot(&push.client_id, &push.snapshot)?
             }
-            other => {
-                return Err(Error::RustError(format!(
-                    "not a storage or socket effect: {other:?}"
-                )))
+            // Named, not printed: formatting an effect would bring every type's Debug into
+            // the worker.
+            _ => {
+                return Err(Error::RustError(
+                    "an effect other than storage or sockets was taken for one".into(),
+                ))
             }
         }
         Ok(())

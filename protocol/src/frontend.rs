@@ -138,7 +138,7 @@ pub enum OutputStatus {
 
 /// Server → web (`frontend_event`), always wrapped in an [`EventEnvelope`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(remote = "Self", tag = "type", rename_all = "camelCase")]
 // Events are built, sent and dropped one at a time; boxing the large step variants would only
 // make them clumsier to build and match.
 #[allow(clippy::large_enum_variant)]
@@ -347,6 +347,7 @@ pub enum FrontendEvent {
     /// stored: failures that are part of the task's history are `structuredOutput` errors.
     Error { error: ErrorObject },
 }
+via_json_value!(FrontendEvent);
 
 impl FrontendEvent {
     /// Whether the event belongs to the task's history (stored with a sequence number and
