@@ -279,6 +279,12 @@ impl HostPolicy {
         }
     }
 
+    /// Whether the deployment may call no receiver at all (no host listed, no loopback): then no
+    /// webhook can exist, and tasks report their events to no one.
+    pub fn calls_none(&self) -> bool {
+        self.hosts.is_empty() && !self.loopback
+    }
+
     /// The receiver `url` if the deployment may call it; otherwise `PERMISSION_DENIED` (or
     /// `SCHEMA_VALIDATION_FAILED` for what is no URL) saying why.
     pub fn check(&self, raw: &str) -> Result<Url, ErrorObject> {

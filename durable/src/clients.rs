@@ -56,6 +56,10 @@ pub struct SubmitAction {
     /// How long to wait for the action to end before answering with its current state.
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// Rated as the agent's steps are (an MCP client's): refused when the person must confirm
+    /// it. A caller can only make its step stricter with it.
+    #[serde(default)]
+    pub rated: bool,
 }
 
 /// Body of a task's `/run`: a goal given as the person's message (MCP's `run_task`).

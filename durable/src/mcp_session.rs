@@ -345,6 +345,7 @@ impl McpSession {
             command,
             tab_id: None,
             wait_ms: None,
+            rated: true,
         };
         let record = match task.submit(&submit).await.refusal()? {
             Ok(Some(record)) => record,

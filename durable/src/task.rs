@@ -19,7 +19,7 @@ use mimo_agent::task::{
     ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
 };
 use mimo_agent::task_index::{IndexEntry, IndexReporter};
-use mimo_agent::webhooks::{self, EventMapper};
+use mimo_agent::webhooks::{self, EventMapper, HostPolicy};
 use mimo_agent::{audit, script};
 use mimo_protocol::audit::AuditRecord;
 use mimo_protocol::frontend::{TaskHere, TaskSummary};
@@ -561,7 +561,14 @@ impl TaskCoordinator {
             .filter_map(|envelope| cursor.read(envelope))
             .map(|event| webhooks::report(&event))
             .collect();
-        if !events.is_empty() {
+        // A deployment that lists no receiver has no webhooks: its tasks (every step of them)
+        // make no call to the one webhooks object.
+        let setting = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
+        let policy = HostPolicy::new(
+            setting("WEBHOOK_ALLOWED_HOSTS").as_deref(),
+            setting("WEBHOOK_ALLOW_LOOPBACK").as_deref(),
+        );
+        if !events.is_empty() && !policy.calls_none() {
             let webhooks = WebhookClient::new(&self.env)?;
             answered("the webhooks", webhooks.report(&WebhookEvents { events })).await?;
         }

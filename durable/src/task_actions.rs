@@ -27,6 +27,7 @@ impl TaskCoordinator {
             action_id: action_id.clone(),
             tab_id: request.tab_id,
             command: request.command,
+            rated: request.rated,
         };
         if let Some(refusal) = self.handle(input, Caller::Direct).await?.into_iter().next() {
             self.waiters.borrow_mut().remove(&action_id);

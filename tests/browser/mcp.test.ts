@@ -87,3 +87,48 @@ it("navigates, snapshots, types and clicks in the real extension's task tab", { 
   assert.equal(refused.status, 401);
   await app.close();
 });
+
+it("answers the page's dialogs and drags with the real extension; accepting an irreversible dialog waits for the person", { timeout: 60_000 }, async () => {
+  const made = await fetch(`${h.mimo.url}/api/mcp/tokens`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "Dialogs and drags" }),
+  });
+  const { token } = (await made.json()) as { token: string };
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+
+  // Playwright, which drives this browser for the test, would dismiss the page's dialogs
+  // itself unless something listens for them.
+  h.context.on("dialog", () => undefined);
+  const url = `${h.a}/dialogs.html`;
+  await call(client, "browser_navigate", { url });
+  const page = await pageAt(h, url);
+  let snapshot = textOf(await call(client, "browser_snapshot"));
+  // A prompt, answered with a text.
+  const opened = textOf(await call(client, "browser_click", { ref: refOf(snapshot, "Rename folder"), element: "Rename folder" }));
+  assert.match(opened, /prompt/i, opened);
+  assert.equal(textOf(await call(client, "browser_handle_dialog", { accept: true, promptText: "Archive" })), "Accepted the dialog");
+  await logged(page, "renamed:Archive");
+  // A confirm that deletes for ever: OK is the irreversible step, which the MCP client cannot
+  // give; Cancel it can.
+  snapshot = textOf(await call(client, "browser_snapshot"));
+  await call(client, "browser_click", { ref: refOf(snapshot, "Empty trash"), element: "Empty trash" });
+  const held = (await client.callTool({ name: "browser_handle_dialog", arguments: { accept: true } })) as CallToolResult;
+  assert.equal(held.isError, true, textOf(held));
+  assert.match(textOf(held), /confirmation/);
+  // (The page's scripts are held while the question is open: it is read once answered.)
+  assert.equal(textOf(await call(client, "browser_handle_dialog", { accept: false })), "Dismissed the dialog");
+  await logged(page, "kept");
+  assert.equal(await page.textContent("#trash"), "3 messages in the trash.");
+
+  // A card dragged onto another column of a board.
+  const board = `${h.a}/board.html?drag`;
+  await call(client, "browser_navigate", { url: board });
+  const boardPage = await pageAt(h, board);
+  snapshot = textOf(await call(client, "browser_snapshot"));
+  const dragged = textOf(await call(client, "browser_drag", { startRef: refOf(snapshot, ">Write the report<"), startElement: "The card", endRef: refOf(snapshot, ">Done<"), endElement: "Done" }));
+  assert.match(dragged, /^Dragged \[\d+\] onto \[\d+\]/);
+  await logged(boardPage, "dropped:card-1:done");
+  await client.close();
+});

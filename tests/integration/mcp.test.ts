@@ -37,6 +37,8 @@ const TOOLS = [
   "browser_select_option",
   "browser_wait_for",
   "browser_tabs",
+  "browser_drag",
+  "browser_handle_dialog",
   "run_task",
   "get_task",
   "cancel_task",

@@ -178,7 +178,7 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
     let listed: mimo_protocol::mcp::ListToolsResult =
         serde_json::from_value(tools::list()).expect("a tools/list result");
     let listed = listed.tools;
-    assert_eq!(listed.len(), 15);
+    assert_eq!(listed.len(), 17);
     for tool in &listed {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
@@ -195,7 +195,8 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
             let name = required.as_str().unwrap();
             let value = match name {
                 "action" => json!("list"),
-                "ref" => json!("3"),
+                "ref" | "startRef" | "endRef" => json!("3"),
+                "accept" => json!(true),
                 "values" => json!(["a"]),
                 "url" => json!("https://shop.example/"),
                 _ => json!("x"),
@@ -442,6 +443,21 @@ fn tools_map_to_the_browser_actions_of_the_catalog() {
             "browser_wait_for",
             json!({ "url": "/done" }),
             json!({ "name": "browser_wait_for", "params": { "url": "/done" } }),
+        ),
+        (
+            "browser_drag",
+            json!({ "startRef": "3", "startElement": "Card", "endRef": 7, "endElement": "Done" }),
+            json!({ "name": "browser_drag", "params": { "from": { "clickId": 3 }, "to": { "clickId": 7 } } }),
+        ),
+        (
+            "browser_handle_dialog",
+            json!({ "accept": true, "promptText": "Ada" }),
+            json!({ "name": "browser_dialog", "params": { "accept": true, "text": "Ada" } }),
+        ),
+        (
+            "browser_handle_dialog",
+            json!({ "accept": false }),
+            json!({ "name": "browser_dialog", "params": { "accept": false } }),
         ),
     ];
     for (name, arguments, expected) in cases {

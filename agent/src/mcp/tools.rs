@@ -2,7 +2,7 @@
 //! one's schema, how its arguments are read, the one browser action it queues on the task (the
 //! same queue, consent gate and audit as every other caller's), and what its outcome answers.
 
-use mimo_protocol::action::{ScreenshotResult, Target};
+use mimo_protocol::action::{DragEnd, ScreenshotResult, Target};
 use mimo_protocol::mcp::{CallToolResult, Content};
 use mimo_protocol::TaskTab;
 use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
@@ -51,6 +51,14 @@ pub enum BrowserTool {
     },
     WaitFor(WaitForArgs),
     Tabs(TabsAction),
+    Drag {
+        from: u32,
+        to: u32,
+    },
+    HandleDialog {
+        accept: bool,
+        prompt_text: Option<String>,
+    },
 }
 
 /// What `browser_tabs` does; an index is a tab's place in the latest list the session was
@@ -122,6 +130,7 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
     };
     let flag = |key: &str| arguments.get(key).and_then(Value::as_bool) == Some(true);
     let reference = || click_id(name, &arguments["ref"]);
+    let end = |key: &str| click_id(name, &arguments[key]);
     let not_blank = |key: &str| match text(key) {
         Some(value) if !value.trim().is_empty() => Ok(value.trim().to_owned()),
         _ => Err(format!("{name}: `{key}` is empty")),
@@ -153,6 +162,13 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
             url: text("url"),
             selector: text("selector"),
         })),
+        "browser_drag" => {
+            end("startRef").and_then(|from| end("endRef").map(|to| BrowserTool::Drag { from, to }))
+        }
+        "browser_handle_dialog" => Ok(BrowserTool::HandleDialog {
+            accept: flag("accept"),
+            prompt_text: text("promptText"),
+        }),
         "browser_tabs" => {
             let index = arguments
                 .get("index")
@@ -260,6 +276,26 @@ impl BrowserTool {
                 selector,
                 timeout_ms: None,
             },
+            BrowserTool::Drag { from, to } => {
+                let end = |click_id| DragEnd {
+                    click_id: Some(click_id),
+                    x: None,
+                    y: None,
+                };
+                ActionCommand::BrowserDrag {
+                    from: end(from),
+                    to: end(to),
+                    expect: None,
+                    scale: None,
+                }
+            }
+            BrowserTool::HandleDialog {
+                accept,
+                prompt_text,
+            } => ActionCommand::BrowserDialog {
+                accept,
+                text: prompt_text,
+            },
             BrowserTool::Tabs(action) => {
                 let tab = |index: usize| {
                     tabs.get(index).copied().ok_or_else(|| {
@@ -362,6 +398,13 @@ impl BrowserTool {
                 format!("Selected {option:?} in [{click_id}]")
             }
             BrowserTool::WaitFor(_) => "The page is as waited for".to_owned(),
+            BrowserTool::Drag { from, to } => format!("Dragged [{from}] onto [{to}]"),
+            BrowserTool::HandleDialog { accept, .. } => {
+                format!(
+                    "{} the dialog",
+                    if *accept { "Accepted" } else { "Dismissed" }
+                )
+            }
             BrowserTool::Tabs(_) => tabs_text(&task_tabs(record)),
         };
         Answer::Result(with_notes(CallToolResult::text(text), outcome))

@@ -7,6 +7,7 @@
 //! comes back as another [`Input`]. Every rule — what a control pauses, when a model call waits
 //! for the alarm, what a restart picks up, which snapshot is stale — is here, tested natively.
 
+mod client_steps;
 mod config;
 mod messages;
 #[cfg(test)]
@@ -117,6 +118,9 @@ pub enum Input {
         action_id: String,
         tab_id: Option<i32>,
         command: ActionCommand,
+        /// An MCP client's step: rated as the agent's are, and refused when the person must
+        /// confirm it ([`client_steps`]).
+        rated: bool,
     },
     /// The alarm rang: what is due runs (held model calls, restart recovery, timeouts).
     Alarm,
@@ -615,10 +619,23 @@ impl Task {
                 action_id,
                 tab_id,
                 command,
+                rated,
             } => {
                 // The developer API is held to the agent's rules; what needs the person is
                 // refused, since the API cannot answer for them.
-                let command = conversation.admit(command, Asker::Api).or_refuse()?;
+                let mut verdict = conversation.admit(command, Asker::Api);
+                if let (true, conversation::Verdict::Send(command)) = (rated, &verdict) {
+                    let run = &self.config.run;
+                    let why =
+                        client_steps::needs_person(command, self.actions.records(), &run.risk);
+                    if let Some(why) = why.filter(|_| run.confirm_risky) {
+                        verdict = conversation::Verdict::Ask {
+                            command: command.clone(),
+                            why,
+                        };
+                    }
+                }
+                let command = verdict.or_refuse()?;
                 if conversation.task().selected_client_id.is_none() {
                     out.push(Effect::Bind {
                         client_id: None,

@@ -227,6 +227,7 @@ fn submit(action_id: &str) -> Input {
         action_id: action_id.into(),
         tab_id: None,
         command: command(json!({ "name": "browser_scroll", "params": { "direction": "down" } })),
+        rated: false,
     }
 }
 
@@ -1083,6 +1084,7 @@ fn a_point_or_key_from_the_api_carries_the_cores_expectation_not_the_callers() {
                 action_id: id.into(),
                 tab_id: Some(7),
                 command: command(step),
+                rated: false,
             },
             1,
         );
@@ -1101,6 +1103,7 @@ fn an_action_whose_outcome_is_unknown_is_asked_about_not_run_again() {
             action_id: "click".into(),
             tab_id: Some(7),
             command: command(json!({ "name": "browser_click", "params": { "clickId": 3 } })),
+            rated: false,
         },
         1,
     );

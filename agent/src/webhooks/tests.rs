@@ -96,6 +96,10 @@ fn receivers_outside_the_list_or_in_private_ranges_are_refused() {
     assert!(HostPolicy::new(None, None)
         .check("https://hooks.example.com/")
         .is_err());
+    assert!(HostPolicy::new(None, None).calls_none());
+    assert!(HostPolicy::new(Some(" , "), Some("false")).calls_none());
+    assert!(!HostPolicy::new(None, Some("true")).calls_none());
+    assert!(!HostPolicy::new(Some("hooks.example.com"), None).calls_none());
     let any = HostPolicy::new(Some("*"), None);
     assert!(any.check("https://anything.example.net/").is_ok());
     assert!(any.check("https://8.8.8.8/").is_ok());

@@ -12,6 +12,7 @@ fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
                 action_id: "api-1".into(),
                 tab_id: None,
                 command: command(command_json),
+                rated: false,
             },
             5,
             Caller::Direct,
@@ -28,6 +29,7 @@ fn queued(task: &mut Task, command_json: serde_json::Value) -> BrowserAction {
             action_id: "api-1".into(),
             tab_id: None,
             command: command(command_json),
+            rated: false,
         },
         5,
     );
