@@ -15,6 +15,7 @@
 //!   of the events the coordinators report, retried from its alarm, in order per task.
 
 mod action_store;
+mod alarm;
 mod artifacts;
 mod clients;
 mod credentials;

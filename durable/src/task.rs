@@ -36,6 +36,7 @@ use serde::Serialize;
 use worker::*;
 
 use crate::action_store::ActionStore;
+use crate::alarm;
 use crate::artifacts::{read_image, ArtifactStore};
 use crate::clients::{
     ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, RunGoal, SkillClient,
@@ -938,15 +939,7 @@ impl TaskCoordinator {
 
     /// Sets the alarm to `at` unless it is already due sooner: one alarm serves every purpose.
     async fn wake_at(&self, at: u64) -> Result<()> {
-        let storage = self.state.storage();
-        match storage.get_alarm().await? {
-            Some(current) if (current.max(0) as u64) <= at => Ok(()),
-            // `set_alarm` takes an offset from now.
-            _ => {
-                let offset = Duration::from_millis(at.saturating_sub(now_ms()));
-                storage.set_alarm(offset).await
-            }
-        }
+        alarm::wake_at(&self.state.storage(), at).await
     }
 
     async fn schedule_retention(&self) -> Result<()> {

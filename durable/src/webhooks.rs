@@ -18,6 +18,7 @@ use mimo_protocol::webhooks::{
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::*;
 
+use crate::alarm;
 use crate::deadline::with_deadline;
 use crate::http::{error_response, now_ms, random_bytes, read_body};
 use crate::webhook_store::{NewSubscription, WebhookStore};
@@ -296,15 +297,8 @@ impl WebhookDispatcher {
         }
     }
 
-    /// Sets the alarm to `at` unless it is already due sooner.
+    /// Sets the alarm to `at` unless it is already due sooner: one alarm serves every purpose.
     async fn wake_at(&self, at: u64) -> Result<()> {
-        let storage = self.state.storage();
-        match storage.get_alarm().await? {
-            Some(current) if (current.max(0) as u64) <= at => Ok(()),
-            _ => {
-                let offset = Duration::from_millis(at.saturating_sub(now_ms()));
-                storage.set_alarm(offset).await
-            }
-        }
+        alarm::wake_at(&self.state.storage(), at).await
     }
 }

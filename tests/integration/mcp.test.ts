@@ -18,7 +18,7 @@ import type {
   ProtectedResourceMetadata,
   ServerToExtension,
 } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, post, WebClient } from "../support/clients.ts";
+import { api, ExtensionClient, observation, post, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
@@ -375,23 +375,12 @@ describe("MCP over Streamable HTTP", () => {
     const ext = await ExtensionClient.connect(mimo, "mcp-agent");
     // The stand-in answers every action at once, but keeps running the task_start of a page
     // called slow (acked, never answered): that run waits until it is canceled.
-    ext.ws.on("message", (data) => {
-      const frame = JSON.parse(String(data)) as ServerToExtension;
-      if (frame.type !== "browser_action") return;
-      const action = frame.action;
+    const page = { elements: [{ clickId: 1, tag: "b", text: "12.50", frameId: 0 }], text: "Blue mug [1]<b>12.50</b>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
+    ext.serve((action) => {
       const url = (action.params as { url?: string }).url ?? "";
-      ext.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
-      if (url.includes("/slow")) return;
-      const page = { elements: [{ clickId: 1, tag: "b", text: "12.50", frameId: 0 }], text: "Blue mug [1]<b>12.50</b>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
-      const results: Record<string, unknown> = {
-        task_start: { tabId: 21, windowId: 4, url },
-        browser_observe: {
-          screenshot: { error: { code: "CDP_UNAVAILABLE", message: "no screenshot here", retryable: false }, partial: false, warnings: [] },
-          readability: { result: { text: "Blue mug, 12.50", title: "Shop", contentLengthBytes: 15, truncated: false }, partial: false, warnings: [] },
-          domIndex: { result: page, partial: false, warnings: [] },
-        },
-      };
-      respond(ext, action, results[action.name] ?? {});
+      if (url.includes("/slow")) return undefined;
+      if (action.name === "task_start") return { result: { tabId: 21, windowId: 4, url } };
+      return { result: action.name === "browser_observe" ? observation(page, "Blue mug, 12.50") : {} };
     });
     const { token } = await mcpToken();
     const { client } = await connect(token);
@@ -444,20 +433,10 @@ describe("MCP over Streamable HTTP", () => {
 
   it("a run's step that needs the person waits for them in the web app: no MCP call can approve it", async () => {
     const ext = await ExtensionClient.connect(mimo, "mcp-agent-confirm");
-    ext.ws.on("message", (data) => {
-      const frame = JSON.parse(String(data)) as ServerToExtension;
-      if (frame.type !== "browser_action") return;
-      const action = frame.action;
-      const page = { elements: [{ clickId: 1, tag: "button", text: "Buy now", frameId: 0 }], text: "Blue mug 12.50\n[1]<button>Buy now</button>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
-      const results: Record<string, unknown> = {
-        task_start: { tabId: 22, windowId: 5, url: "http://127.0.0.1:9/shop" },
-        browser_observe: {
-          screenshot: { error: { code: "CDP_UNAVAILABLE", message: "no screenshot here", retryable: false }, partial: false, warnings: [] },
-          readability: { result: { text: "Blue mug, 12.50", title: "Shop", contentLengthBytes: 15, truncated: false }, partial: false, warnings: [] },
-          domIndex: { result: page, partial: false, warnings: [] },
-        },
-      };
-      respond(ext, action, results[action.name] ?? {});
+    const page = { elements: [{ clickId: 1, tag: "button", text: "Buy now", frameId: 0 }], text: "Blue mug 12.50\n[1]<button>Buy now</button>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
+    ext.serve((action) => {
+      if (action.name === "task_start") return { result: { tabId: 22, windowId: 5, url: "http://127.0.0.1:9/shop" } };
+      return { result: action.name === "browser_observe" ? observation(page, "Blue mug, 12.50") : {} };
     });
     const { token } = await mcpToken();
     const { client } = await connect(token);

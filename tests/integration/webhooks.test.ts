@@ -12,15 +12,13 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, it } from "node:test";
 import type {
-  BrowserAction,
   EventEnvelope,
-  ExtensionMessage,
   WebhookDeliveryList,
   WebhookList,
   WebhookPayload,
   WebhookSecret,
 } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, newTask, post, sleep, WebClient } from "../support/clients.ts";
+import { api, ExtensionClient, newTask, observation, post, sleep, WebClient } from "../support/clients.ts";
 import { ownRuntime, WORKER_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
@@ -92,28 +90,10 @@ function expectedEvents(history: EventEnvelope[]): Array<[number, string]> {
 
 /** Acks and answers every action, as an extension would. */
 function standIn(ext: ExtensionClient): void {
-  ext.ws.on("message", (data) => {
-    const frame = JSON.parse(String(data)) as { type: string; action?: BrowserAction };
-    if (frame.type !== "browser_action" || frame.action === undefined) return;
-    const action = frame.action;
-    const base = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
-    ext.send({ type: "action_ack", ...base });
-    const result: Record<string, unknown> =
-      action.name === "task_start"
-        ? { tabId: 11, windowId: 3, url: "http://shop.test/" }
-        : action.name === "browser_observe"
-          ? {
-              readability: { result: { text: "A shop.", title: "Shop", contentLengthBytes: 7, truncated: false }, partial: false, warnings: [] },
-              domIndex: {
-                result: { elements: [{ clickId: 1, tag: "button", text: "Buy", frameId: 0 }], text: "[1]<button>Buy</button>", url: "http://shop.test/", title: "Shop", scrollX: 0, scrollY: 0 },
-                partial: false,
-                warnings: [],
-              },
-              screenshot: { error: { code: "CDP_UNAVAILABLE", message: "no screenshot here", retryable: false }, partial: false, warnings: [] },
-            }
-          : {};
-    const outcome: ExtensionMessage = { type: "action_result", outcome: { ...base, status: "ok", result, warnings: [] } };
-    ext.send(outcome);
+  const page = { elements: [{ clickId: 1, tag: "button", text: "Buy", frameId: 0 }], text: "[1]<button>Buy</button>", url: "http://shop.test/", title: "Shop", scrollX: 0, scrollY: 0 };
+  ext.serve((action) => {
+    if (action.name === "task_start") return { result: { tabId: 11, windowId: 3, url: "http://shop.test/" } };
+    return { result: action.name === "browser_observe" ? observation(page, "A shop.") : {} };
   });
 }
 

@@ -16,7 +16,6 @@
 // `LOAD_QUICK=1` (run by `make test`) uses N = 3 with a few actions, so that the load run
 // cannot rot unnoticed; figures only, nothing timed is asserted.
 import { Agent, request } from "node:http";
-import type { BrowserAction, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { median, percentile } from "../bench/figures.ts";
 import { ExtensionClient, newTask, WebClient } from "../support/clients.ts";
 import { startMimo } from "../support/mimo.ts";
@@ -50,15 +49,9 @@ async function batched<T, R>(items: T[], work: (item: T, i: number) => Promise<R
 
 /** An extension that answers every action at once; notes when each task's action came. */
 function serve(ext: ExtensionClient, arrived: Map<string, number>) {
-  ext.ws.on("message", (data) => {
-    const frame = JSON.parse(String(data)) as ServerToExtension;
-    if (frame.type !== "browser_action") return;
-    const action: BrowserAction = frame.action;
+  ext.serve((action) => {
     arrived.set(action.actionId, performance.now());
-    const ids = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
-    ext.send({ type: "action_ack", ...ids });
-    const result = action.name === "task_start" ? { tabId: 7, windowId: 1, url: "http://127.0.0.1:9/load" } : { done: true };
-    ext.send({ type: "action_result", outcome: { ...ids, status: "ok", result, warnings: [] } });
+    return { result: action.name === "task_start" ? { tabId: 7, windowId: 1, url: "http://127.0.0.1:9/load" } : { done: true } };
   });
 }
 

@@ -2,7 +2,9 @@
 // protocol types, with helpers to wait for particular events.
 import WebSocket from "ws";
 import type {
+  BrowserAction,
   BrowserSnapshot,
+  ErrorObject,
   EventEnvelope,
   ExtensionMessage,
   FrontendMessage,
@@ -213,6 +215,36 @@ export class ExtensionClient extends RecordingSocket<ServerToExtension> {
   sync(snapshot: BrowserSnapshot) {
     this.send({ type: "full_state_sync", snapshot });
   }
+
+  /**
+   * Answers every `browser_action` as an extension would: acks it at once, then sends what
+   * `answer` gives it — a result or an error — or, given nothing, leaves it running.
+   */
+  serve(answer: (action: BrowserAction) => { result: unknown } | { error: ErrorObject } | undefined): void {
+    this.ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as ServerToExtension;
+      if (frame.type !== "browser_action") return;
+      const { action } = frame;
+      const ids = { actionId: action.actionId, attempt: action.attempt, taskId: action.taskId };
+      this.send({ type: "action_ack", ...ids });
+      const answered = answer(action);
+      if (answered === undefined) return;
+      const outcome = "result" in answered ? { ...ids, status: "ok" as const, result: answered.result, warnings: [] } : { ...ids, status: "error" as const, error: answered.error, warnings: [] };
+      this.send({ type: "action_result", outcome });
+    });
+  }
+}
+
+/**
+ * A stand-in's `browser_observe` result: the page's element list (`index`, a DOM index result)
+ * and readable `text`, without a screenshot (a stand-in has none to give).
+ */
+export function observation(index: unknown, text: string) {
+  return {
+    screenshot: { error: { code: "CDP_UNAVAILABLE", message: "no screenshot here", retryable: false }, partial: false, warnings: [] },
+    readability: { result: { text, title: "Shop", contentLengthBytes: text.length, truncated: false }, partial: false, warnings: [] },
+    domIndex: { result: index, partial: false, warnings: [] },
+  };
 }
 
 export function sleep(ms: number): Promise<void> {
