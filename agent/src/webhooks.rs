@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
+use mimo_protocol::time::UtcDateTime;
 use mimo_protocol::webhooks::{
     DeliveryStatus, WebhookEvent, WebhookEventData, WebhookEventType, WebhookLinks, WebhookPayload,
     WebhookReport,
@@ -104,24 +105,7 @@ pub fn body(report: &WebhookReport, origin: &str) -> String {
 
 /// `ms` since the Unix epoch as RFC 3339 in UTC, to the millisecond.
 pub fn rfc3339(ms: u64) -> String {
-    let (days, rest) = (ms / 86_400_000, ms % 86_400_000);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (
-        rest / 3_600_000,
-        rest / 60_000 % 60,
-        rest / 1000 % 60,
-        rest % 1000,
-    );
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+    UtcDateTime::from_unix_ms(ms).rfc3339_millis()
 }
 
 /// Follows a task's history and says which events are webhook events. Its state is kept with

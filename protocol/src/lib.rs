@@ -24,6 +24,7 @@ pub mod secrets;
 pub mod skills;
 pub mod snapshot;
 pub mod task;
+pub mod time;
 pub mod typescript;
 pub mod webhooks;
 

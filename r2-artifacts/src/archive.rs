@@ -21,6 +21,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 
 use futures_util::stream::{self, Stream, StreamExt};
+use mimo_protocol::time::UtcDateTime;
 use sha2::{Digest, Sha256};
 use zip::write::{SimpleFileOptions, StreamWriter};
 use zip::{CompressionMethod, DateTime, ZipWriter};
@@ -258,18 +259,14 @@ where
 /// A zip entry's time (UTC; zip has no zones) for `ms` since the Unix epoch; zip cannot date
 /// before 1980, and such a time becomes the format's earliest.
 fn zip_time(ms: u64) -> DateTime {
-    let Ok(at) = jiff::Timestamp::from_millisecond(i64::try_from(ms).unwrap_or(i64::MAX)) else {
-        return DateTime::default();
-    };
-    let t = jiff::tz::Offset::UTC.to_datetime(at);
-    let small = |v: i8| u8::try_from(v).unwrap_or(0);
+    let t = UtcDateTime::from_unix_ms(ms);
     DateTime::from_date_and_time(
-        u16::try_from(t.year()).unwrap_or(0),
-        small(t.month()),
-        small(t.day()),
-        small(t.hour()),
-        small(t.minute()),
-        small(t.second()),
+        u16::try_from(t.year).unwrap_or(0),
+        t.month,
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
     )
     .unwrap_or_default()
 }
