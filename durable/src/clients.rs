@@ -47,7 +47,7 @@ pub struct SendToExtension {
 }
 
 /// Body of `POST /api/task/{taskId}/actions`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubmitAction {
     pub command: ActionCommand,
@@ -375,6 +375,13 @@ impl TaskClient {
     /// as it ended, or as it stood when the wait did.
     pub async fn submit(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
         let request = json_request(Method::Post, "/actions", Some(action))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Submits again a step the person approved in their MCP client (elicitation): what the
+    /// rating asked is answered, what the consent gate asks is not.
+    pub async fn submit_confirmed(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
+        let request = json_request(Method::Post, "/actions/confirmed", Some(action))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 

@@ -9,7 +9,15 @@
 //! carries a tool call out as the developer API does — one action submitted to the task's queue
 //! (`POST /actions` of its coordinator), held to the same consent gate, domain policy and audit.
 
-use mimo_agent::actions::ActionState;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use futures_util::future::{select, Either};
+use mimo_agent::actions::{ActionRecord, ActionState};
+use mimo_agent::mcp::elicit::{self, Decision};
 use mimo_agent::mcp::runs::{self, SessionRun};
 use mimo_agent::mcp::session::{self, admit, Refusal, Session};
 use mimo_agent::mcp::tools::{self, Answer};
@@ -19,6 +27,7 @@ use mimo_protocol::mcp::{
     McpTokenRequest, RequestId, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
 };
 use mimo_protocol::{ActionCommand, ErrorCode, ErrorObject, TaskControl};
+use serde_json::Value;
 use worker::*;
 
 use crate::artifacts::read_image;
@@ -32,11 +41,21 @@ use crate::ARTIFACTS;
 pub struct McpSession {
     state: State,
     env: Env,
+    /// The tool calls waiting for the person's answer to a form put to their client, by the
+    /// form's request id: the client's response (another request to this object) is handed on.
+    asking: Asking,
 }
+
+/// Senders of the answers awaited, by request id ([`McpSession::ask_person`]).
+type Asking = Rc<RefCell<HashMap<String, oneshot::Sender<Option<Value>>>>>;
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
-        Self { state, env }
+        Self {
+            state,
+            env,
+            asking: Rc::default(),
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -156,8 +175,16 @@ impl McpSession {
         ) {
             return transport_refusal(refusal);
         }
-        let Incoming::Request { id, call } = incoming else {
-            return Ok(Response::empty()?.with_status(202));
+        let (id, call) = match incoming {
+            Incoming::Request { id, call } => (id, call),
+            Incoming::Response { id, result } => {
+                // The person's answer to a form: to the call waiting for it, if one is.
+                if let Some(waiting) = self.asking.borrow_mut().remove(&request_key(&id)) {
+                    let _ = waiting.send(result);
+                }
+                return Ok(Response::empty()?.with_status(202));
+            }
+            Incoming::Accepted { .. } => return Ok(Response::empty()?.with_status(202)),
         };
         let result = match (call, session) {
             (Call::Initialize(params), _) => {
@@ -169,6 +196,7 @@ impl McpSession {
                     task_id: None,
                     started: false,
                     tabs: Vec::new(),
+                    elicitation: elicit::supported(version, &params.capabilities),
                     client_id: None,
                     runs: Vec::new(),
                     created_at: now_ms(),
@@ -195,7 +223,31 @@ impl McpSession {
                     ..
                 },
                 Some(session),
-            ) => serde_json::to_value(self.call_tool(session, &tool).await?)?,
+            ) => {
+                let (version, forms) = (session.version.clone(), session.elicitation);
+                match self.call_tool(session, &tool).await? {
+                    Called::Answered(result) => serde_json::to_value(result)?,
+                    Called::NeedsPerson {
+                        task_id,
+                        submit,
+                        why,
+                        ..
+                    } if forms && streams => {
+                        let ask = Ask {
+                            id,
+                            version,
+                            task_id,
+                            submit,
+                            why,
+                            tool,
+                        };
+                        return self.ask_person(ask);
+                    }
+                    Called::NeedsPerson { refusal, .. } => {
+                        serde_json::to_value(tools::refused(&refusal))?
+                    }
+                }
+            }
             (
                 Call::CallTool {
                     tool: Ok(Tool::Task(tool)),
@@ -318,11 +370,12 @@ impl McpSession {
 
     /// Runs `tool` as one action of the session's task (made at its first tool call, as the
     /// web app makes one), and answers from its outcome. A step the task refuses — one the
-    /// person must confirm, a blocked site, no browser online — ran nowhere: a tool error.
-    async fn call_tool(&self, mut session: Session, tool: &BrowserTool) -> Result<CallToolResult> {
+    /// person must confirm, a blocked site, no browser online — ran nowhere: a tool error, or,
+    /// when the person may approve it in the client, a question for them.
+    async fn call_tool(&self, mut session: Session, tool: &BrowserTool) -> Result<Called> {
         let command = match tool.command(session.started, &session.tabs) {
             Ok(command) => command,
-            Err(problem) => return Ok(CallToolResult::error(problem)),
+            Err(problem) => return Ok(Called::Answered(CallToolResult::error(problem))),
         };
         let task_id = match &session.task_id {
             Some(task_id) => task_id.clone(),
@@ -333,7 +386,7 @@ impl McpSession {
                     .await
                     .refusal()?
                 {
-                    return Ok(tools::refused(&error));
+                    return Ok(Called::Answered(tools::refused(&error)));
                 }
                 session = self.update(session, |s| s.task_id = Some(task_id.clone()))?;
                 task_id
@@ -350,11 +403,21 @@ impl McpSession {
         let record = match task.submit(&submit).await.refusal()? {
             Ok(Some(record)) => record,
             Ok(None) => {
-                return Ok(CallToolResult::error(
+                return Ok(Called::Answered(CallToolResult::error(
                     "the task did not keep the action it was given",
-                ))
+                )))
             }
-            Err(error) => return Ok(tools::refused(&error)),
+            Err(refusal) => {
+                return Ok(match elicit::asked_why(&refusal) {
+                    Some(why) => Called::NeedsPerson {
+                        task_id,
+                        submit,
+                        why: why.to_owned(),
+                        refusal,
+                    },
+                    None => Called::Answered(tools::refused(&refusal)),
+                })
+            }
         };
         let started = starts && record.state == ActionState::Succeeded;
         // What the answer lists is what the client's next indexes name.
@@ -369,22 +432,169 @@ impl McpSession {
                 s.client_id = Some(record.client_id.clone());
             })?;
         }
-        match tool.answer(&record) {
-            Answer::Result(result) => Ok(result),
-            Answer::Image(shot) => {
-                let image = match task.artifact(&shot.artifact_id).await.refusal()? {
-                    Ok(record) => read_image(&self.env.bucket(ARTIFACTS)?, &record).await,
-                    Err(error) => Err(error.message),
-                };
-                Ok(match image {
-                    Ok(image) => tools::screenshot_result(&shot, image.data, &image.media_type),
-                    Err(why) => CallToolResult::error(format!(
-                        "the screenshot was taken ({}) but cannot be read: {why}",
-                        shot.artifact_id
-                    )),
-                })
-            }
+        answer_of(&self.env, &task, tool, &record)
+            .await
+            .map(Called::Answered)
+    }
+
+    /// Puts the step of `ask` to the person in their client (a form on the call's stream) and
+    /// answers the call once they did: approved, the step is submitted again, confirmed, and
+    /// answered from its outcome; otherwise (declined, dismissed, no answer within
+    /// [`elicit::ANSWER_WITHIN_MS`]) it never runs. Comments keep the stream alive meanwhile.
+    fn ask_person(&self, ask: Ask) -> Result<Response> {
+        let key = format!("mimo-ask-{}", hex::encode(random_bytes::<12>()?));
+        let (sender, receiver) = oneshot::channel();
+        self.asking.borrow_mut().insert(key.clone(), sender);
+        let question = sse(&elicit::request(
+            RequestId::String(key.clone()),
+            &ask.version,
+            &ask.why,
+        ))?;
+        let deadline = now_ms() + elicit::ANSWER_WITHIN_MS;
+        let (env, asking) = (self.env.clone(), self.asking.clone());
+        // A client that goes away takes the stream with it, and the wait ends with it.
+        let forget = Forget {
+            key: key.clone(),
+            asking: asking.clone(),
+        };
+        let waiting = Waiting::Ask(question, receiver);
+        let frames =
+            futures_util::stream::unfold(Some(waiting), move |state| {
+                let _ = &forget;
+                let (env, asking, key) = (env.clone(), asking.clone(), key.clone());
+                let ask = ask.clone();
+                async move {
+                    match state? {
+                        Waiting::Ask(question, receiver) => {
+                            Some((Ok(question), Some(Waiting::Answer(receiver))))
+                        }
+                        Waiting::Answer(receiver) => {
+                            let left = deadline.saturating_sub(now_ms()).min(KEEP_ALIVE_MS);
+                            let answer =
+                                match select(receiver, Delay::from(Duration::from_millis(left)))
+                                    .await
+                                {
+                                    Either::Left((answer, _)) => answer.ok(),
+                                    Either::Right((_, receiver)) if now_ms() < deadline => {
+                                        let alive = b": waiting for the person\n\n".to_vec();
+                                        return Some((Ok(alive), Some(Waiting::Answer(receiver))));
+                                    }
+                                    Either::Right(_) => None,
+                                };
+                            asking.borrow_mut().remove(&key);
+                            let result = match answer {
+                                Some(result) => match elicit::decision(result.as_ref()) {
+                                    Decision::Approved => ask.run_confirmed(&env).await,
+                                    Decision::NotApproved(how) => {
+                                        Ok(elicit::not_approved(&how, &ask.why))
+                                    }
+                                },
+                                None => {
+                                    Ok(elicit::not_approved("no answer within 5 minutes", &ask.why))
+                                }
+                            };
+                            let result = result.unwrap_or_else(|e| {
+                                CallToolResult::error(format!("the step could not be run: {e}"))
+                            });
+                            Some((sse(&JsonRpcResponse::new(ask.id.clone(), &result)), None))
+                        }
+                    }
+                }
+            });
+        event_stream(frames)
+    }
+}
+
+/// How often a stream waiting for the person says it is alive.
+const KEEP_ALIVE_MS: u64 = 15_000;
+
+/// What came of a browser tool call's step.
+enum Called {
+    Answered(CallToolResult),
+    /// The task refused the step until the person confirms it, and their client's form may
+    /// answer that (`why`: the task's words); `refusal` is the task's answer as it was.
+    NeedsPerson {
+        task_id: String,
+        submit: SubmitAction,
+        why: String,
+        refusal: ErrorObject,
+    },
+}
+
+/// A step put to the person in their client.
+#[derive(Clone)]
+struct Ask {
+    /// The tool call's request id.
+    id: RequestId,
+    version: String,
+    task_id: String,
+    submit: SubmitAction,
+    why: String,
+    tool: BrowserTool,
+}
+
+impl Ask {
+    /// Submits the step again, approved by the person: run once, answered from its outcome.
+    async fn run_confirmed(&self, env: &Env) -> Result<CallToolResult> {
+        let task = TaskClient::new(env, &self.task_id)?;
+        Ok(match task.submit_confirmed(&self.submit).await.refusal()? {
+            Ok(Some(record)) => answer_of(env, &task, &self.tool, &record).await?,
+            Ok(None) => CallToolResult::error("the task did not keep the action it was given"),
+            Err(refusal) => tools::refused(&refusal),
+        })
+    }
+}
+
+/// Forgets a wait for the person's answer when its stream is dropped.
+struct Forget {
+    key: String,
+    asking: Asking,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.asking.borrow_mut().remove(&self.key);
+    }
+}
+
+/// Where a stream putting a step to the person is.
+enum Waiting {
+    /// The form to send first.
+    Ask(Vec<u8>, oneshot::Receiver<Option<Value>>),
+    /// Waiting for the person's answer.
+    Answer(oneshot::Receiver<Option<Value>>),
+}
+
+/// What a tool call answers once its step is `record`: its result, or the screenshot it took.
+async fn answer_of(
+    env: &Env,
+    task: &TaskClient,
+    tool: &BrowserTool,
+    record: &ActionRecord,
+) -> Result<CallToolResult> {
+    match tool.answer(record) {
+        Answer::Result(result) => Ok(result),
+        Answer::Image(shot) => {
+            let image = match task.artifact(&shot.artifact_id).await.refusal()? {
+                Ok(record) => read_image(&env.bucket(ARTIFACTS)?, &record).await,
+                Err(error) => Err(error.message),
+            };
+            Ok(match image {
+                Ok(image) => tools::screenshot_result(&shot, image.data, &image.media_type),
+                Err(why) => CallToolResult::error(format!(
+                    "the screenshot was taken ({}) but cannot be read: {why}",
+                    shot.artifact_id
+                )),
+            })
         }
+    }
+}
+
+/// The key of a request id among those awaited.
+fn request_key(id: &RequestId) -> String {
+    match id {
+        RequestId::String(s) => s.clone(),
+        RequestId::Number(n) => n.to_string(),
     }
 }
 
@@ -470,13 +680,20 @@ impl Progress {
                 Some((frame, None))
             },
         );
-        let response = Response::from_stream(events)?;
-        response
-            .headers()
-            .set("content-type", "text/event-stream")?;
-        response.headers().set("cache-control", "no-cache")?;
-        Ok(response)
+        event_stream(events)
     }
+}
+
+/// A response streaming `frames` as the transport's SSE.
+fn event_stream(
+    frames: impl futures_util::Stream<Item = Result<Vec<u8>>> + 'static,
+) -> Result<Response> {
+    let response = Response::from_stream(frames)?;
+    response
+        .headers()
+        .set("content-type", "text/event-stream")?;
+    response.headers().set("cache-control", "no-cache")?;
+    Ok(response)
 }
 
 /// One message as a server-sent event.

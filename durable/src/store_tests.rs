@@ -964,6 +964,7 @@ fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
         task_id: None,
         started: false,
         tabs: Vec::new(),
+        elicitation: false,
         client_id: None,
         runs: Vec::new(),
         created_at: 5,

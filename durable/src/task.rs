@@ -275,10 +275,18 @@ impl DurableObject for TaskCoordinator {
             (Method::Get, "/export") => self.export(),
             (Method::Get, "/export.zip") => self.evidence().await,
             (Method::Get, "/audit") => self.audit().await,
-            (Method::Post, "/actions") => match read_body::<SubmitAction>(&mut req).await {
-                Ok(submit) => self.submit_action(submit).await,
-                Err(error) => error_response(&error),
-            },
+            // `/actions` is also the developer API's (the worker forwards it); `/actions/confirmed`
+            // is reached by an MCP session's object only, once the person approved the step in
+            // their MCP client: no public route leads to it.
+            (Method::Post, route @ ("/actions" | "/actions/confirmed")) => {
+                match read_body::<SubmitAction>(&mut req).await {
+                    Ok(submit) => {
+                        self.submit_action(submit, route == "/actions/confirmed")
+                            .await
+                    }
+                    Err(error) => error_response(&error),
+                }
+            }
             (Method::Get, "/actions") if self.exists() => {
                 Response::from_json(&self.task.borrow().actions().records())
             }

@@ -18,8 +18,13 @@ const MAX_WAIT_MS: u64 = 120_000;
 impl TaskCoordinator {
     /// Submits an action for the task's extension (binding one first if the task has none) and
     /// waits for it to end (or `waitMs`): `200` with the finished record, `202` with the
-    /// record as it stands.
-    pub(crate) async fn submit_action(&self, request: SubmitAction) -> Result<Response> {
+    /// record as it stands. `confirmed`: the person approved this very step in their MCP
+    /// client (`/actions/confirmed`, which only the session's object reaches).
+    pub(crate) async fn submit_action(
+        &self,
+        request: SubmitAction,
+        confirmed: bool,
+    ) -> Result<Response> {
         let action_id = format!("act_{}", hex::encode(random_bytes::<12>()?));
         let (sender, receiver) = oneshot::channel();
         self.waiters.borrow_mut().insert(action_id.clone(), sender);
@@ -28,6 +33,7 @@ impl TaskCoordinator {
             tab_id: request.tab_id,
             command: request.command,
             rated: request.rated,
+            confirmed,
         };
         if let Some(refusal) = self.handle(input, Caller::Direct).await?.into_iter().next() {
             self.waiters.borrow_mut().remove(&action_id);

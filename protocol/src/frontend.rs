@@ -276,12 +276,14 @@ pub enum FrontendEvent {
     /// `waiting_permission`): the run goes on once they allow it in the extension's side panel
     /// (or all sites in its options).
     SiteAccessNeeded { step: u32, site: String },
-    /// The person answered the confirmation of step `step`: run it (`approved`) or not.
+    /// The person answered the confirmation of step `step`: run it (`approved`) or not. Step
+    /// 0 is an MCP client's step, approved in that client's form (`by` is `mcp`).
     ConfirmationAnswered {
         step: u32,
         approved: bool,
         /// Where they answered: `web` (the web app or a script on its socket), `extension`
-        /// (the side panel) or `api` (`POST /api/agent/confirm`).
+        /// (the side panel), `api` (`POST /api/agent/confirm`) or `mcp` (an MCP client's
+        /// elicitation).
         by: String,
         /// Why they declined, as the model was told.
         #[serde(default, skip_serializing_if = "Option::is_none")]

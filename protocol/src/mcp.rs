@@ -27,7 +27,8 @@ pub enum RequestId {
     String(String),
 }
 
-/// A request from the client, as parsed: `params` is read by the method that takes it.
+/// A JSON-RPC request: the client's, as parsed (`params` is read by the method that takes it), or
+/// the server's to the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct JsonRpcRequest {
     pub jsonrpc: String,
@@ -36,6 +37,18 @@ pub struct JsonRpcRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
     pub params: Option<serde_json::Value>,
+}
+
+impl JsonRpcRequest {
+    /// A request of the server's to the client (sent on the stream of the call it is about).
+    pub fn new(id: RequestId, method: &str, params: &impl Serialize) -> Self {
+        Self {
+            jsonrpc: JSONRPC_VERSION.into(),
+            id,
+            method: method.into(),
+            params: serde_json::to_value(params).ok(),
+        }
+    }
 }
 
 /// A notification from the client (no id, no answer).
@@ -317,6 +330,42 @@ pub struct McpTokenCreated {
     pub token: String,
     #[ts(type = "number")]
     pub created_at: u64,
+}
+
+/// `elicitation/create`'s params, form mode: the server asks the client's user to fill in
+/// `requested_schema` (flat, primitive fields), showing `message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitRequestParams {
+    /// `form`; left out for a client on 2025-06-18, the revision before modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mode: Option<String>,
+    pub message: String,
+    #[ts(type = "unknown")]
+    pub requested_schema: serde_json::Value,
+}
+
+/// The client's answer to `elicitation/create`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ElicitResult {
+    pub action: ElicitAction,
+    /// What the user filled in (with `accept`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "Record<string, unknown>")]
+    pub content: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// What the user did with an elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// Submitted the form.
+    Accept,
+    /// Said no.
+    Decline,
+    /// Dismissed it without choosing.
+    Cancel,
 }
 
 /// One MCP token as listed, without its secret.

@@ -1245,7 +1245,8 @@ target?: BoundingBox,
 targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "siteAccessNeeded", step: number, site: string, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
- * (the side panel) or `api` (`POST /api/agent/confirm`).
+ * (the side panel), `api` (`POST /api/agent/confirm`) or `mcp` (an MCP client's
+ * elicitation).
  */
 by: string, 
 /**
@@ -1363,7 +1364,8 @@ target?: BoundingBox,
 targetName?: string, } | { "type": "confirmationRequested" } & ConfirmationRequest | { "type": "siteAccessNeeded", step: number, site: string, } | { "type": "confirmationAnswered", step: number, approved: boolean, 
 /**
  * Where they answered: `web` (the web app or a script on its socket), `extension`
- * (the side panel) or `api` (`POST /api/agent/confirm`).
+ * (the side panel), `api` (`POST /api/agent/confirm`) or `mcp` (an MCP client's
+ * elicitation).
  */
 by: string, 
 /**
@@ -1665,6 +1667,20 @@ structuredContent?: Record<string, unknown>, isError?: boolean, };
 export type Content = { "type": "text", text: string, } | { "type": "image", data: string, mimeType: string, };
 
 export type EmptyResult = Record<symbol, never>;
+
+export type ElicitRequestParams = { 
+/**
+ * `form`; left out for a client on 2025-06-18, the revision before modes.
+ */
+mode?: string, message: string, requestedSchema: unknown, };
+
+export type ElicitResult = { action: ElicitAction, 
+/**
+ * What the user filled in (with `accept`).
+ */
+content?: Record<string, unknown>, };
+
+export type ElicitAction = "accept" | "decline" | "cancel";
 
 export type ProtectedResourceMetadata = { resource: string, 
 /**

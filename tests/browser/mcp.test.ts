@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitResult } from "../../protocol/ts/protocol.ts";
 import type { CallToolResult } from "../../protocol/ts/protocol.ts";
-import { logged, pageAt, signedInApp, startHarness } from "./harness.ts";
+import { logged, pageAt, pageLog, signedInApp, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -130,5 +132,85 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
   const dragged = textOf(await call(client, "browser_drag", { startRef: refOf(snapshot, ">Write the report<"), startElement: "The card", endRef: refOf(snapshot, ">Done<"), endElement: "Done" }));
   assert.match(dragged, /^Dragged \[\d+\] onto \[\d+\]/);
   await logged(boardPage, "dropped:card-1:done");
+  await client.close();
+});
+
+/** A new MCP token, made as the web app makes one. */
+async function mcpToken(name: string): Promise<string> {
+  const made = await fetch(`${h.mimo.url}/api/mcp/tokens`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${h.mimo.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name }),
+  });
+  return ((await made.json()) as { token: string }).token;
+}
+
+/** A raw POST of `message` to /mcp in session `sessionId` (none: a new one). */
+function post(token: string, message: unknown, sessionId?: string): Promise<Response> {
+  return fetch(`${h.mimo.url}/mcp`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" }),
+    },
+    body: JSON.stringify(message),
+  });
+}
+
+it("asks the person in their MCP client before an irreversible step, and runs it only once they tick it", { timeout: 90_000 }, async () => {
+  const token = await mcpToken("Asks the person");
+  // Another session of the person's (another client), which tries to answer for them.
+  const init = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "other", version: "1" } };
+  const other = (await post(token, { jsonrpc: "2.0", id: 1, method: "initialize", params: init })).headers.get("mcp-session-id")!;
+  assert.ok(other);
+
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const asked: string[] = [];
+  const answers: Array<ElicitResult> = [
+    { action: "decline" },
+    { action: "accept", content: { approve: false } },
+    { action: "accept", content: { approve: true } },
+  ];
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    asked.push(request.params.message);
+    assert.deepEqual(Object.keys((request.params as { requestedSchema: { properties: object } }).requestedSchema.properties), ["approve"]);
+    if (asked.length === 1) {
+      // Answers from elsewhere change nothing: the right id from another session, and a
+      // wrong id in this one.
+      const forged = { jsonrpc: "2.0", id: extra.requestId, result: { action: "accept", content: { approve: true } } };
+      assert.equal((await post(token, forged, other)).status, 202);
+      assert.equal((await post(token, { ...forged, id: "mimo-ask-000000000000000000000000" }, transport.sessionId)).status, 202);
+    }
+    return answers[asked.length - 1]!;
+  });
+  await client.connect(transport);
+
+  h.context.on("dialog", () => undefined);
+  const url = `${h.a}/dialogs.html`;
+  await call(client, "browser_navigate", { url });
+  const page = await pageAt(h, url);
+  const snapshot = textOf(await call(client, "browser_snapshot"));
+  await call(client, "browser_click", { ref: refOf(snapshot, "Empty trash"), element: "Empty trash" });
+
+  // Declined, then submitted unticked: OK was never pressed, the question is still open.
+  for (const how of [/they declined it/, /without ticking it/]) {
+    const held = (await client.callTool({ name: "browser_handle_dialog", arguments: { accept: true } })) as CallToolResult;
+    assert.equal(held.isError, true, textOf(held));
+    assert.match(textOf(held), how);
+    assert.match(textOf(held), /did not run/);
+  }
+  assert.equal(asked.length, 2);
+  assert.match(asked[0]!, /Delete all 3 messages in the trash for ever\?|answering OK/);
+  // (The page's scripts are held while its question is open: what it did is read once answered.)
+
+  // Ticked: OK is pressed, once.
+  assert.equal(textOf(await call(client, "browser_handle_dialog", { accept: true })), "Accepted the dialog");
+  await logged(page, "emptied");
+  assert.equal(await page.textContent("#trash"), "The trash is empty.");
+  assert.deepEqual(await pageLog(page), ["emptied"], "OK was pressed once, and only then");
+  assert.equal(asked.length, 3);
   await client.close();
 });

@@ -339,6 +339,43 @@ describe("actions through the coordinator and the registry", () => {
   });
 });
 
+describe("a step the person approved in their MCP client", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("cannot be claimed by the developer API: no field says so, and no public route leads to where it is said", async () => {
+    const { ext, taskId, web } = await boundTask("claims");
+    // The task reads a page with an irreversible button.
+    const read = submit(taskId, { name: "browser_dom_index", params: {} });
+    const index = await nextAction(ext);
+    respond(ext, index, {
+      elements: [{ clickId: 1, tag: "button", text: "Delete account", frameId: 0 }],
+      text: 'page https://mail.example/ "Mail"\n[1]<button>Delete account</button>',
+      url: "https://mail.example/",
+      title: "Mail",
+    });
+    assert.equal((await read).status, 200);
+    const deleteAccount: ActionCommand = { name: "browser_click", params: { clickId: 1 } };
+    // Rated as an MCP client's step, it waits for the person whatever the caller claims.
+    for (const claim of [{}, { confirmed: true, personConfirmed: true, by: "mcp" }]) {
+      const claimed = await submit(taskId, deleteAccount, { rated: true, ...claim });
+      assert.equal(claimed.status, 403, JSON.stringify(claim));
+      assert.equal(claimed.body.code, "CONFIRMATION_REQUIRED");
+    }
+    for (const route of ["actions/confirmed", "actions%2Fconfirmed"]) {
+      const res: Response = await fetch(`${mimo.url}/api/task/${taskId}/${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${mimo.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ command: deleteAccount, rated: true }),
+      });
+      assert.equal(res.status, 404, route);
+    }
+    // Only the page read reached the extension; no approval is on record.
+    assert.equal(ext.received.filter((m) => m.type === "browser_action").length, 1);
+    assert.ok(!web.received.some((e) => e.type === "confirmationAnswered"));
+    await Promise.all([ext.close(), web.close()]);
+  });
+});
+
 describe("actions with no extension online", () => {
   ownRuntime({}, (m) => (mimo = m));
 

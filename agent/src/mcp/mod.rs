@@ -4,6 +4,7 @@
 //! body that is not a request Mimo serves is answered here with JSON-RPC's own error codes
 //! before anything runs.
 
+pub mod elicit;
 pub mod runs;
 pub mod session;
 pub mod tools;
@@ -24,9 +25,15 @@ pub use tools::{BrowserTool, Tool};
 pub enum Incoming {
     /// A request Mimo serves, to answer under its id.
     Request { id: RequestId, call: Call },
-    /// A notification (`notifications/initialized`, `notifications/cancelled`, …) or a response
-    /// to a request of the server's: accepted (202), nothing to answer.
+    /// A notification (`notifications/initialized`, `notifications/cancelled`, …), or a
+    /// response without an id the server could have sent: accepted (202), nothing to answer.
     Accepted { method: Option<String> },
+    /// The client's response to a request of the server's ([`elicit`]): its `result`, `None`
+    /// when it answered with an error. Accepted (202) too.
+    Response {
+        id: RequestId,
+        result: Option<Value>,
+    },
 }
 
 /// A request Mimo serves, its params read.
@@ -96,9 +103,15 @@ pub fn read(body: &[u8]) -> Result<Incoming, Box<JsonRpcErrorResponse>> {
                 "\"method\" must be a string".into(),
             )
         }
-        // A response to a request of the server's (it sends none yet): nothing to do.
+        // A response to a request of the server's.
         None if message.contains_key("result") || message.contains_key("error") => {
-            return Ok(Incoming::Accepted { method: None })
+            return Ok(match id {
+                Some(id) => Incoming::Response {
+                    id,
+                    result: message.remove("result"),
+                },
+                None => Incoming::Accepted { method: None },
+            });
         }
         None => {
             return fail(

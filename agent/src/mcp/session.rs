@@ -24,6 +24,10 @@ pub struct Session {
     /// The task's tab ids as last listed to the client: what `browser_tabs`' indexes name.
     #[serde(default)]
     pub tabs: Vec<i32>,
+    /// Whether the client takes the server's forms ([`super::elicit`]): a step the person must
+    /// confirm is then asked there.
+    #[serde(default)]
+    pub elicitation: bool,
     /// The extension (browser) the task's actions ran in last.
     #[serde(default)]
     pub client_id: Option<String>,
@@ -122,6 +126,7 @@ mod tests {
             task_id: None,
             started: false,
             tabs: Vec::new(),
+            elicitation: false,
             client_id: None,
             runs: Vec::new(),
             created_at: 1,

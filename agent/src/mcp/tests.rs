@@ -109,8 +109,24 @@ fn notifications_and_responses_are_accepted_without_an_answer() {
         read(br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#),
         Ok(Incoming::Accepted { .. })
     ));
+    // Responses to the server's requests (elicitations), with their result or none for an
+    // error; one without a usable id answers nothing Mimo asked.
     assert_eq!(
-        read(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+        read(br#"{"jsonrpc":"2.0","id":"e-1","result":{"action":"cancel"}}"#),
+        Ok(Incoming::Response {
+            id: RequestId::String("e-1".into()),
+            result: Some(json!({ "action": "cancel" }))
+        })
+    );
+    assert_eq!(
+        read(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#),
+        Ok(Incoming::Response {
+            id: RequestId::Number(3),
+            result: None
+        })
+    );
+    assert_eq!(
+        read(br#"{"jsonrpc":"2.0","id":null,"result":{}}"#),
         Ok(Incoming::Accepted { method: None })
     );
 }
@@ -882,4 +898,15 @@ fn messages_conform_to_the_specifications_schema() {
     conforms("InitializeRequestParams", &params);
     let call = json!({ "name": "browser_click", "arguments": { "ref": "1" } });
     conforms("CallToolRequestParams", &call);
+    // The server's question to the person, and their answers as a client sends them.
+    for version in mimo_protocol::mcp::SUPPORTED_PROTOCOL_VERSIONS {
+        let ask = elicit::request(RequestId::String("e-1".into()), version, "“Delete account”");
+        conforms("ElicitRequest", &json!(ask));
+    }
+    conforms(
+        "ElicitResult",
+        &json!({ "action": "accept", "content": { "approve": true } }),
+    );
+    conforms("ElicitResult", &json!({ "action": "decline" }));
+    assert!(!against_spec("ElicitRequest", &json!({ "jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": { "message": "x", "requestedSchema": { "type": "object", "properties": { "a": { "type": "object" } } } } })).is_empty());
 }

@@ -417,8 +417,9 @@ impl BrowserTool {
 pub fn refused(error: &ErrorObject) -> CallToolResult {
     if error.code == ErrorCode::ConfirmationRequired {
         return CallToolResult::error(format!(
-            "Not done: this step waits for the person's confirmation, which an MCP client \
-             cannot give. The person can do it from Mimo's web app. ({})",
+            "Not done: this step waits for the person's confirmation. Mimo asks them in the MCP \
+             client when the client takes forms (elicitation) and the step is one they may \
+             approve there; otherwise they can do it from Mimo's web app. ({})",
             error.message
         ));
     }

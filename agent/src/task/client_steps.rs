@@ -2,12 +2,15 @@
 //! page the task last read: a click on an element labelled "Delete" or "Pay now", OK to a page
 //! asking "Delete everything?", typing a password and submitting it. An MCP client is a model
 //! reading pages, which a page can talk into anything; what the person must confirm for the
-//! agent, they must confirm for it too — and since an MCP client cannot confirm for them, such
-//! a step is refused with `CONFIRMATION_REQUIRED`, saying why.
+//! agent, they must confirm for it too. Such a step is refused with `CONFIRMATION_REQUIRED`,
+//! saying why, unless the person approved it where they were asked about it: the MCP client's
+//! form (elicitation, `mimo_agent::mcp::elicit`), which submits it again, confirmed.
 
 use std::collections::BTreeMap;
 
-use mimo_protocol::{ActionCommand, ActionStatus, AgentAction, ElementFacts, PageDialog};
+use mimo_protocol::{
+    ActionCommand, ActionStatus, AgentAction, ElementFacts, ErrorCode, ErrorObject, PageDialog,
+};
 
 use crate::actions::ActionRecord;
 use crate::risk::{self, PageView, RiskRules};
@@ -31,6 +34,22 @@ pub fn needs_person(
     };
     let assessment = risk::assess(&action, view, rules);
     (assessment.level >= rules.confirm_at).then(|| assessment.reason())
+}
+
+/// Who approved a step confirmed in an MCP client (the `by` of its `ConfirmationAnswered`,
+/// whose step is 0: not one of the agent's).
+pub const CONFIRMED_BY: &str = "mcp";
+
+/// How the refusal of a step the rating asks about begins: what tells it from the consent
+/// gate's (`mimo_agent::mcp::elicit::asked_why`), which an MCP client's form cannot answer.
+pub(crate) const NEEDS_PERSON: &str = "this step needs the person's confirmation: ";
+
+/// The refusal of a step the person must confirm, for `why`.
+pub fn refusal(why: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::ConfirmationRequired,
+        format!("{NEEDS_PERSON}{why}"),
+    )
 }
 
 /// The agent's action a command is, for the commands a page can make risky (by index).

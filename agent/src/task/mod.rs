@@ -7,7 +7,7 @@
 //! comes back as another [`Input`]. Every rule — what a control pauses, when a model call waits
 //! for the alarm, what a restart picks up, which snapshot is stale — is here, tested natively.
 
-mod client_steps;
+pub(crate) mod client_steps;
 mod config;
 mod messages;
 #[cfg(test)]
@@ -121,6 +121,10 @@ pub enum Input {
         /// An MCP client's step: rated as the agent's are, and refused when the person must
         /// confirm it ([`client_steps`]).
         rated: bool,
+        /// The person confirmed this very step where they were asked about it (their MCP
+        /// client's elicitation): what the rating asks is answered. What the consent gate asks
+        /// is not — only the web app and the side panel answer that.
+        confirmed: bool,
     },
     /// The alarm rang: what is due runs (held model calls, restart recovery, timeouts).
     Alarm,
@@ -620,19 +624,24 @@ impl Task {
                 tab_id,
                 command,
                 rated,
+                confirmed,
             } => {
                 // The developer API is held to the agent's rules; what needs the person is
                 // refused, since the API cannot answer for them.
-                let mut verdict = conversation.admit(command, Asker::Api);
+                let verdict = conversation.admit(command, Asker::Api);
                 if let (true, conversation::Verdict::Send(command)) = (rated, &verdict) {
                     let run = &self.config.run;
                     let why =
                         client_steps::needs_person(command, self.actions.records(), &run.risk);
-                    if let Some(why) = why.filter(|_| run.confirm_risky) {
-                        verdict = conversation::Verdict::Ask {
-                            command: command.clone(),
-                            why,
-                        };
+                    match why.filter(|_| run.confirm_risky) {
+                        Some(why) if !confirmed => return Err(client_steps::refusal(&why)),
+                        Some(_) => out.push(Effect::Emit(FrontendEvent::ConfirmationAnswered {
+                            step: 0,
+                            approved: true,
+                            by: client_steps::CONFIRMED_BY.into(),
+                            reason: None,
+                        })),
+                        None => {}
                     }
                 }
                 let command = verdict.or_refuse()?;

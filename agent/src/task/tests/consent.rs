@@ -13,6 +13,7 @@ fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
                 tab_id: None,
                 command: command(command_json),
                 rated: false,
+                confirmed: false,
             },
             5,
             Caller::Direct,
@@ -30,6 +31,7 @@ fn queued(task: &mut Task, command_json: serde_json::Value) -> BrowserAction {
             tab_id: None,
             command: command(command_json),
             rated: false,
+            confirmed: false,
         },
         5,
     );
@@ -230,4 +232,80 @@ fn a_protected_location_is_never_written_unconfirmed_and_no_caller_can_say_it_wa
             ..
         }
     ));
+}
+
+/// An MCP client's step (`rated`): the task read a page with `[1]<button>Delete account`.
+fn rated(
+    task: &mut Task,
+    command_json: serde_json::Value,
+    confirmed: bool,
+) -> Result<Vec<Effect>, ErrorObject> {
+    task.handle(
+        Input::Submit {
+            action_id: format!("mcp-{}", task.actions().records().len()),
+            tab_id: None,
+            command: command(command_json),
+            rated: true,
+            confirmed,
+        },
+        8,
+        Caller::Direct,
+    )
+}
+
+#[test]
+fn an_mcp_step_the_person_approved_in_their_client_runs_and_is_recorded_but_the_gate_still_holds() {
+    let mut task = bound();
+    let read = queued(
+        &mut task,
+        json!({ "name": "browser_dom_index", "params": {} }),
+    );
+    direct(&mut task, ack(&read), 6);
+    let page = json!({
+        "elements": [{ "clickId": 1, "tag": "button", "text": "Delete account", "frameId": 0 }],
+        "text": "page https://mail.example/ \"Mail\"\n[1]<button>Delete account</button>",
+        "url": "https://mail.example/", "title": "Mail"
+    });
+    direct(&mut task, outcome(&read, ActionStatus::Ok, page), 7);
+    let click = json!({ "name": "browser_click", "params": { "clickId": 1 } });
+
+    // Unconfirmed, the step waits for the person: refused with the question their client may put.
+    let before = task.actions().records().len();
+    let error = rated(&mut task, click.clone(), false).expect_err("refused");
+    let why = crate::mcp::elicit::asked_why(&error).expect("the client may ask");
+    assert!(
+        why.contains("Delete account") || why.contains("delete"),
+        "{why}"
+    );
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
+
+    // Approved in their client: queued once, and the history says who approved it.
+    let effects = rated(&mut task, click, true).expect("queued");
+    assert!(effects.iter().any(|e| matches!(e,
+        Effect::Emit(FrontendEvent::ConfirmationAnswered { step: 0, approved: true, by, .. }) if by == "mcp")));
+    assert!(matches!(
+        the_dispatch(&effects).command,
+        ActionCommand::BrowserClick { .. }
+    ));
+
+    // What the consent gate asks (a command on the person's computer) is not the client's to
+    // answer: refused, confirmed or not, and not as a question its form may put.
+    set_bridge(&mut task, true, true);
+    let before = task.actions().records().len();
+    for confirmed in [false, true] {
+        let error = rated(
+            &mut task,
+            bridge("bash", json!({ "command": "touch pwned" })),
+            confirmed,
+        )
+        .expect_err("refused");
+        assert_eq!(error.code, ErrorCode::ConfirmationRequired);
+        assert_eq!(
+            crate::mcp::elicit::asked_why(&error),
+            None,
+            "{}",
+            error.message
+        );
+    }
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
 }
