@@ -14,7 +14,9 @@ use mimo_protocol::webhooks::{
     DeliveryStatus, WebhookEvent, WebhookEventData, WebhookEventType, WebhookLinks, WebhookPayload,
     WebhookReport,
 };
-use mimo_protocol::{ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, TaskStatus, ToolPhase};
+use mimo_protocol::{
+    ErrorCode, ErrorObject, EventEnvelope, FrontendEvent, OutputStatus, TaskStatus, ToolPhase,
+};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use url::{Host, Url};
@@ -120,14 +122,29 @@ pub struct EventMapper {
     screenshot: Option<String>,
     /// The last turn's error, for the failure that follows it.
     error: Option<ErrorObject>,
+    /// The last turn's answer, and whether it did all it was asked, for the completion that
+    /// follows it.
+    #[serde(default)]
+    answer: Option<(serde_json::Value, bool)>,
+    /// Whether the task's creation was reported (or is not to be: it was made before
+    /// webhooks). Its first status is its creation — `created`, or `completed` for a fork
+    /// that ends with an answer.
+    #[serde(default = "already")]
+    created: bool,
+}
+
+/// A cursor stored before `created` existed was past the task's creation.
+fn already() -> bool {
+    true
 }
 
 impl EventMapper {
     /// A mapper that reports only what follows event `seq` (a task's history from before
-    /// webhooks, or a fork's copied one, is not reported).
+    /// webhooks is not reported, its creation included).
     pub fn after(seq: u64) -> Self {
         Self {
             seq,
+            created: true,
             ..Self::default()
         }
     }
@@ -151,6 +168,7 @@ impl EventMapper {
             reason: None,
             by: None,
             error: None,
+            output: None,
             screenshot_artifact_id: None,
             links: None,
         };
@@ -165,9 +183,21 @@ impl EventMapper {
                 let held = |s: Option<TaskStatus>| {
                     matches!(s, Some(TaskStatus::Paused | TaskStatus::Takeover))
                 };
+                if !std::mem::replace(&mut self.created, true) {
+                    return Some(WebhookEvent {
+                        kind: WebhookEventType::TaskCreated,
+                        data,
+                    });
+                }
                 match status {
                     TaskStatus::Created => WebhookEventType::TaskCreated,
-                    TaskStatus::Completed => WebhookEventType::TaskCompleted,
+                    TaskStatus::Completed => {
+                        if let Some((output, ok)) = self.answer.take() {
+                            data.output = Some(output);
+                            data.ok = Some(ok);
+                        }
+                        WebhookEventType::TaskCompleted
+                    }
                     TaskStatus::Canceled => WebhookEventType::TaskCanceled,
                     TaskStatus::Error => {
                         data.error = self.error.take();
@@ -186,8 +216,16 @@ impl EventMapper {
                     }
                 }
             }
-            FrontendEvent::StructuredOutput { error, .. } => {
+            FrontendEvent::StructuredOutput {
+                status,
+                output,
+                error,
+                ..
+            } => {
                 self.error.clone_from(error);
+                self.answer = output
+                    .clone()
+                    .map(|output| (output, *status == OutputStatus::Ok));
                 return None;
             }
             FrontendEvent::PageObserved {

@@ -500,12 +500,11 @@ impl TaskCoordinator {
     /// whoever sent it (an empty message, an unknown step, no extension to bind).
     pub(crate) async fn handle(&self, input: Input, caller: Caller) -> Result<Vec<ErrorObject>> {
         let mut refusals = Vec::new();
-        // A new task's webhook events start with its creation; a fork's after its copied history.
-        let creating = match &input {
-            Input::Create { .. } if !self.exists() => Some(false),
-            Input::CreateFork { .. } if !self.exists() => Some(true),
-            _ => None,
-        };
+        // A new task's webhook events start with its creation (a fork's too: its first status).
+        let creating = matches!(
+            &input,
+            Input::Create { .. } | Input::CreateFork { .. } if !self.exists()
+        );
         let handled = self.task.borrow_mut().handle(input, now_ms(), caller);
         let carried = match handled {
             Ok(effects) => self.carry_out(effects, caller, &mut refusals).await,
@@ -514,9 +513,8 @@ impl TaskCoordinator {
                 Ok(())
             }
         };
-        if let (Some(fork), true) = (creating, self.exists()) {
-            let after = if fork { self.store.last_seq()? } else { 0 };
-            self.store.save_webhook_cursor(&EventMapper::after(after))?;
+        if creating && self.exists() {
+            self.store.save_webhook_cursor(&EventMapper::default())?;
         }
         self.report_to_index().await;
         self.report_webhooks().await;

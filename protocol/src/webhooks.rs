@@ -99,7 +99,8 @@ pub struct WebhookEventData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub action: Option<String>,
-    /// Whether the step succeeded (step finished) or was approved (confirmation answered).
+    /// Whether the step succeeded (step finished), was approved (confirmation answered), or
+    /// the task did what it was asked (completed; `false`: it ended without doing all of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub ok: Option<bool>,
@@ -119,6 +120,11 @@ pub struct WebhookEventData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<ErrorObject>,
+    /// What the task answered (completed): `{"text": …}`, or the answer in the task's answer
+    /// schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub output: Option<serde_json::Value>,
     /// The screenshot of the page the step was chosen on, or that a confirmation is asked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -1721,7 +1721,8 @@ step?: number,
  */
 action?: string, 
 /**
- * Whether the step succeeded (step finished) or was approved (confirmation answered).
+ * Whether the step succeeded (step finished), was approved (confirmation answered), or
+ * the task did what it was asked (completed; `false`: it ended without doing all of it).
  */
 ok?: boolean, 
 /**
@@ -1740,6 +1741,11 @@ by?: string,
  * What failed (a step, or the run).
  */
 error?: ErrorObject, 
+/**
+ * What the task answered (completed): `{"text": …}`, or the answer in the task's answer
+ * schema.
+ */
+output?: unknown, 
 /**
  * The screenshot of the page the step was chosen on, or that a confirmation is asked on.
  */

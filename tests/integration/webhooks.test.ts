@@ -212,6 +212,12 @@ describe("webhooks", () => {
       steps.map((e) => [e.seq, e.type === "toolUsed" ? e.step : 0, e.type === "toolUsed" ? e.summary : ""]),
       "every finished step, with its summary",
     );
+    // The completion carries the task's answer, as its history has it.
+    const answer = history.findLast((e) => e.type === "structuredOutput");
+    assert.ok(answer?.type === "structuredOutput" && answer.output !== undefined);
+    const completed = delivered.find((r) => r.payload.type === "task.completed")!;
+    assert.deepEqual(completed.payload.data.output, answer.output);
+    assert.equal(completed.payload.data.ok, answer.status === "ok");
     const data = finished[0]!.payload.data;
     assert.equal(data.taskId, taskId);
     assert.equal(data.action, "navigate");
@@ -233,9 +239,26 @@ describe("webhooks", () => {
     await Promise.all([ext.close(), web.close()]);
   });
 
+  it("reports a fork's creation, whatever it starts as", async () => {
+    const history = (await (await api(mimo, `/api/task/${taskId}/export`)).json()) as { events: EventEnvelope[] };
+    const answer = history.events.findLast((e) => e.type === "message" && e.message.role === "assistant");
+    assert.ok(answer?.type === "message");
+    const res = await post(mimo, `/api/task/${taskId}/fork`, { messageId: answer.message.messageId });
+    assert.equal(res.status, 201, await res.clone().text());
+    const fork = ((await res.json()) as { taskId: string }).taskId;
+    const forkCreated = () => receiver.delivered().find((r) => r.payload.data.taskId === fork && r.payload.type === "task.created");
+    await receiver.waitFor("the fork's task.created", () => forkCreated() !== undefined);
+    const created = forkCreated()!;
+    // A fork that ends with an answer is done until told more: created, as completed.
+    assert.equal(created.payload.data.status, "completed");
+    await sleep(300);
+    const ofFork = receiver.delivered().filter((r) => r.payload.data.taskId === fork);
+    assert.deepEqual(ofFork.map((r) => r.payload.type), ["task.created"], "its creation once, and nothing copied from the task it came from");
+  });
+
   it("sends a delivery again with the same webhook-id", async () => {
     const before = receiver.requests.length;
-    const created = (await deliveries(hook.webhook.id)).find((d) => d.type === "task.created")!;
+    const created = (await deliveries(hook.webhook.id)).find((d) => d.type === "task.created" && d.taskId === taskId)!;
     const res = await post(mimo, `/api/webhooks/deliveries/${created.id}/resend`);
     assert.equal(res.status, 200, await res.clone().text());
     await receiver.waitFor("the delivery sent again", () => receiver.requests.length > before);

@@ -1,4 +1,5 @@
 use mimo_protocol::{AgentAction, ConfirmationRequest, RiskLevel, ToolResult};
+use serde_json::json;
 
 use super::*;
 
@@ -453,4 +454,65 @@ fn the_body_links_to_the_evidence_and_filters_hold() {
         assert_eq!(WebhookEventType::parse(kind.as_str()), Some(kind));
         assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
     }
+}
+
+#[test]
+fn a_fork_is_created_once_whatever_its_first_status_and_a_completion_carries_the_answer() {
+    // A fork that ends with an answer: its history is its messages, then its status.
+    for first in [TaskStatus::Created, TaskStatus::Completed] {
+        let mut mapper = EventMapper::default();
+        let events: Vec<WebhookEvent> = [status(first), status(TaskStatus::Running)]
+            .into_iter()
+            .zip(1..)
+            .filter_map(|(event, seq)| mapper.read(&envelope(seq, event)))
+            .collect();
+        assert_eq!(events.len(), 1, "{first:?}: {events:?}");
+        assert_eq!(events[0].kind, WebhookEventType::TaskCreated);
+        assert_eq!(events[0].data.status, Some(first));
+    }
+    // A task from before webhooks (its cursor after its history) does not report a creation.
+    let mut legacy = EventMapper::after(9);
+    assert!(legacy
+        .read(&envelope(10, status(TaskStatus::Running)))
+        .is_none());
+    // Nor does a cursor stored before creations were tracked.
+    let mut stored: EventMapper = serde_json::from_value(json!({ "seq": 9 })).unwrap();
+    assert!(stored
+        .read(&envelope(10, status(TaskStatus::Running)))
+        .is_none());
+
+    // The answer (and whether all was done) goes with the completion that follows it, once.
+    let mut mapper = EventMapper::default();
+    let answered = |status, output| FrontendEvent::StructuredOutput {
+        status,
+        output: Some(output),
+        error: None,
+        warnings: vec![],
+    };
+    let history = [
+        status(TaskStatus::Created),
+        answered(
+            OutputStatus::Partial,
+            json!({ "text": "Found two of three" }),
+        ),
+        status(TaskStatus::Completed),
+        status(TaskStatus::Running),
+        status(TaskStatus::Completed),
+    ];
+    let events: Vec<WebhookEvent> = history
+        .into_iter()
+        .zip(1..)
+        .filter_map(|(event, seq)| mapper.read(&envelope(seq, event)))
+        .collect();
+    let completions: Vec<&WebhookEvent> = events
+        .iter()
+        .filter(|e| e.kind == WebhookEventType::TaskCompleted)
+        .collect();
+    assert_eq!(completions.len(), 2);
+    assert_eq!(
+        completions[0].data.output,
+        Some(json!({ "text": "Found two of three" }))
+    );
+    assert_eq!(completions[0].data.ok, Some(false));
+    assert_eq!(completions[1].data.output, None);
 }
