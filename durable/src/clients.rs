@@ -326,7 +326,8 @@ impl ClientObject {
             client_id: ClientId::parse(client_id)?,
             message,
         };
-        let request = json_request(Method::Post, "/send", Some(&body))?;
+        let path = format!("/send?clientId={}", urlencode(body.client_id.as_str()));
+        let request = json_request(Method::Post, &path, Some(&body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
 

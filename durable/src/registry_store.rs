@@ -74,6 +74,8 @@ pub const REPORTED_AT: &str = "reported_at";
 pub struct KeptFrame {
     pub seq: u64,
     pub frame: String,
+    // (Read from the outbox's rows too.)
+    #[serde(alias = "kept_at")]
     pub kept_at: u64,
 }
 
