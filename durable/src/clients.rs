@@ -5,6 +5,7 @@ use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::FailureLimit;
 use mimo_agent::mcp::runs::RunState;
+use mimo_agent::registry::{News, PresenceReport};
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
@@ -15,7 +16,8 @@ use mimo_protocol::frontend::TaskHere;
 use mimo_protocol::mcp::PROTOCOL_VERSION_HEADER;
 use mimo_protocol::script::{ScriptStart, ScriptStatus};
 use mimo_protocol::{
-    ActionCommand, ClientId, ForkRequest, ForkedFrom, ServerToExtension, Skill, TaskControl,
+    ActionCommand, BrowserSnapshot, ClientId, ForkRequest, ForkedFrom, ServerToExtension, Skill,
+    TaskControl,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -23,6 +25,7 @@ use worker::{js_sys, Env, Headers, Method, Request, RequestInit, Response, Resul
 
 use crate::error::{read_json, read_outcome, Answer};
 use crate::http::json_request;
+use crate::registry_store::HandOver;
 use crate::{
     EXTENSION_REGISTRY, MCP_SESSION, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX,
     WEBHOOK_DISPATCHER,
@@ -204,7 +207,8 @@ pub struct Created {
     pub created: bool,
 }
 
-/// The registry, as a task's coordinator talks to it.
+/// The registry's directory (one per deployment: pairing, credentials, tickets, bindings, the
+/// listing), as the worker, a task's coordinator and the clients' objects talk to it.
 pub struct RegistryClient(Stub);
 
 impl RegistryClient {
@@ -219,16 +223,6 @@ impl RegistryClient {
     pub async fn bind(&self, request: &BindRequest) -> Answer<Binding> {
         let request = json_request(Method::Post, "/bind", Some(request))?;
         read_json(self.0.fetch_with_request(request).await?).await
-    }
-
-    /// Sends a frame on the extension's socket (`PLUGIN_OFFLINE` when it has none open).
-    pub async fn send(&self, client_id: &str, message: ServerToExtension) -> Answer<()> {
-        let body = SendToExtension {
-            client_id: ClientId::parse(client_id)?,
-            message,
-        };
-        let request = json_request(Method::Post, "/send", Some(&body))?;
-        read_outcome(self.0.fetch_with_request(request).await?).await
     }
 
     /// The extension a task is bound to (`NOT_FOUND` when none).
@@ -285,6 +279,58 @@ impl RegistryClient {
         self.post("/auth-status", client).await
     }
 
+    /// A client's object reports the client's presence.
+    pub async fn report(&self, report: &PresenceReport) -> Answer<()> {
+        let request = json_request(Method::Post, "/report", Some(report))?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// A client's object, when it first runs: what the directory keeps for it, handed over.
+    pub async fn hand_over(&self, client_id: &ClientId) -> Answer<HandOver> {
+        let path = format!("/hand-over?clientId={}", urlencode(client_id.as_str()));
+        let request = json_request::<()>(Method::Post, &path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Answer<T> {
+        let request = json_request::<()>(Method::Get, path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    async fn post<B: Serialize, T: DeserializeOwned>(&self, route: &str, body: &B) -> Answer<T> {
+        let request = json_request(Method::Post, route, Some(body))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+}
+
+/// An extension client's own registry object (its sockets, polls, outbox and snapshot), as the
+/// worker, a task's coordinator and the directory talk to it.
+pub struct ClientObject(Stub);
+
+impl ClientObject {
+    pub fn new(env: &Env, client_id: &ClientId) -> Result<Self> {
+        Ok(Self(
+            env.durable_object(EXTENSION_REGISTRY)?
+                .get_by_name(&client_object_name(client_id))?,
+        ))
+    }
+
+    /// The object of `client_id`, named as it is given (a task's stored binding, a path).
+    pub fn named(env: &Env, client_id: &str) -> Answer<Self> {
+        Ok(Self::new(env, &ClientId::parse(client_id)?)?)
+    }
+
+    /// Sends a frame on the extension's socket (`PLUGIN_OFFLINE` when it has none open).
+    pub async fn send(&self, client_id: &str, message: ServerToExtension) -> Answer<()> {
+        let body = SendToExtension {
+            client_id: ClientId::parse(client_id)?,
+            message,
+        };
+        let path = format!("/send?clientId={}", urlencode(body.client_id.as_str()));
+        let request = json_request(Method::Post, &path, Some(&body))?;
+        read_outcome(self.0.fetch_with_request(request).await?).await
+    }
+
     /// Hands an extension's socket upgrade (`request`, already authenticated) to the registry.
     pub async fn connect_extension(&self, client_id: &str, request: &Request) -> Result<Response> {
         let target = format!(
@@ -317,8 +363,29 @@ impl RegistryClient {
             .await
     }
 
-    async fn get<T: DeserializeOwned>(&self, path: &str) -> Answer<T> {
-        let request = json_request::<()>(Method::Get, path, None)?;
+    /// The client this object is (`client_id`) is the one task `task_id` is bound to.
+    pub async fn is_bound(&self, client_id: &str, task_id: &str) -> Answer<bool> {
+        let path = format!(
+            "/bound?clientId={}&taskId={}",
+            urlencode(client_id),
+            urlencode(task_id)
+        );
+        let request = json_request::<()>(Method::Get, &path, None)?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// Tells the object what the directory decided about its client; answers with the client's
+    /// snapshot.
+    pub async fn news(&self, client_id: &ClientId, news: &News) -> Answer<Option<BrowserSnapshot>> {
+        let path = format!("/news?clientId={}", urlencode(client_id.as_str()));
+        let request = json_request(Method::Post, &path, Some(news))?;
+        read_json(self.0.fetch_with_request(request).await?).await
+    }
+
+    /// The client's presence as its object knows it now.
+    pub async fn presence(&self, client_id: &ClientId) -> Answer<PresenceReport> {
+        let path = format!("/presence?clientId={}", urlencode(client_id.as_str()));
+        let request = json_request::<()>(Method::Get, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
@@ -326,6 +393,11 @@ impl RegistryClient {
         let request = json_request(Method::Post, route, Some(body))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
+}
+
+/// The name of an extension client's own registry object.
+pub fn client_object_name(client_id: &ClientId) -> String {
+    format!("client:{client_id}")
 }
 
 /// A task's coordinator, as the registry talks to it.

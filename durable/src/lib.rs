@@ -47,9 +47,9 @@ mod webhook_store;
 mod webhooks;
 
 pub use clients::{
-    ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ConfirmBody,
-    Confirmer, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
-    TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
+    ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ClientObject,
+    ConfirmBody, Confirmer, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient,
+    TicketHolder, TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, query_param, random_bytes};

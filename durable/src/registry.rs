@@ -1,10 +1,20 @@
 //! `ExtensionRegistry`: the extensions of this deployment, their sockets and browsers, and which
 //! task uses which extension (seed 000 `ExtensionRegistry` + `SnapshotStore`).
 //!
+//! One class, two kinds of object. Each extension client has an object of its own, named
+//! `client:<clientId>` (see [`client_object_name`](crate::clients::client_object_name)): its sockets (with the Hibernation API), its
+//! polls and outbox, its browser's snapshot, the frames it passes on to its tasks, and copies of
+//! its tasks' bindings and of its credential's standing, so that none of its frames touches
+//! another object. The deployment's directory, named `global`, keeps pairing, credentials,
+//! tickets, failed authentications, the authoritative bindings and the listing; the clients'
+//! objects report presence changes to it, and it tells them of bindings and credential changes,
+//! awaited before it answers. Which kind an object is follows from its routes: only this
+//! crate's clients (`RegistryClient`, `ClientObject`) make stubs of it.
+//!
 //! The rules are `mimo_agent::registry`'s: this object reads what an input concerns (sockets,
 //! SQL), feeds it to [`Registry::handle`] and carries the effects out.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
@@ -12,7 +22,8 @@ use futures_channel::oneshot;
 use futures_util::future::select;
 use mimo_agent::credentials::Principal;
 use mimo_agent::registry::{
-    listing, not_paired, Effect, Forwarding, FrameFacts, Input, Persist, Presence, Registry, ToTask,
+    listing, not_paired, Effect, Forwarding, FrameFacts, Input, News, Persist, Presence,
+    PresenceReport, Registry, ToTask,
 };
 use mimo_agent::selection;
 use mimo_agent::task::Binding;
@@ -21,20 +32,21 @@ use mimo_protocol::extension::{
 };
 use mimo_protocol::{
     limits::{MAX_EXTENSION_FRAME_BYTES, MAX_POLL_BODY_BYTES},
-    ClientId, ErrorCode, ErrorObject, ExtensionInfo, ExtensionMessage, ServerToExtension,
+    BrowserSnapshot, ClientId, ErrorCode, ErrorObject, ExtensionInfo, ExtensionMessage,
+    ServerToExtension,
 };
 use serde::{Deserialize, Serialize};
 use worker::*;
 
 use crate::clients::{
-    AuthFailure, AuthFailureCount, BindRequest, ConfirmBody, Confirmer, SendToExtension,
-    TaskClient, TicketHolder, TicketRedeem, TokenCheck,
+    AuthFailure, AuthFailureCount, BindRequest, ClientObject, ConfirmBody, Confirmer,
+    RegistryClient, SendToExtension, TaskClient, TicketHolder, TicketRedeem, TokenCheck,
 };
 use crate::credentials::Credentials;
 use crate::deadline::{answered, answered_within, OBJECT_ANSWER_MS};
 use crate::error::{Answer, Refusable};
 use crate::http::{error_response, now_ms, query_param, read_body, token_generation};
-use crate::registry_store::RegistryStore;
+use crate::registry_store::{RegistryStore, EPOCH, HANDED_OVER, REPORTED_AT, REVOKED};
 use crate::socket::{finish_close, parse_message};
 
 /// Tag of every extension socket; each also carries `client:<id>`.
@@ -61,7 +73,15 @@ pub struct ExtensionRegistry {
     store: RegistryStore,
     /// Wakes the polls each polling client holds open, when a frame is kept for it.
     pollers: RefCell<HashMap<ClientId, Vec<oneshot::Sender<()>>>>,
+    /// A client's object: whether the directory's hand-over is done (`Some(true)`), under way
+    /// (`Some(false)`) or not known yet.
+    handed_over: Cell<Option<bool>>,
 }
+
+/// A directory's record of an open socket older than this is checked with the client's object
+/// when the deployment's extensions are listed: a runtime that restarts drops sockets without
+/// their close, so such a record may be stale.
+const RECHECK_SOCKET_MS: u64 = 60_000;
 
 /// What carrying out an input's effects gave the request that brought it.
 #[derive(Default)]
@@ -73,6 +93,8 @@ struct Carried {
     refusal: Option<ErrorObject>,
     /// The client's end of an accepted socket.
     accepted: Option<WebSocket>,
+    /// The client's snapshot, as the client's object answered news of a binding.
+    snapshot: Option<BrowserSnapshot>,
 }
 
 /// The `clientId` of a request's query.
@@ -95,55 +117,30 @@ impl DurableObject for ExtensionRegistry {
             credentials,
             store,
             pollers: RefCell::new(HashMap::new()),
+            handed_over: Cell::new(None),
         }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
-        match (req.method(), url.path()) {
-            (Method::Get, "/ws/extension") => match query_client_id(&url) {
-                Ok(client_id) => {
-                    let older = self.sockets(&client_id);
-                    let carried = self.run(Input::SocketOpened { client_id, older }).await?;
-                    match carried.accepted {
-                        Some(socket) => Response::from_websocket(socket),
-                        None => Err(Error::RustError("the socket was not accepted".into())),
-                    }
-                }
-                Err(error) => error_response(&error),
-            },
-            (Method::Post, "/send") => match req.json::<SendToExtension>().await {
-                Ok(send) => self.send(send).await,
-                Err(e) => error_response(&ErrorObject::new(
-                    ErrorCode::SchemaValidationFailed,
-                    format!("not a frame for an extension: {e}"),
-                )),
-            },
-            (Method::Post, "/poll") => {
-                let client_id = match query_client_id(&url) {
-                    Ok(client_id) => client_id,
-                    Err(error) => return error_response(&error),
-                };
-                let body = req.text().await?;
-                if body.len() > MAX_POLL_BODY_BYTES {
-                    return error_response(&ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!(
-                            "a poll of {} bytes is over the limit of {MAX_POLL_BODY_BYTES}; send fewer frames per poll",
-                            body.len()
-                        ),
-                    ));
-                }
-                match serde_json::from_str::<PollRequest>(&body) {
-                    Ok(request) => Response::from_json(&self.poll(client_id, request).await?),
-                    Err(e) => error_response(&ErrorObject::new(
-                        ErrorCode::SchemaValidationFailed,
-                        format!("not a poll: {e}"),
-                    )),
-                }
+        let path = url.path().to_owned();
+        // A client's object: each of its routes names the client.
+        if matches!(
+            path.as_str(),
+            "/ws/extension" | "/send" | "/poll" | "/bound" | "/news" | "/presence"
+        ) {
+            let client_id = match query_client_id(&url) {
+                Ok(client_id) => client_id,
+                Err(error) => return error_response(&error),
+            };
+            if let Err(failure) = self.take_over(&client_id).await {
+                return failure.respond();
             }
+            return self.client_route(req, &url, client_id).await;
+        }
+        match (req.method(), path.as_str()) {
             (Method::Get, "/list") => Response::from_json(&ExtensionList {
-                extensions: self.list()?,
+                extensions: self.list().await?,
             }),
             (Method::Get, "/binding") => {
                 let task_id = query_param(&url, "taskId").unwrap_or_default();
@@ -162,8 +159,9 @@ impl DurableObject for ExtensionRegistry {
                 Err(error) => error_response(&error),
                 Ok(pair) => match self.credentials.pair(&pair) {
                     Ok(paired) => {
-                        let sockets = self.sockets(&paired.client_id);
-                        self.run(Input::Paired { sockets }).await?;
+                        let epoch = self.store.next_epoch(paired.client_id.as_str())?;
+                        let client_id = paired.client_id.clone();
+                        self.run(Input::Paired { client_id, epoch }).await?;
                         Response::from_json(&paired)
                     }
                     Err(failure) => failure.respond(),
@@ -223,11 +221,30 @@ impl DurableObject for ExtensionRegistry {
             },
             (Method::Post, "/bind") => {
                 let bind: BindRequest = req.json().await?;
-                match self.bind(bind) {
+                match self.bind(bind).await {
                     Ok(binding) => Response::from_json(&binding),
                     Err(failure) => failure.respond(),
                 }
             }
+            (Method::Post, "/report") => match read_body::<PresenceReport>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(report) => {
+                    let known_at = self
+                        .store
+                        .presence(report.client_id.as_str())?
+                        .map(|p| p.reported_at);
+                    self.run(Input::PresenceReported { report, known_at })
+                        .await?;
+                    Response::empty()
+                }
+            },
+            (Method::Post, "/hand-over") => match query_client_id(&url) {
+                Ok(client_id) => {
+                    let paired = self.credentials.is_paired(client_id.as_str())?;
+                    Response::from_json(&self.store.hand_over(client_id.as_str(), paired)?)
+                }
+                Err(error) => error_response(&error),
+            },
             _ => error_response(&ErrorObject::new(
                 ErrorCode::NotFound,
                 "no such registry route",
@@ -246,7 +263,9 @@ impl DurableObject for ExtensionRegistry {
         else {
             return Ok(());
         };
-        let paired = self.credentials.is_paired(client_id.as_str())?;
+        // The client's object knows whether its credential stands (the directory told it, and
+        // waited for it, before the revocation was answered).
+        let paired = self.store.state(REVOKED)? != Some(1);
         let frame = parse_message::<ExtensionMessage>(message, MAX_EXTENSION_FRAME_BYTES);
         let facts = match &frame {
             Ok(frame) if paired => self.facts(&client_id, frame)?,
@@ -270,13 +289,14 @@ impl DurableObject for ExtensionRegistry {
         _reason: String,
         _clean: bool,
     ) -> Result<()> {
+        // Closed first, so that the presence reported counts only the client's other sockets.
+        finish_close(&ws, code);
         if let Some(attachment) = ws.deserialize_attachment::<SocketAttachment>()? {
             let input = Input::SocketClosed {
                 client_id: attachment.client_id,
             };
             self.run(input).await?;
         }
-        finish_close(&ws, code);
         Ok(())
     }
 }
@@ -411,6 +431,38 @@ impl ExtensionRegistry {
                     }
                 }
             }
+            Effect::ReportPresence { client_id, hello } => {
+                let report = PresenceReport {
+                    socket: self.open_socket(&client_id).is_some(),
+                    polled_at: self.store.polled_at(client_id.as_str())?,
+                    at: now_ms(),
+                    hello,
+                    client_id,
+                };
+                // The listing waits for the next report should this one not get through; the
+                // extension's frames do not.
+                match answered(
+                    "the directory",
+                    RegistryClient::new(&self.env)?.report(&report),
+                )
+                .await
+                {
+                    Ok(()) => self.store.set_state(REPORTED_AT, report.at)?,
+                    Err(failure) => console_error!("presence report failed: {failure}"),
+                }
+            }
+            Effect::TellClient { client_id, news } => {
+                let object = ClientObject::new(&self.env, &client_id)?;
+                let told = answered("a client's object", object.news(&client_id, &news)).await;
+                match told {
+                    Ok(snapshot) => carried.snapshot = snapshot,
+                    Err(failure) => {
+                        return Err(Error::RustError(format!(
+                            "could not tell {client_id}'s object: {failure}"
+                        )))
+                    }
+                }
+            }
             Effect::Warn(warning) => console_warn!("{warning}"),
         }
         Ok(None)
@@ -418,23 +470,23 @@ impl ExtensionRegistry {
 
     fn persist(&self, persist: Persist) -> Result<()> {
         match persist {
-            Persist::Connected { client_id, at } => self.store.connected(client_id.as_str(), at),
-            Persist::Seen { client_id, at } => self.store.touch(client_id.as_str(), at),
-            Persist::Registered {
-                client_id,
-                name,
-                browser,
-                extension_version,
-                at,
-            } => self
-                .store
-                .register(client_id.as_str(), &name, &browser, &extension_version, at),
             Persist::Snapshot {
                 client_id,
                 snapshot,
             } => self.store.save_snapshot(client_id.as_str(), &snapshot),
             Persist::Polled { client_id, at } => self.store.polled(client_id.as_str(), at),
             Persist::StoppedPolling { client_id } => self.store.stopped_polling(client_id.as_str()),
+            Persist::Presence(report) => self.store.report(&report),
+            Persist::Bound {
+                client_id,
+                task_id,
+                at,
+            } => self.store.bind(&task_id, client_id.as_str(), at),
+            Persist::Unbound { task_id } => self.store.unbind(&task_id),
+            Persist::Credential { epoch, revoked, .. } => {
+                self.store.set_state(EPOCH, epoch)?;
+                self.store.set_state(REVOKED, revoked.into())
+            }
         }
     }
 
@@ -476,6 +528,7 @@ impl ExtensionRegistry {
     async fn poll(&self, client_id: ClientId, request: PollRequest) -> Result<PollResponse> {
         let input = Input::PollArrived {
             client_id: client_id.clone(),
+            reported_at: self.store.state(REPORTED_AT)?,
         };
         self.run(input).await?;
         let mut replies = Vec::new();
@@ -497,16 +550,20 @@ impl ExtensionRegistry {
         Ok(PollResponse { replies, frames })
     }
 
-    /// Revokes an extension's credential; the registry's rules close what it opened.
+    /// The directory revokes an extension's credential; the client's object, told before this
+    /// answers, closes what it opened.
     async fn revoke(&self, named: &str) -> Result<Response> {
         let revoked = self.credentials.revoke(named)?;
         let carried = match ClientId::parse(named) {
             Ok(client_id) => {
-                let sockets = self.sockets(&client_id);
+                let epoch = match revoked {
+                    true => self.store.next_epoch(client_id.as_str())?,
+                    false => self.store.epoch(client_id.as_str())?,
+                };
                 self.run(Input::Revoked {
                     client_id,
                     revoked,
-                    sockets,
+                    epoch,
                 })
                 .await?
             }
@@ -519,6 +576,112 @@ impl ExtensionRegistry {
         match carried.refusal {
             Some(refusal) => error_response(&refusal),
             None => Response::empty(),
+        }
+    }
+
+    /// A client's object's routes: its extension's socket and polls, its tasks' frames for it,
+    /// and what the directory tells or asks it.
+    async fn client_route(
+        &self,
+        mut req: Request,
+        url: &Url,
+        client_id: ClientId,
+    ) -> Result<Response> {
+        match (req.method(), url.path()) {
+            (Method::Get, "/ws/extension") => {
+                let older = self.sockets(&client_id);
+                let carried = self.run(Input::SocketOpened { client_id, older }).await?;
+                match carried.accepted {
+                    Some(socket) => Response::from_websocket(socket),
+                    None => Err(Error::RustError("the socket was not accepted".into())),
+                }
+            }
+            (Method::Post, "/send") => match req.json::<SendToExtension>().await {
+                Ok(send) if send.client_id == client_id => self.send(send).await,
+                Ok(_) => error_response(&ErrorObject::new(
+                    ErrorCode::SchemaValidationFailed,
+                    "a frame for another client's object",
+                )),
+                Err(e) => error_response(&ErrorObject::new(
+                    ErrorCode::SchemaValidationFailed,
+                    format!("not a frame for an extension: {e}"),
+                )),
+            },
+            (Method::Post, "/poll") => {
+                let body = req.text().await?;
+                if body.len() > MAX_POLL_BODY_BYTES {
+                    return error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!(
+                            "a poll of {} bytes is over the limit of {MAX_POLL_BODY_BYTES}; send fewer frames per poll",
+                            body.len()
+                        ),
+                    ));
+                }
+                match serde_json::from_str::<PollRequest>(&body) {
+                    Ok(request) => Response::from_json(&self.poll(client_id, request).await?),
+                    Err(e) => error_response(&ErrorObject::new(
+                        ErrorCode::SchemaValidationFailed,
+                        format!("not a poll: {e}"),
+                    )),
+                }
+            }
+            (Method::Get, "/bound") => {
+                let task_id = query_param(url, "taskId").unwrap_or_default();
+                let bound = self.store.binding_of(&task_id)?;
+                Response::from_json(&(bound.as_deref() == Some(client_id.as_str())))
+            }
+            (Method::Post, "/news") => match read_body::<News>(&mut req).await {
+                Err(error) => error_response(&error),
+                Ok(news) => {
+                    let input = Input::News {
+                        sockets: self.sockets(&client_id),
+                        known_epoch: self.store.state(EPOCH)?.unwrap_or(0),
+                        client_id: client_id.clone(),
+                        news,
+                    };
+                    self.run(input).await?;
+                    Response::from_json(&self.store.snapshot(client_id.as_str())?)
+                }
+            },
+            (Method::Get, "/presence") => Response::from_json(&PresenceReport {
+                socket: self.open_socket(&client_id).is_some(),
+                polled_at: self.store.polled_at(client_id.as_str())?,
+                at: now_ms(),
+                hello: None,
+                client_id,
+            }),
+            _ => error_response(&ErrorObject::new(
+                ErrorCode::NotFound,
+                "no such registry route",
+            )),
+        }
+    }
+
+    /// A client's object, before it first handles anything: it takes over what the directory
+    /// keeps for its client (its standing, its bindings, and what a deployment from before the
+    /// clients had objects of their own kept for it). Once; a request that comes meanwhile
+    /// waits for it.
+    async fn take_over(&self, client_id: &ClientId) -> crate::error::Answer<()> {
+        loop {
+            match self.handed_over.get() {
+                Some(true) => return Ok(()),
+                Some(false) => Delay::from(Duration::from_millis(5)).await,
+                None if self.store.state(HANDED_OVER)?.is_some() => {
+                    self.handed_over.set(Some(true));
+                }
+                None => {
+                    self.handed_over.set(Some(false));
+                    let handed = answered(
+                        "the directory",
+                        RegistryClient::new(&self.env)?.hand_over(client_id),
+                    )
+                    .await
+                    .and_then(|handed| Ok(self.store.take_over(client_id.as_str(), &handed)?));
+                    self.handed_over.set(handed.is_ok().then_some(true));
+                    return handed;
+                }
+            }
         }
     }
 
@@ -540,32 +703,72 @@ impl ExtensionRegistry {
         self.state.get_websockets_with_tag(&client_tag(client_id))
     }
 
-    /// Where the client is connected: its open socket, its last poll.
-    fn presence(&self, client_id: &ClientId) -> Result<Presence<WebSocket>> {
-        let socket = self.sockets(client_id).into_iter().find(|ws| {
+    /// The client's open socket, if any.
+    fn open_socket(&self, client_id: &ClientId) -> Option<WebSocket> {
+        self.sockets(client_id).into_iter().find(|ws| {
             AsRef::<web_sys::WebSocket>::as_ref(ws).ready_state() == web_sys::WebSocket::OPEN
-        });
+        })
+    }
+
+    /// A client's object: where its client is connected, its open socket, its last poll.
+    fn presence(&self, client_id: &ClientId) -> Result<Presence<WebSocket>> {
         Ok(Presence {
-            socket,
+            socket: self.open_socket(client_id),
             polled_at: self.store.polled_at(client_id.as_str())?,
         })
     }
 
-    fn list(&self) -> Result<Vec<ExtensionInfo>> {
+    /// The directory: the deployment's extensions, as the clients' objects reported them. A
+    /// report of an open socket that is old is checked with the client's object first.
+    async fn list(&self) -> Result<Vec<ExtensionInfo>> {
         let now = now_ms();
-        self.store
-            .clients()?
+        let records = self.store.clients()?;
+        let checks = records.iter().map(|record| async move {
+            let known = self.store.presence(record.client_id.as_str())?;
+            match known {
+                Some(row) if row.socket && now >= row.reported_at + RECHECK_SOCKET_MS => {
+                    let object = ClientObject::new(&self.env, &record.client_id)?;
+                    match answered("a client's object", object.presence(&record.client_id)).await {
+                        Ok(report) => {
+                            self.store.report(&report)?;
+                            Ok(Presence {
+                                socket: report.socket.then_some(()),
+                                polled_at: report.polled_at,
+                            })
+                        }
+                        // Unknown: as last reported.
+                        Err(_) => Ok(Presence {
+                            socket: Some(()),
+                            polled_at: row.polled_at,
+                        }),
+                    }
+                }
+                Some(row) => Ok::<_, Error>(Presence {
+                    socket: row.socket.then_some(()),
+                    polled_at: row.polled_at,
+                }),
+                None => Ok(Presence {
+                    socket: None,
+                    polled_at: None,
+                }),
+            }
+        });
+        let presences = futures_util::future::join_all(checks).await;
+        records
             .into_iter()
-            .map(|record| {
-                let presence = self.presence(&record.client_id)?;
+            .zip(presences)
+            .map(|(record, presence)| {
+                let presence = presence?;
                 let paired = self.credentials.is_paired(record.client_id.as_str())?;
                 Ok(listing::info(record, &presence, paired, now))
             })
             .collect()
     }
 
-    fn bind(&self, req: BindRequest) -> Answer<Binding> {
-        let candidates = listing::candidates(self.list()?);
+    /// The directory binds a task, and tells the client's object (and the one it was bound to
+    /// before) before it answers, so that a frame sent right after goes where it should.
+    async fn bind(&self, req: BindRequest) -> Answer<Binding> {
+        let candidates = listing::candidates(self.list().await?);
         let bound = self.store.binding_of(&req.task_id)?;
         let chosen = selection::bind(
             &candidates,
@@ -573,10 +776,16 @@ impl ExtensionRegistry {
             bound.as_deref(),
             now_ms(),
         )?;
-        self.store
-            .bind(&req.task_id, &chosen.client_id, chosen.used_at)?;
+        let client_id = ClientId::parse(&chosen.client_id)?;
+        let input = Input::Bound {
+            task_id: req.task_id,
+            client_id,
+            before: bound.and_then(|b| ClientId::parse(&b).ok()),
+            at: chosen.used_at,
+        };
+        let carried = self.run(input).await?;
         Ok(Binding {
-            snapshot: self.store.snapshot(&chosen.client_id)?,
+            snapshot: carried.snapshot,
             client_id: chosen.client_id,
         })
     }

@@ -1,10 +1,16 @@
-//! The registry's SQLite: the extensions it has seen, their browsers' snapshots, and which task
-//! is bound to which extension.
+//! The registry's SQLite, one schema for both kinds of its objects. The deployment's directory
+//! keeps the extensions it has heard of (`clients`, `presence`), which task is bound to which
+//! (`bindings`) and each client's credential changes (`credential_epochs`); a client's own
+//! object keeps its browser's snapshot, its polls and outbox, its copy of its tasks' bindings
+//! and its standing (`client_state`). `snapshots`, `pollers` and `outbox` rows of the directory
+//! are those of a deployment from before the clients had objects of their own: each is handed
+//! over to its client's object when that object first runs ([`RegistryStore::hand_over`]).
 
 use mimo_agent::registry::listing::ClientRecord;
-use mimo_protocol::{BrowserInfo, BrowserSnapshot, ClientId};
-use serde::Deserialize;
-use worker::{Error, Result, SqlStorage};
+use mimo_agent::registry::PresenceReport;
+use mimo_protocol::{BrowserSnapshot, ClientId};
+use serde::{Deserialize, Serialize};
+use worker::{Error, Result, SqlStorage, SqlStorageValue};
 
 use crate::sql::{int, text, Sql};
 
@@ -37,7 +43,66 @@ CREATE TABLE IF NOT EXISTS outbox (
     frame TEXT NOT NULL,
     kept_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq);";
+CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq);
+CREATE TABLE IF NOT EXISTS presence (
+    client_id TEXT PRIMARY KEY,
+    socket INTEGER NOT NULL,
+    polled_at INTEGER,
+    reported_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS credential_epochs (
+    client_id TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS client_state (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);";
+
+/// A client object's `client_state`: its hand-over from the directory is done.
+pub const HANDED_OVER: &str = "handed_over";
+/// The change of its credential it knows of.
+pub const EPOCH: &str = "epoch";
+/// Whether its credential is revoked (1) or stands (0).
+pub const REVOKED: &str = "revoked";
+/// When it last reported its presence to the directory.
+pub const REPORTED_AT: &str = "reported_at";
+
+/// A frame kept for a polling client, as handed over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptFrame {
+    pub seq: u64,
+    pub frame: String,
+    // (Read from the outbox's rows too.)
+    #[serde(alias = "kept_at")]
+    pub kept_at: u64,
+}
+
+/// What the directory hands over to a client's object when that object first runs: the
+/// client's standing and bindings, and what a deployment from before the clients had objects
+/// of their own kept for it (its snapshot, its polls, its outbox and the outbox's numbering,
+/// which its extension's acknowledgements follow).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandOver {
+    pub epoch: u64,
+    pub paired: bool,
+    pub bindings: Vec<(String, u64)>,
+    pub snapshot: Option<BrowserSnapshot>,
+    pub polled_at: Option<u64>,
+    pub outbox: Vec<KeptFrame>,
+    /// The last number the directory gave a kept frame (of any client).
+    pub last_seq: u64,
+}
+
+/// A client's presence as the directory last heard it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PresenceRow {
+    pub socket: bool,
+    pub polled_at: Option<u64>,
+    pub reported_at: u64,
+}
 
 #[derive(Deserialize)]
 struct ClientRow {
@@ -59,43 +124,57 @@ impl<S: Sql> RegistryStore<S> {
         Ok(Self { sql })
     }
 
-    /// An extension connected: known from now on, seen now.
-    pub fn connected(&self, client_id: &str, now: u64) -> Result<()> {
+    /// What a client's object reported: the client is known from now on, seen at the report's
+    /// time, with what its `hello` said if it follows one, and present as it says.
+    pub fn report(&self, report: &PresenceReport) -> Result<()> {
+        let client_id = report.client_id.as_str();
         self.sql.run(
             "INSERT INTO clients (client_id, name, browser, extension_version, last_seen_at) \
              VALUES (?, '', '{}', '', ?) \
              ON CONFLICT (client_id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
-            vec![text(client_id), int(now)],
-        )
-    }
-
-    /// What the extension's `hello` said of itself.
-    pub fn register(
-        &self,
-        client_id: &str,
-        name: &str,
-        browser: &BrowserInfo,
-        version: &str,
-        now: u64,
-    ) -> Result<()> {
+            vec![text(client_id), int(report.at)],
+        )?;
+        if let Some(hello) = &report.hello {
+            self.sql.run(
+                "UPDATE clients SET name = ?, browser = ?, extension_version = ? \
+                 WHERE client_id = ?",
+                vec![
+                    text(&hello.name),
+                    text(&serde_json::to_string(&hello.browser)?),
+                    text(&hello.extension_version),
+                    text(client_id),
+                ],
+            )?;
+        }
         self.sql.run(
-            "UPDATE clients SET name = ?, browser = ?, extension_version = ?, last_seen_at = ? \
-             WHERE client_id = ?",
+            "INSERT OR REPLACE INTO presence (client_id, socket, polled_at, reported_at) \
+             VALUES (?, ?, ?, ?)",
             vec![
-                text(name),
-                text(&serde_json::to_string(browser)?),
-                text(version),
-                int(now),
                 text(client_id),
+                int(report.socket.into()),
+                report.polled_at.map_or(SqlStorageValue::Null, int),
+                int(report.at),
             ],
         )
     }
 
-    pub fn touch(&self, client_id: &str, now: u64) -> Result<()> {
-        self.sql.run(
-            "UPDATE clients SET last_seen_at = ? WHERE client_id = ?",
-            vec![int(now), text(client_id)],
-        )
+    /// The client's presence as the directory last heard it.
+    pub fn presence(&self, client_id: &str) -> Result<Option<PresenceRow>> {
+        #[derive(Deserialize)]
+        struct Row {
+            socket: u8,
+            polled_at: Option<u64>,
+            reported_at: u64,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT socket, polled_at, reported_at FROM presence WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        Ok(rows.into_iter().next().map(|r| PresenceRow {
+            socket: r.socket != 0,
+            polled_at: r.polled_at,
+            reported_at: r.reported_at,
+        }))
     }
 
     /// Every extension seen, the most recently seen first.
@@ -125,6 +204,14 @@ impl<S: Sql> RegistryStore<S> {
         self.sql.run(
             "UPDATE clients SET last_used_at = ? WHERE client_id = ?",
             vec![int(used_at), text(client_id)],
+        )
+    }
+
+    /// A client's object: the task is bound to another client now.
+    pub fn unbind(&self, task_id: &str) -> Result<()> {
+        self.sql.run(
+            "DELETE FROM bindings WHERE task_id = ?",
+            vec![text(task_id)],
         )
     }
 
@@ -249,5 +336,148 @@ impl<S: Sql> RegistryStore<S> {
             vec![text(client_id)],
         )?;
         Ok(frames.into_iter().map(|(_, frame)| frame).collect())
+    }
+
+    /// The directory: the client's credential changed once more; which change it is.
+    pub fn next_epoch(&self, client_id: &str) -> Result<u64> {
+        #[derive(Deserialize)]
+        struct Row {
+            epoch: u64,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "INSERT INTO credential_epochs (client_id, epoch) VALUES (?, 1) \
+             ON CONFLICT (client_id) DO UPDATE SET epoch = epoch + 1 RETURNING epoch",
+            vec![text(client_id)],
+        )?;
+        Ok(rows.into_iter().next().map_or(1, |r| r.epoch))
+    }
+
+    /// The directory: how many times the client's credential changed.
+    pub fn epoch(&self, client_id: &str) -> Result<u64> {
+        #[derive(Deserialize)]
+        struct Row {
+            epoch: u64,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT epoch FROM credential_epochs WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        Ok(rows.into_iter().next().map_or(0, |r| r.epoch))
+    }
+
+    /// The directory: what it hands over to the client's object (`paired`: whether its
+    /// credential stands), forgetting the snapshot, polls and outbox it kept for the client.
+    pub fn hand_over(&self, client_id: &str, paired: bool) -> Result<HandOver> {
+        #[derive(Deserialize)]
+        struct Binding {
+            task_id: String,
+            bound_at: u64,
+        }
+        #[derive(Deserialize)]
+        struct Seq {
+            seq: u64,
+        }
+        let bindings: Vec<Binding> = self.sql.rows(
+            "SELECT task_id, bound_at FROM bindings WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        let outbox: Vec<KeptFrame> = self.sql.rows(
+            "SELECT seq, frame, kept_at FROM outbox WHERE client_id = ? ORDER BY seq",
+            vec![text(client_id)],
+        )?;
+        let last_seq: Vec<Seq> = self.sql.rows(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'",
+            vec![],
+        )?;
+        let handed = HandOver {
+            epoch: self.epoch(client_id)?,
+            paired,
+            bindings: bindings
+                .into_iter()
+                .map(|b| (b.task_id, b.bound_at))
+                .collect(),
+            snapshot: self.snapshot(client_id)?,
+            polled_at: self.polled_at(client_id)?,
+            outbox,
+            last_seq: last_seq.into_iter().next().map_or(0, |r| r.seq),
+        };
+        for table in ["outbox", "snapshots", "pollers"] {
+            self.sql.run(
+                &format!("DELETE FROM {table} WHERE client_id = ?"),
+                vec![text(client_id)],
+            )?;
+        }
+        Ok(handed)
+    }
+
+    /// A client's object takes over what the directory handed over (once: see
+    /// [`HANDED_OVER`]). A snapshot or poll of its own, newer, stays.
+    pub fn take_over(&self, client_id: &str, handed: &HandOver) -> Result<()> {
+        for (task_id, bound_at) in &handed.bindings {
+            self.sql.run(
+                "INSERT OR IGNORE INTO bindings (task_id, client_id, bound_at) VALUES (?, ?, ?)",
+                vec![text(task_id), text(client_id), int(*bound_at)],
+            )?;
+        }
+        if let Some(snapshot) = &handed.snapshot {
+            self.sql.run(
+                "INSERT OR IGNORE INTO snapshots (client_id, body) VALUES (?, ?)",
+                vec![text(client_id), text(&serde_json::to_string(snapshot)?)],
+            )?;
+        }
+        if let Some(polled_at) = handed.polled_at {
+            self.sql.run(
+                "INSERT OR IGNORE INTO pollers (client_id, polled_at) VALUES (?, ?)",
+                vec![text(client_id), int(polled_at)],
+            )?;
+        }
+        for kept in &handed.outbox {
+            self.sql.run(
+                "INSERT OR IGNORE INTO outbox (seq, client_id, frame, kept_at) VALUES (?, ?, ?, ?)",
+                vec![
+                    int(kept.seq),
+                    text(client_id),
+                    text(&kept.frame),
+                    int(kept.kept_at),
+                ],
+            )?;
+        }
+        // The extension acknowledges by number: the frames kept from now on are numbered
+        // after every one the directory numbered, or an acknowledgement of an older one would
+        // forget them unread.
+        // (A row numbered so, forgotten at once, moves the numbering on; one of the client's
+        // own may already carry the number.)
+        if handed.last_seq > 0 {
+            self.sql.run(
+                "INSERT OR IGNORE INTO outbox (seq, client_id, frame, kept_at) \
+                 VALUES (?, '', '', 0)",
+                vec![int(handed.last_seq)],
+            )?;
+            self.sql
+                .run("DELETE FROM outbox WHERE client_id = ''", vec![])?;
+        }
+        self.set_state(EPOCH, handed.epoch)?;
+        self.set_state(REVOKED, (!handed.paired).into())?;
+        self.set_state(HANDED_OVER, 1)
+    }
+
+    /// A value of a client object's `client_state`.
+    pub fn state(&self, key: &str) -> Result<Option<u64>> {
+        #[derive(Deserialize)]
+        struct Row {
+            value: u64,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT value FROM client_state WHERE key = ?",
+            vec![text(key)],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.value))
+    }
+
+    pub fn set_state(&self, key: &str, value: u64) -> Result<()> {
+        self.sql.run(
+            "INSERT OR REPLACE INTO client_state (key, value) VALUES (?, ?)",
+            vec![text(key), int(value)],
+        )
     }
 }

@@ -10,8 +10,8 @@ use mimo_agent::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use mimo_agent::task_index::{IndexEntry, ListQuery};
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::{
-    BrowserInfo, BrowserSnapshot, ChatMessage, ChatRole, ErrorCode, ForkedFrom, FrontendEvent,
-    TaskList, TaskStatus,
+    BrowserInfo, BrowserSnapshot, ChatMessage, ChatRole, ClientId, ErrorCode, ForkedFrom,
+    FrontendEvent, TaskList, TaskStatus,
 };
 use serde::de::DeserializeOwned;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -26,11 +26,12 @@ use crate::credentials::Credentials;
 use crate::error::Failure;
 use crate::http::now_ms;
 use crate::mcp_store::{McpTokens, SessionStore};
-use crate::registry_store::RegistryStore;
+use crate::registry_store::{self, RegistryStore};
 use crate::skill_store::SkillStore;
 use crate::sql::Sql;
 use crate::task_index_store::TaskIndexStore;
 use crate::task_store::TaskStore;
+use mimo_agent::registry::{PresenceReport, Registration};
 
 /// An in-memory database of Node's SQLite (`DatabaseSync`), shared by clones.
 #[derive(Clone)]
@@ -509,19 +510,36 @@ fn attached_files_are_listed_once_their_upload_completed_in_the_order_given() {
 #[wasm_bindgen_test]
 fn the_registry_keeps_extensions_bindings_and_snapshots() {
     let store = RegistryStore::open(NodeSql::open()).unwrap();
-    store.connected("ext-1", 10).unwrap();
-    store.connected("ext-2", 20).unwrap();
-    // Connecting again only moves "last seen".
-    store.connected("ext-1", 30).unwrap();
+    let report = |client: &str, at, hello| PresenceReport {
+        client_id: ClientId::parse(client).unwrap(),
+        socket: true,
+        polled_at: None,
+        at,
+        hello,
+    };
+    store.report(&report("ext-1", 10, None)).unwrap();
+    store.report(&report("ext-2", 20, None)).unwrap();
+    // Reported again: only "last seen" moves.
+    store.report(&report("ext-1", 30, None)).unwrap();
     let browser = BrowserInfo {
         name: "Chromium".into(),
         version: "140".into(),
         user_agent: "Mozilla/5.0 (X11; Linux x86_64)".into(),
     };
-    store
-        .register("ext-2", "Work laptop", &browser, "0.3.0", 40)
-        .unwrap();
-    store.touch("ext-1", 35).unwrap();
+    let hello = Registration {
+        name: "Work laptop".into(),
+        browser: browser.clone(),
+        extension_version: "0.3.0".into(),
+    };
+    store.report(&report("ext-2", 40, Some(hello))).unwrap();
+    let mut gone = report("ext-1", 35, None);
+    gone.socket = false;
+    gone.polled_at = Some(33);
+    store.report(&gone).unwrap();
+    let presence = store.presence("ext-1").unwrap().unwrap();
+    assert!(!presence.socket);
+    assert_eq!((presence.polled_at, presence.reported_at), (Some(33), 35));
+    assert_eq!(store.presence("ext-3").unwrap(), None);
     let clients = store.clients().unwrap();
     let order: Vec<(&str, u64)> = clients
         .iter()
@@ -562,6 +580,61 @@ fn the_registry_keeps_extensions_bindings_and_snapshots() {
     let snapshot = BrowserSnapshot::default();
     store.save_snapshot("ext-1", &snapshot).unwrap();
     assert_eq!(store.snapshot("ext-1").unwrap(), Some(snapshot));
+}
+
+#[wasm_bindgen_test]
+fn the_directory_hands_a_clients_state_over_to_its_object_numbering_and_all() {
+    let directory = RegistryStore::open(NodeSql::open()).unwrap();
+    directory.bind("task-a", "ext-1", 50).unwrap();
+    directory.bind("task-b", "ext-2", 51).unwrap();
+    directory
+        .save_snapshot("ext-1", &BrowserSnapshot::default())
+        .unwrap();
+    directory.polled("ext-1", 60).unwrap();
+    directory.keep("ext-1", "f1", 100).unwrap();
+    directory.keep("ext-2", "other", 100).unwrap();
+    directory.keep("ext-1", "f2", 200).unwrap();
+    assert_eq!(directory.next_epoch("ext-1").unwrap(), 1);
+    assert_eq!(directory.next_epoch("ext-1").unwrap(), 2);
+    assert_eq!(directory.epoch("ext-2").unwrap(), 0);
+
+    let handed = directory.hand_over("ext-1", true).unwrap();
+    assert_eq!(handed.epoch, 2);
+    assert_eq!(handed.bindings, [("task-a".to_owned(), 50)]);
+    assert_eq!(handed.polled_at, Some(60));
+    assert_eq!(handed.snapshot, Some(BrowserSnapshot::default()));
+    let frames: Vec<&str> = handed.outbox.iter().map(|k| k.frame.as_str()).collect();
+    assert_eq!(frames, ["f1", "f2"]);
+    assert_eq!(handed.last_seq, 3);
+    // The directory keeps the binding (it is the authority), and forgets the rest.
+    assert_eq!(
+        directory.binding_of("task-a").unwrap().as_deref(),
+        Some("ext-1")
+    );
+    assert_eq!(directory.snapshot("ext-1").unwrap(), None);
+    assert_eq!(directory.polled_at("ext-1").unwrap(), None);
+    assert_eq!(directory.undelivered("ext-1", 0, 0, 50).unwrap(), []);
+    assert_eq!(directory.undelivered("ext-2", 0, 0, 50).unwrap().len(), 1);
+
+    let object = RegistryStore::open(NodeSql::open()).unwrap();
+    object.take_over("ext-1", &handed).unwrap();
+    assert_eq!(
+        object.binding_of("task-a").unwrap().as_deref(),
+        Some("ext-1")
+    );
+    assert_eq!(object.polled_at("ext-1").unwrap(), Some(60));
+    assert_eq!(object.state(registry_store::EPOCH).unwrap(), Some(2));
+    assert_eq!(object.state(registry_store::REVOKED).unwrap(), Some(0));
+    assert_eq!(object.state(registry_store::HANDED_OVER).unwrap(), Some(1));
+    // The same numbers, and the next frame numbered after every one the directory gave: the
+    // extension's acknowledgement of "other" (3) does not forget it.
+    let kept = object.undelivered("ext-1", 0, 0, 50).unwrap();
+    assert_eq!(kept, [(1, "f1".to_owned()), (2, "f2".to_owned())]);
+    object.keep("ext-1", "f3", 300).unwrap();
+    assert_eq!(
+        object.undelivered("ext-1", 3, 0, 50).unwrap(),
+        [(4, "f3".to_owned())]
+    );
 }
 
 #[wasm_bindgen_test]

@@ -39,8 +39,8 @@ use crate::action_store::ActionStore;
 use crate::alarm;
 use crate::artifacts::{read_image, ArtifactStore};
 use crate::clients::{
-    ArtifactGrant, ArtifactStored, BindRequest, ConfirmBody, RegistryClient, RunGoal, SkillClient,
-    SubmitAction, TaskIndexClient, WebhookClient,
+    ArtifactGrant, ArtifactStored, BindRequest, ClientObject, ConfirmBody, RegistryClient, RunGoal,
+    SkillClient, SubmitAction, TaskIndexClient, WebhookClient,
 };
 use crate::deadline::{answered, with_deadline, OBJECT_ANSWER_MS};
 use crate::error::{Failure, Refusable};
@@ -704,11 +704,15 @@ impl TaskCoordinator {
                 let action_id = action.action_id.clone();
                 let client_id = action.client_id.clone();
                 let message = mimo_protocol::ServerToExtension::BrowserAction { action };
-                let sent = match RegistryClient::new(&self.env) {
-                    Ok(registry) => {
-                        answered("the registry", registry.send(&client_id, message)).await
+                let sent = match ClientObject::named(&self.env, &client_id) {
+                    Ok(object) => {
+                        answered(
+                            "the extension's registry object",
+                            object.send(&client_id, message),
+                        )
+                        .await
                     }
-                    Err(e) => Err(e.into()),
+                    Err(failure) => Err(failure),
                 };
                 // Whatever keeps it from the extension — offline, or the registry unreachable —
                 // is a failed dispatch for the scheduler to deal with.
@@ -729,11 +733,15 @@ impl TaskCoordinator {
             }
             Effect::Tell { client_id, message } => {
                 // Best effort: an offline extension learns the same later.
-                let sent = match RegistryClient::new(&self.env) {
-                    Ok(registry) => {
-                        answered("the registry", registry.send(&client_id, message)).await
+                let sent = match ClientObject::named(&self.env, &client_id) {
+                    Ok(object) => {
+                        answered(
+                            "the extension's registry object",
+                            object.send(&client_id, message),
+                        )
+                        .await
                     }
-                    Err(e) => Err(e.into()),
+                    Err(failure) => Err(failure),
                 };
                 match sent {
                     Ok(()) => {}

@@ -5,8 +5,8 @@
 use futures_util::StreamExt;
 use mimo_agent::selection;
 use mimo_durable::{
-    error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored, Refusable,
-    RegistryClient, TaskClient, ARTIFACTS,
+    error_response, now_ms, random_bytes, ArtifactGrant, ArtifactRecord, ArtifactStored,
+    ClientObject, Refusable, TaskClient, ARTIFACTS,
 };
 use mimo_protocol::artifact::{valid_file_name, MAX_FILE_NAME_CHARS};
 use mimo_protocol::{ErrorCode, ErrorObject};
@@ -28,12 +28,15 @@ pub(crate) async fn check_binding(
     let Some(client_id) = for_client else {
         return Ok(None);
     };
-    let bound = RegistryClient::new(env)?
-        .binding_of(task_id)
-        .await
-        .refusal()?
-        .ok();
-    Ok(selection::may_act_for(bound.as_deref(), client_id, task_id).err())
+    // The client's own object keeps a copy of its tasks' bindings: an upload's check does not
+    // reach the deployment's directory.
+    let bound = match ClientObject::named(env, client_id) {
+        Ok(object) => object.is_bound(client_id, task_id).await,
+        Err(failure) => Err(failure),
+    };
+    let bound = bound.refusal()?.unwrap_or(false);
+    let bound = bound.then_some(client_id);
+    Ok(selection::may_act_for(bound, client_id, task_id).err())
 }
 
 /// An attachment is a file the person gives the task: named, and never made by an extension.

@@ -11,8 +11,8 @@ use futures_util::StreamExt;
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
 use mimo_durable::{
-    error_response, query_param, Answer, Failure, RegistryClient, SkillClient, TaskClient,
-    TaskIndexClient, TicketHolder,
+    error_response, query_param, Answer, ClientObject, Failure, RegistryClient, SkillClient,
+    TaskClient, TaskIndexClient, TicketHolder,
 };
 use mimo_protocol::extension::PairRequest;
 use mimo_protocol::frontend::{DemoTask, NewTask, SetupInfo, TaskHere};
@@ -251,7 +251,7 @@ async fn extension_route(mut req: Request, env: &Env, id: &ClientId) -> Result<R
         (Method::Post, "/api/ws-ticket") => ticket(env, &principal).await,
         // The connection without a socket (seed 002 §4.1): the same frames, over requests.
         (Method::Post, "/api/extension/poll") => {
-            RegistryClient::new(env)?.poll(client_id, req).await
+            ClientObject::new(env, id)?.poll(client_id, req).await
         }
         (Method::Post, "/api/artifacts/presign") => {
             artifacts::presign(req, env, Some(client_id)).await
@@ -296,7 +296,7 @@ async fn extension_route(mut req: Request, env: &Env, id: &ClientId) -> Result<R
                 ));
             }
             require_upgrade(&req)?;
-            RegistryClient::new(env)?
+            ClientObject::new(env, id)?
                 .connect_extension(client_id, &req)
                 .await
         }

@@ -7,8 +7,8 @@
 
 use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_durable::{
-    error_response, now_ms, query_param, Answer, ConfirmBody, Confirmer, Failure, RegistryClient,
-    TaskClient,
+    error_response, now_ms, query_param, Answer, ClientObject, ConfirmBody, Confirmer, Failure,
+    RegistryClient, TaskClient,
 };
 use mimo_protocol::extension::{PollRequest, MAX_POLL_WAIT_MS};
 use mimo_protocol::script::{
@@ -132,7 +132,11 @@ async fn keep_present(env: &Env, task_id: &str) -> Result<()> {
     let registry = RegistryClient::new(env)?;
     match registry.binding_of(task_id).await {
         Ok(client_id) if script::is_script_client(&client_id) => {
-            if let Err(failure) = registry.poll_frames(&client_id, &poll(0, vec![], 0)).await {
+            let polled = match ClientObject::named(env, &client_id) {
+                Ok(object) => object.poll_frames(&client_id, &poll(0, vec![], 0)).await,
+                Err(failure) => Err(failure),
+            };
+            if let Err(failure) = polled {
                 worker::console_error!(
                     "keeping the script of task {task_id} present failed: {failure}"
                 );
@@ -167,7 +171,7 @@ async fn start_task(env: &Env, start: ScriptStart) -> Answer<serde_json::Value> 
         },
         extension_version: String::new(),
     };
-    let polled = RegistryClient::new(env)?
+    let polled = ClientObject::named(env, &client_id)?
         .poll_frames(&client_id, &poll(0, vec![hello], 0))
         .await?;
     if let Some(ServerToExtension::Error { error }) = polled.replies.into_iter().next() {
@@ -198,9 +202,9 @@ fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
 /// step waits for confirmation, that step; else none — waiting up to `wait_ms` for one. Taken
 /// from the task's own records, so concurrent and repeated calls give the same action.
 async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
-    let registry = RegistryClient::new(env)?;
     let task = TaskClient::new(env, &next.task_id)?;
     let client_id = script::script_client_id(&next.task_id);
+    let registry = ClientObject::named(env, &client_id)?;
     let deadline = now_ms() + u64::from(next.wait_ms.min(MAX_POLL_WAIT_MS));
     loop {
         // Read (and so forget) what the server kept for the script: a script needs only the
@@ -272,11 +276,9 @@ async fn report_action(env: &Env, report: ScriptReport) -> Answer<serde_json::Va
     };
     let outcome = report.observation.outcome(&record.dispatch(None));
     let result = ExtensionMessage::ActionResult { outcome };
-    let polled = RegistryClient::new(env)?
-        .poll_frames(
-            &script::script_client_id(&report.task_id),
-            &poll(0, vec![result], 0),
-        )
+    let client_id = script::script_client_id(&report.task_id);
+    let polled = ClientObject::named(env, &client_id)?
+        .poll_frames(&client_id, &poll(0, vec![result], 0))
         .await?;
     for reply in polled.replies {
         match reply {

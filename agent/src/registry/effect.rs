@@ -1,8 +1,8 @@
 //! The I/O the registry asks of its shell, each carrying what it needs.
 
-use mimo_protocol::{
-    BrowserInfo, BrowserSnapshot, ClientId, ErrorObject, ServerToExtension, TaskControl,
-};
+use mimo_protocol::{BrowserSnapshot, ClientId, ErrorObject, ServerToExtension, TaskControl};
+
+use super::messages::{News, PresenceReport, Registration};
 
 use crate::task::{ActionEvent, SnapshotPush};
 
@@ -78,25 +78,25 @@ pub enum Effect<C> {
         client_id: ClientId,
         tasks: u32,
     },
+    /// Tell the directory the client's presence as it is now (its open socket, its last poll),
+    /// with what its `hello` said when it follows one.
+    ReportPresence {
+        client_id: ClientId,
+        hello: Option<Registration>,
+    },
+    /// Tell the client's object what the directory decided about it, and wait until it has.
+    TellClient {
+        client_id: ClientId,
+        news: News,
+    },
     /// Log a warning.
     Warn(String),
 }
 
-/// What the registry's storage is to remember.
+/// What the registry's storage is to remember: a client's object its own state, the
+/// directory the deployment's.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Persist {
-    /// The client connected: known from now on, seen `at`.
-    Connected { client_id: ClientId, at: u64 },
-    /// The client was seen `at`.
-    Seen { client_id: ClientId, at: u64 },
-    /// What the client's `hello` said of itself.
-    Registered {
-        client_id: ClientId,
-        name: String,
-        browser: BrowserInfo,
-        extension_version: String,
-        at: u64,
-    },
     Snapshot {
         client_id: ClientId,
         snapshot: BrowserSnapshot,
@@ -105,6 +105,23 @@ pub enum Persist {
     Polled { client_id: ClientId, at: u64 },
     /// The client is on a socket: it no longer polls.
     StoppedPolling { client_id: ClientId },
+    /// The directory: what a client's object reported (the client is known from now on, seen
+    /// `at`).
+    Presence(PresenceReport),
+    /// A task is bound to the client, `at` (the directory's binding, or a client's copy).
+    Bound {
+        client_id: ClientId,
+        task_id: String,
+        at: u64,
+    },
+    /// A client's object: the task is bound to another client now.
+    Unbound { task_id: String },
+    /// A client's object: its credential changed (the `epoch`-th time), revoked or paired.
+    Credential {
+        client_id: ClientId,
+        epoch: u64,
+        revoked: bool,
+    },
 }
 
 /// What the extension says about a task, for that task.

@@ -3,7 +3,9 @@
 
 use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ExtensionMessage, ServerToExtension};
 
-use super::{outbox, presence, Effect, Forwarding, FrameFacts, Pending, Persist, ToTask, Via};
+use super::{
+    outbox, presence, Effect, Forwarding, FrameFacts, Pending, Persist, Registration, ToTask, Via,
+};
 use crate::selection;
 use crate::snapshot;
 use crate::task::{ActionEvent, SnapshotPush};
@@ -43,10 +45,6 @@ pub(super) fn received<C: Clone>(
     facts: FrameFacts,
     now: u64,
 ) -> Vec<Effect<C>> {
-    let mut effects = vec![Effect::Persist(Persist::Seen {
-        client_id: client_id.clone(),
-        at: now,
-    })];
     let pass_on = |task_id: String, what: &'static str, message: ToTask, ack| {
         let pending = Pending {
             via: via.clone(),
@@ -61,7 +59,7 @@ pub(super) fn received<C: Clone>(
             pending,
         )
     };
-    let more = match frame {
+    match frame {
         ExtensionMessage::Hello {
             client_id: said,
             name,
@@ -170,13 +168,12 @@ pub(super) fn received<C: Clone>(
                 Some(ack),
             )
         }
-    };
-    effects.extend(more);
-    effects
+    }
 }
 
-/// A hello that names the connection's own client: what it says is stored, it is welcomed,
-/// and a socket takes over what was kept for the client's polls.
+/// A hello that names the connection's own client: what it says goes to the directory before
+/// it is welcomed (so that the listing has it once the extension knows it is connected), and a
+/// socket takes over what was kept for the client's polls.
 fn welcome<C: Clone>(
     via: &Via<C>,
     client_id: ClientId,
@@ -186,18 +183,23 @@ fn welcome<C: Clone>(
     extension_version: String,
     now: u64,
 ) -> Vec<Effect<C>> {
-    let mut effects = vec![
-        Effect::Persist(Persist::Registered {
+    let mut effects = Vec::new();
+    if let Via::Socket(_) = via {
+        effects.push(Effect::Persist(Persist::StoppedPolling {
             client_id: client_id.clone(),
+        }));
+    }
+    effects.push(Effect::ReportPresence {
+        client_id: client_id.clone(),
+        hello: Some(Registration {
             name,
             browser,
             extension_version,
-            at: now,
         }),
-        via.answer(ServerToExtension::Welcome { client_id: said }),
-    ];
+    });
+    effects.push(via.answer(ServerToExtension::Welcome { client_id: said }));
     if let Via::Socket(conn) = via {
-        effects.extend(outbox::hand_to_socket(client_id, conn.clone(), now));
+        effects.push(outbox::hand_to_socket(client_id, conn.clone(), now));
     }
     effects
 }

@@ -4,6 +4,7 @@
 use mimo_protocol::{BrowserSnapshot, ClientId, ErrorObject, ExtensionMessage, ServerToExtension};
 
 use super::effect::Pending;
+use super::messages::{News, PresenceReport};
 
 /// Something that happened to the registry. `C` is the runtime's handle of a socket.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,8 +22,12 @@ pub enum Input<C> {
         frame: Result<ExtensionMessage, ErrorObject>,
         facts: FrameFacts,
     },
-    /// A poll arrived, before its frames are handled.
-    PollArrived { client_id: ClientId },
+    /// A poll arrived, before its frames are handled; the directory last heard of the client's
+    /// presence at `reported_at`.
+    PollArrived {
+        client_id: ClientId,
+        reported_at: Option<u64>,
+    },
     /// One of a poll's frames, in order.
     PolledFrame {
         client_id: ClientId,
@@ -49,12 +54,36 @@ pub enum Input<C> {
         pending: Pending<C>,
         outcome: Forwarding,
     },
-    /// The client was paired again (a new credential): `sockets` were opened with the old one.
-    Paired { sockets: Vec<C> },
-    /// The client's credential is to be revoked: `revoked` is whether there was one to revoke.
+    /// The directory: the client was paired again, the `epoch`-th change of its credential
+    /// (sockets opened with the old credential are to close).
+    Paired { client_id: ClientId, epoch: u64 },
+    /// The directory: the client's credential is to be revoked (`revoked`: there was one to
+    /// revoke), the `epoch`-th change of it.
     Revoked {
         client_id: ClientId,
         revoked: bool,
+        epoch: u64,
+    },
+    /// The directory: a client's object reports its presence; the directory's last report of
+    /// it was made `known_at`.
+    PresenceReported {
+        report: PresenceReport,
+        known_at: Option<u64>,
+    },
+    /// The directory bound a task to a client (as chosen: see `selection::bind`) at `at`; it
+    /// was bound to `before`.
+    Bound {
+        task_id: String,
+        client_id: ClientId,
+        before: Option<ClientId>,
+        at: u64,
+    },
+    /// A client's object hears from the directory; it knows of the `known_epoch`-th change of
+    /// its credential, and has `sockets` open.
+    News {
+        client_id: ClientId,
+        news: News,
+        known_epoch: u64,
         sockets: Vec<C>,
     },
 }

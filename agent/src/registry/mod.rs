@@ -8,20 +8,25 @@
 //! (the client's sockets and last poll, the binding of a frame's task, the stored snapshot),
 //! feeds it in with the input, and writes, sends and forwards as the effects say; what it
 //! learns forwarding (the task's answer) comes back as another [`Input`]. The state is
-//! storage's, read per input, so the same rules serve one object for the deployment now and
-//! one object per client later (`listing.rs` is the one deployment-wide part).
+//! storage's, read per input, so the same rules serve every object: each extension client has
+//! one of its own (its sockets, polls, outbox, snapshot, and copies of its bindings and of its
+//! credential's standing), and the deployment's directory keeps credentials, bindings and the
+//! listing (`listing.rs`), told of presence by the clients' objects (`sharding.rs`).
 
 mod effect;
 mod frames;
 mod input;
 pub mod listing;
+mod messages;
 mod outbox;
 mod presence;
+pub mod sharding;
 #[cfg(test)]
 mod tests;
 
 pub use effect::{Effect, Pending, Persist, ToTask, Via};
 pub use input::{Forwarding, FrameFacts, Input, Needs, Presence};
+pub use messages::{News, PresenceReport, Registration};
 pub use outbox::{OUTBOX_TTL_MS, POLL_BATCH};
 pub use presence::{not_paired, polls, REPLACED, REVOKED};
 
@@ -38,12 +43,11 @@ impl Registry {
     /// What to do about `input` at `now`, in order. `C` is the runtime's handle of a socket.
     pub fn handle<C: Clone>(&self, input: Input<C>, now: u64) -> Vec<Effect<C>> {
         match input {
-            Input::SocketOpened { client_id, older } => {
-                presence::socket_opened(client_id, older, now)
-            }
-            Input::SocketClosed { client_id } => {
-                vec![Effect::Persist(Persist::Seen { client_id, at: now })]
-            }
+            Input::SocketOpened { client_id, older } => presence::socket_opened(client_id, older),
+            Input::SocketClosed { client_id } => vec![Effect::ReportPresence {
+                client_id,
+                hello: None,
+            }],
             Input::SocketFrame {
                 conn,
                 client_id,
@@ -51,7 +55,10 @@ impl Registry {
                 frame,
                 facts,
             } => frames::on_socket(conn, client_id, paired, frame, facts, now),
-            Input::PollArrived { client_id } => outbox::poll_arrived(client_id, now),
+            Input::PollArrived {
+                client_id,
+                reported_at,
+            } => outbox::poll_arrived(client_id, reported_at, now),
             Input::PolledFrame {
                 client_id,
                 frame,
@@ -69,12 +76,25 @@ impl Registry {
                 presence,
             } => presence::route(client_id, frame, presence, now),
             Input::Forwarded { pending, outcome } => frames::forwarded(pending, outcome),
-            Input::Paired { sockets } => presence::paired(sockets),
+            Input::Paired { client_id, epoch } => presence::paired(client_id, epoch),
             Input::Revoked {
                 client_id,
                 revoked,
+                epoch,
+            } => presence::revoked(client_id, revoked, epoch),
+            Input::PresenceReported { report, known_at } => sharding::reported(report, known_at),
+            Input::Bound {
+                task_id,
+                client_id,
+                before,
+                at,
+            } => sharding::bound(task_id, client_id, before, at),
+            Input::News {
+                client_id,
+                news,
+                known_epoch,
                 sockets,
-            } => presence::revoked(client_id, revoked, sockets),
+            } => sharding::news(client_id, news, known_epoch, sockets),
         }
     }
 }

@@ -19,15 +19,24 @@ fn stale_before(now: u64) -> u64 {
     now.saturating_sub(OUTBOX_TTL_MS)
 }
 
-/// A poll arrived: the client is connected, by polling, now.
-pub(super) fn poll_arrived<C>(client_id: ClientId, now: u64) -> Vec<Effect<C>> {
-    vec![
-        Effect::Persist(Persist::Connected {
-            client_id: client_id.clone(),
-            at: now,
-        }),
-        Effect::Persist(Persist::Polled { client_id, at: now }),
-    ]
+/// A poll arrived: the client is connected, by polling, now. The directory hears of it when
+/// it last heard long enough ago (`reported_at`), or never.
+pub(super) fn poll_arrived<C>(
+    client_id: ClientId,
+    reported_at: Option<u64>,
+    now: u64,
+) -> Vec<Effect<C>> {
+    let mut effects = vec![Effect::Persist(Persist::Polled {
+        client_id: client_id.clone(),
+        at: now,
+    })];
+    if super::sharding::poll_report_due(reported_at, now) {
+        effects.push(Effect::ReportPresence {
+            client_id,
+            hello: None,
+        });
+    }
+    effects
 }
 
 /// A poll's frames are handled: it acknowledges what it received (`ack`) and takes what was
@@ -57,17 +66,12 @@ pub(super) fn waited<C>(client_id: ClientId, ack: u64, now: u64) -> Vec<Effect<C
     ]
 }
 
-/// Back on a socket after polling (welcomed there): what was kept for the polls goes on the
-/// socket now.
-pub(super) fn hand_to_socket<C>(client_id: ClientId, conn: C, now: u64) -> Vec<Effect<C>> {
-    vec![
-        Effect::Persist(Persist::StoppedPolling {
-            client_id: client_id.clone(),
-        }),
-        Effect::DrainOutbox {
-            client_id,
-            conn,
-            stale_before: stale_before(now),
-        },
-    ]
+/// Back on a socket after polling (welcomed there, and no longer polling): what was kept for
+/// the polls goes on the socket now.
+pub(super) fn hand_to_socket<C>(client_id: ClientId, conn: C, now: u64) -> Effect<C> {
+    Effect::DrainOutbox {
+        client_id,
+        conn,
+        stale_before: stale_before(now),
+    }
 }

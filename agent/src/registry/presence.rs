@@ -4,7 +4,7 @@
 use mimo_protocol::extension::POLL_PRESENCE_MS;
 use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ServerToExtension};
 
-use super::{Effect, Persist, Presence};
+use super::{Effect, News, Presence};
 
 /// Close code of a socket a newer connection of its client replaces.
 pub const REPLACED: u16 = 4000;
@@ -28,8 +28,8 @@ pub fn polls(polled_at: Option<u64>, now: u64) -> bool {
 }
 
 /// A socket opens. A restarted service worker leaves its old socket half-open: the newer
-/// connection replaces the older ones.
-pub(super) fn socket_opened<C>(client_id: ClientId, older: Vec<C>, now: u64) -> Vec<Effect<C>> {
+/// connection replaces the older ones. The directory hears the client is on a socket.
+pub(super) fn socket_opened<C>(client_id: ClientId, older: Vec<C>) -> Vec<Effect<C>> {
     older
         .into_iter()
         .map(|conn| Effect::CloseSocket {
@@ -41,29 +41,34 @@ pub(super) fn socket_opened<C>(client_id: ClientId, older: Vec<C>, now: u64) -> 
             Effect::AcceptSocket {
                 client_id: client_id.clone(),
             },
-            Effect::Persist(Persist::Connected { client_id, at: now }),
+            Effect::ReportPresence {
+                client_id,
+                hello: None,
+            },
         ])
         .collect()
 }
 
-/// Paired again, perhaps because the credential was stolen: what was opened with the old one
-/// closes, and the extension opens a new socket with the new one.
-pub(super) fn paired<C>(sockets: Vec<C>) -> Vec<Effect<C>> {
-    close_all(sockets, "this extension was paired again")
+/// The directory paired the client again (the `epoch`-th change of its credential): its
+/// object closes what was opened with the old credential.
+pub(super) fn paired<C>(client_id: ClientId, epoch: u64) -> Vec<Effect<C>> {
+    vec![Effect::TellClient {
+        client_id,
+        news: News::Paired { epoch },
+    }]
 }
 
-/// A revoked credential ends at once: its own sockets close, and its side panels' on the
-/// tasks bound to it.
-pub(super) fn revoked<C>(client_id: ClientId, revoked: bool, sockets: Vec<C>) -> Vec<Effect<C>> {
+/// The directory revoked the client's credential (`revoked`: there was one), the `epoch`-th
+/// change of it: the revocation ends at once, its object closing its sockets and its side
+/// panels' on the tasks bound to it before the revocation is answered.
+pub(super) fn revoked<C>(client_id: ClientId, revoked: bool, epoch: u64) -> Vec<Effect<C>> {
     if !revoked {
         return vec![Effect::Refuse(not_paired(client_id.as_str()))];
     }
-    let mut effects = close_all(sockets, REVOKED_REASON);
-    effects.push(Effect::CloseSidePanels {
+    vec![Effect::TellClient {
         client_id,
-        tasks: super::PUSH_TO_TASKS,
-    });
-    effects
+        news: News::Revoked { epoch },
+    }]
 }
 
 /// The answer to revoking a client that holds no credential (`named` may not even be an id).
@@ -72,17 +77,6 @@ pub fn not_paired(named: &str) -> ErrorObject {
         ErrorCode::NotFound,
         format!("no paired extension with clientId {named:?}"),
     )
-}
-
-fn close_all<C>(sockets: Vec<C>, reason: &'static str) -> Vec<Effect<C>> {
-    sockets
-        .into_iter()
-        .map(|conn| Effect::CloseSocket {
-            conn,
-            code: REVOKED,
-            reason,
-        })
-        .collect()
 }
 
 /// A frame for a client goes on its socket, else into its outbox for its next poll, else

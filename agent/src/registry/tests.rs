@@ -19,11 +19,11 @@ fn handle(input: Input<u32>) -> Vec<Effect<u32>> {
     Registry.handle(input, NOW)
 }
 
-fn seen(client: &str) -> Effect<u32> {
-    Effect::Persist(Persist::Seen {
+fn reported(client: &str) -> Effect<u32> {
+    Effect::ReportPresence {
         client_id: id(client),
-        at: NOW,
-    })
+        hello: None,
+    }
 }
 
 fn frame(json: serde_json::Value) -> ExtensionMessage {
@@ -117,21 +117,18 @@ fn a_newer_socket_replaces_the_older_ones_of_its_client() {
             Effect::AcceptSocket {
                 client_id: id("ext-1")
             },
-            Effect::Persist(Persist::Connected {
-                client_id: id("ext-1"),
-                at: NOW
-            }),
+            reported("ext-1"),
         ]
     );
 }
 
 #[test]
-fn a_closed_socket_leaves_its_client_seen_then() {
+fn a_closed_socket_is_reported_to_the_directory() {
     assert_eq!(
         handle(Input::SocketClosed {
             client_id: id("ext-1")
         }),
-        [seen("ext-1")]
+        [reported("ext-1")]
     );
 }
 
@@ -146,22 +143,29 @@ fn online_is_an_open_socket_or_a_poll_within_the_presence_window() {
 }
 
 #[test]
-fn a_poll_connects_its_client_by_polling_now() {
-    assert_eq!(
+fn a_poll_connects_its_client_by_polling_now_and_the_directory_hears_of_it_now_and_then() {
+    let poll = |reported_at| {
         handle(Input::PollArrived {
-            client_id: id("ext-1")
-        }),
-        [
-            Effect::Persist(Persist::Connected {
-                client_id: id("ext-1"),
-                at: NOW
-            }),
-            Effect::Persist(Persist::Polled {
-                client_id: id("ext-1"),
-                at: NOW
-            }),
-        ]
+            client_id: id("ext-1"),
+            reported_at,
+        })
+    };
+    let polled = Effect::Persist(Persist::Polled {
+        client_id: id("ext-1"),
+        at: NOW,
+    });
+    // Never reported, or last reported half a presence window ago: reported.
+    assert_eq!(poll(None), [polled.clone(), reported("ext-1")]);
+    assert_eq!(
+        poll(Some(NOW - POLL_PRESENCE_MS / 2)),
+        [polled.clone(), reported("ext-1")]
     );
+    // Reported lately: the directory's record of it still says it polls.
+    assert_eq!(poll(Some(NOW - POLL_PRESENCE_MS / 2 + 1)), [polled]);
+    assert!(crate::registry::polls(
+        Some(NOW - POLL_PRESENCE_MS / 2 + 1),
+        NOW + POLL_PRESENCE_MS / 2 - 1
+    ));
 }
 
 // Where a task's frame goes.
@@ -303,19 +307,21 @@ fn a_hello_on_a_socket_is_welcomed_and_the_socket_takes_over_what_the_polls_kept
     assert_eq!(
         on_socket(hello("ext-1"), FrameFacts::default()),
         [
-            seen("ext-1"),
-            Effect::Persist(Persist::Registered {
-                client_id: id("ext-1"),
-                name: "Work laptop".into(),
-                browser: browser(),
-                extension_version: "0.3.0".into(),
-                at: NOW,
-            }),
-            to_socket(ServerToExtension::Welcome {
-                client_id: "ext-1".into()
-            }),
+            // No longer polling, and so reported to the directory with what the hello says,
+            // before the extension is welcomed.
             Effect::Persist(Persist::StoppedPolling {
                 client_id: id("ext-1")
+            }),
+            Effect::ReportPresence {
+                client_id: id("ext-1"),
+                hello: Some(Registration {
+                    name: "Work laptop".into(),
+                    browser: browser(),
+                    extension_version: "0.3.0".into(),
+                }),
+            },
+            to_socket(ServerToExtension::Welcome {
+                client_id: "ext-1".into()
             }),
             Effect::DrainOutbox {
                 client_id: id("ext-1"),
@@ -348,12 +354,11 @@ fn a_hello_in_a_poll_is_welcomed_and_the_client_goes_on_polling() {
 #[test]
 fn a_hello_naming_another_client_is_refused_and_nothing_registered() {
     let effects = on_socket(hello("ext-2"), FrameFacts::default());
-    assert_eq!(effects.len(), 2, "{effects:?}");
-    assert_eq!(effects[0], seen("ext-1"));
+    assert_eq!(effects.len(), 1, "{effects:?}");
     let Effect::SendToSocket {
         frame: ServerToExtension::Error { error },
         ..
-    } = &effects[1]
+    } = &effects[0]
     else {
         panic!("{effects:?}");
     };
@@ -401,7 +406,7 @@ fn an_unreadable_frame_is_answered_with_why_and_changes_nothing() {
 fn a_ping_that_missed_the_auto_response_is_answered() {
     assert_eq!(
         on_socket(ExtensionMessage::Ping {}, FrameFacts::default()),
-        [seen("ext-1"), to_socket(ServerToExtension::Pong {})]
+        [to_socket(ServerToExtension::Pong {})]
     );
 }
 
@@ -431,10 +436,9 @@ fn forward_of(effects: &[Effect<u32>]) -> (String, ToTask, Pending<u32>) {
 #[test]
 fn a_result_for_a_task_bound_to_the_client_goes_to_the_task_and_waits_for_it() {
     let effects = on_socket(result("t1"), bound_to("ext-1"));
-    assert_eq!(effects[0], seen("ext-1"));
     assert_eq!(
         effects.len(),
-        2,
+        1,
         "no ack before the task has it: {effects:?}"
     );
     let (task_id, message, pending) = forward_of(&effects);
@@ -495,9 +499,9 @@ fn a_client_cannot_report_on_a_task_bound_to_another_and_its_result_is_acknowled
                 .any(|e| matches!(e, Effect::ForwardToTask { .. })),
             "{effects:?}"
         );
-        assert_eq!(error_code(&effects[2]), Some(ErrorCode::PermissionDenied));
+        assert_eq!(error_code(&effects[1]), Some(ErrorCode::PermissionDenied));
         // Refused for good: sending it again would not help.
-        assert_eq!(effects[3], to_socket(result_ack("t1")));
+        assert_eq!(effects[2], to_socket(result_ack("t1")));
     }
 }
 
@@ -633,8 +637,7 @@ fn a_full_sync_is_stored_and_pushed_to_the_latest_tasks_of_the_client() {
         },
         FrameFacts::default(),
     );
-    assert_eq!(effects[0], seen("ext-1"));
-    assert_eq!(effects[1..], pushed(snapshot));
+    assert_eq!(effects, pushed(snapshot));
     assert_eq!(PUSH_TO_TASKS, 20);
 }
 
@@ -657,7 +660,7 @@ fn a_tab_event_changes_the_stored_snapshot_and_is_pushed() {
         },
     );
     assert_eq!(after.tabs[0].url, "https://b.example/");
-    assert_eq!(effects[1..], pushed(after));
+    assert_eq!(effects, pushed(after));
 }
 
 #[test]
@@ -675,7 +678,7 @@ fn a_tab_event_that_changes_nothing_is_neither_stored_nor_pushed() {
     };
     assert_eq!(
         on_socket(tab_event(tab(1, "https://a.example/")), facts),
-        [seen("ext-1")]
+        []
     );
 }
 
@@ -686,36 +689,73 @@ fn a_tab_event_before_any_snapshot_starts_one() {
         FrameFacts::default(),
     );
     assert!(matches!(
-        &effects[1],
+        &effects[0],
         Effect::Persist(Persist::Snapshot { snapshot, .. }) if snapshot.tabs.len() == 1
     ));
 }
 
 // Credentials.
 
+fn news(news: News, known_epoch: u64) -> Vec<Effect<u32>> {
+    handle(Input::News {
+        client_id: id("ext-1"),
+        news,
+        known_epoch,
+        sockets: vec![2],
+    })
+}
+
 #[test]
-fn pairing_again_closes_the_sockets_of_the_old_credential() {
-    let effects = handle(Input::Paired { sockets: vec![2] });
+fn the_directory_tells_a_client_paired_again_which_closes_the_old_credentials_sockets() {
     assert_eq!(
-        effects,
-        [Effect::CloseSocket {
-            conn: 2,
-            code: REVOKED,
-            reason: "this extension was paired again",
+        handle(Input::Paired {
+            client_id: id("ext-1"),
+            epoch: 3
+        }),
+        [Effect::TellClient {
+            client_id: id("ext-1"),
+            news: News::Paired { epoch: 3 },
         }]
+    );
+    assert_eq!(
+        news(News::Paired { epoch: 3 }, 2),
+        [
+            Effect::Persist(Persist::Credential {
+                client_id: id("ext-1"),
+                epoch: 3,
+                revoked: false,
+            }),
+            Effect::CloseSocket {
+                conn: 2,
+                code: REVOKED,
+                reason: "this extension was paired again",
+            }
+        ]
     );
 }
 
 #[test]
-fn a_revoked_client_loses_its_sockets_and_its_side_panels_at_once() {
-    let effects = handle(Input::Revoked {
-        client_id: id("ext-1"),
-        revoked: true,
-        sockets: vec![2],
-    });
+fn a_revoked_client_loses_its_sockets_and_its_side_panels_before_the_revocation_is_answered() {
+    // The directory does not answer until the client's object has been told.
     assert_eq!(
-        effects,
+        handle(Input::Revoked {
+            client_id: id("ext-1"),
+            revoked: true,
+            epoch: 4,
+        }),
+        [Effect::TellClient {
+            client_id: id("ext-1"),
+            news: News::Revoked { epoch: 4 },
+        }]
+    );
+    assert_eq!(
+        news(News::Revoked { epoch: 4 }, 3),
         [
+            Effect::Persist(Persist::Credential {
+                client_id: id("ext-1"),
+                epoch: 4,
+                revoked: true,
+            }),
             Effect::CloseSocket {
                 conn: 2,
                 code: REVOKED,
@@ -730,17 +770,137 @@ fn a_revoked_client_loses_its_sockets_and_its_side_panels_at_once() {
 }
 
 #[test]
-fn revoking_a_client_without_a_credential_is_not_found_and_closes_nothing() {
+fn a_credential_change_older_than_the_one_a_client_knows_changes_nothing() {
+    // Revoked (epoch 5), then an older pairing's news arrives late: still revoked, and the
+    // open sockets (none should be) are not touched by it; a repeated revocation neither.
+    assert_eq!(news(News::Paired { epoch: 4 }, 5), []);
+    assert_eq!(news(News::Revoked { epoch: 5 }, 5), []);
+    assert_eq!(news(News::Paired { epoch: 5 }, 5), []);
+}
+
+#[test]
+fn revoking_a_client_without_a_credential_is_not_found_and_tells_no_one() {
     let effects = handle(Input::Revoked {
         client_id: id("ext-1"),
         revoked: false,
-        sockets: vec![2],
+        epoch: 0,
     });
     let [Effect::Refuse(error)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
     assert_eq!(error.code, ErrorCode::NotFound);
     assert_eq!(error.message, "no paired extension with clientId \"ext-1\"");
+}
+
+// The directory and the clients' objects.
+
+#[test]
+fn binding_writes_the_directory_then_tells_the_new_client_and_the_old_one() {
+    let bind = |before: Option<&str>| {
+        handle(Input::Bound {
+            task_id: "t1".into(),
+            client_id: id("ext-2"),
+            before: before.map(id),
+            at: 50,
+        })
+    };
+    let written = Effect::Persist(Persist::Bound {
+        client_id: id("ext-2"),
+        task_id: "t1".into(),
+        at: 50,
+    });
+    let told_new = Effect::TellClient {
+        client_id: id("ext-2"),
+        news: News::Bound {
+            task_id: "t1".into(),
+            at: 50,
+        },
+    };
+    assert_eq!(
+        bind(Some("ext-1")),
+        [
+            written.clone(),
+            Effect::TellClient {
+                client_id: id("ext-1"),
+                news: News::Unbound {
+                    task_id: "t1".into()
+                },
+            },
+            told_new.clone(),
+        ]
+    );
+    // First bound, or bound again to the same client: only that client hears.
+    assert_eq!(bind(None), [written.clone(), told_new.clone()]);
+    assert_eq!(bind(Some("ext-2")), [written, told_new]);
+}
+
+#[test]
+fn a_client_object_keeps_its_copy_of_its_bindings() {
+    assert_eq!(
+        news(
+            News::Bound {
+                task_id: "t1".into(),
+                at: 50
+            },
+            0
+        ),
+        [Effect::Persist(Persist::Bound {
+            client_id: id("ext-1"),
+            task_id: "t1".into(),
+            at: 50,
+        })]
+    );
+    assert_eq!(
+        news(
+            News::Unbound {
+                task_id: "t1".into()
+            },
+            0
+        ),
+        [Effect::Persist(Persist::Unbound {
+            task_id: "t1".into()
+        })]
+    );
+}
+
+#[test]
+fn the_directory_keeps_a_presence_report_unless_it_has_a_newer_one() {
+    let report = PresenceReport {
+        client_id: id("ext-1"),
+        socket: true,
+        polled_at: None,
+        at: NOW,
+        hello: None,
+    };
+    let reported = |known_at| {
+        handle(Input::PresenceReported {
+            report: report.clone(),
+            known_at,
+        })
+    };
+    let kept = [Effect::Persist(Persist::Presence(report.clone()))];
+    assert_eq!(reported(None), kept);
+    assert_eq!(reported(Some(NOW)), kept);
+    assert_eq!(reported(Some(NOW - 1)), kept);
+    // Two reports of one object crossed: the older one changes nothing.
+    assert_eq!(reported(Some(NOW + 1)), []);
+}
+
+#[test]
+fn news_and_presence_reports_keep_their_wire_shape() {
+    let bound = News::Bound {
+        task_id: "t1".into(),
+        at: 5,
+    };
+    assert_eq!(
+        serde_json::to_value(&bound).unwrap(),
+        serde_json::json!({"type": "bound", "taskId": "t1", "at": 5})
+    );
+    let report: PresenceReport = serde_json::from_value(serde_json::json!({
+        "clientId": "ext-1", "socket": false, "polledAt": 7, "at": 9, "hello": null
+    }))
+    .unwrap();
+    assert_eq!(report.polled_at, Some(7));
 }
 
 // The listing.
