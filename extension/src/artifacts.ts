@@ -3,14 +3,37 @@
 // straight to R2, `GET /api/artifacts/{id}` to confirm it); and downloads one (a file the
 // person attached).
 import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
+import { backoffDelay } from "./backoff.ts";
 import { evidenceText, isTextual, policyOf } from "./evidence.ts";
 import { timedOut } from "./bounded.ts";
+import { sleep } from "./loading.ts";
 import { ActionError } from "./results.ts";
 import type { ServerAccess } from "./storage.ts";
 
 /** How long the server may take to answer a request about an artifact, and to take or give its bytes. */
 const REQUEST_MS = 20_000;
 const TRANSFER_MS = 30_000;
+
+/** How often a request that never reached the server (the server restarting, a dropped connection) is tried again. */
+const NETWORK_RETRIES = 3;
+
+/**
+ * `fetch`, tried again after a backoff (0.5 s, 1 s, 2 s) when it failed before any answer came
+ * — a server restarting drops a request or two, and an observation that gave up on them would
+ * end the run. A timeout, or any answer, is the caller's. `init` makes each try's request (its
+ * own timeout).
+ */
+export async function fetchRetrying(url: string, init: () => RequestInit, retrying?: () => void): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (attempt > 0) retrying?.();
+      return await fetch(url, init());
+    } catch (error) {
+      if (attempt >= NETWORK_RETRIES || timedOut(error) || !(error instanceof TypeError)) throw error;
+      await sleep(backoffDelay(attempt, Math.random()));
+    }
+  }
+}
 
 async function failure(what: string, res: Response): Promise<ActionError> {
   const body = await res.text().catch(() => "");
@@ -48,12 +71,12 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
   };
   let grant: PresignResponse;
   try {
-    const res = await fetch(`${base}/api/artifacts/presign`, {
+    const res = await fetchRetrying(`${base}/api/artifacts/presign`, () => ({
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify(presign),
       signal: AbortSignal.timeout(REQUEST_MS),
-    });
+    }));
     if (res.status !== 200) throw await failure("asking for an upload URL", res);
     grant = (await res.json()) as PresignResponse;
   } catch (error) {
@@ -62,12 +85,17 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
   const put = async (): Promise<string> => {
     // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet);
     // the Worker's route is single-use by itself and ignores it.
-    let res = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) });
+    // Tried again when no answer came. An upload URL stores once: a try that reached the
+    // server and stored is refused the next time (403 from the Worker, 412 from R2), and then
+    // only the server knows whether it is stored.
+    let again = false;
+    let res = await fetchRetrying(grant.uploadUrl, () => ({ method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) }), () => (again = true));
     // 201: the Worker stored it and told the task; the grant's download URL serves it.
     if (res.status === 201) return grant.downloadUrl;
-    if (res.status !== 200) throw await failure("the upload", res);
-    // 200: R2 took it straight, and only asking the server for it confirms it to the task.
-    res = await fetch(`${base}/api/artifacts/${grant.artifactId}`, { headers: auth, signal: AbortSignal.timeout(REQUEST_MS) });
+    if (res.status !== 200 && !(again && (res.status === 403 || res.status === 412))) throw await failure("the upload", res);
+    // 200: R2 took it straight (or an earlier try stored it), and only asking the server for it
+    // confirms it to the task.
+    res = await fetchRetrying(`${base}/api/artifacts/${grant.artifactId}`, () => ({ headers: auth, signal: AbortSignal.timeout(REQUEST_MS) }));
     if (res.status !== 200) throw await failure("asking for the download URL", res);
     return ((await res.json()) as DownloadResponse).downloadUrl;
   };
