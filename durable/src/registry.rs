@@ -76,11 +76,14 @@ pub struct ExtensionRegistry {
     /// A client's object: whether the directory's hand-over is done (`Some(true)`), under way
     /// (`Some(false)`) or not known yet.
     handed_over: Cell<Option<bool>>,
+    /// When this instance started: the directory's record of an open socket reported before
+    /// may be of one a runtime restart dropped, and is checked when listed.
+    started_at: u64,
 }
 
-/// A directory's record of an open socket older than this is checked with the client's object
-/// when the deployment's extensions are listed: a runtime that restarts drops sockets without
-/// their close, so such a record may be stale.
+/// A directory's record of an open socket older than this (or than the directory's instance)
+/// is checked with the client's object when the deployment's extensions are listed: a runtime
+/// that restarts drops sockets without their close, so such a record may be stale.
 const RECHECK_SOCKET_MS: u64 = 60_000;
 
 /// What carrying out an input's effects gave the request that brought it.
@@ -118,6 +121,7 @@ impl DurableObject for ExtensionRegistry {
             store,
             pollers: RefCell::new(HashMap::new()),
             handed_over: Cell::new(None),
+            started_at: now_ms(),
         }
     }
 
@@ -726,15 +730,30 @@ impl ExtensionRegistry {
         let checks = records.iter().map(|record| async move {
             let known = self.store.presence(record.client_id.as_str())?;
             match known {
-                Some(row) if row.socket && now >= row.reported_at + RECHECK_SOCKET_MS => {
+                Some(row)
+                    if row.socket
+                        && (row.reported_at < self.started_at
+                            || now >= row.reported_at + RECHECK_SOCKET_MS) =>
+                {
                     let object = ClientObject::new(&self.env, &record.client_id)?;
                     match answered("a client's object", object.presence(&record.client_id)).await {
                         Ok(report) => {
-                            self.store.report(&report)?;
-                            Ok(Presence {
-                                socket: report.socket.then_some(()),
-                                polled_at: report.polled_at,
-                            })
+                            // A report that came in while the object was asked is newer: it
+                            // stands (the object's socket may have opened since it answered).
+                            let latest = self.store.presence(record.client_id.as_str())?;
+                            match latest.filter(|l| l.reported_at > report.at) {
+                                Some(latest) => Ok(Presence {
+                                    socket: latest.socket.then_some(()),
+                                    polled_at: latest.polled_at,
+                                }),
+                                None => {
+                                    self.store.report(&report)?;
+                                    Ok(Presence {
+                                        socket: report.socket.then_some(()),
+                                        polled_at: report.polled_at,
+                                    })
+                                }
+                            }
                         }
                         // Unknown: as last reported.
                         Err(_) => Ok(Presence {

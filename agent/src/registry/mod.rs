@@ -81,7 +81,7 @@ impl Registry {
                 client_id,
                 revoked,
                 epoch,
-            } => presence::revoked(client_id, revoked, epoch),
+            } => presence::revoked(client_id, revoked, epoch, now),
             Input::PresenceReported { report, known_at } => sharding::reported(report, known_at),
             Input::Bound {
                 task_id,

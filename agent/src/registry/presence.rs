@@ -4,7 +4,7 @@
 use mimo_protocol::extension::POLL_PRESENCE_MS;
 use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ServerToExtension};
 
-use super::{Effect, News, Presence};
+use super::{Effect, News, Persist, Presence, PresenceReport};
 
 /// Close code of a socket a newer connection of its client replaces.
 pub const REPLACED: u16 = 4000;
@@ -59,16 +59,31 @@ pub(super) fn paired<C>(client_id: ClientId, epoch: u64) -> Vec<Effect<C>> {
 }
 
 /// The directory revoked the client's credential (`revoked`: there was one), the `epoch`-th
-/// change of it: the revocation ends at once, its object closing its sockets and its side
-/// panels' on the tasks bound to it before the revocation is answered.
-pub(super) fn revoked<C>(client_id: ClientId, revoked: bool, epoch: u64) -> Vec<Effect<C>> {
+/// change of it at `now`: the revocation ends at once, its object closing its sockets and its
+/// side panels' on the tasks bound to it before the revocation is answered — and the client is
+/// listed offline from then on (the sockets its object closed report no close of their own).
+pub(super) fn revoked<C>(
+    client_id: ClientId,
+    revoked: bool,
+    epoch: u64,
+    now: u64,
+) -> Vec<Effect<C>> {
     if !revoked {
         return vec![Effect::Refuse(not_paired(client_id.as_str()))];
     }
-    vec![Effect::TellClient {
-        client_id,
-        news: News::Revoked { epoch },
-    }]
+    vec![
+        Effect::TellClient {
+            client_id: client_id.clone(),
+            news: News::Revoked { epoch },
+        },
+        Effect::Persist(Persist::Presence(PresenceReport {
+            client_id,
+            socket: false,
+            polled_at: None,
+            at: now,
+            hello: None,
+        })),
+    ]
 }
 
 /// The answer to revoking a client that holds no credential (`named` may not even be an id).

@@ -743,10 +743,20 @@ fn a_revoked_client_loses_its_sockets_and_its_side_panels_before_the_revocation_
             revoked: true,
             epoch: 4,
         }),
-        [Effect::TellClient {
-            client_id: id("ext-1"),
-            news: News::Revoked { epoch: 4 },
-        }]
+        [
+            Effect::TellClient {
+                client_id: id("ext-1"),
+                news: News::Revoked { epoch: 4 },
+            },
+            // Listed offline at once: the sockets its object closes report no close.
+            Effect::Persist(Persist::Presence(PresenceReport {
+                client_id: id("ext-1"),
+                socket: false,
+                polled_at: None,
+                at: NOW,
+                hello: None,
+            })),
+        ]
     );
     assert_eq!(
         news(News::Revoked { epoch: 4 }, 3),
