@@ -626,10 +626,10 @@ fn the_directory_hands_a_clients_state_over_to_its_object_numbering_and_all() {
     assert_eq!(object.state(registry_store::EPOCH).unwrap(), Some(2));
     assert_eq!(object.state(registry_store::REVOKED).unwrap(), Some(0));
     assert_eq!(object.state(registry_store::HANDED_OVER).unwrap(), Some(1));
-    // The same numbers, and the next frame numbered after every one the directory gave: the
-    // extension's acknowledgement of "other" (3) does not forget it.
+    // The same numbers (f2 stays 3; 2 was ext-2's "other"), and the next frame numbered after
+    // every one the directory gave: the extension's acknowledgement of 3 does not forget it.
     let kept = object.undelivered("ext-1", 0, 0, 50).unwrap();
-    assert_eq!(kept, [(1, "f1".to_owned()), (2, "f2".to_owned())]);
+    assert_eq!(kept, [(1, "f1".to_owned()), (3, "f2".to_owned())]);
     object.keep("ext-1", "f3", 300).unwrap();
     assert_eq!(
         object.undelivered("ext-1", 3, 0, 50).unwrap(),
