@@ -489,9 +489,7 @@ impl McpSession {
                                         Ok(elicit::not_approved(&how, &ask.why))
                                     }
                                 },
-                                None => {
-                                    Ok(elicit::not_approved("no answer within 5 minutes", &ask.why))
-                                }
+                                None => Ok(elicit::unanswered(&ask.why)),
                             };
                             let result = result.unwrap_or_else(|e| {
                                 CallToolResult::error(format!("the step could not be run: {e}"))

@@ -704,16 +704,7 @@ impl TaskCoordinator {
                 let action_id = action.action_id.clone();
                 let client_id = action.client_id.clone();
                 let message = mimo_protocol::ServerToExtension::BrowserAction { action };
-                let sent = match ClientObject::named(&self.env, &client_id) {
-                    Ok(object) => {
-                        answered(
-                            "the extension's registry object",
-                            object.send(&client_id, message),
-                        )
-                        .await
-                    }
-                    Err(failure) => Err(failure),
-                };
+                let sent = self.send_to_client(&client_id, message).await;
                 // Whatever keeps it from the extension — offline, or the registry unreachable —
                 // is a failed dispatch for the scheduler to deal with.
                 let error = match sent {
@@ -733,17 +724,7 @@ impl TaskCoordinator {
             }
             Effect::Tell { client_id, message } => {
                 // Best effort: an offline extension learns the same later.
-                let sent = match ClientObject::named(&self.env, &client_id) {
-                    Ok(object) => {
-                        answered(
-                            "the extension's registry object",
-                            object.send(&client_id, message),
-                        )
-                        .await
-                    }
-                    Err(failure) => Err(failure),
-                };
-                match sent {
+                match self.send_to_client(&client_id, message).await {
                     Ok(()) => {}
                     Err(Failure::Refused(error)) if error.code == ErrorCode::PluginOffline => {}
                     Err(failure) => console_warn!("could not tell the extension: {failure}"),
@@ -777,6 +758,20 @@ impl TaskCoordinator {
 
     /// The effects that are storage and the web app's sockets only (carried out at once, also
     /// while a model call streams).
+    /// Hands a message to the extension client's registry object, which holds its socket.
+    async fn send_to_client(
+        &self,
+        client_id: &str,
+        message: mimo_protocol::ServerToExtension,
+    ) -> std::result::Result<(), Failure> {
+        let object = ClientObject::named(&self.env, client_id)?;
+        answered(
+            "the extension's registry object",
+            object.send(client_id, message),
+        )
+        .await
+    }
+
     fn store_or_show(&self, effect: Effect) -> Result<()> {
         match effect {
             Effect::Emit(event) => {

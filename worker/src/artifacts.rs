@@ -30,13 +30,14 @@ pub(crate) async fn check_binding(
     };
     // The client's own object keeps a copy of its tasks' bindings: an upload's check does not
     // reach the deployment's directory.
-    let bound = match ClientObject::named(env, client_id) {
-        Ok(object) => object.is_bound(client_id, task_id).await,
-        Err(failure) => Err(failure),
+    let answer = async {
+        ClientObject::named(env, client_id)?
+            .is_bound(client_id, task_id)
+            .await
     };
-    let bound = bound.refusal()?.unwrap_or(false);
-    let bound = bound.then_some(client_id);
-    Ok(selection::may_act_for(bound, client_id, task_id).err())
+    // A client its object refuses (one it does not know) is bound to nothing.
+    let bound = answer.await.refusal()?.unwrap_or(false);
+    Ok(selection::may_act_for(bound.then_some(client_id), client_id, task_id).err())
 }
 
 /// An attachment is a file the person gives the task: named, and never made by an extension.

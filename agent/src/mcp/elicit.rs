@@ -104,6 +104,12 @@ pub fn decision(result: Option<&Value>) -> Decision {
 
 /// The tool's answer when the person did not approve the step (`how`, from [`decision`]), or
 /// did not answer in time.
+/// What a call says when the person gave no answer within [`ANSWER_WITHIN_MS`].
+pub fn unanswered(why: &str) -> CallToolResult {
+    let minutes = ANSWER_WITHIN_MS / 60_000;
+    not_approved(&format!("no answer within {minutes} minutes"), why)
+}
+
 pub fn not_approved(how: &str, why: &str) -> CallToolResult {
     CallToolResult::error(format!(
         "Not done: the person did not approve this step in your MCP client ({how}), so it did \
@@ -114,6 +120,13 @@ pub fn not_approved(how: &str, why: &str) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unanswered_step_says_how_long_it_waited() {
+        let result = serde_json::to_string(&unanswered("it sends a form")).unwrap();
+        assert!(result.contains("no answer within 5 minutes"), "{result}");
+        assert!(result.contains("it sends a form"), "{result}");
+    }
 
     #[test]
     fn a_client_takes_a_form_when_it_declared_one() {
