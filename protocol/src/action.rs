@@ -238,12 +238,8 @@ pub struct DragEnd {
 /// The action catalog: the action's name and its parameters. [`ActionKind`] names each action
 /// without its parameters and says what kind of action it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::EnumDiscriminants)]
-#[serde(
-    remote = "Self",
-    tag = "name",
-    content = "params",
-    rename_all = "snake_case"
-)]
+#[serde(remote = "Self", rename_all = "snake_case")]
+#[ts(tag = "name", content = "params")]
 #[strum_discriminants(
     name(ActionKind),
     derive(Hash, strum::EnumIter, strum::IntoStaticStr),
@@ -513,7 +509,7 @@ pub enum ActionCommand {
         confirmed_protected_path: Option<String>,
     },
 }
-via_json_value!(ActionCommand);
+via_json_value_adjacent!(ActionCommand, "name", "params");
 
 /// What running an action a second time does: it decides whether an attempt whose outcome is
 /// unknown (a timeout, a restarted extension) may simply be run again.
@@ -1258,6 +1254,49 @@ mod tests {
             serde_json::to_value(&html).unwrap()["name"],
             html.kind().name()
         );
+    }
+
+    /// The wire form is `{"name", "params"}` whichever comes first, nested or alone, with the
+    /// decoder's own words for what is wrong.
+    #[test]
+    fn commands_are_read_and_written_as_name_and_params() {
+        let back = ActionCommand::BrowserBack {};
+        let written = serde_json::to_string(&back).unwrap();
+        assert_eq!(written, r#"{"name":"browser_back","params":{}}"#);
+        let typed = ActionCommand::BrowserType {
+            target: Target::click_id(4),
+            text: "hi".into(),
+            submit: Some(true),
+            strategy: None,
+        };
+        let value = serde_json::to_value(&typed).unwrap();
+        assert_eq!(value["name"], "browser_type");
+        assert_eq!(value["params"]["text"], "hi");
+        for text in [
+            serde_json::to_string(&value).unwrap(),
+            format!(
+                r#"{{"params":{},"name":"browser_type","extra":1}}"#,
+                value["params"]
+            ),
+        ] {
+            let read: ActionCommand = serde_json::from_str(&text).unwrap();
+            assert_eq!(read, typed, "{text}");
+            // Inside another value too.
+            let nested: Vec<ActionCommand> = serde_json::from_str(&format!("[{text}]")).unwrap();
+            assert_eq!(nested, vec![typed.clone()]);
+        }
+        let error = |text: &str| {
+            serde_json::from_str::<ActionCommand>(text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(error(r#"{"name":"browser_fly","params":{}}"#)
+            .contains("unknown variant `browser_fly`"));
+        assert!(error(r#"{"name":"browser_back"}"#).contains("missing field `params`"));
+        assert!(error(r#"{"params":{}}"#).contains("missing field `name`"));
+        assert!(error(r#"{"name":7,"params":{}}"#).contains("`name` must be a string"));
+        assert!(error(r#"["browser_back",{}]"#).contains("expected an object"));
+        assert!(error(r#"{"name":"browser_type","params":{"text":3}}"#).contains("invalid type"));
     }
 
     fn names_where(pick: fn(ActionTraits) -> bool) -> Vec<&'static str> {

@@ -20,7 +20,8 @@ pub struct BrowserInfo {
 
 /// Extension → server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(remote = "Self", tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Self", rename_all = "snake_case")]
+#[ts(tag = "type")]
 pub enum ExtensionMessage {
     /// First message on every connection: who this extension instance is.
     #[serde(rename_all = "camelCase")]
@@ -75,7 +76,7 @@ pub enum ExtensionMessage {
         control: TaskControl,
     },
 }
-via_json_value!(ExtensionMessage);
+via_json_value_internal!(ExtensionMessage, "type");
 
 /// What the extension's action log knows of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -95,7 +96,8 @@ pub const PONG_FRAME: &str = r#"{"type":"pong"}"#;
 
 /// Server → extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(remote = "Self", tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Self", rename_all = "snake_case")]
+#[ts(tag = "type")]
 // A message is built, sent and dropped; boxing the action would only make it clumsier to use.
 #[allow(clippy::large_enum_variant)]
 pub enum ServerToExtension {
@@ -152,7 +154,7 @@ pub enum ServerToExtension {
         attempt: u32,
     },
 }
-via_json_value!(ServerToExtension);
+via_json_value_internal!(ServerToExtension, "type");
 
 /// One extension instance as listed to the web app (`GET /api/extension/extension-list`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -12,7 +12,8 @@ use crate::{
 
 /// Web → server (`frontend_message`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(remote = "Self", tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Self", rename_all = "snake_case")]
+#[ts(tag = "type")]
 pub enum FrontendMessage {
     /// The person says something in the task's chat.
     #[serde(rename_all = "camelCase")]
@@ -82,7 +83,7 @@ pub enum FrontendMessage {
     /// (on by default).
     SetBridge { allow: bool, confirm: bool },
 }
-via_json_value!(FrontendMessage);
+via_json_value_internal!(FrontendMessage, "type");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -138,7 +139,8 @@ pub enum OutputStatus {
 
 /// Server → web (`frontend_event`), always wrapped in an [`EventEnvelope`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(remote = "Self", tag = "type", rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
+#[ts(tag = "type")]
 // Events are built, sent and dropped one at a time; boxing the large step variants would only
 // make them clumsier to build and match.
 #[allow(clippy::large_enum_variant)]
@@ -349,7 +351,7 @@ pub enum FrontendEvent {
     /// stored: failures that are part of the task's history are `structuredOutput` errors.
     Error { error: ErrorObject },
 }
-via_json_value!(FrontendEvent);
+via_json_value_internal!(FrontendEvent, "type");
 
 impl FrontendEvent {
     /// Whether the event belongs to the task's history (stored with a sequence number and
@@ -492,6 +494,54 @@ pub struct ConfirmationRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The wire form is `{"type", …fields}`, the tag written first, read in any order, nested
+    /// in an envelope or alone, a variant holding a struct among them.
+    #[test]
+    fn events_are_read_and_written_with_their_type_among_their_fields() {
+        let warning = FrontendEvent::Warning {
+            message: "slow".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&warning).unwrap(),
+            r#"{"type":"warning","message":"slow"}"#
+        );
+        let read: FrontendEvent =
+            serde_json::from_str(r#"{"message":"slow","type":"warning"}"#).unwrap();
+        assert_eq!(read, warning);
+        let asked = FrontendEvent::ConfirmationRequested(
+            serde_json::from_value(serde_json::json!({
+                "step": 3, "action": {"back": {}}, "reason": "it leaves the page",
+                "url": "https://a.example/", "title": "A",
+            }))
+            .unwrap(),
+        );
+        let envelope = EventEnvelope {
+            seq: Some(7),
+            task_id: "t1".into(),
+            at: 5,
+            event: asked,
+        };
+        let text = serde_json::to_string(&envelope).unwrap();
+        assert!(
+            text.contains(r#""type":"confirmationRequested","step":3"#),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<EventEnvelope>(&text).unwrap(),
+            envelope
+        );
+        let error = |text: &str| {
+            serde_json::from_str::<FrontendEvent>(text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(error(r#"{"type":"fly"}"#).contains("unknown variant `fly`"));
+        assert!(error(r#"{"message":"x"}"#).contains("missing field `type`"));
+        assert!(error(r#"{"type":1}"#).contains("`type` must be a string"));
+        assert!(error(r#""warning""#).contains("expected an object"));
+        assert!(error(r#"{"type":"warning"}"#).contains("missing field `message`"));
+    }
 
     /// An event is flattened into its envelope: a field of the same name as the envelope's
     /// (`seq`, `taskId`, `at`) would be sent twice and one of them lost on the way.

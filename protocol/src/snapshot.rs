@@ -62,7 +62,8 @@ pub struct TabGroupInfo {
 
 /// One change in the browser, sent by the extension as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
+#[serde(remote = "Self", rename_all = "snake_case")]
+#[ts(tag = "kind")]
 pub enum TabEvent {
     /// A tab appeared or changed (url, title, status, active, group, position).
     TabUpserted {
@@ -97,4 +98,4 @@ pub enum TabEvent {
         group_id: ChromeId,
     },
 }
-via_json_value!(TabEvent);
+via_json_value_internal!(TabEvent, "kind");

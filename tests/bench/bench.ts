@@ -126,6 +126,7 @@ try {
   const code = codeByCrate(unstripped);
   const share = (n: number) => `${(n / 1024).toFixed(0)} KiB (${((100 * n) / code.total).toFixed(0)}%)`;
   console.log(`  code by crate, before wasm-opt: ${code.crates.slice(0, 12).map(([crate, n]) => `${crate} ${share(n)}`).join(", ")}`);
+  console.log(`  largest functions, before wasm-opt: ${code.largest.map(([name, n]) => `${name} ${(n / 1024).toFixed(0)} KiB`).join(", ")}`);
   console.log(`chat-delta broadcast (${DELTAS} deltas, ms from emit to receipt)`);
   console.log(`  1 socket                   median ${one.median.toFixed(1)}   p90 ${one.p90.toFixed(1)}`);
   console.log(

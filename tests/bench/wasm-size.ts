@@ -24,8 +24,31 @@ function crateOf(name: string): string {
   return /^(?:_?\$LT\$)?([a-z_][a-z0-9_]*)(?:\.\.|$)/.exec(first)?.[1] ?? "(other)";
 }
 
-/** Code bytes of each crate in the wasm at `file`, largest first, with the total code bytes. */
-export function codeByCrate(file: string): { total: number; crates: Array<[string, number]> } {
+/** A legacy-mangled name as its path reads: `<Type as Trait>::method::{{closure}}`. */
+function readable(name: string): string {
+  const mangled = /^_ZN(.*)17h[0-9a-f]{16}E$/.exec(name);
+  if (!mangled) return name;
+  const segments: string[] = [];
+  for (let rest = mangled[1]!; rest.length > 0; ) {
+    const len = /^\d+/.exec(rest)?.[0];
+    if (len === undefined) break;
+    segments.push(rest.slice(len.length, len.length + Number(len)));
+    rest = rest.slice(len.length + Number(len));
+  }
+  const escapes: Record<string, string> = { LT: "<", GT: ">", u20: " ", RF: "&", C: ",", u7b: "{", u7d: "}", BP: "*", u27: "'", u5b: "[", u5d: "]", u3b: ";" };
+  return segments
+    .join("::")
+    .replace(/\$([A-Za-z0-9]+)\$/g, (whole, code: string) => escapes[code] ?? whole)
+    .replace(/\.\./g, "::")
+    .replace(/^_</, "<")
+    .replace(/::_\{/g, "::{");
+}
+
+/**
+ * Code bytes of each crate in the wasm at `file`, largest first, with the total code bytes and
+ * the largest functions.
+ */
+export function codeByCrate(file: string): { total: number; crates: Array<[string, number]>; largest: Array<[string, number]> } {
   const bytes = new Uint8Array(readFileSync(file));
   const sizes: number[] = [];
   let imports = 0;
@@ -93,5 +116,9 @@ export function codeByCrate(file: string): { total: number; crates: Array<[strin
     const crate = crateOf(names.get(imports + i) ?? "");
     crates.set(crate, (crates.get(crate) ?? 0) + size);
   });
-  return { total: sizes.reduce((a, b) => a + b, 0), crates: [...crates].sort((a, b) => b[1] - a[1]) };
+  const largest = sizes
+    .map((size, i): [string, number] => [readable(names.get(imports + i) ?? `function ${imports + i}`), size])
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10);
+  return { total: sizes.reduce((a, b) => a + b, 0), crates: [...crates].sort((a, b) => b[1] - a[1]), largest };
 }
