@@ -225,13 +225,17 @@ export class ActionDispatcher {
       ...(outcome.error !== undefined ? { code: outcome.error.code } : {}),
     };
     const keep = !safeToRerun(entry.action) || JSON.stringify(outcome).length <= MAX_STORED_RERUNNABLE_BYTES;
+    // Sent while it is written: the server keeps the first outcome of an attempt and ignores
+    // any other, so a restart before the write lands — which reports the attempt as cut off,
+    // or runs a harmless one again — can only repeat what it already has.
+    const written = this.#deps.log.finish(finished, keep ? outcome : undefined);
+    this.#sendOutcomes([outcome]);
     try {
-      await this.#deps.log.finish(finished, keep ? outcome : undefined);
+      await written;
     } finally {
       this.#running.delete(entry.key);
     }
     this.#deps.changed?.();
-    this.#sendOutcomes([outcome]);
   }
 
   #sendOutcomes(outcomes: ActionOutcome[]): void {

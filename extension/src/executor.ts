@@ -74,7 +74,8 @@ export class Executor {
     if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
     // The overlay says what Mimo does now (drawn only while it is `ongoing`; not over a dialog).
     const label = open === undefined ? actionLabel(action) : undefined;
-    await this.#deps.tasks.update(action.taskId, (t) => {
+    // For the side panel and an overlay drawn again later: stored while the page is read.
+    const noted = this.#deps.tasks.update(action.taskId, (t) => {
       t.lastAction = { name: action.name, at: this.#deps.now() };
       if (label !== undefined) t.label = label;
     });
@@ -89,6 +90,7 @@ export class Executor {
     const [before] = await Promise.all([
       verified ? tabState(ctx.tabId, true) : ("closed" as const),
       label !== undefined ? frameCall(ctx.tabId, 0, { op: "overlay", state: ctx.task.overlay, label }).catch(() => undefined) : undefined,
+      noted,
     ]);
     stages.mark("baseline");
     const running = handler.run(ctx, action.params);
@@ -163,7 +165,9 @@ export class Executor {
     let task = await this.#deps.tasks.get(action.taskId);
     let requested = action.tabId;
     let moved: string | undefined;
-    const gone = requested !== undefined && task?.tabClosed !== true && (await chrome.tabs.get(requested).catch(() => null)) === null;
+    // The tab asked for, looked up once: it is the tab acted in unless it is gone.
+    const asked = requested !== undefined && task?.tabClosed !== true ? await chrome.tabs.get(requested).catch(() => null) : undefined;
+    const gone = asked === null;
     if (gone) {
       const closed = requested!;
       task = await this.#deps.tasks.update(action.taskId, (t) => {
@@ -180,7 +184,7 @@ export class Executor {
       }
     }
     const tabId = taskTabFor(task, requested, action.taskId);
-    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    const tab = asked?.id === tabId ? asked : await chrome.tabs.get(tabId).catch(() => null);
     if (tab === null || task!.tabClosed === true) {
       await this.#deps.tasks.update(action.taskId, (t) => (t.tabClosed = true));
       throw new ActionError("TASK_TAB_CLOSED", `the task's tab ${tabId} was closed; start the task again (task_start)`, false);
