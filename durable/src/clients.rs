@@ -7,7 +7,7 @@ use mimo_agent::credentials::FailureLimit;
 use mimo_agent::mcp::runs::RunState;
 use mimo_agent::registry::{News, PresenceReport};
 use mimo_agent::skills::SkillQuery;
-use mimo_agent::task::{ActionEvent, Binding, SnapshotPush};
+use mimo_agent::task::{ActionEvent, Binding, ClientConsent, SnapshotPush};
 use mimo_agent::task_index::IndexEntry;
 use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
@@ -444,16 +444,22 @@ impl TaskClient {
     }
 
     /// Submits one action, as `POST /api/task/{id}/actions` does, and waits for it: the record
-    /// as it ended, or as it stood when the wait did.
-    pub async fn submit(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
-        let request = json_request(Method::Post, "/actions", Some(action))?;
-        read_json(self.0.fetch_with_request(request).await?).await
-    }
-
-    /// Submits again a step the person approved in their MCP client (elicitation): what the
-    /// rating asked is answered, what the consent gate asks is not.
-    pub async fn submit_confirmed(&self, action: &SubmitAction) -> Answer<Option<ActionRecord>> {
-        let request = json_request(Method::Post, "/actions/confirmed", Some(action))?;
+    /// as it ended, or as it stood when the wait did. `consent` is what becomes of an MCP
+    /// client's step the person must confirm: refused (`/actions`), run because they approved it
+    /// in their MCP client (`/actions/confirmed`: what the rating asked is answered, what the
+    /// consent gate asks is not), or held for their answer in the web app or the side panel
+    /// (`/actions/held`: answered once it ran, or with why it did not).
+    pub async fn submit(
+        &self,
+        action: &SubmitAction,
+        consent: ClientConsent,
+    ) -> Answer<Option<ActionRecord>> {
+        let path = match consent {
+            ClientConsent::Unasked => "/actions",
+            ClientConsent::ConfirmedInClient => "/actions/confirmed",
+            ClientConsent::AskInApp => "/actions/held",
+        };
+        let request = json_request(Method::Post, path, Some(action))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 

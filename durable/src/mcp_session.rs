@@ -15,13 +15,14 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_channel::oneshot;
-use futures_util::future::{select, Either};
+use futures_util::future::{select, Either, LocalBoxFuture};
 use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_agent::mcp::elicit::{self, Decision};
 use mimo_agent::mcp::runs::{self, SessionRun};
 use mimo_agent::mcp::session::{self, admit, Refusal, Session};
 use mimo_agent::mcp::tools::{self, Answer};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming, TaskTool, Tool};
+use mimo_agent::task::ClientConsent;
 use mimo_protocol::mcp::{
     CallToolResult, EmptyResult, JsonRpcErrorCode, JsonRpcErrorResponse, JsonRpcResponse,
     McpTokenRequest, RequestId, MAX_MCP_TOKEN_NAME_CHARS, PROTOCOL_VERSION_HEADER, SESSION_HEADER,
@@ -231,8 +232,7 @@ impl McpSession {
                         task_id,
                         submit,
                         why,
-                        ..
-                    } if forms && streams => {
+                    } => {
                         let ask = Ask {
                             id,
                             version,
@@ -241,10 +241,17 @@ impl McpSession {
                             why,
                             tool,
                         };
-                        return self.ask_person(ask);
-                    }
-                    Called::NeedsPerson { refusal, .. } => {
-                        serde_json::to_value(tools::refused(&refusal))?
+                        // Asked in their client's form if it takes one; otherwise in the web
+                        // app and the side panel, the call waiting for their answer.
+                        return match (forms, streams) {
+                            (true, true) => self.ask_person(ask),
+                            (_, true) => self.ask_in_app(ask),
+                            (_, false) => {
+                                let id = ask.id.clone();
+                                let result = ask.run_in_app(&self.env).await;
+                                Response::from_json(&JsonRpcResponse::new(id, &result))
+                            }
+                        };
                     }
                 }
             }
@@ -400,7 +407,11 @@ impl McpSession {
             wait_ms: None,
             rated: true,
         };
-        let record = match task.submit(&submit).await.refusal()? {
+        let record = match task
+            .submit(&submit, ClientConsent::Unasked)
+            .await
+            .refusal()?
+        {
             Ok(Some(record)) => record,
             Ok(None) => {
                 return Ok(Called::Answered(CallToolResult::error(
@@ -413,7 +424,6 @@ impl McpSession {
                         task_id,
                         submit,
                         why: why.to_owned(),
-                        refusal,
                     },
                     None => Called::Answered(tools::refused(&refusal)),
                 })
@@ -484,7 +494,9 @@ impl McpSession {
                             asking.borrow_mut().remove(&key);
                             let result = match answer {
                                 Some(result) => match elicit::decision(result.as_ref()) {
-                                    Decision::Approved => ask.run_confirmed(&env).await,
+                                    Decision::Approved => {
+                                        ask.run(&env, ClientConsent::ConfirmedInClient).await
+                                    }
                                     Decision::NotApproved(how) => {
                                         Ok(elicit::not_approved(&how, &ask.why))
                                     }
@@ -503,19 +515,47 @@ impl McpSession {
     }
 }
 
+impl McpSession {
+    /// Holds the step of `ask` for the person's answer in the web app or the side panel (a
+    /// client without forms) and answers the call once it ran, or with why it did not (declined
+    /// there, or no answer within [`elicit::ANSWER_WITHIN_MS`]). Comments keep the stream alive
+    /// meanwhile; a client that goes away leaves the step to its answer, unheard.
+    fn ask_in_app(&self, ask: Ask) -> Result<Response> {
+        let env = self.env.clone();
+        let id = ask.id.clone();
+        let held: LocalBoxFuture<'static, CallToolResult> =
+            Box::pin(async move { ask.run_in_app(&env).await });
+        let frames = futures_util::stream::unfold(Some(held), move |state| {
+            let id = id.clone();
+            async move {
+                let keep_alive = Delay::from(Duration::from_millis(KEEP_ALIVE_MS));
+                match select(state?, keep_alive).await {
+                    Either::Left((result, _)) => {
+                        Some((sse(&JsonRpcResponse::new(id, &result)), None))
+                    }
+                    Either::Right((_, held)) => {
+                        let alive = b": waiting for the person in Mimo\n\n".to_vec();
+                        Some((Ok(alive), Some(held)))
+                    }
+                }
+            }
+        });
+        event_stream(frames)
+    }
+}
+
 /// How often a stream waiting for the person says it is alive.
 const KEEP_ALIVE_MS: u64 = 15_000;
 
 /// What came of a browser tool call's step.
 enum Called {
     Answered(CallToolResult),
-    /// The task refused the step until the person confirms it, and their client's form may
-    /// answer that (`why`: the task's words); `refusal` is the task's answer as it was.
+    /// The task refused the step until the person confirms it, in their client's form or in
+    /// the web app (`why`: the task's words).
     NeedsPerson {
         task_id: String,
         submit: SubmitAction,
         why: String,
-        refusal: ErrorObject,
     },
 }
 
@@ -532,10 +572,18 @@ struct Ask {
 }
 
 impl Ask {
-    /// Submits the step again, approved by the person: run once, answered from its outcome.
-    async fn run_confirmed(&self, env: &Env) -> Result<CallToolResult> {
+    /// The step held for the person's answer in the web app, as the call's result.
+    async fn run_in_app(&self, env: &Env) -> CallToolResult {
+        self.run(env, ClientConsent::AskInApp)
+            .await
+            .unwrap_or_else(|e| CallToolResult::error(format!("the step could not be run: {e}")))
+    }
+
+    /// Submits the step again, approved by the person in their client or to be asked in the web
+    /// app (`consent`): run once, answered from its outcome, or with why it did not run.
+    async fn run(&self, env: &Env, consent: ClientConsent) -> Result<CallToolResult> {
         let task = TaskClient::new(env, &self.task_id)?;
-        Ok(match task.submit_confirmed(&self.submit).await.refusal()? {
+        Ok(match task.submit(&self.submit, consent).await.refusal()? {
             Ok(Some(record)) => answer_of(env, &task, &self.tool, &record).await?,
             Ok(None) => CallToolResult::error("the task did not keep the action it was given"),
             Err(refusal) => tools::refused(&refusal),

@@ -16,7 +16,8 @@ use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::Viewer;
 use mimo_agent::llm;
 use mimo_agent::task::{
-    ActionEvent, Caller, Effect, Input, LlmCall, SnapshotPush, Stored, Task, TaskConfig,
+    ActionEvent, Caller, ClientConsent, Effect, Input, LlmCall, SnapshotPush, Stored, Task,
+    TaskConfig,
 };
 use mimo_agent::task_index::{IndexEntry, IndexReporter};
 use mimo_agent::webhooks::{self, EventMapper, HostPolicy};
@@ -59,6 +60,9 @@ const WEBHOOK_RETRY_MS: u64 = 5_000;
 /// Tag of the web app's sockets.
 const WEB: &str = "web";
 
+/// How a waiting request's action ended: its record, or why it never ran.
+pub(crate) type Ended = std::result::Result<ActionRecord, ErrorObject>;
+
 #[durable_object]
 pub struct TaskCoordinator {
     state: State,
@@ -68,8 +72,9 @@ pub struct TaskCoordinator {
     action_store: ActionStore,
     pub(crate) secrets: SecretStore,
     pub(crate) task: RefCell<Task>,
-    /// Requests of the developer API waiting for their action to end, by action id.
-    pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<ActionRecord>>>,
+    /// Requests of the developer API (and MCP sessions) waiting for their action to end, or to
+    /// be refused after all (a step the person declined), by action id.
+    pub(crate) waiters: RefCell<HashMap<String, oneshot::Sender<Ended>>>,
     /// Requests waiting for a run to end (MCP's `run_task`), woken by each recorded event.
     pub(crate) run_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     /// Why the stored task could not be loaded: every route but `/delete` answers with it.
@@ -276,14 +281,17 @@ impl DurableObject for TaskCoordinator {
             (Method::Get, "/export.zip") => self.evidence().await,
             (Method::Get, "/audit") => self.audit().await,
             // `/actions` is also the developer API's (the worker forwards it); `/actions/confirmed`
-            // is reached by an MCP session's object only, once the person approved the step in
-            // their MCP client: no public route leads to it.
-            (Method::Post, route @ ("/actions" | "/actions/confirmed")) => {
+            // and `/actions/held` are reached by an MCP session's object only — once the person
+            // approved the step in their MCP client, or to ask them in the web app: no public
+            // route leads to them.
+            (Method::Post, route @ ("/actions" | "/actions/confirmed" | "/actions/held")) => {
+                let consent = match route {
+                    "/actions/confirmed" => ClientConsent::ConfirmedInClient,
+                    "/actions/held" => ClientConsent::AskInApp,
+                    _ => ClientConsent::Unasked,
+                };
                 match read_body::<SubmitAction>(&mut req).await {
-                    Ok(submit) => {
-                        self.submit_action(submit, route == "/actions/confirmed")
-                            .await
-                    }
+                    Ok(submit) => self.submit_action(submit, consent).await,
                     Err(error) => error_response(&error),
                 }
             }
@@ -745,7 +753,13 @@ impl TaskCoordinator {
             Effect::ActionFinished(record) => {
                 if let Some(sender) = self.waiters.borrow_mut().remove(&record.action_id) {
                     // The waiting request may have given up already; nothing to tell then.
-                    let _ = sender.send(record);
+                    let _ = sender.send(Ok(record));
+                }
+                Ok(Followup::Nothing)
+            }
+            Effect::StepRefused { action_id, error } => {
+                if let Some(sender) = self.waiters.borrow_mut().remove(&action_id) {
+                    let _ = sender.send(Err(error));
                 }
                 Ok(Followup::Nothing)
             }

@@ -123,7 +123,8 @@ function confirmationCard({ taskId, request }: PendingConfirmation): HTMLElement
   decline.dataset.testid = "panel-decline";
   card.append(
     // In the web app's words: "Step 3: Click “Continue”".
-    el("strong", {}, `Step ${request.step}: ${describeAction(request.action, request.targetName)}`),
+    // Step 0 is none of the agent's: an MCP client's, waiting for the person here.
+    el("strong", {}, `${request.step === 0 ? "Your MCP client's step" : `Step ${request.step}`}: ${describeAction(request.action, request.targetName)}`),
     el("div", {}, risk, " ", request.stepByStep ? "Step by step: it runs when you press Next step." : `Mimo asks because ${request.reason}.`),
     ...(request.facts.length > 1 ? [el("ul", {}, ...request.facts.map((f) => el("li", {}, f)))] : []),
     el("div", { className: "muted" }, `${request.title || "(untitled)"} — ${request.url}`),

@@ -103,6 +103,10 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
   // Playwright, which drives this browser for the test, would dismiss the page's dialogs
   // itself unless something listens for them.
   h.context.on("dialog", () => undefined);
+  // The person's side panel, open before the task's tab is: a tab opened from the task's tab
+  // later would join the task, as a page's popup does.
+  const panel = await h.context.newPage();
+  await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
   const url = `${h.a}/dialogs.html`;
   await call(client, "browser_navigate", { url });
   const page = await pageAt(h, url);
@@ -112,17 +116,35 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
   assert.match(opened, /prompt/i, opened);
   assert.equal(textOf(await call(client, "browser_handle_dialog", { accept: true, promptText: "Archive" })), "Accepted the dialog");
   await logged(page, "renamed:Archive");
-  // A confirm that deletes for ever: OK is the irreversible step, which the MCP client cannot
-  // give; Cancel it can.
-  snapshot = textOf(await call(client, "browser_snapshot"));
-  await call(client, "browser_click", { ref: refOf(snapshot, "Empty trash"), element: "Empty trash" });
-  const held = (await client.callTool({ name: "browser_handle_dialog", arguments: { accept: true } })) as CallToolResult;
-  assert.equal(held.isError, true, textOf(held));
-  assert.match(textOf(held), /confirmation/);
+  // A confirm that deletes for ever: OK is the irreversible step, which the MCP client (no
+  // forms) cannot give: the call waits for the person, asked in the side panel; Cancel it can.
+  const emptyTrash = async () => {
+    snapshot = textOf(await call(client, "browser_snapshot"));
+    await call(client, "browser_click", { ref: refOf(snapshot, "Empty trash"), element: "Empty trash" });
+    const held = client.callTool({ name: "browser_handle_dialog", arguments: { accept: true } }) as Promise<CallToolResult>;
+    const card = panel.getByTestId("panel-confirmation");
+    await card.waitFor({ timeout: 20_000 });
+    assert.match(await card.innerText(), /Your MCP client's step/);
+    return held;
+  };
+  const declined = emptyTrash();
+  await panel.getByTestId("panel-decline-reason").fill("not now");
+  await panel.getByTestId("panel-decline").click();
+  const refused = await declined;
+  assert.equal(refused.isError, true, textOf(refused));
+  assert.match(textOf(refused), /declined this step in Mimo, saying "not now"/);
   // (The page's scripts are held while the question is open: it is read once answered.)
   assert.equal(textOf(await call(client, "browser_handle_dialog", { accept: false })), "Dismissed the dialog");
   await logged(page, "kept");
   assert.equal(await page.textContent("#trash"), "3 messages in the trash.");
+  // Asked again and approved by the person in the panel: OK is given, once.
+  await panel.getByText("Nothing waits for you.").waitFor({ timeout: 10_000 });
+  const approved = emptyTrash();
+  await panel.getByTestId("panel-confirm").click();
+  assert.equal(textOf(await approved), "Accepted the dialog");
+  await logged(page, "emptied");
+  assert.equal(await page.textContent("#trash"), "The trash is empty.");
+  await panel.close();
 
   // A card dragged onto another column of a board.
   const board = `${h.a}/board.html?drag`;

@@ -339,6 +339,73 @@ describe("MCP over Streamable HTTP", () => {
     await ext.close();
   });
 
+  it("holds a step the person must confirm for their answer in the web app when the client takes no forms", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-held");
+    const { token } = await mcpToken();
+    // The SDK's client declares no elicitation: it cannot put the question to the person.
+    const { client } = await connect(token);
+    let from = ext.received.length;
+    const navigating = client.callTool({ name: "browser_navigate", arguments: { url: "http://127.0.0.1:9/account" } });
+    const start = await nextAction(ext, from);
+    respond(ext, start, { tabId: 51, windowId: 2, url: "http://127.0.0.1:9/account" });
+    await navigating;
+    from = ext.received.length;
+    const snapshotting = client.callTool({ name: "browser_snapshot", arguments: {} });
+    const index = await nextAction(ext, from);
+    respond(ext, index, {
+      elements: [
+        { clickId: 1, tag: "button", text: "Delete account", frameId: 0, bbox: { x: 0, y: 0, w: 10, h: 10 } },
+        { clickId: 2, tag: "button", text: "Save", frameId: 0, bbox: { x: 0, y: 20, w: 10, h: 10 } },
+      ],
+      text: "[1]<button>Delete account</button>\n[2]<button>Save</button>",
+      url: "http://127.0.0.1:9/account",
+      title: "Account",
+      tabs: [],
+    });
+    await snapshotting;
+    const web = await WebClient.connect(mimo, start.taskId);
+
+    // The irreversible click waits for the person, asked in the web app; nothing runs meanwhile.
+    let sent = actionsSent(ext);
+    const clicking = client.callTool({ name: "browser_click", arguments: { ref: "1", element: "Delete account" } });
+    const asked = await web.waitFor((e) => e.type === "confirmationRequested", "the question", 10_000);
+    assert.ok(asked.type === "confirmationRequested");
+    assert.equal(asked.step, 0);
+    assert.equal(asked.targetName, "Delete account");
+    assert.match(asked.reason, /delete/i);
+    assert.equal(actionsSent(ext), sent, "nothing reached the extension before the answer");
+    // They approve it there: the click runs once and the call answers from its outcome.
+    from = ext.received.length;
+    web.send({ type: "confirm", step: 0, approve: true });
+    const click = await nextAction(ext, from);
+    assert.deepEqual({ name: click.name, params: click.params }, { name: "browser_click", params: { clickId: 1 } });
+    respond(ext, click, {});
+    const clicked = (await clicking) as CallToolResult;
+    assert.notEqual(clicked.isError, true, text(clicked));
+    assert.match(text(clicked), /Clicked/);
+    const answered = await web.waitFor((e) => e.type === "confirmationAnswered" && e.step === 0 && e.approved, "the answer", 5_000);
+    assert.ok(answered.type === "confirmationAnswered" && answered.by === "web");
+
+    // Declined there, with a reason: the call says so and nothing runs.
+    sent = actionsSent(ext);
+    const seen = web.received.length;
+    const declining = client.callTool({ name: "browser_click", arguments: { ref: "1", element: "Delete account" } });
+    await web.waitFor((e) => e.type === "confirmationRequested", "the second question", 10_000, seen);
+    web.send({ type: "confirm", step: 0, approve: false, reason: "keep my account" });
+    const declined = (await declining) as CallToolResult;
+    assert.equal(declined.isError, true);
+    assert.match(text(declined), /declined this step in Mimo, saying "keep my account"/);
+    assert.equal(actionsSent(ext), sent, "nothing reached the extension");
+    // A step the page does not make risky runs at once.
+    from = ext.received.length;
+    const saving = client.callTool({ name: "browser_click", arguments: { ref: "2", element: "Save" } });
+    respond(ext, await nextAction(ext, from), {});
+    assert.notEqual(((await saving) as CallToolResult).isError, true);
+    web.close();
+    await client.close();
+    await ext.close();
+  });
+
   // Last: it restarts the runtime.
   it("makes one task of a session's first tool calls sent at once", async () => {
     const ext = await ExtensionClient.connect(mimo, "mcp-racer");

@@ -431,7 +431,9 @@ export class ChatView {
     const decline = h("button", { class: "btn btn-sm", type: "button", "data-testid": "decline-step", onclick: () => answer(false) }, no);
     this.confirmButtons = [confirm, decline];
     const what = describeAction(event.action, event.targetName);
-    const title = event.stepByStep ? `Step ${event.step}: ${what}` : `Step ${event.step} needs your confirmation: ${what}`;
+    // Step 0 is none of the agent's: an MCP client's, waiting for the person here.
+    const whose = event.step === 0 ? "A step your MCP client asked for" : `Step ${event.step}`;
+    const title = event.stepByStep ? `${whose}: ${what}` : `${whose} needs your confirmation: ${what}`;
     const hint = event.stepByStep ? ` Step by step: it runs when you press Next step.` : ` Mimo asks because ${event.reason}.`;
     this.keepAtBottom(() => {
       this.list.append(
@@ -456,8 +458,13 @@ export class ChatView {
     const card = cards[cards.length - 1];
     if (card === undefined) return;
     card.querySelectorAll<HTMLButtonElement | HTMLInputElement>("button, input").forEach((el) => (el.disabled = true));
-    const where = { web: "in the web app", extension: "in the extension's side panel", api: "through the API" }[event.by] ?? `by ${event.by}`;
-    const said = event.approved ? `Confirmed ${where}.` : `Declined ${where}${event.reason !== undefined ? `: “${event.reason}”` : ""}.`;
+    const where = { web: "in the web app", extension: "in the extension's side panel", api: "through the API", mcp: "in the MCP client" }[event.by] ?? `by ${event.by}`;
+    const said =
+      event.by === "timeout"
+        ? "Not answered in time: it did not run."
+        : event.approved
+          ? `Confirmed ${where}.`
+          : `Declined ${where}${event.reason !== undefined ? `: “${event.reason}”` : ""}.`;
     card.querySelector('[data-testid="confirm-answer"]')!.textContent = said;
     card.setAttribute("data-answer", event.approved ? "approved" : "declined");
   }

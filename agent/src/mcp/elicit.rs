@@ -16,9 +16,7 @@ use crate::task::client_steps::NEEDS_PERSON;
 /// The method of the server's request.
 pub const METHOD: &str = "elicitation/create";
 
-/// How long a tool call waits for the person's answer before it gives up (the step does not
-/// run).
-pub const ANSWER_WITHIN_MS: u64 = 5 * 60 * 1000;
+pub use crate::task::client_steps::ANSWER_WITHIN_MS;
 
 /// The form's one field: ticked, the step runs.
 const APPROVE: &str = "approve";

@@ -2,27 +2,39 @@
 //! page the task last read: a click on an element labelled "Delete" or "Pay now", OK to a page
 //! asking "Delete everything?", typing a password and submitting it. An MCP client is a model
 //! reading pages, which a page can talk into anything; what the person must confirm for the
-//! agent, they must confirm for it too. Such a step is refused with `CONFIRMATION_REQUIRED`,
-//! saying why, unless the person approved it where they were asked about it: the MCP client's
-//! form (elicitation, `mimo_agent::mcp::elicit`), which submits it again, confirmed.
+//! agent, they must confirm for it too. Such a step runs only once the person approved it where
+//! they were asked about it: the MCP client's form (elicitation, `mimo_agent::mcp::elicit`),
+//! which submits it again, confirmed; or, for a client without forms, the web app and the side
+//! panel, where the step waits ([`Held`]) for at most [`ANSWER_WITHIN_MS`]. Otherwise it is
+//! refused with `CONFIRMATION_REQUIRED`, saying why.
 
 use std::collections::BTreeMap;
 
 use mimo_protocol::{
-    ActionCommand, ActionStatus, AgentAction, ElementFacts, ErrorCode, ErrorObject, PageDialog,
+    ActionCommand, ActionStatus, AgentAction, ConfirmationRequest, ElementFacts, ErrorCode,
+    ErrorObject, PageDialog,
 };
 
 use crate::actions::ActionRecord;
 use crate::risk::{self, PageView, RiskRules};
 
-/// Why `command` waits for the person, rated on what the task's `records` last read of the page
-/// (its element list and what its elements are, and the question the page asks, if any); `None`
-/// when it is below `rules`' level for confirming.
+/// How long a step waits for the person's answer, in their MCP client or in the web app,
+/// before it gives up (the step does not run).
+pub const ANSWER_WITHIN_MS: u64 = 5 * 60 * 1000;
+
+/// The number a client step's confirmation carries (`ConfirmationRequested`,
+/// `ConfirmationAnswered`, the web app's `confirm`): not one of the agent's steps, which count
+/// from 1.
+pub const CLIENT_STEP: u32 = 0;
+
+/// What the person is asked about `command`, rated on what the task's `records` last read of
+/// the page (its element list and what its elements are, and the question the page asks, if
+/// any); `None` when it is below `rules`' level for confirming.
 pub fn needs_person(
     command: &ActionCommand,
     records: &[ActionRecord],
     rules: &RiskRules,
-) -> Option<String> {
+) -> Option<ConfirmationRequest> {
     let action = as_agent_action(command)?;
     let page = LastPage::read(records);
     let view = PageView {
@@ -33,7 +45,79 @@ pub fn needs_person(
         named_site: false,
     };
     let assessment = risk::assess(&action, view, rules);
-    (assessment.level >= rules.confirm_at).then(|| assessment.reason())
+    if assessment.level < rules.confirm_at {
+        return None;
+    }
+    let target = match command {
+        ActionCommand::BrowserClick { target, .. } | ActionCommand::BrowserType { target, .. } => {
+            target.click_id.and_then(|id| page.names.get(&id).cloned())
+        }
+        _ => None,
+    };
+    Some(ConfirmationRequest {
+        step: CLIENT_STEP,
+        action,
+        reason: assessment.reason(),
+        risk: assessment.level,
+        facts: assessment.facts.into_iter().map(|(_, why)| why).collect(),
+        url: page.url,
+        title: page.title,
+        screenshot_artifact_id: None,
+        target: None,
+        target_name: target,
+        step_by_step: false,
+    })
+}
+
+/// The `by` of the `ConfirmationAnswered` that ends a held step nobody answered in time.
+pub const UNANSWERED_BY: &str = "timeout";
+
+/// How an MCP client's step goes when the person must confirm it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientConsent {
+    /// Refused, saying why: the client may put the question to the person in its own form.
+    Unasked,
+    /// The person approved this very step in their MCP client: what the rating asks is
+    /// answered. What the consent gate asks is not — only the web app and the side panel
+    /// answer that.
+    ConfirmedInClient,
+    /// Held for the person's answer in the web app or the side panel ([`Held`]).
+    AskInApp,
+}
+
+/// A client step waiting for the person's answer in the web app or the side panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub action_id: String,
+    pub tab_id: Option<i32>,
+    pub command: ActionCommand,
+    /// When it stops waiting and is refused.
+    pub until: u64,
+}
+
+/// The refusal of a held step the person declined (`reason`: what they said, if anything) or
+/// left unanswered (`answered` false).
+pub fn not_approved(answered: bool, reason: Option<&str>) -> ErrorObject {
+    if !answered {
+        let minutes = ANSWER_WITHIN_MS / 60_000;
+        return ErrorObject::new(
+            ErrorCode::Timeout,
+            format!(
+                "Not done: the person did not answer within {minutes} minutes in Mimo, so the step \
+                 did not run. Do not try it again unless they ask you to."
+            ),
+        );
+    }
+    let said = reason
+        .map(|r| format!(", saying {r:?}"))
+        .unwrap_or_default();
+    ErrorObject::new(
+        ErrorCode::ConfirmationRequired,
+        format!(
+            "Not done: the person declined this step in Mimo{said}, so it did not run. Do not try \
+             it again unless they ask you to."
+        ),
+    )
 }
 
 /// Who approved a step confirmed in an MCP client (the `by` of its `ConfirmationAnswered`,
@@ -79,8 +163,12 @@ fn as_agent_action(command: &ActionCommand) -> Option<AgentAction> {
 /// What the task last read of its page.
 #[derive(Default)]
 struct LastPage {
+    url: String,
+    title: String,
     /// The latest element list (an index's or an observation's text form).
     elements: Option<String>,
+    /// What each element of the latest list says, by index.
+    names: BTreeMap<u32, String>,
     /// What the latest list's elements are, by index.
     facts: BTreeMap<u32, ElementFacts>,
     /// The question the page asks, if the latest action left one open.
@@ -113,9 +201,16 @@ impl LastPage {
                 continue;
             };
             page.elements = Some(text.to_owned());
+            page.url = index["url"].as_str().unwrap_or_default().to_owned();
+            page.title = index["title"].as_str().unwrap_or_default().to_owned();
             for element in index["elements"].as_array().into_iter().flatten() {
-                let (Some(id), Some(facts)) = (element["clickId"].as_u64(), element.get("facts"))
-                else {
+                let Some(id) = element["clickId"].as_u64() else {
+                    continue;
+                };
+                if let Some(text) = element["text"].as_str().filter(|t| !t.is_empty()) {
+                    page.names.insert(id as u32, text.to_owned());
+                }
+                let Some(facts) = element.get("facts") else {
                     continue;
                 };
                 if let Ok(facts) = serde_json::from_value::<ElementFacts>(facts.clone()) {
@@ -166,8 +261,21 @@ mod tests {
         let mut records = vec![finished("browser_dom_index", json!({}), page.clone(), None)];
         let click =
             |id: u32| command(json!({ "name": "browser_click", "params": { "clickId": id } }));
-        let why = needs_person(&click(1), &records, &rules).expect("rated");
-        assert!(why.contains("looks irreversible (“delete”)"), "{why}");
+        let asked = needs_person(&click(1), &records, &rules).expect("rated");
+        assert!(
+            asked.reason.contains("looks irreversible (“delete”)"),
+            "{}",
+            asked.reason
+        );
+        // What the web app shows: the step, the page and what it acts on.
+        assert_eq!(asked.step, CLIENT_STEP);
+        assert_eq!(asked.action, AgentAction::Click { index: 1 });
+        assert_eq!(
+            (asked.url.as_str(), asked.title.as_str()),
+            ("https://mail.example/", "Mail")
+        );
+        assert_eq!(asked.target_name.as_deref(), Some("Delete account"));
+        assert!(asked.risk >= rules.confirm_at);
         assert_eq!(needs_person(&click(2), &records, &rules), None);
         // The same list read by an observation.
         let observed = finished(
@@ -190,7 +298,9 @@ mod tests {
         let answer = |accept: bool| {
             command(json!({ "name": "browser_dialog", "params": { "accept": accept } }))
         };
-        let why = needs_person(&answer(true), &records, &rules).expect("rated");
+        let why = needs_person(&answer(true), &records, &rules)
+            .expect("rated")
+            .reason;
         assert!(why.contains("answering OK to the page's question"), "{why}");
         assert_eq!(needs_person(&answer(false), &records, &rules), None);
         records.push(finished(

@@ -7,7 +7,7 @@
 //! comes back as another [`Input`]. Every rule — what a control pauses, when a model call waits
 //! for the alarm, what a restart picks up, which snapshot is stale — is here, tested natively.
 
-pub(crate) mod client_steps;
+pub mod client_steps;
 mod config;
 mod messages;
 #[cfg(test)]
@@ -27,6 +27,7 @@ use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
 
 pub use crate::conversation::PageImage;
+pub use client_steps::ClientConsent;
 pub use config::{ConfigWarning, Settings, TaskConfig};
 pub use messages::{ActionEvent, Binding, SnapshotPush};
 
@@ -118,13 +119,10 @@ pub enum Input {
         action_id: String,
         tab_id: Option<i32>,
         command: ActionCommand,
-        /// An MCP client's step: rated as the agent's are, and refused when the person must
-        /// confirm it ([`client_steps`]).
+        /// An MCP client's step: rated as the agent's are ([`client_steps`]).
         rated: bool,
-        /// The person confirmed this very step where they were asked about it (their MCP
-        /// client's elicitation): what the rating asks is answered. What the consent gate asks
-        /// is not — only the web app and the side panel answer that.
-        confirmed: bool,
+        /// What happens to a rated step the person must confirm.
+        consent: ClientConsent,
     },
     /// The alarm rang: what is due runs (held model calls, restart recovery, timeouts).
     Alarm,
@@ -212,6 +210,13 @@ pub enum Effect {
     /// Append to the task's event log (it gets the next sequence number) and send to every web
     /// socket of the task.
     Emit(FrontendEvent),
+    /// A submitted step that will not run, though it was not refused when it was submitted:
+    /// the person declined it, or did not answer in time ([`client_steps::Held`]). Its caller
+    /// is told `error`.
+    StepRefused {
+        action_id: String,
+        error: ErrorObject,
+    },
     /// Send to every web socket of the task without keeping it in the log (it is state, sent
     /// again on connect: the browser snapshot).
     Show(FrontendEvent),
@@ -270,6 +275,8 @@ pub struct Task {
     /// Model calls (and the skill lookups before them) of [`Caller::Relay`] inputs, held for
     /// the alarm.
     held: Vec<Effect>,
+    /// An MCP client's step waiting for the person's answer in the web app or the side panel.
+    waiting_step: Option<client_steps::Held>,
     /// The model calls beside the conversation (naming the task, summarizing it) found while
     /// effects settle: they go after them, so they hold up nothing the task does.
     side_calls: Vec<(SideCall, Vec<llm::ChatMessage>)>,
@@ -308,6 +315,7 @@ impl Task {
             conversation: None,
             actions,
             held: Vec::new(),
+            waiting_step: None,
             side_calls: Vec::new(),
         }
     }
@@ -342,6 +350,7 @@ impl Task {
             conversation,
             actions,
             held: Vec::new(),
+            waiting_step: None,
             side_calls: Vec::new(),
         }
     }
@@ -458,6 +467,41 @@ impl Task {
                 let effects =
                     conversation.user_message(content, client_message_id, answer_schema, now)?;
                 work.extend(conversation_work(effects));
+            }
+            Input::Confirm {
+                step,
+                approve,
+                reason,
+                by,
+            } if step == client_steps::CLIENT_STEP && self.waiting_step.is_some() => {
+                if approve && by == "api" {
+                    return Err(ErrorObject::new(
+                        ErrorCode::PermissionDenied,
+                        "the step an MCP client asked for waits for the person: only they can \
+                         approve it, in the web app or the extension's side panel; a script may \
+                         decline it",
+                    ));
+                }
+                let held = self.waiting_step.take().expect("checked above");
+                let reason = reason
+                    .map(|r| r.trim().chars().take(500).collect::<String>())
+                    .filter(|r| !r.is_empty() && !approve);
+                work.push(Work::Conversation(conversation::Effect::Emit(
+                    FrontendEvent::ConfirmationAnswered {
+                        step,
+                        approved: approve,
+                        by: by.into(),
+                        reason: reason.clone(),
+                    },
+                )));
+                if approve {
+                    touches_actions |= self.send_submitted(held, &mut out, &mut work, now);
+                } else {
+                    out.push(Effect::StepRefused {
+                        action_id: held.action_id,
+                        error: client_steps::not_approved(true, reason.as_deref()),
+                    });
+                }
             }
             Input::Confirm {
                 step,
@@ -624,41 +668,54 @@ impl Task {
                 tab_id,
                 command,
                 rated,
-                confirmed,
+                consent,
             } => {
                 // The developer API is held to the agent's rules; what needs the person is
                 // refused, since the API cannot answer for them.
                 let verdict = conversation.admit(command, Asker::Api);
+                let mut ask = None;
                 if let (true, conversation::Verdict::Send(command)) = (rated, &verdict) {
                     let run = &self.config.run;
-                    let why =
+                    let asked =
                         client_steps::needs_person(command, self.actions.records(), &run.risk);
-                    match why.filter(|_| run.confirm_risky) {
-                        Some(why) if !confirmed => return Err(client_steps::refusal(&why)),
-                        Some(_) => out.push(Effect::Emit(FrontendEvent::ConfirmationAnswered {
-                            step: 0,
-                            approved: true,
-                            by: client_steps::CONFIRMED_BY.into(),
-                            reason: None,
-                        })),
-                        None => {}
+                    match (asked.filter(|_| run.confirm_risky), consent) {
+                        (Some(asked), ClientConsent::Unasked) => {
+                            return Err(client_steps::refusal(&asked.reason))
+                        }
+                        (Some(_), ClientConsent::ConfirmedInClient) => {
+                            out.push(Effect::Emit(FrontendEvent::ConfirmationAnswered {
+                                step: client_steps::CLIENT_STEP,
+                                approved: true,
+                                by: client_steps::CONFIRMED_BY.into(),
+                                reason: None,
+                            }))
+                        }
+                        (Some(asked), ClientConsent::AskInApp) => ask = Some(asked),
+                        (None, _) => {}
                     }
                 }
-                let command = verdict.or_refuse()?;
-                if conversation.task().selected_client_id.is_none() {
-                    out.push(Effect::Bind {
-                        client_id: None,
-                        purpose: BindPurpose::Submit {
-                            action_id,
-                            tab_id,
-                            command,
-                        },
-                    });
-                } else {
-                    touches_actions = true;
-                    let (submitted, started) = self.submit(action_id, tab_id, command, now);
-                    work.extend(action_work(submitted));
-                    work.extend(conversation_work(started));
+                let held = client_steps::Held {
+                    action_id,
+                    tab_id,
+                    command: verdict.or_refuse()?,
+                    until: now + client_steps::ANSWER_WITHIN_MS,
+                };
+                match ask {
+                    Some(_) if self.waiting_step.is_some() => {
+                        return Err(ErrorObject::new(
+                            ErrorCode::ConfirmationRequired,
+                            "another step of this task waits for the person's answer in Mimo: \
+                             ask again once they have answered it",
+                        ))
+                    }
+                    Some(asked) => {
+                        out.push(Effect::WakeAt(held.until));
+                        self.waiting_step = Some(held);
+                        work.push(Work::Conversation(conversation::Effect::Emit(
+                            FrontendEvent::ConfirmationRequested(asked),
+                        )));
+                    }
+                    None => touches_actions |= self.send_submitted(held, &mut out, &mut work, now),
                 }
             }
         }
@@ -723,6 +780,20 @@ impl Task {
     fn alarm(&mut self, now: u64) -> Vec<Effect> {
         let mut out: Vec<Effect> = std::mem::take(&mut self.held);
         let mut work: Vec<Work> = Vec::new();
+        if let Some(held) = self.waiting_step.take_if(|held| now >= held.until) {
+            work.push(Work::Conversation(conversation::Effect::Emit(
+                FrontendEvent::ConfirmationAnswered {
+                    step: client_steps::CLIENT_STEP,
+                    approved: false,
+                    by: client_steps::UNANSWERED_BY.into(),
+                    reason: None,
+                },
+            )));
+            out.push(Effect::StepRefused {
+                action_id: held.action_id,
+                error: client_steps::not_approved(false, None),
+            });
+        }
         if let Some(conversation) = self.conversation.as_mut() {
             work.extend(
                 recover(conversation, &self.actions, now)
@@ -737,6 +808,42 @@ impl Task {
         work.extend(self.actions.tick(now).into_iter().map(Work::Action));
         self.settle(work, &mut out, true, now, Caller::Direct);
         out
+    }
+
+    /// A developer API's or MCP client's step that may run now: sent, or held until the task
+    /// has an extension. Whether it touched the action queue.
+    fn send_submitted(
+        &mut self,
+        step: client_steps::Held,
+        out: &mut Vec<Effect>,
+        work: &mut Vec<Work>,
+        now: u64,
+    ) -> bool {
+        let client_steps::Held {
+            action_id,
+            tab_id,
+            command,
+            ..
+        } = step;
+        let bound = self
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.task().selected_client_id.is_some());
+        if !bound {
+            out.push(Effect::Bind {
+                client_id: None,
+                purpose: BindPurpose::Submit {
+                    action_id,
+                    tab_id,
+                    command,
+                },
+            });
+            return false;
+        }
+        let (submitted, started) = self.submit(action_id, tab_id, command, now);
+        work.extend(submitted.into_iter().map(Work::Action));
+        work.extend(started.into_iter().map(Work::Conversation));
+        true
     }
 
     fn submit(

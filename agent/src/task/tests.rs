@@ -228,7 +228,7 @@ fn submit(action_id: &str) -> Input {
         tab_id: None,
         command: command(json!({ "name": "browser_scroll", "params": { "direction": "down" } })),
         rated: false,
-        confirmed: false,
+        consent: ClientConsent::Unasked,
     }
 }
 
@@ -1086,7 +1086,7 @@ fn a_point_or_key_from_the_api_carries_the_cores_expectation_not_the_callers() {
                 tab_id: Some(7),
                 command: command(step),
                 rated: false,
-                confirmed: false,
+                consent: ClientConsent::Unasked,
             },
             1,
         );
@@ -1106,7 +1106,7 @@ fn an_action_whose_outcome_is_unknown_is_asked_about_not_run_again() {
             tab_id: Some(7),
             command: command(json!({ "name": "browser_click", "params": { "clickId": 3 } })),
             rated: false,
-            confirmed: false,
+            consent: ClientConsent::Unasked,
         },
         1,
     );

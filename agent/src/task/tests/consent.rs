@@ -13,7 +13,7 @@ fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
                 tab_id: None,
                 command: command(command_json),
                 rated: false,
-                confirmed: false,
+                consent: ClientConsent::Unasked,
             },
             5,
             Caller::Direct,
@@ -31,7 +31,7 @@ fn queued(task: &mut Task, command_json: serde_json::Value) -> BrowserAction {
             tab_id: None,
             command: command(command_json),
             rated: false,
-            confirmed: false,
+            consent: ClientConsent::Unasked,
         },
         5,
     );
@@ -240,15 +240,29 @@ fn rated(
     command_json: serde_json::Value,
     confirmed: bool,
 ) -> Result<Vec<Effect>, ErrorObject> {
+    let consent = if confirmed {
+        ClientConsent::ConfirmedInClient
+    } else {
+        ClientConsent::Unasked
+    };
+    submit_rated(task, command_json, consent, 8)
+}
+
+fn submit_rated(
+    task: &mut Task,
+    command_json: serde_json::Value,
+    consent: ClientConsent,
+    now: u64,
+) -> Result<Vec<Effect>, ErrorObject> {
     task.handle(
         Input::Submit {
             action_id: format!("mcp-{}", task.actions().records().len()),
             tab_id: None,
             command: command(command_json),
             rated: true,
-            confirmed,
+            consent,
         },
-        8,
+        now,
         Caller::Direct,
     )
 }
@@ -308,4 +322,154 @@ fn an_mcp_step_the_person_approved_in_their_client_runs_and_is_recorded_but_the_
         );
     }
     assert_eq!(task.actions().records().len(), before, "nothing queued");
+}
+
+/// The task that read `[1]<button>Delete account</button>` and `[2]<button>Save draft</button>`.
+fn read_mail_page() -> Task {
+    let mut task = bound();
+    let read = queued(
+        &mut task,
+        json!({ "name": "browser_dom_index", "params": {} }),
+    );
+    direct(&mut task, ack(&read), 6);
+    let page = json!({
+        "elements": [
+            { "clickId": 1, "tag": "button", "text": "Delete account", "frameId": 0 },
+            { "clickId": 2, "tag": "button", "text": "Save draft", "frameId": 0 }
+        ],
+        "text": "page https://mail.example/ \"Mail\"\n[1]<button>Delete account</button>\n[2]<button>Save draft</button>",
+        "url": "https://mail.example/", "title": "Mail"
+    });
+    direct(&mut task, outcome(&read, ActionStatus::Ok, page), 7);
+    task
+}
+
+fn confirm(approve: bool, by: &'static str, reason: Option<&str>) -> Input {
+    Input::Confirm {
+        step: client_steps::CLIENT_STEP,
+        approve,
+        reason: reason.map(str::to_owned),
+        by,
+    }
+}
+
+fn step_refused(effects: &[Effect]) -> Option<(&str, &ErrorObject)> {
+    effects.iter().find_map(|e| match e {
+        Effect::StepRefused { action_id, error } => Some((action_id.as_str(), error)),
+        _ => None,
+    })
+}
+
+/// A client without forms: the step waits for the person in the web app and the side panel,
+/// runs once if they approve it there, and is refused if they decline or do not answer.
+#[test]
+fn an_mcp_step_held_for_the_person_runs_only_once_they_approve_it_in_mimo() {
+    let mut task = read_mail_page();
+    let click = |id: u32| json!({ "name": "browser_click", "params": { "clickId": id } });
+    let before = task.actions().records().len();
+    let effects = submit_rated(&mut task, click(1), ClientConsent::AskInApp, 10).expect("held");
+    let asked = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Emit(FrontendEvent::ConfirmationRequested(request)) => Some(request),
+            _ => None,
+        })
+        .expect("asked in the web app");
+    assert_eq!(asked.step, client_steps::CLIENT_STEP);
+    assert_eq!(asked.target_name.as_deref(), Some("Delete account"));
+    assert_eq!(asked.url, "https://mail.example/");
+    assert!(asked.reason.contains("delete"), "{}", asked.reason);
+    // The side panel is asked too, and the task wakes when the wait is over.
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        Effect::Tell {
+            message: ServerToExtension::ConfirmationRequested { .. },
+            ..
+        }
+    )));
+    assert!(effects.contains(&Effect::WakeAt(10 + client_steps::ANSWER_WITHIN_MS)));
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
+
+    // One step waits at a time; a script may not approve it for the person.
+    let busy = submit_rated(&mut task, click(1), ClientConsent::AskInApp, 11).expect_err("busy");
+    assert_eq!(busy.code, ErrorCode::ConfirmationRequired);
+    assert_eq!(
+        crate::mcp::elicit::asked_why(&busy),
+        None,
+        "{}",
+        busy.message
+    );
+    let api = task
+        .handle(confirm(true, "api", None), 12, Caller::Direct)
+        .expect_err("refused");
+    assert_eq!(api.code, ErrorCode::PermissionDenied);
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
+
+    // Approved in the web app: the very step runs once, under the id it was submitted with.
+    let effects = direct(&mut task, confirm(true, "web", None), 13);
+    assert!(effects.iter().any(|e| matches!(e,
+        Effect::Emit(FrontendEvent::ConfirmationAnswered { step: 0, approved: true, by, .. }) if by == "web")));
+    let sent = the_dispatch(&effects);
+    assert_eq!(sent.action_id, format!("mcp-{before}"));
+    assert!(matches!(sent.command, ActionCommand::BrowserClick { .. }));
+    assert!(
+        task.handle(confirm(true, "web", None), 14, Caller::Direct)
+            .is_err(),
+        "answered once"
+    );
+    direct(&mut task, outcome(&sent, ActionStatus::Ok, json!({})), 15);
+
+    // Declined there: refused with what they said, nothing queued.
+    let before = task.actions().records().len();
+    let held_id = format!("mcp-{before}");
+    submit_rated(&mut task, click(1), ClientConsent::AskInApp, 20).expect("held");
+    let effects = direct(
+        &mut task,
+        confirm(false, "extension", Some("not this one")),
+        21,
+    );
+    let (id, error) = step_refused(&effects).expect("refused");
+    assert_eq!(id, held_id);
+    assert_eq!(error.code, ErrorCode::ConfirmationRequired);
+    assert!(error.message.contains("not this one"), "{}", error.message);
+    assert!(dispatched(&effects).is_empty());
+
+    // Not answered in time: refused as such when the task wakes, not a moment before.
+    let at = 30;
+    submit_rated(&mut task, click(1), ClientConsent::AskInApp, at).expect("held");
+    let until = at + client_steps::ANSWER_WITHIN_MS;
+    assert!(step_refused(&direct(&mut task, Input::Alarm, until - 1)).is_none());
+    let effects = direct(&mut task, Input::Alarm, until);
+    assert_eq!(
+        step_refused(&effects).expect("refused").1.code,
+        ErrorCode::Timeout
+    );
+    assert!(effects.iter().any(|e| matches!(e,
+        Effect::Emit(FrontendEvent::ConfirmationAnswered { step: 0, approved: false, by, .. }) if by == client_steps::UNANSWERED_BY)));
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
+
+    // A step the rating does not ask about runs at once; what the consent gate asks is refused,
+    // never held for an answer the web app could give by mistake.
+    let effects = submit_rated(&mut task, click(2), ClientConsent::AskInApp, 40).expect("sent");
+    assert_eq!(dispatched(&effects).len(), 1);
+}
+
+#[test]
+fn the_consent_gate_is_never_held_for_an_mcp_client() {
+    let mut task = read_mail_page();
+    set_bridge(&mut task, true, true);
+    let before = task.actions().records().len();
+    let error = submit_rated(
+        &mut task,
+        bridge("bash", json!({ "command": "touch pwned" })),
+        ClientConsent::AskInApp,
+        9,
+    )
+    .expect_err("refused");
+    assert_eq!(error.code, ErrorCode::ConfirmationRequired);
+    assert_eq!(task.actions().records().len(), before, "nothing queued");
+    // Nothing waits: an answer in the web app has nothing to approve.
+    assert!(task
+        .handle(confirm(true, "web", None), 10, Caller::Direct)
+        .is_err());
 }
