@@ -453,11 +453,7 @@ impl Conversation {
             version: None,
             superseded: false,
         };
-        let stored = StoredMessage {
-            position: self.next_position(),
-            message: message.clone(),
-        };
-        self.history.push(stored.clone());
+        let stored = self.append(message.clone());
         let mut effects = vec![
             Effect::SaveMessage(stored),
             Effect::Emit(FrontendEvent::Message {
@@ -910,6 +906,16 @@ impl Conversation {
         self.task.status = to;
         self.task.updated_at = now;
         vec![Effect::SaveTask, self.status_event()]
+    }
+
+    /// Puts `message` at the end of the history; what storage is to keep.
+    pub(crate) fn append(&mut self, message: ChatMessage) -> StoredMessage {
+        let stored = StoredMessage {
+            position: self.next_position(),
+            message,
+        };
+        self.history.push(stored.clone());
+        stored
     }
 
     pub(crate) fn next_position(&self) -> u32 {
