@@ -1,0 +1,103 @@
+//! What the task hands the coordinator to carry out: every effect, and the model calls among
+//! them.
+
+use super::*;
+
+/// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
+/// feeding each event back as [`Input::Llm`] while [`Task::is_current_turn`] holds. With
+/// `image`, the page's screenshot is read first and attached ([`LlmCall::attach`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmCall {
+    pub turn_id: String,
+    pub messages: Vec<llm::ChatMessage>,
+    pub tools: Vec<llm::ToolSpec>,
+    pub delay_ms: u64,
+    pub image: Option<PageImage>,
+}
+
+impl LlmCall {
+    /// The screenshot read for [`LlmCall::image`] joins the page's message.
+    pub fn attach(&mut self, image: llm::Image) {
+        let page = self.image.as_ref().map(|i| i.message);
+        if let Some(message) = page.and_then(|at| self.messages.get_mut(at)) {
+            message.image = Some(image);
+        }
+    }
+
+    /// What the web app is told when the screenshot could not be read or sent (`why`): the
+    /// call goes without it.
+    pub fn image_unavailable(why: &str) -> FrontendEvent {
+        FrontendEvent::Warning {
+            message: format!(
+                "The page's screenshot could not be sent to the model ({why}); it reads the page \
+                 as text this step."
+            ),
+        }
+    }
+}
+
+/// What a model call beside the conversation ([`Effect::AskModel`]) is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideCall {
+    /// Naming the task after its first exchange (a failure leaves the title as it is).
+    Title,
+    /// Summarizing the conversation's earlier part, which grew too long for the context.
+    Summary(conversation::Compaction),
+}
+
+/// I/O for the coordinator, in order. Each carries what it needs, as it was when it was made.
+#[derive(Debug, Clone, PartialEq)]
+// Effects are short-lived (returned, carried out, dropped); their size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Effect {
+    /// Append to the task's event log (it gets the next sequence number) and send to every web
+    /// socket of the task.
+    Emit(FrontendEvent),
+    /// A submitted step that will not run, though it was not refused when it was submitted:
+    /// the person declined it, or did not answer in time ([`client_steps::Held`]). Its caller
+    /// is told `error`.
+    StepRefused {
+        action_id: String,
+        error: ErrorObject,
+    },
+    /// Send to every web socket of the task without keeping it in the log (it is state, sent
+    /// again on connect: the browser snapshot).
+    Show(FrontendEvent),
+    SaveTask(TaskRecord),
+    SaveMessage(StoredMessage),
+    SaveSummary(ChatSummary),
+    SaveRun(Option<AgentRun>),
+    SaveAction(ActionRecord),
+    SaveSnapshot(SnapshotPush),
+    /// Make sure the alarm rings by `at` (an earlier alarm serves as well).
+    WakeAt(u64),
+    CallLlm(LlmCall),
+    /// Ask the model something beside the conversation (`purpose`), offering no tools and
+    /// streaming nothing to the web app, and report the text of its answer as
+    /// [`Input::ModelAnswered`].
+    AskModel {
+        purpose: SideCall,
+        messages: Vec<llm::ChatMessage>,
+    },
+    /// Ask the skill library for the skills of a goal and a page, and report its answer as
+    /// [`Input::SkillsFound`] (a model call waits for it).
+    LookupSkills {
+        turn_id: String,
+        query: SkillQuery,
+    },
+    /// Ask the registry for an extension (automatic selection when `client_id` is `None`) and
+    /// report its answer as [`Input::Bound`].
+    Bind {
+        client_id: Option<String>,
+        purpose: BindPurpose,
+    },
+    /// Send an action to its extension; on failure report [`Input::DispatchFailed`].
+    Dispatch(BrowserAction),
+    /// Send a frame to an extension, best effort: an offline extension learns the same later.
+    Tell {
+        client_id: String,
+        message: ServerToExtension,
+    },
+    /// An action ended: whoever waits for it can stop waiting.
+    ActionFinished(ActionRecord),
+}

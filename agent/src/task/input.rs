@@ -1,0 +1,133 @@
+//! What the coordinator hands the task: every input, who waits for its answer, and why an
+//! extension is asked for.
+
+use super::*;
+
+/// Something that happened to the task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The task is created (nothing happens when it exists).
+    Create { task_id: String },
+    /// The task is created as a fork of another (nothing happens when it exists).
+    CreateFork {
+        task_id: String,
+        seed: conversation::ForkSeed,
+    },
+    /// A fork of this task was made at one of its messages.
+    Forked { task_id: String, message_id: String },
+    /// A web app's socket was accepted and has replayed the history.
+    WebConnected,
+    UserMessage {
+        content: String,
+        client_message_id: Option<String>,
+        answer_schema: Option<serde_json::Value>,
+    },
+    /// The person's answer for a step waiting for confirmation.
+    Confirm {
+        step: u32,
+        approve: bool,
+        reason: Option<String>,
+        /// Where the person answered (`web`, `extension`, `api`).
+        by: &'static str,
+    },
+    /// Step-by-step mode on or off.
+    SetStepMode(bool),
+    /// The script that starts the task asks for its own bounds (ms; `None`: the deployment's).
+    SetScriptBounds {
+        take_ms: Option<u64>,
+        report_ms: Option<u64>,
+    },
+    /// Answer the latest request again, keeping the answer as an alternative.
+    Regenerate,
+    /// Make this alternative answer to the latest request the current one.
+    SelectAnswer { message_id: String },
+    /// The local bridge's switches: its actions allowed, writes/edits/commands confirmed.
+    SetBridge { allow: bool, confirm: bool },
+    /// The person chose an extension for the task.
+    SelectClient { client_id: String },
+    /// Takeover, resume or stop, from the web app or the extension's overlay.
+    Control(TaskControl),
+    /// The skill library's answer to an [`Effect::LookupSkills`].
+    SkillsFound {
+        turn_id: String,
+        result: Result<Vec<mimo_protocol::Skill>, ErrorObject>,
+    },
+    /// One event of a model call's stream ([`Effect::CallLlm`]).
+    Llm {
+        turn_id: String,
+        event: llm::LlmEvent,
+    },
+    /// The model's answer to an [`Effect::AskModel`]: the text of its reply, `None` when the
+    /// call failed, and the tokens it used (counted into the request's budget, a failed
+    /// call's too).
+    ModelAnswered {
+        purpose: SideCall,
+        text: Option<String>,
+        usage: TokenUsage,
+    },
+    /// An ack, result or attempt status from the extension, relayed by the registry.
+    Extension(ActionEvent),
+    /// The person asks that the next browser run start on one of their tabs.
+    StartOnTab(Option<i32>),
+    /// The person set the task's own allowed and blocked sites.
+    SetDomains {
+        allowed: Vec<String>,
+        blocked: Vec<String>,
+    },
+    /// The person attached a file to the task (its upload completed).
+    FileAttached(Attachment),
+    /// An [`Effect::Dispatch`] could not be handed to the extension.
+    DispatchFailed {
+        action_id: String,
+        error: ErrorObject,
+    },
+    /// The registry's answer to an [`Effect::Bind`].
+    Bound {
+        purpose: BindPurpose,
+        result: Result<Binding, ErrorObject>,
+    },
+    /// The developer API submits an action for the task's extension.
+    Submit {
+        action_id: String,
+        tab_id: Option<i32>,
+        command: ActionCommand,
+        /// An MCP client's step: rated as the agent's are ([`client_steps`]).
+        rated: bool,
+        /// What happens to a rated step the person must confirm.
+        consent: ClientConsent,
+    },
+    /// The alarm rang: what is due runs (held model calls, restart recovery, timeouts).
+    Alarm,
+    /// The registry pushes a browser snapshot of an extension.
+    Snapshot(SnapshotPush),
+}
+
+/// Who waits for the answer to an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// A socket of the web app, or the alarm: model calls are streamed at once.
+    Direct,
+    /// Another object (the registry relaying the extension's frame) that must get its answer
+    /// as soon as the input is recorded, not after a model turn: model calls are held for the
+    /// alarm, which runs them soon. Should the object be evicted first, the alarm's recovery
+    /// finds the turn cut off and runs it.
+    Relay,
+}
+
+/// Why an extension is asked for.
+#[derive(Debug, Clone, PartialEq)]
+// One at a time, while an extension is bound: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum BindPurpose {
+    /// The browser run needs one: a refusal fails the run.
+    Run,
+    /// The person (or a web app connecting to a task without one) asked: a refusal is the
+    /// answer to them.
+    Requested,
+    /// The developer API submits an action once the task has an extension.
+    Submit {
+        action_id: String,
+        tab_id: Option<i32>,
+        command: ActionCommand,
+    },
+}
