@@ -349,7 +349,7 @@ type Aside = 'title' | 'summary';
 
 /**
  * How the agent's calls beside the chat open their system prompts (`TITLE_PROMPT` and
- * `SUMMARY_PROMPT` in agent/src/prompt.rs).
+ * `SUMMARY_PROMPT` in agent/src/prompt/chat.rs).
  */
 const ASIDE_PROMPT_STARTS: Record<Aside, string> = {
   title: 'Name this conversation:',
