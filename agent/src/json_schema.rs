@@ -1,4 +1,4 @@
-//! A JSON Schema validator sized to answer formats (`answer.rs`): the part of JSON Schema
+//! A JSON Schema validator sized to answer formats (`answer_format.rs`): the part of JSON Schema
 //! (2020-12) that describes data to hand back, and nothing else, so that the Worker does not
 //! carry a general validator (most of its size was one).
 //!

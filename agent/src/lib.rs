@@ -5,7 +5,7 @@
 //! Object shells in `mimo-durable` carry out. That keeps every rule testable natively and fast.
 
 pub mod actions;
-pub mod answer;
+pub mod answer_format;
 pub mod audit;
 pub mod conversation;
 pub mod credentials;

@@ -16,7 +16,7 @@ use mimo_protocol::{ChatRole, ErrorCode, ErrorObject, FrontendEvent};
 
 use super::{Conversation, Effect};
 use crate::records::{Budget, Delegation, Subtask};
-use crate::{answer, llm, prompt, text};
+use crate::{answer_format, llm, prompt, text};
 
 /// The most sub-tasks one request may start: a master that keeps delegating is told to answer
 /// with what it has.
@@ -184,7 +184,11 @@ impl Conversation {
                 "goal is empty: say what the sub-agent is to do".into(),
             ));
         }
-        if let Some(why) = args.answer_schema.as_ref().and_then(answer::schema_problem) {
+        if let Some(why) = args
+            .answer_schema
+            .as_ref()
+            .and_then(answer_format::schema_problem)
+        {
             return Err(invalid(format!("answer_schema: {why}")));
         }
         Ok(args)

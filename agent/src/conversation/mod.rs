@@ -15,9 +15,9 @@ use serde_json::json;
 
 use crate::records::{AgentRun, Budget, ChatSummary, Phase, RunConfig, StoredMessage, TaskRecord};
 use crate::skills::{self, SkillQuery};
-use crate::{answer, llm, prompt, status::can_transition};
+use crate::{answer_format, llm, prompt, status::can_transition};
 
-mod answers;
+mod alternatives;
 mod compaction;
 mod consent;
 mod delegation;
@@ -406,7 +406,10 @@ impl Conversation {
         answer_schema: Option<serde_json::Value>,
         now: u64,
     ) -> Result<Vec<Effect>, ErrorObject> {
-        if let Some(why) = answer_schema.as_ref().and_then(answer::schema_problem) {
+        if let Some(why) = answer_schema
+            .as_ref()
+            .and_then(answer_format::schema_problem)
+        {
             return Err(ErrorObject::new(ErrorCode::SchemaValidationFailed, why));
         }
         if let Some(id) = &client_message_id {

@@ -31,7 +31,7 @@ use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
 use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step};
-use crate::{answer, risk, skills, text};
+use crate::{answer_format, risk, skills, text};
 
 mod command;
 mod confirm;

@@ -10,7 +10,7 @@ pub fn answer_format_note(schema: &serde_json::Value) -> llm::ChatMessage {
          goal is reached, call AgentOutput with the done action: success=true, a short text for \
          the user, and data: the answer in this format, with the values as the pages show them \
          (never invented; read long pages and tables whole with read_page).\n{}\n</answer_format>",
-        cut(&schema.to_string(), crate::answer::MAX_SCHEMA_BYTES)
+        cut(&schema.to_string(), crate::answer_format::MAX_SCHEMA_BYTES)
     ))
 }
 

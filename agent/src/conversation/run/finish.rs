@@ -4,7 +4,7 @@
 use super::*;
 
 /// The model's final answer.
-pub(super) struct Answer {
+pub(super) struct FinalAnswer {
     success: bool,
     text: String,
     data: Option<serde_json::Value>,
@@ -12,9 +12,9 @@ pub(super) struct Answer {
     invalid: Option<String>,
 }
 
-impl Answer {
+impl FinalAnswer {
     fn new(success: bool, text: String, data: Option<serde_json::Value>) -> Self {
-        Answer {
+        FinalAnswer {
             success,
             text,
             data,
@@ -25,7 +25,7 @@ impl Answer {
 
 impl Conversation {
     /// The model called `done`. With an answer format, its data must match it: a mismatch goes
-    /// back to the model, until it has had [`answer::MAX_ANSWER_ATTEMPTS`]; then the run ends
+    /// back to the model, until it has had [`answer_format::MAX_ANSWER_ATTEMPTS`]; then the run ends
     /// with the answer it has, marked partial.
     pub(super) fn answer(
         &mut self,
@@ -37,7 +37,7 @@ impl Conversation {
         let mismatch = self
             .answer_schema()
             .filter(|_| success)
-            .and_then(|schema| answer::mismatch(schema, data.as_ref()));
+            .and_then(|schema| answer_format::mismatch(schema, data.as_ref()));
         let run = self.run.as_mut().expect("run");
         let step = run.steps.last().expect("step");
         let tool_call_id = step.tool_call_id.clone();
@@ -53,7 +53,7 @@ impl Conversation {
                 partial: false,
             };
             let mut effects = self.end_step(result);
-            effects.extend(self.finish_run(Answer::new(success, text, data), now));
+            effects.extend(self.finish_run(FinalAnswer::new(success, text, data), now));
             return effects;
         };
         run.answer_attempts += 1;
@@ -72,23 +72,23 @@ impl Conversation {
             partial: false,
         };
         let mut effects = self.end_step(result);
-        if attempts < answer::MAX_ANSWER_ATTEMPTS {
+        if attempts < answer_format::MAX_ANSWER_ATTEMPTS {
             effects.extend(self.think(0, now));
             return effects;
         }
-        let answer = Answer {
+        let answer = FinalAnswer {
             invalid: Some(format!(
                 "After {attempts} attempts the answer still does not match the answer format: {why}"
             )),
-            ..Answer::new(false, text, data)
+            ..FinalAnswer::new(false, text, data)
         };
         effects.extend(self.finish_run(answer, now));
         effects
     }
 
     /// The run is over with the model's answer.
-    pub(super) fn finish_run(&mut self, answer: Answer, now: u64) -> Vec<Effect> {
-        let Answer {
+    pub(super) fn finish_run(&mut self, answer: FinalAnswer, now: u64) -> Vec<Effect> {
+        let FinalAnswer {
             success,
             text,
             data,

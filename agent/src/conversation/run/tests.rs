@@ -1951,7 +1951,7 @@ fn an_answer_in_the_asked_format_is_the_runs_structured_output() {
 fn a_wrong_answer_goes_back_to_the_model_then_the_run_ends_partial_without_passing_it_off() {
     let mut c = bound();
     let mut turn = asked_for_a_price(&mut c);
-    for attempt in 1..answer::MAX_ANSWER_ATTEMPTS {
+    for attempt in 1..answer_format::MAX_ANSWER_ATTEMPTS {
         let id = format!("call_{attempt}");
         let effects = done_with(
             &mut c,
