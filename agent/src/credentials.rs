@@ -133,11 +133,35 @@ impl Viewer {
         ))
     }
 
-    /// The name the task's history gives whoever answered a confirmation on this socket.
-    pub fn confirmer(self) -> &'static str {
+    /// Who answers a confirmation on this socket.
+    pub fn confirmer(self) -> Confirmer {
         match self {
-            Viewer::WebApp => "web",
-            Viewer::SidePanel => "extension",
+            Viewer::WebApp => Confirmer::Web,
+            Viewer::SidePanel => Confirmer::Extension,
+        }
+    }
+}
+
+/// Where the person (or a script) answered a confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confirmer {
+    /// The web app's socket.
+    Web,
+    /// The extension's side panel.
+    Extension,
+    /// A script, through `POST /api/agent/confirm`: it may decline what the rating asks, never
+    /// approve what only the person may.
+    Api,
+}
+
+impl Confirmer {
+    /// The name the task's history gives it (`ConfirmationAnswered.by`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Confirmer::Web => "web",
+            Confirmer::Extension => "extension",
+            Confirmer::Api => "api",
         }
     }
 }
@@ -336,7 +360,7 @@ mod tests {
         for message in &run {
             assert_eq!(Viewer::SidePanel.refuses(message), None);
         }
-        assert_eq!(Viewer::SidePanel.confirmer(), "extension");
-        assert_eq!(Viewer::WebApp.confirmer(), "web");
+        assert_eq!(Viewer::SidePanel.confirmer().name(), "extension");
+        assert_eq!(Viewer::WebApp.confirmer().name(), "web");
     }
 }

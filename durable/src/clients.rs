@@ -3,7 +3,7 @@
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
-use mimo_agent::credentials::FailureLimit;
+use mimo_agent::credentials::{Confirmer, FailureLimit};
 use mimo_agent::mcp::runs::RunState;
 use mimo_agent::registry::{News, PresenceReport};
 use mimo_agent::skills::SkillQuery;
@@ -86,23 +86,6 @@ pub struct ConfirmBody {
     #[serde(default)]
     pub reason: Option<String>,
     pub by: Confirmer,
-}
-
-/// Where a confirmation was answered, besides the web app's socket.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Confirmer {
-    Extension,
-    Api,
-}
-
-impl Confirmer {
-    pub fn name(self) -> &'static str {
-        match self {
-            Confirmer::Extension => "extension",
-            Confirmer::Api => "api",
-        }
-    }
 }
 
 /// Body of the registry's `/authenticate`: an extension token to check.

@@ -48,13 +48,14 @@ mod webhooks;
 
 pub use clients::{
     ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ClientObject,
-    ConfirmBody, Confirmer, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient,
-    TicketHolder, TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
+    ConfirmBody, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
+    TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, query_param, random_bytes};
 pub use mcp_session::McpSession;
 pub use mcp_session::{rpc_error, transport_refusal};
+pub use mimo_agent::credentials::Confirmer;
 pub use registry::ExtensionRegistry;
 pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::select;
-use mimo_agent::credentials::Principal;
+use mimo_agent::credentials::{Confirmer, Principal};
 use mimo_agent::registry::{
     listing, not_paired, Effect, Forwarding, FrameFacts, Input, News, Persist, Presence,
     PresenceReport, Registry, ToTask,
@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 use worker::*;
 
 use crate::clients::{
-    AuthFailure, AuthFailureCount, BindRequest, ClientObject, ConfirmBody, Confirmer,
-    RegistryClient, SendToExtension, TaskClient, TicketHolder, TicketRedeem, TokenCheck,
+    AuthFailure, AuthFailureCount, BindRequest, ClientObject, ConfirmBody, RegistryClient,
+    SendToExtension, TaskClient, TicketHolder, TicketRedeem, TokenCheck,
 };
 use crate::credentials::Credentials;
 use crate::deadline::{answered, answered_within, OBJECT_ANSWER_MS};

@@ -337,7 +337,7 @@ impl DurableObject for TaskCoordinator {
                         step: answer.step,
                         approve: answer.approve,
                         reason: answer.reason,
-                        by: answer.by.name(),
+                        by: answer.by,
                     };
                     self.answer(input, Caller::Relay).await
                 }
@@ -423,40 +423,7 @@ impl DurableObject for TaskCoordinator {
         if let Some(refusal) = viewer.refuses(&message) {
             return self.send_error(&ws, refusal);
         }
-        let input = match message {
-            FrontendMessage::UserMessage {
-                content,
-                client_message_id,
-                answer_schema,
-            } => Input::UserMessage {
-                content,
-                client_message_id,
-                answer_schema,
-            },
-            FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
-            FrontendMessage::Pause {} => Input::Control(TaskControl::Pause),
-            FrontendMessage::Regenerate {} => Input::Regenerate,
-            FrontendMessage::SelectAnswer { message_id } => Input::SelectAnswer { message_id },
-            FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
-            FrontendMessage::TakeOver {} => Input::Control(TaskControl::Takeover),
-            FrontendMessage::Confirm {
-                step,
-                approve,
-                reason,
-            } => Input::Confirm {
-                step,
-                approve,
-                reason,
-                by: viewer.confirmer(),
-            },
-            FrontendMessage::SetStepMode { step_by_step } => Input::SetStepMode(step_by_step),
-            FrontendMessage::SetBridge { allow, confirm } => Input::SetBridge { allow, confirm },
-            FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
-            FrontendMessage::StartOnTab { tab_id } => Input::StartOnTab(tab_id),
-            FrontendMessage::SetDomains { allowed, blocked } => {
-                Input::SetDomains { allowed, blocked }
-            }
-        };
+        let input = Input::from_web(message, viewer.confirmer());
         for refusal in self.handle(input, Caller::Direct).await? {
             self.send_error(&ws, refusal)?;
         }

@@ -88,8 +88,8 @@ pub struct ConfirmAnswer {
     pub approve: bool,
     /// Why they declined (passed to the model).
     pub reason: Option<String>,
-    /// Where they answered: `web`, `extension` or `api`.
-    pub by: &'static str,
+    /// Where they answered.
+    pub by: crate::credentials::Confirmer,
 }
 
 /// The latest page's screenshot, to be sent with a model call: the shell reads artifact

@@ -1,6 +1,8 @@
 //! What the coordinator hands the task: every input, who waits for its answer, and why an
 //! extension is asked for.
 
+use mimo_protocol::FrontendMessage;
+
 use super::*;
 
 /// Something that happened to the task.
@@ -27,8 +29,8 @@ pub enum Input {
         step: u32,
         approve: bool,
         reason: Option<String>,
-        /// Where the person answered (`web`, `extension`, `api`).
-        by: &'static str,
+        /// Where the person answered.
+        by: Confirmer,
     },
     /// Step-by-step mode on or off.
     SetStepMode(bool),
@@ -100,6 +102,47 @@ pub enum Input {
     Alarm,
     /// The registry pushes a browser snapshot of an extension.
     Snapshot(SnapshotPush),
+}
+
+impl Input {
+    /// What a frame of the web app's socket (or the side panel's) asks of the task; `by`: who
+    /// answers a confirmation on that socket.
+    pub fn from_web(message: FrontendMessage, by: Confirmer) -> Input {
+        match message {
+            FrontendMessage::UserMessage {
+                content,
+                client_message_id,
+                answer_schema,
+            } => Input::UserMessage {
+                content,
+                client_message_id,
+                answer_schema,
+            },
+            FrontendMessage::Stop {} => Input::Control(TaskControl::Stop),
+            FrontendMessage::Pause {} => Input::Control(TaskControl::Pause),
+            FrontendMessage::Regenerate {} => Input::Regenerate,
+            FrontendMessage::SelectAnswer { message_id } => Input::SelectAnswer { message_id },
+            FrontendMessage::Resume {} => Input::Control(TaskControl::Resume),
+            FrontendMessage::TakeOver {} => Input::Control(TaskControl::Takeover),
+            FrontendMessage::Confirm {
+                step,
+                approve,
+                reason,
+            } => Input::Confirm {
+                step,
+                approve,
+                reason,
+                by,
+            },
+            FrontendMessage::SetStepMode { step_by_step } => Input::SetStepMode(step_by_step),
+            FrontendMessage::SetBridge { allow, confirm } => Input::SetBridge { allow, confirm },
+            FrontendMessage::SelectClient { client_id } => Input::SelectClient { client_id },
+            FrontendMessage::StartOnTab { tab_id } => Input::StartOnTab(tab_id),
+            FrontendMessage::SetDomains { allowed, blocked } => {
+                Input::SetDomains { allowed, blocked }
+            }
+        }
+    }
 }
 
 /// Who waits for the answer to an input.

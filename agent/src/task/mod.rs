@@ -24,6 +24,7 @@ use mimo_protocol::{
 
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
 use crate::conversation::{self, Asker, Conversation};
+use crate::credentials::Confirmer;
 use crate::llm;
 use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
@@ -250,7 +251,7 @@ impl Task {
                 reason,
                 by,
             } if step == client_steps::CLIENT_STEP && self.waiting_step.is_some() => {
-                if approve && by == "api" {
+                if approve && by == Confirmer::Api {
                     return Err(ErrorObject::new(
                         ErrorCode::PermissionDenied,
                         "the step an MCP client asked for waits for the person: only they can \
@@ -266,7 +267,7 @@ impl Task {
                     FrontendEvent::ConfirmationAnswered {
                         step,
                         approved: approve,
-                        by: by.into(),
+                        by: by.name().into(),
                         reason: reason.clone(),
                     },
                 )));

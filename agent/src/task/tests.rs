@@ -393,7 +393,7 @@ fn a_refused_message_changes_nothing() {
                 step: 3,
                 approve: true,
                 reason: None,
-                by: "web",
+                by: crate::credentials::Confirmer::Web,
             },
             1,
             Caller::Direct,
@@ -1266,4 +1266,29 @@ fn a_script_asks_for_its_own_bounds_which_stay_with_the_task() {
         .actions
         .submit("e".into(), TASK.into(), CLIENT.into(), None, hover(), 10);
     assert_eq!(other.actions.next_deadline(), Some(10 + extension));
+}
+
+/// A frame of a viewer's socket becomes the task's input, a confirmation carrying who answered
+/// on that socket, whatever the frame says.
+#[test]
+fn a_web_frame_becomes_the_tasks_input_with_its_sockets_confirmer() {
+    let frame: mimo_protocol::FrontendMessage = serde_json::from_value(
+        json!({ "type": "confirm", "step": 2, "approve": true, "by": "api" }),
+    )
+    .unwrap();
+    assert_eq!(
+        Input::from_web(frame, crate::credentials::Confirmer::Extension),
+        Input::Confirm {
+            step: 2,
+            approve: true,
+            reason: None,
+            by: crate::credentials::Confirmer::Extension,
+        }
+    );
+    let stop: mimo_protocol::FrontendMessage =
+        serde_json::from_value(json!({ "type": "stop" })).unwrap();
+    assert_eq!(
+        Input::from_web(stop, crate::credentials::Confirmer::Web),
+        Input::Control(TaskControl::Stop)
+    );
 }

@@ -39,7 +39,7 @@ impl Conversation {
         // A script may approve the page's risky steps (seed 002 §8), but not what the consent
         // gate asks — data leaving for a site the person did not name, a change on their
         // computer: only the person approves those, in the web app or the side panel.
-        if answer.approve && answer.by == "api" {
+        if answer.approve && answer.by == crate::credentials::Confirmer::Api {
             if let Some(why) = self.gate_asks() {
                 return Err(ErrorObject::new(
                     ErrorCode::PermissionDenied,
@@ -62,7 +62,7 @@ impl Conversation {
         let mut effects = vec![Effect::Emit(FrontendEvent::ConfirmationAnswered {
             step,
             approved: answer.approve,
-            by: answer.by.into(),
+            by: answer.by.name().into(),
             reason: reason.clone(),
         })];
         effects.extend(self.transition(TaskStatus::Running, now));

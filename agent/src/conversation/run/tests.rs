@@ -927,7 +927,7 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
     let mut by_script =
         Conversation::restore(c.task().clone(), c.history.clone(), c.run().cloned());
     let scripted = ConfirmAnswer {
-        by: "api",
+        by: crate::credentials::Confirmer::Api,
         ..approve()
     };
     assert!(sent_any(
@@ -955,7 +955,7 @@ fn approve() -> ConfirmAnswer {
     ConfirmAnswer {
         approve: true,
         reason: None,
-        by: "web",
+        by: crate::credentials::Confirmer::Web,
     }
 }
 
@@ -963,7 +963,7 @@ fn decline(reason: &str) -> ConfirmAnswer {
     ConfirmAnswer {
         approve: false,
         reason: Some(reason.into()),
-        by: "extension",
+        by: crate::credentials::Confirmer::Extension,
     }
 }
 

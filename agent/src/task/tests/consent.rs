@@ -3,6 +3,7 @@
 //! site, the task's rules rewritten) is refused before anything is queued.
 
 use super::*;
+use crate::credentials::Confirmer;
 
 fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
     let before = task.actions().records().len();
@@ -344,7 +345,7 @@ fn read_mail_page() -> Task {
     task
 }
 
-fn confirm(approve: bool, by: &'static str, reason: Option<&str>) -> Input {
+fn confirm(approve: bool, by: Confirmer, reason: Option<&str>) -> Input {
     Input::Confirm {
         step: client_steps::CLIENT_STEP,
         approve,
@@ -400,20 +401,20 @@ fn an_mcp_step_held_for_the_person_runs_only_once_they_approve_it_in_mimo() {
         busy.message
     );
     let api = task
-        .handle(confirm(true, "api", None), 12, Caller::Direct)
+        .handle(confirm(true, Confirmer::Api, None), 12, Caller::Direct)
         .expect_err("refused");
     assert_eq!(api.code, ErrorCode::PermissionDenied);
     assert_eq!(task.actions().records().len(), before, "nothing queued");
 
     // Approved in the web app: the very step runs once, under the id it was submitted with.
-    let effects = direct(&mut task, confirm(true, "web", None), 13);
+    let effects = direct(&mut task, confirm(true, Confirmer::Web, None), 13);
     assert!(effects.iter().any(|e| matches!(e,
         Effect::Emit(FrontendEvent::ConfirmationAnswered { step: 0, approved: true, by, .. }) if by == "web")));
     let sent = the_dispatch(&effects);
     assert_eq!(sent.action_id, format!("mcp-{before}"));
     assert!(matches!(sent.command, ActionCommand::BrowserClick { .. }));
     assert!(
-        task.handle(confirm(true, "web", None), 14, Caller::Direct)
+        task.handle(confirm(true, Confirmer::Web, None), 14, Caller::Direct)
             .is_err(),
         "answered once"
     );
@@ -425,7 +426,7 @@ fn an_mcp_step_held_for_the_person_runs_only_once_they_approve_it_in_mimo() {
     submit_rated(&mut task, click(1), ClientConsent::AskInApp, 20).expect("held");
     let effects = direct(
         &mut task,
-        confirm(false, "extension", Some("not this one")),
+        confirm(false, Confirmer::Extension, Some("not this one")),
         21,
     );
     let (id, error) = step_refused(&effects).expect("refused");
@@ -470,6 +471,6 @@ fn the_consent_gate_is_never_held_for_an_mcp_client() {
     assert_eq!(task.actions().records().len(), before, "nothing queued");
     // Nothing waits: an answer in the web app has nothing to approve.
     assert!(task
-        .handle(confirm(true, "web", None), 10, Caller::Direct)
+        .handle(confirm(true, Confirmer::Web, None), 10, Caller::Direct)
         .is_err());
 }

@@ -102,7 +102,7 @@ fn only_the_person_approves_what_the_gate_asks_a_script_may_only_decline_it() {
     );
     assert!(asked(&effects).is_some());
     let scripted = ConfirmAnswer {
-        by: "api",
+        by: crate::credentials::Confirmer::Api,
         ..approve()
     };
     let refused = c.answered(|c| c.confirm(2, scripted, 30)).unwrap_err();
