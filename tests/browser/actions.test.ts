@@ -154,6 +154,37 @@ describe("DOM index, click and type", () => {
     assert.equal(await fresh.page.locator("[data-mimo_click_id]").count(), third.elements.length);
   });
 
+  it("says which links lead to another site, however their href is written, and by the page's base", { timeout: 30_000 }, async () => {
+    const fresh = await startTask(h, `${h.a}/buttons.html?links`);
+    const other = new URL(h.b).host;
+    await fresh.page.evaluate((host) => {
+      const links: Array<[string, string]> = [
+        ["#top", "Fragment"], ["?q=1", "Query"], ["/page2.html", "Path"],
+        // What a URL parser reads as another host: `//`, a backslash for a slash, a space it strips, a tab it drops.
+        [`//${host}/x`, "Scheme-relative"], [`/\\${host}/x`, "Backslash"], [` //${host}/y`, "Space first"], [`/\t/${host}/z`, "Tab inside"],
+      ];
+      for (const [href, text] of links) {
+        const a = document.createElement("a");
+        a.setAttribute("href", href);
+        a.textContent = text;
+        document.body.prepend(a, " ");
+      }
+    }, other);
+    const here = ["Fragment", "Query", "Path"];
+    const away = ["Scheme-relative", "Backslash", "Space first", "Tab inside"];
+    let list = await index(fresh.taskId);
+    for (const text of here) assert.equal(el(list, text).facts?.leavesTo, undefined, text);
+    for (const text of away) assert.ok(el(list, text).facts?.leavesTo?.startsWith(h.b), `${text}: ${JSON.stringify(el(list, text).facts)}`);
+    // A base on another site takes every relative link there.
+    await fresh.page.evaluate((origin) => {
+      const base = document.createElement("base");
+      base.href = `${origin}/`;
+      document.head.prepend(base);
+    }, h.b);
+    list = await index(fresh.taskId);
+    for (const text of [...here, ...away]) assert.ok(el(list, text).facts?.leavesTo?.startsWith(h.b), `${text}: ${JSON.stringify(el(list, text).facts)}`);
+  });
+
   it("clicks with trusted CDP mouse events, scrolling the target into view", async () => {
     let result = await index(taskId, { scope: "document" });
     const { result: clicked } = await ok<{ strategy: string }>(h, taskId, { name: "browser_click", params: { clickId: el(result, "Add to cart").clickId } });
