@@ -6,7 +6,8 @@
 // are asked for drop listeners, and those that have them are marked with `DROP_ZONE_ATTR` in the
 // top frame; the content script lists them as `dropzone` (with what ARIA and the common
 // libraries mark: content/dom-index.ts), so `drag {from: index, to: index}` needs no vision. A
-// page with nothing to drag costs one round trip.
+// page with nothing to drag costs nothing: its index says so first, and clears the marks itself
+// (`needsDropSearch`).
 import type { Debugger } from "./cdp.ts";
 import { DROP_ZONE_ATTR } from "./frame-protocol.ts";
 

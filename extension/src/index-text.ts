@@ -94,8 +94,23 @@ export function indent(depth: number, text: string): string {
   return "  ".repeat(Math.max(0, depth)) + text;
 }
 
-function utf8Length(s: string): number {
-  return new TextEncoder().encode(s).length;
+/** The UTF-8 size of `s`, counted without encoding it (fitting measures thousands of strings). */
+export function utf8Length(s: string): number {
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const unit = s.charCodeAt(i);
+    if (unit < 0x80) continue;
+    if (unit < 0x800) bytes += 1;
+    else if (unit >= 0xd800 && unit < 0xdc00 && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: 4 bytes for its 2 units.
+      bytes += 2;
+      i++;
+    } else {
+      // 3 bytes, a lone surrogate too (written as U+FFFD).
+      bytes += 2;
+    }
+  }
+  return bytes;
 }
 
 /**

@@ -36,8 +36,39 @@ const TOKENS: RegExp[] = [
   /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}=*/g,
   /\b(?:api[_-]?key|access[_-]?token|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"'<>&\\]{8,}/gi,
 ];
-/** 32 or more letters, digits, `_` or `-` with upper and lower case letters and digits: a key. */
-const RANDOM = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])/g;
+/** A key that matches none of the shapes: 32 or more letters, digits, `_` or `-` (with upper and lower case letters and digits). */
+const KEY_MIN = 32;
+/** The characters of such a key, by char code. */
+const KEY_CHAR = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") KEY_CHAR[c.charCodeAt(0)] = 1;
+const keyChar = (text: string, i: number) => {
+  const c = text.charCodeAt(i);
+  return c < 128 && KEY_CHAR[c] === 1;
+};
+
+/**
+ * Every whole run of at least `KEY_MIN` key characters, as `/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])/g`
+ * finds them, in order. Such a run covers one of every `KEY_MIN` positions in a row, so only those
+ * are looked at, and the runs there measured: a regular expression tries every position, and on
+ * megabytes of page text or an element list that was the filter's largest cost.
+ */
+export function keyRuns(text: string): Array<{ start: number; end: number; text: string }> {
+  const out: Array<{ start: number; end: number; text: string }> = [];
+  for (let i = KEY_MIN - 1; i < text.length; ) {
+    if (!keyChar(text, i)) {
+      i += KEY_MIN;
+      continue;
+    }
+    let start = i;
+    while (start > 0 && keyChar(text, start - 1)) start--;
+    let end = i + 1;
+    while (end < text.length && keyChar(text, end)) end++;
+    if (end - start >= KEY_MIN) out.push({ start, end, text: text.slice(start, end) });
+    // The next run starts after `end`'s character, which is none of them.
+    i = end + KEY_MIN;
+  }
+  return out;
+}
 
 const CARD = /(?<![\d+-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
 
@@ -100,7 +131,7 @@ export function findPii(text: string, kinds: readonly PiiKind[]): Found[] {
   };
   if (kinds.includes("token")) {
     for (const re of TOKENS) for (const m of matches(text, re)) add("token", m.start, m.end);
-    for (const m of matches(text, RANDOM)) {
+    for (const m of keyRuns(text)) {
       if (/[a-z]/.test(m.text) && /[A-Z]/.test(m.text) && /\d/.test(m.text)) add("token", m.start, m.end);
     }
   }

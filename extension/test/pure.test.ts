@@ -6,7 +6,7 @@ import { checkDomains, checkUrl, domainRefusal, siteNotAllowed, siteOf, sitePatt
 import { handBack, joinTab, leaveTab, tabsOf } from "../src/tasks.ts";
 import type { TaskRecord } from "../src/tasks.ts";
 import { imageSize } from "../src/image.ts";
-import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine } from "../src/index-text.ts";
+import { coveredLine, elementLine, fitIndex, moreCoveredLine, pageLine, scrollableLine, utf8Length } from "../src/index-text.ts";
 import { parseKey } from "../src/keys.ts";
 import { fitReadable } from "../src/observation.ts";
 import { effectBetween } from "../src/effects.ts";
@@ -198,6 +198,13 @@ describe("the index text", () => {
     const text = ["page …", ...elements.map((e) => `  [${e.clickId}]<button>${e.text}</button>`)].join("\n");
     return { elements, text, url: "https://x/", title: "X", scrollX: 0, scrollY: 0, tabs: [] };
   }
+
+  it("counts UTF-8 bytes as an encoder writes them", () => {
+    // ASCII, two-byte, three-byte, a surrogate pair (four bytes), lone surrogates (U+FFFD, three).
+    for (const s of ["", "Buy 1", "café", "€ 5", "日本語", "a😀b", "\ud83d", "x\ude00y", "\ud83d\ud83d\ude00", "😀\ud83d"]) {
+      assert.equal(utf8Length(s), new TextEncoder().encode(s).length, JSON.stringify(s));
+    }
+  });
 
   it("keeps an index that fits as it is", () => {
     const r = big(10);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readFileSync } from "node:fs";
-import { ALL_KINDS, EMAIL, findPii, hasPii, luhn, mapStrings, redactPii, redactSecrets, SecretMatcher } from "../src/redact.ts";
+import { ALL_KINDS, EMAIL, findPii, hasPii, keyRuns, luhn, mapStrings, redactPii, redactSecrets, SecretMatcher } from "../src/redact.ts";
 import { placeholderNames, secretAllowedAt } from "../src/secret-values.ts";
 import { isSensitiveField } from "../src/secrets.ts";
 
@@ -44,6 +44,19 @@ describe("the personal data filter", () => {
     }
     assert.equal(redactPii("Authorization: Bearer abcdef0123456789abcdef", ["token"]), "Authorization: [token redacted]");
   });
+  it("finds the runs of key characters the regular expression finds, wherever they stand", () => {
+    const re = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}(?![A-Za-z0-9_-])/g;
+    const key = (n: number) => "aB3_-".repeat(20).slice(0, n);
+    const texts = [
+      "", key(31), key(32), key(33), ` ${key(32)}`, `${key(32)} `, `${key(31)} ${key(31)}`, `${key(40)}é${key(32)}`,
+      `${key(32)}.${key(32)}`, `x${" ".repeat(31)}${key(32)}`, `${"ab ".repeat(50)}${key(64)}`, `😀${key(33)}😀`, key(31) + "\n" + key(95),
+    ];
+    for (let shift = 0; shift < 40; shift++) texts.push(`${" ".repeat(shift)}${key(32 + (shift % 5))}${"?".repeat(shift % 3)}${key(31)}`);
+    for (const text of texts) {
+      assert.deepEqual(keyRuns(text), Array.from(text.matchAll(re), (m) => ({ start: m.index, end: m.index + m[0].length, text: m[0] })), JSON.stringify(text));
+    }
+  });
+
   it("leaves order numbers, dates, times, prices, versions and ordinary words alone", () => {
     for (const text of [
       "Order #4111111111111112 shipped",

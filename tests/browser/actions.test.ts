@@ -128,6 +128,63 @@ describe("DOM index, click and type", () => {
     assert.equal(await page.locator("[data-agent-id]").count(), whole.elements.length);
   });
 
+  it("keeps each click id in its element's attribute when the page changes between two indexes", { timeout: 30_000 }, async () => {
+    const fresh = await startTask(h, `${h.a}/buttons.html?changed`);
+    const first = await index(fresh.taskId, { scope: "document" });
+    // A button comes before the others (their ids move on by one) and one goes out of sight.
+    await fresh.page.evaluate(() => {
+      const button = document.createElement("button");
+      button.textContent = "New first";
+      document.body.prepend(button);
+      document.getElementById("buy")!.style.display = "none";
+    });
+    const second = await index(fresh.taskId, { scope: "document" });
+    assert.equal(el(second, "New first").clickId, 1);
+    assert.ok(!second.elements.some((e) => e.text === "Add to cart"), second.text);
+    assert.notEqual(el(second, "Go to page two").clickId, el(first, "Go to page two").clickId);
+    assert.equal(await fresh.page.locator("#buy").getAttribute("data-mimo_click_id"), null, "what is no longer indexed loses its id");
+    const written = await fresh.page.locator("[data-mimo_click_id]").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-mimo_click_id"))));
+    assert.deepEqual(written.sort((a, b) => a - b), second.elements.map((e) => e.clickId).sort((a, b) => a - b));
+    for (const text of ["New first", "Go to page two", "Sold out"]) {
+      assert.equal(await fresh.page.getByText(text, { exact: true }).getAttribute("data-mimo_click_id"), String(el(second, text).clickId), text);
+    }
+    // Indexed again unchanged, every element keeps its id.
+    const third = await index(fresh.taskId, { scope: "document" });
+    assert.deepEqual(third.elements.map((e) => [e.clickId, e.text]), second.elements.map((e) => [e.clickId, e.text]));
+    assert.equal(await fresh.page.locator("[data-mimo_click_id]").count(), third.elements.length);
+  });
+
+  it("says which links lead to another site, however their href is written, and by the page's base", { timeout: 30_000 }, async () => {
+    const fresh = await startTask(h, `${h.a}/buttons.html?links`);
+    const other = new URL(h.b).host;
+    await fresh.page.evaluate((host) => {
+      const links: Array<[string, string]> = [
+        ["#top", "Fragment"], ["?q=1", "Query"], ["/page2.html", "Path"],
+        // What a URL parser reads as another host: `//`, a backslash for a slash, a space it strips, a tab it drops.
+        [`//${host}/x`, "Scheme-relative"], [`/\\${host}/x`, "Backslash"], [` //${host}/y`, "Space first"], [`/\t/${host}/z`, "Tab inside"],
+      ];
+      for (const [href, text] of links) {
+        const a = document.createElement("a");
+        a.setAttribute("href", href);
+        a.textContent = text;
+        document.body.prepend(a, " ");
+      }
+    }, other);
+    const here = ["Fragment", "Query", "Path"];
+    const away = ["Scheme-relative", "Backslash", "Space first", "Tab inside"];
+    let list = await index(fresh.taskId);
+    for (const text of here) assert.equal(el(list, text).facts?.leavesTo, undefined, text);
+    for (const text of away) assert.ok(el(list, text).facts?.leavesTo?.startsWith(h.b), `${text}: ${JSON.stringify(el(list, text).facts)}`);
+    // A base on another site takes every relative link there.
+    await fresh.page.evaluate((origin) => {
+      const base = document.createElement("base");
+      base.href = `${origin}/`;
+      document.head.prepend(base);
+    }, h.b);
+    list = await index(fresh.taskId);
+    for (const text of [...here, ...away]) assert.ok(el(list, text).facts?.leavesTo?.startsWith(h.b), `${text}: ${JSON.stringify(el(list, text).facts)}`);
+  });
+
   it("clicks with trusted CDP mouse events, scrolling the target into view", async () => {
     let result = await index(taskId, { scope: "document" });
     const { result: clicked } = await ok<{ strategy: string }>(h, taskId, { name: "browser_click", params: { clickId: el(result, "Add to cart").clickId } });
@@ -807,6 +864,21 @@ describe("where the element list has nothing", () => {
     assert.equal(pointer.result.kind, "pointer");
     await logged(page, "knob:200");
     await fails(h, taskId, { name: "browser_drag", params: { from: { x: 35 }, to: { x: 1, y: 1 } } }, "INVALID_TARGET");
+  });
+
+  it("looks for drop zones only while something can be dragged, and sees the page change between indexes", { timeout: 30_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/board.html?drag&again`);
+    assert.match((await index(taskId)).text, /\[\d+\]<div dropzone>Done<\/div>/);
+    // Nothing to drag any more: no search, and the marks of the last one are gone with it.
+    await page.locator("#card-1").evaluate((card) => card.removeAttribute("draggable"));
+    const without = await index(taskId);
+    assert.ok(!/dropzone/.test(without.text), without.text);
+    assert.equal(await page.locator("[data-mimo-dropzone]").count(), 0);
+    // Draggable again: searched again, the columns are drop zones again.
+    await page.locator("#card-1").evaluate((card) => card.setAttribute("draggable", "true"));
+    const again = await index(taskId);
+    assert.match(again.text, /\[\d+\]<div dropzone>Done<\/div>/);
+    assert.match(again.text, /\[\d+\]<div draggable>Write the report<\/div>/);
   });
 });
 

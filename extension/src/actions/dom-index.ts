@@ -34,9 +34,15 @@ export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string,
   if (!/^[a-zA-Z_][\w.:-]*$/.test(attr)) throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(attr)} is not an attribute name`);
   const warnings: string[] = [];
   const stages = timeline(ctx.action);
-  await stages.part("index.drop", () => markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`)));
-  const asked = performance.now();
-  const top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
+  // The top frame says first whether anything in it can be dragged; only then are its drop
+  // zones searched for (drop-zones.ts), and it is asked again.
+  let asked = performance.now();
+  let top = await frameCall<FrameIndex | { dropSearch: true }>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true, askDropSearch: true });
+  if ("dropSearch" in top) {
+    await stages.part("index.drop", () => markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`)));
+    asked = performance.now();
+    top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
+  }
   stages.note("index.top", performance.now() - asked);
   // Where the top frame's time went (its walk of the DOM, the boxes, the checks, the lines).
   for (const [phase, ms] of Object.entries(top.phases)) if (phase !== "items") stages.note(`index.top.${phase}`, ms);

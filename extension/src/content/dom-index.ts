@@ -120,6 +120,18 @@ export function isDropZone(el: Element): boolean {
   return el.matches(DROP_ZONES);
 }
 
+/**
+ * Whether the DevTools protocol must look for this frame's drop listeners before it is indexed:
+ * only when something here can be dragged (what the search starts from). Otherwise the marks of
+ * a search before are cleared, as the search itself would, and the index goes on without one:
+ * most pages have nothing to drag, and the search is a round trip through the debugger.
+ */
+export function needsDropSearch(): boolean {
+  if (document.querySelector('[draggable="true"]') !== null) return true;
+  for (const el of Array.from(document.querySelectorAll(`[${DROP_ZONE_ATTR}]`))) el.removeAttribute(DROP_ZONE_ATTR);
+  return false;
+}
+
 /** A cursor that says the element can be dragged (pointer-based sortable items, knobs, cards). */
 const GRAB = new Set(["grab", "-webkit-grab", "move"]);
 
@@ -296,11 +308,6 @@ export type IndexOptions = { scope: ScanScope; attr: string; startId: number; cl
 
 export function indexFrame(opts: IndexOptions): FrameIndex {
   const started = performance.now();
-  // Forget the previous index.
-  for (const el of indexed.values()) el.removeAttribute(lastAttr.name);
-  indexed.clear();
-  lastAttr.name = opts.attr;
-
   const items: Item[] = [];
   labelTexts.clear();
   const revealers = hoverRevealers();
@@ -338,10 +345,10 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
         item = items.push({ el, kind: "scroll", parent: ctx.item, xpath, keep: false }) - 1;
       }
     }
-    const child: Ctx = { xpath, item, pointer, counters: new Map() };
     const shadow = shadowOf(el);
-    if (shadow !== null) walk(shadow, { ...child, xpath: xpath + "/#shadow-root", counters: new Map() });
-    return el.firstElementChild !== null ? child : null;
+    if (shadow !== null) walk(shadow, { xpath: xpath + "/#shadow-root", item, pointer, counters: new Map() });
+    // Made only for an element with children: most elements have none.
+    return el.firstElementChild !== null ? { xpath, item, pointer, counters: new Map() } : null;
   };
 
   const walk = (root: Document | ShadowRoot, rootCtx: Ctx) => {
@@ -471,8 +478,18 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
     if (cover.count > MAX_COVERED_LINES) lines.push({ depth: 0, text: moreCoveredLine(cover.count - MAX_COVERED_LINES, cover.text) });
   }
   const described = performance.now();
+  // The previous index is forgotten only now, and only what changed is written: an element
+  // that keeps its id (a page indexed again) keeps its attribute. On a page of thousands of
+  // elements, removing and writing them all again was a good part of an index's time, and each
+  // write is a mutation every observer of the page hears of.
+  const sameAttr = lastAttr.name === opts.attr;
+  const stays = new Set(writes.map(([el]) => el));
+  for (const el of indexed.values()) if (!sameAttr || !stays.has(el)) el.removeAttribute(lastAttr.name);
+  indexed.clear();
+  lastAttr.name = opts.attr;
   for (const [el, id] of writes) {
-    el.setAttribute(opts.attr, String(id));
+    const value = String(id);
+    if (el.getAttribute(opts.attr) !== value) el.setAttribute(opts.attr, value);
     indexed.set(id, el);
   }
   const root = document.documentElement;

@@ -16,7 +16,8 @@ export class FrameError extends Error {
 export const OVERLAY_HOST_ID = "mimo-overlay-host";
 
 export function isOverlay(el: Element | null): boolean {
-  return el !== null && el.id === OVERLAY_HOST_ID && el.parentNode === document.documentElement;
+  // Where it is first: an index asks this of every element, and reading an id makes a string.
+  return el !== null && el.parentNode === document.documentElement && el.id === OVERLAY_HOST_ID;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { ContentMessage, FrameReply, FrameRequest, OverlayState } from "../
 import { FRAME_TOKEN_KEY } from "../frame-protocol.ts";
 import { frameState, stepUnderWay, watchChanges } from "./changes.ts";
 import { allIframes, FrameError, tagFrame } from "./dom.ts";
-import { indexFrame } from "./dom-index.ts";
+import { indexFrame, needsDropSearch } from "./dom-index.ts";
 import { locate, resolveTarget } from "./locate.ts";
 import { findText } from "./find.ts";
 import * as act from "./interact.ts";
@@ -96,7 +96,7 @@ function start(): void {
       case "ping":
         return { top };
       case "index":
-        return indexFrame(req);
+        return req.askDropSearch === true && needsDropSearch() ? { dropSearch: true } : indexFrame(req);
       case "prepare":
         return act.prepare(req.target, req.purpose);
       case "frameBox":

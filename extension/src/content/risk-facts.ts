@@ -65,6 +65,26 @@ function fieldKinds(form: HTMLFormElement): FieldKind[] {
   return kinds;
 }
 
+/**
+ * Whether a link's `href` attribute surely leads to this page's origin without resolving it: a
+ * fragment, a query or a path of its own (`/x`, not `//host` nor `/\\host`, which a URL parser
+ * reads as a host), with nothing the parser would strip or drop, while the document's base is
+ * this origin. Resolving every link of a page of thousands (`el.href`, then `new URL`) is most
+ * of the time an index spends on its facts; anything else is resolved.
+ */
+function staysHere(href: string): boolean {
+  return /^(?:#|\?|\/(?![/\\]))[^\t\n\r\\]*$/.test(href) && baseIsHere();
+}
+
+/** Whether the document's base URL is of this page's origin (read again when the base changes). */
+let base: { uri: string; here: boolean } = { uri: "", here: false };
+
+function baseIsHere(): boolean {
+  const uri = document.baseURI;
+  if (uri !== base.uri) base = { uri, here: /^https?:/.test(location.href) && sameOrigin(uri) };
+  return base.here;
+}
+
 /** Whether a click on `el` submits its form. */
 function submits(el: Element): boolean {
   if (el instanceof HTMLButtonElement) return el.type === "submit";
@@ -155,9 +175,14 @@ export function riskFacts(el: Element): ElementFacts | undefined {
     facts.form = formFacts(form, el);
     if (submits(el)) facts.submits = true;
   }
-  if (el instanceof HTMLAnchorElement && el.href !== "") {
-    if (el.hasAttribute("download")) facts.download = true;
-    if (/^https?:/.test(el.href) && !sameOrigin(el.href)) facts.leavesTo = el.href;
+  const attr = el instanceof HTMLAnchorElement ? el.getAttribute("href") : null;
+  if (attr !== null) {
+    // A link that surely stays here resolves (to a URL of this origin) and leaves nowhere.
+    const href = staysHere(attr) ? null : (el as HTMLAnchorElement).href;
+    if (href !== "") {
+      if (el.hasAttribute("download")) facts.download = true;
+      if (href !== null && /^https?:/.test(href) && !sameOrigin(href)) facts.leavesTo = href;
+    }
   }
   if (crossOriginFrame) facts.crossOriginFrame = true;
   return Object.keys(facts).length > 0 ? facts : undefined;
