@@ -74,8 +74,9 @@ export class Executor {
     if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
     // The overlay says what Mimo does now (drawn only while it is `ongoing`; not over a dialog).
     const label = open === undefined ? actionLabel(action) : undefined;
-    // For the side panel and an overlay drawn again later: stored while the page is read.
-    const noted = this.#deps.tasks.update(action.taskId, (t) => {
+    // Stored before the overlay is drawn: whatever draws it again (a status change, a reload)
+    // reads the label from the task's record, and must not find the previous one.
+    await this.#deps.tasks.update(action.taskId, (t) => {
       t.lastAction = { name: action.name, at: this.#deps.now() };
       if (label !== undefined) t.label = label;
     });
@@ -90,7 +91,6 @@ export class Executor {
     const [before] = await Promise.all([
       verified ? tabState(ctx.tabId, true) : ("closed" as const),
       label !== undefined ? frameCall(ctx.tabId, 0, { op: "overlay", state: ctx.task.overlay, label }).catch(() => undefined) : undefined,
-      noted,
     ]);
     stages.mark("baseline");
     const running = handler.run(ctx, action.params);
