@@ -270,18 +270,7 @@ fn submit_rated(
 
 #[test]
 fn an_mcp_step_the_person_approved_in_their_client_runs_and_is_recorded_but_the_gate_still_holds() {
-    let mut task = bound();
-    let read = queued(
-        &mut task,
-        json!({ "name": "browser_dom_index", "params": {} }),
-    );
-    direct(&mut task, ack(&read), 6);
-    let page = json!({
-        "elements": [{ "clickId": 1, "tag": "button", "text": "Delete account", "frameId": 0 }],
-        "text": "page https://mail.example/ \"Mail\"\n[1]<button>Delete account</button>",
-        "url": "https://mail.example/", "title": "Mail"
-    });
-    direct(&mut task, outcome(&read, ActionStatus::Ok, page), 7);
+    let mut task = read_mail_page();
     let click = json!({ "name": "browser_click", "params": { "clickId": 1 } });
 
     // Unconfirmed, the step waits for the person: refused with the question their client may put.
