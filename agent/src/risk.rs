@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use mimo_protocol::{AgentAction, ElementFacts, FieldKind, FormFacts, PageDialog, RiskLevel};
+use mimo_protocol::{
+    ActionCommand, AgentAction, ElementFacts, FieldKind, FormFacts, PageDialog, RiskLevel,
+};
 use serde::Deserialize;
 
 /// Words on an element that mark a click on it as irreversible, matched as whole words (in
@@ -170,6 +172,26 @@ impl Assessment {
             .map(|(_, why)| why.as_str())
             .collect::<Vec<_>>()
             .join("; ")
+    }
+}
+
+/// The facts a step on an element of the index is rated on go with it, from `facts` (what the
+/// page the step was rated on said its elements are, by index): the extension reads them again
+/// just before acting and refuses (`TARGET_CHANGED`) when the page changed them since, so a page
+/// cannot show one form to the rating and send another. An element the list said nothing about
+/// is expected to stay nothing special; a step that names what it expects keeps that.
+pub fn expect_facts(command: &mut ActionCommand, facts: &BTreeMap<u32, ElementFacts>) {
+    let target = match command {
+        ActionCommand::BrowserClick { target, .. }
+        | ActionCommand::BrowserType { target, .. }
+        | ActionCommand::BrowserSelectOption { target, .. }
+        | ActionCommand::BrowserUploadFile { target, .. } => target,
+        _ => return,
+    };
+    if let Some(index) = target.click_id {
+        target
+            .expect
+            .get_or_insert_with(|| Box::new(facts.get(&index).cloned().unwrap_or_default()));
     }
 }
 

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitResult } from "../../protocol/ts/protocol.ts";
 import type { CallToolResult } from "../../protocol/ts/protocol.ts";
-import { logged, pageAt, pageLog, signedInApp, startHarness } from "./harness.ts";
+import { logged, pageAt, pageLog, signedInApp, sinkRequests, startHarness } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -103,8 +103,7 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
   // Playwright, which drives this browser for the test, would dismiss the page's dialogs
   // itself unless something listens for them.
   h.context.on("dialog", () => undefined);
-  // The person's side panel, open before the task's tab is: a tab opened from the task's tab
-  // later would join the task, as a page's popup does.
+  // The person's side panel, where the step that needs them is asked.
   const panel = await h.context.newPage();
   await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
   const url = `${h.a}/dialogs.html`;
@@ -154,6 +153,44 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
   const dragged = textOf(await call(client, "browser_drag", { startRef: refOf(snapshot, ">Write the report<"), startElement: "The card", endRef: refOf(snapshot, ">Done<"), endElement: "Done" }));
   assert.match(dragged, /^Dragged \[\d+\] onto \[\d+\]/);
   await logged(boardPage, "dropped:card-1:done");
+  await client.close();
+});
+
+it("refuses an MCP client's click whose form the page pointed elsewhere since it was read — also while the person was asked about it — and nothing reaches the other site", { timeout: 90_000 }, async () => {
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await mcpToken("Looks, then acts")}` } } }));
+  const panel = await h.context.newPage();
+  await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
+  const port = new URL(h.a).port;
+  const from = sinkRequests.length;
+  const switchForm = async (url: string) => (await pageAt(h, url)).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
+  const changed = (result: CallToolResult) => {
+    assert.equal(result.isError, true, textOf(result));
+    assert.match(textOf(result), /its form now sends to http:\/\/evil\.localhost/);
+  };
+
+  // Read, then the form is pointed at the attacker's site before the click.
+  const subscribe = `http://shop.localhost:${port}/redteam/switch.html`;
+  await call(client, "browser_navigate", { url: subscribe });
+  let snapshot = textOf(await call(client, "browser_snapshot"));
+  await switchForm(subscribe);
+  changed((await client.callTool({ name: "browser_click", arguments: { ref: refOf(snapshot, "Subscribe"), element: "Subscribe" } })) as CallToolResult);
+
+  // A step the person must confirm, waiting for them in the side panel: the page swaps the form
+  // while they read the question, and their approval does not send it.
+  const remove = `${subscribe}?delete`;
+  await call(client, "browser_navigate", { url: remove });
+  snapshot = textOf(await call(client, "browser_snapshot"));
+  const held = client.callTool({ name: "browser_click", arguments: { ref: refOf(snapshot, "Delete my account"), element: "Delete my account" } }) as Promise<CallToolResult>;
+  const card = panel.getByTestId("panel-confirmation");
+  await card.waitFor({ timeout: 20_000 });
+  assert.match(await card.innerText(), /Delete my account/);
+  await switchForm(remove);
+  await panel.getByTestId("panel-confirm").click();
+  changed(await held);
+  assert.equal((await pageAt(h, remove)).url(), remove, "the form was not sent");
+  assert.deepEqual(sinkRequests.slice(from), []);
+  await panel.close();
   await client.close();
 });
 

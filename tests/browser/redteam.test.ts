@@ -141,12 +141,17 @@ describe("a page that changes between look and act", () => {
     await (await pageAt(h, page())).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
     const changed = await fails(h, taskId, { name: "browser_click", params: { clickId, expect } }, "TARGET_CHANGED");
     assert.match(changed.message, /its form now sends to http:\/\/evil\.localhost/);
+    // A caller that names no facts gets those the task last read: refused as well.
+    await fails(h, taskId, { name: "browser_click", params: { clickId } }, "TARGET_CHANGED");
     assert.deepEqual(sinkRequests.slice(from), []);
-    // Without the rated facts (a caller that never looked), nothing stops it: the check is what refused.
-    const { taskId: other, clickId: again } = await indexed(page("?unguarded"), "button", "Subscribe");
-    await (await pageAt(h, page("?unguarded"))).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
+    // Read again after the change, the click is judged on what the form is now (the developer
+    // API asks nobody) and goes through: the change between look and act is what was refused.
+    const { taskId: other, clickId: again } = await indexed(page("?read-again"), "button", "Subscribe");
+    await (await pageAt(h, page("?read-again"))).evaluate(() => (window as unknown as { switchForm(): void }).switchForm());
+    const { result } = await ok<DomIndexResult>(h, other, { name: "browser_dom_index", params: {} });
+    assert.equal(result.elements.find((e) => e.clickId === again)?.facts?.form?.crossOrigin, true);
     await ok(h, other, { name: "browser_click", params: { clickId: again } });
-    await waitFor(() => sinkRequests.length > from, "the unguarded form to reach the other site");
+    await waitFor(() => sinkRequests.length > from, "the form read again to reach the other site");
   });
 
   it("does not press Enter in a form that typing pointed elsewhere", { timeout: 60_000 }, async () => {

@@ -297,7 +297,8 @@ describe("MCP over Streamable HTTP", () => {
     from = ext.received.length;
     const typing = client.callTool({ name: "browser_type", arguments: { ref: "2", element: "Name field", text: "Ada", submit: true } });
     const type = await nextAction(ext, from);
-    assert.deepEqual({ name: type.name, params: type.params }, { name: "browser_type", params: { clickId: 2, text: "Ada", submit: true } });
+    // With what the list said the field is (nothing special), checked again just before typing.
+    assert.deepEqual({ name: type.name, params: type.params }, { name: "browser_type", params: { clickId: 2, expect: {}, text: "Ada", submit: true } });
     respond(ext, type, {});
     assert.equal(text(await typing), "Typed into [2] and pressed Enter");
 
@@ -378,7 +379,8 @@ describe("MCP over Streamable HTTP", () => {
     from = ext.received.length;
     web.send({ type: "confirm", step: 0, approve: true });
     const click = await nextAction(ext, from);
-    assert.deepEqual({ name: click.name, params: click.params }, { name: "browser_click", params: { clickId: 1 } });
+    // With what the button was when they were asked, checked again just before the click.
+    assert.deepEqual({ name: click.name, params: click.params }, { name: "browser_click", params: { clickId: 1, expect: {} } });
     respond(ext, click, {});
     const clicked = (await clicking) as CallToolResult;
     assert.notEqual(clicked.isError, true, text(clicked));

@@ -289,7 +289,9 @@ impl Conversation {
             Verdict::Ask { command, why } => (command, Some(why)),
             Verdict::Refuse(error) => return self.refuse_step(error, now),
         };
-        expect_rated_facts(&mut command, run.observation.as_ref());
+        if let Some(page) = run.observation.as_ref() {
+            crate::risk::expect_facts(&mut command, &page.facts);
+        }
         in_screenshot_pixels(&mut command, run.observation.as_ref());
         if self.task.selected_client_id.is_none() {
             self.run.as_mut().expect("run").phase = Phase::Binding;

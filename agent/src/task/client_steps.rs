@@ -69,6 +69,17 @@ pub fn needs_person(
     })
 }
 
+/// A step of the developer API or an MCP client on an element of the index carries what the
+/// task last read that element to be (`risk::expect_facts`): a page that swaps the form or the
+/// link behind it between that read and the step — or while the person is asked about it — gets
+/// `TARGET_CHANGED`, not the step. Nothing is expected while the task has read no index.
+pub fn expect_last_read(command: &mut ActionCommand, records: &[ActionRecord]) {
+    let page = LastPage::read(records);
+    if page.elements.is_some() {
+        risk::expect_facts(command, &page.facts);
+    }
+}
+
 /// The `by` of the `ConfirmationAnswered` that ends a held step nobody answered in time.
 pub const UNANSWERED_BY: &str = "timeout";
 

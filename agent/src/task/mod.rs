@@ -471,10 +471,12 @@ impl Task {
                         (None, _) => {}
                     }
                 }
+                let mut command = verdict.or_refuse()?;
+                client_steps::expect_last_read(&mut command, self.actions.records());
                 let held = client_steps::Held {
                     action_id,
                     tab_id,
-                    command: verdict.or_refuse()?,
+                    command,
                     until: now + client_steps::ANSWER_WITHIN_MS,
                 };
                 match ask {

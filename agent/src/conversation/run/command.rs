@@ -166,24 +166,6 @@ pub(super) fn in_screenshot_pixels(command: &mut ActionCommand, page: Option<&Ob
     }
 }
 
-/// The facts a step on an element of the index was rated on go with it: the extension reads
-/// them again just before acting and refuses (`TARGET_CHANGED`) when the page changed them since,
-/// so a page cannot show one form to the rating and send another.
-pub(super) fn expect_rated_facts(command: &mut ActionCommand, page: Option<&Observation>) {
-    let target = match command {
-        ActionCommand::BrowserClick { target, .. }
-        | ActionCommand::BrowserType { target, .. }
-        | ActionCommand::BrowserSelectOption { target, .. }
-        | ActionCommand::BrowserUploadFile { target, .. } => target,
-        _ => return,
-    };
-    if let (Some(index), Some(page)) = (target.click_id, page) {
-        target.expect = Some(Box::new(
-            page.facts.get(&index).cloned().unwrap_or_default(),
-        ));
-    }
-}
-
 /// An element's name as a step title shows it: whitespace collapsed, at most 60 characters,
 /// nothing when empty or when it holds personal data (the event log keeps titles).
 pub(super) fn display_name(text: &str) -> Option<String> {

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::credentials::Confirmer;
+use mimo_protocol::ElementFacts;
 
 fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
     let before = task.actions().records().len();
@@ -25,10 +26,14 @@ fn refused(task: &mut Task, command_json: serde_json::Value) -> ErrorObject {
 }
 
 fn queued(task: &mut Task, command_json: serde_json::Value) -> BrowserAction {
+    queued_as(task, "api-1", command_json)
+}
+
+fn queued_as(task: &mut Task, action_id: &str, command_json: serde_json::Value) -> BrowserAction {
     let effects = direct(
         task,
         Input::Submit {
-            action_id: "api-1".into(),
+            action_id: action_id.into(),
             tab_id: None,
             command: command(command_json),
             rated: false,
@@ -462,4 +467,84 @@ fn the_consent_gate_is_never_held_for_an_mcp_client() {
     assert!(task
         .handle(confirm(true, Confirmer::Web, None), 10, Caller::Direct)
         .is_err());
+}
+
+/// What a dispatched click or typing step expects its element to be.
+fn expected(action: &BrowserAction) -> Option<ElementFacts> {
+    match &action.command {
+        ActionCommand::BrowserClick { target, .. } | ActionCommand::BrowserType { target, .. } => {
+            target.expect.as_deref().cloned()
+        }
+        other => panic!("not a step on an element: {other:?}"),
+    }
+}
+
+/// A page can swap the form or the link behind an element between the read a step was chosen
+/// on and the step — or while the person is asked about it: every step of the developer API or
+/// an MCP client on an element of the index carries what the task last read it to be, which the
+/// extension checks again just before acting (`TARGET_CHANGED`).
+#[test]
+fn steps_from_the_api_and_mcp_clients_carry_what_the_task_last_read_their_element_to_be() {
+    let mut task = bound();
+    let click = |id: u32| json!({ "name": "browser_click", "params": { "clickId": id } });
+    // Nothing read yet: nothing to expect.
+    let sent = queued_as(&mut task, "api-1", click(1));
+    assert_eq!(expected(&sent), None);
+    direct(&mut task, ack(&sent), 6);
+    direct(&mut task, outcome(&sent, ActionStatus::Ok, json!({})), 6);
+
+    let send = json!({ "form": { "method": "POST", "action": "https://mail.example/send",
+        "crossOrigin": false, "fields": ["personal"] }, "submits": true });
+    let read = queued_as(
+        &mut task,
+        "api-2",
+        json!({ "name": "browser_dom_index", "params": {} }),
+    );
+    direct(&mut task, ack(&read), 7);
+    let page = json!({
+        "elements": [
+            { "clickId": 1, "tag": "button", "text": "Send", "frameId": 0, "facts": send },
+            { "clickId": 2, "tag": "input", "text": "To", "frameId": 0, "facts": { "form": send["form"] } },
+            { "clickId": 3, "tag": "a", "text": "Help", "frameId": 0 }
+        ],
+        "text": "page https://mail.example/ \"Mail\"\n[1]<button>Send</button>\n[2]<input>To</input>\n[3]<a>Help</a>",
+        "url": "https://mail.example/", "title": "Mail"
+    });
+    direct(&mut task, outcome(&read, ActionStatus::Ok, page), 7);
+    let facts =
+        |value: &serde_json::Value| serde_json::from_value::<ElementFacts>(value.clone()).unwrap();
+
+    // The developer API's click on the submit button, and on a link the list said nothing about.
+    let sent = queued_as(&mut task, "api-3", click(1));
+    assert_eq!(expected(&sent), Some(facts(&send)));
+    direct(&mut task, ack(&sent), 8);
+    direct(&mut task, outcome(&sent, ActionStatus::Ok, json!({})), 8);
+    let sent = queued_as(&mut task, "api-4", click(3));
+    assert_eq!(expected(&sent), Some(ElementFacts::default()));
+    direct(&mut task, ack(&sent), 9);
+    direct(&mut task, outcome(&sent, ActionStatus::Ok, json!({})), 9);
+
+    // An MCP client typing into the form's field.
+    let typed =
+        json!({ "name": "browser_type", "params": { "clickId": 2, "text": "bob@mail.example" } });
+    let effects = submit_rated(&mut task, typed, ClientConsent::Unasked, 10).expect("sent");
+    assert_eq!(
+        expected(&the_dispatch(&effects)),
+        Some(facts(&json!({ "form": send["form"] })))
+    );
+}
+
+/// A step held for the person's answer keeps what its element was when it was asked about: a
+/// page that swaps the button while the person reads the question cannot have the approved step
+/// act on what it swapped in.
+#[test]
+fn a_held_mcp_step_is_sent_with_what_its_element_was_when_the_person_was_asked() {
+    let mut task = read_mail_page();
+    let click = json!({ "name": "browser_click", "params": { "clickId": 1 } });
+    submit_rated(&mut task, click, ClientConsent::AskInApp, 10).expect("held");
+    let effects = direct(&mut task, confirm(true, Confirmer::Web, None), 11);
+    assert_eq!(
+        expected(&the_dispatch(&effects)),
+        Some(ElementFacts::default())
+    );
 }
