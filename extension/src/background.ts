@@ -243,10 +243,10 @@ async function personAction(message: ContentMessage, tabId: number): Promise<unk
 /** Statuses of a task that still acts: a tab its page opens then joins it. */
 const ACTING: ReadonlySet<string> = new Set(["created", "running", "ongoing", "waiting_confirmation", "waiting_permission", "takeover", "paused"]);
 
-/** A tab opened from one of a running task's tabs (a link, `window.open`) joins the task. */
-async function tabOpened(tab: chrome.tabs.Tab): Promise<void> {
-  if (tab.id === undefined || tab.openerTabId === undefined) return;
-  const task = await tasks.byTab(tab.openerTabId);
+/** A tab a step of a running task made its page open (a link, `window.open`) joins the task. */
+async function tabOpened(tab: chrome.tabs.Tab, openerTabId: number): Promise<void> {
+  if (tab.id === undefined) return;
+  const task = await tasks.byTab(openerTabId);
   if (task === undefined || tabsOf(task).includes(tab.id) || !ACTING.has((await tasks.status(task.taskId)) ?? "running")) return;
   await addTab({ tasks, cdp }, task.taskId, tab.id, tab.windowId);
   newTabs.joined(task.taskId, tab.id);
@@ -254,7 +254,10 @@ async function tabOpened(tab: chrome.tabs.Tab): Promise<void> {
 
 chrome.tabs.onCreated.addListener((tab) => {
   sync.tabCreated(tab);
-  void tabOpened(tab).catch((error: unknown) => console.error("mimo: a task's new tab", error));
+  // Whether a step acted in its opener is decided as Chrome tells of the tab, before any wait.
+  const opener = tab.openerTabId;
+  if (opener === undefined || !newTabs.openedByStep(opener, Date.now())) return;
+  void tabOpened(tab, opener).catch((error: unknown) => console.error("mimo: a task's new tab", error));
 });
 chrome.tabs.onUpdated.addListener((_tabId, _change, tab) => sync.tabUpdated(tab));
 chrome.tabs.onMoved.addListener((_tabId, move) => sync.tabMoved(move.windowId));

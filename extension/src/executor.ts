@@ -15,7 +15,7 @@ import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { changedSince, EXPECTS_EFFECT, noEffect, stepJudged, tabState } from "./effects.ts";
 import { frameCall } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
-import { addTab } from "./task-tabs.ts";
+import { addTab, openedFrom } from "./task-tabs.ts";
 import { leaveTab, tabsOf } from "./tasks.ts";
 import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
@@ -86,13 +86,18 @@ export class Executor {
     // A copy: the task's record is the live one, which a joining tab changes.
     const tabsBefore = [...tabsOf(ctx.task)];
     const verified = EXPECTS_EFFECT.has(action.name) && open === undefined;
-    // The step's baseline and the overlay's label at once: what the overlay draws is never
-    // counted as the page's change (content/changes.ts).
-    const [before] = await Promise.all([
+    const opensTabs = OPENS_TABS.has(action.name);
+    // The step's baseline, the overlay's label and the tabs already opened from this one, at
+    // once: what the overlay draws is never counted as the page's change (content/changes.ts),
+    // and a tab the person opened from here before is never taken for the step's.
+    const [before, , openedBefore] = await Promise.all([
       verified ? tabState(ctx.tabId, true) : ("closed" as const),
       label !== undefined ? frameCall(ctx.tabId, 0, { op: "overlay", state: ctx.task.overlay, label }).catch(() => undefined) : undefined,
+      opensTabs ? openedFrom(ctx.tabId).then((tabs) => new Set(tabs.map((t) => t.id))) : new Set<number | undefined>(),
     ]);
     stages.mark("baseline");
+    // A tab the page opens while a step acts in it is the step's doing, and joins the task.
+    const stepEnded = ACTION_TRAITS[action.name].mutating ? this.#deps.newTabs.acting(ctx.tabId, this.#deps.now) : undefined;
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
@@ -102,7 +107,6 @@ export class Executor {
       // Chrome opens the tab a click asked for just after the click, and the step's effect is
       // either that tab or a change of its own page: it waits for whichever comes first (no
       // fixed delay), so that what follows looks at the page the person would now see.
-      const opensTabs = OPENS_TABS.has(action.name);
       let joined = false;
       void newTab.opened.then(() => (joined = true));
       const judged = verified && success.dialog === undefined && !drawnOnly(success);
@@ -111,7 +115,7 @@ export class Executor {
       if (!judged && opensTabs) await Promise.race([newTab.opened, sleep(NEW_TAB_WAIT_MS)]);
       stages.mark("verify");
       // Nothing seen: a tab Chrome opened may not have been announced to the worker yet.
-      if (opensTabs && !joined && changed !== true) await this.#strayTab(ctx);
+      if (opensTabs && !joined && changed !== true) await this.#strayTab(ctx, openedBefore);
       const task = await this.#deps.tasks.get(action.taskId);
       // Whichever way it joined (the worker's event, or found just now), a tab that joined
       // during this click or key and is where the task goes on is the page's doing.
@@ -135,6 +139,7 @@ export class Executor {
       stages.mark("tabs");
       return success;
     } finally {
+      stepEnded?.();
       if (verified) stepJudged(ctx.tabId);
       watch.cancel();
       newTab.cancel();
@@ -144,13 +149,14 @@ export class Executor {
   }
 
   /**
-   * A tab the page opened that has not joined the task yet: Chrome has created it, but the
-   * worker is still to hear of it (a busy machine delays the event). It joins now.
+   * A tab the page opened during this step that has not joined the task yet: Chrome has created
+   * it, but the worker is still to hear of it (a busy machine delays the event). It joins now.
+   * `openedBefore`: the tabs opened from this one before the step, which are not its doing.
    */
-  async #strayTab(ctx: TabContext): Promise<void> {
+  async #strayTab(ctx: TabContext, openedBefore: ReadonlySet<number | undefined>): Promise<void> {
     const task = await this.#deps.tasks.get(ctx.task.taskId);
     if (task === undefined) return;
-    const stray = (await chrome.tabs.query({})).find((t) => t.openerTabId === ctx.tabId && t.id !== undefined && !tabsOf(task).includes(t.id));
+    const stray = (await openedFrom(ctx.tabId)).find((t) => !openedBefore.has(t.id) && !tabsOf(task).includes(t.id!));
     if (stray?.id !== undefined) await addTab(this.#deps, task.taskId, stray.id, stray.windowId);
   }
 

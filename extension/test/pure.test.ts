@@ -17,6 +17,7 @@ import { actionLabel, overlayFor } from "../src/overlay-state.ts";
 import { ActionError, errorOutcome } from "../src/results.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER, shownValue } from "../src/secrets.ts";
 import { tabInfo } from "../src/snapshot.ts";
+import { NewTabs } from "../src/task-tabs.ts";
 
 function code(fn: () => unknown): string {
   try {
@@ -376,5 +377,24 @@ describe("a step's effect between two looks at its tab", () => {
     assert.equal(effectBetween(before, { ...known, status: "loading" }), true);
     assert.equal(effectBetween(before, { ...known, url: "http://a/#x|" }), true);
     assert.equal(effectBetween(before, "closed"), true);
+  });
+});
+
+describe("tabs a step opens", () => {
+  it("a tab opened from a task's tab is the step's only while a step acts there, or just after", () => {
+    const tabs = new NewTabs();
+    let now = 1_000;
+    assert.equal(tabs.openedByStep(7, now), false, "no step has acted in tab 7");
+    const ended = tabs.acting(7, () => now);
+    const other = tabs.acting(7, () => now);
+    assert.equal(tabs.openedByStep(7, now), true);
+    assert.equal(tabs.openedByStep(8, now), false, "another tab");
+    now += 60_000;
+    ended();
+    assert.equal(tabs.openedByStep(7, now + 10_000), true, "a step still acts there");
+    other();
+    assert.equal(tabs.openedByStep(7, now + 2_000), true, "Chrome tells of a step's tab a moment late");
+    assert.equal(tabs.openedByStep(7, now + 2_001), false, "the person's, after the steps ended");
+    assert.equal(tabs.openedByStep(7, now + 2_000), false, "forgotten once over");
   });
 });

@@ -776,6 +776,42 @@ describe("several tabs per task", () => {
     assert.equal(list.tabs.length, 0, "one tab: nothing to list");
     assert.match(list.url, /shipments\.html$/);
   });
+  it("a tab the person opens from the task's tab is theirs: it never joins the task, and no step acts in it", { timeout: 60_000 }, async () => {
+    const start = `${h.a}/shipments.html?person`;
+    const { taskId, tabId: first, page } = await startTask(h, start);
+    // Between the task's steps the person opens a link in a new tab (Ctrl+click), and presses a
+    // button of the page that opens one (window.open on their own click).
+    await page.click("text=Delivery note 1041", { modifiers: ["Control"] });
+    await page.click("#track");
+    const theirs = [`${h.a}/note.html?order=1041`, `${h.a}/note.html?order=1057&tracking`];
+    for (const url of theirs) await (await pageAt(h, url)).waitForLoadState("load");
+    const ids = await h.options.evaluate(
+      async (urls) => (await chrome.tabs.query({})).filter((t) => urls.includes(t.url ?? "")).map((t) => t.id!),
+      theirs,
+    );
+    assert.equal(ids.length, 2, JSON.stringify(ids));
+
+    // A step that changes nothing looks for a tab its page opened late: not one of theirs.
+    await ok(h, taskId, { name: "browser_press_key", params: { key: "Escape" } }, { partial: true });
+    let list = await index(taskId);
+    assert.equal(list.url, start, "the task is still in its own tab");
+    assert.equal(list.tabs.length, 0, `one tab of the task: ${JSON.stringify(list.tabs)}`);
+    for (const tabId of ids) {
+      const refusedSwitch = await fails(h, taskId, { name: "browser_switch_tab", params: { tabId } }, "INVALID_TASK_TAB");
+      assert.match(refusedSwitch.message, /not one of the task's tabs/);
+      await fails(h, taskId, { name: "browser_dom_index", params: {} }, "INVALID_TASK_TAB", { tabId });
+    }
+
+    // The person goes back to the task's tab; the task's own click there opens a tab, which
+    // joins the task as before.
+    await page.bringToFront();
+    const clicked = await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Delivery note 1041").clickId } });
+    const joined = clicked.record.outcome!.tabId!;
+    assert.ok(joined !== first && !ids.includes(joined), `${joined} is the step's new tab`);
+    await ok(h, taskId, { name: "browser_wait_for_loaded", params: {} });
+    list = await index(taskId);
+    assert.deepEqual(list.tabs.map((t) => t.tabId).sort(), [first, joined].sort());
+  });
 });
 
 describe("long pages", () => {
