@@ -675,6 +675,7 @@ mod tests {
         ActionCommand::BrowserClick {
             target: mimo_protocol::Target::click_id(id),
             strategy: None,
+            checked: None,
         }
     }
 

@@ -20,7 +20,7 @@ use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_agent::mcp::elicit::{self, Decision};
 use mimo_agent::mcp::runs::{self, SessionRun};
 use mimo_agent::mcp::session::{self, admit, Refusal, Session};
-use mimo_agent::mcp::tools::{self, Answer};
+use mimo_agent::mcp::tools::{self, Answer, FormField, FormStop};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming, TaskTool, Tool};
 use mimo_agent::task::ClientConsent;
 use mimo_protocol::mcp::{
@@ -257,6 +257,13 @@ impl McpSession {
             }
             (
                 Call::CallTool {
+                    tool: Ok(Tool::Form(fields)),
+                    ..
+                },
+                Some(session),
+            ) => serde_json::to_value(self.fill_form(session, fields).await?)?,
+            (
+                Call::CallTool {
                     tool: Ok(Tool::Task(tool)),
                     progress,
                 },
@@ -445,6 +452,28 @@ impl McpSession {
         answer_of(&self.env, &task, tool, &record)
             .await
             .map(Called::Answered)
+    }
+
+    /// Fills a form's `fields` one step each, in order, as `browser_*` calls of their own
+    /// would: it stops at the first that fails or that the person must confirm, which is left to
+    /// those calls (they ask the person), so nothing after it runs.
+    async fn fill_form(&self, session: Session, fields: Vec<FormField>) -> Result<CallToolResult> {
+        let mut filled = Vec::new();
+        let mut session = session;
+        for field in fields {
+            let stop = match self.call_tool(session.clone(), &field.step).await? {
+                Called::Answered(result) if !result.is_error => {
+                    filled.push((field.name, result));
+                    // As the step left it: the task's tab, its extension.
+                    session = self.sessions().load()?.unwrap_or(session);
+                    continue;
+                }
+                Called::Answered(result) => FormStop::Failed(result),
+                Called::NeedsPerson { why, .. } => FormStop::NeedsPerson(why),
+            };
+            return Ok(tools::form_answer(&filled, Some((&field.name, stop))));
+        }
+        Ok(tools::form_answer(&filled, None))
     }
 
     /// Puts the step of `ask` to the person in their client (a form on the call's stream) and

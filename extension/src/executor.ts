@@ -109,10 +109,10 @@ export class Executor {
       // fixed delay), so that what follows looks at the page the person would now see.
       let joined = false;
       void newTab.opened.then(() => (joined = true));
-      const judged = verified && success.dialog === undefined && !drawnOnly(success);
+      const judged = verified && success.dialog === undefined && !drawnOnly(success) && success.nothingToDo !== true;
       const effect = judged ? await changedSince(ctx.tabId, before, opensTabs ? newTab.opened : undefined) : undefined;
       const changed = effect?.changed;
-      if (!judged && opensTabs) await Promise.race([newTab.opened, sleep(NEW_TAB_WAIT_MS)]);
+      if (!judged && opensTabs && success.nothingToDo !== true) await Promise.race([newTab.opened, sleep(NEW_TAB_WAIT_MS)]);
       stages.mark("verify");
       // Nothing seen: a tab Chrome opened may not have been announced to the worker yet.
       if (opensTabs && !joined && changed !== true) await this.#strayTab(ctx, openedBefore);

@@ -79,6 +79,8 @@ export type Prepared = {
   tag: string;
   /** For typing: what kind of editable the element is (`value`: a date, time, colour or slider input, set whole). */
   editable?: "input" | "textarea" | "contenteditable" | "value";
+  /** For a click on a checkbox, radio button or switch (or its label): whether it is ticked now. */
+  checked?: boolean;
 };
 
 /**

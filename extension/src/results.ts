@@ -74,6 +74,8 @@ export type ActionSuccess = {
   dialog?: PageDialog;
   /** The task's current tab after the action. */
   tabId?: number;
+  /** The page was as the action asks already (a checkbox ticked): nothing was done, no effect is looked for. */
+  nothingToDo?: boolean;
 };
 
 type Ids = Pick<BrowserAction, "actionId" | "attempt" | "taskId">;

@@ -329,6 +329,12 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         strategy: Option<ClickStrategy>,
+        /// A checkbox, radio button or switch to be left in this state: its state is read just
+        /// before acting and it is clicked only when it is not in it already, so a step that
+        /// means "ticked" never unticks a box the page (or the person) ticked meanwhile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        checked: Option<bool>,
     },
     BrowserType {
         #[serde(flatten)]

@@ -441,9 +441,14 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
             of(select(vec![
                 ClickStrategy::CdpMouse,
                 ClickStrategy::DomClick
-            ]))
+            ])),
+            of(any::<bool>())
         )
-            .prop_map(|(target, strategy)| BrowserClick { target, strategy }),
+            .prop_map(|(target, strategy, checked)| BrowserClick {
+                target,
+                strategy,
+                checked
+            }),
         (
             target(),
             text(),

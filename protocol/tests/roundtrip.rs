@@ -206,6 +206,7 @@ fn browser_actions_carry_ids_name_and_params() {
         ActionCommand::BrowserClick {
             target: Target::click_id(12),
             strategy: Some(mimo_protocol::action::ClickStrategy::CdpMouse),
+            checked: None,
         }
     );
     let start: ActionCommand =

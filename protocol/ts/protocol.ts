@@ -184,7 +184,13 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
+assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
+/**
+ * A checkbox, radio button or switch to be left in this state: its state is read just
+ * before acting and it is clicked only when it is not in it already, so a step that
+ * means "ticked" never unticks a box the page (or the person) ticked meanwhile.
+ */
+checked?: boolean, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -440,7 +446,13 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, clickId?: number, xpath?: string, 
+assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
+/**
+ * A checkbox, radio button or switch to be left in this state: its state is read just
+ * before acting and it is clicked only when it is not in it already, so a step that
+ * means "ticked" never unticks a box the page (or the person) ticked meanwhile.
+ */
+checked?: boolean, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */

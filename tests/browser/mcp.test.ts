@@ -194,6 +194,39 @@ it("refuses an MCP client's click whose form the page pointed elsewhere since it
   await client.close();
 });
 
+it("fills a form field by field in the real page, leaving a box the person ticked as it is", { timeout: 60_000 }, async () => {
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await mcpToken("Forms")}` } } }));
+  const url = `${h.a}/form.html?fill`;
+  await call(client, "browser_navigate", { url });
+  const page = await pageAt(h, url);
+  const snapshot = textOf(await call(client, "browser_snapshot"));
+  // The person ticked "I agree" already: a click would untick it.
+  await page.check("#agree");
+  const fields = [
+    { name: "Name", type: "textbox", ref: refOf(snapshot, "Your name"), value: "Ada Lovelace" },
+    { name: "I agree", type: "checkbox", ref: refOf(snapshot, "I agree"), value: "true" },
+    { name: "Large", type: "radio", ref: refOf(snapshot, "Large"), value: "true" },
+    { name: "Volume", type: "slider", ref: refOf(snapshot, "Volume"), value: "70" },
+  ];
+  const filled = textOf(await call(client, "browser_fill_form", { fields }));
+  assert.match(filled, /^Filled 4 fields\nName: Typed into \[\d+\]/, filled);
+  assert.match(filled, /I agree: \[\d+\] was ticked already/, filled);
+  assert.match(filled, /Large: Clicked \[\d+\]: it is ticked/, filled);
+  assert.deepEqual(
+    await page.evaluate(() => {
+      const input = (id: string) => document.getElementById(id) as HTMLInputElement;
+      return [input("name").value, input("agree").checked, input("r2").checked, input("range").value];
+    }),
+    ["Ada Lovelace", true, true, "70"],
+  );
+  // Asked to leave it unticked, it is clicked once.
+  const unticked = textOf(await call(client, "browser_fill_form", { fields: [{ ...fields[1]!, value: "false" }] }));
+  assert.match(unticked, /I agree: Clicked \[\d+\]: it is unticked/, unticked);
+  assert.equal(await page.isChecked("#agree"), false);
+  await client.close();
+});
+
 /** A new MCP token, made as the web app makes one. */
 async function mcpToken(name: string): Promise<string> {
   const made = await fetch(`${h.mimo.url}/api/mcp/tokens`, {

@@ -35,6 +35,7 @@ const TOOLS = [
   "browser_press_key",
   "browser_hover",
   "browser_select_option",
+  "browser_fill_form",
   "browser_wait_for",
   "browser_tabs",
   "browser_drag",
@@ -110,6 +111,23 @@ function respond(ext: ExtensionClient, action: BrowserAction, result: unknown) {
 }
 
 const actionsSent = (ext: ExtensionClient) => ext.received.filter((m) => m.type === "browser_action").length;
+
+/**
+ * The session's first navigation, to `url` (its task's tab `tabId`), answered by the stand-in
+ * extension, then a snapshot of it answered with `index`: the task_start action.
+ */
+async function openAndRead(ext: ExtensionClient, client: Client, url: string, tabId: number, index: Record<string, unknown>): Promise<BrowserAction> {
+  let from = ext.received.length;
+  const navigating = client.callTool({ name: "browser_navigate", arguments: { url } });
+  const start = await nextAction(ext, from);
+  respond(ext, start, { tabId, windowId: 2, url });
+  await navigating;
+  from = ext.received.length;
+  const snapshotting = client.callTool({ name: "browser_snapshot", arguments: {} });
+  respond(ext, await nextAction(ext, from), { url, tabs: [], ...index });
+  await snapshotting;
+  return start;
+}
 
 describe("MCP over Streamable HTTP", () => {
   ownRuntime({ bindings: { MIMO_AUTH_MAX_FAILURES: "1000" } }, (m) => (mimo = m));
@@ -340,30 +358,68 @@ describe("MCP over Streamable HTTP", () => {
     await ext.close();
   });
 
+  it("fills a form one action per field, in order, and stops at the first that fails", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-form");
+    const { token } = await mcpToken();
+    const { client } = await connect(token);
+    await openAndRead(ext, client, "http://127.0.0.1:9/signup", 61, {
+      elements: [],
+      text: "[1]<input placeholder=Name>\n[2]<input type=checkbox checked>Newsletter\n[3]<select>Country",
+      title: "Sign up",
+    });
+
+    let from = ext.received.length;
+    const filling = client.callTool({
+      name: "browser_fill_form",
+      arguments: {
+        fields: [
+          { name: "Name", type: "textbox", ref: "1", value: "Ada" },
+          { name: "Newsletter", type: "checkbox", ref: "2", value: "true" },
+          { name: "Country", type: "combobox", ref: "3", value: "Narnia" },
+          { name: "Comment", type: "textbox", ref: "4", value: "never typed" },
+        ],
+      },
+    });
+    const type = await nextAction(ext, from);
+    assert.deepEqual([type.name, type.params], ["browser_type", { clickId: 1, expect: {}, text: "Ada" }]);
+    from = ext.received.length;
+    respond(ext, type, {});
+    const tick = await nextAction(ext, from);
+    assert.deepEqual([tick.name, tick.params], ["browser_click", { clickId: 2, expect: {}, checked: true }]);
+    from = ext.received.length;
+    respond(ext, tick, { clicked: false, checked: true });
+    const select = await nextAction(ext, from);
+    assert.equal(select.name, "browser_select_option");
+    from = ext.received.length;
+    ext.send({ type: "action_ack", actionId: select.actionId, attempt: select.attempt, taskId: select.taskId });
+    ext.send({
+      type: "action_result",
+      outcome: { actionId: select.actionId, attempt: select.attempt, taskId: select.taskId, status: "error", error: { code: "TARGET_NOT_FOUND", message: 'no option "Narnia"', retryable: false }, warnings: [] },
+    });
+    const filled = (await filling) as CallToolResult;
+    assert.equal(filled.isError, true);
+    assert.equal(
+      text(filled),
+      'Filled 2 fields, then stopped at "Country"\nName: Typed into [1]\nNewsletter: [2] was ticked already\nCountry: TARGET_NOT_FOUND: no option "Narnia"\nThe fields after it were not filled.',
+    );
+    assert.equal(ext.received.slice(from).filter((m) => m.type === "browser_action").length, 0, "nothing after the failed field");
+    await client.close();
+    await ext.close();
+  });
+
   it("holds a step the person must confirm for their answer in the web app when the client takes no forms", async () => {
     const ext = await ExtensionClient.connect(mimo, "mcp-held");
     const { token } = await mcpToken();
     // The SDK's client declares no elicitation: it cannot put the question to the person.
     const { client } = await connect(token);
-    let from = ext.received.length;
-    const navigating = client.callTool({ name: "browser_navigate", arguments: { url: "http://127.0.0.1:9/account" } });
-    const start = await nextAction(ext, from);
-    respond(ext, start, { tabId: 51, windowId: 2, url: "http://127.0.0.1:9/account" });
-    await navigating;
-    from = ext.received.length;
-    const snapshotting = client.callTool({ name: "browser_snapshot", arguments: {} });
-    const index = await nextAction(ext, from);
-    respond(ext, index, {
+    const start = await openAndRead(ext, client, "http://127.0.0.1:9/account", 51, {
       elements: [
         { clickId: 1, tag: "button", text: "Delete account", frameId: 0, bbox: { x: 0, y: 0, w: 10, h: 10 } },
         { clickId: 2, tag: "button", text: "Save", frameId: 0, bbox: { x: 0, y: 20, w: 10, h: 10 } },
       ],
       text: "[1]<button>Delete account</button>\n[2]<button>Save</button>",
-      url: "http://127.0.0.1:9/account",
       title: "Account",
-      tabs: [],
     });
-    await snapshotting;
     const web = await WebClient.connect(mimo, start.taskId);
 
     // The irreversible click waits for the person, asked in the web app; nothing runs meanwhile.
@@ -376,7 +432,7 @@ describe("MCP over Streamable HTTP", () => {
     assert.match(asked.reason, /delete/i);
     assert.equal(actionsSent(ext), sent, "nothing reached the extension before the answer");
     // They approve it there: the click runs once and the call answers from its outcome.
-    from = ext.received.length;
+    let from = ext.received.length;
     web.send({ type: "confirm", step: 0, approve: true });
     const click = await nextAction(ext, from);
     // With what the button was when they were asked, checked again just before the click.

@@ -14,7 +14,7 @@ fn code_of(body: &str) -> (Option<RequestId>, i32) {
 fn call(name: &str, arguments: serde_json::Value) -> Result<BrowserTool, String> {
     match called(name, arguments)? {
         Tool::Browser(tool) => Ok(tool),
-        Tool::Task(tool) => panic!("not a browser tool: {tool:?}"),
+        other => panic!("not a browser tool: {other:?}"),
     }
 }
 
@@ -194,7 +194,7 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
     let listed: mimo_protocol::mcp::ListToolsResult =
         serde_json::from_value(tools::list()).expect("a tools/list result");
     let listed = listed.tools;
-    assert_eq!(listed.len(), 17);
+    assert_eq!(listed.len(), 18);
     for tool in &listed {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
@@ -214,6 +214,9 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
                 "ref" | "startRef" | "endRef" => json!("3"),
                 "accept" => json!(true),
                 "values" => json!(["a"]),
+                "fields" => {
+                    json!([{ "name": "Name", "type": "textbox", "ref": "3", "value": "Ada" }])
+                }
                 "url" => json!("https://shop.example/"),
                 _ => json!("x"),
             };
@@ -499,7 +502,10 @@ fn the_first_navigation_opens_the_tasks_tab_and_nothing_runs_before_it() {
     );
     for tool in [
         BrowserTool::Snapshot,
-        BrowserTool::Click { click_id: 1 },
+        BrowserTool::Click {
+            click_id: 1,
+            checked: None,
+        },
         BrowserTool::NavigateBack,
     ] {
         let problem = tool.command(false, &[]).expect_err("no page yet");
@@ -642,7 +648,10 @@ fn outcomes_answer_as_tool_results() {
         "{text}"
     );
 
-    let click = BrowserTool::Click { click_id: 1 };
+    let click = BrowserTool::Click {
+        click_id: 1,
+        checked: None,
+    };
     let mut clicked = outcome(ActionStatus::Ok, json!({}), None);
     clicked.warnings = vec!["clicked with DOM events".into()];
     let (text, is_error) = text_of(click.answer(&record(
@@ -909,4 +918,137 @@ fn messages_conform_to_the_specifications_schema() {
     );
     conforms("ElicitResult", &json!({ "action": "decline" }));
     assert!(!against_spec("ElicitRequest", &json!({ "jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": { "message": "x", "requestedSchema": { "type": "object", "properties": { "a": { "type": "object" } } } } })).is_empty());
+}
+
+/// The form's fields in order, each the one step that fills it.
+fn form(fields: serde_json::Value) -> Result<Vec<tools::FormField>, String> {
+    match called("browser_fill_form", json!({ "fields": fields }))? {
+        Tool::Form(fields) => Ok(fields),
+        other => panic!("not a form: {other:?}"),
+    }
+}
+
+#[test]
+fn a_form_is_filled_one_step_per_field_in_order() {
+    let fields = form(json!([
+        { "name": "Name", "type": "textbox", "ref": "3", "value": "Ada Lovelace" },
+        { "name": "Newsletter", "type": "checkbox", "ref": "[4]", "value": "False" },
+        { "name": "Terms", "type": "checkbox", "ref": 5, "value": "true" },
+        { "name": "Express", "type": "radio", "ref": "6", "value": "true" },
+        { "name": "Country", "type": "combobox", "ref": "7", "value": "France" },
+        { "name": "Volume", "type": "slider", "ref": "8", "value": "40" }
+    ]))
+    .expect("read");
+    let steps: Vec<serde_json::Value> = fields
+        .iter()
+        .map(|f| serde_json::to_value(f.step.command(true, &[]).unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            json!({ "name": "browser_type", "params": { "clickId": 3, "text": "Ada Lovelace" } }),
+            json!({ "name": "browser_click", "params": { "clickId": 4, "checked": false } }),
+            json!({ "name": "browser_click", "params": { "clickId": 5, "checked": true } }),
+            json!({ "name": "browser_click", "params": { "clickId": 6, "checked": true } }),
+            json!({ "name": "browser_select_option", "params": { "clickId": 7, "option": "France" } }),
+            json!({ "name": "browser_type", "params": { "clickId": 8, "text": "40" } }),
+        ]
+    );
+    assert_eq!(fields[1].name, "Newsletter");
+
+    // What cannot be done is said before anything runs.
+    let radio =
+        form(json!([{ "name": "Standard", "type": "radio", "ref": "6", "value": "false" }]));
+    assert!(radio
+        .expect_err("refused")
+        .contains("choosing another of its group"));
+    let unclear =
+        form(json!([{ "name": "Terms", "type": "checkbox", "ref": "5", "value": "yes" }]));
+    assert!(unclear
+        .expect_err("refused")
+        .contains("takes `true` or `false`"));
+    for bad in [
+        json!([]),
+        json!([{ "name": "Name", "type": "date", "ref": "3", "value": "x" }]),
+        json!([{ "name": "Name", "type": "textbox", "value": "x" }]),
+        json!([{ "name": "Name", "type": "textbox", "ref": "three", "value": "x" }]),
+    ] {
+        assert!(form(bad.clone()).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn a_box_already_as_asked_is_said_to_be_so() {
+    let tick = BrowserTool::Click {
+        click_id: 5,
+        checked: Some(true),
+    };
+    let answered = |result: serde_json::Value| {
+        let done = record(
+            tick.command(true, &[]).unwrap(),
+            ActionState::Succeeded,
+            Some(outcome(ActionStatus::Ok, result, None)),
+        );
+        text_of(tick.answer(&done))
+    };
+    assert_eq!(
+        answered(json!({ "clicked": false, "checked": true })),
+        ("[5] was ticked already".to_owned(), false)
+    );
+    assert_eq!(
+        answered(json!({ "clicked": true, "strategy": "cdp_mouse" })),
+        ("Clicked [5]: it is ticked".to_owned(), false)
+    );
+}
+
+#[test]
+fn a_form_answers_each_field_and_where_it_stopped() {
+    let filled = vec![
+        ("Name".to_owned(), CallToolResult::text("Typed into [3]")),
+        (
+            "Terms".to_owned(),
+            CallToolResult::text("[5] was ticked already"),
+        ),
+    ];
+    let all = tools::form_answer(&filled, None);
+    assert!(!all.is_error);
+    assert_eq!(
+        text_of(Answer::Result(all)).0,
+        "Filled 2 fields\nName: Typed into [3]\nTerms: [5] was ticked already"
+    );
+
+    let failed = tools::form_answer(
+        &filled[..1],
+        Some((
+            "Country",
+            tools::FormStop::Failed(CallToolResult::error(
+                "TARGET_NOT_FOUND: no option \"Narnia\"",
+            )),
+        )),
+    );
+    assert!(failed.is_error);
+    let (text, _) = text_of(Answer::Result(failed));
+    assert!(text.starts_with("Filled 1 fields, then stopped at \"Country\"\nName: Typed into [3]\nCountry: TARGET_NOT_FOUND"), "{text}");
+    assert!(
+        text.ends_with("The fields after it were not filled."),
+        "{text}"
+    );
+
+    let asked = tools::form_answer(
+        &[],
+        Some((
+            "Password",
+            tools::FormStop::NeedsPerson("typing a password into a form for another site".into()),
+        )),
+    );
+    assert!(asked.is_error);
+    let (text, _) = text_of(Answer::Result(asked));
+    assert!(
+        text.contains("Password: not done, it needs the person's confirmation (typing a password"),
+        "{text}"
+    );
+    assert!(
+        text.contains("browser_type, browser_click or browser_select_option, which ask them"),
+        "{text}"
+    );
 }

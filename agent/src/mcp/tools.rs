@@ -12,12 +12,20 @@ use super::runs::{self, TaskTool};
 use crate::actions::ActionRecord;
 use crate::json_schema;
 
-/// A tool call with its arguments read: one browser action in the session's task, or one
-/// about the runs of Mimo's own agent ([`runs`]).
+/// A tool call with its arguments read: one browser action in the session's task, a form's
+/// fields (one action each, in order), or one about the runs of Mimo's own agent ([`runs`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tool {
     Browser(BrowserTool),
+    Form(Vec<FormField>),
     Task(TaskTool),
+}
+
+/// A field of `browser_fill_form`: what it is called, and the step that fills it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormField {
+    pub name: String,
+    pub step: BrowserTool,
 }
 
 /// A browser tool call with its arguments read.
@@ -30,6 +38,8 @@ pub enum BrowserTool {
     Snapshot,
     Click {
         click_id: u32,
+        /// A checkbox or radio button to be left in this state (clicked only when it is not).
+        checked: Option<bool>,
     },
     Type {
         click_id: u32,
@@ -121,6 +131,15 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
     if let Some(task) = runs::read(name, &arguments) {
         return Some(task.map(Tool::Task));
     }
+    if name == "browser_fill_form" {
+        let fields = arguments["fields"].as_array().into_iter().flatten();
+        return Some(
+            fields
+                .map(form_field)
+                .collect::<Result<_, _>>()
+                .map(Tool::Form),
+        );
+    }
     // Checked against the schema: present and of their types where it says so.
     let text = |key: &str| {
         arguments
@@ -139,7 +158,10 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
         "browser_navigate" => not_blank("url").map(|url| BrowserTool::Navigate { url }),
         "browser_navigate_back" => Ok(BrowserTool::NavigateBack),
         "browser_snapshot" => Ok(BrowserTool::Snapshot),
-        "browser_click" => reference().map(|click_id| BrowserTool::Click { click_id }),
+        "browser_click" => reference().map(|click_id| BrowserTool::Click {
+            click_id,
+            checked: None,
+        }),
         "browser_hover" => reference().map(|click_id| BrowserTool::Hover { click_id }),
         "browser_type" => reference().map(|click_id| BrowserTool::Type {
             click_id,
@@ -187,6 +209,103 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
         _ => return None,
     };
     Some(tool.map(Tool::Browser))
+}
+
+/// A field of `browser_fill_form` (checked against the schema) and the step that fills it.
+fn form_field(field: &Value) -> Result<FormField, String> {
+    let text = |key: &str| field[key].as_str().unwrap_or_default();
+    let name = text("name").to_owned();
+    let click_id = click_id("browser_fill_form", &field["ref"])?;
+    let value = text("value");
+    let ticked = match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    let step = match (text("type"), ticked) {
+        ("checkbox", Some(checked)) => BrowserTool::Click {
+            click_id,
+            checked: Some(checked),
+        },
+        ("radio", Some(true)) => BrowserTool::Click {
+            click_id,
+            checked: Some(true),
+        },
+        ("radio", Some(false)) => {
+            return Err(format!(
+                "browser_fill_form: {name:?} is a radio button, which is left unticked by \
+                 choosing another of its group (value `true` on that one)"
+            ))
+        }
+        ("checkbox" | "radio", None) => {
+            return Err(format!(
+                "browser_fill_form: {name:?} takes `true` or `false`, not {value:?}"
+            ))
+        }
+        ("combobox", _) => BrowserTool::SelectOption {
+            click_id,
+            option: value.to_owned(),
+        },
+        // A text box, or a slider (typed into as its value, whole).
+        _ => BrowserTool::Type {
+            click_id,
+            text: value.to_owned(),
+            submit: false,
+        },
+    };
+    Ok(FormField { name, step })
+}
+
+/// How filling a form stopped before its last field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormStop {
+    /// The field's step failed or was refused: its answer.
+    Failed(CallToolResult),
+    /// The field's step needs the person's confirmation (`why`: the task's words).
+    NeedsPerson(String),
+}
+
+/// `browser_fill_form`'s answer: each field filled, with what its step answered, then the field
+/// it stopped at, if it did. A field the person must confirm is left to the one-step tools,
+/// which ask them; nothing after it is filled.
+pub fn form_answer(
+    filled: &[(String, CallToolResult)],
+    stopped: Option<(&str, FormStop)>,
+) -> CallToolResult {
+    let mut lines: Vec<String> = filled
+        .iter()
+        .map(|(name, result)| format!("{name}: {}", content_text(result)))
+        .collect();
+    let Some((name, stop)) = stopped else {
+        lines.insert(0, format!("Filled {} fields", filled.len()));
+        return CallToolResult::text(lines.join("\n"));
+    };
+    lines.insert(
+        0,
+        format!("Filled {} fields, then stopped at {name:?}", filled.len()),
+    );
+    lines.push(match stop {
+        FormStop::Failed(result) => format!("{name}: {}", content_text(&result)),
+        FormStop::NeedsPerson(why) => format!(
+            "{name}: not done, it needs the person's confirmation ({why}). Fill it with \
+             browser_type, browser_click or browser_select_option, which ask them."
+        ),
+    });
+    lines.push("The fields after it were not filled.".to_owned());
+    CallToolResult::error(lines.join("\n"))
+}
+
+/// A result's text parts, on one line each.
+fn content_text(result: &CallToolResult) -> String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join(" ").replace('\n', " ")
 }
 
 /// An element's number from a `ref`: `"12"` (Playwright's refs are strings), `"[12]"` as the
@@ -241,9 +360,10 @@ impl BrowserTool {
                 scope: None,
                 assign_attr: None,
             },
-            BrowserTool::Click { click_id } => ActionCommand::BrowserClick {
+            BrowserTool::Click { click_id, checked } => ActionCommand::BrowserClick {
                 target: Target::click_id(click_id),
                 strategy: None,
+                checked,
             },
             BrowserTool::Type {
                 click_id,
@@ -385,7 +505,20 @@ impl BrowserTool {
             }
             BrowserTool::Navigate { url } => format!("Navigated to {url}"),
             BrowserTool::NavigateBack => "Went back".to_owned(),
-            BrowserTool::Click { click_id } => format!("Clicked [{click_id}]"),
+            BrowserTool::Click {
+                click_id,
+                checked: None,
+            } => format!("Clicked [{click_id}]"),
+            BrowserTool::Click {
+                click_id,
+                checked: Some(checked),
+            } => {
+                let state = if *checked { "ticked" } else { "unticked" };
+                match result.get("clicked") {
+                    Some(Value::Bool(false)) => format!("[{click_id}] was {state} already"),
+                    _ => format!("Clicked [{click_id}]: it is {state}"),
+                }
+            }
             BrowserTool::Type {
                 click_id, submit, ..
             } => format!(

@@ -84,7 +84,20 @@ export function prepare(target: FrameTarget, purpose: "click" | "type" | "hover"
   if (purpose !== "type" && purpose !== "hover") stepActsOn(el, purpose);
   const out: Prepared = { point, tag: el.localName };
   if (editable !== undefined) out.editable = editable;
+  const checked = purpose === "click" ? checkedState(el) : undefined;
+  if (checked !== undefined) out.checked = checked;
   return out;
+}
+
+/**
+ * Whether a checkbox, radio button or switch is ticked — its own, its label's control's, or its
+ * `aria-checked` — or `undefined` for any other element.
+ */
+function checkedState(el: Element): boolean | undefined {
+  const control = el instanceof HTMLLabelElement ? el.control : el;
+  if (control instanceof HTMLInputElement && (control.type === "checkbox" || control.type === "radio")) return control.checked;
+  const aria = el.getAttribute("aria-checked");
+  return aria === null ? undefined : aria === "true";
 }
 
 /**

@@ -25,6 +25,7 @@ pub fn command_for(
         AgentAction::Click { index } => ActionCommand::BrowserClick {
             target: target(index),
             strategy: None,
+            checked: None,
         },
         AgentAction::Type {
             index,
