@@ -25,6 +25,7 @@ mod http;
 mod llm_client;
 mod mcp_session;
 mod mcp_store;
+mod mcp_upload;
 mod registry;
 mod registry_store;
 mod secret_store;

@@ -36,6 +36,7 @@ use crate::clients::{RunGoal, SubmitAction, TaskClient, TokenCheck, TokenHolder}
 use crate::error::Refusable;
 use crate::http::{error_response, now_ms, query_param, random_bytes, read_body};
 use crate::mcp_store::{McpTokens, SessionStore};
+use crate::mcp_upload;
 use crate::ARTIFACTS;
 
 #[durable_object]
@@ -224,35 +225,22 @@ impl McpSession {
                     ..
                 },
                 Some(session),
+            ) => return self.browser_call(id, session, tool, streams).await,
+            (
+                Call::CallTool {
+                    tool: Ok(Tool::Upload { click_id, file }),
+                    ..
+                },
+                Some(session),
             ) => {
-                let (version, forms) = (session.version.clone(), session.elicitation);
-                match self.call_tool(session, &tool).await? {
-                    Called::Answered(result) => serde_json::to_value(result)?,
-                    Called::NeedsPerson {
-                        task_id,
-                        submit,
-                        why,
-                    } => {
-                        let ask = Ask {
-                            id,
-                            version,
-                            task_id,
-                            submit,
-                            why,
-                            tool,
-                        };
-                        // Asked in their client's form if it takes one; otherwise in the web
-                        // app and the side panel, the call waiting for their answer.
-                        return match (forms, streams) {
-                            (true, true) => self.ask_person(ask),
-                            (_, true) => self.ask_in_app(ask),
-                            (_, false) => {
-                                let id = ask.id.clone();
-                                let result = ask.run_in_app(&self.env).await;
-                                Response::from_json(&JsonRpcResponse::new(id, &result))
-                            }
-                        };
-                    }
+                let task_id = session.task_id.clone().filter(|_| session.started);
+                let Some(task_id) = task_id else {
+                    let result = CallToolResult::error(tools::NO_PAGE_YET);
+                    return Response::from_json(&JsonRpcResponse::new(id, &result));
+                };
+                match mcp_upload::store_given(&self.env, &task_id, click_id, file).await? {
+                    Ok(step) => return self.browser_call(id, session, step, streams).await,
+                    Err(result) => serde_json::to_value(result)?,
                 }
             }
             (
@@ -452,6 +440,46 @@ impl McpSession {
         answer_of(&self.env, &task, tool, &record)
             .await
             .map(Called::Answered)
+    }
+
+    /// A browser tool's call: its step run and answered, or put to the person when it needs
+    /// them — in their client's form if it takes one, otherwise in the web app and the side
+    /// panel, the call waiting for their answer.
+    async fn browser_call(
+        &self,
+        id: RequestId,
+        session: Session,
+        tool: BrowserTool,
+        streams: bool,
+    ) -> Result<Response> {
+        let (version, forms) = (session.version.clone(), session.elicitation);
+        let (task_id, submit, why) = match self.call_tool(session, &tool).await? {
+            Called::Answered(result) => {
+                return Response::from_json(&JsonRpcResponse::new(id, &result))
+            }
+            Called::NeedsPerson {
+                task_id,
+                submit,
+                why,
+            } => (task_id, submit, why),
+        };
+        let ask = Ask {
+            id,
+            version,
+            task_id,
+            submit,
+            why,
+            tool,
+        };
+        match (forms, streams) {
+            (true, true) => self.ask_person(ask),
+            (_, true) => self.ask_in_app(ask),
+            (_, false) => {
+                let id = ask.id.clone();
+                let result = ask.run_in_app(&self.env).await;
+                Response::from_json(&JsonRpcResponse::new(id, &result))
+            }
+        }
     }
 
     /// Fills a form's `fields` one step each, in order, as `browser_*` calls of their own

@@ -41,20 +41,8 @@ pub async fn put_streaming(
         }
         chunk
     });
-    let metadata = HttpMetadata {
-        content_type: Some(content_type.to_owned()),
-        ..HttpMetadata::default()
-    };
-    let put = bucket
-        .put(key, Data::Stream(FixedLengthStream::wrap(body, length)))
-        .http_metadata(metadata)
-        .only_if(Conditional {
-            etag_does_not_match: Some("*".to_owned()),
-            ..Conditional::default()
-        })
-        .execute()
-        .await?;
-    if put.is_none() {
+    let data = Data::Stream(FixedLengthStream::wrap(body, length));
+    if !put_new(bucket, key, content_type, data).await? {
         return Ok(None);
     }
     let digest = hasher.borrow_mut().finalize_reset();
@@ -62,6 +50,46 @@ pub async fn put_streaming(
         size: length,
         sha256: hex::encode(digest),
     }))
+}
+
+/// Writes `bytes` (held already: a file that came inside a request) into R2 under `key`, unless
+/// an object is there already (`Ok(None)`), as [`put_streaming`] does.
+pub async fn put_bytes(
+    bucket: &Bucket,
+    key: &str,
+    content_type: &str,
+    bytes: Vec<u8>,
+) -> worker::Result<Option<StoredObject>> {
+    let stored = StoredObject {
+        size: bytes.len() as u64,
+        sha256: hex::encode(Sha256::digest(&bytes)),
+    };
+    Ok(put_new(bucket, key, content_type, Data::Bytes(bytes))
+        .await?
+        .then_some(stored))
+}
+
+/// Puts `data` under `key` only if nothing is there: whether it was put.
+async fn put_new(
+    bucket: &Bucket,
+    key: &str,
+    content_type: &str,
+    data: Data,
+) -> worker::Result<bool> {
+    let metadata = HttpMetadata {
+        content_type: Some(content_type.to_owned()),
+        ..HttpMetadata::default()
+    };
+    let put = bucket
+        .put(key, data)
+        .http_metadata(metadata)
+        .only_if(Conditional {
+            etag_does_not_match: Some("*".to_owned()),
+            ..Conditional::default()
+        })
+        .execute()
+        .await?;
+    Ok(put.is_some())
 }
 
 /// A parsed `Range: bytes=…` header (a single range; multiple ranges are served whole).

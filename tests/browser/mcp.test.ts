@@ -157,8 +157,7 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
 });
 
 it("refuses an MCP client's click whose form the page pointed elsewhere since it was read — also while the person was asked about it — and nothing reaches the other site", { timeout: 90_000 }, async () => {
-  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await mcpToken("Looks, then acts")}` } } }));
+  const client = await connected("Looks, then acts");
   const panel = await h.context.newPage();
   await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
   const port = new URL(h.a).port;
@@ -195,8 +194,7 @@ it("refuses an MCP client's click whose form the page pointed elsewhere since it
 });
 
 it("fills a form field by field in the real page, leaving a box the person ticked as it is", { timeout: 60_000 }, async () => {
-  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await mcpToken("Forms")}` } } }));
+  const client = await connected("Forms");
   const url = `${h.a}/form.html?fill`;
   await call(client, "browser_navigate", { url });
   const page = await pageAt(h, url);
@@ -226,6 +224,33 @@ it("fills a form field by field in the real page, leaving a box the person ticke
   assert.equal(await page.isChecked("#agree"), false);
   await client.close();
 });
+
+it("puts a file the client gives into the real page's file field", { timeout: 60_000 }, async () => {
+  const client = await connected("Uploads");
+  const url = `${h.a}/form.html?upload`;
+  await call(client, "browser_navigate", { url });
+  const page = await pageAt(h, url);
+  const snapshot = textOf(await call(client, "browser_snapshot"));
+  const line = snapshot.split("\n").find((l) => /type=file|<input[^>]*file/i.test(l));
+  const ref = line?.match(/\[(\d+)\]/)?.[1];
+  assert.ok(ref, `no file field in:\n${snapshot}`);
+  const content = "Order 1057: two parcels.\n";
+  const put = textOf(await call(client, "browser_file_upload", { ref, element: "File", name: "order notes.txt", mimeType: "text/plain", data: Buffer.from(content).toString("base64") }));
+  assert.equal(put, `Put "order notes.txt" into [${ref}]`);
+  const chosen = await page.evaluate(async () => {
+    const file = (document.getElementById("file") as HTMLInputElement).files?.[0];
+    return file === undefined ? null : [file.name, file.type, await file.text()];
+  });
+  assert.deepEqual(chosen, ["order notes.txt", "text/plain", content]);
+  await client.close();
+});
+
+/** An MCP client (no forms) connected with a new token named `name`. */
+async function connected(name: string): Promise<Client> {
+  const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await mcpToken(name)}` } } }));
+  return client;
+}
 
 /** A new MCP token, made as the web app makes one. */
 async function mcpToken(name: string): Promise<string> {

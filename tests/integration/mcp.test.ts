@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type {
   BrowserAction,
   CallToolResult,
+  FrontendEvent,
   JsonRpcErrorResponse,
   McpTokenCreated,
   McpTokenList,
@@ -36,6 +37,7 @@ const TOOLS = [
   "browser_hover",
   "browser_select_option",
   "browser_fill_form",
+  "browser_file_upload",
   "browser_wait_for",
   "browser_tabs",
   "browser_drag",
@@ -403,6 +405,46 @@ describe("MCP over Streamable HTTP", () => {
       'Filled 2 fields, then stopped at "Country"\nName: Typed into [1]\nNewsletter: [2] was ticked already\nCountry: TARGET_NOT_FOUND: no option "Narnia"\nThe fields after it were not filled.',
     );
     assert.equal(ext.received.slice(from).filter((m) => m.type === "browser_action").length, 0, "nothing after the failed field");
+    await client.close();
+    await ext.close();
+  });
+
+  it("keeps a file the client gives among the task's files, then puts it into the page's file field", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-upload");
+    const { token } = await mcpToken();
+    const { client } = await connect(token);
+    const notYet = await client.callTool({ name: "browser_file_upload", arguments: { ref: "1", name: "a.txt", mimeType: "text/plain", data: "aGk=" } });
+    assert.equal(notYet.isError, true);
+    assert.match(text(notYet), /call browser_navigate first/);
+    const start = await openAndRead(ext, client, "http://127.0.0.1:9/apply", 71, {
+      elements: [],
+      text: "[1]<input type=file>CV",
+      title: "Apply",
+    });
+    const web = await WebClient.connect(mimo, start.taskId);
+    const pdf = "%PDF-1.4 my CV";
+
+    // What the person's own attachments may not be, neither may a client's: nothing is stored or sent.
+    const sent = actionsSent(ext);
+    const program = await client.callTool({ name: "browser_file_upload", arguments: { ref: "1", name: "setup.exe", mimeType: "application/x-msdownload", data: "TVo=" } });
+    assert.equal(program.isError, true);
+    assert.match(text(program), /^Not done: /);
+    assert.equal(actionsSent(ext), sent);
+
+    const from = ext.received.length;
+    const uploading = client.callTool({ name: "browser_file_upload", arguments: { ref: "1", element: "CV", name: "CV.pdf", mimeType: "application/pdf", data: Buffer.from(pdf).toString("base64") } });
+    const attached = (await web.waitFor((e) => e.type === "fileAttached", "the client's file among the task's")) as Extract<FrontendEvent, { type: "fileAttached" }>;
+    assert.deepEqual(attached.attachment, { artifactId: attached.attachment.artifactId, name: "CV.pdf", contentType: "application/pdf", size: pdf.length });
+    const put = await nextAction(ext, from);
+    assert.deepEqual([put.name, put.params], ["browser_upload_file", { clickId: 1, expect: {}, artifactId: attached.attachment.artifactId, name: "CV.pdf", contentType: "application/pdf" }]);
+    respond(ext, put, { uploaded: "CV.pdf" });
+    assert.equal(text(await uploading), 'Put "CV.pdf" into [1]');
+    // The extension fetches it as it fetches the person's files.
+    const lookup = await api(mimo, `/api/artifacts/${attached.attachment.artifactId}`, ext.token);
+    assert.equal(lookup.status, 200, await lookup.clone().text());
+    const { downloadUrl } = (await lookup.json()) as { downloadUrl: string };
+    assert.equal(await (await fetch(downloadUrl)).text(), pdf);
+    await web.close();
     await client.close();
     await ext.close();
   });

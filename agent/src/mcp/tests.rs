@@ -194,7 +194,7 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
     let listed: mimo_protocol::mcp::ListToolsResult =
         serde_json::from_value(tools::list()).expect("a tools/list result");
     let listed = listed.tools;
-    assert_eq!(listed.len(), 18);
+    assert_eq!(listed.len(), 19);
     for tool in &listed {
         assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         assert_eq!(tool.input_schema["additionalProperties"], false);
@@ -214,6 +214,7 @@ fn every_listed_tool_is_one_that_parses_and_every_schema_is_an_object() {
                 "ref" | "startRef" | "endRef" => json!("3"),
                 "accept" => json!(true),
                 "values" => json!(["a"]),
+                "data" => json!("aGk="),
                 "fields" => {
                     json!([{ "name": "Name", "type": "textbox", "ref": "3", "value": "Ada" }])
                 }
@@ -1050,5 +1051,42 @@ fn a_form_answers_each_field_and_where_it_stopped() {
     assert!(
         text.contains("browser_type, browser_click or browser_select_option, which ask them"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_file_to_upload_comes_inside_the_call() {
+    let upload = |arguments: serde_json::Value| called("browser_file_upload", arguments);
+    let Tool::Upload { click_id, file } = upload(json!({
+        "ref": "[9]", "element": "Invoice field", "name": "invoice.pdf",
+        "mimeType": "application/pdf", "data": "JVBE\nRi0x"
+    }))
+    .expect("read") else {
+        panic!("not an upload")
+    };
+    assert_eq!(click_id, 9);
+    assert_eq!(file.name, "invoice.pdf");
+    assert_eq!(file.content_type, "application/pdf");
+    assert_eq!(file.bytes, b"%PDF-1");
+    // Its bytes are not written out where the tool is logged.
+    assert!(!format!("{file:?}").contains("37, 80"), "{file:?}");
+
+    let bad = |name: &str, data: &str| {
+        upload(json!({ "ref": "9", "name": name, "mimeType": "text/plain", "data": data }))
+            .expect_err("refused")
+    };
+    assert!(bad("../etc/passwd", "aGk=").contains("is not a file name"));
+    assert!(bad("notes.txt", "not base64!").contains("`data` is not base64"));
+
+    // Stored, it is the catalog's upload of that artifact.
+    let step = tools::BrowserTool::UploadFile {
+        click_id: 9,
+        artifact_id: "art-1".into(),
+        name: "invoice.pdf".into(),
+        content_type: "application/pdf".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(step.command(true, &[]).unwrap()).unwrap(),
+        json!({ "name": "browser_upload_file", "params": { "clickId": 9, "artifactId": "art-1", "name": "invoice.pdf", "contentType": "application/pdf" } })
     );
 }

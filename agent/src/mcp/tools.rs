@@ -18,7 +18,32 @@ use crate::json_schema;
 pub enum Tool {
     Browser(BrowserTool),
     Form(Vec<FormField>),
+    /// A file for a file field: stored among the task's files first, then put into the page
+    /// ([`BrowserTool::UploadFile`]).
+    Upload {
+        click_id: u32,
+        file: GivenFile,
+    },
     Task(TaskTool),
+}
+
+/// A file an MCP client gives (`browser_file_upload`): its bytes come inside the call.
+#[derive(Clone, PartialEq)]
+pub struct GivenFile {
+    pub name: String,
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for GivenFile {
+    // Its bytes are not written out: a log line would hold the whole file.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GivenFile")
+            .field("name", &self.name)
+            .field("content_type", &self.content_type)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 /// A field of `browser_fill_form`: what it is called, and the step that fills it.
@@ -68,6 +93,13 @@ pub enum BrowserTool {
     HandleDialog {
         accept: bool,
         prompt_text: Option<String>,
+    },
+    /// A file stored among the task's files put into a file field.
+    UploadFile {
+        click_id: u32,
+        artifact_id: String,
+        name: String,
+        content_type: String,
     },
 }
 
@@ -130,6 +162,11 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
     }
     if let Some(task) = runs::read(name, &arguments) {
         return Some(task.map(Tool::Task));
+    }
+    if name == "browser_file_upload" {
+        return Some(given_file(&arguments).and_then(|file| {
+            click_id(name, &arguments["ref"]).map(|click_id| Tool::Upload { click_id, file })
+        }));
     }
     if name == "browser_fill_form" {
         let fields = arguments["fields"].as_array().into_iter().flatten();
@@ -256,6 +293,30 @@ fn form_field(field: &Value) -> Result<FormField, String> {
     Ok(FormField { name, step })
 }
 
+/// `browser_file_upload`'s file (checked against the schema): a file name without a folder,
+/// and its base64 content.
+fn given_file(arguments: &Value) -> Result<GivenFile, String> {
+    use base64::Engine;
+    let text = |key: &str| arguments[key].as_str().unwrap_or_default();
+    let name = text("name").trim();
+    if !mimo_protocol::artifact::valid_file_name(name) {
+        return Err(format!(
+            "browser_file_upload: {name:?} is not a file name (1 to {} characters, no folder, no \
+             control characters)",
+            mimo_protocol::artifact::MAX_FILE_NAME_CHARS
+        ));
+    }
+    let data: String = text("data").split_whitespace().collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| format!("browser_file_upload: `data` is not base64 ({e})"))?;
+    Ok(GivenFile {
+        name: name.to_owned(),
+        content_type: text("mimeType").trim().to_owned(),
+        bytes,
+    })
+}
+
 /// How filling a form stopped before its last field.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FormStop {
@@ -308,6 +369,9 @@ fn content_text(result: &CallToolResult) -> String {
     texts.join(" ").replace('\n', " ")
 }
 
+/// Why a step on a page cannot run before the session's first navigation.
+pub const NO_PAGE_YET: &str = "no page is open for this session yet: call browser_navigate first";
+
 /// An element's number from a `ref`: `"12"` (Playwright's refs are strings), `"[12]"` as the
 /// snapshot shows it, or `12`.
 fn click_id(name: &str, reference: &Value) -> Result<u32, String> {
@@ -339,9 +403,7 @@ impl BrowserTool {
     pub fn command(&self, started: bool, tabs: &[i32]) -> Result<ActionCommand, String> {
         if !started {
             let BrowserTool::Navigate { url } = self else {
-                return Err(
-                    "no page is open for this session yet: call browser_navigate first".into(),
-                );
+                return Err(NO_PAGE_YET.into());
             };
             return Ok(ActionCommand::TaskStart {
                 url: Some(url.clone()),
@@ -415,6 +477,17 @@ impl BrowserTool {
             } => ActionCommand::BrowserDialog {
                 accept,
                 text: prompt_text,
+            },
+            BrowserTool::UploadFile {
+                click_id,
+                artifact_id,
+                name,
+                content_type,
+            } => ActionCommand::BrowserUploadFile {
+                target: Target::click_id(click_id),
+                artifact_id,
+                name,
+                content_type,
             },
             BrowserTool::Tabs(action) => {
                 let tab = |index: usize| {
@@ -537,6 +610,9 @@ impl BrowserTool {
                     "{} the dialog",
                     if *accept { "Accepted" } else { "Dismissed" }
                 )
+            }
+            BrowserTool::UploadFile { click_id, name, .. } => {
+                format!("Put {name:?} into [{click_id}]")
             }
             BrowserTool::Tabs(_) => tabs_text(&task_tabs(record)),
         };

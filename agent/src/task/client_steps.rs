@@ -163,6 +163,10 @@ fn as_agent_action(command: &ActionCommand) -> Option<AgentAction> {
             text: text.clone(),
             submit: submit.unwrap_or(false),
         },
+        ActionCommand::BrowserUploadFile { target, name, .. } => AgentAction::UploadFile {
+            index: target.click_id?,
+            file: name.clone(),
+        },
         ActionCommand::BrowserDialog { accept, text } => AgentAction::Dialog {
             accept: *accept,
             text: text.clone(),
