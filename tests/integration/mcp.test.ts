@@ -422,13 +422,17 @@ describe("MCP over Streamable HTTP", () => {
       title: "Apply",
     });
     const web = await WebClient.connect(mimo, start.taskId);
-    const pdf = "%PDF-1.4 my CV";
+    // Larger than what other routes take (256 KiB), as a scanned document is.
+    const pdf = `%PDF-1.4 my CV ${"0123456789abcdef".repeat(25_000)}`;
 
     // What the person's own attachments may not be, neither may a client's: nothing is stored or sent.
     const sent = actionsSent(ext);
     const program = await client.callTool({ name: "browser_file_upload", arguments: { ref: "1", name: "setup.exe", mimeType: "application/x-msdownload", data: "TVo=" } });
     assert.equal(program.isError, true);
     assert.match(text(program), /^Not done: /);
+    const huge = await client.callTool({ name: "browser_file_upload", arguments: { ref: "1", name: "scan.pdf", mimeType: "application/pdf", data: Buffer.alloc(10 * 1024 * 1024 + 1).toString("base64") } });
+    assert.equal(huge.isError, true);
+    assert.match(text(huge), /^Not done: .*10485760/);
     assert.equal(actionsSent(ext), sent);
 
     const from = ext.received.length;

@@ -457,13 +457,14 @@ async fn with_body_read(
     Ok(Ok(Request::new_with_init(req.url()?.as_str(), &init)?))
 }
 
-/// The most an API request's body may hold: a poll carries up to four extension frames; every
-/// other route takes small JSON (a chat message, a skill, an action).
+/// The most an API request's body may hold: a poll carries up to four extension frames, an MCP
+/// call a file to upload; every other route takes small JSON (a chat message, a skill, an
+/// action).
 fn body_limit(path: &str) -> u64 {
-    if path == "/api/extension/poll" {
-        MAX_POLL_BODY_BYTES as u64
-    } else {
-        artifacts::DRAIN_LIMIT_BYTES
+    match path {
+        "/api/extension/poll" => MAX_POLL_BODY_BYTES as u64,
+        "/mcp" => mcp::MAX_BODY_BYTES,
+        _ => artifacts::DRAIN_LIMIT_BYTES,
     }
 }
 

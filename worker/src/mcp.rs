@@ -21,6 +21,11 @@ use crate::auth;
 /// Where the protected resource metadata (RFC 9728) is served.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
+/// The most a `/mcp` request may hold: a `browser_file_upload` carries its file, up to an
+/// attachment's limit, in base64 (4 bytes for every 3), with room for the rest of the call.
+pub const MAX_BODY_BYTES: u64 =
+    mimo_protocol::artifact::ATTACHMENT_MAX_BYTES.div_ceil(3) * 4 + 64 * 1024;
+
 /// `POST` and `DELETE /mcp` (the body already read, the client not over the failure limit).
 pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response> {
     let origin = req.url()?.origin().ascii_serialization();
