@@ -476,7 +476,7 @@ impl McpSession {
             (_, true) => self.ask_in_app(ask),
             (_, false) => {
                 let id = ask.id.clone();
-                let result = ask.run_in_app(&self.env).await;
+                let result = ask.run(&self.env, ClientConsent::AskInApp).await;
                 Response::from_json(&JsonRpcResponse::new(id, &result))
             }
         }
@@ -525,49 +525,45 @@ impl McpSession {
             asking: asking.clone(),
         };
         let waiting = Waiting::Ask(question, receiver);
-        let frames =
-            futures_util::stream::unfold(Some(waiting), move |state| {
-                let _ = &forget;
-                let (env, asking, key) = (env.clone(), asking.clone(), key.clone());
-                let ask = ask.clone();
-                async move {
-                    match state? {
-                        Waiting::Ask(question, receiver) => {
-                            Some((Ok(question), Some(Waiting::Answer(receiver))))
-                        }
-                        Waiting::Answer(receiver) => {
-                            let left = deadline.saturating_sub(now_ms()).min(KEEP_ALIVE_MS);
-                            let answer =
-                                match select(receiver, Delay::from(Duration::from_millis(left)))
-                                    .await
-                                {
-                                    Either::Left((answer, _)) => answer.ok(),
-                                    Either::Right((_, receiver)) if now_ms() < deadline => {
-                                        let alive = b": waiting for the person\n\n".to_vec();
-                                        return Some((Ok(alive), Some(Waiting::Answer(receiver))));
-                                    }
-                                    Either::Right(_) => None,
-                                };
-                            asking.borrow_mut().remove(&key);
-                            let result = match answer {
-                                Some(result) => match elicit::decision(result.as_ref()) {
-                                    Decision::Approved => {
-                                        ask.run(&env, ClientConsent::ConfirmedInClient).await
-                                    }
-                                    Decision::NotApproved(how) => {
-                                        Ok(elicit::not_approved(&how, &ask.why))
-                                    }
-                                },
-                                None => Ok(elicit::unanswered(&ask.why)),
-                            };
-                            let result = result.unwrap_or_else(|e| {
-                                CallToolResult::error(format!("the step could not be run: {e}"))
-                            });
-                            Some((sse(&JsonRpcResponse::new(ask.id.clone(), &result)), None))
-                        }
+        let frames = futures_util::stream::unfold(Some(waiting), move |state| {
+            let _ = &forget;
+            let (env, asking, key) = (env.clone(), asking.clone(), key.clone());
+            let ask = ask.clone();
+            async move {
+                match state? {
+                    Waiting::Ask(question, receiver) => {
+                        Some((Ok(question), Some(Waiting::Answer(receiver))))
+                    }
+                    Waiting::Answer(receiver) => {
+                        let left = deadline.saturating_sub(now_ms()).min(KEEP_ALIVE_MS);
+                        let answer = match select(
+                            receiver,
+                            Delay::from(Duration::from_millis(left)),
+                        )
+                        .await
+                        {
+                            Either::Left((answer, _)) => answer.ok(),
+                            Either::Right((_, receiver)) if now_ms() < deadline => {
+                                let alive = b": waiting for the person\n\n".to_vec();
+                                return Some((Ok(alive), Some(Waiting::Answer(receiver))));
+                            }
+                            Either::Right(_) => None,
+                        };
+                        asking.borrow_mut().remove(&key);
+                        let result = match answer {
+                            Some(result) => match elicit::decision(result.as_ref()) {
+                                Decision::Approved => {
+                                    ask.run(&env, ClientConsent::ConfirmedInClient).await
+                                }
+                                Decision::NotApproved(how) => elicit::not_approved(&how, &ask.why),
+                            },
+                            None => elicit::unanswered(&ask.why),
+                        };
+                        Some((sse(&JsonRpcResponse::new(ask.id.clone(), &result)), None))
                     }
                 }
-            });
+            }
+        });
         event_stream(frames)
     }
 }
@@ -581,7 +577,7 @@ impl McpSession {
         let env = self.env.clone();
         let id = ask.id.clone();
         let held: LocalBoxFuture<'static, CallToolResult> =
-            Box::pin(async move { ask.run_in_app(&env).await });
+            Box::pin(async move { ask.run(&env, ClientConsent::AskInApp).await });
         let frames = futures_util::stream::unfold(Some(held), move |state| {
             let id = id.clone();
             async move {
@@ -629,16 +625,15 @@ struct Ask {
 }
 
 impl Ask {
-    /// The step held for the person's answer in the web app, as the call's result.
-    async fn run_in_app(&self, env: &Env) -> CallToolResult {
-        self.run(env, ClientConsent::AskInApp)
+    /// Submits the step again, approved by the person in their client or to be asked in the web
+    /// app (`consent`): run once, answered from its outcome, or with why it did not run.
+    async fn run(&self, env: &Env, consent: ClientConsent) -> CallToolResult {
+        self.submit(env, consent)
             .await
             .unwrap_or_else(|e| CallToolResult::error(format!("the step could not be run: {e}")))
     }
 
-    /// Submits the step again, approved by the person in their client or to be asked in the web
-    /// app (`consent`): run once, answered from its outcome, or with why it did not run.
-    async fn run(&self, env: &Env, consent: ClientConsent) -> Result<CallToolResult> {
+    async fn submit(&self, env: &Env, consent: ClientConsent) -> Result<CallToolResult> {
         let task = TaskClient::new(env, &self.task_id)?;
         Ok(match task.submit(&self.submit, consent).await.refusal()? {
             Ok(Some(record)) => answer_of(env, &task, &self.tool, &record).await?,
