@@ -15,7 +15,7 @@ import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { changedSince, EXPECTS_EFFECT, noEffect, stepJudged, tabState } from "./effects.ts";
 import { frameCall } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
-import { addTab, openedFrom } from "./task-tabs.ts";
+import { addTab, bringForward, openedFrom } from "./task-tabs.ts";
 import { leaveTab, tabsOf } from "./tasks.ts";
 import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
 import { actionLabel } from "./overlay-state.ts";
@@ -72,6 +72,13 @@ export class Executor {
     const notes = [...(ctx.moved !== undefined ? [ctx.moved] : []), ...dialogs.takeNotes(ctx.tabId)];
     const open = dialogs.current(ctx.tabId);
     if (open !== undefined && action.name !== "browser_dialog") throw heldByDialog(open);
+    // A tab hidden behind another of its window (one the person opened there) takes input
+    // slowly and opens no tab: it is shown first, as a person would look at it. Not a tab the
+    // task adopted from the person ("continue on this page"): that would take their view.
+    const mutating = ACTION_TRAITS[action.name].mutating;
+    if (mutating && !ctx.tab.active && !(ctx.task.adopted ?? []).includes(ctx.tabId)) {
+      await bringForward(ctx.tabId);
+    }
     // The overlay says what Mimo does now (drawn only while it is `ongoing`; not over a dialog).
     const label = open === undefined ? actionLabel(action) : undefined;
     // Stored before the overlay is drawn: whatever draws it again (a status change, a reload)
@@ -97,7 +104,7 @@ export class Executor {
     ]);
     stages.mark("baseline");
     // A tab the page opens while a step acts in it is the step's doing, and joins the task.
-    const stepEnded = ACTION_TRAITS[action.name].mutating ? this.#deps.newTabs.acting(ctx.tabId, this.#deps.now) : undefined;
+    const stepEnded = mutating ? this.#deps.newTabs.acting(ctx.tabId, this.#deps.now) : undefined;
     const running = handler.run(ctx, action.params);
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);

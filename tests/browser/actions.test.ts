@@ -802,9 +802,8 @@ describe("several tabs per task", () => {
       await fails(h, taskId, { name: "browser_dom_index", params: {} }, "INVALID_TASK_TAB", { tabId });
     }
 
-    // The person goes back to the task's tab; the task's own click there opens a tab, which
-    // joins the task as before.
-    await page.bringToFront();
+    // The task's own click opens a tab, which joins the task as before: its tab, hidden behind
+    // the one the person opened in its window, is shown first (hidden, the click opens nothing).
     const clicked = await ok(h, taskId, { name: "browser_click", params: { clickId: el(list, "Delivery note 1041").clickId } });
     const joined = clicked.record.outcome!.tabId!;
     assert.ok(joined !== first && !ids.includes(joined), `${joined} is the step's new tab`);

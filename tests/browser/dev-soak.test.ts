@@ -155,8 +155,11 @@ class Probe {
   private async loop(): Promise<void> {
     for (let i = 0; this.running; i++) {
       const route = i % 2 === 0 ? "/api/tasks" : "/task/some/page";
-      const phase = this.phase;
+      const asked = this.phase;
       const answer = await get(`${this.dev.url}${route}`, this.dev.token);
+      // A probe in flight when a process is killed fails in the phase of the kill, not in the
+      // one it was sent in: named by both when they differ ("task → workerd killed").
+      const phase = this.phase === asked ? asked : `${asked} → ${this.phase}`;
       if (answer === 200) this.answered++;
       else this.failures.push({ phase, what: `${route}: ${answer}` });
       await sleep(200);
