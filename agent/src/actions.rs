@@ -173,7 +173,7 @@ impl Timeouts {
                 u64::from(timeout_ms.unwrap_or(10_000)) + self.grace_ms
             }
             // The wait for the page to load, then the captures.
-            BrowserObserve { timeout_ms } => {
+            BrowserObserve { timeout_ms, .. } => {
                 u64::from(timeout_ms.unwrap_or(10_000)) + self.slow_exec_ms
             }
             // A command's own timeout, which the bridge enforces.

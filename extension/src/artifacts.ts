@@ -43,8 +43,19 @@ async function failure(what: string, res: Response): Promise<ActionError> {
 export type UploadRequest = { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string };
 export type Uploaded = { artifactId: string; url: string };
 
-export async function uploadArtifact(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<Uploaded> {
+/**
+ * What an upload's caller waits for: the artifact `stored` (its bytes in R2), or only
+ * `granted` (its id known; the bytes stored right after, a failure logged) — for a reader that
+ * does not fetch it at once, whose work should not wait for the transfer.
+ */
+export type UploadWait = "stored" | "granted";
+
+export async function uploadArtifact(server: ServerAccess, request: UploadRequest, body: Uint8Array, wait: UploadWait = "stored"): Promise<Uploaded> {
   const started = await startUpload(server, request, body);
+  if (wait === "granted") {
+    started.stored.catch((error: unknown) => console.warn(`mimo: the ${request.kind} ${started.artifactId} was not stored: ${error instanceof Error ? error.message : String(error)}`));
+    return { artifactId: started.artifactId, url: started.downloadUrl };
+  }
   return { artifactId: started.artifactId, url: await started.stored };
 }
 
@@ -53,7 +64,7 @@ export async function uploadArtifact(server: ServerAccess, request: UploadReques
  * its way; `stored` resolves with the download URL once it is stored. Whoever has other work to
  * do meanwhile does it before awaiting `stored`.
  */
-export async function startUpload(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<{ artifactId: string; stored: Promise<string> }> {
+export async function startUpload(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<{ artifactId: string; downloadUrl: string; stored: Promise<string> }> {
   const base = server.serverUrl.replace(/\/+$/, "");
   const auth = { authorization: `Bearer ${server.token}` };
   // Evidence is filtered here, for every kind of text artifact: secrets, and personal data
@@ -102,7 +113,7 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
   const stored = put().catch((error: unknown) => Promise.reject(refused(error)));
   // Awaited by the caller, later: not an unhandled rejection in the meantime.
   stored.catch(() => undefined);
-  return { artifactId: grant.artifactId, stored };
+  return { artifactId: grant.artifactId, downloadUrl: grant.downloadUrl, stored };
 }
 
 /** The bytes of a stored artifact of one of this extension's tasks, at most `maxBytes`. */

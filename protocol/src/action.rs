@@ -317,6 +317,13 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         timeout_ms: Option<u32>,
+        /// Whether the result waits until the screenshot and the readable text are stored
+        /// (the default). `false`: it comes as soon as each has its artifact id, and their bytes
+        /// are stored right after — for a reader that takes neither from R2 at once (the agent
+        /// whose model is not shown the screenshot: the text comes inline).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        wait_stored: Option<bool>,
     },
     BrowserXpathScan {
         #[serde(default, skip_serializing_if = "Option::is_none")]

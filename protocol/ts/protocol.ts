@@ -184,7 +184,14 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
+assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, 
+/**
+ * Whether the result waits until the screenshot and the readable text are stored
+ * (the default). `false`: it comes as soon as each has its artifact id, and their bytes
+ * are stored right after — for a reader that takes neither from R2 at once (the agent
+ * whose model is not shown the screenshot: the text comes inline).
+ */
+waitStored?: boolean, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
 /**
  * A checkbox, radio button or switch to be left in this state: its state is read just
  * before acting and it is clicked only when it is not in it already, so a step that
@@ -446,7 +453,14 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
+assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, 
+/**
+ * Whether the result waits until the screenshot and the readable text are stored
+ * (the default). `false`: it comes as soon as each has its artifact id, and their bytes
+ * are stored right after — for a reader that takes neither from R2 at once (the agent
+ * whose model is not shown the screenshot: the text comes inline).
+ */
+waitStored?: boolean, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
 /**
  * A checkbox, radio button or switch to be left in this state: its state is read just
  * before acting and it is clicked only when it is not in it already, so a step that

@@ -11,6 +11,7 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitResult } from "../../protocol/ts/protocol.ts";
 import type { CallToolResult } from "../../protocol/ts/protocol.ts";
 import { logged, pageAt, pageLog, signedInApp, sinkRequests, startHarness } from "./harness.ts";
+import type { Page } from "playwright-core";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -107,9 +108,9 @@ it("answers the page's dialogs and drags with the real extension; accepting an i
   const panel = await h.context.newPage();
   await panel.goto(`chrome-extension://${h.extensionId}/side_panel.html`);
   const url = `${h.a}/dialogs.html`;
-  await call(client, "browser_navigate", { url });
-  const page = await pageAt(h, url);
-  let snapshot = textOf(await call(client, "browser_snapshot"));
+  const first = await open(client, url);
+  const page = first.page;
+  let snapshot = first.snapshot;
   // A prompt, answered with a text.
   const opened = textOf(await call(client, "browser_click", { ref: refOf(snapshot, "Rename folder"), element: "Rename folder" }));
   assert.match(opened, /prompt/i, opened);
@@ -196,9 +197,7 @@ it("refuses an MCP client's click whose form the page pointed elsewhere since it
 it("fills a form field by field in the real page, leaving a box the person ticked as it is", { timeout: 60_000 }, async () => {
   const client = await connected("Forms");
   const url = `${h.a}/form.html?fill`;
-  await call(client, "browser_navigate", { url });
-  const page = await pageAt(h, url);
-  const snapshot = textOf(await call(client, "browser_snapshot"));
+  const { page, snapshot } = await open(client, url);
   // The person ticked "I agree" already: a click would untick it.
   await page.check("#agree");
   const fields = [
@@ -228,9 +227,7 @@ it("fills a form field by field in the real page, leaving a box the person ticke
 it("puts a file the client gives into the real page's file field", { timeout: 60_000 }, async () => {
   const client = await connected("Uploads");
   const url = `${h.a}/form.html?upload`;
-  await call(client, "browser_navigate", { url });
-  const page = await pageAt(h, url);
-  const snapshot = textOf(await call(client, "browser_snapshot"));
+  const { page, snapshot } = await open(client, url);
   const line = snapshot.split("\n").find((l) => /type=file|<input[^>]*file/i.test(l));
   const ref = line?.match(/\[(\d+)\]/)?.[1];
   assert.ok(ref, `no file field in:\n${snapshot}`);
@@ -250,6 +247,13 @@ async function connected(name: string): Promise<Client> {
   const client = new Client({ name: "mimo-browser-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${h.mimo.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${await mcpToken(name)}` } } }));
   return client;
+}
+
+/** `url` opened by the MCP client: the page as Playwright sees it, and the client's snapshot of it. */
+async function open(client: Client, url: string): Promise<{ page: Page; snapshot: string }> {
+  await call(client, "browser_navigate", { url });
+  const page = await pageAt(h, url);
+  return { page, snapshot: textOf(await call(client, "browser_snapshot")) };
 }
 
 /** A new MCP token, made as the web app makes one. */
@@ -307,9 +311,7 @@ it("asks the person in their MCP client before an irreversible step, and runs it
 
   h.context.on("dialog", () => undefined);
   const url = `${h.a}/dialogs.html`;
-  await call(client, "browser_navigate", { url });
-  const page = await pageAt(h, url);
-  const snapshot = textOf(await call(client, "browser_snapshot"));
+  const { page, snapshot } = await open(client, url);
   await call(client, "browser_click", { ref: refOf(snapshot, "Empty trash"), element: "Empty trash" });
 
   // Declined, then submitted unticked: OK was never pressed, the question is still open.

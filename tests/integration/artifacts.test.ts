@@ -50,6 +50,12 @@ async function errorCode(res: Response): Promise<string> {
   return ((await res.json()) as { code: string }).code;
 }
 
+/** A refusal's code and whether asking again may succeed. */
+async function refusal(res: Response): Promise<{ code: string; retryable: boolean }> {
+  const { code, retryable } = (await res.json()) as { code: string; retryable: boolean };
+  return { code, retryable };
+}
+
 /** Stores `bytes` as a new artifact of `taskId` and returns its id. */
 async function store(taskId: string, bytes: Uint8Array, kind: PresignRequest["kind"] = "screenshot", contentType = "image/png") {
   const grant = await granted({ taskId, kind, contentType, contentLength: bytes.length });
@@ -73,8 +79,12 @@ describe("artifact round trips", () => {
     const taskId = await newTask(mimo);
     const png = randomBytes(4096);
     const grant = await granted({ taskId, kind: "screenshot", contentType: "image/png", contentLength: png.length });
-    // The grant's download URL serves nothing until the upload is stored, then the upload.
+    // The grant's download URL serves nothing until the upload is stored, then the upload;
+    // asked for meanwhile, the server says it may come (a step's captures are stored after it).
     assert.equal((await fetch(grant.downloadUrl)).status, 404);
+    const early = await lookup(grant.artifactId);
+    assert.equal(early.status, 404);
+    assert.deepEqual(await refusal(early), { code: "NOT_FOUND", retryable: true });
     const put = await upload(grant.uploadUrl, png, "image/png");
     assert.equal(put.status, 201, await put.clone().text());
     const stored = (await put.json()) as { size: number; sha256: string };
@@ -378,7 +388,9 @@ describe("artifact refusals", () => {
     assert.equal(await errorCode(res), "PERMISSION_DENIED");
     assert.equal((await fetch(url, { method: "PUT", body: "x" })).status, 405);
     const unknown = `${taskId}.${"ab".repeat(16)}`;
-    assert.equal((await lookup(unknown)).status, 404);
+    const never = await lookup(unknown);
+    assert.equal(never.status, 404);
+    assert.deepEqual(await refusal(never), { code: "NOT_FOUND", retryable: false }, "asked again, it will not come");
     assert.equal((await lookup("not-an-artifact")).status, 404);
     assert.equal((await api(mimo, `/api/artifacts/${grant.artifactId}`, null)).status, 401);
     assert.equal((await fetch(`${mimo.url}/artifacts/download/${unknown}?kind=screenshot&expires=1&sig=00`)).status, 403);

@@ -63,6 +63,22 @@ async function connect(token: string): Promise<{ client: Client; transport: Stre
   return { client, transport };
 }
 
+/** An extension stand-in called `name` and an MCP client of a token of its own; `end` closes both. */
+async function session(name: string): Promise<{ ext: ExtensionClient; token: string; client: Client; end: () => Promise<void> }> {
+  const ext = await ExtensionClient.connect(mimo, name);
+  const { token } = await mcpToken();
+  const { client } = await connect(token);
+  return {
+    ext,
+    token,
+    client,
+    end: async () => {
+      await client.close();
+      await ext.close();
+    },
+  };
+}
+
 /** One raw POST /mcp. */
 function rpc(token: string | null, body: unknown, headers: Record<string, string> = {}, method = "POST"): Promise<Response> {
   return fetch(`${mimo.url}/mcp`, {
@@ -287,9 +303,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("runs tool calls as actions of the session's task, and the consent gate holds what needs the person", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-runner");
-    const { token } = await mcpToken();
-    const { client } = await connect(token);
+    const { ext, client, end } = await session("mcp-runner");
 
     const before = await client.callTool({ name: "browser_snapshot", arguments: {} });
     assert.equal(before.isError, true);
@@ -356,14 +370,11 @@ describe("MCP over Streamable HTTP", () => {
       ["task_start", "browser_dom_index", "browser_type", "browser_open_tab", "browser_switch_tab"],
     );
     assert.equal(actionsSent(ext), sent, "nothing reached the extension");
-    await client.close();
-    await ext.close();
+    await end();
   });
 
   it("fills a form one action per field, in order, and stops at the first that fails", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-form");
-    const { token } = await mcpToken();
-    const { client } = await connect(token);
+    const { ext, client, end } = await session("mcp-form");
     await openAndRead(ext, client, "http://127.0.0.1:9/signup", 61, {
       elements: [],
       text: "[1]<input placeholder=Name>\n[2]<input type=checkbox checked>Newsletter\n[3]<select>Country",
@@ -392,7 +403,7 @@ describe("MCP over Streamable HTTP", () => {
     respond(ext, tick, { clicked: false, checked: true });
     const select = await nextAction(ext, from);
     assert.equal(select.name, "browser_select_option");
-    from = ext.received.length;
+    const sent = actionsSent(ext);
     ext.send({ type: "action_ack", actionId: select.actionId, attempt: select.attempt, taskId: select.taskId });
     ext.send({
       type: "action_result",
@@ -404,15 +415,12 @@ describe("MCP over Streamable HTTP", () => {
       text(filled),
       'Filled 2 fields, then stopped at "Country"\nName: Typed into [1]\nNewsletter: [2] was ticked already\nCountry: TARGET_NOT_FOUND: no option "Narnia"\nThe fields after it were not filled.',
     );
-    assert.equal(ext.received.slice(from).filter((m) => m.type === "browser_action").length, 0, "nothing after the failed field");
-    await client.close();
-    await ext.close();
+    assert.equal(actionsSent(ext), sent, "nothing after the failed field");
+    await end();
   });
 
   it("keeps a file the client gives among the task's files, then puts it into the page's file field", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-upload");
-    const { token } = await mcpToken();
-    const { client } = await connect(token);
+    const { ext, client, end } = await session("mcp-upload");
     const notYet = await client.callTool({ name: "browser_file_upload", arguments: { ref: "1", name: "a.txt", mimeType: "text/plain", data: "aGk=" } });
     assert.equal(notYet.isError, true);
     assert.match(text(notYet), /call browser_navigate first/);
@@ -449,15 +457,12 @@ describe("MCP over Streamable HTTP", () => {
     const { downloadUrl } = (await lookup.json()) as { downloadUrl: string };
     assert.equal(await (await fetch(downloadUrl)).text(), pdf);
     await web.close();
-    await client.close();
-    await ext.close();
+    await end();
   });
 
   it("holds a step the person must confirm for their answer in the web app when the client takes no forms", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-held");
-    const { token } = await mcpToken();
     // The SDK's client declares no elicitation: it cannot put the question to the person.
-    const { client } = await connect(token);
+    const { ext, client, end } = await session("mcp-held");
     const start = await openAndRead(ext, client, "http://127.0.0.1:9/account", 51, {
       elements: [
         { clickId: 1, tag: "button", text: "Delete account", frameId: 0, bbox: { x: 0, y: 0, w: 10, h: 10 } },
@@ -506,15 +511,12 @@ describe("MCP over Streamable HTTP", () => {
     respond(ext, await nextAction(ext, from), {});
     assert.notEqual(((await saving) as CallToolResult).isError, true);
     web.close();
-    await client.close();
-    await ext.close();
+    await end();
   });
 
   // Last: it restarts the runtime.
   it("makes one task of a session's first tool calls sent at once", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-racer");
-    const { token } = await mcpToken();
-    const { client } = await connect(token);
+    const { ext, client, end } = await session("mcp-racer");
     const calls = Promise.all(["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"].map((url) => client.callTool({ name: "browser_navigate", arguments: { url } })));
     // The stand-in extension answers whatever it is sent until both calls are answered.
     const done = calls.then(() => null);
@@ -539,11 +541,11 @@ describe("MCP over Streamable HTTP", () => {
     assert.equal(index.taskId, actions[0]!.taskId);
     respond(ext, index, { elements: [], text: "[1]<button>Buy</button>", url: "http://127.0.0.1:9/a", title: "A", tabs: [] });
     await snapshotting;
-    await ext.close();
+    await end();
   });
 
   it("runs Mimo's agent on a goal: its answer in the schema asked for, the session's runs listed, a run canceled, another session's refused", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-agent");
+    const { ext, token, client, end } = await session("mcp-agent");
     // The stand-in answers every action at once, but keeps running the task_start of a page
     // called slow (acked, never answered): that run waits until it is canceled.
     const page = { elements: [{ clickId: 1, tag: "b", text: "12.50", frameId: 0 }], text: "Blue mug [1]<b>12.50</b>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
@@ -553,8 +555,6 @@ describe("MCP over Streamable HTTP", () => {
       if (action.name === "task_start") return { result: { tabId: 21, windowId: 4, url } };
       return { result: action.name === "browser_observe" ? observation(page, "Blue mug, 12.50") : {} };
     });
-    const { token } = await mcpToken();
-    const { client } = await connect(token);
     const priceSchema = { type: "object", properties: { price: { type: "number" } }, required: ["price"] };
     mimo.llm.script([
       agentStep({ navigate: { url: "http://127.0.0.1:9/shop" } }, "Opening the shop."),
@@ -599,18 +599,16 @@ describe("MCP over Streamable HTTP", () => {
     assert.equal(refused.isError, true);
     assert.match(text(refused), /no task .* was run in this session/);
     assert.match(text(await other.client.callTool({ name: "list_tasks", arguments: {} })), /No task was run in this session yet/);
-    await ext.close();
+    await end();
   });
 
   it("a run's step that needs the person waits for them in the web app: no MCP call can approve it", async () => {
-    const ext = await ExtensionClient.connect(mimo, "mcp-agent-confirm");
+    const { ext, client, end } = await session("mcp-agent-confirm");
     const page = { elements: [{ clickId: 1, tag: "button", text: "Buy now", frameId: 0 }], text: "Blue mug 12.50\n[1]<button>Buy now</button>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
     ext.serve((action) => {
       if (action.name === "task_start") return { result: { tabId: 22, windowId: 5, url: "http://127.0.0.1:9/shop" } };
       return { result: action.name === "browser_observe" ? observation(page, "Blue mug, 12.50") : {} };
     });
-    const { token } = await mcpToken();
-    const { client } = await connect(token);
     mimo.llm.script([
       agentStep({ navigate: { url: "http://127.0.0.1:9/shop" } }, "Opening the shop."),
       agentStep({ click: { index: 1 } }, "Buying."),
@@ -635,7 +633,7 @@ describe("MCP over Streamable HTTP", () => {
     const done = (await client.callTool({ name: "get_task", arguments: { taskId, waitSeconds: 30 } })) as CallToolResult;
     assert.match(text(done), new RegExp(`^Task ${taskId} finished in 3 steps\\.\\n\\nBought the blue mug\\.`));
     assert.deepEqual((await clicks()).map((a) => a.state), ["succeeded"]);
-    await Promise.all([web.close(), ext.close()]);
+    await Promise.all([web.close(), end()]);
   });
 
   it("keeps a session, its revision and its task across a restart of the runtime", async () => {

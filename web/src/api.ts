@@ -198,9 +198,24 @@ export function taskSocketUrl(taskId: string, ticket: string, lastSeq: number): 
   return `${scheme}//${base.host}/ws/web?${params.toString()}`;
 }
 
-/** A fresh, expiring download URL of a stored artifact (a step's screenshot, say). */
+/** How often, and how far apart, a download URL is asked for again while its artifact is on its way. */
+const ARTIFACT_TRIES = 6;
+const ARTIFACT_RETRY_MS = 250;
+
+/**
+ * A fresh, expiring download URL of a stored artifact (a step's screenshot, say). One that may
+ * come (the server says so: a step's captures are stored just after the step) is asked for
+ * again, for a few seconds.
+ */
 export async function artifactUrl(token: string, artifactId: string): Promise<string> {
-  return (await getJson<DownloadResponse>(`/api/artifacts/${encodeURIComponent(artifactId)}`, token)).downloadUrl;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await getJson<DownloadResponse>(`/api/artifacts/${encodeURIComponent(artifactId)}`, token)).downloadUrl;
+    } catch (error) {
+      if (!(error instanceof ApiError && error.retryable) || attempt >= ARTIFACT_TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, ARTIFACT_RETRY_MS * attempt));
+    }
+  }
 }
 
 /**

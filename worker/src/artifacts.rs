@@ -141,10 +141,15 @@ pub async fn lookup(
     let stored = record.stored_at.is_some() || confirm_direct_upload(env, &id, &record).await?;
     let kind: Option<ArtifactKind> = record.kind.parse().ok();
     let (true, Some(kind)) = (stored, kind) else {
-        return error_response(&ErrorObject::new(
-            ErrorCode::NotFound,
-            "the artifact was granted but its upload has not completed",
-        ));
+        // Asked again, it may be there: an observation's captures are stored just after the
+        // step that took them (`browser_observe`'s `waitStored`).
+        return error_response(&ErrorObject {
+            retryable: true,
+            ..ErrorObject::new(
+                ErrorCode::NotFound,
+                "the artifact was granted but its upload has not completed",
+            )
+        });
     };
     let now = now_ms();
     let grant = grant_download(id.clone(), kind, now, DEFAULT_DOWNLOAD_EXPIRY_SECS);

@@ -603,10 +603,14 @@ impl Conversation {
     /// The latest page, when the model is shown its screenshot: vision is on, the model has not
     /// refused one during this run, and the page has one. Only the latest page's is ever sent.
     pub(super) fn page_screenshot(&self) -> Option<&Observation> {
-        let run = self.run.as_ref()?;
-        let page = run.observation.as_ref()?;
-        let shown = self.config.vision && !run.images_refused;
-        (shown && page.screenshot_artifact_id.is_some()).then_some(page)
+        let page = self.run.as_ref()?.observation.as_ref()?;
+        (self.shows_screenshots() && page.screenshot_artifact_id.is_some()).then_some(page)
+    }
+
+    /// Whether the run's model is shown the page's screenshot: vision is on, and the model has
+    /// not refused one during this run.
+    pub(super) fn shows_screenshots(&self) -> bool {
+        self.config.vision && self.run.as_ref().is_some_and(|run| !run.images_refused)
     }
 
     /// The context the run's prompt fits in: the configured one, halved for each of its prompts

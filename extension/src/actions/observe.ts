@@ -3,7 +3,9 @@
 // the screenshot, the readable text and the element list at once — each part by its own
 // action's handler, each succeeding or failing on its own (a capture that failed in a way that
 // may pass is tried once more). Together they fit one message: the element list is fitted to
-// what the others leave, and readable text that would not fit stays in its artifact.
+// what the others leave, and readable text that would not fit stays in its artifact. A reader
+// that takes neither capture from R2 at once (`waitStored: false`) has the result as soon as
+// each has its artifact id, its bytes stored right after.
 import type { DomIndexResult, ObserveResult, ObservedPart, ReadabilityResult, ScreenshotResult } from "../../../protocol/ts/protocol.ts";
 import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
 import { fitReadable } from "../observation.ts";
@@ -12,8 +14,8 @@ import { timeline } from "../timeline.ts";
 import type { ActionSuccess } from "../results.ts";
 import { indexPage } from "./dom-index.ts";
 import type { Handler } from "./handler.ts";
-import { browserReadabilityExtract } from "./readability-extract.ts";
-import { browserScreenshot } from "./screenshot.ts";
+import { readableText } from "./readability-extract.ts";
+import { screenshot as takeScreenshot } from "./screenshot.ts";
 import { browserWaitForLoaded } from "./wait-for-loaded.ts";
 
 /** Room kept for the screenshot's part and the readable text's envelope beside the element list. */
@@ -44,9 +46,17 @@ export const browserObserve: Handler<"browser_observe"> = {
     );
     const stages = timeline(ctx.action);
     stages.mark("load");
+    const wait = params.waitStored === false ? "granted" : "stored";
+    // The capture first, the page's own thread left to it (masking fields, drawing the frame):
+    // the text and the element list, which keep that thread busy, start once it is taken,
+    // while the image is stored.
+    let captured!: () => void;
+    const taken = new Promise<void>((resolve) => (captured = resolve));
+    const shooting = stages.part("act.screenshot", () => part<ScreenshotResult>(() => takeScreenshot(ctx, false, wait, captured), true));
+    await Promise.race([taken, shooting]);
     const [screenshot, readability, domIndex] = await Promise.all([
-      stages.part("act.screenshot", () => part<ScreenshotResult>(() => browserScreenshot.run(ctx, {}), true)),
-      stages.part("act.readability", () => part<ReadabilityResult>(() => browserReadabilityExtract.run(ctx, {}), true)),
+      shooting,
+      stages.part("act.readability", () => part<ReadabilityResult>(() => readableText(ctx, wait), true)),
       stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, "viewport", DEFAULT_CLICK_ATTR, false, MAX_RESULT_BYTES - BESIDE_INDEX_BYTES), false)),
     ]);
     const result: ObserveResult = { screenshot, readability, domIndex };

@@ -3,10 +3,12 @@
 import { READABILITY_INLINE_LIMIT_BYTES, READABILITY_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
 import type { ReadabilityResult } from "../../../protocol/ts/protocol.ts";
 import { uploadArtifact } from "../artifacts.ts";
+import type { UploadWait } from "../artifacts.ts";
 import { utf8 } from "../image.ts";
 import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
+import type { ActionSuccess } from "../results.ts";
 import { timeline } from "../timeline.ts";
-import type { Handler } from "./handler.ts";
+import type { Handler, TabContext } from "./handler.ts";
 
 type Page = { title: string; text: string; markdown: string; article: boolean };
 
@@ -37,30 +39,33 @@ export async function readPage(tabId: number): Promise<Page> {
 }
 
 export const browserReadabilityExtract: Handler<"browser_readability_extract"> = {
-  async run(ctx) {
-    const stages = timeline(ctx.action);
-    const page = await stages.part("text.read", () => readPage(ctx.tabId));
-    const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];
-    const textBytes = utf8(page.text).byteLength;
-    if (textBytes > READABILITY_MAX_BYTES) {
-      throw new ActionError("READABILITY_TOO_LARGE", `the page's text is ${textBytes} bytes, over the limit of ${READABILITY_MAX_BYTES}`, false);
-    }
-    const markdown = utf8(page.markdown);
-    const stored = markdown.byteLength <= READABILITY_MAX_BYTES ? { body: markdown, contentType: "text/markdown; charset=utf-8" } : { body: utf8(page.text), contentType: "text/plain; charset=utf-8" };
-    const uploaded = await stages.part("text.upload", async () =>
-      uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId }, stored.body),
-    );
-    const result: ReadabilityResult = { artifactId: uploaded.artifactId, title: page.title, contentLengthBytes: textBytes, truncated: false };
-    if (textBytes >= READABILITY_INLINE_LIMIT_BYTES) {
-      result.truncated = true;
-      return { result, warnings };
-    }
-    result.text = page.text;
-    result.markdown = page.markdown;
-    if (utf8(JSON.stringify(result)).byteLength > MAX_RESULT_BYTES) {
-      delete result.markdown;
-      warnings.push("the markdown is only in the artifact: with the text it would not fit in one message");
-    }
-    return { result, warnings };
-  },
+  run: (ctx) => readableText(ctx, "stored"),
 };
+
+/** The tab's readable text, inline when small enough, stored in R2; the result comes when the upload is `wait`ed for. */
+export async function readableText(ctx: TabContext, wait: UploadWait): Promise<ActionSuccess> {
+  const stages = timeline(ctx.action);
+  const page = await stages.part("text.read", () => readPage(ctx.tabId));
+  const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];
+  const textBytes = utf8(page.text).byteLength;
+  if (textBytes > READABILITY_MAX_BYTES) {
+    throw new ActionError("READABILITY_TOO_LARGE", `the page's text is ${textBytes} bytes, over the limit of ${READABILITY_MAX_BYTES}`, false);
+  }
+  const markdown = utf8(page.markdown);
+  const stored = markdown.byteLength <= READABILITY_MAX_BYTES ? { body: markdown, contentType: "text/markdown; charset=utf-8" } : { body: utf8(page.text), contentType: "text/plain; charset=utf-8" };
+  const uploaded = await stages.part("text.upload", async () =>
+    uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId }, stored.body, wait),
+  );
+  const result: ReadabilityResult = { artifactId: uploaded.artifactId, title: page.title, contentLengthBytes: textBytes, truncated: false };
+  if (textBytes >= READABILITY_INLINE_LIMIT_BYTES) {
+    result.truncated = true;
+    return { result, warnings };
+  }
+  result.text = page.text;
+  result.markdown = page.markdown;
+  if (utf8(JSON.stringify(result)).byteLength > MAX_RESULT_BYTES) {
+    delete result.markdown;
+    warnings.push("the markdown is only in the artifact: with the text it would not fit in one message");
+  }
+  return { result, warnings };
+}

@@ -107,7 +107,12 @@ impl Conversation {
             let command = ActionCommand::BrowserWaitForLoaded { timeout_ms: None };
             return self.submit_as(turn_id, command, Purpose::Observe, "load");
         }
-        let command = ActionCommand::BrowserObserve { timeout_ms: None };
+        // A model that is not shown the screenshot reads nothing of the observation from R2
+        // (the text comes inline): its next call does not wait for the uploads.
+        let command = ActionCommand::BrowserObserve {
+            timeout_ms: None,
+            wait_stored: (!self.shows_screenshots()).then_some(false),
+        };
         self.submit(turn_id, command, Purpose::Observe)
     }
 

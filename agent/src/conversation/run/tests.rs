@@ -1625,6 +1625,14 @@ fn image_of(effects: &[Effect]) -> Option<(String, llm::ChatMessage)> {
     })
 }
 
+/// Whether the observation `effects` submit waits for its captures to be stored.
+fn observe_waits_stored(effects: &[Effect]) -> Option<bool> {
+    match submitted(effects).1 {
+        ActionCommand::BrowserObserve { wait_stored, .. } => wait_stored,
+        other => panic!("not an observation: {other:?}"),
+    }
+}
+
 fn with_vision() -> Conversation {
     bound().with_config(RunConfig {
         vision: true,
@@ -1643,6 +1651,8 @@ fn with_vision_each_call_sends_the_latest_pages_screenshot_only() {
     let navigate = agent_call("call_a", json!({ "navigate": { "url": "http://x/" } }));
     let start = submitted(&reply(&mut c, &turn, vec![navigate]));
     let effects = ok(&mut c, start, json!({ "tabId": 7, "url": "http://x/" }));
+    // The model reads the screenshot from R2 at once: the observation waits until it is stored.
+    assert_eq!(observe_waits_stored(&effects), None);
     let effects = prepare_page_shot(&mut c, effects, "[1]<button>Add</button>", "art_1");
     let (artifact, page) = image_of(&effects).expect("the screenshot goes with the page");
     assert_eq!(artifact, "art_1");
@@ -1689,6 +1699,8 @@ fn with_vision_each_call_sends_the_latest_pages_screenshot_only() {
 fn without_vision_no_screenshot_is_sent() {
     let mut c = bound();
     let effects = navigated(&mut c);
+    // Nothing of the observation is read from R2: the next call does not wait for the uploads.
+    assert_eq!(observe_waits_stored(&effects), Some(false));
     let effects = prepare_page(&mut c, effects, "[1]<button>Add</button>");
     turn_of(&effects);
     assert_eq!(image_of(&effects), None);
@@ -1730,6 +1742,7 @@ fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run
         vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
     ));
     let effects = ok(&mut c, click, json!({}));
+    assert_eq!(observe_waits_stored(&effects), Some(false));
     let effects = prepare_page_shot(&mut c, effects, "[2]<button>Next</button>", "art_2");
     let (turn, _) = turn_of(&effects);
     assert_eq!(image_of(&effects), None);
