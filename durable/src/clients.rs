@@ -25,6 +25,7 @@ use worker::{js_sys, Env, Headers, Method, Request, RequestInit, Response, Resul
 
 use crate::error::{read_json, read_outcome, Answer};
 use crate::http::json_request;
+use crate::mcp_oauth::RESOURCE_HEADER;
 use crate::registry_store::HandOver;
 use crate::{
     EXTENSION_REGISTRY, MCP_SESSION, REGISTRY_NAME, SKILL_LIBRARY, TASK_COORDINATOR, TASK_INDEX,
@@ -92,6 +93,13 @@ pub struct ConfirmBody {
 #[derive(Serialize, Deserialize)]
 pub struct TokenCheck {
     pub token: String,
+}
+
+/// Body of the MCP tokens' `/tokens/check`: a token sent to the `/mcp` of `resource`.
+#[derive(Serialize, Deserialize)]
+pub struct McpTokenCheck {
+    pub token: String,
+    pub resource: String,
 }
 
 /// Answer of an MCP token's check: which token it is.
@@ -603,8 +611,27 @@ impl McpClient {
 
     /// Passes a request of the web app's token API on to the object's `route`
     /// (`/tokens/create`, `/tokens/list`, `/tokens/revoke?id=`), its answer as it is.
-    pub async fn forward_tokens(&self, route: &str, mut request: Request) -> Result<Response> {
+    pub async fn forward_tokens(&self, route: &str, request: Request) -> Result<Response> {
+        self.forward(route, Headers::new(), request).await
+    }
+
+    /// Passes an OAuth request (`route`: `/oauth/…` with its query) for the tokens of
+    /// `resource` on to the object, its answer as it is.
+    pub async fn oauth(&self, route: &str, resource: &str, request: Request) -> Result<Response> {
+        let headers = Headers::new();
+        headers.set(RESOURCE_HEADER, resource)?;
+        self.forward(route, headers, request).await
+    }
+
+    /// `request` (a GET, or a POST with its body) sent on to the object's `route`.
+    async fn forward(
+        &self,
+        route: &str,
+        headers: Headers,
+        mut request: Request,
+    ) -> Result<Response> {
         let mut init = RequestInit::new();
+        init.with_headers(headers);
         if request.method() == Method::Get {
             init.with_method(Method::Get);
         } else {
@@ -617,8 +644,8 @@ impl McpClient {
             .await
     }
 
-    /// Which MCP token `check` holds (`UNAUTHORIZED` for none live).
-    pub async fn check_token(&self, check: &TokenCheck) -> Answer<TokenHolder> {
+    /// Who holds the MCP token `check` names (`UNAUTHORIZED` for none live).
+    pub async fn check_token(&self, check: &McpTokenCheck) -> Answer<TokenHolder> {
         let request = json_request(Method::Post, "/tokens/check", Some(check))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }

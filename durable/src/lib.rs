@@ -23,6 +23,7 @@ mod deadline;
 mod error;
 mod http;
 mod llm_client;
+mod mcp_oauth;
 mod mcp_session;
 mod mcp_store;
 mod mcp_upload;
@@ -49,11 +50,12 @@ mod webhooks;
 
 pub use clients::{
     ArtifactGrant, ArtifactRecord, ArtifactStored, AuthFailure, AuthFailureCount, ClientObject,
-    ConfirmBody, McpClient, RegistryClient, SkillClient, TaskClient, TaskIndexClient, TicketHolder,
-    TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
+    ConfirmBody, McpClient, McpTokenCheck, RegistryClient, SkillClient, TaskClient,
+    TaskIndexClient, TicketHolder, TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, query_param, random_bytes};
+pub use mcp_oauth::{AuthorizeCheck, RESOURCE_HEADER};
 pub use mcp_session::McpSession;
 pub use mcp_session::{rpc_error, transport_refusal};
 pub use mimo_agent::credentials::Confirmer;

@@ -32,9 +32,10 @@ use serde_json::Value;
 use worker::*;
 
 use crate::artifacts::read_image;
-use crate::clients::{RunGoal, SubmitAction, TaskClient, TokenCheck, TokenHolder};
+use crate::clients::{McpTokenCheck, RunGoal, SubmitAction, TaskClient, TokenHolder};
 use crate::error::Refusable;
 use crate::http::{error_response, now_ms, query_param, random_bytes, read_body};
+use crate::mcp_oauth;
 use crate::mcp_store::{McpTokens, SessionStore};
 use crate::mcp_upload;
 use crate::ARTIFACTS;
@@ -93,16 +94,22 @@ impl DurableObject for McpSession {
                     error_response(&ErrorObject::new(ErrorCode::NotFound, "no such MCP token"))
                 }
             }
+            (_, path) if path.starts_with("/oauth/") => {
+                mcp_oauth::route(self.tokens()?, req, path).await
+            }
             (Method::Post, "/tokens/check") => {
-                let check = match read_body::<TokenCheck>(&mut req).await {
+                let check = match read_body::<McpTokenCheck>(&mut req).await {
                     Ok(check) => check,
                     Err(error) => return error_response(&error),
                 };
-                match self.tokens()?.check(&check.token)? {
+                match self
+                    .tokens()?
+                    .check(&check.token, &check.resource, now_ms())?
+                {
                     Some(token_id) => Response::from_json(&TokenHolder { token_id }),
                     None => error_response(&ErrorObject::new(
                         ErrorCode::Unauthorized,
-                        "unknown or revoked MCP token: make one in the web app",
+                        "unknown, expired or revoked MCP token: make one in the web app (or, for an OAuth client, authorize again)",
                     )),
                 }
             }

@@ -1,10 +1,17 @@
 //! The SQLite of the `McpSession` objects: the deployment's MCP tokens (digests only, as the
-//! registry keeps extension credentials: `mimo_agent::credentials`), kept by the one object
-//! named [`crate::REGISTRY_NAME`], and one session's row, kept by the object named after it.
+//! registry keeps extension credentials: `mimo_agent::credentials`) and what OAuth gives
+//! (registered clients, codes, grants and their access tokens: `mimo_agent::mcp::oauth`), kept
+//! by the one object named [`crate::REGISTRY_NAME`], and one session's row, kept by the object
+//! named after it.
 
 use mimo_agent::credentials::{digest, secret, MCP_TOKEN_PREFIX};
+use mimo_agent::mcp::oauth::{
+    self, IssuedCode, ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_MS, CODE_PREFIX, GRANT_ID_PREFIX,
+    REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_MS,
+};
 use mimo_agent::mcp::session::Session;
 use mimo_protocol::mcp::{McpTokenCreated, McpTokenInfo, McpTokenList};
+use mimo_protocol::oauth::{OAuthError, RegisteredClient, TokenResponse};
 use serde::Deserialize;
 use worker::{Result, SqlStorage};
 
@@ -18,6 +25,39 @@ CREATE TABLE IF NOT EXISTS mcp_tokens (
     created_at INTEGER NOT NULL,
     revoked_at INTEGER
 );";
+
+/// OAuth's records. A grant is what the person allowed one client: its refresh token (replaced
+/// at each use) and the access tokens made from it, all revoked with it.
+const OAUTH_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS oauth_clients (
+    client_id TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_codes (
+    code_hash TEXT PRIMARY KEY,
+    body TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER,
+    grant_id TEXT
+);
+CREATE TABLE IF NOT EXISTS oauth_grants (
+    id TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    refresh_hash TEXT NOT NULL UNIQUE,
+    refresh_expires_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS oauth_access (
+    token_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+);";
+
+/// Random bytes for one grant's tokens: 8 for its id, 32 for each token.
+pub const GRANT_RANDOM_BYTES: usize = 72;
 
 const SESSION_SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS mcp_session (
@@ -33,6 +73,7 @@ pub struct McpTokens<S = SqlStorage> {
 impl<S: Sql> McpTokens<S> {
     pub fn open(sql: S) -> Result<Self> {
         sql.run(TOKENS_SCHEMA, vec![])?;
+        sql.run(OAUTH_SCHEMA, vec![])?;
         Ok(Self { sql })
     }
 
@@ -61,9 +102,11 @@ impl<S: Sql> McpTokens<S> {
             name: String,
             created_at: u64,
         }
+        // A client's OAuth grant is listed with the tokens, and revoked the same way.
         let rows: Vec<Row> = self.sql.rows(
             "SELECT id, name, created_at FROM mcp_tokens WHERE revoked_at IS NULL \
-             ORDER BY created_at DESC, id",
+             UNION ALL SELECT id, name || ' (OAuth)', created_at FROM oauth_grants \
+             WHERE revoked_at IS NULL ORDER BY created_at DESC, id",
             vec![],
         )?;
         Ok(McpTokenList {
@@ -78,11 +121,18 @@ impl<S: Sql> McpTokens<S> {
         })
     }
 
-    /// Revokes the token `id`; whether there was one to revoke.
+    /// Revokes the token (or OAuth grant) `id`; whether there was one to revoke.
     pub fn revoke(&self, id: &str, now: u64) -> Result<bool> {
+        let table = if id.starts_with(GRANT_ID_PREFIX) {
+            "oauth_grants"
+        } else {
+            "mcp_tokens"
+        };
         let revoked: Vec<serde_json::Value> = self.sql.rows(
-            "UPDATE mcp_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL \
-             RETURNING id",
+            &format!(
+                "UPDATE {table} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL \
+                 RETURNING id"
+            ),
             vec![int(now), text(id)],
         )?;
         Ok(!revoked.is_empty())
@@ -94,17 +144,218 @@ impl<S: Sql> McpTokens<S> {
         &self.sql
     }
 
-    /// The id of the live token `token`, if it is one.
-    pub fn check(&self, token: &str) -> Result<Option<String>> {
+    /// Who holds the live token `token`, if it is one: the MCP token's id, or for an OAuth
+    /// access token made for `resource` its grant's (the same across refreshes, so a session
+    /// outlives the access token it began with).
+    pub fn check(&self, token: &str, resource: &str, now: u64) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            id: String,
+        }
+        let rows: Vec<Row> = if token.starts_with(ACCESS_TOKEN_PREFIX) {
+            self.sql.rows(
+                "SELECT g.id FROM oauth_access a JOIN oauth_grants g ON g.id = a.grant_id \
+                 WHERE a.token_hash = ? AND a.expires_at > ? AND g.revoked_at IS NULL \
+                 AND g.resource = ?",
+                vec![text(&digest(token)), int(now), text(resource)],
+            )?
+        } else {
+            self.sql.rows(
+                "SELECT id FROM mcp_tokens WHERE token_hash = ? AND revoked_at IS NULL",
+                vec![text(&digest(token))],
+            )?
+        };
+        Ok(rows.into_iter().next().map(|r| r.id))
+    }
+
+    pub fn register_client(&self, client: &RegisteredClient) -> Result<()> {
+        self.sql.run(
+            "INSERT INTO oauth_clients (client_id, body) VALUES (?, ?)",
+            vec![
+                text(&client.client_id),
+                text(&serde_json::to_string(client)?),
+            ],
+        )
+    }
+
+    pub fn client(&self, client_id: &str) -> Result<Option<RegisteredClient>> {
+        #[derive(Deserialize)]
+        struct Row {
+            body: String,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT body FROM oauth_clients WHERE client_id = ?",
+            vec![text(client_id)],
+        )?;
+        match rows.into_iter().next() {
+            Some(row) => Ok(Some(serde_json::from_str(&row.body)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Keeps `code` (its digest) until its exchange; the code, from 32 random bytes.
+    pub fn issue_code(&self, code: &IssuedCode, random: &[u8; 32], now: u64) -> Result<String> {
+        let secret_code = secret(CODE_PREFIX, random);
+        // Codes past their time are of no use, used or not: dropped as new ones come.
+        self.sql.run(
+            "DELETE FROM oauth_codes WHERE expires_at <= ?",
+            vec![int(now)],
+        )?;
+        self.sql.run(
+            "INSERT INTO oauth_codes (code_hash, body, expires_at) VALUES (?, ?, ?)",
+            vec![
+                text(&digest(&secret_code)),
+                text(&serde_json::to_string(code)?),
+                int(code.expires_at),
+            ],
+        )?;
+        Ok(secret_code)
+    }
+
+    /// The tokens for `code`, exchanged by `client_id` with `verifier`, or why not. A code
+    /// used a second time (stolen, replayed) gives nothing, and what it gave the first time is
+    /// revoked (OAuth 2.1 §4.1.3).
+    pub fn exchange_code(
+        &self,
+        code: &str,
+        client_id: &str,
+        redirect_uri: &str,
+        verifier: &str,
+        random: &[u8; GRANT_RANDOM_BYTES],
+        now: u64,
+    ) -> Result<std::result::Result<TokenResponse, OAuthError>> {
+        #[derive(Deserialize)]
+        struct Row {
+            body: String,
+            used_at: Option<u64>,
+            grant_id: Option<String>,
+        }
+        let hash = digest(code);
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT body, used_at, grant_id FROM oauth_codes WHERE code_hash = ?",
+            vec![text(&hash)],
+        )?;
+        let Some(row) = rows.into_iter().next() else {
+            return Ok(Err(OAuthError::new("invalid_grant", "no such code")));
+        };
+        if row.used_at.is_some() {
+            if let Some(grant) = &row.grant_id {
+                self.revoke(grant, now)?;
+            }
+            return Ok(Err(OAuthError::new(
+                "invalid_grant",
+                "the code was used already: the tokens it gave are revoked",
+            )));
+        }
+        let issued: IssuedCode = serde_json::from_str(&row.body)?;
+        if let Err(refused) = issued.redeem(client_id, redirect_uri, verifier, now) {
+            return Ok(Err(refused));
+        }
+        let name = self
+            .client(client_id)?
+            .map_or_else(|| client_id.to_owned(), |c| c.client_name);
+        let grant_id = secret(GRANT_ID_PREFIX, &random[..8]);
+        let refresh = secret(REFRESH_TOKEN_PREFIX, &random[8..40]);
+        self.sql.run(
+            "INSERT INTO oauth_grants (id, client_id, name, resource, refresh_hash, \
+             refresh_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                text(&grant_id),
+                text(client_id),
+                text(&name),
+                text(&issued.request.resource),
+                text(&digest(&refresh)),
+                int(now + REFRESH_TOKEN_TTL_MS),
+                int(now),
+            ],
+        )?;
+        self.sql.run(
+            "UPDATE oauth_codes SET used_at = ?, grant_id = ? WHERE code_hash = ?",
+            vec![int(now), text(&grant_id), text(&hash)],
+        )?;
+        Ok(Ok(self.access(&grant_id, refresh, &random[40..], now)?))
+    }
+
+    /// A new access token and refresh token for the grant `refresh_token` belongs to (which is
+    /// used up), or why not.
+    pub fn refresh(
+        &self,
+        refresh_token: &str,
+        client_id: &str,
+        random: &[u8; GRANT_RANDOM_BYTES],
+        now: u64,
+    ) -> Result<std::result::Result<TokenResponse, OAuthError>> {
+        let refresh = secret(REFRESH_TOKEN_PREFIX, &random[8..40]);
         #[derive(Deserialize)]
         struct Row {
             id: String,
         }
         let rows: Vec<Row> = self.sql.rows(
-            "SELECT id FROM mcp_tokens WHERE token_hash = ? AND revoked_at IS NULL",
-            vec![text(&digest(token))],
+            "UPDATE oauth_grants SET refresh_hash = ?, refresh_expires_at = ? \
+             WHERE refresh_hash = ? AND client_id = ? AND revoked_at IS NULL \
+             AND refresh_expires_at > ? RETURNING id",
+            vec![
+                text(&digest(&refresh)),
+                int(now + REFRESH_TOKEN_TTL_MS),
+                text(&digest(refresh_token)),
+                text(client_id),
+                int(now),
+            ],
         )?;
-        Ok(rows.into_iter().next().map(|r| r.id))
+        let Some(grant) = rows.into_iter().next() else {
+            return Ok(Err(OAuthError::new(
+                "invalid_grant",
+                "unknown, used, expired or revoked refresh token: authorize again",
+            )));
+        };
+        Ok(Ok(self.access(&grant.id, refresh, &random[40..], now)?))
+    }
+
+    /// A new access token of `grant_id`, answered with its `refresh` token.
+    fn access(
+        &self,
+        grant_id: &str,
+        refresh: String,
+        random: &[u8],
+        now: u64,
+    ) -> Result<TokenResponse> {
+        let token = secret(ACCESS_TOKEN_PREFIX, random);
+        self.sql.run(
+            "DELETE FROM oauth_access WHERE expires_at <= ?",
+            vec![int(now)],
+        )?;
+        self.sql.run(
+            "INSERT INTO oauth_access (token_hash, grant_id, expires_at) VALUES (?, ?, ?)",
+            vec![
+                text(&digest(&token)),
+                text(grant_id),
+                int(now + ACCESS_TOKEN_TTL_MS),
+            ],
+        )?;
+        Ok(TokenResponse {
+            access_token: token,
+            token_type: "Bearer".into(),
+            expires_in: ACCESS_TOKEN_TTL_MS / 1000,
+            refresh_token: refresh,
+            scope: oauth::SCOPE.into(),
+        })
+    }
+
+    /// Revokes `token` (RFC 7009): a refresh token ends its grant (and every access token of
+    /// it); an access token ends alone. Anything else is nothing to revoke.
+    pub fn revoke_token(&self, token: &str, now: u64) -> Result<()> {
+        if token.starts_with(REFRESH_TOKEN_PREFIX) {
+            self.sql.run(
+                "UPDATE oauth_grants SET revoked_at = ? WHERE refresh_hash = ? \
+                 AND revoked_at IS NULL",
+                vec![int(now), text(&digest(token))],
+            )
+        } else {
+            self.sql.run(
+                "DELETE FROM oauth_access WHERE token_hash = ?",
+                vec![text(&digest(token))],
+            )
+        }
     }
 }
 

@@ -995,8 +995,11 @@ fn mcp_tokens_are_kept_as_digests_listed_without_secrets_and_revoked_for_good() 
     let second = tokens.create("Inspector", &random, 20).unwrap();
     assert!(first.token.starts_with("mimo_mcp_") && first.token.len() == 9 + 64);
     assert!(first.id.starts_with("mcp-") && first.id != second.id);
-    assert_eq!(tokens.check(&first.token).unwrap(), Some(first.id.clone()));
-    assert_eq!(tokens.check("mimo_mcp_nope").unwrap(), None);
+    assert_eq!(
+        tokens.check(&first.token, MCP, 0).unwrap(),
+        Some(first.id.clone())
+    );
+    assert_eq!(tokens.check("mimo_mcp_nope", MCP, 0).unwrap(), None);
     let listed = tokens.list().unwrap().tokens;
     assert_eq!(
         listed.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
@@ -1008,9 +1011,162 @@ fn mcp_tokens_are_kept_as_digests_listed_without_secrets_and_revoked_for_good() 
     assert!(!serde_json::to_string(&rows).unwrap().contains(&first.token));
     assert!(tokens.revoke(&first.id, 30).unwrap());
     assert!(!tokens.revoke(&first.id, 31).unwrap(), "once");
-    assert_eq!(tokens.check(&first.token).unwrap(), None);
+    assert_eq!(tokens.check(&first.token, MCP, 0).unwrap(), None);
     assert_eq!(tokens.list().unwrap().tokens.len(), 1);
-    assert_eq!(tokens.check(&second.token).unwrap(), Some(second.id));
+    assert_eq!(
+        tokens.check(&second.token, MCP, 0).unwrap(),
+        Some(second.id)
+    );
+}
+
+const MCP: &str = "https://mimo.example/mcp";
+
+#[wasm_bindgen_test]
+fn an_oauth_code_gives_tokens_once_refreshes_rotate_and_revoking_ends_the_grant() {
+    use mimo_agent::mcp::oauth::{authorize, register, IssuedCode, ACCESS_TOKEN_TTL_MS};
+    use mimo_protocol::oauth::ClientRegistration;
+    let tokens = McpTokens::open(NodeSql::open()).unwrap();
+    let registration = ClientRegistration {
+        redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
+        client_name: Some("Claude".into()),
+        ..ClientRegistration::default()
+    };
+    let client = register(&registration, "mcpc-1".into(), 0).unwrap();
+    tokens.register_client(&client).unwrap();
+    assert_eq!(tokens.client("mcpc-1").unwrap(), Some(client.clone()));
+    assert_eq!(tokens.client("mcpc-2").unwrap(), None);
+    // RFC 7636's example pair.
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let query: Vec<(String, String)> = [
+        ("response_type", "code"),
+        ("client_id", "mcpc-1"),
+        (
+            "code_challenge",
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        ),
+        ("code_challenge_method", "S256"),
+    ]
+    .iter()
+    .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+    .collect();
+    let request = authorize(&query, Some(&client), MCP).unwrap();
+    let code = tokens
+        .issue_code(&IssuedCode::new(request, 100), &[1; 32], 100)
+        .unwrap();
+    let exchange = |verifier: &str, random: u8, now: u64| {
+        tokens
+            .exchange_code(
+                &code,
+                "mcpc-1",
+                "http://127.0.0.1:9/cb",
+                verifier,
+                &[random; 72],
+                now,
+            )
+            .unwrap()
+    };
+    assert_eq!(
+        exchange("x".repeat(43).as_str(), 2, 200).unwrap_err().error,
+        "invalid_grant"
+    );
+    let first = exchange(verifier, 2, 200).unwrap();
+    assert!(
+        first.access_token.starts_with("mimo_oat_") && first.refresh_token.starts_with("mimo_ort_")
+    );
+    let grant = tokens
+        .check(&first.access_token, MCP, 300)
+        .unwrap()
+        .expect("a live token");
+    assert!(grant.starts_with("oauth-"));
+    // Bound to its resource, and to its time.
+    assert_eq!(
+        tokens
+            .check(&first.access_token, "https://other.example/mcp", 300)
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        tokens
+            .check(&first.access_token, MCP, 200 + ACCESS_TOKEN_TTL_MS)
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        tokens
+            .list()
+            .unwrap()
+            .tokens
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["Claude (OAuth)"]
+    );
+
+    // A refresh makes new tokens of the same grant; the used refresh token is spent.
+    let second = tokens
+        .refresh(&first.refresh_token, "mcpc-1", &[3; 72], 400)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tokens.check(&second.access_token, MCP, 500).unwrap(),
+        Some(grant.clone())
+    );
+    let again = tokens
+        .refresh(&first.refresh_token, "mcpc-1", &[4; 72], 500)
+        .unwrap();
+    assert_eq!(again.unwrap_err().error, "invalid_grant");
+    let other_client = tokens
+        .refresh(&second.refresh_token, "mcpc-2", &[4; 72], 500)
+        .unwrap();
+    assert_eq!(other_client.unwrap_err().error, "invalid_grant");
+
+    // The code replayed: refused, and the grant it gave revoked with every token of it.
+    assert_eq!(
+        exchange(verifier, 5, 600).unwrap_err().error,
+        "invalid_grant"
+    );
+    assert_eq!(tokens.check(&second.access_token, MCP, 700).unwrap(), None);
+    assert!(tokens.list().unwrap().tokens.is_empty());
+
+    // A new grant: revoking its refresh token (RFC 7009) ends its access tokens too; an
+    // access token alone ends alone.
+    let code = tokens
+        .issue_code(
+            &IssuedCode::new(authorize(&query, Some(&client), MCP).unwrap(), 800),
+            &[6; 32],
+            800,
+        )
+        .unwrap();
+    let third = tokens
+        .exchange_code(
+            &code,
+            "mcpc-1",
+            "http://127.0.0.1:9/cb",
+            verifier,
+            &[7; 72],
+            900,
+        )
+        .unwrap()
+        .unwrap();
+    let fourth = tokens
+        .refresh(&third.refresh_token, "mcpc-1", &[8; 72], 950)
+        .unwrap()
+        .unwrap();
+    tokens.revoke_token(&third.access_token, 960).unwrap();
+    assert_eq!(tokens.check(&third.access_token, MCP, 970).unwrap(), None);
+    assert!(tokens
+        .check(&fourth.access_token, MCP, 970)
+        .unwrap()
+        .is_some());
+    tokens.revoke_token(&fourth.refresh_token, 980).unwrap();
+    assert_eq!(tokens.check(&fourth.access_token, MCP, 990).unwrap(), None);
+    // Only digests are kept.
+    let stored: Vec<serde_json::Value> = tokens
+        .sql()
+        .rows("SELECT * FROM oauth_grants UNION ALL SELECT token_hash, grant_id, expires_at, 0, 0, 0, 0, 0 FROM oauth_access", vec![])
+        .unwrap();
+    let stored = serde_json::to_string(&stored).unwrap();
+    assert!(!stored.contains(&fourth.access_token) && !stored.contains(&fourth.refresh_token));
 }
 
 fn tokens_sql(tokens: &McpTokens<NodeSql>) -> Vec<serde_json::Value> {

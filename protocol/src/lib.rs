@@ -19,6 +19,7 @@ pub mod extension;
 pub mod frontend;
 pub mod limits;
 pub mod mcp;
+pub mod oauth;
 pub mod script;
 pub mod secrets;
 pub mod skills;

@@ -393,8 +393,8 @@ pub const MAX_MCP_TOKEN_NAME_CHARS: usize = 100;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ProtectedResourceMetadata {
     pub resource: String,
-    /// Empty until Mimo is an authorization server of its own: its tokens are made in the web
-    /// app.
+    /// This deployment: it makes tokens in its web app, and through OAuth 2.1
+    /// (`/.well-known/oauth-authorization-server`).
     pub authorization_servers: Vec<String>,
     pub bearer_methods_supported: Vec<String>,
     pub resource_name: String,

@@ -4,7 +4,7 @@ use strum::IntoEnumIterator;
 use ts_rs::{Config, TS};
 
 use crate::{
-    action, agent, audit, bridge, error, extension, frontend, mcp, script, secrets, skills,
+    action, agent, audit, bridge, error, extension, frontend, mcp, oauth, script, secrets, skills,
     snapshot, task, webhooks,
 };
 
@@ -175,6 +175,9 @@ pub fn typescript_module() -> String {
         mcp::McpTokenCreated,
         mcp::McpTokenInfo,
         mcp::McpTokenList,
+        oauth::ConsentRequest,
+        oauth::ConsentAnswer,
+        oauth::ConsentRedirect,
         webhooks::WebhookEventType,
         webhooks::WebhookEventData,
         webhooks::WebhookEvent,

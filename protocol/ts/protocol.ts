@@ -1710,8 +1710,8 @@ export type ElicitAction = "accept" | "decline" | "cancel";
 
 export type ProtectedResourceMetadata = { resource: string, 
 /**
- * Empty until Mimo is an authorization server of its own: its tokens are made in the web
- * app.
+ * This deployment: it makes tokens in its web app, and through OAuth 2.1
+ * (`/.well-known/oauth-authorization-server`).
  */
 authorization_servers: Array<string>, bearer_methods_supported: Array<string>, resource_name: string, };
 
@@ -1722,6 +1722,16 @@ export type McpTokenCreated = { id: string, name: string, token: string, created
 export type McpTokenInfo = { id: string, name: string, createdAt: number, };
 
 export type McpTokenList = { tokens: Array<McpTokenInfo>, };
+
+export type ConsentRequest = { clientName: string, clientId: string, 
+/**
+ * Where the client is sent back to, with the code when the person allows it.
+ */
+redirectUri: string, };
+
+export type ConsentAnswer = { allow: boolean, };
+
+export type ConsentRedirect = { redirectTo: string, };
 
 export type WebhookEventType = "task.created" | "task.step_finished" | "task.confirmation_requested" | "task.confirmation_answered" | "task.paused" | "task.resumed" | "task.completed" | "task.failed" | "task.canceled";
 

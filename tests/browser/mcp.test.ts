@@ -8,11 +8,13 @@ import { after, before, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { ElicitResult } from "../../protocol/ts/protocol.ts";
 import type { CallToolResult } from "../../protocol/ts/protocol.ts";
 import { logged, pageAt, pageLog, signedInApp, sinkRequests, startHarness } from "./harness.ts";
 import type { Page } from "playwright-core";
 import type { Harness } from "./harness.ts";
+import { TestClient } from "../support/oauth.ts";
 
 let h: Harness;
 before(async () => (h = await startHarness()));
@@ -239,6 +241,29 @@ it("puts a file the client gives into the real page's file field", { timeout: 60
     return file === undefined ? null : [file.name, file.type, await file.text()];
   });
   assert.deepEqual(chosen, ["order notes.txt", "text/plain", content]);
+  await client.close();
+});
+
+it("lets an OAuth-only MCP client in once the person allows it on the real consent page, then it drives the browser", { timeout: 60_000 }, async () => {
+  const redirect = `${h.a}/oauth-callback`;
+  const oauth = new TestClient("Desktop client", redirect);
+  const endpoint = new URL(`${h.mimo.url}/mcp`);
+  await assert.rejects(new Client({ name: "oauth", version: "1.0.0" }).connect(new StreamableHTTPClientTransport(endpoint, { authProvider: oauth })), UnauthorizedError);
+  // The person, signed in to the web app, opens the link the client gives them.
+  const app = await signedInApp(h.context, `${h.mimo.url}/`, h.mimo.token);
+  await app.goto(oauth.authorizationUrl!.href);
+  assert.equal(await app.getByTestId("oauth-client").innerText(), "Allow Desktop client to use your browser?");
+  assert.match(await app.getByTestId("oauth-redirect").innerText(), /oauth-callback/);
+  await app.getByTestId("oauth-allow").click();
+  await app.waitForURL((url) => url.href.startsWith(redirect));
+  const code = new URL(app.url()).searchParams.get("code");
+  assert.ok(code, app.url());
+  await new StreamableHTTPClientTransport(endpoint, { authProvider: oauth }).finishAuth(code);
+  const client = new Client({ name: "oauth", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: oauth }));
+  const { snapshot } = await open(client, `${h.a}/greeter.html`);
+  assert.match(snapshot, /Say hello/);
+  await app.close();
   await client.close();
 });
 

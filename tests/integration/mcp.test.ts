@@ -227,6 +227,9 @@ describe("MCP over Streamable HTTP", () => {
     const metadata = (await (await fetch(metadataUrl)).json()) as ProtectedResourceMetadata;
     assert.equal(metadata.resource, `${mimo.url}/mcp`);
     assert.deepEqual(metadata.bearer_methods_supported, ["header"]);
+    assert.deepEqual(metadata.authorization_servers, [mimo.url], "this deployment, through OAuth");
+    // Where RFC 9728 puts the metadata of a resource with a path: the same document.
+    assert.deepEqual(await (await fetch(`${metadataUrl}/mcp`)).json(), metadata);
     await assert.rejects(connect("mimo_mcp_" + "1".repeat(64)));
   });
 

@@ -1,6 +1,6 @@
 // HTTP side of the app: the deployment token and the few JSON endpoints it guards.
 
-import type { DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, McpTokenCreated, McpTokenInfo, McpTokenList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WebhookCreate, WebhookDelivery, WebhookDeliveryList, WebhookInfo, WebhookList, WebhookSecret, WsTicket } from "../../protocol/ts/protocol.ts";
+import type { ConsentAnswer, ConsentRedirect, ConsentRequest, DownloadResponse, ErrorCode, ErrorObject, ExtensionList, ForkedTask, ForkRequest, McpTokenCreated, McpTokenInfo, McpTokenList, NewTask, PairingCode, PresignRequest, PresignResponse, PutSecret, SecretInfo, SetupInfo, Skill, SkillList, SkillSearch, TaskHere, TaskList, TaskSummary, WebhookCreate, WebhookDelivery, WebhookDeliveryList, WebhookInfo, WebhookList, WebhookSecret, WsTicket } from "../../protocol/ts/protocol.ts";
 
 const TOKEN_KEY = "mimo.token";
 
@@ -243,6 +243,17 @@ export async function attachFile(token: string, taskId: string, file: File): Pro
   // `If-None-Match: *`: R2's own URLs sign it (an upload stores only where nothing is yet).
   const put = await fetch(grant.uploadUrl, { method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: file });
   if (!put.ok) throw new ApiError("INTERNAL_ERROR", `${file.name}: the upload failed (${put.status})`, put.status, true);
+}
+
+/** What an MCP client's OAuth authorization request (its query) asks of the person. */
+export function consentRequest(token: string, query: string): Promise<ConsentRequest> {
+  return getJson<ConsentRequest>(`/api/oauth/authorize?${query}`, token);
+}
+
+/** The person's answer to an authorization request: where their browser goes next. */
+export function answerConsent(token: string, query: string, allow: boolean): Promise<ConsentRedirect> {
+  const body = { type: "application/json", text: JSON.stringify({ allow } satisfies ConsentAnswer) };
+  return getJson<ConsentRedirect>(`/api/oauth/authorize?${query}`, token, undefined, "POST", body);
 }
 
 /** The task's export (`GET /api/task/{taskId}/export`) as a file to save. */

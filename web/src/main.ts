@@ -4,6 +4,7 @@ import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, listMcpTokens, pairingCode, revokeExtension, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
 import { ChatView, conversationEvents } from "./chat.ts";
+import { consentQuery, showConsent } from "./consent.ts";
 import { h } from "./dom.ts";
 import { parseAuditLog, ReplayView } from "./replay.ts";
 import { currentRoute, onRouteChange, openTask, replaceReplayStep } from "./router.ts";
@@ -247,6 +248,12 @@ class App {
   // ------------------------------------------------------------ main screen
 
   private showMain(): void {
+    // An MCP client's OAuth request waits for the person's answer before anything else.
+    const consent = consentQuery(location.hash);
+    if (consent !== null && this.token) {
+      void showConsent(this.root, this.token, consent);
+      return;
+    }
     if (!this.shell.isConnected) this.root.replaceChildren(this.shell);
     this.openRoute();
     void this.loadTasks(false);

@@ -4,6 +4,7 @@
 mod artifacts;
 mod auth;
 mod mcp;
+mod oauth;
 mod script;
 mod webhooks;
 
@@ -103,10 +104,16 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     if path.starts_with("/artifacts/") {
         return artifacts::signed(req, &env).await;
     }
-    if path == mcp::METADATA_PATH {
+    // RFC 9728 §3.1 places the metadata of `/mcp` at the well-known path followed by `/mcp`;
+    // clients ask there first, then at the bare path.
+    if path == mcp::METADATA_PATH || path.strip_prefix(mcp::METADATA_PATH) == Some("/mcp") {
         return mcp::metadata(&req);
     }
-    if !(path.starts_with("/api/") || path.starts_with("/ws/") || path == "/mcp") {
+    if path == oauth::METADATA_PATH {
+        return oauth::metadata(&req);
+    }
+    let oauth = path.starts_with("/oauth/");
+    if !(path.starts_with("/api/") || path.starts_with("/ws/") || path == "/mcp" || oauth) {
         return env.assets("ASSETS")?.fetch_request(req).await;
     }
     let req = match with_body_read(req, &path).await? {
@@ -123,6 +130,10 @@ async fn route(req: Request, env: Env) -> Result<Response> {
     // MCP clients authenticate with their own tokens, on their own endpoint.
     if path == "/mcp" {
         return mcp::serve(req, &env, &client).await;
+    }
+    // OAuth's own endpoints: a client has no token yet (its codes and tokens are the proof).
+    if oauth {
+        return oauth::serve(req, &env, &path).await;
     }
     let principal = if path.starts_with("/ws/") {
         auth::from_ticket(&req, &env).await
@@ -165,6 +176,7 @@ async fn route(req: Request, env: Env) -> Result<Response> {
             }
         }
         (Method::Post, "/api/ws-ticket") => ticket(&env, &principal).await,
+        (_, "/api/oauth/authorize") => oauth::consent(req, &env).await,
         (_, route) if route == "/api/mcp/tokens" || route.starts_with("/api/mcp/tokens/") => {
             let rest = route["/api/mcp/tokens".len()..].trim_start_matches('/');
             mcp::tokens(req, &env, rest).await

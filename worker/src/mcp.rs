@@ -1,14 +1,17 @@
 //! `/mcp`: Mimo as an MCP server over Streamable HTTP. Here the transport's outer rules — the
 //! `Origin` (403 for another site's page), the methods (POST a JSON-RPC message, DELETE a
 //! session, 405 otherwise: Mimo sends no messages of its own, so there is no GET stream), the
-//! client's MCP token (401 with where to learn how to get one) — then the body goes to the
+//! client's MCP token or OAuth access token (401 with where to learn how to get one) — then the body goes to the
 //! session's object (`mimo_durable::McpSession`), which answers it. Answers are single JSON
 //! responses; streaming a long tool call's progress over SSE is a later step.
 
 use mimo_agent::credentials::MCP_TOKEN_PREFIX;
 use mimo_agent::mcp;
+use mimo_agent::mcp::oauth;
 use mimo_agent::mcp::session::{admit, Refusal};
-use mimo_durable::{error_response, rpc_error, transport_refusal, Failure, McpClient, TokenCheck};
+use mimo_durable::{
+    error_response, rpc_error, transport_refusal, Failure, McpClient, McpTokenCheck,
+};
 use mimo_protocol::mcp::{
     JsonRpcErrorCode, JsonRpcErrorResponse, ProtectedResourceMetadata, PROTOCOL_VERSION_HEADER,
     SESSION_HEADER,
@@ -133,14 +136,15 @@ async fn token_of(req: &Request, env: &Env) -> mimo_durable::Answer<String> {
             "missing token: send `Authorization: Bearer <MCP token>` (make one in the web app)",
         )));
     };
-    if !token.starts_with(MCP_TOKEN_PREFIX) {
+    if !(token.starts_with(MCP_TOKEN_PREFIX) || token.starts_with(oauth::ACCESS_TOKEN_PREFIX)) {
         return Err(Failure::Refused(auth::unauthorized(
-            "/mcp takes an MCP token (mimo_mcp_…), made in the web app; not the deployment's \
-             or an extension's",
+            "/mcp takes an MCP token (mimo_mcp_…, made in the web app) or an OAuth access \
+             token of this server; not the deployment's or an extension's",
         )));
     }
+    let resource = oauth::resource_of(&req.url()?.origin().ascii_serialization());
     let holder = McpClient::tokens(env)?
-        .check_token(&TokenCheck { token })
+        .check_token(&McpTokenCheck { token, resource })
         .await?;
     Ok(holder.token_id)
 }
@@ -154,8 +158,8 @@ fn transport_error(status: u16, message: String) -> Result<Response> {
 pub fn metadata(req: &Request) -> Result<Response> {
     let origin = req.url()?.origin().ascii_serialization();
     Response::from_json(&ProtectedResourceMetadata {
-        resource: format!("{origin}/mcp"),
-        authorization_servers: Vec::new(),
+        resource: oauth::resource_of(&origin),
+        authorization_servers: vec![origin],
         bearer_methods_supported: vec!["header".into()],
         resource_name: "Mimo".into(),
     })

@@ -5,6 +5,7 @@
 //! before anything runs.
 
 pub mod elicit;
+pub mod oauth;
 pub mod runs;
 pub mod session;
 pub mod tools;
