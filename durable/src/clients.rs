@@ -681,6 +681,19 @@ impl McpClient {
             .await
     }
 
+    /// The rest of the session's progress stream that `last_event_id` names (`GET /mcp`), if
+    /// `token_id`'s token opened the session.
+    pub async fn resume(&self, token_id: &str, last_event_id: &str) -> Result<Response> {
+        let headers = Headers::new();
+        headers.set("last-event-id", last_event_id)?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Get).with_headers(headers);
+        let target = format!("https://internal/resume?tokenId={}", urlencode(token_id));
+        self.0
+            .fetch_with_request(Request::new_with_init(&target, &init)?)
+            .await
+    }
+
     /// Ends the session (`DELETE /mcp`), if `token_id`'s token opened it.
     pub async fn end(&self, token_id: &str) -> Result<Response> {
         let path = format!("/end?tokenId={}", urlencode(token_id));

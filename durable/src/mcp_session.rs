@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::{select, Either, LocalBoxFuture};
+use futures_util::StreamExt as _;
 use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_agent::mcp::elicit::{self, Decision};
-use mimo_agent::mcp::runs::{self, SessionRun};
+use mimo_agent::mcp::runs::{self, SessionRun, StreamPoint};
 use mimo_agent::mcp::session::{self, admit, Refusal, Session};
 use mimo_agent::mcp::tools::{self, Answer, FormField, FormStop};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming, TaskTool, Tool};
@@ -125,6 +126,10 @@ impl DurableObject for McpSession {
                     param("streams").as_deref() == Some("1"),
                 )
                 .await
+            }
+            (Method::Get, "/resume") => {
+                let last = req.headers().get("last-event-id")?.unwrap_or_default();
+                self.resume(&param("tokenId").unwrap_or_default(), &last)
             }
             (Method::Post, "/end") => {
                 let token_id = param("tokenId").unwrap_or_default();
@@ -272,14 +277,15 @@ impl McpSession {
                     done_before,
                 } => match progress.filter(|_| streams && wait_seconds > 0) {
                     Some(token) => {
-                        let stream = Progress {
+                        let point = StreamPoint {
+                            task_id: run.task_id.clone(),
                             id,
                             token,
-                            task,
-                            run,
-                            done_before,
+                            after: 0,
+                            deadline: now_ms() + u64::from(wait_seconds) * 1000,
                         };
-                        return stream.answer(wait_seconds).await;
+                        let progress = Progress { task, run, point };
+                        return progress.answer(done_before).await;
                     }
                     None => serde_json::to_value(run_answer(&task, &run, wait_seconds).await?)?,
                 },
@@ -289,6 +295,31 @@ impl McpSession {
             }
         };
         Response::from_json(&JsonRpcResponse::new(id, &result))
+    }
+
+    /// The rest of a progress stream that dropped (`GET /mcp` with `Last-Event-ID`), for the
+    /// token that holds the session: from the point the id names, if it is one of this
+    /// session's runs.
+    fn resume(&self, token_id: &str, last_event_id: &str) -> Result<Response> {
+        let session = self.sessions().load()?;
+        let Some(session) = session.filter(|s| s.ended_at.is_none() && s.token_id == token_id)
+        else {
+            return transport_refusal(Refusal::NotFound);
+        };
+        let point = StreamPoint::parse(last_event_id);
+        let run = point
+            .as_ref()
+            .and_then(|p| runs::run_of(&session.runs, &p.task_id).ok());
+        let (Some(point), Some(run)) = (point, run) else {
+            return transport_refusal(Refusal::BadRequest(
+                "Last-Event-ID names no stream of this session: Mimo resumes only the progress \
+                 streams of run_task and get_task"
+                    .into(),
+            ));
+        };
+        let task = TaskClient::new(&self.env, &point.task_id)?;
+        let run = run.clone();
+        Progress { task, run, point }.stream()
     }
 
     /// Changes the session as stored now, not as `read` was loaded: other tool calls of the
@@ -519,11 +550,10 @@ impl McpSession {
         let key = format!("mimo-ask-{}", hex::encode(random_bytes::<12>()?));
         let (sender, receiver) = oneshot::channel();
         self.asking.borrow_mut().insert(key.clone(), sender);
-        let question = sse(&elicit::request(
-            RequestId::String(key.clone()),
-            &ask.version,
-            &ask.why,
-        ))?;
+        let question = sse(
+            None,
+            &elicit::request(RequestId::String(key.clone()), &ask.version, &ask.why),
+        )?;
         let deadline = now_ms() + elicit::ANSWER_WITHIN_MS;
         let (env, asking) = (self.env.clone(), self.asking.clone());
         // A client that goes away takes the stream with it, and the wait ends with it.
@@ -566,7 +596,10 @@ impl McpSession {
                             },
                             None => elicit::unanswered(&ask.why),
                         };
-                        Some((sse(&JsonRpcResponse::new(ask.id.clone(), &result)), None))
+                        Some((
+                            sse(None, &JsonRpcResponse::new(ask.id.clone(), &result)),
+                            None,
+                        ))
                     }
                 }
             }
@@ -591,7 +624,7 @@ impl McpSession {
                 let keep_alive = Delay::from(Duration::from_millis(KEEP_ALIVE_MS));
                 match select(state?, keep_alive).await {
                     Either::Left((result, _)) => {
-                        Some((sse(&JsonRpcResponse::new(id, &result)), None))
+                        Some((sse(None, &JsonRpcResponse::new(id, &result)), None))
                     }
                     Either::Right((_, held)) => {
                         let alive = b": waiting for the person in Mimo\n\n".to_vec();
@@ -731,50 +764,53 @@ async fn run_answer(
 
 /// A call that waits for a run, when its client asked for progress and takes a stream.
 struct Progress {
-    id: RequestId,
-    token: RequestId,
     task: TaskClient,
     run: SessionRun,
-    done_before: Option<u32>,
+    /// Where its stream starts: the call's ids, the steps the client has heard of, its end.
+    point: StreamPoint,
 }
 
 impl Progress {
-    /// The answer as the transport's SSE: a `notifications/progress` for each step the run
-    /// finishes, then the call's answer. A run that ended already is answered as any call is.
-    async fn answer(self, wait_seconds: u32) -> Result<Response> {
-        let deadline = now_ms() + u64::from(wait_seconds) * 1000;
-        let Progress {
-            id,
-            token,
-            task,
-            run,
-            done_before,
-        } = self;
-        let first = match task.run_state(0, None).await.refusal()? {
-            Ok(state) if !state.status.is_terminal() => state,
+    /// The answer to the call: a run that ended already is answered as any call is; otherwise
+    /// [`Progress::stream`], the steps heard of those done before the call (`None`: as it
+    /// stands).
+    async fn answer(mut self, done_before: Option<u32>) -> Result<Response> {
+        let id = self.point.id.clone();
+        match self.task.run_state(0, None).await.refusal()? {
+            Ok(state) if !state.status.is_terminal() => {
+                self.point.after = done_before.unwrap_or(state.steps);
+                self.stream()
+            }
             Ok(state) => {
-                return Response::from_json(&JsonRpcResponse::new(id, &runs::answer(&run, &state)))
+                Response::from_json(&JsonRpcResponse::new(id, &runs::answer(&self.run, &state)))
             }
-            Err(error) => {
-                return Response::from_json(&JsonRpcResponse::new(id, &tools::refused(&error)))
-            }
-        };
-        let after = done_before.unwrap_or(first.steps);
-        let events = futures_util::stream::unfold(
-            Some((after, task, run, id, token)),
-            move |waiting| async move {
-                let (after, task, run, id, token) = waiting?;
-                let left = deadline.saturating_sub(now_ms());
-                let answer =
-                    |result: &CallToolResult| sse(&JsonRpcResponse::new(id.clone(), result));
-                let frame = match task.run_state(left, Some(after)).await.refusal() {
+            Err(error) => Response::from_json(&JsonRpcResponse::new(id, &tools::refused(&error))),
+        }
+    }
+
+    /// The transport's SSE from `point` on: an event that says where the stream stands first
+    /// (its id is what a client whose stream dropped resumes from), a `notifications/progress`
+    /// for each step the run finishes (each with its id), then the call's answer.
+    fn stream(self) -> Result<Response> {
+        let Progress { task, run, point } = self;
+        let primer = format!("id: {}\ndata: \n\n", point.event_id()).into_bytes();
+        let first = futures_util::stream::once(async move { Ok(primer) });
+        let events =
+            futures_util::stream::unfold(Some((task, run, point)), move |waiting| async move {
+                let (task, run, point) = waiting?;
+                let left = point.deadline.saturating_sub(now_ms());
+                let answer = |result: &CallToolResult| {
+                    sse(None, &JsonRpcResponse::new(point.id.clone(), result))
+                };
+                let frame = match task.run_state(left, Some(point.after)).await.refusal() {
                     Ok(Ok(state))
                         if !state.status.is_terminal()
-                            && state.steps > after
-                            && now_ms() < deadline =>
+                            && state.steps > point.after
+                            && now_ms() < point.deadline =>
                     {
-                        let note = sse(&runs::progress(&token, &state));
-                        return Some((note, Some((state.steps, task, run, id, token))));
+                        let next = point.at(state.steps);
+                        let note = sse(Some(&next), &runs::progress(&point.token, &state));
+                        return Some((note, Some((task, run, next))));
                     }
                     Ok(Ok(state)) => answer(&runs::answer(&run, &state)),
                     Ok(Err(error)) => answer(&tools::refused(&error)),
@@ -783,9 +819,8 @@ impl Progress {
                     ))),
                 };
                 Some((frame, None))
-            },
-        );
-        event_stream(events)
+            });
+        event_stream(first.chain(events))
     }
 }
 
@@ -801,10 +836,11 @@ fn event_stream(
     Ok(response)
 }
 
-/// One message as a server-sent event.
-fn sse<T: serde::Serialize>(message: &T) -> Result<Vec<u8>> {
+/// One message as a server-sent event, with the id of the stream's point after it, if any.
+fn sse<T: serde::Serialize>(point: Option<&StreamPoint>, message: &T) -> Result<Vec<u8>> {
+    let id = point.map_or_else(String::new, |p| format!("id: {}\n", p.event_id()));
     Ok(format!(
-        "event: message\ndata: {}\n\n",
+        "{id}event: message\ndata: {}\n\n",
         serde_json::to_string(message)?
     )
     .into_bytes())

@@ -605,6 +605,69 @@ describe("MCP over Streamable HTTP", () => {
     await end();
   });
 
+  it("resumes a run's progress stream that dropped from the last event it sent, in its own session only", async () => {
+    const ext = await ExtensionClient.connect(mimo, "mcp-resume");
+    const { token } = await mcpToken();
+    const { sessionId, version } = await rawSession(token);
+    const headers = { "mcp-session-id": sessionId, "mcp-protocol-version": version };
+    // The stand-in keeps the run's first step (task_start) until the test answers it.
+    let held: BrowserAction | undefined;
+    const page = { elements: [{ clickId: 1, tag: "b", text: "12.50", frameId: 0 }], text: "Blue mug [1]<b>12.50</b>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };
+    ext.serve((action) => {
+      if (action.name === "task_start") {
+        held = action;
+        return undefined;
+      }
+      return { result: action.name === "browser_observe" ? observation(page, "Blue mug, 12.50") : {} };
+    });
+    mimo.llm.script([
+      agentStep({ navigate: { url: "http://127.0.0.1:9/shop" } }, "Opening the shop."),
+      agentStep({ done: { success: true, text: "The blue mug costs 12.50." } }, "Read the price."),
+    ]);
+    const call = { jsonrpc: "2.0", id: 41, method: "tools/call", params: { name: "run_task", arguments: { goal: "What does the blue mug cost?", waitSeconds: 60 }, _meta: { progressToken: "p-1" } } };
+    const dropped = new AbortController();
+    const streamed = await fetch(`${mimo.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      body: JSON.stringify(call),
+      signal: dropped.signal,
+    });
+    assert.equal(streamed.headers.get("content-type"), "text/event-stream");
+    // The stream's first event says where it stands; then the connection drops.
+    const reader = streamed.body!.getReader();
+    let first = "";
+    while (!first.includes("\n\n")) first += new TextDecoder().decode((await reader.read()).value);
+    const lastEventId = /^id: (\S+)$/m.exec(first)?.[1];
+    assert.ok(lastEventId, first);
+    dropped.abort();
+
+    // A resumption is the session's own: another token's, or an id of no stream, gets nothing.
+    const stranger = await mcpToken("Stranger");
+    assert.equal((await rpc(stranger.token, null, { ...headers, "last-event-id": lastEventId }, "GET")).status, 404);
+    assert.equal((await rpc(token, null, { ...headers, "last-event-id": "run-e30" }, "GET")).status, 400);
+    assert.equal((await rpc(token, null, headers, "GET")).status, 405, "no stream of its own without one");
+
+    // Resumed, the stream goes on: the step the run finishes meanwhile, then the call's answer.
+    const resumed = await rpc(token, null, { ...headers, "last-event-id": lastEventId }, "GET");
+    assert.equal(resumed.status, 200);
+    assert.equal(resumed.headers.get("content-type"), "text/event-stream");
+    const rest = resumed.text();
+    const started = Date.now();
+    while (held === undefined && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(held, "the run's first step reached the extension");
+    respond(ext, held, { tabId: 23, windowId: 6, url: "http://127.0.0.1:9/shop" });
+    const messages = (await rest)
+      .split("\n")
+      .filter((line) => line.startsWith("data: ") && line.length > "data: ".length)
+      .map((line) => JSON.parse(line.slice("data: ".length)) as { id?: number; method?: string; params?: { progressToken: string; progress: number }; result?: CallToolResult });
+    const notes = messages.filter((m) => m.method === "notifications/progress");
+    assert.ok(notes.length >= 1 && notes.every((n) => n.params?.progressToken === "p-1"), JSON.stringify(messages));
+    const answer = messages.find((m) => m.id === 41);
+    assert.ok(answer?.result, JSON.stringify(messages));
+    assert.match(text(answer.result), /finished in 2 steps\.\n\nThe blue mug costs 12\.50\./);
+    await ext.close();
+  });
+
   it("a run's step that needs the person waits for them in the web app: no MCP call can approve it", async () => {
     const { ext, client, end } = await session("mcp-agent-confirm");
     const page = { elements: [{ clickId: 1, tag: "button", text: "Buy now", frameId: 0 }], text: "Blue mug 12.50\n[1]<button>Buy now</button>", url: "http://127.0.0.1:9/shop", title: "Shop", scrollX: 0, scrollY: 0 };

@@ -1,9 +1,9 @@
 //! `/mcp`: Mimo as an MCP server over Streamable HTTP. Here the transport's outer rules — the
 //! `Origin` (403 for another site's page), the methods (POST a JSON-RPC message, DELETE a
-//! session, 405 otherwise: Mimo sends no messages of its own, so there is no GET stream), the
-//! client's MCP token or OAuth access token (401 with where to learn how to get one) — then the body goes to the
-//! session's object (`mimo_durable::McpSession`), which answers it. Answers are single JSON
-//! responses; streaming a long tool call's progress over SSE is a later step.
+//! session, GET with `Last-Event-ID` to resume a call's progress stream that dropped, 405
+//! otherwise: Mimo sends no messages of its own, so there is no other GET stream), the
+//! client's MCP token or OAuth access token (401 with where to learn how to get one) — then
+//! the body goes to the session's object (`mimo_durable::McpSession`), which answers it.
 
 use mimo_agent::credentials::MCP_TOKEN_PREFIX;
 use mimo_agent::mcp;
@@ -43,15 +43,20 @@ pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response
         }
     }
     let method = req.method();
-    if !matches!(method, Method::Post | Method::Delete) {
+    // A GET resumes a progress stream that dropped (it names its last event); Mimo sends no
+    // messages of its own outside a call, so there is no other GET stream.
+    let resuming = req.headers().get("last-event-id")?;
+    let resumes = method == Method::Get && resuming.is_some();
+    if !(matches!(method, Method::Post | Method::Delete) || resumes) {
         let response = transport_error(
             405,
             format!(
                 "{method} /mcp: this server sends no messages of its own; POST a JSON-RPC \
-                 message, or DELETE the session"
+                 message, DELETE the session, or GET with Last-Event-ID to resume a call's \
+                 stream"
             ),
         )?;
-        response.headers().set("allow", "POST, DELETE")?;
+        response.headers().set("allow", "GET, POST, DELETE")?;
         return Ok(response);
     }
     let token_id = match token_of(&req, env).await {
@@ -81,6 +86,12 @@ pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response
         },
         None => None,
     };
+    if let (true, Some(last)) = (resumes, &resuming) {
+        let Some(session) = session else {
+            return transport_error(400, "GET /mcp names its session in Mcp-Session-Id".into());
+        };
+        return session.resume(&token_id, last).await;
+    }
     if method == Method::Delete {
         let Some(session) = session else {
             return transport_error(

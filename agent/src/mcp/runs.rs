@@ -243,6 +243,59 @@ pub fn step_words(step: u32, action: &AgentAction) -> String {
 
 /// The `notifications/progress` for the client's `token`: the steps the run has finished
 /// (the count only grows, as the specification asks), the last one in words.
+/// Where a call's progress stream stands, carried by its events' ids: a client whose stream
+/// dropped asks for the rest with the last id it saw (`GET /mcp`, `Last-Event-ID`), and the
+/// stream goes on from there — the run's state says what came since, so nothing is kept for
+/// it. The id names only a run of the session it is sent in (the session checks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamPoint {
+    /// The run's task.
+    #[serde(rename = "t")]
+    pub task_id: String,
+    /// The call's request id, which its answer carries.
+    #[serde(rename = "i")]
+    pub id: RequestId,
+    /// Its progress token.
+    #[serde(rename = "p")]
+    pub token: RequestId,
+    /// The steps the client has heard of.
+    #[serde(rename = "s")]
+    pub after: u32,
+    /// When the call's wait ends (ms since the epoch).
+    #[serde(rename = "d")]
+    pub deadline: u64,
+}
+
+const STREAM_POINT_PREFIX: &str = "run-";
+
+impl StreamPoint {
+    /// The point as an SSE event id (one line of URL-safe characters).
+    pub fn event_id(&self) -> String {
+        use base64::Engine as _;
+        let json = serde_json::to_vec(self).expect("a stream point serializes");
+        let coded = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json);
+        format!("{STREAM_POINT_PREFIX}{coded}")
+    }
+
+    /// The point an event id names, if it is one.
+    pub fn parse(event_id: &str) -> Option<Self> {
+        use base64::Engine as _;
+        let coded = event_id.trim().strip_prefix(STREAM_POINT_PREFIX)?;
+        let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(coded)
+            .ok()?;
+        serde_json::from_slice(&json).ok()
+    }
+
+    /// The same stream, `steps` heard of.
+    pub fn at(&self, steps: u32) -> Self {
+        Self {
+            after: steps,
+            ..self.clone()
+        }
+    }
+}
+
 pub fn progress(token: &RequestId, state: &RunState) -> JsonRpcNotification {
     let mut params = serde_json::json!({ "progressToken": token, "progress": state.steps });
     if let Some(step) = &state.last_step {

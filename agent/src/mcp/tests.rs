@@ -1090,3 +1090,29 @@ fn a_file_to_upload_comes_inside_the_call() {
         json!({ "name": "browser_upload_file", "params": { "clickId": 9, "artifactId": "art-1", "name": "invoice.pdf", "contentType": "application/pdf" } })
     );
 }
+
+#[test]
+fn a_progress_streams_event_id_carries_where_it_stands_and_nothing_else_reads_as_one() {
+    let point = runs::StreamPoint {
+        task_id: "5f0c2d8e-6a4b-4c1e-9d3f-2b7a8c9e0f11".into(),
+        id: RequestId::Number(7),
+        token: RequestId::String("tok".into()),
+        after: 2,
+        deadline: 1_000,
+    };
+    let id = point.event_id();
+    // One line of URL-safe characters: an SSE id field.
+    assert!(id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    assert_eq!(runs::StreamPoint::parse(&id), Some(point.clone()));
+    assert_eq!(
+        runs::StreamPoint::parse(&point.at(3).event_id())
+            .unwrap()
+            .after,
+        3
+    );
+    for other in ["", "run-", "run-!!", "42", &id[4..], "run-e30"] {
+        assert_eq!(runs::StreamPoint::parse(other), None, "{other}");
+    }
+}
