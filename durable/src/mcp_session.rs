@@ -134,7 +134,7 @@ impl DurableObject for McpSession {
             (Method::Post, "/end") => {
                 let token_id = param("tokenId").unwrap_or_default();
                 let store = self.sessions();
-                match store.load()? {
+                match self.live_session()? {
                     Some(mut session)
                         if session.ended_at.is_none() && session.token_id == token_id =>
                     {
@@ -162,6 +162,19 @@ impl McpSession {
         SessionStore::open(self.state.storage().sql())
     }
 
+    /// The session, unless it expired (unused for longer than `MIMO_MCP_SESSION_IDLE_SECS`):
+    /// then it is as if there were none.
+    fn live_session(&self) -> Result<Option<Session>> {
+        let idle_secs = self
+            .env
+            .var("MIMO_MCP_SESSION_IDLE_SECS")
+            .ok()
+            .and_then(|v| v.to_string().parse::<u64>().ok())
+            .unwrap_or(session::SESSION_IDLE_SECS);
+        let session = self.sessions().load()?;
+        Ok(session.filter(|s| !s.expired(now_ms(), idle_secs.saturating_mul(1000))))
+    }
+
     /// One JSON-RPC body sent to this session (`named`: the client named it; otherwise it is a
     /// new one, which only `initialize` starts). Nothing runs unless the body reads and the
     /// session admits it.
@@ -179,7 +192,8 @@ impl McpSession {
             Err(error) => return rpc_error(&error),
         };
         let store = self.sessions();
-        let session = store.load()?;
+        let now = now_ms();
+        let session = self.live_session()?;
         if let Err(refusal) = admit(
             session.as_ref(),
             incoming.is_initialize(),
@@ -189,6 +203,11 @@ impl McpSession {
         ) {
             return transport_refusal(refusal);
         }
+        // Each request the session takes starts its idle time again.
+        let session = match session {
+            Some(session) => Some(self.update(session, |s| s.last_used_at = now)?),
+            None => None,
+        };
         let (id, call) = match incoming {
             Incoming::Request { id, call } => (id, call),
             Incoming::Response { id, result } => {
@@ -213,8 +232,9 @@ impl McpSession {
                     elicitation: elicit::supported(version, &params.capabilities),
                     client_id: None,
                     runs: Vec::new(),
-                    created_at: now_ms(),
+                    created_at: now,
                     ended_at: None,
+                    last_used_at: now,
                 })?;
                 let response = Response::from_json(&JsonRpcResponse::new(
                     id,
@@ -301,7 +321,7 @@ impl McpSession {
     /// token that holds the session: from the point the id names, if it is one of this
     /// session's runs.
     fn resume(&self, token_id: &str, last_event_id: &str) -> Result<Response> {
-        let session = self.sessions().load()?;
+        let session = self.live_session()?;
         let Some(session) = session.filter(|s| s.ended_at.is_none() && s.token_id == token_id)
         else {
             return transport_refusal(Refusal::NotFound);

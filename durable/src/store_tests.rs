@@ -1198,6 +1198,7 @@ fn an_mcp_session_row_round_trips_and_reading_none_stores_nothing() {
         runs: Vec::new(),
         created_at: 5,
         ended_at: None,
+        last_used_at: 0,
     };
     store.save(&session).unwrap();
     assert_eq!(store.load().unwrap(), Some(session.clone()));

@@ -728,3 +728,30 @@ describe("MCP over Streamable HTTP", () => {
     await back.close();
   });
 });
+
+describe("MCP sessions left unused", () => {
+  ownRuntime({ bindings: { MIMO_MCP_SESSION_IDLE_SECS: "2" } }, (m) => (mimo = m));
+
+  it("expires a session unused for longer than its idle time (404: the client starts a new one); each request starts the wait again", async () => {
+    const { token } = await mcpToken();
+    const kept = await rawSession(token);
+    let keptUsed = Date.now();
+    const idle = await rawSession(token);
+    const idleUsed = Date.now();
+    const ping = (session: { sessionId: string; version: string }) =>
+      rpc(token, { jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": session.sessionId, "mcp-protocol-version": session.version });
+    // Used every 300 ms, a session stays (a ping sent within its idle time is answered).
+    while (Date.now() - idleUsed < 2_600) {
+      await new Promise((r) => setTimeout(r, 300));
+      const within = Date.now() - keptUsed < 1_800;
+      const status = (await ping(kept)).status;
+      if (within) assert.equal(status, 200);
+      if (status === 200) keptUsed = Date.now();
+    }
+    // Left alone past it: gone, as an ended session is.
+    assert.equal((await ping(idle)).status, 404);
+    const again = await rpc(token, initialize("2025-11-25"), { "mcp-session-id": idle.sessionId });
+    assert.equal(again.status, 404, "not brought back by initialize");
+    await rawSession(token);
+  });
+});

@@ -38,6 +38,22 @@ pub struct Session {
     pub created_at: u64,
     #[serde(default)]
     pub ended_at: Option<u64>,
+    /// When a request last reached it (0: none since it was made).
+    #[serde(default)]
+    pub last_used_at: u64,
+}
+
+/// How long a session lasts unused when the deployment does not say
+/// (`MIMO_MCP_SESSION_IDLE_SECS`): a day. After that it is gone (404), and the client
+/// initializes a new one, as the transport asks of it.
+pub const SESSION_IDLE_SECS: u64 = 24 * 60 * 60;
+
+impl Session {
+    /// Whether it went unused for longer than `idle_ms` before `now`: expired, as if it never
+    /// was (its client gets 404 and starts a new one).
+    pub fn expired(&self, now: u64, idle_ms: u64) -> bool {
+        now.saturating_sub(self.last_used_at.max(self.created_at)) > idle_ms
+    }
 }
 
 /// Why a request cannot use a session, as the transport answers it.
@@ -131,7 +147,24 @@ mod tests {
             runs: Vec::new(),
             created_at: 1,
             ended_at: None,
+            last_used_at: 0,
         }
+    }
+
+    #[test]
+    fn a_session_unused_for_longer_than_its_idle_time_expires() {
+        let session = live();
+        assert!(!session.expired(1_001, 1_000), "used (made) at 1");
+        assert!(session.expired(1_002, 1_000));
+        let used = Session {
+            last_used_at: 5_000,
+            ..live()
+        };
+        assert!(
+            !used.expired(6_000, 1_000),
+            "each request starts the wait again"
+        );
+        assert!(used.expired(6_001, 1_000));
     }
 
     #[test]
