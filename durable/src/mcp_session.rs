@@ -484,7 +484,7 @@ impl McpSession {
         };
         let started = starts && record.state == ActionState::Succeeded;
         // What the answer lists is what the client's next indexes name.
-        let listed = matches!(tool, BrowserTool::Tabs(_) | BrowserTool::Snapshot)
+        let listed = matches!(tool, BrowserTool::Tabs(_) | BrowserTool::Snapshot { .. })
             && record.state == ActionState::Succeeded;
         if started || listed || session.client_id.as_deref() != Some(record.client_id.as_str()) {
             self.update(session, |s| {

@@ -97,7 +97,7 @@ export type FrameRequest =
    * `askDropSearch`: the top frame's drop zones were not searched for yet (drop-zones.ts); a
    * frame with something to drag answers `{ dropSearch: true }` instead of its index.
    */
-  | { op: "index"; scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean; askDropSearch?: boolean }
+  | { op: "index"; scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean; askDropSearch?: boolean; within?: number }
   | { op: "prepare"; target: FrameTarget; purpose: "click" | "type" | "hover" | "dragFrom" | "dragTo" }
   | { op: "frameBox"; token: string; point?: Point }
   | { op: "tagFrames" }

@@ -308,6 +308,11 @@ pub enum ActionCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         assign_attr: Option<String>,
+        /// Only one region of the page: this element of the last list (a click id of the top
+        /// frame) and what it holds. The ids of the rest are forgotten, as any new list does.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        within: Option<u32>,
     },
     /// Prepares the page for the model in one round trip: waits for it to load (up to
     /// `timeout_ms`), then takes its screenshot, readable text and element list together. Each

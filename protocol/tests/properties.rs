@@ -433,8 +433,13 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         of(any::<u32>()).prop_map(|timeout_ms| BrowserWaitForLoaded { timeout_ms }),
         of(any::<bool>()).prop_map(|full_page| BrowserScreenshot { full_page }),
         Just(BrowserReadabilityExtract {}),
-        (scope(), of(text()))
-            .prop_map(|(scope, assign_attr)| BrowserDomIndex { scope, assign_attr }),
+        (scope(), of(text()), of(any::<u32>())).prop_map(|(scope, assign_attr, within)| {
+            BrowserDomIndex {
+                scope,
+                assign_attr,
+                within,
+            }
+        }),
         scope().prop_map(|scope| BrowserXpathScan { scope }),
         (
             target(),

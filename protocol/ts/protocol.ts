@@ -184,7 +184,12 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, 
+assignAttr?: string, 
+/**
+ * Only one region of the page: this element of the last list (a click id of the top
+ * frame) and what it holds. The ids of the rest are forgotten, as any new list does.
+ */
+within?: number, } } | { "name": "browser_observe", "params": { timeoutMs?: number, 
 /**
  * Whether the result waits until the screenshot and the readable text are stored
  * (the default). `false`: it comes as soon as each has its artifact id, and their bytes
@@ -453,7 +458,12 @@ redaction?: RedactionPolicy, } } | { "name": "task_stop", "params": { closeTab?:
 /**
  * The attribute the click ids are written to; `data-mimo_click_id` by default.
  */
-assignAttr?: string, } } | { "name": "browser_observe", "params": { timeoutMs?: number, 
+assignAttr?: string, 
+/**
+ * Only one region of the page: this element of the last list (a click id of the top
+ * frame) and what it holds. The ids of the rest are forgotten, as any new list does.
+ */
+within?: number, } } | { "name": "browser_observe", "params": { timeoutMs?: number, 
 /**
  * Whether the result waits until the screenshot and the readable text are stored
  * (the default). `false`: it comes as soon as each has its artifact id, and their bytes

@@ -244,6 +244,33 @@ it("puts a file the client gives into the real page's file field", { timeout: 60
   await client.close();
 });
 
+it("snapshots what is in view, the whole page, or one region of it", { timeout: 60_000 }, async () => {
+  const client = await connected("Snapshots");
+  const { snapshot } = await open(client, `${h.a}/scroll.html`);
+  // In view: the list and its first items, not the button 3,000 px down.
+  assert.match(snapshot, /Item 1\b/);
+  assert.doesNotMatch(snapshot, /Bottom of the page/);
+  const whole = textOf(await call(client, "browser_snapshot", { scope: "document" }));
+  assert.match(whole, /Bottom of the page/);
+  // The list alone: its items, nothing else of the page.
+  const list = snapshot.split("\n").find((l) => /scroll/i.test(l) && /^\s*\[\d+\]/.test(l));
+  const ref = list?.match(/\[(\d+)\]/)?.[1];
+  assert.ok(ref, `no list in:\n${snapshot}`);
+  const region = textOf(await call(client, "browser_snapshot", { target: ref }));
+  assert.match(region, new RegExp(`^\\(Only what was \\[${ref}\\]`));
+  assert.match(region, /Item 1\b/);
+  assert.doesNotMatch(region, /Bottom of the page/);
+  // Its refs act: the first item of the list is clicked.
+  const item = refOf(region, "Item 1");
+  await call(client, "browser_click", { ref: item, element: "Item 1" });
+  await logged(await pageAt(h, `${h.a}/scroll.html`), "click:item-1:trusted=true");
+  // A ref the last snapshot does not have is no region.
+  const gone = (await client.callTool({ name: "browser_snapshot", arguments: { target: "999" } })) as CallToolResult;
+  assert.equal(gone.isError, true);
+  assert.match(textOf(gone), /TARGET_NOT_FOUND/);
+  await client.close();
+});
+
 it("lets an OAuth-only MCP client in once the person allows it on the real consent page, then it drives the browser", { timeout: 60_000 }, async () => {
   const redirect = `${h.a}/oauth-callback`;
   const oauth = new TestClient("Desktop client", redirect);

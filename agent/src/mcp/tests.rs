@@ -502,7 +502,10 @@ fn the_first_navigation_opens_the_tasks_tab_and_nothing_runs_before_it() {
         .unwrap())
     );
     for tool in [
-        BrowserTool::Snapshot,
+        BrowserTool::Snapshot {
+            scope: None,
+            within: None,
+        },
         BrowserTool::Click {
             click_id: 1,
             checked: None,
@@ -526,8 +529,14 @@ fn arguments_that_cannot_be_used_are_tool_errors_naming_the_problem() {
         ),
         (
             "browser_snapshot",
-            json!({ "target": "#main" }),
+            json!({ "selector": "#main" }),
             "Additional properties",
+        ),
+        // A region is named by its ref, never by a selector the page could answer for.
+        (
+            "browser_snapshot",
+            json!({ "target": "#main" }),
+            "is not an element's number",
         ),
         ("browser_click", json!({}), "ref"),
         (
@@ -620,7 +629,10 @@ fn text_of(answer: Answer) -> (String, bool) {
 
 #[test]
 fn outcomes_answer_as_tool_results() {
-    let snapshot = BrowserTool::Snapshot;
+    let snapshot = BrowserTool::Snapshot {
+        scope: None,
+        within: None,
+    };
     let index = json!({
         "elements": [], "url": "https://shop.example/", "title": "Shop",
         "text": "[1]<button>Buy</button>\n[2]<input placeholder=Name>",
@@ -1115,4 +1127,69 @@ fn a_progress_streams_event_id_carries_where_it_stands_and_nothing_else_reads_as
     for other in ["", "run-", "run-!!", "42", &id[4..], "run-e30"] {
         assert_eq!(runs::StreamPoint::parse(other), None, "{other}");
     }
+}
+
+#[test]
+fn a_snapshot_reads_the_page_in_view_the_whole_page_or_one_region() {
+    let snapshot =
+        |arguments: Value| match tools::parse("browser_snapshot", arguments.as_object().cloned()) {
+            Some(Ok(Tool::Browser(tool))) => tool.command(true, &[]).map_err(|e| e.to_string()),
+            other => Err(format!("{other:?}")),
+        };
+    let index = |scope: Option<&str>, within: Option<u32>| {
+        let mut params = json!({});
+        if let Some(scope) = scope {
+            params["scope"] = json!(scope);
+        }
+        if let Some(within) = within {
+            params["within"] = json!(within);
+        }
+        serde_json::from_value::<ActionCommand>(
+            json!({ "name": "browser_dom_index", "params": params }),
+        )
+        .unwrap()
+    };
+    assert_eq!(snapshot(json!({})), Ok(index(None, None)));
+    assert_eq!(
+        snapshot(json!({ "scope": "document" })),
+        Ok(index(Some("document"), None))
+    );
+    // A region is read as far as it reaches, unless the client says otherwise.
+    assert_eq!(
+        snapshot(json!({ "target": "12" })),
+        Ok(index(Some("document"), Some(12)))
+    );
+    assert_eq!(
+        snapshot(json!({ "target": "[12]", "scope": "viewport" })),
+        Ok(index(Some("viewport"), Some(12)))
+    );
+    for bad in [json!({ "scope": "page" }), json!({ "target": "the list" })] {
+        assert!(
+            matches!(
+                tools::parse("browser_snapshot", bad.as_object().cloned()),
+                Some(Err(_))
+            ),
+            "{bad}"
+        );
+    }
+    // Its answer says that the rest of the page's refs are gone.
+    let region = BrowserTool::Snapshot {
+        scope: None,
+        within: Some(12),
+    };
+    let done = record(
+        region.command(true, &[]).unwrap(),
+        ActionState::Succeeded,
+        Some(outcome(
+            ActionStatus::Ok,
+            json!({ "elements": [], "url": "u", "title": "t", "text": "[1]<button>Item 1</button>" }),
+            None,
+        )),
+    );
+    let (text, _) = text_of(region.answer(&done));
+    assert!(
+        text.starts_with("(Only what was [12]; the refs of the rest are forgotten"),
+        "{text}"
+    );
+    assert!(text.ends_with("[1]<button>Item 1</button>"), "{text}");
 }

@@ -2,7 +2,7 @@
 //! one's schema, how its arguments are read, the one browser action it queues on the task (the
 //! same queue, consent gate and audit as every other caller's), and what its outcome answers.
 
-use mimo_protocol::action::{DragEnd, ScreenshotResult, Target};
+use mimo_protocol::action::{DragEnd, ScanScope, ScreenshotResult, Target};
 use mimo_protocol::mcp::{CallToolResult, Content};
 use mimo_protocol::TaskTab;
 use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
@@ -60,7 +60,12 @@ pub enum BrowserTool {
         url: String,
     },
     NavigateBack,
-    Snapshot,
+    Snapshot {
+        /// The whole page, or what is in view (the default, as the agent sees it).
+        scope: Option<ScanScope>,
+        /// Only this element and what it holds (a list, a dialog): a ref of the last snapshot.
+        within: Option<u32>,
+    },
     Click {
         click_id: u32,
         /// A checkbox or radio button to be left in this state (clicked only when it is not).
@@ -194,7 +199,8 @@ pub fn parse(name: &str, arguments: Option<Map<String, Value>>) -> Option<Result
     let tool = match name {
         "browser_navigate" => not_blank("url").map(|url| BrowserTool::Navigate { url }),
         "browser_navigate_back" => Ok(BrowserTool::NavigateBack),
-        "browser_snapshot" => Ok(BrowserTool::Snapshot),
+        "browser_snapshot" => snapshot_arguments(name, &arguments)
+            .map(|(scope, within)| BrowserTool::Snapshot { scope, within }),
         "browser_click" => reference().map(|click_id| BrowserTool::Click {
             click_id,
             checked: None,
@@ -374,6 +380,26 @@ pub const NO_PAGE_YET: &str = "no page is open for this session yet: call browse
 
 /// An element's number from a `ref`: `"12"` (Playwright's refs are strings), `"[12]"` as the
 /// snapshot shows it, or `12`.
+/// `browser_snapshot`'s `scope` and `target` (a ref), when given.
+fn snapshot_arguments(
+    name: &str,
+    arguments: &Value,
+) -> Result<(Option<ScanScope>, Option<u32>), String> {
+    let within = match arguments.get("target") {
+        None | Some(Value::Null) => None,
+        Some(target) => Some(click_id(name, target)?),
+    };
+    // The schema lets only "viewport" and "document" through.
+    let scope = arguments.get("scope").and_then(Value::as_str).map(|scope| {
+        if scope == "document" {
+            ScanScope::Document
+        } else {
+            ScanScope::Viewport
+        }
+    });
+    Ok((scope, within))
+}
+
 fn click_id(name: &str, reference: &Value) -> Result<u32, String> {
     let number = match reference {
         Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
@@ -418,9 +444,11 @@ impl BrowserTool {
         Ok(match self.clone() {
             BrowserTool::Navigate { url } => ActionCommand::BrowserNavigate { url },
             BrowserTool::NavigateBack => ActionCommand::BrowserBack {},
-            BrowserTool::Snapshot => ActionCommand::BrowserDomIndex {
-                scope: None,
+            // A region is read whole, as far as it reaches.
+            BrowserTool::Snapshot { scope, within } => ActionCommand::BrowserDomIndex {
+                scope: scope.or(within.map(|_| ScanScope::Document)),
                 assign_attr: None,
+                within,
             },
             BrowserTool::Click { click_id, checked } => ActionCommand::BrowserClick {
                 target: Target::click_id(click_id),
@@ -504,6 +532,7 @@ impl BrowserTool {
                     TabsAction::List => ActionCommand::BrowserDomIndex {
                         scope: None,
                         assign_attr: None,
+                        within: None,
                     },
                     TabsAction::New { url } => ActionCommand::BrowserOpenTab { url },
                     TabsAction::Select { index } => ActionCommand::BrowserSwitchTab {
@@ -554,13 +583,22 @@ impl BrowserTool {
         let result = outcome.for_model().unwrap_or(&Value::Null);
         let field = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or_default();
         let text = match self {
-            BrowserTool::Snapshot => snapshot_text(
-                field("url"),
-                field("title"),
-                &tabs_in(result),
-                result.get("truncated") == Some(&Value::Bool(true)),
-                field("text"),
-            ),
+            BrowserTool::Snapshot { within, .. } => {
+                let mut text = snapshot_text(
+                    field("url"),
+                    field("title"),
+                    &tabs_in(result),
+                    result.get("truncated") == Some(&Value::Bool(true)),
+                    field("text"),
+                );
+                if let Some(region) = within {
+                    text.insert_str(
+                        0,
+                        &format!("(Only what was [{region}]; the refs of the rest are forgotten: snapshot without a target for them.)\n"),
+                    );
+                }
+                text
+            }
             BrowserTool::TakeScreenshot { .. } => {
                 let size = |key: &str| result.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
                 return match field("artifactId") {

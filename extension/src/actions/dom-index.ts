@@ -23,25 +23,33 @@ import { timeline } from "../timeline.ts";
 import type { Handler, TabContext } from "./handler.ts";
 
 export const browserDomIndex: Handler<"browser_dom_index"> = {
-  run: (ctx, params) => indexPage(ctx, params.scope ?? "viewport", params.assignAttr ?? DEFAULT_CLICK_ATTR, false),
+  run: (ctx, params) =>
+    indexPage(ctx, { scope: params.scope ?? "viewport", attr: params.assignAttr ?? DEFAULT_CLICK_ATTR, xpathScan: false, ...(params.within !== undefined ? { within: params.within } : {}) }),
 };
 
 /**
- * Indexes the page, writing click ids to `attr`. `xpathScan` (browser_xpath_scan) keeps the
- * xpaths when the result must be cut to fit one message (`budget`: what of it the index may take).
+ * What to index: `scope`, writing click ids to `attr`; `xpathScan` (browser_xpath_scan) keeps
+ * the xpaths when the result must be cut to fit one message (`budget`: what of it the index
+ * may take); `within`: only the top frame's element of that click id (of the last index) and
+ * what it holds.
  */
-export async function indexPage(ctx: TabContext, scope: ScanScope, attr: string, xpathScan: boolean, budget = MAX_RESULT_BYTES): Promise<ActionSuccess> {
+export type IndexRequest = { scope: ScanScope; attr: string; xpathScan: boolean; budget?: number; within?: number };
+
+/** Indexes the page as `request` asks. */
+export async function indexPage(ctx: TabContext, request: IndexRequest): Promise<ActionSuccess> {
+  const { scope, attr, xpathScan, budget = MAX_RESULT_BYTES, within } = request;
   if (!/^[a-zA-Z_][\w.:-]*$/.test(attr)) throw new ActionError("SCHEMA_VALIDATION_FAILED", `${JSON.stringify(attr)} is not an attribute name`);
   const warnings: string[] = [];
   const stages = timeline(ctx.action);
   // The top frame says first whether anything in it can be dragged; only then are its drop
   // zones searched for (drop-zones.ts), and it is asked again.
   let asked = performance.now();
-  let top = await frameCall<FrameIndex | { dropSearch: true }>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true, askDropSearch: true });
+  const region = within !== undefined ? { within } : {};
+  let top = await frameCall<FrameIndex | { dropSearch: true }>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true, askDropSearch: true, ...region });
   if ("dropSearch" in top) {
     await stages.part("index.drop", () => markDropZones(ctx.deps.cdp, ctx.tabId).catch((error: unknown) => warnings.push(`what accepts a drop was not looked for: ${errorText(error)}`)));
     asked = performance.now();
-    top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true });
+    top = await frameCall<FrameIndex>(ctx.tabId, 0, { op: "index", scope, attr, startId: 1, xpath: true, ...region });
   }
   stages.note("index.top", performance.now() - asked);
   // Where the top frame's time went (its walk of the DOM, the boxes, the checks, the lines).

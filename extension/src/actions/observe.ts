@@ -57,7 +57,7 @@ export const browserObserve: Handler<"browser_observe"> = {
     const [screenshot, readability, domIndex] = await Promise.all([
       shooting,
       stages.part("act.readability", () => part<ReadabilityResult>(() => readableText(ctx, wait), true)),
-      stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, "viewport", DEFAULT_CLICK_ATTR, false, MAX_RESULT_BYTES - BESIDE_INDEX_BYTES), false)),
+      stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, { scope: "viewport", attr: DEFAULT_CLICK_ATTR, xpathScan: false, budget: MAX_RESULT_BYTES - BESIDE_INDEX_BYTES }), false)),
     ]);
     const result: ObserveResult = { screenshot, readability, domIndex };
     if (loaded !== undefined) result.notLoaded = loaded;

@@ -5,5 +5,5 @@ import { indexPage } from "./dom-index.ts";
 import type { Handler } from "./handler.ts";
 
 export const browserXpathScan: Handler<"browser_xpath_scan"> = {
-  run: (ctx, params) => indexPage(ctx, params.scope ?? "viewport", ctx.task.attr ?? DEFAULT_CLICK_ATTR, true),
+  run: (ctx, params) => indexPage(ctx, { scope: params.scope ?? "viewport", attr: ctx.task.attr ?? DEFAULT_CLICK_ATTR, xpathScan: true }),
 };

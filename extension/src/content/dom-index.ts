@@ -12,7 +12,7 @@ import { riskFacts } from "./risk-facts.ts";
 import { coveredLine, elementLine, MAX_COVERED_LINES, moreCoveredLine, scrollableLine } from "../index-text.ts";
 import type { LineFacts } from "../index-text.ts";
 import { shownValue } from "../secrets.ts";
-import { clippedAway, contentBox, coverOf, deepElementFromPoint, shadowOf, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
+import { clippedAway, contentBox, coverOf, deepElementFromPoint, FrameError, shadowOf, hitTest, indexed, isDisabled, isOverlay, isRendered, lastAttr, tagFrame } from "./dom.ts";
 
 /** How far beyond the viewport a `viewport` scope index still looks. */
 const VIEWPORT_MARGIN = 200;
@@ -304,10 +304,23 @@ function outsideItsScrollers(items: Item[], it: Item): boolean {
   return false;
 }
 
-export type IndexOptions = { scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean };
+export type IndexOptions = { scope: ScanScope; attr: string; startId: number; clip?: BoundingBox; xpath: boolean; within?: number };
+
+/** Whether `el` is `region` or inside it, through the shadow roots between them. */
+function holds(region: Element, el: Element): boolean {
+  for (let node: Node | null = el; node !== null; node = node instanceof ShadowRoot ? node.host : node.parentNode) {
+    if (node === region) return true;
+  }
+  return false;
+}
 
 export function indexFrame(opts: IndexOptions): FrameIndex {
   const started = performance.now();
+  // The region, found by the id the last index gave it (before this one gives new ids).
+  const region = opts.within === undefined ? null : (indexed.get(opts.within) ?? null);
+  if (opts.within !== undefined && (region === null || !region.isConnected)) {
+    throw new FrameError("TARGET_NOT_FOUND", `no element [${opts.within}] in the last element list of the page (it is gone, or in a frame): list the page again`);
+  }
   const items: Item[] = [];
   labelTexts.clear();
   const revealers = hoverRevealers();
@@ -391,6 +404,7 @@ export function indexFrame(opts: IndexOptions): FrameIndex {
   };
   const margin = opts.scope === "viewport" ? VIEWPORT_MARGIN : Infinity;
   for (const it of items) {
+    if (region !== null && !holds(region, it.el)) continue;
     const r = it.rect!;
     if (r.width < 1 || r.height < 1) continue;
     if (r.right < view.left - margin || r.left > view.right + margin || r.bottom < view.top - margin || r.top > view.bottom + margin) continue;

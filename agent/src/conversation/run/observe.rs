@@ -184,6 +184,7 @@ impl Conversation {
                 let command = ActionCommand::BrowserDomIndex {
                     scope: None,
                     assign_attr: None,
+                    within: None,
                 };
                 self.submit_as(turn_id, command, Purpose::Observe, "index")
             }
