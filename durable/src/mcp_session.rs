@@ -135,9 +135,7 @@ impl DurableObject for McpSession {
                 let token_id = param("tokenId").unwrap_or_default();
                 let store = self.sessions();
                 match self.live_session()? {
-                    Some(mut session)
-                        if session.ended_at.is_none() && session.token_id == token_id =>
-                    {
+                    Some(mut session) if session.held_by(&token_id) => {
                         session.ended_at = Some(now_ms());
                         store.save(&session)?;
                         Ok(Response::empty()?.with_status(204))
@@ -322,8 +320,7 @@ impl McpSession {
     /// session's runs.
     fn resume(&self, token_id: &str, last_event_id: &str) -> Result<Response> {
         let session = self.live_session()?;
-        let Some(session) = session.filter(|s| s.ended_at.is_none() && s.token_id == token_id)
-        else {
+        let Some(session) = session.filter(|s| s.held_by(token_id)) else {
             return transport_refusal(Refusal::NotFound);
         };
         let point = StreamPoint::parse(last_event_id);

@@ -19,7 +19,7 @@ import type {
   ProtectedResourceMetadata,
   ServerToExtension,
 } from "../../protocol/ts/protocol.ts";
-import { api, ExtensionClient, observation, post, WebClient } from "../support/clients.ts";
+import { api, ExtensionClient, newTask, observation, post, WebClient } from "../support/clients.ts";
 import { ownRuntime } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
@@ -645,6 +645,13 @@ describe("MCP over Streamable HTTP", () => {
     const stranger = await mcpToken("Stranger");
     assert.equal((await rpc(stranger.token, null, { ...headers, "last-event-id": lastEventId }, "GET")).status, 404);
     assert.equal((await rpc(token, null, { ...headers, "last-event-id": "run-e30" }, "GET")).status, 400);
+    // An id made up to name a task the session did not run (the person's own): refused, and
+    // nothing of that task is streamed.
+    const theirs = await newTask(mimo);
+    const forged = `run-${Buffer.from(JSON.stringify({ t: theirs, i: 41, p: "p-1", s: 0, d: Date.now() + 60_000 })).toString("base64url")}`;
+    const refusedForgery = await rpc(token, null, { ...headers, "last-event-id": forged }, "GET");
+    assert.equal(refusedForgery.status, 400);
+    assert.doesNotMatch(await refusedForgery.text(), new RegExp(theirs));
     assert.equal((await rpc(token, null, headers, "GET")).status, 405, "no stream of its own without one");
 
     // Resumed, the stream goes on: the step the run finishes meanwhile, then the call's answer.

@@ -111,6 +111,14 @@ describe("OAuth 2.1 for MCP clients", () => {
     assert.equal(shown.redirectUri, REDIRECT);
     // Only the person (the deployment's token) answers; a client's own tokens cannot.
     assert.equal((await post(mimo, `/api/oauth/authorize?${query}`, { allow: true }, null)).status, 401);
+    // Nor does another client the person allowed: its tokens open /mcp and nothing else.
+    const insider = await authorized("Insider");
+    for (const token of [insider.oauth.saved!.access_token, insider.oauth.saved!.refresh_token!]) {
+      assert.equal((await post(mimo, `/api/oauth/authorize?${query}`, { allow: true }, token)).status, 401);
+      assert.equal((await api(mimo, "/api/tasks", token)).status, 401);
+      assert.equal((await api(mimo, "/api/mcp/tokens", token)).status, 401);
+    }
+    await insider.client.close();
     const back = await answer(query, false);
     assert.equal(back.searchParams.get("error"), "access_denied");
     assert.equal(back.searchParams.get("code"), null);

@@ -6,6 +6,7 @@
 
 use mimo_agent::mcp::oauth;
 use mimo_durable::{error_response, AuthorizeCheck, McpClient};
+use mimo_protocol::oauth::OAuthError;
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::{Env, Method, Request, Response, Result, Url};
 
@@ -19,6 +20,31 @@ fn origin(url: &Url) -> String {
     url.origin().ascii_serialization()
 }
 
+/// `req` passed on to the tokens' object at `path`, with its query, for the `/mcp` of this
+/// origin; the object's answer.
+async fn ask(req: Request, env: &Env, path: &str) -> Result<Response> {
+    let url = req.url()?;
+    let route = match url.query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_owned(),
+    };
+    let resource = oauth::resource_of(&origin(&url));
+    McpClient::tokens(env)?.oauth(&route, &resource, req).await
+}
+
+/// The authorization request in `req`'s query, checked by the tokens' object.
+async fn checked(req: Request, env: &Env) -> Result<AuthorizeCheck> {
+    ask(req, env, "/oauth/authorize").await?.json().await
+}
+
+/// Why the consent page cannot go on with a request.
+fn not_valid(why: &str) -> Result<Response> {
+    error_response(&ErrorObject::new(
+        ErrorCode::SchemaValidationFailed,
+        format!("Mimo cannot authorize this client: {why}"),
+    ))
+}
+
 /// `GET /.well-known/oauth-authorization-server`.
 pub fn metadata(req: &Request) -> Result<Response> {
     Response::from_json(&oauth::metadata(&origin(&req.url()?)))
@@ -27,28 +53,22 @@ pub fn metadata(req: &Request) -> Result<Response> {
 /// `/oauth/…`: the public endpoints (no token: a client has none yet).
 pub async fn serve(req: Request, env: &Env, path: &str) -> Result<Response> {
     let url = req.url()?;
-    let resource = oauth::resource_of(&origin(&url));
-    let tokens = McpClient::tokens(env)?;
     match (req.method(), path) {
-        (Method::Get, "/oauth/authorize") => {
-            let query = url.query().unwrap_or_default();
-            let route = format!("/oauth/authorize?{query}");
-            let mut checked = tokens.oauth(&route, &resource, req).await?;
-            match checked.json::<AuthorizeCheck>().await? {
-                // The person is asked in the web app, where they are signed in; the request
-                // goes with them, checked again when they answer.
-                AuthorizeCheck::Consent(_) => {
-                    Response::redirect(url.join(&format!("{CONSENT_PAGE}?{query}"))?)
-                }
-                AuthorizeCheck::Redirect(to) => Response::redirect(Url::parse(&to)?),
-                AuthorizeCheck::Shown(why) => Ok(Response::ok(format!(
-                    "Mimo cannot authorize this client: {why}."
-                ))?
-                .with_status(400)),
+        (Method::Get, "/oauth/authorize") => match checked(req, env).await? {
+            // The person is asked in the web app, where they are signed in; the request goes
+            // with them, checked again when they answer.
+            AuthorizeCheck::Consent(_) => {
+                let query = url.query().unwrap_or_default();
+                Response::redirect(url.join(&format!("{CONSENT_PAGE}?{query}"))?)
             }
-        }
+            AuthorizeCheck::Redirect(to) => Response::redirect(Url::parse(&to)?),
+            AuthorizeCheck::Shown(why) => Ok(Response::ok(format!(
+                "Mimo cannot authorize this client: {why}."
+            ))?
+            .with_status(400)),
+        },
         (Method::Post, "/oauth/register" | "/oauth/token" | "/oauth/revoke") => {
-            tokens.oauth(path, &resource, req).await
+            ask(req, env, path).await
         }
         (method, _) => error_response(&ErrorObject::new(
             ErrorCode::MethodNotAllowed,
@@ -63,37 +83,22 @@ pub async fn serve(req: Request, env: &Env, path: &str) -> Result<Response> {
 /// `GET` and `POST /api/oauth/authorize?…` (the web app's consent page, signed in): what the
 /// request asks, and the person's answer — where their browser goes next.
 pub async fn consent(req: Request, env: &Env) -> Result<Response> {
-    let url = req.url()?;
-    let resource = oauth::resource_of(&origin(&url));
-    let query = url.query().unwrap_or_default();
-    let tokens = McpClient::tokens(env)?;
     match req.method() {
-        Method::Get => {
-            let route = format!("/oauth/authorize?{query}");
-            let mut checked = tokens.oauth(&route, &resource, req).await?;
-            match checked.json::<AuthorizeCheck>().await? {
-                AuthorizeCheck::Consent(request) => Response::from_json(&request),
-                AuthorizeCheck::Redirect(_) => error_response(&ErrorObject::new(
-                    ErrorCode::SchemaValidationFailed,
-                    "the client's authorization request is not valid: it is sent back to the \
-                     client",
-                )),
-                AuthorizeCheck::Shown(why) => error_response(&ErrorObject::new(
-                    ErrorCode::SchemaValidationFailed,
-                    format!("Mimo cannot authorize this client: {why}"),
-                )),
+        Method::Get => match checked(req, env).await? {
+            AuthorizeCheck::Consent(request) => Response::from_json(&request),
+            AuthorizeCheck::Redirect(_) => {
+                not_valid("its request is not valid (the client is sent the error)")
             }
-        }
+            AuthorizeCheck::Shown(why) => not_valid(&why),
+        },
         Method::Post => {
-            let route = format!("/oauth/approve?{query}");
-            let answered = tokens.oauth(&route, &resource, req).await?;
+            let mut answered = ask(req, env, "/oauth/approve").await?;
             if answered.status_code() == 200 {
                 return Ok(answered);
             }
-            error_response(&ErrorObject::new(
-                ErrorCode::SchemaValidationFailed,
-                "Mimo cannot authorize this client: its request is not valid",
-            ))
+            // The object's refusal, in the web app's error shape.
+            let refused: OAuthError = answered.json().await?;
+            not_valid(&refused.error_description)
         }
         method => error_response(&ErrorObject::new(
             ErrorCode::MethodNotAllowed,

@@ -49,6 +49,12 @@ pub struct Session {
 pub const SESSION_IDLE_SECS: u64 = 24 * 60 * 60;
 
 impl Session {
+    /// Whether a request with `token_id`'s token may use it: the token that opened it, and it
+    /// has not ended. Any other client is told there is no such session (404).
+    pub fn held_by(&self, token_id: &str) -> bool {
+        self.ended_at.is_none() && self.token_id == token_id
+    }
+
     /// Whether it went unused for longer than `idle_ms` before `now`: expired, as if it never
     /// was (its client gets 404 and starts a new one).
     pub fn expired(&self, now: u64, idle_ms: u64) -> bool {
@@ -83,7 +89,7 @@ pub fn admit(
                 .into(),
         )),
         None => Err(Refusal::NotFound),
-        Some(s) if s.ended_at.is_some() || s.token_id != token_id => Err(Refusal::NotFound),
+        Some(s) if !s.held_by(token_id) => Err(Refusal::NotFound),
         Some(_) if initialize => Err(Refusal::BadRequest(
             "this session is initialized already: initialize without an Mcp-Session-Id for a \
              new one"
