@@ -57,20 +57,26 @@ setup:
 setup-browser:
 	@scripts/setup.sh browser
 
-RUST_SOURCES := $(shell find protocol agent durable worker r2-artifacts -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
+RUST_SOURCES := $(shell find protocol agent durable worker objects r2-artifacts -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-## The worker bundle (worker/build/index.js + wasm). Also run by wrangler's [build] command.
-worker: worker/build/index.js web
+## The two Worker scripts: the route worker (worker/build: JS shim + wasm) and the Durable
+## Objects' own (objects/build). Also run by wrangler's [build] commands.
+worker: worker/build/index.js objects/build/index.js web
+
+# worker-build keeps the wasm name section (it passes --debuginfo to wasm-opt): a tenth of the
+# gzipped bundle, dropped here. Panics still say their message and file:line; stack frames show
+# function indexes. -Oz once more, for size (the features are the ones the Rust toolchain's
+# wasm32 output uses, all of which workerd runs).
+WASM_SHRINK := "$$WASM_OPT_BIN" -Oz --strip-debug --enable-bulk-memory --enable-nontrapping-float-to-int \
+	--enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
 
 worker/build/index.js: $(RUST_SOURCES)
 	@$(ENV) cd worker && worker-build --release
-	@# worker-build keeps the wasm name section (it passes --debuginfo to wasm-opt): a tenth of
-	@# the gzipped bundle, dropped here. Panics still say their message and file:line; stack
-	@# frames show function indexes. -Oz once more, for size (the features are the ones the
-	@# Rust toolchain's wasm32 output uses, all of which workerd runs).
-	@$(ENV) "$$WASM_OPT_BIN" -Oz --strip-debug --enable-bulk-memory --enable-nontrapping-float-to-int \
-		--enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
-		worker/build/index_bg.wasm -o worker/build/index_bg.wasm
+	@$(ENV) $(WASM_SHRINK) worker/build/index_bg.wasm -o worker/build/index_bg.wasm
+
+objects/build/index.js: $(RUST_SOURCES)
+	@$(ENV) cd objects && worker-build --release
+	@$(ENV) $(WASM_SHRINK) objects/build/index_bg.wasm -o objects/build/index_bg.wasm
 
 web:
 	@$(ENV) node web/build.mjs
@@ -83,4 +89,4 @@ typescript:
 	@$(ENV) cargo run -q -p mimo-protocol --bin gen-ts
 
 clean:
-	rm -rf target worker/build web/dist extension/dist
+	rm -rf target worker/build objects/build web/dist extension/dist

@@ -36,7 +36,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEnv } from "node:util";
 import type { Readable } from "node:stream";
-import type { MiniflareOptions } from "miniflare";
+import type { MiniflareOptions, WorkerOptions } from "miniflare";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const HOST = "127.0.0.1";
@@ -182,28 +182,48 @@ function warmRuntime(warmUp?: MiniflareOptions): Promise<ChildProcess> {
 }
 
 /**
- * The worker's Miniflare options, read from wrangler.toml by wrangler's own code (the bindings,
- * their SQLite classes, the assets and their routing, module rules): plain data for the runtime.
+ * The Miniflare options of the deployment's two scripts, read from wrangler.toml (the route
+ * worker, first: it answers the port) and objects/wrangler.toml (the Durable Objects it binds)
+ * by wrangler's own code (the bindings, their SQLite classes, the assets and their routing,
+ * module rules): plain data for the runtime.
  */
 async function miniflareOptions(port: number, state: string, vars: Record<string, string>): Promise<MiniflareOptions> {
   const { unstable_getMiniflareWorkerOptions, unstable_readConfig } = await import("wrangler");
-  const config = unstable_readConfig({ config: path.join(ROOT, "wrangler.toml") });
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+  const script = (file: string): WorkerOptions => {
+    const config = unstable_readConfig({ config: path.join(ROOT, file) });
+    const { workerOptions, main } = unstable_getMiniflareWorkerOptions(config);
+    return {
+      ...workerOptions,
+      name: config.name,
+      scriptPath: main,
+      modules: true,
+      // [vars] with .dev.vars over them, as wrangler dev had it, and nothing else (wrangler's own
+      // reading would take the repository's .dev.vars, whatever MIMO_DEV_VARS says); both
+      // scripts get them, as `wrangler secret put` sets them on both.
+      bindings: { ...config.vars, ...vars },
+    };
+  };
+  const route = script("wrangler.toml");
+  const objects = script("objects/wrangler.toml");
+  // The classes keep the namespace keys they had when the route worker held them (before the
+  // objects had a script of their own), as Cloudflare's `transferred_classes` migration keeps
+  // their ids and storage: the tasks a dev state stored before are still there.
+  const keptKeys = Object.fromEntries(
+    // wrangler gives each binding as an object ({ className, useSQLite, … }).
+    Object.entries((objects.durableObjects ?? {}) as Record<string, { className: string }>).map(([binding, options]) => [
+      binding,
+      { ...options, unsafeUniqueKey: `${route.name}-${options.className}` },
+    ]),
+  );
   return {
-    ...workerOptions,
-    name: config.name,
-    scriptPath: main,
-    modules: true,
     host: HOST,
     port,
     // The layout of `wrangler dev --persist-to`: <state>/v3/{do,r2,…}.
     defaultPersistRoot: path.join(state, "v3"),
-    // [vars] with .dev.vars over them, as wrangler dev had it, and nothing else (wrangler's own
-    // reading would take the repository's .dev.vars, whatever MIMO_DEV_VARS says).
-    bindings: { ...config.vars, ...vars },
     // Miniflare would fetch request.cf's contents from workers.cloudflare.com at every start (a
     // restart too); the worker reads none of it, so its placeholder will do.
     cf: false,
+    workers: [route, { ...objects, durableObjects: keptKeys }],
   };
 }
 

@@ -12,6 +12,7 @@ cargo fmt --all -- --check
 step "clippy (native and wasm32)"
 cargo clippy --quiet --workspace --all-targets -- -D warnings
 cargo clippy --quiet -p mimo-worker --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --quiet -p mimo-objects --target wasm32-unknown-unknown -- -D warnings
 cargo clippy --quiet -p mimo-durable --target wasm32-unknown-unknown --tests -- -D warnings
 
 step "Rust unit tests (protocol, agent core and task machine, LLM gateway, artifacts; no import circles between modules)"

@@ -55,7 +55,7 @@ pub use clients::{
 };
 pub use error::{Answer, Failure, Refusable};
 pub use http::{error_response, now_ms, query_param, random_bytes};
-pub use mcp_oauth::{AuthorizeCheck, RESOURCE_HEADER};
+pub use mcp_oauth::{consent_refused, AuthorizeCheck, RESOURCE_HEADER};
 pub use mcp_session::McpSession;
 pub use mcp_session::{rpc_error, transport_refusal};
 pub use mimo_agent::credentials::Confirmer;
@@ -64,6 +64,26 @@ pub use skill_library::SkillLibrary;
 pub use task::TaskCoordinator;
 pub use task_index::TaskIndex;
 pub use webhooks::WebhookDispatcher;
+
+/// A class's exports come from `#[durable_object]`, which the `objects` feature applies (the
+/// objects' script); without it the class is still a `DurableObject` (for the runtime's type
+/// checks) but nothing exports it, so the route worker's bundle leaves its code out.
+macro_rules! not_exported {
+    ($($class:ty),*) => {
+        $(
+            #[cfg(not(feature = "objects"))]
+            impl worker::has_durable_object_attribute for $class {}
+        )*
+    };
+}
+not_exported!(
+    TaskCoordinator,
+    ExtensionRegistry,
+    SkillLibrary,
+    TaskIndex,
+    McpSession,
+    WebhookDispatcher
+);
 
 /// Binding names from `wrangler.toml`.
 pub const TASK_COORDINATOR: &str = "TASK_COORDINATOR";

@@ -11,10 +11,11 @@ use mimo_agent::mcp::oauth::{
 use mimo_protocol::oauth::{
     ClientRegistration, ConsentAnswer, ConsentRedirect, ConsentRequest, OAuthError,
 };
+use mimo_protocol::{ErrorCode, ErrorObject};
 use serde::{Deserialize, Serialize};
 use worker::{Method, Request, Response, Result};
 
-use crate::http::{now_ms, random_bytes};
+use crate::http::{error_response, now_ms, random_bytes};
 use crate::mcp_store::{McpTokens, GRANT_RANDOM_BYTES};
 
 /// The header that names the `/mcp` (origin and path) an authorization is for.
@@ -73,8 +74,9 @@ pub async fn route(tokens: McpTokens, mut req: Request, path: &str) -> Result<Re
         }
         (Method::Post, "/oauth/approve") => {
             let body = req.text().await?;
+            // Answered to the web app (the consent page), in its error shape.
             let Ok(answer) = serde_json::from_str::<ConsentAnswer>(&body) else {
-                return oauth_error(&OAuthError::new("invalid_request", "{\"allow\": bool}"));
+                return consent_refused("the answer must be {\"allow\": bool}");
             };
             let redirect_to = match checked(&tokens, &query, &resource)? {
                 Ok((request, _)) if answer.allow => {
@@ -84,9 +86,7 @@ pub async fn route(tokens: McpTokens, mut req: Request, path: &str) -> Result<Re
                 }
                 Ok((request, _)) => request.answered(None),
                 Err(AuthorizeRefusal::Redirect(to)) => to,
-                Err(AuthorizeRefusal::Shown(why)) => {
-                    return oauth_error(&OAuthError::new("invalid_request", why))
-                }
+                Err(AuthorizeRefusal::Shown(why)) => return consent_refused(&why),
             };
             Response::from_json(&ConsentRedirect { redirect_to })
         }
@@ -155,6 +155,14 @@ fn form(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body)
         .map(|(n, v)| (n.into_owned(), v.into_owned()))
         .collect()
+}
+
+/// Why the consent page cannot go on with a request.
+pub fn consent_refused(why: &str) -> Result<Response> {
+    error_response(&ErrorObject::new(
+        ErrorCode::SchemaValidationFailed,
+        format!("Mimo cannot authorize this client: {why}"),
+    ))
 }
 
 /// Tokens are never cached (RFC 6749 §5.1).

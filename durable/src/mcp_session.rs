@@ -41,7 +41,7 @@ use crate::mcp_store::{McpTokens, SessionStore};
 use crate::mcp_upload;
 use crate::ARTIFACTS;
 
-#[durable_object]
+#[cfg_attr(feature = "objects", durable_object)]
 pub struct McpSession {
     state: State,
     env: Env,

@@ -63,7 +63,7 @@ struct SocketAttachment {
     client_id: ClientId,
 }
 
-#[durable_object]
+#[cfg_attr(feature = "objects", durable_object)]
 pub struct ExtensionRegistry {
     state: State,
     env: Env,

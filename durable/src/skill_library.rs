@@ -12,7 +12,7 @@ use worker::*;
 use crate::http::{error_response, now_ms, query_param, read_body};
 use crate::skill_store::SkillStore;
 
-#[durable_object]
+#[cfg_attr(feature = "objects", durable_object)]
 pub struct SkillLibrary {
     store: SkillStore,
 }

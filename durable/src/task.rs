@@ -63,7 +63,7 @@ const WEB: &str = "web";
 /// How a waiting request's action ended: its record, or why it never ran.
 pub(crate) type Ended = std::result::Result<ActionRecord, ErrorObject>;
 
-#[durable_object]
+#[cfg_attr(feature = "objects", durable_object)]
 pub struct TaskCoordinator {
     state: State,
     env: Env,

@@ -13,7 +13,7 @@ use worker::*;
 use crate::http::{error_response, query_param, read_body};
 use crate::task_index_store::TaskIndexStore;
 
-#[durable_object]
+#[cfg_attr(feature = "objects", durable_object)]
 pub struct TaskIndex {
     store: TaskIndexStore,
 }

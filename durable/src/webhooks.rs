@@ -29,7 +29,7 @@ const RECEIVER_ANSWER_MS: u64 = 10_000;
 /// The most deliveries the log answers with.
 const LOG_LIMIT: u32 = 200;
 
-#[durable_object]
+#[cfg_attr(feature = "objects", durable_object)]
 pub struct WebhookDispatcher {
     state: State,
     env: Env,

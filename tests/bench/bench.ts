@@ -1,5 +1,6 @@
 // `make bench`: performance figures of the spine, measured in one run on this machine.
-//   - worker bundle size (JS shim + wasm), raw and gzip
+//   - each Worker script's bundle size (JS shim + wasm), raw and gzip: the route worker's and
+//     the Durable Objects' script's
 //   - chat-delta broadcast latency, from the coordinator emitting a delta (its `at` stamp, taken
 //     when the LLM chunk arrived) to a web socket receiving it, with 1 and with 50 sockets
 //   - artifact upload throughput through a presigned URL (the Worker streams it into R2) versus
@@ -21,8 +22,18 @@ import { codeByCrate } from "./wasm-size.ts";
 const DELTAS = sized(200, 20);
 const MANY_SOCKETS = sized(50, 5);
 
-function bundleSize() {
-  const files = ["worker/build/index.js", "worker/build/index_bg.wasm"].map((f) => readFileSync(path.join(ROOT, f)));
+/**
+ * The deployment's two Worker scripts (each has its own size budget on Cloudflare): the route
+ * worker and the Durable Objects' script, by build directory and crate.
+ */
+const SCRIPTS = [
+  { name: "route worker", dir: "worker", crate: "mimo_worker" },
+  { name: "objects", dir: "objects", crate: "mimo_objects" },
+];
+
+/** A script's bundle (JS shim + wasm), raw and gzipped as Cloudflare counts it. */
+function bundleSize(dir: string) {
+  const files = [`${dir}/build/index.js`, `${dir}/build/index_bg.wasm`].map((f) => readFileSync(path.join(ROOT, f)));
   const raw = files.reduce((n, f) => n + f.length, 0);
   const gzip = files.reduce((n, f) => n + gzipSync(f, { level: 9 }).length, 0);
   return { raw, gzip };
@@ -113,7 +124,7 @@ async function coldStart(mimo: Mimo) {
   return { ready: median(ready), first: median(first), warm: median(warm) };
 }
 
-const size = bundleSize();
+const sizes = SCRIPTS.map((script) => ({ ...script, size: bundleSize(script.dir) }));
 const mimo = await startMimo();
 try {
   await broadcast(mimo, 1); // warm-up: first compile of the wasm, first object
@@ -121,12 +132,14 @@ try {
   const many = await broadcast(mimo, MANY_SOCKETS);
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   console.log("\nMimo benchmarks (one run, this machine)\n");
-  console.log(`worker bundle                raw ${kib(size.raw)}   gzip ${kib(size.gzip)}`);
-  const unstripped = path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, "target"), "wasm32-unknown-unknown/release/mimo_worker.wasm");
-  const code = codeByCrate(unstripped);
-  const share = (n: number) => `${(n / 1024).toFixed(0)} KiB (${((100 * n) / code.total).toFixed(0)}%)`;
-  console.log(`  code by crate, before wasm-opt: ${code.crates.slice(0, 12).map(([crate, n]) => `${crate} ${share(n)}`).join(", ")}`);
-  console.log(`  largest functions, before wasm-opt: ${code.largest.map(([name, n]) => `${name} ${(n / 1024).toFixed(0)} KiB`).join(", ")}`);
+  for (const { name, crate, size } of sizes) {
+    console.log(`${`${name} bundle`.padEnd(29)}raw ${kib(size.raw)}   gzip ${kib(size.gzip)}`);
+    const unstripped = path.join(process.env.CARGO_TARGET_DIR ?? path.join(ROOT, "target"), `wasm32-unknown-unknown/release/${crate}.wasm`);
+    const code = codeByCrate(unstripped);
+    const share = (n: number) => `${(n / 1024).toFixed(0)} KiB (${((100 * n) / code.total).toFixed(0)}%)`;
+    console.log(`  code by crate, before wasm-opt: ${code.crates.slice(0, 12).map(([crate, n]) => `${crate} ${share(n)}`).join(", ")}`);
+    console.log(`  largest functions, before wasm-opt: ${code.largest.map(([name, n]) => `${name} ${(n / 1024).toFixed(0)} KiB`).join(", ")}`);
+  }
   console.log(`chat-delta broadcast (${DELTAS} deltas, ms from emit to receipt)`);
   console.log(`  1 socket                   median ${one.median.toFixed(1)}   p90 ${one.p90.toFixed(1)}`);
   console.log(

@@ -15,7 +15,7 @@ import { describe, it } from "node:test";
 import WebSocket from "ws";
 import type { BrowserAction, BrowserSnapshot, ExtensionList, PollResponse, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, pairExtension, post, sleep, WebClient, wsTicket } from "../support/clients.ts";
-import { ownRuntime, WORKER_NAME } from "../support/mimo.ts";
+import { ownRuntime, OBJECTS_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
 let mimo: Mimo;
@@ -51,7 +51,7 @@ function actionsOf(ext: ExtensionClient, taskId: string): BrowserAction[] {
 
 /** The registry's objects' SQLite files (the runtime stopped), each open. */
 async function registryDatabases(): Promise<DatabaseSync[]> {
-  const dir = path.join(mimo.durableObjectsDir, `${WORKER_NAME}-ExtensionRegistry`);
+  const dir = path.join(mimo.durableObjectsDir, `${OBJECTS_NAME}-ExtensionRegistry`);
   const files = (await readdir(dir)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   return files.map((f) => new DatabaseSync(path.join(dir, f)));
 }

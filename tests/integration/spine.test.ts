@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import WebSocket from "ws";
 import type { EventEnvelope, TaskSummary } from "../../protocol/ts/protocol.ts";
 import { api, newTask, sleep, WebClient, wsTicket } from "../support/clients.ts";
-import { ownRuntime, startMimo, WORKER_NAME } from "../support/mimo.ts";
+import { ownRuntime, startMimo, OBJECTS_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 
 const API_KEY = "sk-test-never-leaks-0123456789";
@@ -27,7 +27,7 @@ async function fullHistory(taskId: string): Promise<EventEnvelope[]> {
 
 /** Opens the SQLite file of a task's coordinator, while the runtime is stopped. */
 async function coordinatorDatabase(taskId: string): Promise<DatabaseSync> {
-  const dir = path.join(mimo.durableObjectsDir, `${WORKER_NAME}-TaskCoordinator`);
+  const dir = path.join(mimo.durableObjectsDir, `${OBJECTS_NAME}-TaskCoordinator`);
   for (const file of (await readdir(dir)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
     const db = new DatabaseSync(path.join(dir, file));
     const row = db.prepare("SELECT task_id FROM task").get() as { task_id: string } | undefined;

@@ -19,7 +19,7 @@ import type {
   WebhookSecret,
 } from "../../protocol/ts/protocol.ts";
 import { api, ExtensionClient, newTask, observation, post, sleep, WebClient } from "../support/clients.ts";
-import { ownRuntime, WORKER_NAME } from "../support/mimo.ts";
+import { ownRuntime, OBJECTS_NAME } from "../support/mimo.ts";
 import type { Mimo } from "../support/mimo.ts";
 import { agentStep } from "../support/shopper.ts";
 import { Receiver, verify } from "../support/webhooks.ts";
@@ -294,7 +294,7 @@ describe("webhooks", () => {
     await receiver.waitFor("its creation", () => receiver.delivered().some((r) => r.payload.data.taskId === old));
     // As an older release left it: no webhook cursor in the task's storage.
     await mimo.restart(async () => {
-      const dir = path.join(mimo.durableObjectsDir, `${WORKER_NAME}-TaskCoordinator`);
+      const dir = path.join(mimo.durableObjectsDir, `${OBJECTS_NAME}-TaskCoordinator`);
       let found = false;
       for (const file of (await readdir(dir)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")) {
         const db = new DatabaseSync(path.join(dir, file));

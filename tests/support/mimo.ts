@@ -13,6 +13,8 @@ import type { LlmServer, ScriptTurn } from "../llm-server/server.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const WORKER_NAME = "mimo";
+/** The Durable Objects' script (objects/wrangler.toml): their storage is under its name. */
+export const OBJECTS_NAME = "mimo-objects";
 
 /** The compatibility date of wrangler.toml, so tests run what `make dev` and deploy run. */
 const COMPATIBILITY_DATE = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(
@@ -55,41 +57,56 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
   const llm = await startLlmServer({ turns: opts.turns ?? [] });
   let token = `test-${randomUUID()}`;
   const persist = await mkdtemp(path.join(tmpdir(), "mimo-test-"));
+  const objects = {
+    TASK_COORDINATOR: "TaskCoordinator",
+    EXTENSION_REGISTRY: "ExtensionRegistry",
+    SKILL_LIBRARY: "SkillLibrary",
+    TASK_INDEX: "TaskIndex",
+    MCP_SESSION: "McpSession",
+    WEBHOOK_DISPATCHER: "WebhookDispatcher",
+  };
+  // Both scripts read the deployment's vars and secrets, as `wrangler secret put` sets them on both.
+  const bindings = () => ({
+    MIMO_API_TOKEN: token,
+    MIMO_LLM_PROVIDER: "openai_compatible",
+    MIMO_LLM_BASE_URL: `${llm.url}/v1`,
+    MIMO_LLM_MODEL: "mimo-scripted",
+    MIMO_LLM_TIMEOUT_MS: "20000",
+    ...opts.bindings,
+  });
+  const script = (name: string, dir: string) => ({
+    name,
+    scriptPath: path.join(ROOT, dir, "build/index.js"),
+    modules: true,
+    modulesRules: [{ type: "CompiledWasm" as const, include: ["**/*.wasm"], fallthrough: true }],
+    compatibilityDate: COMPATIBILITY_DATE,
+    // The bucket's id is its name in wrangler.toml, which R2's S3 API addresses it by.
+    r2Buckets: { ARTIFACTS: { id: "mimo-artifacts", s3Credentials: opts.r2S3Credentials } },
+    bindings: bindings(),
+  });
   const options = (port: number) => ({
-    name: WORKER_NAME,
     // MIMO_TEST_VERBOSE=1 shows the worker's console output, for debugging a test.
     log: process.env.MIMO_TEST_VERBOSE ? new Log(LogLevel.DEBUG) : undefined,
     host: "127.0.0.1",
     port,
-    scriptPath: path.join(ROOT, "worker/build/index.js"),
-    modules: true,
-    modulesRules: [{ type: "CompiledWasm" as const, include: ["**/*.wasm"], fallthrough: true }],
-    compatibilityDate: COMPATIBILITY_DATE,
-    durableObjects: {
-      TASK_COORDINATOR: { className: "TaskCoordinator", useSQLite: true },
-      EXTENSION_REGISTRY: { className: "ExtensionRegistry", useSQLite: true },
-      SKILL_LIBRARY: { className: "SkillLibrary", useSQLite: true },
-      TASK_INDEX: { className: "TaskIndex", useSQLite: true },
-      MCP_SESSION: { className: "McpSession", useSQLite: true },
-      WEBHOOK_DISPATCHER: { className: "WebhookDispatcher", useSQLite: true },
-    },
-    // The bucket's id is its name in wrangler.toml, which R2's S3 API addresses it by.
-    r2Buckets: { ARTIFACTS: { id: "mimo-artifacts", s3Credentials: opts.r2S3Credentials } },
-    assets: {
-      directory: path.join(ROOT, "web/dist"),
-      binding: "ASSETS",
-      routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*", "/artifacts/*", "/mcp", "/.well-known/oauth-protected-resource"] } },
-    },
-    bindings: {
-      MIMO_API_TOKEN: token,
-      MIMO_LLM_PROVIDER: "openai_compatible",
-      MIMO_LLM_BASE_URL: `${llm.url}/v1`,
-      MIMO_LLM_MODEL: "mimo-scripted",
-      MIMO_LLM_TIMEOUT_MS: "20000",
-      ...opts.bindings,
-    },
     durableObjectsPersist: path.join(persist, "do"),
     r2Persist: path.join(persist, "r2"),
+    workers: [
+      // The route worker (the first: it answers the port) and the objects' script it binds.
+      {
+        ...script(WORKER_NAME, "worker"),
+        durableObjects: Object.fromEntries(Object.entries(objects).map(([binding, className]) => [binding, { className, scriptName: OBJECTS_NAME, useSQLite: true }])),
+        assets: {
+          directory: path.join(ROOT, "web/dist"),
+          binding: "ASSETS",
+          routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*", "/artifacts/*", "/mcp", "/.well-known/oauth-protected-resource"] } },
+        },
+      },
+      {
+        ...script(OBJECTS_NAME, "objects"),
+        durableObjects: Object.fromEntries(Object.entries(objects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
+      },
+    ],
   });
   let mf = new Miniflare(options(0));
   const ready = await mf.ready;
@@ -113,7 +130,7 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
       await mimo.restart();
     },
     async evictTask(taskId: string) {
-      await mf.unsafeEvictDurableObject(WORKER_NAME, "TaskCoordinator", { name: taskId, webSockets: "hibernate" });
+      await mf.unsafeEvictDurableObject(OBJECTS_NAME, "TaskCoordinator", { name: taskId, webSockets: "hibernate" });
     },
     async dispose() {
       await mf.dispose();

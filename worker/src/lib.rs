@@ -1,5 +1,7 @@
 //! The Worker entry: HTTP router, auth, WebSocket routing to the Durable Objects. The web app's
 //! static files are served by the assets binding before this code runs (see `wrangler.toml`).
+//! The objects themselves live in their own script (`mimo_objects`, `objects/wrangler.toml`);
+//! this one reaches them through bindings that name it.
 
 mod artifacts;
 mod auth;
@@ -22,11 +24,6 @@ use mimo_protocol::secrets::valid_secret_name;
 use mimo_protocol::skills::{valid_skill_name, MAX_SKILL_BYTES};
 use mimo_protocol::{ClientId, ErrorCode, ErrorObject, ForkRequest, ForkedFrom, ForkedTask};
 use worker::*;
-
-// The Durable Object classes must be exported by this module for the runtime to find them.
-pub use mimo_durable::{
-    ExtensionRegistry, McpSession, SkillLibrary, TaskCoordinator, TaskIndex, WebhookDispatcher,
-};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {

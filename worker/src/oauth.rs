@@ -5,8 +5,7 @@
 //! behind the deployment token like the rest of the web app's.
 
 use mimo_agent::mcp::oauth;
-use mimo_durable::{error_response, AuthorizeCheck, McpClient};
-use mimo_protocol::oauth::OAuthError;
+use mimo_durable::{consent_refused, error_response, AuthorizeCheck, McpClient};
 use mimo_protocol::{ErrorCode, ErrorObject};
 use worker::{Env, Method, Request, Response, Result, Url};
 
@@ -35,14 +34,6 @@ async fn ask(req: Request, env: &Env, path: &str) -> Result<Response> {
 /// The authorization request in `req`'s query, checked by the tokens' object.
 async fn checked(req: Request, env: &Env) -> Result<AuthorizeCheck> {
     ask(req, env, "/oauth/authorize").await?.json().await
-}
-
-/// Why the consent page cannot go on with a request.
-fn not_valid(why: &str) -> Result<Response> {
-    error_response(&ErrorObject::new(
-        ErrorCode::SchemaValidationFailed,
-        format!("Mimo cannot authorize this client: {why}"),
-    ))
 }
 
 /// `GET /.well-known/oauth-authorization-server`.
@@ -87,19 +78,12 @@ pub async fn consent(req: Request, env: &Env) -> Result<Response> {
         Method::Get => match checked(req, env).await? {
             AuthorizeCheck::Consent(request) => Response::from_json(&request),
             AuthorizeCheck::Redirect(_) => {
-                not_valid("its request is not valid (the client is sent the error)")
+                consent_refused("its request is not valid (the client is sent the error)")
             }
-            AuthorizeCheck::Shown(why) => not_valid(&why),
+            AuthorizeCheck::Shown(why) => consent_refused(&why),
         },
-        Method::Post => {
-            let mut answered = ask(req, env, "/oauth/approve").await?;
-            if answered.status_code() == 200 {
-                return Ok(answered);
-            }
-            // The object's refusal, in the web app's error shape.
-            let refused: OAuthError = answered.json().await?;
-            not_valid(&refused.error_description)
-        }
+        // The object answers in the web app's shape, refusals too.
+        Method::Post => ask(req, env, "/oauth/approve").await,
         method => error_response(&ErrorObject::new(
             ErrorCode::MethodNotAllowed,
             format!("{method} /api/oauth/authorize: GET or POST"),
