@@ -70,6 +70,31 @@ pub fn secret(prefix: &str, random: &[u8]) -> String {
     format!("{prefix}{}", hex::encode(random))
 }
 
+/// An extension's token, from random bytes: `mimo_ext_<client id>.<hex>`. It names its client,
+/// so the worker checks it at that client's own registry object (which keeps its digest), not at
+/// the deployment's directory: an extension's requests (every step's uploads, every poll) touch
+/// no object but its own.
+pub fn extension_token(client_id: &ClientId, random: &[u8]) -> String {
+    format!(
+        "{EXTENSION_TOKEN_PREFIX}{client_id}.{}",
+        hex::encode(random)
+    )
+}
+
+/// The client an extension token names ([`extension_token`]), where it checks; `None` for a
+/// token issued before tokens named theirs (the directory checks those) or one that cannot be
+/// one. A name is only where to look: the client's object admits the token only if its digest
+/// is the one it was told at pairing ([`crate::registry::sharding::admits`]).
+pub fn token_client(token: &str) -> Option<ClientId> {
+    let (client, random) = token
+        .strip_prefix(EXTENSION_TOKEN_PREFIX)?
+        .split_once('.')?;
+    let random_is_hex = !random.is_empty() && random.bytes().all(|b| b.is_ascii_hexdigit());
+    random_is_hex
+        .then(|| ClientId::parse(client).ok())
+        .flatten()
+}
+
 /// The client id pairing gives an extension, from random bytes.
 pub fn new_client_id(random: &[u8]) -> ClientId {
     ClientId::parse(&secret(CLIENT_ID_PREFIX, random)).expect("a prefix and hex make a client id")
@@ -265,6 +290,36 @@ mod tests {
         ] {
             assert_eq!(normalize_pairing_code(wrong), None, "{wrong:?}");
         }
+    }
+
+    #[test]
+    fn extension_tokens_name_their_client() {
+        let client = new_client_id(&[0x11; 16]);
+        let token = extension_token(&client, &[0xab; 32]);
+        assert!(token.starts_with("mimo_ext_ext-1111"));
+        assert_eq!(token_client(&token), Some(client.clone()));
+        assert_ne!(token, extension_token(&client, &[0xac; 32]));
+        // A token from before tokens named their client, and what cannot be a token, are
+        // checked at the directory (which knows none of the latter).
+        for other in [
+            secret(EXTENSION_TOKEN_PREFIX, &[0xab; 32]).as_str(),
+            "mimo_ext_",
+            "mimo_ext_.abcd",
+            "mimo_ext_ext-11.",
+            "mimo_ext_ext-11.not-hex",
+            "mimo_ext_ext/11.abcd",
+            "mimo_ext_ext 11.abcd",
+            "mimo_mcp_ext-11.abcd",
+            "ext-11.abcd",
+        ] {
+            assert_eq!(token_client(other), None, "{other}");
+        }
+        // The client part names where it is checked, nothing more: a made-up secret under a
+        // real client's name is only sent to that client's object, which refuses it.
+        assert_eq!(
+            token_client(&format!("mimo_ext_{client}.{}", "0".repeat(64))),
+            Some(client)
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use mimo_agent::actions::ActionRecord;
 use mimo_agent::conversation::ForkSeed;
-use mimo_agent::credentials::{Confirmer, FailureLimit};
+use mimo_agent::credentials::{token_client, Confirmer, FailureLimit};
 use mimo_agent::mcp::runs::RunState;
 use mimo_agent::registry::{News, PresenceReport};
 use mimo_agent::skills::SkillQuery;
@@ -245,9 +245,20 @@ impl RegistryClient {
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
 
-    /// Whose an extension token is (`UNAUTHORIZED` when unknown or revoked).
-    pub async fn authenticate(&self, check: &TokenCheck) -> Answer<TicketHolder> {
-        self.post("/authenticate", check).await
+    /// Whose an extension token is (`UNAUTHORIZED` when unknown or revoked), asked where it is
+    /// kept: at the object of the client it names (`mimo_agent::credentials::token_client`),
+    /// else — a token from before tokens named their client — at the directory.
+    pub async fn authenticate(env: &Env, check: &TokenCheck) -> Answer<TicketHolder> {
+        match token_client(&check.token) {
+            Some(client_id) => {
+                let path = format!(
+                    "/client-authenticate?clientId={}",
+                    urlencode(client_id.as_str())
+                );
+                ClientObject::new(env, &client_id)?.post(&path, check).await
+            }
+            None => Self::new(env)?.post("/authenticate", check).await,
+        }
     }
 
     /// A single-use ticket for one socket of the holder.

@@ -3,8 +3,8 @@
 //! `mimo_agent::credentials`; the worker calls these routes before it lets a request in.
 
 use mimo_agent::credentials::{
-    digest, new_client_id, normalize_pairing_code, pairing_code, secret, FailureLimit, Failures,
-    Principal, EXTENSION_TOKEN_PREFIX, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
+    digest, extension_token, new_client_id, normalize_pairing_code, pairing_code, secret,
+    FailureLimit, Failures, Principal, PAIRING_CODE_TTL_MS, TICKET_PREFIX, TICKET_TTL_MS,
 };
 use mimo_protocol::extension::{PairRequest, PairResponse, PairingCode, WsTicket};
 use mimo_protocol::{ClientId, ErrorCode, ErrorObject};
@@ -106,7 +106,7 @@ impl<S: Sql> Credentials<S> {
             }
             None => new_client_id(&random_bytes::<16>()?),
         };
-        let token = secret(EXTENSION_TOKEN_PREFIX, &random_bytes::<32>()?);
+        let token = extension_token(&client_id, &random_bytes::<32>()?);
         self.sql.run(
             "INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)",
             vec![text(&digest(&token)), text(client_id.as_str()), int(now)],
@@ -136,6 +136,21 @@ impl<S: Sql> Credentials<S> {
         };
         let rows: Vec<Row> = self.sql.rows(query, vec![text(&digest(token))])?;
         Ok(rows.into_iter().next().map(|r| r.client_id))
+    }
+
+    /// The digest of the client's credential that stands, if one does (the newest: pairing again
+    /// revokes the one before).
+    pub fn standing_digest(&self, client_id: &str) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            token_hash: String,
+        }
+        let rows: Vec<Row> = self.sql.rows(
+            "SELECT token_hash FROM credentials WHERE client_id = ? AND revoked_at IS NULL \
+             ORDER BY created_at DESC LIMIT 1",
+            vec![text(client_id)],
+        )?;
+        Ok(rows.into_iter().next().map(|r| r.token_hash))
     }
 
     /// Whether the client holds a credential that is not revoked.

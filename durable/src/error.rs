@@ -23,14 +23,6 @@ pub enum Failure {
 pub type Answer<T> = Result<T, Failure>;
 
 impl Failure {
-    /// Whether trying again may succeed: a refusal says so itself; a runtime failure may pass.
-    pub fn retryable(&self) -> bool {
-        match self {
-            Failure::Refused(error) => error.retryable,
-            Failure::Runtime(_) => true,
-        }
-    }
-
     /// The failure as the response to the request that met it: a refusal is answered with its
     /// error object; a runtime failure is the request's own failure (the runtime answers it).
     pub fn respond(self) -> worker::Result<Response> {

@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::select;
-use mimo_agent::credentials::{Confirmer, Principal};
+use mimo_agent::credentials::{digest, Confirmer, Principal};
 use mimo_agent::registry::{
-    listing, not_paired, Effect, Forwarding, FrameFacts, Input, News, Persist, Presence,
+    listing, not_paired, sharding, Effect, Forwarding, FrameFacts, Input, News, Persist, Presence,
     PresenceReport, Registry, ToTask,
 };
 use mimo_agent::selection;
@@ -101,6 +101,14 @@ struct Carried {
 }
 
 /// The `clientId` of a request's query.
+/// The answer to an extension token that is not (or no longer) one.
+fn unknown_credential() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::Unauthorized,
+        "this extension's credential is unknown or revoked; pair it again from the web app",
+    )
+}
+
 fn query_client_id(url: &Url) -> std::result::Result<ClientId, ErrorObject> {
     ClientId::parse(&query_param(url, "clientId").unwrap_or_default())
 }
@@ -128,6 +136,9 @@ impl DurableObject for ExtensionRegistry {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let url = req.url()?;
         let path = url.path().to_owned();
+        if path == "/client-authenticate" {
+            return self.authenticate_here(&mut req, &url).await;
+        }
         // A client's object: each of its routes names the client.
         if matches!(
             path.as_str(),
@@ -165,7 +176,15 @@ impl DurableObject for ExtensionRegistry {
                     Ok(paired) => {
                         let epoch = self.store.next_epoch(paired.client_id.as_str())?;
                         let client_id = paired.client_id.clone();
-                        self.run(Input::Paired { client_id, epoch }).await?;
+                        // Its object checks the new token from now on: told before the token
+                        // is given out, so its first use finds it.
+                        let credential = digest(&paired.token);
+                        let input = Input::Paired {
+                            client_id,
+                            epoch,
+                            credential,
+                        };
+                        self.run(input).await?;
                         Response::from_json(&paired)
                     }
                     Err(failure) => failure.respond(),
@@ -177,10 +196,7 @@ impl DurableObject for ExtensionRegistry {
                     Some(client_id) => Response::from_json(&TicketHolder {
                         principal: Principal::Extension { client_id }.encode(),
                     }),
-                    None => error_response(&ErrorObject::new(
-                        ErrorCode::Unauthorized,
-                        "this extension's credential is unknown or revoked; pair it again from the web app",
-                    )),
+                    None => error_response(&unknown_credential()),
                 },
             },
             (Method::Post, "/ticket") => match read_body::<TicketHolder>(&mut req).await {
@@ -244,8 +260,8 @@ impl DurableObject for ExtensionRegistry {
             },
             (Method::Post, "/hand-over") => match query_client_id(&url) {
                 Ok(client_id) => {
-                    let paired = self.credentials.is_paired(client_id.as_str())?;
-                    Response::from_json(&self.store.hand_over(client_id.as_str(), paired)?)
+                    let credential = self.credentials.standing_digest(client_id.as_str())?;
+                    Response::from_json(&self.store.hand_over(client_id.as_str(), credential)?)
                 }
                 Err(error) => error_response(&error),
             },
@@ -487,9 +503,15 @@ impl ExtensionRegistry {
                 at,
             } => self.store.bind(&task_id, client_id.as_str(), at),
             Persist::Unbound { task_id } => self.store.unbind(&task_id),
-            Persist::Credential { epoch, revoked, .. } => {
+            Persist::Credential {
+                epoch,
+                revoked,
+                credential,
+                ..
+            } => {
                 self.store.set_state(EPOCH, epoch)?;
-                self.store.set_state(REVOKED, revoked.into())
+                self.store.set_state(REVOKED, revoked.into())?;
+                self.store.set_credential(credential.as_deref())
             }
         }
     }
@@ -660,6 +682,31 @@ impl ExtensionRegistry {
                 "no such registry route",
             )),
         }
+    }
+
+    /// A client's object checks an extension token that names its client
+    /// (`mimo_agent::credentials::token_client`) against the digest it was told at pairing, so
+    /// the extension's requests touch no object but its own. An object never told of a pairing
+    /// (a token made up under an id that has none) refuses without asking the directory or
+    /// storing anything.
+    async fn authenticate_here(&self, req: &mut Request, url: &Url) -> Result<Response> {
+        let client_id = match query_client_id(url) {
+            Ok(client_id) => client_id,
+            Err(error) => return error_response(&error),
+        };
+        let check = match read_body::<TokenCheck>(req).await {
+            Ok(check) => check,
+            Err(error) => return error_response(&error),
+        };
+        let told = self.store.state(HANDED_OVER)?.is_some();
+        let revoked = self.store.state(REVOKED)? == Some(1);
+        let stored = if told { self.store.credential()? } else { None };
+        if !sharding::admits(stored.as_deref(), revoked, &digest(&check.token)) {
+            return error_response(&unknown_credential());
+        }
+        Response::from_json(&TicketHolder {
+            principal: Principal::Extension { client_id }.encode(),
+        })
     }
 
     /// A client's object, before it first handles anything: it takes over what the directory

@@ -57,6 +57,10 @@ CREATE TABLE IF NOT EXISTS credential_epochs (
 CREATE TABLE IF NOT EXISTS client_state (
     key TEXT PRIMARY KEY,
     value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS client_credential (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    digest TEXT NOT NULL
 );";
 
 /// A client object's `client_state`: its hand-over from the directory is done.
@@ -88,6 +92,9 @@ pub struct KeptFrame {
 pub struct HandOver {
     pub epoch: u64,
     pub paired: bool,
+    /// The digest of the client's token that stands, which its object checks from now on.
+    #[serde(default)]
+    pub credential: Option<String>,
     pub bindings: Vec<(String, u64)>,
     pub snapshot: Option<BrowserSnapshot>,
     pub polled_at: Option<u64>,
@@ -365,9 +372,10 @@ impl<S: Sql> RegistryStore<S> {
         Ok(rows.into_iter().next().map_or(0, |r| r.epoch))
     }
 
-    /// The directory: what it hands over to the client's object (`paired`: whether its
-    /// credential stands), forgetting the snapshot, polls and outbox it kept for the client.
-    pub fn hand_over(&self, client_id: &str, paired: bool) -> Result<HandOver> {
+    /// The directory: what it hands over to the client's object (`credential`: the digest of
+    /// its token that stands, if one does), forgetting the snapshot, polls and outbox it kept
+    /// for the client.
+    pub fn hand_over(&self, client_id: &str, credential: Option<String>) -> Result<HandOver> {
         #[derive(Deserialize)]
         struct Binding {
             task_id: String,
@@ -391,7 +399,8 @@ impl<S: Sql> RegistryStore<S> {
         )?;
         let handed = HandOver {
             epoch: self.epoch(client_id)?,
-            paired,
+            paired: credential.is_some(),
+            credential,
             bindings: bindings
                 .into_iter()
                 .map(|b| (b.task_id, b.bound_at))
@@ -458,6 +467,7 @@ impl<S: Sql> RegistryStore<S> {
         }
         self.set_state(EPOCH, handed.epoch)?;
         self.set_state(REVOKED, (!handed.paired).into())?;
+        self.set_credential(handed.credential.as_deref())?;
         self.set_state(HANDED_OVER, 1)
     }
 
@@ -472,6 +482,29 @@ impl<S: Sql> RegistryStore<S> {
             vec![text(key)],
         )?;
         Ok(rows.into_iter().next().map(|r| r.value))
+    }
+
+    /// A client object: the digest of its client's token that stands (none: revoked, or its
+    /// client paired before tokens named their client).
+    pub fn credential(&self) -> Result<Option<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            digest: String,
+        }
+        let rows: Vec<Row> = self
+            .sql
+            .rows("SELECT digest FROM client_credential", vec![])?;
+        Ok(rows.into_iter().next().map(|r| r.digest))
+    }
+
+    pub fn set_credential(&self, digest: Option<&str>) -> Result<()> {
+        match digest {
+            Some(digest) => self.sql.run(
+                "INSERT OR REPLACE INTO client_credential (one, digest) VALUES (1, ?)",
+                vec![text(digest)],
+            ),
+            None => self.sql.run("DELETE FROM client_credential", vec![]),
+        }
     }
 
     pub fn set_state(&self, key: &str, value: u64) -> Result<()> {

@@ -4,7 +4,7 @@
 //! Durable Object's SQLite also implements.
 
 use mimo_agent::actions::ActionRecord;
-use mimo_agent::credentials::Principal;
+use mimo_agent::credentials::{digest, Principal};
 use mimo_agent::mcp::session::Session;
 use mimo_agent::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use mimo_agent::task_index::{IndexEntry, ListQuery};
@@ -342,6 +342,11 @@ fn a_pairing_code_pairs_once_and_pairing_again_keeps_the_id_and_revokes_the_old_
         .unwrap();
     assert_eq!(again.client_id, id);
     assert_eq!(credentials.client_of(&paired.token).unwrap(), None);
+    // What the client's object is handed over to check: the new token's digest.
+    assert_eq!(
+        credentials.standing_digest(id.as_str()).unwrap(),
+        Some(digest(&again.token))
+    );
     assert_eq!(
         credentials.client_of(&again.token).unwrap(),
         Some(id.clone())
@@ -359,6 +364,7 @@ fn a_pairing_code_pairs_once_and_pairing_again_keeps_the_id_and_revokes_the_old_
     assert!(credentials.revoke(id.as_str()).unwrap());
     assert_eq!(credentials.client_of(&again.token).unwrap(), None);
     assert!(!credentials.is_paired(id.as_str()).unwrap());
+    assert_eq!(credentials.standing_digest(id.as_str()).unwrap(), None);
     assert!(!credentials.revoke(id.as_str()).unwrap());
     // Revoked, then paired again by the person with a new code: the same extension, its id kept.
     let fourth = credentials.new_pairing_code().unwrap().code;
@@ -598,8 +604,9 @@ fn the_directory_hands_a_clients_state_over_to_its_object_numbering_and_all() {
     assert_eq!(directory.next_epoch("ext-1").unwrap(), 2);
     assert_eq!(directory.epoch("ext-2").unwrap(), 0);
 
-    let handed = directory.hand_over("ext-1", true).unwrap();
+    let handed = directory.hand_over("ext-1", Some("d1".into())).unwrap();
     assert_eq!(handed.epoch, 2);
+    assert!(handed.paired);
     assert_eq!(handed.bindings, [("task-a".to_owned(), 50)]);
     assert_eq!(handed.polled_at, Some(60));
     assert_eq!(handed.snapshot, Some(BrowserSnapshot::default()));
@@ -626,6 +633,15 @@ fn the_directory_hands_a_clients_state_over_to_its_object_numbering_and_all() {
     assert_eq!(object.state(registry_store::EPOCH).unwrap(), Some(2));
     assert_eq!(object.state(registry_store::REVOKED).unwrap(), Some(0));
     assert_eq!(object.state(registry_store::HANDED_OVER).unwrap(), Some(1));
+    // The token's digest, which the object checks the extension's requests against from now
+    // on; forgotten when the credential is revoked.
+    assert_eq!(object.credential().unwrap().as_deref(), Some("d1"));
+    object.set_credential(Some("d2")).unwrap();
+    assert_eq!(object.credential().unwrap().as_deref(), Some("d2"));
+    object.set_credential(None).unwrap();
+    assert_eq!(object.credential().unwrap(), None);
+    // A client with no credential standing is handed over unpaired.
+    assert!(!directory.hand_over("ext-2", None).unwrap().paired);
     // The same numbers (f2 stays 3; 2 was ext-2's "other"), and the next frame numbered after
     // every one the directory gave: the extension's acknowledgement of 3 does not forget it.
     let kept = object.undelivered("ext-1", 0, 0, 50).unwrap();

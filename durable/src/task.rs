@@ -359,7 +359,7 @@ impl DurableObject for TaskCoordinator {
                 self.put_secret(&name, &mut req).await
             }
             (Method::Post, path) if path.starts_with("/secrets/delete/") => {
-                self.delete_secret(&path["/secrets/delete/".len()..])
+                self.delete_secret(&path["/secrets/delete/".len()..]).await
             }
             (Method::Post, "/artifacts/granted") => {
                 let grant: ArtifactGrant = req.json().await?;

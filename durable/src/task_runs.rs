@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use futures_util::future::select;
-use mimo_agent::mcp::runs::{self, RunEnd, RunState};
+use mimo_agent::mcp::runs::RunState;
 use mimo_agent::task::{Caller, Input};
-use mimo_protocol::{FrontendEvent, ToolPhase};
 use worker::{Delay, Response, Result};
 
 use crate::clients::RunGoal;
@@ -60,48 +59,13 @@ impl TaskCoordinator {
         }
     }
 
-    /// The task as it stands: its finished steps, and how its run ended, once it has (its
-    /// last structured output, once the task is done; a task given another message runs
-    /// again).
+    /// The task as it stands (`RunState::of` its history).
     fn run_state_now(&self) -> Result<Option<RunState>> {
         let Some(task) = self.task.borrow().record().cloned() else {
             return Ok(None);
         };
-        let mut state = RunState {
-            status: task.status,
-            title: task.title,
-            steps: 0,
-            last_step: None,
-            ended: None,
-        };
-        for envelope in self.store.events_after(&task.task_id, 0)? {
-            match envelope.event {
-                FrontendEvent::ToolUsed {
-                    step,
-                    phase: ToolPhase::End,
-                    action,
-                    ..
-                } => {
-                    state.steps += 1;
-                    state.last_step = Some(runs::step_words(step, &action));
-                }
-                FrontendEvent::StructuredOutput {
-                    status,
-                    output,
-                    error,
-                    warnings,
-                } if task.status.is_terminal() => {
-                    state.ended = Some(RunEnd {
-                        status,
-                        output,
-                        error,
-                        warnings,
-                    })
-                }
-                _ => {}
-            }
-        }
-        Ok(Some(state))
+        let history = self.store.events_after(&task.task_id, 0)?;
+        Ok(Some(RunState::of(task.status, task.title, &history)))
     }
 
     /// Wakes the requests waiting for a run to end: the task recorded an event.

@@ -3,6 +3,7 @@
 //! typing, for the page it types into. The rules are `mimo_agent::secrets`.
 
 use mimo_agent::secrets::{check_secret, infos, resolve, typing_waits_for};
+use mimo_agent::task::{Caller, Input};
 use mimo_protocol::secrets::{PutSecret, SecretValueRequest};
 use mimo_protocol::{ErrorCode, ErrorObject, SecretInfo};
 use serde::de::DeserializeOwned;
@@ -67,22 +68,22 @@ impl TaskCoordinator {
             &put.domains,
             now_ms(),
         )?;
-        let task = self.secrets.list()?;
-        self.task.borrow_mut().set_task_secrets(&task);
+        self.handle(Input::SecretsChanged(self.secrets.list()?), Caller::Direct)
+            .await?;
         let stored = self.secret_infos()?.into_iter().find(|s| s.name == name);
         Ok(Response::from_json(&stored)?.with_status(201))
     }
 
     /// `DELETE /api/task/{id}/secrets/{name}`.
-    pub(crate) fn delete_secret(&self, name: &str) -> Result<Response> {
+    pub(crate) async fn delete_secret(&self, name: &str) -> Result<Response> {
         if !self.exists() || !self.secrets.delete(name)? {
             return error_response(&ErrorObject::new(
                 ErrorCode::NotFound,
                 format!("this task has no secret named {name:?}"),
             ));
         }
-        let task = self.secrets.list()?;
-        self.task.borrow_mut().set_task_secrets(&task);
+        self.handle(Input::SecretsChanged(self.secrets.list()?), Caller::Direct)
+            .await?;
         Response::empty()
     }
 

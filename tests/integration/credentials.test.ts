@@ -55,7 +55,7 @@ describe("pairing and extension credentials", () => {
     assert.equal(paired.status, 200, await paired.clone().text());
     const credential = (await paired.json()) as PairResponse;
     assert.match(credential.clientId, /^ext-[0-9a-f]{32}$/, "the server gives the id");
-    assert.match(credential.token, /^mimo_ext_[0-9a-f]{64}$/);
+    assert.match(credential.token, new RegExp(`^mimo_ext_${credential.clientId}\\.[0-9a-f]{64}$`), "the token names the client whose object checks it");
 
     const again = await post(mimo, "/api/extension/pair", { code }, null);
     assert.equal(again.status, 401);

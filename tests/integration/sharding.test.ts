@@ -4,10 +4,13 @@
 // selection. Shown here: two clients land in different objects, while the listing, selection,
 // binding and revocation work across them; a binding moves routing at once; a client's socket
 // never gets a frame of a task bound to another, nor can it report on one; a revoked client's
-// object closes its socket before the revocation is answered; and what a
+// object closes its socket before the revocation is answered; an extension's token is checked
+// by its own object (the directory not asked; a made-up or moved secret, a revocation, a new
+// pairing refused there); and what a
 // deployment from before kept for a client in the directory (its outbox, its snapshot) is handed
 // over to the client's object, numbering and all.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -54,6 +57,15 @@ async function registryDatabases(): Promise<DatabaseSync[]> {
   const dir = path.join(mimo.durableObjectsDir, `${OBJECTS_NAME}-ExtensionRegistry`);
   const files = (await readdir(dir)).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
   return files.map((f) => new DatabaseSync(path.join(dir, f)));
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** The status of buying a socket ticket with an extension token: 200 when the token opens the extension's routes. */
+async function opens(token: string): Promise<number> {
+  const res = await post(mimo, "/api/ws-ticket", undefined, token);
+  await res.arrayBuffer();
+  return res.status;
 }
 
 function isDirectory(db: DatabaseSync): boolean {
@@ -153,12 +165,67 @@ describe("the registry, one object per extension client", () => {
   });
 });
 
+describe("extension tokens, checked at the extension's own object", () => {
+  ownRuntime({}, (m) => (mimo = m));
+
+  it("opens an extension's routes by its own object, not the directory; a made-up or moved secret, a revocation and a new pairing end it there", async () => {
+    const a = await pairExtension(mimo);
+    const b = await pairExtension(mimo);
+    for (const { clientId, token } of [a, b]) assert.match(token, new RegExp(`^mimo_ext_${clientId}\\.[0-9a-f]{64}$`), "the token names its client");
+    assert.equal(await opens(a.token), 200);
+    // The directory made unable to find either token (as if it were never asked), and given a
+    // token of the kind issued before tokens named their client, for B.
+    const older = `mimo_ext_${"ab".repeat(32)}`;
+    await mimo.restart(async () => {
+      const dbs = await registryDatabases();
+      try {
+        const directory = dbs.find(isDirectory)!;
+        directory.prepare("UPDATE credentials SET token_hash = 'not-' || token_hash WHERE client_id IN (?, ?)").run(a.clientId, b.clientId);
+        directory.prepare("INSERT INTO credentials (token_hash, client_id, created_at) VALUES (?, ?, ?)").run(sha256(older), b.clientId, Date.now());
+      } finally {
+        for (const db of dbs) db.close();
+      }
+    });
+    assert.equal(await opens(a.token), 200, "A's token is checked by A's object");
+    assert.equal(await opens(b.token), 200, "B's by B's");
+    assert.equal(await opens(older), 200, "a token that names no client is still checked by the directory");
+
+    // Made up, or moved: the name in a token only says where it is checked.
+    const secretOf = (token: string) => token.slice(token.indexOf(".") + 1);
+    for (const forged of [
+      `mimo_ext_${a.clientId}.${"0".repeat(64)}`,
+      `mimo_ext_${b.clientId}.${secretOf(a.token)}`,
+      `mimo_ext_${a.clientId}.${secretOf(a.token).toUpperCase()}`,
+      `mimo_ext_ext-${"1".repeat(32)}.${secretOf(a.token)}`,
+      `mimo_ext_${a.clientId}.${secretOf(a.token)}0`,
+      `mimo_ext_${a.clientId}${secretOf(a.token)}`,
+    ]) {
+      assert.equal(await opens(forged), 401, forged);
+    }
+
+    // Revoked in the web app: A's object refuses its token at once.
+    const revoked = await fetch(`${mimo.url}/api/extension/${a.clientId}`, { method: "DELETE", headers: { authorization: `Bearer ${mimo.token}` } });
+    assert.equal(revoked.status, 200);
+    assert.equal(await opens(a.token), 401, "revoked");
+    // B paired again, its extension naming the older token it held (the one the directory still
+    // knows): B's object takes the new token, every one before is refused.
+    const again = await pairExtension(mimo, older);
+    assert.equal(again.clientId, b.clientId, "its id kept");
+    assert.match(again.token, new RegExp(`^mimo_ext_${b.clientId}\\.`));
+    assert.equal(await opens(b.token), 401, "the token B's object checked before");
+    assert.equal(await opens(older), 401, "the token the new pairing replaced");
+    assert.equal(await opens(again.token), 200);
+  });
+});
+
 describe("the registry, from one object to one per client", () => {
   ownRuntime({}, (m) => (mimo = m));
 
   it("hands what the directory kept for a client (its outbox, numbered as before, and its snapshot) to the client's own object", async () => {
-    const paired = await pairExtension(mimo);
-    const { clientId, token } = paired;
+    const { clientId } = await pairExtension(mimo);
+    // The credential as that release issued it: a token that does not name its client, which
+    // the directory checks.
+    const token = `mimo_ext_${"5a".repeat(32)}`;
     const snapshot: BrowserSnapshot = {
       windows: [{ windowId: 1, focused: true }],
       tabs: [{ tabId: 5, windowId: 1, index: 0, url: "http://127.0.0.1/old", title: "Kept", status: "complete", active: true }],
@@ -177,8 +244,9 @@ describe("the registry, from one object to one per client", () => {
         directory.prepare("INSERT INTO outbox (seq, client_id, frame, kept_at) VALUES (42, 'someone-else', '{}', ?)").run(now);
         directory.prepare("INSERT INTO snapshots (client_id, body) VALUES (?, ?)").run(clientId, JSON.stringify(snapshot));
         directory.prepare("INSERT INTO pollers (client_id, polled_at) VALUES (?, ?)").run(clientId, now + 5_000);
+        directory.prepare("UPDATE credentials SET token_hash = ? WHERE client_id = ?").run(sha256(token), clientId);
         for (const db of dbs.filter((d) => !isDirectory(d))) {
-          db.exec("DELETE FROM client_state; DELETE FROM bindings; DELETE FROM outbox; DELETE FROM snapshots; DELETE FROM pollers;");
+          db.exec("DELETE FROM client_state; DELETE FROM client_credential; DELETE FROM bindings; DELETE FROM outbox; DELETE FROM snapshots; DELETE FROM pollers;");
         }
       } finally {
         for (const db of dbs) db.close();

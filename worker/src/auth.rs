@@ -161,7 +161,7 @@ pub async fn from_bearer(req: &Request, env: &Env) -> Answer<Principal> {
         return Err(Failure::Refused(unauthorized("wrong token")));
     }
     let check = TokenCheck { token: presented };
-    let answer = RegistryClient::new(env)?.authenticate(&check).await?;
+    let answer = RegistryClient::authenticate(env, &check).await?;
     Principal::decode(&answer.principal)
         .ok_or_else(|| Failure::Refused(unauthorized("unknown principal")))
 }

@@ -5,7 +5,9 @@
 
 use mimo_protocol::frontend::OutputStatus;
 use mimo_protocol::mcp::{CallToolResult, JsonRpcNotification, RequestId, JSONRPC_VERSION};
-use mimo_protocol::{AgentAction, ErrorObject, TaskStatus};
+use mimo_protocol::{
+    AgentAction, ErrorObject, EventEnvelope, FrontendEvent, TaskStatus, ToolPhase,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -223,6 +225,50 @@ pub fn listing(runs: &[(SessionRun, Option<RunState>)]) -> CallToolResult {
         })
         .collect();
     CallToolResult::text(format!("Tasks run in this session:\n{}", lines.join("\n")))
+}
+
+impl RunState {
+    /// Where a task of `status` and `title` stands, read from its `history`: its finished
+    /// steps, and how its run ended once it has (its last structured output, once the task is
+    /// done; a task given another message runs again, and an output before then is not its
+    /// end).
+    pub fn of(status: TaskStatus, title: Option<String>, history: &[EventEnvelope]) -> RunState {
+        let mut state = RunState {
+            status,
+            title,
+            steps: 0,
+            last_step: None,
+            ended: None,
+        };
+        for envelope in history {
+            match &envelope.event {
+                FrontendEvent::ToolUsed {
+                    step,
+                    phase: ToolPhase::End,
+                    action,
+                    ..
+                } => {
+                    state.steps += 1;
+                    state.last_step = Some(step_words(*step, action));
+                }
+                FrontendEvent::StructuredOutput {
+                    status,
+                    output,
+                    error,
+                    warnings,
+                } if state.status.is_terminal() => {
+                    state.ended = Some(RunEnd {
+                        status: *status,
+                        output: output.clone(),
+                        error: error.clone(),
+                        warnings: warnings.clone(),
+                    })
+                }
+                _ => {}
+            }
+        }
+        state
+    }
 }
 
 /// A finished step in words, for progress: the action and what it was given, cut short.

@@ -2,7 +2,9 @@ use super::tools::{self, Answer};
 use super::*;
 use crate::actions::{ActionRecord, ActionState};
 use mimo_protocol::mcp::{CallToolResult, Content};
-use mimo_protocol::{ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject};
+use mimo_protocol::{
+    ActionCommand, ActionOutcome, ActionStatus, ErrorCode, ErrorObject, TaskStatus,
+};
 use serde_json::json;
 
 fn code_of(body: &str) -> (Option<RequestId>, i32) {
@@ -1192,4 +1194,60 @@ fn a_snapshot_reads_the_page_in_view_the_whole_page_or_one_region() {
         "{text}"
     );
     assert!(text.ends_with("[1]<button>Item 1</button>"), "{text}");
+}
+
+#[test]
+fn a_runs_state_counts_its_finished_steps_and_ends_with_its_last_output_once_done() {
+    let event = |seq: u64, event: Value| -> mimo_protocol::EventEnvelope {
+        let mut envelope = json!({ "seq": seq, "taskId": "t", "at": seq });
+        envelope
+            .as_object_mut()
+            .unwrap()
+            .extend(event.as_object().unwrap().clone());
+        serde_json::from_value(envelope).expect("an event")
+    };
+    let step = |seq, step, phase: &str| {
+        event(
+            seq,
+            json!({ "type": "toolUsed", "step": step, "toolCallId": format!("c{step}"), "phase": phase, "action": { "click": { "index": step } } }),
+        )
+    };
+    let output = |seq, status: &str, text: &str| {
+        event(
+            seq,
+            json!({ "type": "structuredOutput", "status": status, "output": { "text": text } }),
+        )
+    };
+    let history = [
+        step(1, 1, "start"),
+        step(2, 1, "end"),
+        output(3, "partial", "first run"),
+        step(4, 2, "start"),
+        step(5, 2, "end"),
+        output(6, "ok", "second run"),
+    ];
+    // Steps count once each, at their end; the last one in words.
+    let running = runs::RunState::of(TaskStatus::Running, Some("Buy".into()), &history[..4]);
+    assert_eq!(running.steps, 1);
+    assert_eq!(
+        running.last_step.as_deref(),
+        Some("Step 1: click {\"index\":1}")
+    );
+    // An output while the task runs again (another message) is not the end of its run.
+    assert_eq!(running.ended, None);
+    let done = runs::RunState::of(TaskStatus::Completed, None, &history);
+    assert_eq!(done.steps, 2);
+    let ended = done.ended.expect("ended");
+    assert_eq!(ended.status, mimo_protocol::frontend::OutputStatus::Ok);
+    assert_eq!(ended.output, Some(json!({ "text": "second run" })));
+    assert_eq!(
+        runs::RunState::of(TaskStatus::Created, None, &[]),
+        runs::RunState {
+            status: TaskStatus::Created,
+            title: None,
+            steps: 0,
+            last_step: None,
+            ended: None
+        }
+    );
 }

@@ -116,11 +116,13 @@ pub enum Persist {
     },
     /// A client's object: the task is bound to another client now.
     Unbound { task_id: String },
-    /// A client's object: its credential changed (the `epoch`-th time), revoked or paired.
+    /// A client's object: its credential changed (the `epoch`-th time), revoked or paired;
+    /// `credential`: the digest of the token that stands now (none once revoked).
     Credential {
         client_id: ClientId,
         epoch: u64,
         revoked: bool,
+        credential: Option<String>,
     },
 }
 

@@ -55,8 +55,13 @@ pub enum Input<C> {
         outcome: Forwarding,
     },
     /// The directory: the client was paired again, the `epoch`-th change of its credential
-    /// (sockets opened with the old credential are to close).
-    Paired { client_id: ClientId, epoch: u64 },
+    /// (sockets opened with the old credential are to close); `credential`: the new token's
+    /// digest.
+    Paired {
+        client_id: ClientId,
+        epoch: u64,
+        credential: String,
+    },
     /// The directory: the client's credential is to be revoked (`revoked`: there was one to
     /// revoke), the `epoch`-th change of it.
     Revoked {

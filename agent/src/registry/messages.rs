@@ -42,6 +42,7 @@ pub enum News {
     Unbound { task_id: String },
     /// The client's credential was revoked (the `epoch`-th change of its credential).
     Revoked { epoch: u64 },
-    /// The client was paired again (the `epoch`-th change of its credential).
-    Paired { epoch: u64 },
+    /// The client was paired again (the `epoch`-th change of its credential); `credential` is
+    /// the digest of its new token, which its object checks the extension's requests against.
+    Paired { epoch: u64, credential: String },
 }

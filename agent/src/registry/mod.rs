@@ -76,7 +76,11 @@ impl Registry {
                 presence,
             } => presence::route(client_id, frame, presence, now),
             Input::Forwarded { pending, outcome } => frames::forwarded(pending, outcome),
-            Input::Paired { client_id, epoch } => presence::paired(client_id, epoch),
+            Input::Paired {
+                client_id,
+                epoch,
+                credential,
+            } => presence::paired(client_id, epoch, credential),
             Input::Revoked {
                 client_id,
                 revoked,

@@ -50,11 +50,11 @@ pub(super) fn socket_opened<C>(client_id: ClientId, older: Vec<C>) -> Vec<Effect
 }
 
 /// The directory paired the client again (the `epoch`-th change of its credential): its
-/// object closes what was opened with the old credential.
-pub(super) fn paired<C>(client_id: ClientId, epoch: u64) -> Vec<Effect<C>> {
+/// object closes what was opened with the old credential, and checks the new one from now on.
+pub(super) fn paired<C>(client_id: ClientId, epoch: u64, credential: String) -> Vec<Effect<C>> {
     vec![Effect::TellClient {
         client_id,
-        news: News::Paired { epoch },
+        news: News::Paired { epoch, credential },
     }]
 }
 

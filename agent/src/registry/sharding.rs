@@ -77,12 +77,13 @@ pub(super) fn news<C>(
         News::Unbound { task_id } => vec![Effect::Persist(Persist::Unbound { task_id })],
         // (Also the news of a first pairing, which the object took over from the directory
         // when the news made it run.)
-        News::Revoked { epoch } | News::Paired { epoch } if epoch <= known_epoch => Vec::new(),
+        News::Revoked { epoch } | News::Paired { epoch, .. } if epoch <= known_epoch => Vec::new(),
         News::Revoked { epoch } => {
             let mut effects = vec![Effect::Persist(Persist::Credential {
                 client_id: client_id.clone(),
                 epoch,
                 revoked: true,
+                credential: None,
             })];
             effects.extend(close_all(sockets, presence::REVOKED_REASON));
             effects.push(Effect::CloseSidePanels {
@@ -91,18 +92,37 @@ pub(super) fn news<C>(
             });
             effects
         }
-        News::Paired { epoch } => {
+        News::Paired { epoch, credential } => {
             // Paired again, perhaps because the credential was stolen: what was opened with
-            // the old one closes, and the extension opens a new socket with the new one.
+            // the old one closes, the old token is refused from now on, and the extension opens
+            // a new socket with the new one.
             let mut effects = vec![Effect::Persist(Persist::Credential {
                 client_id,
                 epoch,
                 revoked: false,
+                credential: Some(credential),
             })];
             effects.extend(close_all(sockets, "this extension was paired again"));
             effects
         }
     }
+}
+
+/// Whether a client's object admits a request made with a token of digest `presented`: its
+/// credential stands (`revoked` is false) and is the one it was told of (`stored`, the digest
+/// of the token the last pairing issued). An object told of none (its client paired before
+/// tokens named their client, whose tokens the directory checks) admits none. The digests are
+/// compared in constant time.
+pub fn admits(stored: Option<&str>, revoked: bool, presented: &str) -> bool {
+    let Some(stored) = stored.filter(|stored| !revoked && !stored.is_empty()) else {
+        return false;
+    };
+    stored.len() == presented.len()
+        && stored
+            .bytes()
+            .zip(presented.bytes())
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
 }
 
 fn close_all<C>(sockets: Vec<C>, reason: &'static str) -> Vec<Effect<C>> {

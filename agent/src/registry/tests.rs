@@ -7,6 +7,7 @@ use mimo_protocol::{
 };
 
 use super::*;
+use crate::credentials::digest;
 use crate::task::{ActionEvent, SnapshotPush};
 
 const NOW: u64 = 1_000_000;
@@ -710,20 +711,26 @@ fn the_directory_tells_a_client_paired_again_which_closes_the_old_credentials_so
     assert_eq!(
         handle(Input::Paired {
             client_id: id("ext-1"),
-            epoch: 3
+            epoch: 3,
+            credential: "d3".into(),
         }),
         [Effect::TellClient {
             client_id: id("ext-1"),
-            news: News::Paired { epoch: 3 },
+            news: News::Paired {
+                epoch: 3,
+                credential: "d3".into()
+            },
         }]
     );
     assert_eq!(
-        news(News::Paired { epoch: 3 }, 2),
+        news(paired(3), 2),
         [
+            // The new token's digest, which the object checks the extension's requests against.
             Effect::Persist(Persist::Credential {
                 client_id: id("ext-1"),
                 epoch: 3,
                 revoked: false,
+                credential: Some("d3".into()),
             }),
             Effect::CloseSocket {
                 conn: 2,
@@ -761,10 +768,12 @@ fn a_revoked_client_loses_its_sockets_and_its_side_panels_before_the_revocation_
     assert_eq!(
         news(News::Revoked { epoch: 4 }, 3),
         [
+            // Its digest forgotten with it.
             Effect::Persist(Persist::Credential {
                 client_id: id("ext-1"),
                 epoch: 4,
                 revoked: true,
+                credential: None,
             }),
             Effect::CloseSocket {
                 conn: 2,
@@ -783,9 +792,44 @@ fn a_revoked_client_loses_its_sockets_and_its_side_panels_before_the_revocation_
 fn a_credential_change_older_than_the_one_a_client_knows_changes_nothing() {
     // Revoked (epoch 5), then an older pairing's news arrives late: still revoked, and the
     // open sockets (none should be) are not touched by it; a repeated revocation neither.
-    assert_eq!(news(News::Paired { epoch: 4 }, 5), []);
+    assert_eq!(news(paired(4), 5), []);
     assert_eq!(news(News::Revoked { epoch: 5 }, 5), []);
-    assert_eq!(news(News::Paired { epoch: 5 }, 5), []);
+    assert_eq!(news(paired(5), 5), []);
+}
+
+fn paired(epoch: u64) -> News {
+    News::Paired {
+        epoch,
+        credential: format!("d{epoch}"),
+    }
+}
+
+#[test]
+fn a_clients_object_admits_only_the_token_it_was_told_of_while_it_stands() {
+    let told = digest("mimo_ext_ext-1.aa");
+    assert!(sharding::admits(Some(&told), false, &told));
+    // Another token (a made-up one under this client's name, the one a pairing replaced), a
+    // revoked credential, an object told of none (a client paired before tokens named it):
+    // refused.
+    for presented in [
+        digest("mimo_ext_ext-1.ab"),
+        digest("mimo_ext_ext-2.aa"),
+        String::new(),
+        told[..63].to_owned(),
+        format!("{told}0"),
+        told.to_uppercase(),
+    ] {
+        assert!(
+            !sharding::admits(Some(&told), false, &presented),
+            "{presented}"
+        );
+    }
+    assert!(!sharding::admits(Some(&told), true, &told));
+    assert!(!sharding::admits(None, false, &told));
+    assert!(
+        !sharding::admits(Some(""), false, ""),
+        "an empty digest is none"
+    );
 }
 
 #[test]

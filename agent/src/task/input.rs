@@ -76,6 +76,9 @@ pub enum Input {
         allowed: Vec<String>,
         blocked: Vec<String>,
     },
+    /// The task's own secrets changed (stored or deleted, from the web app): the names the
+    /// model is told from its next call on.
+    SecretsChanged(Vec<mimo_protocol::SecretInfo>),
     /// The person attached a file to the task (its upload completed).
     FileAttached(Attachment),
     /// An [`Effect::Dispatch`] could not be handed to the extension.

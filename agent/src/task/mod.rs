@@ -132,15 +132,6 @@ impl Task {
         }
     }
 
-    /// The task's own secrets changed (stored or deleted from the web app): the model is told
-    /// the new names from its next call on.
-    pub fn set_task_secrets(&mut self, task: &[mimo_protocol::SecretInfo]) {
-        let all = crate::secrets::infos(task, &self.config.secrets);
-        if let Some(conversation) = self.conversation.as_mut() {
-            conversation.secrets = all;
-        }
-    }
-
     pub fn config(&self) -> &TaskConfig {
         &self.config
     }
@@ -325,6 +316,10 @@ impl Task {
             }
             Input::FileAttached(attachment) => {
                 work.extend(conversation_work(conversation.file_attached(attachment)));
+            }
+            // With the deployment's: the model is told the names from its next call on.
+            Input::SecretsChanged(task) => {
+                conversation.secrets = crate::secrets::infos(&task, &self.config.secrets);
             }
             Input::SelectClient { client_id } => out.push(Effect::Bind {
                 client_id: Some(client_id),

@@ -1185,11 +1185,15 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
         },
         0,
     );
-    task.set_task_secrets(&[mimo_protocol::SecretInfo {
-        name: "api".into(),
-        domains: vec!["*.example.org".into()],
-        scope: mimo_protocol::SecretScope::Task,
-    }]);
+    direct(
+        &mut task,
+        Input::SecretsChanged(vec![mimo_protocol::SecretInfo {
+            name: "api".into(),
+            domains: vec!["*.example.org".into()],
+            scope: mimo_protocol::SecretScope::Task,
+        }]),
+        0,
+    );
     let effects = direct(
         &mut task,
         Input::UserMessage {
