@@ -59,9 +59,10 @@ pub struct DragPoint {
 
 /// The actions the model can take. Elements are named by their `index` in the page's element
 /// list (`[12]<button>…`), which is the extension's `clickId`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::IntoStaticStr)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 #[serde(remote = "Self", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentAction {
     /// Open a URL in the task's tab.
     Navigate { url: String },
@@ -216,36 +217,9 @@ impl AgentAction {
         }
     }
 
-    /// The action's name, e.g. `click`.
+    /// The action's name, e.g. `click`: its variant's, as serde names it.
     pub fn name(&self) -> &'static str {
-        match self {
-            AgentAction::Navigate { .. } => "navigate",
-            AgentAction::Click { .. } => "click",
-            AgentAction::Type { .. } => "type",
-            AgentAction::SelectOption { .. } => "select_option",
-            AgentAction::Scroll { .. } => "scroll",
-            AgentAction::PressKey { .. } => "press_key",
-            AgentAction::Hover { .. } => "hover",
-            AgentAction::Back {} => "back",
-            AgentAction::WaitFor { .. } => "wait_for",
-            AgentAction::Dialog { .. } => "dialog",
-            AgentAction::ScrollTo { .. } => "scroll_to",
-            AgentAction::ClickAt { .. } => "click_at",
-            AgentAction::HoverAt { .. } => "hover_at",
-            AgentAction::Drag { .. } => "drag",
-            AgentAction::UploadFile { .. } => "upload_file",
-            AgentAction::ListTabs {} => "list_tabs",
-            AgentAction::ReadTab { .. } => "read_tab",
-            AgentAction::SwitchTab { .. } => "switch_tab",
-            AgentAction::OpenTab { .. } => "open_tab",
-            AgentAction::CloseTab { .. } => "close_tab",
-            AgentAction::ReadPage { .. } => "read_page",
-            AgentAction::FileRead { .. } => "file_read",
-            AgentAction::FileWrite { .. } => "file_write",
-            AgentAction::FileEdit { .. } => "file_edit",
-            AgentAction::RunCommand { .. } => "run_command",
-            AgentAction::Done { .. } => "done",
-        }
+        self.into()
     }
 
     /// The local bridge's tool and arguments (seed 004 §4.2) this action invokes, for the
@@ -544,6 +518,50 @@ mod tests {
         assert_eq!(offered, ["click", "done"]);
         // The model's arguments still parse with every action (the run refuses the others).
         assert_eq!(some["required"], agent_output_schema()["required"]);
+    }
+
+    #[test]
+    fn every_actions_name_is_the_one_it_is_sent_and_listed_by() {
+        let examples = [
+            json!({ "navigate": { "url": "https://example.com" } }),
+            json!({ "click": { "index": 1 } }),
+            json!({ "type": { "index": 1, "text": "mug" } }),
+            json!({ "select_option": { "index": 1, "option": "Blue" } }),
+            json!({ "scroll": { "direction": "down" } }),
+            json!({ "press_key": { "key": "Enter" } }),
+            json!({ "hover": { "index": 1 } }),
+            json!({ "back": {} }),
+            json!({ "wait_for": { "text": "Done" } }),
+            json!({ "dialog": { "accept": true } }),
+            json!({ "scroll_to": { "text": "Reviews" } }),
+            json!({ "click_at": { "x": 1.0, "y": 2.0 } }),
+            json!({ "hover_at": { "x": 1.0, "y": 2.0 } }),
+            json!({ "drag": { "from": { "index": 1 }, "to": { "index": 2 } } }),
+            json!({ "upload_file": { "index": 1, "file": "cv.pdf" } }),
+            json!({ "list_tabs": {} }),
+            json!({ "read_tab": { "tab_id": 3 } }),
+            json!({ "switch_tab": { "tab_id": 3 } }),
+            json!({ "open_tab": { "url": "https://example.com" } }),
+            json!({ "close_tab": {} }),
+            json!({ "read_page": {} }),
+            json!({ "file_read": { "path": "a.txt" } }),
+            json!({ "file_write": { "path": "a.txt", "content": "x" } }),
+            json!({ "file_edit": { "path": "a.txt", "old": "x", "new": "y" } }),
+            json!({ "run_command": { "command": "ls" } }),
+            json!({ "done": { "success": true, "text": "Bought." } }),
+        ];
+        let mut names = Vec::new();
+        for example in examples {
+            let sent = example.as_object().unwrap().keys().next().unwrap().clone();
+            let action: AgentAction = serde_json::from_value(example).unwrap();
+            assert_eq!(action.name(), sent);
+            names.push(sent);
+        }
+        assert_eq!(
+            names,
+            action_names(),
+            "one example of every action, in the schema's order"
+        );
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! strategy, completion), the chat, and, during a browser run, its steps and the latest page,
 //! compacted to fit the context budget (seed 003 §5).
 
+use std::sync::LazyLock;
+
 use mimo_protocol::agent::{
-    agent_output_schema_offering, browser_task_schema, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAME,
+    action_names, agent_output_schema_offering, browser_task_schema, AGENT_TOOL_NAME,
+    BRIDGE_ACTIONS, BROWSER_TASK_TOOL_NAME,
 };
 use mimo_protocol::bridge::BridgeInfo;
 use mimo_protocol::{
@@ -35,13 +38,12 @@ products to compare), hand each to a sub-agent with browser_task instead, then a
 they return. Otherwise answer in plain text, concisely, without calling any tool.";
 
 /// The browser sections of the system prompt (seed 003 §4: tools, strategy, completion; the goal
-/// and the page come as user messages).
-const BROWSER_SECTIONS: &str = "<tools>
+/// and the page come as user messages), `{actions}` and `{local_actions}` standing for the
+/// actions' names ([`BROWSER_SECTIONS`]).
+const BROWSER_SECTIONS_TEXT: &str = "<tools>
 Call AgentOutput exactly once per reply: a reflection (evaluation_previous_goal, memory, \
-next_goal) and one action. Actions: navigate, click, type, select_option, scroll, press_key, \
-hover, back, wait_for, scroll_to, dialog, click_at, hover_at, drag, upload_file, read_tab, \
-switch_tab, open_tab, close_tab, read_page, done (and, with <local_files>, file_read, file_write, \
-file_edit, run_command). Elements are named by the number in brackets in the page's element \
+next_goal) and one action. Actions: {actions} (and, with <local_files>, {local_actions}). \
+Elements are named by the number in brackets in the page's element \
 list, e.g. [12]<button>Add to cart</button> is index 12. Indexes change when the page changes: \
 use only those of the latest page.
 </tools>
@@ -65,6 +67,18 @@ When the goal is reached, call AgentOutput with the done action: success=true an
 answers the user (what you did, the values asked for). If it cannot be done, call done with \
 success=false and say why and what the user could do. Do not stop without calling done.
 </completion>";
+
+/// [`BROWSER_SECTIONS_TEXT`] with the actions named as the tool's schema has them (one
+/// definition: an action added to [`mimo_protocol::AgentAction`] is listed here too), those of
+/// the local bridge apart.
+static BROWSER_SECTIONS: LazyLock<String> = LazyLock::new(|| {
+    let (local, browser): (Vec<String>, Vec<String>) = action_names()
+        .into_iter()
+        .partition(|name| BRIDGE_ACTIONS.contains(&name.as_str()));
+    BROWSER_SECTIONS_TEXT
+        .replace("{actions}", &browser.join(", "))
+        .replace("{local_actions}", &local.join(", "))
+});
 
 /// The one tool of the agent, its schema generated from the Rust types, offering the actions
 /// `offered` keeps (by name).

@@ -89,7 +89,7 @@ impl Shape {
     fn render(&self, view: &RunView<'_>) -> Vec<llm::ChatMessage> {
         let mut system = String::from(SYSTEM_PROMPT);
         system.push_str("\n\n");
-        system.push_str(BROWSER_SECTIONS);
+        system.push_str(&BROWSER_SECTIONS);
         let mut messages = vec![llm::ChatMessage::system(system)];
         messages.extend(view.summary.map(summary_message));
         let chat = &view.chat[self.dropped_chat.min(view.chat.len().saturating_sub(1))..];

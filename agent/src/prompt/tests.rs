@@ -177,6 +177,19 @@ fn a_run_prompt_has_every_section_and_pairs_each_call_with_its_result() {
     ] {
         assert!(system.contains(section), "{section} missing");
     }
+    // Every action the tool offers is named in <tools> (list_tabs was once left out of a list
+    // written by hand), the local bridge's apart.
+    let tools = &system[system.find("<tools>").unwrap()..system.find("</tools>").unwrap()];
+    for name in mimo_protocol::agent::action_names() {
+        assert!(
+            tools.contains(&format!(" {name}")),
+            "{name} not in <tools>: {tools}"
+        );
+    }
+    assert!(
+        tools.contains("(and, with <local_files>, file_read, file_write, file_edit, run_command)")
+    );
+    assert!(!tools.contains('{'), "no placeholder left: {tools}");
     assert!(messages[1].content.starts_with("<goal>"));
     let calls: Vec<_> = messages
         .iter()
