@@ -51,6 +51,12 @@ pub async fn route(tokens: McpTokens, mut req: Request, path: &str) -> Result<Re
                     return oauth_error(&error);
                 }
             };
+            // Registration is open: what never led to a grant is swept, and a flood of them
+            // waits for that.
+            let unused = tokens.sweep_unused_clients(oauth::unused_clients_before(now_ms()))?;
+            if let Err(error) = oauth::room_to_register(unused) {
+                return oauth_error(&error);
+            }
             let client_id = secret(CLIENT_ID_PREFIX, &random_bytes::<16>()?);
             match oauth::register(&request, client_id, now_ms()) {
                 Ok(client) => {

@@ -168,6 +168,28 @@ impl<S: Sql> McpTokens<S> {
         Ok(rows.into_iter().next().map(|r| r.id))
     }
 
+    /// Forgets the clients registered before `before` (seconds, their `client_id_issued_at`)
+    /// that never got a grant; how many clients are left without one.
+    pub fn sweep_unused_clients(&self, before: u64) -> Result<usize> {
+        #[derive(Deserialize)]
+        struct Count {
+            n: usize,
+        }
+        let ungranted = "client_id NOT IN (SELECT client_id FROM oauth_grants)";
+        self.sql.run(
+            &format!(
+                "DELETE FROM oauth_clients WHERE {ungranted} \
+                 AND json_extract(body, '$.client_id_issued_at') < ?"
+            ),
+            vec![int(before)],
+        )?;
+        let left: Vec<Count> = self.sql.rows(
+            &format!("SELECT count(*) AS n FROM oauth_clients WHERE {ungranted}"),
+            vec![],
+        )?;
+        Ok(left.into_iter().next().map_or(0, |c| c.n))
+    }
+
     pub fn register_client(&self, client: &RegisteredClient) -> Result<()> {
         self.sql.run(
             "INSERT INTO oauth_clients (client_id, body) VALUES (?, ?)",

@@ -1183,6 +1183,25 @@ fn an_oauth_code_gives_tokens_once_refreshes_rotate_and_revoking_ends_the_grant(
         .unwrap();
     let stored = serde_json::to_string(&stored).unwrap();
     assert!(!stored.contains(&fourth.access_token) && !stored.contains(&fourth.refresh_token));
+
+    // Registrations that never led to a grant are swept once old; a client with a grant
+    // (mcpc-1's, revoked or not) and a recent registration stay.
+    let registered = |id: &str, at_ms: u64| register(&registration, id.into(), at_ms).unwrap();
+    tokens
+        .register_client(&registered("mcpc-old", 1_000))
+        .unwrap();
+    tokens
+        .register_client(&registered("mcpc-new", 9_000_000))
+        .unwrap();
+    assert_eq!(
+        tokens.sweep_unused_clients(1).unwrap(),
+        2,
+        "none old enough"
+    );
+    assert_eq!(tokens.sweep_unused_clients(5_000).unwrap(), 1);
+    assert_eq!(tokens.client("mcpc-old").unwrap(), None);
+    assert!(tokens.client("mcpc-new").unwrap().is_some());
+    assert_eq!(tokens.client("mcpc-1").unwrap(), Some(client));
 }
 
 fn tokens_sql(tokens: &McpTokens<NodeSql>) -> Vec<serde_json::Value> {

@@ -36,6 +36,11 @@ pub const CODE_TTL_MS: u64 = 5 * 60_000;
 /// The one scope: the MCP endpoint's tools.
 pub const SCOPE: &str = "mcp";
 
+/// How long a registered client is kept without a grant (the person never allowed it):
+/// registration is open to anyone, so the registrations that led nowhere are swept.
+pub const UNUSED_CLIENT_TTL_MS: u64 = 24 * 60 * 60_000;
+/// The most clients kept without a grant at once: past it, registration waits for the sweep.
+pub const MAX_UNUSED_CLIENTS: usize = 1_000;
 const MAX_REDIRECT_URIS: usize = 10;
 const MAX_URI_CHARS: usize = 2_000;
 const MAX_CLIENT_NAME_CHARS: usize = 100;
@@ -66,6 +71,26 @@ pub fn metadata(origin: &str) -> AuthorizationServerMetadata {
 }
 
 /// The client `request` registers as `client_id`, or why it may not (RFC 7591 §3.2.2).
+/// Clients registered before this (seconds since the epoch, as their `client_id_issued_at`)
+/// that still have no grant at `now_ms` are forgotten.
+pub fn unused_clients_before(now_ms: u64) -> u64 {
+    now_ms.saturating_sub(UNUSED_CLIENT_TTL_MS) / 1000
+}
+
+/// Whether another client may register while `unused` clients have no grant.
+pub fn room_to_register(unused: usize) -> Result<(), OAuthError> {
+    if unused < MAX_UNUSED_CLIENTS {
+        return Ok(());
+    }
+    Err(OAuthError::new(
+        "temporarily_unavailable",
+        format!(
+            "{unused} registered clients have not been allowed by the person yet; registering \
+             more waits until the oldest of them expire (a day after registering)"
+        ),
+    ))
+}
+
 pub fn register(
     request: &ClientRegistration,
     client_id: String,
@@ -421,6 +446,24 @@ mod tests {
             ("state", "xyz"),
             ("resource", RESOURCE),
         ]
+    }
+
+    #[test]
+    fn registrations_without_a_grant_are_swept_after_a_day_and_capped_meanwhile() {
+        let day = UNUSED_CLIENT_TTL_MS;
+        // In seconds, as client_id_issued_at.
+        assert_eq!(unused_clients_before(3 * day), 2 * day / 1000);
+        assert_eq!(
+            unused_clients_before(day / 2),
+            0,
+            "none before the first day"
+        );
+        assert!(room_to_register(0).is_ok());
+        assert!(room_to_register(MAX_UNUSED_CLIENTS - 1).is_ok());
+        for unused in [MAX_UNUSED_CLIENTS, MAX_UNUSED_CLIENTS + 1] {
+            let refused = room_to_register(unused).unwrap_err();
+            assert_eq!(refused.error, "temporarily_unavailable");
+        }
     }
 
     #[test]
