@@ -717,6 +717,10 @@ impl TaskCoordinator {
                 self.wake_at(at).await?;
                 Ok(Followup::Nothing)
             }
+            Effect::Erase { task_id } => {
+                self.erase(&task_id).await?;
+                Ok(Followup::Input(Box::new(Input::Erased)))
+            }
             Effect::ActionFinished(record) => {
                 if let Some(sender) = self.waiters.borrow_mut().remove(&record.action_id) {
                     // The waiting request may have given up already; nothing to tell then.
@@ -963,15 +967,29 @@ impl TaskCoordinator {
         Ok(())
     }
 
-    /// Deletes the task: its artifacts in R2, every stored row, and its sockets.
-    /// `named` is the task id the worker routed by: a task whose records cannot be read is
-    /// deleted by it.
+    /// Deletes the task, as the task machine decides (`Input::Delete`, carried out by
+    /// [`Self::erase`]). `named` is the task id the worker routed by: a task whose records cannot
+    /// be read is deleted by it.
     async fn delete(&self, named: Option<String>) -> Result<Response> {
-        let readable = self.broken.borrow().is_none();
-        let Some(task_id) = self.task_id().or(named.filter(|_| !readable)) else {
-            return error_response(&unknown_task());
+        let unreadable = named.filter(|_| self.broken.borrow().is_some());
+        let handled =
+            self.task
+                .borrow_mut()
+                .handle(Input::Delete { unreadable }, now_ms(), Caller::Direct);
+        let effects = match handled {
+            Ok(effects) => effects,
+            Err(refusal) => return error_response(&refusal),
         };
-        let prefix = TaskId::parse(&task_id)
+        let mut refusals = Vec::new();
+        self.carry_out(effects, Caller::Direct, &mut refusals)
+            .await?;
+        Response::empty()
+    }
+
+    /// Erases task `task_id`: its artifacts in R2 first, every stored row, its alarm; closes
+    /// its viewers' sockets; takes it out of the session list.
+    async fn erase(&self, task_id: &str) -> Result<()> {
+        let prefix = TaskId::parse(task_id)
             .map(|id| task_prefix(&id))
             .map_err(|e| Error::RustError(format!("stored task id: {e}")))?;
         store::delete_prefix(&self.bucket()?, &prefix).await?;
@@ -980,8 +998,6 @@ impl TaskCoordinator {
         self.secrets.clear()?;
         self.store.clear()?;
         self.state.storage().delete_alarm().await?;
-        let config = self.task.borrow().config().clone();
-        *self.task.borrow_mut() = Task::new(config);
         *self.broken.borrow_mut() = None;
         for socket in self.state.get_websockets_with_tag(WEB) {
             let _ = socket.close(Some(4404), Some("task deleted"));
@@ -989,13 +1005,13 @@ impl TaskCoordinator {
         self.index.borrow_mut().forget();
         self.last_activity.set(0);
         let removed = match TaskIndexClient::new(&self.env) {
-            Ok(index) => index.delete(&task_id).await,
+            Ok(index) => index.delete(task_id).await,
             Err(e) => Err(e.into()),
         };
         if let Err(failure) = removed {
             console_warn!("task {task_id}: not removed from the session list: {failure}");
         }
-        Response::empty()
+        Ok(())
     }
 
     async fn init(&self, task_id: String) -> Result<Response> {

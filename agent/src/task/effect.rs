@@ -100,4 +100,10 @@ pub enum Effect {
     },
     /// An action ended: whoever waits for it can stop waiting.
     ActionFinished(ActionRecord),
+    /// The task is deleted: everything kept of task `task_id` goes (its artifacts, every stored
+    /// row, its alarm, its entry in the session list), and its viewers' sockets close; then
+    /// [`Input::Erased`].
+    Erase {
+        task_id: String,
+    },
 }

@@ -10,6 +10,13 @@ use super::*;
 pub enum Input {
     /// The task is created (nothing happens when it exists).
     Create { task_id: String },
+    /// The person deletes the task. `unreadable`: the id the request named, given only when
+    /// the task's records could not be read (such a task is deleted by that name).
+    Delete { unreadable: Option<String> },
+    /// What [`Effect::Erase`] said to erase is gone: the machine starts over as a task not yet
+    /// created. (Not before: an erasure that failed leaves the task as it was, to be deleted
+    /// again.)
+    Erased,
     /// The task is created as a fork of another (nothing happens when it exists).
     CreateFork {
         task_id: String,

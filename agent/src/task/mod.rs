@@ -97,6 +97,16 @@ impl Task {
         }
     }
 
+    /// Deletes the task (or, `unreadable`, the one of that id whose records could not be read):
+    /// everything kept of it is erased, then the machine starts over ([`Input::Erased`]).
+    fn delete(&self, unreadable: Option<String>) -> Result<Vec<Effect>, ErrorObject> {
+        let task_id = self.record().map(|t| t.task_id.clone()).or(unreadable);
+        let Some(task_id) = task_id else {
+            return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+        };
+        Ok(vec![Effect::Erase { task_id }])
+    }
+
     /// The task as storage has it, after an eviction or a restart. What a restart cut off is
     /// picked up by the next input that can afford it (a web app's message, the alarm).
     pub fn restore(config: TaskConfig, stored: Stored, now: u64) -> Self {
@@ -178,6 +188,13 @@ impl Task {
         if let Input::Snapshot(push) = input {
             return Ok(self.snapshot(push));
         }
+        if let Input::Delete { unreadable } = input {
+            return self.delete(unreadable);
+        }
+        if let Input::Erased = input {
+            *self = Task::new(self.config.clone());
+            return Ok(Vec::new());
+        }
         if let Input::Alarm = input {
             return Ok(self.alarm(now));
         }
@@ -203,7 +220,12 @@ impl Task {
         }
         let mut touches_actions = false;
         match input {
-            Input::Create { .. } | Input::CreateFork { .. } | Input::Snapshot(_) | Input::Alarm => {
+            Input::Create { .. }
+            | Input::CreateFork { .. }
+            | Input::Snapshot(_)
+            | Input::Alarm
+            | Input::Delete { .. }
+            | Input::Erased => {
                 unreachable!("above")
             }
             Input::Forked {

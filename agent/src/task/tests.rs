@@ -1296,3 +1296,58 @@ fn a_web_frame_becomes_the_tasks_input_with_its_sockets_confirmer() {
         Input::Control(TaskControl::Stop)
     );
 }
+
+#[test]
+fn deleting_erases_the_task_and_only_then_starts_the_machine_over() {
+    let mut task = created();
+    let delete = |unreadable: Option<&str>| Input::Delete {
+        unreadable: unreadable.map(str::to_owned),
+    };
+    assert_eq!(
+        task.handle(delete(None), 10, Caller::Direct),
+        Ok(vec![Effect::Erase {
+            task_id: TASK.into()
+        }])
+    );
+    // Until the erasure is done, the task is as it was (an erasure that failed is tried again).
+    assert!(task.record().is_some());
+    assert_eq!(
+        task.handle(delete(Some("another")), 11, Caller::Direct),
+        Ok(vec![Effect::Erase {
+            task_id: TASK.into()
+        }]),
+        "a readable task is deleted by its own id, never by the name the request gave"
+    );
+    assert_eq!(task.handle(Input::Erased, 12, Caller::Direct), Ok(vec![]));
+    assert!(task.record().is_none());
+    let unknown = task.handle(delete(None), 13, Caller::Direct).unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::NotFound);
+    let refused = task
+        .handle(
+            Input::UserMessage {
+                content: "hello".into(),
+                client_message_id: None,
+                answer_schema: None,
+            },
+            14,
+            Caller::Direct,
+        )
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::NotFound);
+    // One whose records could not be read is deleted by the name the request routed by.
+    assert_eq!(
+        task.handle(delete(Some("task-9")), 15, Caller::Direct),
+        Ok(vec![Effect::Erase {
+            task_id: "task-9".into()
+        }])
+    );
+    // And the machine takes a task anew.
+    direct(
+        &mut task,
+        Input::Create {
+            task_id: "task-2".into(),
+        },
+        16,
+    );
+    assert_eq!(task.record().map(|t| t.task_id.as_str()), Some("task-2"));
+}
