@@ -100,7 +100,6 @@ struct Carried {
     snapshot: Option<BrowserSnapshot>,
 }
 
-/// The `clientId` of a request's query.
 /// The answer to an extension token that is not (or no longer) one.
 fn unknown_credential() -> ErrorObject {
     ErrorObject::new(
@@ -109,6 +108,7 @@ fn unknown_credential() -> ErrorObject {
     )
 }
 
+/// The `clientId` of a request's query.
 fn query_client_id(url: &Url) -> std::result::Result<ClientId, ErrorObject> {
     ClientId::parse(&query_param(url, "clientId").unwrap_or_default())
 }
