@@ -2,52 +2,18 @@
 // would notice is reported as such (a warning, and partial), never as a plain success. What
 // changed is judged from every frame of the tab (content/changes.ts) and the tab itself; what
 // the page changes by itself (a clock, a ticker) is no effect of the step.
+import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { ActionName } from "../../protocol/ts/protocol.ts";
 import type { ExpectedKind, FrameRequest, FrameState } from "./frame-protocol.ts";
 import { allFrames, everyFrame, frameLook } from "./frames.ts";
 import { sleep } from "./loading.ts";
 
 /**
- * What each action is expected to do, and who checks it: `watched` — the executor watches the tab
- * after it (what counts follows from the element it acts on: content/expectations.ts);
- * `handler` — the action's handler reads its own result back and says so; `none` — it only
- * looks, or what it does leaves nothing a page's scripts could see (a CSS `:hover` menu).
+ * The actions the executor watches the tab after (`verify: "watched"` in the catalog: what
+ * counts follows from the element they act on, content/expectations.ts); the others check
+ * themselves, or only look.
  */
-const EXPECTED: Record<ActionName, "watched" | "handler" | "none"> = {
-  task_start: "handler", // the task's tab opened or taken
-  task_stop: "handler", // the task's tabs let go
-  browser_debugger_attach: "handler", // the debugger attached
-  browser_wait_for_loaded: "handler", // the page loaded
-  browser_screenshot: "none", // a look
-  browser_readability_extract: "none", // a look
-  browser_dom_index: "none", // a look
-  browser_observe: "none", // a look
-  browser_xpath_scan: "none", // a look
-  browser_click: "watched", // what the element's kind does
-  browser_type: "handler", // the field's value, read back
-  browser_get_html: "none", // a look
-  browser_scroll: "handler", // the page or element scrolled (else: nothing left to scroll)
-  browser_navigate: "handler", // the page at the address loaded
-  browser_back: "handler", // the previous page of the tab's history
-  browser_select_option: "watched", // the chosen option, read back
-  browser_press_key: "watched", // any change at a place that does not change by itself
-  browser_hover: "none", // a CSS hover leaves nothing to see
-  browser_wait_for: "handler", // the text, element or address appeared
-  browser_dialog: "handler", // the dialog answered and closed
-  browser_scroll_to: "handler", // the text found and in view
-  browser_click_at: "watched", // what the element at the point does
-  browser_hover_at: "none", // a CSS hover leaves nothing to see
-  browser_drag: "watched", // the dragged element moved, or where it was dropped changed
-  browser_upload_file: "handler", // the files set on the input, read back
-  browser_read_tab: "none", // a look
-  browser_switch_tab: "handler", // the task in the other tab
-  browser_open_tab: "handler", // a new tab at the address
-  browser_close_tab: "handler", // the tab closed
-  bridge_invoke: "handler", // the bridge's answer
-};
-
-/** The actions the executor watches the tab after (the others check themselves, or only look). */
-export const EXPECTS_EFFECT: ReadonlySet<ActionName> = new Set((Object.keys(EXPECTED) as ActionName[]).filter((name) => EXPECTED[name] === "watched"));
+export const EXPECTS_EFFECT: ReadonlySet<ActionName> = new Set((Object.keys(ACTION_TRAITS) as ActionName[]).filter((name) => ACTION_TRAITS[name].verify === "watched"));
 
 /** What did not happen, by what the step acted on. */
 const NOT_SEEN: Record<ExpectedKind, string> = {

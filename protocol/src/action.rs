@@ -379,6 +379,7 @@ pub enum ActionCommand {
         url: String,
     },
     BrowserBack {},
+    BrowserForward {},
     BrowserSelectOption {
         #[serde(flatten)]
         target: Target,
@@ -542,6 +543,20 @@ pub enum Rerun {
     Once,
 }
 
+/// Who checks that an action did what it is for (a step that changed nothing a person would
+/// notice is reported as such: a warning, and partial).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Verify {
+    /// The extension watches the tab after it; what counts follows from the element it acts on
+    /// (a toggle's state, a link's navigation, a menu opening).
+    Watched,
+    /// The action's handler reads its own result back and says so.
+    Handler,
+    /// Nothing to check: it only looks, or what it does leaves nothing a page's scripts could see.
+    Look,
+}
+
 /// What kind of action an action of the catalog is. Every rule that depends on the kind of
 /// action reads it from here — the server's scheduler as [`ActionKind::traits`], the extension
 /// as the generated `ACTION_TRAITS` table — so a new action is described in one place.
@@ -553,6 +568,9 @@ pub struct ActionTraits {
     /// It changes the page: the extension refuses it while the person has taken over the task's
     /// tab or stopped the task there.
     pub mutating: bool,
+    /// Who checks that it did what it is for, so that a step that changed nothing is never
+    /// reported as a plain success.
+    pub verify: Verify,
     /// It loads a page or uploads an artifact, so it gets the slow execution budget
     /// (`MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS`) instead of the usual one.
     pub slow: bool,
@@ -580,10 +598,13 @@ impl ActionKind {
     pub const fn traits(self) -> ActionTraits {
         use ActionKind::*;
         use Rerun::*;
+        use Verify::*;
         match self {
             TaskStart => ActionTraits {
                 rerun: Idempotent,
                 mutating: false,
+                // Verified: the task's tab opened or taken.
+                verify: Handler,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: false,
@@ -592,6 +613,8 @@ impl ActionKind {
             TaskStop => ActionTraits {
                 rerun: Idempotent,
                 mutating: false,
+                // Verified: the task's tabs let go.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: false,
@@ -600,6 +623,8 @@ impl ActionKind {
             BrowserDebuggerAttach => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                // Verified: the debugger attached.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -609,6 +634,8 @@ impl ActionKind {
                 rerun: ReadOnly,
                 mutating: false,
                 // Its budget is its own timeout (`Timeouts::exec_ms`).
+                // Verified: the page loaded.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -617,6 +644,7 @@ impl ActionKind {
             BrowserScreenshot => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: true,
                 captures_page: true,
                 needs_task_tab: true,
@@ -625,6 +653,7 @@ impl ActionKind {
             BrowserReadabilityExtract => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: true,
                 captures_page: true,
                 needs_task_tab: true,
@@ -633,6 +662,7 @@ impl ActionKind {
             BrowserDomIndex => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -641,6 +671,7 @@ impl ActionKind {
             BrowserObserve => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: true,
                 captures_page: true,
                 needs_task_tab: true,
@@ -649,6 +680,7 @@ impl ActionKind {
             BrowserXpathScan => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -657,6 +689,8 @@ impl ActionKind {
             BrowserClick => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: what the element's kind does.
+                verify: Watched,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -665,6 +699,8 @@ impl ActionKind {
             BrowserType => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: the field's value, read back.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -673,6 +709,7 @@ impl ActionKind {
             BrowserGetHtml => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: true,
@@ -681,6 +718,8 @@ impl ActionKind {
             BrowserScroll => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: the page or element scrolled (else: nothing left to scroll).
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -689,6 +728,8 @@ impl ActionKind {
             BrowserNavigate => ActionTraits {
                 rerun: Idempotent,
                 mutating: true,
+                // Verified: the page at the address loaded.
+                verify: Handler,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: true,
@@ -697,14 +738,28 @@ impl ActionKind {
             BrowserBack => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: the previous page of the tab's history.
+                verify: Handler,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: true,
                 label: "going back",
             },
+            BrowserForward => ActionTraits {
+                rerun: Once,
+                mutating: true,
+                // Verified: the next page of the tab's history.
+                verify: Handler,
+                slow: true,
+                captures_page: false,
+                needs_task_tab: true,
+                label: "going forward",
+            },
             BrowserSelectOption => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: the chosen option, read back.
+                verify: Watched,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -713,6 +768,8 @@ impl ActionKind {
             BrowserPressKey => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: any change at a place that does not change by itself.
+                verify: Watched,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -721,6 +778,8 @@ impl ActionKind {
             BrowserHover => ActionTraits {
                 rerun: Idempotent,
                 mutating: true,
+                // Verified: a CSS hover leaves nothing a page's scripts could see.
+                verify: Look,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -730,6 +789,8 @@ impl ActionKind {
                 rerun: ReadOnly,
                 mutating: false,
                 // Its budget is its own timeout (`Timeouts::exec_ms`).
+                // Verified: the text, element or address appeared.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -739,6 +800,8 @@ impl ActionKind {
                 // A dialog answered twice: the second finds none, or a new one it must not answer.
                 rerun: Once,
                 mutating: true,
+                // Verified: the dialog answered and closed.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -749,6 +812,8 @@ impl ActionKind {
                 rerun: Idempotent,
                 mutating: true,
                 // A feed loads as it is scrolled.
+                // Verified: the text found and in view.
+                verify: Handler,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: true,
@@ -757,6 +822,8 @@ impl ActionKind {
             BrowserClickAt => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: what the element at the point does.
+                verify: Watched,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -765,6 +832,8 @@ impl ActionKind {
             BrowserHoverAt => ActionTraits {
                 rerun: Idempotent,
                 mutating: true,
+                // Verified: a CSS hover leaves nothing a page's scripts could see.
+                verify: Look,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -773,6 +842,8 @@ impl ActionKind {
             BrowserDrag => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: the dragged element moved, or where it was dropped changed.
+                verify: Watched,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -782,6 +853,8 @@ impl ActionKind {
                 rerun: Once,
                 mutating: true,
                 // It downloads the file first.
+                // Verified: the files set on the input, read back.
+                verify: Handler,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: true,
@@ -790,6 +863,7 @@ impl ActionKind {
             BrowserReadTab => ActionTraits {
                 rerun: ReadOnly,
                 mutating: false,
+                verify: Look,
                 slow: true,
                 captures_page: false,
                 // The person's tab, not the task's.
@@ -799,6 +873,8 @@ impl ActionKind {
             BrowserSwitchTab => ActionTraits {
                 rerun: Idempotent,
                 mutating: true,
+                // Verified: the task in the other tab.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -808,6 +884,8 @@ impl ActionKind {
                 // A second run opens a second tab.
                 rerun: Once,
                 mutating: true,
+                // Verified: a new tab at the address.
+                verify: Handler,
                 slow: true,
                 captures_page: false,
                 needs_task_tab: true,
@@ -816,6 +894,8 @@ impl ActionKind {
             BrowserCloseTab => ActionTraits {
                 rerun: Once,
                 mutating: true,
+                // Verified: the tab closed.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: true,
@@ -826,6 +906,8 @@ impl ActionKind {
                 rerun: Once,
                 // It works on the person's computer, not on the page.
                 mutating: false,
+                // Verified: the bridge's answer.
+                verify: Handler,
                 slow: false,
                 captures_page: false,
                 needs_task_tab: false,
@@ -1362,6 +1444,7 @@ mod tests {
                 "browser_type",
                 "browser_scroll",
                 "browser_back",
+                "browser_forward",
                 "browser_select_option",
                 "browser_press_key",
                 "browser_dialog",
@@ -1381,6 +1464,7 @@ mod tests {
                 "browser_scroll",
                 "browser_navigate",
                 "browser_back",
+                "browser_forward",
                 "browser_select_option",
                 "browser_press_key",
                 "browser_hover",
@@ -1405,6 +1489,7 @@ mod tests {
                 "browser_get_html",
                 "browser_navigate",
                 "browser_back",
+                "browser_forward",
                 "browser_scroll_to",
                 "browser_upload_file",
                 "browser_read_tab",
@@ -1417,6 +1502,30 @@ mod tests {
                 "browser_screenshot",
                 "browser_readability_extract",
                 "browser_observe"
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.verify == Verify::Watched),
+            [
+                "browser_click",
+                "browser_select_option",
+                "browser_press_key",
+                "browser_click_at",
+                "browser_drag",
+            ]
+        );
+        assert_eq!(
+            names_where(|t| t.verify == Verify::Look),
+            [
+                "browser_screenshot",
+                "browser_readability_extract",
+                "browser_dom_index",
+                "browser_observe",
+                "browser_xpath_scan",
+                "browser_get_html",
+                "browser_hover",
+                "browser_hover_at",
+                "browser_read_tab",
             ]
         );
         assert_eq!(

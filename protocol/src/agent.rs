@@ -59,10 +59,24 @@ pub struct DragPoint {
 
 /// The actions the model can take. Elements are named by their `index` in the page's element
 /// list (`[12]<button>…`), which is the extension's `clickId`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::IntoStaticStr)]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    TS,
+    strum::IntoStaticStr,
+    strum::EnumDiscriminants,
+)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
 #[serde(remote = "Self", rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
+#[strum_discriminants(
+    name(AgentActionKind),
+    derive(strum::EnumIter, strum::IntoStaticStr),
+    strum(serialize_all = "snake_case")
+)]
 pub enum AgentAction {
     /// Open a URL in the task's tab.
     Navigate { url: String },
@@ -97,6 +111,8 @@ pub enum AgentAction {
     Hover { index: u32 },
     /// Go back to the previous page.
     Back {},
+    /// Go forward again to the page you went back from.
+    Forward {},
     /// Wait until the page shows `text`, its URL contains `url`, or an element matches the CSS
     /// `selector`.
     WaitFor {
@@ -222,6 +238,10 @@ impl AgentAction {
         self.into()
     }
 
+    pub fn kind(&self) -> AgentActionKind {
+        self.into()
+    }
+
     /// The local bridge's tool and arguments (seed 004 §4.2) this action invokes, for the
     /// actions that work in the folder the user shared from their computer.
     pub fn bridge_invocation(&self) -> Option<(BridgeTool, serde_json::Value)> {
@@ -259,6 +279,59 @@ impl AgentAction {
             _ => return None,
         };
         Some((tool, args.expect("bridge arguments serialize")))
+    }
+}
+
+impl AgentActionKind {
+    /// The action's name, e.g. `click`.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// How a step of this action reads for people (the web app's step titles), as a template
+    /// of the action's arguments, written out for every action so that a new one has to say it:
+    ///
+    /// - `{arg}` the argument as it is; `{arg:quoted}` in quotes, shortened to 60 characters;
+    ///   `{arg:round}` a number rounded; `{arg:element}` the element with that index (its name
+    ///   on the page when known, else `element [index]`); `{arg:end}` a drag's end (an element,
+    ///   or a point); `{arg?}` nothing, but the argument must be true.
+    /// - `[a|b]`: the first alternative all of whose arguments are given (present, not false),
+    ///   else nothing.
+    ///
+    /// The first letter is capitalised where it is shown.
+    pub const fn wording(self) -> &'static str {
+        use AgentActionKind::*;
+        match self {
+            Navigate => "go to {url}",
+            Click => "click {index:element}",
+            Type => "type {text:quoted} into {index:element}[{submit?} and submit]",
+            SelectOption => "choose {option:quoted} in {index:element}",
+            Scroll => "scroll {direction}[ in {index:element}]",
+            PressKey => "press {key}",
+            Hover => "point at {index:element}",
+            Back => "go back",
+            Forward => "go forward",
+            WaitFor => {
+                "wait for [the text {text:quoted}|the address {url:quoted}|the element {selector:quoted}]"
+            }
+            Dialog => "answer the page's dialog: [{accept?}OK|Cancel][ with {text:quoted}]",
+            ScrollTo => "scroll to {text:quoted}",
+            ClickAt => "click at {x:round},{y:round}",
+            HoverAt => "point at {x:round},{y:round}",
+            Drag => "drag {from:end} to {to:end}",
+            UploadFile => "attach {file:quoted} to {index:element}",
+            ListTabs => "list your open tabs",
+            ReadTab => "read your tab {tab_id}",
+            SwitchTab => "switch to tab {tab_id}",
+            OpenTab => "open {url} in a new tab",
+            CloseTab => "[close tab {tab_id}|close this tab]",
+            ReadPage => "[read the page on from character {from}|read more of the page]",
+            FileRead => "read the file {path:quoted} on this computer",
+            FileWrite => "write the file {path:quoted} on this computer",
+            FileEdit => "edit the file {path:quoted} on this computer",
+            RunCommand => "run {command:quoted} on this computer",
+            Done => "[{success?}finish|give up]",
+        }
     }
 }
 
@@ -475,6 +548,7 @@ pub fn action_names() -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use strum::IntoEnumIterator;
 
     #[test]
     fn schema_requires_the_reflection_and_one_action() {
@@ -503,7 +577,7 @@ mod tests {
     #[test]
     fn the_schema_names_every_action_and_can_offer_only_some() {
         let names = action_names();
-        assert_eq!(names.len(), 26, "{names:?}");
+        assert_eq!(names.len(), 27, "{names:?}");
         assert_eq!(names.first().map(String::as_str), Some("navigate"));
         assert!(names.iter().any(|n| n == "done") && names.iter().any(|n| n == "read_page"));
         let some = agent_output_schema_offering(|name| name == "click" || name == "done");
@@ -531,6 +605,7 @@ mod tests {
             json!({ "press_key": { "key": "Enter" } }),
             json!({ "hover": { "index": 1 } }),
             json!({ "back": {} }),
+            json!({ "forward": {} }),
             json!({ "wait_for": { "text": "Done" } }),
             json!({ "dialog": { "accept": true } }),
             json!({ "scroll_to": { "text": "Reviews" } }),
@@ -562,6 +637,51 @@ mod tests {
             action_names(),
             "one example of every action, in the schema's order"
         );
+    }
+
+    /// Every action's wording names only arguments it has, in a form the web app knows, and a
+    /// `{arg?}` condition only on a true-or-false argument.
+    #[test]
+    fn every_wording_names_the_actions_own_arguments() {
+        let schema = agent_output_schema();
+        let variants = schema.pointer(ACTION_VARIANTS).unwrap().as_array().unwrap();
+        let kinds: Vec<&str> = AgentActionKind::iter().map(AgentActionKind::name).collect();
+        assert_eq!(kinds, action_names(), "one kind per action of the schema");
+        for kind in AgentActionKind::iter() {
+            let name = kind.name();
+            let variant = variants
+                .iter()
+                .find(|v| action_name(v) == Some(name))
+                .unwrap();
+            let args = &variant["properties"][name]["properties"];
+            let wording = kind.wording();
+            assert!(!wording.is_empty(), "{name}");
+            assert_eq!(
+                wording.matches('[').count(),
+                wording.matches(']').count(),
+                "{name}: {wording}"
+            );
+            for placeholder in wording.split('{').skip(1) {
+                let inner = placeholder.split_once('}').map(|(p, _)| p);
+                let inner = inner.unwrap_or_else(|| panic!("{name}: an unclosed {{ in {wording}"));
+                let (arg, form) = match inner.strip_suffix('?') {
+                    Some(arg) => (arg, "?"),
+                    None => inner.split_once(':').unwrap_or((inner, "")),
+                };
+                let described = &args[arg];
+                assert!(described.is_object(), "{name}: no argument {arg} in {args}");
+                let types = described["type"].to_string();
+                match form {
+                    "" | "quoted" => {}
+                    "?" => assert!(types.contains("boolean"), "{name}: {arg} is {types}"),
+                    "round" => assert!(types.contains("number"), "{name}: {arg} is {types}"),
+                    "element" => assert!(types.contains("integer"), "{name}: {arg} is {types}"),
+                    "end" => assert!(described["properties"]["index"].is_object(), "{name}"),
+                    other => panic!("{name}: no form {other:?} (in {wording})"),
+                }
+            }
+        }
+        assert_eq!(AgentAction::Forward {}.kind().wording(), "go forward");
     }
 
     #[test]

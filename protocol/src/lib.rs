@@ -34,8 +34,8 @@ pub use action::{
     DomainPolicy, DragEnd, ElementFacts, FieldKind, FormFacts, PageDialog, Rerun, Target, TaskTab,
 };
 pub use agent::{
-    AgentAction, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint, Reflection, RiskLevel,
-    SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
+    AgentAction, AgentActionKind, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint,
+    Reflection, RiskLevel, SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
 pub use client_id::ClientId;
 pub use error::{ErrorCode, ErrorObject, LlmErrorKind};

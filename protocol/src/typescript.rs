@@ -57,6 +57,7 @@ pub fn typescript_module() -> String {
         skills::SkillSearch,
         action::ActionCommand,
         action::Rerun,
+        action::Verify,
         action::ActionTraits,
         action::BrowserAction,
         action::ActionStatus,
@@ -256,6 +257,14 @@ pub fn typescript_module() -> String {
         out.push_str(&format!("  {:?}: {traits},\n", kind.name()));
     }
     out.push_str("} as const satisfies Record<ActionName, ActionTraits>;\n");
+    // How each of the model's actions reads for people (`AgentActionKind::wording`).
+    out.push_str("type KeysOf<T> = T extends unknown ? keyof T : never;\n");
+    out.push_str("export type AgentActionName = KeysOf<AgentAction>;\n");
+    out.push_str("export const STEP_WORDING: Record<AgentActionName, string> = {\n");
+    for kind in agent::AgentActionKind::iter() {
+        out.push_str(&format!("  {:?}: {:?},\n", kind.name(), kind.wording()));
+    }
+    out.push_str("};\n");
     for (name, value) in [
         ("PING_FRAME", extension::PING_FRAME),
         ("PONG_FRAME", extension::PONG_FRAME),

@@ -476,6 +476,7 @@ fn action_command() -> BoxedStrategy<ActionCommand> {
         }),
         text().prop_map(|url| BrowserNavigate { url }),
         Just(BrowserBack {}),
+        Just(BrowserForward {}),
         (target(), text()).prop_map(|(target, option)| BrowserSelectOption { target, option }),
         text().prop_map(|key| BrowserPressKey { key, expect: None }),
         target().prop_map(|target| BrowserHover { target }),

@@ -276,7 +276,7 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
  * The option's value or its visible label.
  */
@@ -390,6 +390,8 @@ confirmedProtectedPath?: string, } };
 
 export type Rerun = "read_only" | "idempotent" | "once";
 
+export type Verify = "watched" | "handler" | "look";
+
 export type ActionTraits = { 
 /**
  * Whether an attempt whose outcome is unknown may simply be run again.
@@ -400,6 +402,11 @@ rerun: Rerun,
  * tab or stopped the task there.
  */
 mutating: boolean, 
+/**
+ * Who checks that it did what it is for, so that a step that changed nothing is never
+ * reported as a plain success.
+ */
+verify: Verify, 
 /**
  * It loads a page or uploads an artifact, so it gets the slow execution budget
  * (`MIMO_ACTION_SLOW_EXEC_TIMEOUT_MS`) instead of the usual one.
@@ -550,7 +557,7 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
 /**
  * The option's value or its visible label.
  */
@@ -885,7 +892,7 @@ data?: unknown, steps: number,
  */
 url?: string, error?: ErrorObject, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "list_tabs": Record<symbol, never> } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "file_read": { path: string, offset?: number, limit?: number, } } | { "file_write": { path: string, content: string, } } | { "file_edit": { path: string, old: string, new: string, } } | { "run_command": { command: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "forward": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "list_tabs": Record<symbol, never> } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "file_read": { path: string, offset?: number, limit?: number, } } | { "file_write": { path: string, content: string, } } | { "file_edit": { path: string, old: string, new: string, } } | { "run_command": { command: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -1900,36 +1907,68 @@ export const DEFAULT_BASH_TIMEOUT_MS = 30000;
 export const MAX_BASH_TIMEOUT_MS = 600000;
 export type ActionName = ActionCommand["name"];
 export const ACTION_TRAITS = {
-  "task_start": {"rerun":"idempotent","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"starting"},
-  "task_stop": {"rerun":"idempotent","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":false,"label":"stopping"},
-  "browser_debugger_attach": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"getting ready"},
-  "browser_wait_for_loaded": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for the page to load"},
-  "browser_screenshot": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"taking a screenshot"},
-  "browser_readability_extract": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"reading the page"},
-  "browser_dom_index": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
-  "browser_observe": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":true,"needsTaskTab":true,"label":"looking at the page"},
-  "browser_xpath_scan": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
-  "browser_click": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking {target}"},
-  "browser_type": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"typing into {target}"},
-  "browser_get_html": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
-  "browser_scroll": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"scrolling {direction}"},
-  "browser_navigate": {"rerun":"idempotent","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url}"},
-  "browser_back": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going back"},
-  "browser_select_option": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"choosing {option:quoted}"},
-  "browser_press_key": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pressing {key}"},
-  "browser_hover": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
-  "browser_wait_for": {"rerun":"read_only","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
-  "browser_dialog": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"answering the page's dialog"},
-  "browser_scroll_to": {"rerun":"idempotent","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"looking for {text:quoted}"},
-  "browser_click_at": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking at {x},{y}"},
-  "browser_hover_at": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {x},{y}"},
-  "browser_drag": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"dragging"},
-  "browser_upload_file": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"attaching {name:quoted}"},
-  "browser_read_tab": {"rerun":"read_only","mutating":false,"slow":true,"capturesPage":false,"needsTaskTab":false,"label":"reading tab {tabId}"},
-  "browser_switch_tab": {"rerun":"idempotent","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"switching to tab {tabId}"},
-  "browser_open_tab": {"rerun":"once","mutating":true,"slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url} in a new tab"},
-  "browser_close_tab": {"rerun":"once","mutating":true,"slow":false,"capturesPage":false,"needsTaskTab":true,"label":"closing tab {tabId}"},
-  "bridge_invoke": {"rerun":"once","mutating":false,"slow":false,"capturesPage":false,"needsTaskTab":false,"label":"using files on this computer ({tool})"},
+  "task_start": {"rerun":"idempotent","mutating":false,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":false,"label":"starting"},
+  "task_stop": {"rerun":"idempotent","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":false,"label":"stopping"},
+  "browser_debugger_attach": {"rerun":"read_only","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"getting ready"},
+  "browser_wait_for_loaded": {"rerun":"read_only","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for the page to load"},
+  "browser_screenshot": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":true,"needsTaskTab":true,"label":"taking a screenshot"},
+  "browser_readability_extract": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":true,"needsTaskTab":true,"label":"reading the page"},
+  "browser_dom_index": {"rerun":"read_only","mutating":false,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_observe": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":true,"needsTaskTab":true,"label":"looking at the page"},
+  "browser_xpath_scan": {"rerun":"read_only","mutating":false,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_click": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking {target}"},
+  "browser_type": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"typing into {target}"},
+  "browser_get_html": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_scroll": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"scrolling {direction}"},
+  "browser_navigate": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url}"},
+  "browser_back": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going back"},
+  "browser_forward": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going forward"},
+  "browser_select_option": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"choosing {option:quoted}"},
+  "browser_press_key": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pressing {key}"},
+  "browser_hover": {"rerun":"idempotent","mutating":true,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
+  "browser_wait_for": {"rerun":"read_only","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
+  "browser_dialog": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"answering the page's dialog"},
+  "browser_scroll_to": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"looking for {text:quoted}"},
+  "browser_click_at": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking at {x},{y}"},
+  "browser_hover_at": {"rerun":"idempotent","mutating":true,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {x},{y}"},
+  "browser_drag": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"dragging"},
+  "browser_upload_file": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"attaching {name:quoted}"},
+  "browser_read_tab": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":false,"needsTaskTab":false,"label":"reading tab {tabId}"},
+  "browser_switch_tab": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"switching to tab {tabId}"},
+  "browser_open_tab": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url} in a new tab"},
+  "browser_close_tab": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"closing tab {tabId}"},
+  "bridge_invoke": {"rerun":"once","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":false,"label":"using files on this computer ({tool})"},
 } as const satisfies Record<ActionName, ActionTraits>;
+type KeysOf<T> = T extends unknown ? keyof T : never;
+export type AgentActionName = KeysOf<AgentAction>;
+export const STEP_WORDING: Record<AgentActionName, string> = {
+  "navigate": "go to {url}",
+  "click": "click {index:element}",
+  "type": "type {text:quoted} into {index:element}[{submit?} and submit]",
+  "select_option": "choose {option:quoted} in {index:element}",
+  "scroll": "scroll {direction}[ in {index:element}]",
+  "press_key": "press {key}",
+  "hover": "point at {index:element}",
+  "back": "go back",
+  "forward": "go forward",
+  "wait_for": "wait for [the text {text:quoted}|the address {url:quoted}|the element {selector:quoted}]",
+  "dialog": "answer the page's dialog: [{accept?}OK|Cancel][ with {text:quoted}]",
+  "scroll_to": "scroll to {text:quoted}",
+  "click_at": "click at {x:round},{y:round}",
+  "hover_at": "point at {x:round},{y:round}",
+  "drag": "drag {from:end} to {to:end}",
+  "upload_file": "attach {file:quoted} to {index:element}",
+  "list_tabs": "list your open tabs",
+  "read_tab": "read your tab {tab_id}",
+  "switch_tab": "switch to tab {tab_id}",
+  "open_tab": "open {url} in a new tab",
+  "close_tab": "[close tab {tab_id}|close this tab]",
+  "read_page": "[read the page on from character {from}|read more of the page]",
+  "file_read": "read the file {path:quoted} on this computer",
+  "file_write": "write the file {path:quoted} on this computer",
+  "file_edit": "edit the file {path:quoted} on this computer",
+  "run_command": "run {command:quoted} on this computer",
+  "done": "[{success?}finish|give up]",
+};
 export const PING_FRAME = "{\"type\":\"ping\"}";
 export const PONG_FRAME = "{\"type\":\"pong\"}";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
 import { newTask, sleep, WebClient } from "../support/clients.ts";
-import { act, downloadArtifact, extensionStorage, fails, logged, ok, pageAt, pageLog, refused, serviceWorker, startHarness, startTask } from "./harness.ts";
+import { act, downloadArtifact, extensionStorage, fails, fixtureRequests, logged, ok, pageAt, pageLog, refused, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -614,6 +614,28 @@ describe("navigation and waiting", () => {
     await ok(h, taskId, { name: "browser_wait_for_loaded", params: { timeoutMs: 10_000 } });
     const history = await act(h, taskId, { name: "browser_dom_index", params: {} });
     assert.equal((history.outcome?.result as DomIndexResult).title, "Slow");
+  });
+
+  it("goes forward again, and never sends a form again by going back or forward to its answer", { timeout: 40_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/login.html?history`);
+    const posts = () => fixtureRequests.filter((r) => r.path === "/login").length;
+    const before = posts();
+    // The person's own sign-in: a form's POST, its answer an entry of the tab's history.
+    await page.fill("#username", "ada@example.com");
+    await page.fill("#password", "correct horse");
+    await Promise.all([page.waitForURL(`${h.a}/login`), page.click("#signin")]);
+    assert.equal(posts(), before + 1);
+    await ok(h, taskId, { name: "browser_navigate", params: { url: `${h.a}/page2.html` } });
+    const noFurther = await fails(h, taskId, { name: "browser_forward", params: {} }, "INVALID_TARGET");
+    assert.match(noFurther.message, /no page to go forward to/);
+    // Back onto the form's answer, back to the form, forward onto the answer, forward again.
+    await ok(h, taskId, { name: "browser_back", params: {} });
+    const form = await ok<{ url: string }>(h, taskId, { name: "browser_back", params: {} });
+    assert.equal(form.result.url, `${h.a}/login.html?history`);
+    await ok(h, taskId, { name: "browser_forward", params: {} });
+    const last = await ok<{ url: string; title: string }>(h, taskId, { name: "browser_forward", params: {} });
+    assert.deepEqual([last.result.url, last.result.title], [`${h.a}/page2.html`, "Page two"]);
+    assert.equal(posts(), before + 1, "the form's POST was not sent again");
   });
 
   it("holds a page-changing action while a page loads, and says NAVIGATION_IN_PROGRESS when it does not finish", { timeout: 40_000 }, async () => {

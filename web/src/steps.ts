@@ -1,6 +1,7 @@
 // How the agent's steps read in the conversation: one line per action, in words, for people.
 
-import type { AgentAction } from "../../protocol/ts/protocol.ts";
+import { STEP_WORDING } from "../../protocol/ts/protocol.ts";
+import type { AgentAction, AgentActionName } from "../../protocol/ts/protocol.ts";
 
 function quoted(text: string, max = 60): string {
   const short = text.length > max ? `${text.slice(0, max - 1)}…` : text;
@@ -17,43 +18,51 @@ export function describeAction(action: AgentAction, name?: string): string {
   return line.charAt(0).toUpperCase() + line.slice(1);
 }
 
+/** One argument of an action, in the form a wording's placeholder asks for. */
+function shown(value: unknown, form: string, element: (index: number) => string): string {
+  switch (form) {
+    case "quoted":
+      return quoted(String(value ?? ""));
+    case "round":
+      return String(Math.round(Number(value)));
+    case "element":
+      return element(Number(value));
+    case "end": {
+      const p = value as { index?: number; x?: number; y?: number };
+      return p.index !== undefined ? element(p.index) : `${Math.round(p.x ?? 0)},${Math.round(p.y ?? 0)}`;
+    }
+    default:
+      return String(value);
+  }
+}
+
+const PLACEHOLDER = /\{(\w+)(?::(\w+)|(\?))?\}/g;
+
+/** A wording's placeholders (`{arg}`, `{arg:form}`, `{arg?}`) filled in; `complete` when every argument it names is given (present, not false). */
+function fill(template: string, args: Record<string, unknown>, element: (index: number) => string): { text: string; complete: boolean } {
+  let complete = true;
+  const text = template.replace(PLACEHOLDER, (_, arg: string, form: string | undefined, condition: string | undefined) => {
+    const value = args[arg];
+    if (value === undefined || value === false) complete = false;
+    return condition !== undefined ? "" : shown(value, form ?? "", element);
+  });
+  return { text, complete };
+}
+
+/**
+ * The action in words, from its wording in the protocol (`STEP_WORDING`, generated from
+ * `AgentActionKind::wording`): `[a|b]` is the first alternative whose arguments are all given.
+ */
 function describe(action: AgentAction, element: (index: number) => string): string {
-  if ("navigate" in action) return `go to ${action.navigate.url}`;
-  if ("click" in action) return `click ${element(action.click.index)}`;
-  if ("type" in action) return `type ${quoted(action.type.text)} into ${element(action.type.index)}${action.type.submit ? " and submit" : ""}`;
-  if ("select_option" in action) return `choose ${quoted(action.select_option.option)} in ${element(action.select_option.index)}`;
-  if ("scroll" in action) return `scroll ${action.scroll.direction}${action.scroll.index !== undefined ? ` in ${element(action.scroll.index)}` : ""}`;
-  if ("press_key" in action) return `press ${action.press_key.key}`;
-  if ("hover" in action) return `point at ${element(action.hover.index)}`;
-  if ("back" in action) return "go back";
-  if ("wait_for" in action) {
-    const w = action.wait_for;
-    const what = w.text !== undefined ? `the text ${quoted(w.text)}` : w.url !== undefined ? `the address ${quoted(w.url)}` : `the element ${quoted(w.selector ?? "")}`;
-    return `wait for ${what}`;
-  }
-  if ("dialog" in action) {
-    const { accept, text } = action.dialog;
-    return `answer the page's dialog: ${accept ? "OK" : "Cancel"}${text !== undefined ? ` with ${quoted(text)}` : ""}`;
-  }
-  if ("scroll_to" in action) return `scroll to ${quoted(action.scroll_to.text)}`;
-  if ("click_at" in action) return `click at ${Math.round(action.click_at.x)},${Math.round(action.click_at.y)}`;
-  if ("hover_at" in action) return `point at ${Math.round(action.hover_at.x)},${Math.round(action.hover_at.y)}`;
-  if ("drag" in action) {
-    const end = (p: { index?: number; x?: number; y?: number }) => (p.index !== undefined ? element(p.index) : `${Math.round(p.x ?? 0)},${Math.round(p.y ?? 0)}`);
-    return `drag ${end(action.drag.from)} to ${end(action.drag.to)}`;
-  }
-  if ("upload_file" in action) return `attach ${quoted(action.upload_file.file)} to ${element(action.upload_file.index)}`;
-  if ("list_tabs" in action) return "list your open tabs";
-  if ("read_tab" in action) return `read your tab ${action.read_tab.tab_id}`;
-  if ("switch_tab" in action) return `switch to tab ${action.switch_tab.tab_id}`;
-  if ("open_tab" in action) return `open ${action.open_tab.url} in a new tab`;
-  if ("close_tab" in action) return action.close_tab.tab_id !== undefined ? `close tab ${action.close_tab.tab_id}` : "close this tab";
-  if ("read_page" in action) return action.read_page.from !== undefined ? `read the page on from character ${action.read_page.from}` : "read more of the page";
-  if ("file_read" in action) return `read the file ${quoted(action.file_read.path)} on this computer`;
-  if ("file_write" in action) return `write the file ${quoted(action.file_write.path)} on this computer`;
-  if ("file_edit" in action) return `edit the file ${quoted(action.file_edit.path)} on this computer`;
-  if ("run_command" in action) return `run ${quoted(action.run_command.command)} on this computer`;
-  return action.done.success ? "finish" : "give up";
+  const [name, args] = Object.entries(action)[0] as [AgentActionName, Record<string, unknown>];
+  const chosen = STEP_WORDING[name].replace(/\[([^\]]*)\]/g, (_, alternatives: string) => {
+    for (const alternative of alternatives.split("|")) {
+      const { text, complete } = fill(alternative, args, element);
+      if (complete) return text;
+    }
+    return "";
+  });
+  return fill(chosen, args, element).text;
 }
 
 /** The task's status as the person reads it. */

@@ -151,6 +151,16 @@ describe("describeAction", () => {
     assert.equal(describeAction({ done: { success: false, text: "no" } }), "Give up");
     assert.equal(describeAction({ file_write: { path: "todo.txt", content: "milk" } }), "Write the file “todo.txt” on this computer");
     assert.equal(describeAction({ run_command: { command: "ls -la" } }), "Run “ls -la” on this computer");
+    assert.equal(describeAction({ forward: {} }), "Go forward");
+    assert.equal(describeAction({ type: { index: 3, text: "mug", submit: false } }), "Type “mug” into element [3]");
+    assert.equal(describeAction({ scroll: { direction: "down" } }), "Scroll down");
+    assert.equal(describeAction({ scroll: { direction: "down", index: 4 } }, "Results"), "Scroll down in “Results”");
+    assert.equal(describeAction({ wait_for: { url: "/done" } }), "Wait for the address “/done”");
+    assert.equal(describeAction({ close_tab: { tab_id: 7 } }), "Close tab 7");
+    assert.equal(describeAction({ read_page: { from: 0 } }), "Read the page on from character 0");
+    assert.equal(describeAction({ done: { success: true, text: "ok" } }), "Finish");
+    assert.equal(describeAction({ click_at: { x: 10.4, y: 20.6 } }), "Click at 10,21");
+    assert.equal(describeAction({ drag: { from: { index: 2 }, to: { x: 5.2, y: 9.9 } } }), "Drag element [2] to 5,10");
   });
 
   it("says what a quiet task waits for", async () => {

@@ -1,5 +1,5 @@
 // What an action's handler is and what it is given. Each action of the catalog has one handler,
-// in a file of its own in this folder, registered in index.ts; the executor runs it after the
+// in a file of its own in this folder (back and forward share history.ts), registered in index.ts; the executor runs it after the
 // checks every action shares.
 import type { ACTION_TRAITS, ActionName, BrowserAction } from "../../../protocol/ts/protocol.ts";
 import type { ServerAccess } from "../storage.ts";
@@ -41,7 +41,7 @@ export type Handler<K extends ActionName> = {
   /**
    * It takes the tab away from the page it shows, so the executor does not check that page's
    * site: leaving a page needs no access to it. Where the tab goes is checked by the handler
-   * (navigate), or by the next action there (back).
+   * (navigate), or by the next action there (back, forward).
    */
   leavesPage?: true;
 };

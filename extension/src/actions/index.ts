@@ -2,7 +2,6 @@
 // protocol without a handler here (or a handler of the wrong shape for its traits) does not
 // compile. What kind of action each one is — page-changing, safe to rerun, its overlay label —
 // is not here but in `ACTION_TRAITS`, generated from protocol/src/action.rs.
-import { browserBack } from "./back.ts";
 import { bridgeInvoke } from "./bridge-invoke.ts";
 import { browserClick } from "./click.ts";
 import { browserClickAt } from "./click-at.ts";
@@ -12,6 +11,7 @@ import { browserDialog } from "./dialog.ts";
 import { browserDrag } from "./drag.ts";
 import { browserDomIndex } from "./dom-index.ts";
 import { browserGetHtml } from "./get-html.ts";
+import { browserBack, browserForward } from "./history.ts";
 import type { ActionHandlers } from "./handler.ts";
 import { browserHover } from "./hover.ts";
 import { browserHoverAt } from "./hover-at.ts";
@@ -50,6 +50,7 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_scroll: browserScroll,
   browser_navigate: browserNavigate,
   browser_back: browserBack,
+  browser_forward: browserForward,
   browser_select_option: browserSelectOption,
   browser_press_key: browserPressKey,
   browser_hover: browserHover,

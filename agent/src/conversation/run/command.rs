@@ -58,6 +58,7 @@ pub fn command_for(
             target: target(index),
         },
         AgentAction::Back {} => ActionCommand::BrowserBack {},
+        AgentAction::Forward {} => ActionCommand::BrowserForward {},
         AgentAction::WaitFor {
             text,
             url,

@@ -1269,6 +1269,7 @@ mod properties {
             text().prop_map(|key| json!({ "press_key": { "key": key } })),
             any::<u32>().prop_map(|index| json!({ "hover": { "index": index } })),
             Just(json!({ "back": {} })),
+            Just(json!({ "forward": {} })),
             (of(text()), of(text()), of(text()), of(any::<u32>())).prop_map(
                 |(text, url, selector, timeout_ms)| {
                     json!({ "wait_for": { "text": text, "url": url, "selector": selector,
@@ -2867,4 +2868,14 @@ fn the_model_lists_the_persons_tabs_with_an_action_titles_and_origins_only() {
         .expect("the model hears the list");
     assert!(listed.content.contains("https://mail.example"));
     assert!(!listed.content.contains("s3cr3t") && !listed.content.contains("/inbox"));
+}
+
+#[test]
+fn going_back_and_forward_become_the_history_commands() {
+    for (action, command) in [
+        (AgentAction::Back {}, ActionCommand::BrowserBack {}),
+        (AgentAction::Forward {}, ActionCommand::BrowserForward {}),
+    ] {
+        assert_eq!(command_for(&action, &[], "agent"), Ok(Some(command)));
+    }
 }
