@@ -155,11 +155,7 @@ impl<S: Sql> Credentials<S> {
 
     /// Whether the client holds a credential that is not revoked.
     pub fn is_paired(&self, client_id: &str) -> Result<bool> {
-        let rows: Vec<serde_json::Value> = self.sql.rows(
-            "SELECT 1 AS one FROM credentials WHERE client_id = ? AND revoked_at IS NULL",
-            vec![text(client_id)],
-        )?;
-        Ok(!rows.is_empty())
+        Ok(self.standing_digest(client_id)?.is_some())
     }
 
     /// Revokes every credential of the client; whether there was one.

@@ -8,18 +8,27 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
+import { parse as parseToml } from "smol-toml";
 import { startLlmServer } from "../llm-server/server.ts";
 import type { LlmServer, ScriptTurn } from "../llm-server/server.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const WORKER_NAME = "mimo";
-/** The Durable Objects' script (objects/wrangler.toml): their storage is under its name. */
-export const OBJECTS_NAME = "mimo-objects";
 
-/** The compatibility date of wrangler.toml, so tests run what `make dev` and deploy run. */
-const COMPATIBILITY_DATE = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(
-  readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"),
-)![1];
+/** What the tests take from a wrangler file, so that they run what `make dev` and deploy run. */
+type WranglerConfig = {
+  name: string;
+  compatibility_date: string;
+  assets?: { run_worker_first?: string[]; not_found_handling?: string };
+  durable_objects: { bindings: Array<{ name: string; class_name: string }> };
+  r2_buckets?: Array<{ binding: string; bucket_name: string }>;
+};
+const wrangler = (file: string) => parseToml(readFileSync(path.join(ROOT, file), "utf8")) as unknown as WranglerConfig;
+/** The route worker (wrangler.toml) and the Durable Objects' script (objects/wrangler.toml). */
+const ROUTE = wrangler("wrangler.toml");
+const OBJECTS = wrangler("objects/wrangler.toml");
+export const WORKER_NAME = ROUTE.name;
+/** The Durable Objects' script: their storage is under its name. */
+export const OBJECTS_NAME = OBJECTS.name;
 
 export type MimoOptions = {
   /** Turns queued on the scripted LLM server before the worker starts. */
@@ -57,14 +66,7 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
   const llm = await startLlmServer({ turns: opts.turns ?? [] });
   let token = `test-${randomUUID()}`;
   const persist = await mkdtemp(path.join(tmpdir(), "mimo-test-"));
-  const objects = {
-    TASK_COORDINATOR: "TaskCoordinator",
-    EXTENSION_REGISTRY: "ExtensionRegistry",
-    SKILL_LIBRARY: "SkillLibrary",
-    TASK_INDEX: "TaskIndex",
-    MCP_SESSION: "McpSession",
-    WEBHOOK_DISPATCHER: "WebhookDispatcher",
-  };
+  const objects = OBJECTS.durable_objects.bindings;
   // Both scripts read the deployment's vars and secrets, as `wrangler secret put` sets them on both.
   const bindings = () => ({
     MIMO_API_TOKEN: token,
@@ -74,14 +76,14 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
     MIMO_LLM_TIMEOUT_MS: "20000",
     ...opts.bindings,
   });
-  const script = (name: string, dir: string) => ({
-    name,
+  const script = (config: WranglerConfig, dir: string) => ({
+    name: config.name,
     scriptPath: path.join(ROOT, dir, "build/index.js"),
     modules: true,
     modulesRules: [{ type: "CompiledWasm" as const, include: ["**/*.wasm"], fallthrough: true }],
-    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityDate: config.compatibility_date,
     // The bucket's id is its name in wrangler.toml, which R2's S3 API addresses it by.
-    r2Buckets: { ARTIFACTS: { id: "mimo-artifacts", s3Credentials: opts.r2S3Credentials } },
+    r2Buckets: Object.fromEntries((config.r2_buckets ?? []).map((b) => [b.binding, { id: b.bucket_name, s3Credentials: opts.r2S3Credentials }])),
     bindings: bindings(),
   });
   const options = (port: number) => ({
@@ -94,17 +96,18 @@ export async function startMimo(opts: MimoOptions = {}): Promise<Mimo> {
     workers: [
       // The route worker (the first: it answers the port) and the objects' script it binds.
       {
-        ...script(WORKER_NAME, "worker"),
-        durableObjects: Object.fromEntries(Object.entries(objects).map(([binding, className]) => [binding, { className, scriptName: OBJECTS_NAME, useSQLite: true }])),
+        ...script(ROUTE, "worker"),
+        durableObjects: Object.fromEntries(objects.map((o) => [o.name, { className: o.class_name, scriptName: OBJECTS_NAME, useSQLite: true }])),
         assets: {
           directory: path.join(ROOT, "web/dist"),
           binding: "ASSETS",
-          routerConfig: { has_user_worker: true, static_routing: { user_worker: ["/api/*", "/ws/*", "/artifacts/*", "/mcp", "/.well-known/oauth-protected-resource"] } },
+          routerConfig: { has_user_worker: true, static_routing: { user_worker: ROUTE.assets?.run_worker_first ?? [] } },
+          assetConfig: { not_found_handling: ROUTE.assets?.not_found_handling },
         },
       },
       {
-        ...script(OBJECTS_NAME, "objects"),
-        durableObjects: Object.fromEntries(Object.entries(objects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
+        ...script(OBJECTS, "objects"),
+        durableObjects: Object.fromEntries(objects.map((o) => [o.name, { className: o.class_name, useSQLite: true }])),
       },
     ],
   });

@@ -12,6 +12,7 @@ use mimo_protocol::ClientId;
 use super::messages::{News, PresenceReport};
 use super::{presence, Effect, Persist, PUSH_TO_TASKS, REVOKED};
 use mimo_protocol::extension::POLL_PRESENCE_MS;
+use subtle::ConstantTimeEq;
 
 /// A polling client's presence is reported again once the last report is this old, so that the
 /// directory's idea of its last poll is never more than half the presence window behind.
@@ -117,12 +118,7 @@ pub fn admits(stored: Option<&str>, revoked: bool, presented: &str) -> bool {
     let Some(stored) = stored.filter(|stored| !revoked && !stored.is_empty()) else {
         return false;
     };
-    stored.len() == presented.len()
-        && stored
-            .bytes()
-            .zip(presented.bytes())
-            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-            == 0
+    bool::from(stored.as_bytes().ct_eq(presented.as_bytes()))
 }
 
 fn close_all<C>(sockets: Vec<C>, reason: &'static str) -> Vec<Effect<C>> {
