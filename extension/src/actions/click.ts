@@ -5,7 +5,7 @@
 import { CdpFailure } from "../cdp.ts";
 import type { Prepared } from "../frame-protocol.ts";
 import { frameCall } from "../frames.ts";
-import { dispatchMouse, ourInput, route, toTop } from "../input.ts";
+import { clickMouse, ourInput, route, toTop } from "../input.ts";
 import { ActionError } from "../results.ts";
 import { timeline } from "../timeline.ts";
 import type { Handler } from "./handler.ts";
@@ -31,11 +31,7 @@ export const browserClick: Handler<"browser_click"> = {
     try {
       const point = await toTop(ctx.tabId, frameId, prepared.point);
       timeline(ctx.action).mark("prepare");
-      await ourInput(cdp, ctx.tabId, async () => {
-        await dispatchMouse(cdp, ctx.tabId, "mouseMoved", point);
-        await dispatchMouse(cdp, ctx.tabId, "mousePressed", point, { button: "left", buttons: 1, clickCount: 1 });
-        await dispatchMouse(cdp, ctx.tabId, "mouseReleased", point, { button: "left", buttons: 0, clickCount: 1 });
-      });
+      await ourInput(cdp, ctx.tabId, () => clickMouse(cdp, ctx.tabId, point));
       return { result: { clicked: true, strategy: "cdp_mouse" } };
     } catch (error) {
       if (!(error instanceof CdpFailure)) throw error;
