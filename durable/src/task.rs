@@ -16,7 +16,7 @@ use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::Viewer;
 use mimo_agent::llm;
 use mimo_agent::task::{
-    ActionEvent, Caller, ClientConsent, Effect, Input, LlmCall, SnapshotPush, Stored, Task,
+    ActionEvent, Caller, ClientConsent, Effect, Input, LlmCall, SnapshotPush, Start, Stored, Task,
     TaskConfig,
 };
 use mimo_agent::task_index::{IndexEntry, IndexReporter};
@@ -595,7 +595,7 @@ impl TaskCoordinator {
     }
 
     /// [`TaskCoordinator::handle`] for a request: empty, or the first refusal.
-    async fn answer(&self, input: Input, caller: Caller) -> Result<Response> {
+    pub(crate) async fn answer(&self, input: Input, caller: Caller) -> Result<Response> {
         match self.handle(input, caller).await?.into_iter().next() {
             None => Response::empty(),
             Some(refusal) => error_response(&refusal),
@@ -1069,50 +1069,22 @@ impl TaskCoordinator {
         Ok(response)
     }
 
-    /// A task started by a script (`POST /api/agent/start`): its bounds and mode, the script as its
-    /// executor (`client_id`, a polling client), then its goal. The first refusal is the answer.
-    /// The goal's model call is left to the alarm (a relayed input), so the script has its task
-    /// id at once, not after the model's first turn.
+    /// A task started by a script (`POST /api/agent/start`): the script (`client_id`, a
+    /// polling client) is its extension ([`Start::script`]).
     async fn script_start(&self, start: ScriptStart, client_id: String) -> Result<Response> {
-        let mut inputs = Vec::new();
-        if start.take_timeout_ms.is_some() || start.report_timeout_ms.is_some() {
-            let bounds = Input::SetScriptBounds {
-                take_ms: start.take_timeout_ms,
-                report_ms: start.report_timeout_ms,
-            };
-            inputs.push((bounds, Caller::Direct));
-        }
-        if start.step_by_step {
-            inputs.push((Input::SetStepMode(true), Caller::Direct));
-        }
-        inputs.push((Input::SelectClient { client_id }, Caller::Direct));
-        let goal = Input::UserMessage {
-            content: start.goal,
-            client_message_id: None,
-            answer_schema: start.answer_schema,
-        };
-        inputs.push((goal, Caller::Relay));
-        self.answer_all(inputs).await
-    }
-
-    /// Feeds `inputs` in order; the first refusal is the answer, and stops the rest.
-    pub(crate) async fn answer_all(&self, inputs: Vec<(Input, Caller)>) -> Result<Response> {
-        for (input, caller) in inputs {
-            if let Some(refusal) = self.handle(input, caller).await?.into_iter().next() {
-                return error_response(&refusal);
-            }
-        }
-        Response::empty()
+        let start = Start::script(start, client_id);
+        self.answer(Input::Start(start), Caller::Direct).await
     }
 
     /// A task the side panel of `client_id`'s browser starts on the tab the person looks at:
     /// bound to that browser, its first run on `tab_id`. The goal comes on the panel's socket.
     async fn start_here(&self, client_id: String, tab_id: ChromeId) -> Result<Response> {
-        self.answer_all(vec![
-            (Input::SelectClient { client_id }, Caller::Direct),
-            (Input::StartOnTab(Some(tab_id)), Caller::Direct),
-        ])
-        .await
+        let start = Start {
+            client_id: Some(client_id),
+            on_tab: Some(tab_id),
+            ..Start::default()
+        };
+        self.answer(Input::Start(start), Caller::Direct).await
     }
 
     /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::future::select;
 use mimo_agent::mcp::runs::RunState;
-use mimo_agent::task::{Caller, Input};
+use mimo_agent::task::{Caller, Goal, Input, Start};
 use worker::{Delay, Response, Result};
 
 use crate::clients::RunGoal;
@@ -22,17 +22,15 @@ impl TaskCoordinator {
     /// browser) or the one chosen as for any task. Its first model call is left to the alarm,
     /// so the caller is answered at once.
     pub(crate) async fn run_goal(&self, run: RunGoal) -> Result<Response> {
-        let mut inputs = Vec::new();
-        if let Some(client_id) = run.client_id {
-            inputs.push((Input::SelectClient { client_id }, Caller::Direct));
-        }
-        let goal = Input::UserMessage {
-            content: run.goal,
-            client_message_id: None,
-            answer_schema: run.answer_schema,
+        let start = Start {
+            client_id: run.client_id,
+            goal: Some(Goal {
+                content: run.goal,
+                answer_schema: run.answer_schema,
+            }),
+            ..Start::default()
         };
-        inputs.push((goal, Caller::Relay));
-        self.answer_all(inputs).await
+        self.answer(Input::Start(start), Caller::Direct).await
     }
 
     /// `GET /run?waitMs=[&afterSteps=]`: where the task stands, waiting up to `wait_ms` for

@@ -54,6 +54,8 @@ pub enum Input {
     SetBridge { allow: bool, confirm: bool },
     /// The person chose an extension for the task.
     SelectClient { client_id: String },
+    /// A task started in one request ([`Start`]).
+    Start(Start),
     /// Takeover, resume or stop, from the web app or the extension's overlay.
     Control(TaskControl),
     /// The skill library's answer to an [`Effect::LookupSkills`].
@@ -112,6 +114,49 @@ pub enum Input {
     Alarm,
     /// The registry pushes a browser snapshot of an extension.
     Snapshot(SnapshotPush),
+}
+
+/// A task started in one request — by a script (`POST /api/agent/start`), by an MCP client's
+/// run, from the side panel ("start here") — in this order: its bounds and mode, the extension
+/// it runs in, the tab it starts on, its goal. The first refusal is the answer, and stops the
+/// rest. The goal's model call is held for the alarm whoever asks, so that the caller has its
+/// answer (the task's id) at once, not after the model's first turn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Start {
+    /// The script's own bounds (ms; `None`: the deployment's), when it asks for either.
+    pub take_ms: Option<u64>,
+    pub report_ms: Option<u64>,
+    pub step_by_step: bool,
+    /// The extension (a browser, or a script polling as one); the rest waits for its binding.
+    pub client_id: Option<String>,
+    /// The tab of the person's the first run starts on.
+    pub on_tab: Option<i32>,
+    pub goal: Option<Goal>,
+}
+
+/// A goal, as a message of the person's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Goal {
+    pub content: String,
+    pub answer_schema: Option<serde_json::Value>,
+}
+
+impl Start {
+    /// A script's start (`POST /api/agent/start`), the script itself (`client_id`, polling) the
+    /// extension its actions go to.
+    pub fn script(start: mimo_protocol::script::ScriptStart, client_id: String) -> Start {
+        Start {
+            take_ms: start.take_timeout_ms,
+            report_ms: start.report_timeout_ms,
+            step_by_step: start.step_by_step,
+            client_id: Some(client_id),
+            on_tab: None,
+            goal: Some(Goal {
+                content: start.goal,
+                answer_schema: start.answer_schema,
+            }),
+        }
+    }
 }
 
 impl Input {
@@ -177,6 +222,9 @@ pub enum BindPurpose {
     /// The person (or a web app connecting to a task without one) asked: a refusal is the
     /// answer to them.
     Requested,
+    /// A task started in one request goes on once it has its extension: the rest of the
+    /// [`Start`].
+    Start(Box<Start>),
     /// The developer API submits an action once the task has an extension.
     Submit {
         action_id: String,

@@ -33,7 +33,7 @@ pub use crate::conversation::PageImage;
 pub use client_steps::ClientConsent;
 pub use config::{ConfigWarning, Settings, TaskConfig};
 pub use effect::{Effect, LlmCall, SideCall};
-pub use input::{BindPurpose, Caller, Input};
+pub use input::{BindPurpose, Caller, Goal, Input, Start};
 pub use messages::{ActionEvent, Binding, SnapshotPush};
 
 /// How often the alarm looks at a model call under way: in the object that made it, the call is
@@ -198,6 +198,9 @@ impl Task {
         if let Input::Alarm = input {
             return Ok(self.alarm(now));
         }
+        if let Input::Start(start) = input {
+            return self.start(start, now, caller);
+        }
         let Some(conversation) = self.conversation.as_mut() else {
             return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
         };
@@ -219,13 +222,16 @@ impl Task {
             work.extend(conversation_work(recover(conversation, &self.actions, now)));
         }
         let mut touches_actions = false;
+        // What of a start waits for the extension it was bound to.
+        let mut started = None;
         match input {
             Input::Create { .. }
             | Input::CreateFork { .. }
             | Input::Snapshot(_)
             | Input::Alarm
             | Input::Delete { .. }
-            | Input::Erased => {
+            | Input::Erased
+            | Input::Start(_) => {
                 unreachable!("above")
             }
             Input::Forked {
@@ -444,6 +450,7 @@ impl Task {
                             work.extend(conversation_work(conversation.client_bound(Ok(()), now)))
                         }
                         BindPurpose::Requested => {}
+                        BindPurpose::Start(rest) => started = Some(rest),
                         BindPurpose::Submit {
                             action_id,
                             tab_id,
@@ -516,6 +523,67 @@ impl Task {
             }
         }
         self.settle(work, &mut out, touches_actions, now, caller);
+        if let Some(rest) = started {
+            out.extend(self.start_bound(*rest, now)?);
+        }
+        Ok(out)
+    }
+
+    /// A task started in one request ([`Start`]): its bounds and mode, then its extension (the
+    /// rest once the registry has bound it: [`BindPurpose::Start`]), as the inputs each would be.
+    fn start(
+        &mut self,
+        mut start: Start,
+        now: u64,
+        caller: Caller,
+    ) -> Result<Vec<Effect>, ErrorObject> {
+        let mut out = Vec::new();
+        if start.take_ms.is_some() || start.report_ms.is_some() {
+            let bounds = Input::SetScriptBounds {
+                take_ms: start.take_ms.take(),
+                report_ms: start.report_ms.take(),
+            };
+            out.extend(self.handle(bounds, now, caller)?);
+        }
+        if std::mem::take(&mut start.step_by_step) {
+            out.extend(self.handle(Input::SetStepMode(true), now, caller)?);
+        }
+        match start.client_id.take() {
+            Some(client_id) => {
+                // Chosen as the person chooses one (a restart's leftovers picked up first),
+                // the rest going with the request to the registry.
+                let chosen = self.handle(Input::SelectClient { client_id }, now, caller)?;
+                out.extend(chosen.into_iter().map(|effect| match effect {
+                    Effect::Bind {
+                        client_id,
+                        purpose: BindPurpose::Requested,
+                    } => Effect::Bind {
+                        client_id,
+                        purpose: BindPurpose::Start(Box::new(start.clone())),
+                    },
+                    other => other,
+                }));
+            }
+            None => out.extend(self.start_bound(start, now)?),
+        }
+        Ok(out)
+    }
+
+    /// What of a start follows its extension's binding: the tab it starts on, then its goal,
+    /// whose model call is held for the alarm.
+    fn start_bound(&mut self, start: Start, now: u64) -> Result<Vec<Effect>, ErrorObject> {
+        let mut out = Vec::new();
+        if let Some(tab_id) = start.on_tab {
+            out.extend(self.handle(Input::StartOnTab(Some(tab_id)), now, Caller::Direct)?);
+        }
+        if let Some(goal) = start.goal {
+            let message = Input::UserMessage {
+                content: goal.content,
+                client_message_id: None,
+                answer_schema: goal.answer_schema,
+            };
+            out.extend(self.handle(message, now, Caller::Relay)?);
+        }
         Ok(out)
     }
 

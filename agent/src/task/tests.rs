@@ -1351,3 +1351,133 @@ fn deleting_erases_the_task_and_only_then_starts_the_machine_over() {
     );
     assert_eq!(task.record().map(|t| t.task_id.as_str()), Some("task-2"));
 }
+
+fn script_start(goal: &str, take_ms: Option<u64>) -> Start {
+    Start::script(
+        mimo_protocol::script::ScriptStart {
+            goal: goal.into(),
+            step_by_step: true,
+            answer_schema: None,
+            wait_ms: 0,
+            take_timeout_ms: take_ms,
+            report_timeout_ms: None,
+        },
+        CLIENT.into(),
+    )
+}
+
+/// A script's start is one input: its bounds and mode at once, its client asked of the
+/// registry with the rest of the start, and once bound, its goal recorded and its model call
+/// held for the alarm (the script has its task id at once).
+#[test]
+fn a_start_binds_its_client_then_holds_its_goal_for_the_alarm() {
+    let mut task = created();
+    let effects = direct(
+        &mut task,
+        Input::Start(script_start("Buy a mug", Some(5_000))),
+        1,
+    );
+    assert!(
+        task.record().unwrap().step_by_step,
+        "its mode is set at once"
+    );
+    let binds: Vec<&Effect> = effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Bind { .. }))
+        .collect();
+    let [Effect::Bind {
+        client_id,
+        purpose: purpose @ BindPurpose::Start(rest),
+    }] = binds.as_slice()
+    else {
+        panic!("one binding of the start in {effects:#?}");
+    };
+    assert_eq!(client_id.as_deref(), Some(CLIENT));
+    assert_eq!(
+        rest.client_id, None,
+        "the rest of the start, its client asked for"
+    );
+    assert!(calls(&effects).is_empty());
+    let purpose = purpose.clone();
+    let bound = bind(&mut task, purpose, 2);
+    assert_eq!(
+        task.record().unwrap().selected_client_id.as_deref(),
+        Some(CLIENT)
+    );
+    assert!(bound
+        .iter()
+        .any(|e| matches!(e, Effect::SaveMessage(m) if m.message.content == "Buy a mug")));
+    assert!(calls(&bound).is_empty(), "held for the alarm: {bound:#?}");
+    assert!(bound.contains(&Effect::WakeAt(2)));
+    let call = the_call(&direct(&mut task, Input::Alarm, 3));
+    assert!(call
+        .messages
+        .iter()
+        .any(|m| m.content.contains("Buy a mug")));
+}
+
+/// The first refusal is the answer and stops the rest: bounds out of range bind nothing; a
+/// client the registry refuses records no goal.
+#[test]
+fn a_start_stops_at_its_first_refusal() {
+    let mut task = created();
+    let refusal = task
+        .handle(Input::Start(script_start("g", Some(1))), 1, Caller::Direct)
+        .unwrap_err();
+    assert_eq!(refusal.code, ErrorCode::SchemaValidationFailed, "{refusal}");
+    assert!(
+        !task.record().unwrap().step_by_step,
+        "nothing after the refusal"
+    );
+    let effects = direct(&mut task, Input::Start(script_start("g", None)), 2);
+    let purpose = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Bind { purpose, .. } => Some(purpose.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let refusal = task
+        .handle(
+            Input::Bound {
+                purpose,
+                result: Err(ErrorObject::new(ErrorCode::NotFound, "no such extension")),
+            },
+            3,
+            Caller::Direct,
+        )
+        .unwrap_err();
+    assert_eq!(refusal.code, ErrorCode::NotFound);
+    assert_eq!(task.record().unwrap().selected_client_id, None);
+    assert!(
+        calls(&direct(&mut task, Input::Alarm, 4)).is_empty(),
+        "no goal to answer"
+    );
+}
+
+/// The side panel's start: bound to the browser it was asked in, its first run on the tab the
+/// person looks at, and no goal yet (it comes on the panel's socket).
+#[test]
+fn a_start_on_a_tab_waits_for_its_goal() {
+    let mut task = created();
+    let start = Start {
+        client_id: Some(CLIENT.into()),
+        on_tab: Some(42),
+        ..Start::default()
+    };
+    let effects = direct(&mut task, Input::Start(start), 1);
+    assert_eq!(task.record().unwrap().start_tab, None, "once bound");
+    let purpose = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Bind { purpose, .. } => Some(purpose.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let bound = bind(&mut task, purpose, 2);
+    assert!(calls(&bound).is_empty());
+    assert!(!bound.iter().any(|e| matches!(e, Effect::SaveMessage(_))));
+    let record = task.record().unwrap();
+    assert_eq!(record.selected_client_id.as_deref(), Some(CLIENT));
+    assert_eq!(record.start_tab, Some(42));
+}
