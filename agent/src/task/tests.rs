@@ -1352,6 +1352,17 @@ fn deleting_erases_the_task_and_only_then_starts_the_machine_over() {
     assert_eq!(task.record().map(|t| t.task_id.as_str()), Some("task-2"));
 }
 
+/// Why the effects ask the registry for an extension.
+fn bind_purpose(effects: &[Effect]) -> BindPurpose {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Bind { purpose, .. } => Some(purpose.clone()),
+            _ => None,
+        })
+        .expect("a binding asked for")
+}
+
 fn script_start(goal: &str, take_ms: Option<u64>) -> Start {
     Start::script(
         mimo_protocol::script::ScriptStart {
@@ -1430,13 +1441,7 @@ fn a_start_stops_at_its_first_refusal() {
         "nothing after the refusal"
     );
     let effects = direct(&mut task, Input::Start(script_start("g", None)), 2);
-    let purpose = effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::Bind { purpose, .. } => Some(purpose.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let purpose = bind_purpose(&effects);
     let refusal = task
         .handle(
             Input::Bound {
@@ -1467,13 +1472,7 @@ fn a_start_on_a_tab_waits_for_its_goal() {
     };
     let effects = direct(&mut task, Input::Start(start), 1);
     assert_eq!(task.record().unwrap().start_tab, None, "once bound");
-    let purpose = effects
-        .iter()
-        .find_map(|e| match e {
-            Effect::Bind { purpose, .. } => Some(purpose.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let purpose = bind_purpose(&effects);
     let bound = bind(&mut task, purpose, 2);
     assert!(calls(&bound).is_empty());
     assert!(!bound.iter().any(|e| matches!(e, Effect::SaveMessage(_))));
