@@ -1,8 +1,9 @@
-// Action dispatch, exactly once. Every `browser_action` is acked at once; then, by its dedupe
-// key `(actionId, attempt)`:
+// Action dispatch, exactly once. By its dedupe key `(actionId, attempt)`, a `browser_action` is:
 // - running now → only acked again;
-// - finished → its stored outcome is sent again (the first one may have been lost);
-// - new → recorded as running (persistently) and executed, one action at a time per task.
+// - finished → acked, and its stored outcome is sent again (the first one may have been lost);
+// - new → recorded as running (persistently), then acked, and executed, one action at a time
+//   per task. An ack says the attempt is recorded: a restarted worker knows every attempt it
+//   acked.
 // Outcomes are stored before they are sent, so a worker stopped in between still has them. The
 // server answers each result it has with `result_ack`; on every `welcome` exactly the outcomes
 // it has not acknowledged go out again (usually none: never a burst of what it already has).
@@ -95,13 +96,13 @@ export class ActionDispatcher {
   /** A `browser_action` frame arrived. Resolves when it is handled (finished, for a new one). */
   async receive(action: BrowserAction): Promise<void> {
     timeline(action);
-    this.#deps.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
     await this.#ready;
     const key = actionKey(action);
-    if (this.#running.has(key)) return;
+    if (this.#running.has(key)) return this.#ack(action);
     if (this.#deps.log.finished().some((e) => e.key === key)) {
       const outcome = this.#recent.get(key) ?? (await this.#deps.log.outcome(key));
       if (outcome !== undefined || !safeToRerun(action)) {
+        this.#ack(action);
         if (outcome !== undefined) this.#sendOutcomes([outcome]);
         return;
       }
@@ -110,6 +111,10 @@ export class ActionDispatcher {
     this.#running.add(key);
     const entry: RunningEntry = { key, action, startedAt: this.#deps.now() };
     await this.#deps.log.start(entry);
+    // Acked only once recorded: a worker stopped before then never acked, so the server hears
+    // nothing within its ack timeout (seconds) and sends the attempt again; acked earlier, it
+    // would wait the whole execution budget for an attempt the restarted worker never knew.
+    this.#ack(action);
     timeline(action).mark("log");
     this.#deps.changed?.();
     const blocking = this.#executing.get(action.taskId);
@@ -123,6 +128,10 @@ export class ActionDispatcher {
       return;
     }
     await this.#enqueue(action.taskId, () => this.#run(entry));
+  }
+
+  #ack(action: BrowserAction): void {
+    this.#deps.send({ type: "action_ack", actionId: action.actionId, attempt: action.attempt, taskId: action.taskId });
   }
 
   /** The server asks what became of an attempt (`action_query`). Never starts it. */

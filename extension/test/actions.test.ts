@@ -47,13 +47,14 @@ beforeEach(() => {
 });
 
 describe("dispatch", () => {
-  it("acks at once, before the action runs, then sends its outcome", async () => {
+  it("acks once the attempt is recorded, before the action runs, then sends its outcome", async () => {
     let release!: () => void;
     behaviour = () => new Promise((resolve) => (release = () => resolve({ result: { done: true } })));
     const d = dispatcher();
     const done = d.receive(action("a"));
-    assert.deepEqual(sent.map((m) => m.type), ["action_ack"], "acked synchronously");
     await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(sent.map((m) => m.type), ["action_ack"], "acked while it runs");
+    assert.deepEqual(Object.keys((await kv.get([RUNNING_KEY]))[RUNNING_KEY] as object), ["a#1"], "recorded as running");
     assert.equal(results().length, 0);
     release();
     await done;
@@ -110,6 +111,21 @@ describe("exactly once", () => {
     release();
     await first;
     assert.deepEqual(runs, ["a#1"]);
+    assert.equal(results().length, 1);
+  });
+
+  it("an attempt is never acked before it is recorded: a worker stopped while recording it acked nothing, and runs the resent one once", async () => {
+    // The worker is stopped while its write is in flight: the write never lands.
+    const stopped = new MemoryKv();
+    stopped.set = () => new Promise<void>(() => undefined);
+    const d = new ActionDispatcher({ log: new ActionLog(stopped), execute: async () => ({ result: 1 }), send: (m) => (sent.push(m), true), now: () => clock });
+    void d.receive(action("o", "browser_wait_for"));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(acks(), 0, "no ack: the server's short ack timeout sends it again");
+    // The restarted worker never heard of it; the server's second delivery runs it, once.
+    await dispatcher().receive(action("o", "browser_wait_for"));
+    assert.deepEqual(runs, ["o#1"]);
+    assert.equal(acks(), 1);
     assert.equal(results().length, 1);
   });
 
