@@ -1,12 +1,9 @@
-//! The task's artifact records: which artifacts were granted, which are stored, and their
-//! retention. The bytes live in R2; the coordinator keeps the list so that an artifact is
-//! "listed" only once its upload completed, and so a task's deletion or retention can find
-//! every object.
+//! The task's artifact records in SQL, as the task machine decides them
+//! (`mimo_agent::task::Artifacts`: granted, stored, attached, swept). The bytes live in R2; the
+//! list lets a task's deletion or retention find every object.
 
-use crate::clients::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 use mimo_agent::llm::Image;
-use mimo_protocol::Attachment;
-use serde::Deserialize;
+use mimo_agent::task::ArtifactRecord;
 use worker::{Bucket, Result, SqlStorage, SqlStorageValue};
 
 use crate::sql::{add_column, int, text, Sql};
@@ -56,88 +53,42 @@ impl<S: Sql> ArtifactStore<S> {
         Ok(Self { sql })
     }
 
-    pub fn grant(&self, grant: &ArtifactGrant, now: u64) -> Result<()> {
+    /// Stores a record (a new grant, or its completed upload).
+    pub fn save(&self, record: &ArtifactRecord) -> Result<()> {
+        let optional_text =
+            |value: &Option<String>| value.as_deref().map(text).unwrap_or(SqlStorageValue::Null);
+        let optional_int = |value: Option<u64>| value.map(int).unwrap_or(SqlStorageValue::Null);
         self.sql.run(
-            "INSERT OR IGNORE INTO artifacts (artifact_id, kind, key, content_type, max_length, \
-             action_id, granted_at, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO artifacts (artifact_id, kind, key, content_type, max_length, \
+             action_id, granted_at, size, sha256, stored_at, name) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             vec![
-                text(&grant.artifact_id),
-                text(&grant.kind),
-                text(&grant.key),
-                text(&grant.content_type),
-                int(grant.max_length),
-                grant
-                    .action_id
-                    .as_deref()
-                    .map(text)
-                    .unwrap_or(SqlStorageValue::Null),
-                int(now),
-                grant
-                    .name
-                    .as_deref()
-                    .map(text)
-                    .unwrap_or(SqlStorageValue::Null),
+                text(&record.artifact_id),
+                text(&record.kind),
+                text(&record.key),
+                text(&record.content_type),
+                int(record.max_length),
+                optional_text(&record.action_id),
+                int(record.granted_at),
+                optional_int(record.size),
+                optional_text(&record.sha256),
+                optional_int(record.stored_at),
+                optional_text(&record.name),
             ],
         )?;
         Ok(())
     }
 
-    pub fn get(&self, artifact_id: &str) -> Result<Option<ArtifactRecord>> {
-        let rows: Vec<ArtifactRecord> = self.sql.rows(
+    /// Every record, as the task machine holds them.
+    pub fn all(&self) -> Result<Vec<ArtifactRecord>> {
+        self.sql.rows(
             "SELECT artifact_id AS artifactId, kind, key, content_type AS contentType, \
                  max_length AS maxLength, action_id AS actionId, granted_at AS grantedAt, size, \
-                 sha256, stored_at AS storedAt, name FROM artifacts WHERE artifact_id = ?",
-            vec![text(artifact_id)],
-        )?;
-        Ok(rows.into_iter().next())
-    }
-
-    /// Marks an upload complete; `false` when the artifact was never granted here. A repeated
-    /// upload to the same URL replaces the object and the record says so.
-    pub fn stored(&self, stored: &ArtifactStored, now: u64) -> Result<bool> {
-        let updated: Vec<serde_json::Value> = self.sql.rows(
-            "UPDATE artifacts SET size = ?, sha256 = ?, stored_at = ? WHERE artifact_id = ? \
-             RETURNING artifact_id",
-            vec![
-                int(stored.size),
-                text(&stored.sha256),
-                int(now),
-                text(&stored.artifact_id),
-            ],
-        )?;
-        Ok(!updated.is_empty())
-    }
-
-    /// The files attached to the task whose upload completed, in the order they were granted.
-    pub fn attachments(&self) -> Result<Vec<Attachment>> {
-        self.sql.rows(
-            "SELECT artifact_id AS artifactId, COALESCE(name, artifact_id) AS name, \
-             content_type AS contentType, size \
-             FROM artifacts WHERE kind = 'attachment' AND stored_at IS NOT NULL \
-             ORDER BY granted_at, artifact_id",
+                 sha256, stored_at AS storedAt, name FROM artifacts",
             vec![],
         )
     }
 
-    /// Stored artifacts as `(artifact_id, key, stored_at)`.
-    pub fn stored_artifacts(&self) -> Result<Vec<(String, String, u64)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            artifact_id: String,
-            key: String,
-            stored_at: u64,
-        }
-        let rows: Vec<Row> = self.sql.rows(
-            "SELECT artifact_id, key, stored_at FROM artifacts WHERE stored_at IS NOT NULL",
-            vec![],
-        )?;
-        Ok(rows
-            .into_iter()
-            .map(|r| (r.artifact_id, r.key, r.stored_at))
-            .collect())
-    }
-
-    /// Forgets every record, granted or stored (the task is being deleted).
     pub fn clear(&self) -> Result<()> {
         self.sql.run("DELETE FROM artifacts", vec![])?;
         Ok(())

@@ -8,6 +8,7 @@ use mimo_agent::mcp::runs::RunState;
 use mimo_agent::registry::{News, PresenceReport};
 use mimo_agent::skills::SkillQuery;
 use mimo_agent::task::{ActionEvent, Binding, ClientConsent, SnapshotPush};
+pub use mimo_agent::task::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 use mimo_agent::task_index::IndexEntry;
 use mimo_protocol::extension::{
     ExtensionList, PairRequest, PairResponse, PairingCode, PollRequest, PollResponse, WsTicket,
@@ -145,49 +146,6 @@ impl AuthFailure {
 #[serde(rename_all = "camelCase")]
 pub struct AuthFailureCount {
     pub blocked_until: Option<u64>,
-}
-
-/// A presign granted an upload (body of the coordinator's `/artifacts/granted`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArtifactGrant {
-    pub artifact_id: String,
-    pub kind: String,
-    pub key: String,
-    pub content_type: String,
-    pub max_length: u64,
-    pub action_id: Option<String>,
-    /// An attachment's file name.
-    #[serde(default)]
-    pub name: Option<String>,
-}
-
-/// An upload completed (body of `/artifacts/stored`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArtifactStored {
-    pub artifact_id: String,
-    pub size: u64,
-    pub sha256: String,
-}
-
-/// One artifact of the task as recorded (answer of the coordinator's `/artifact`, and a row of
-/// its artifact store); `stored_at` is `None` until its upload completed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ArtifactRecord {
-    pub artifact_id: String,
-    pub kind: String,
-    pub key: String,
-    pub content_type: String,
-    pub max_length: u64,
-    pub action_id: Option<String>,
-    pub granted_at: u64,
-    pub size: Option<u64>,
-    pub sha256: Option<String>,
-    pub stored_at: Option<u64>,
-    /// An attachment's file name.
-    pub name: Option<String>,
 }
 
 /// What `/init` answers: the task's id, and whether this request created it.

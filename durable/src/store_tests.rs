@@ -21,7 +21,7 @@ use worker::{Result, SqlStorageValue};
 
 use crate::action_store::ActionStore;
 use crate::artifacts::ArtifactStore;
-use crate::clients::{ArtifactGrant, ArtifactStored, AuthFailure};
+use crate::clients::AuthFailure;
 use crate::credentials::Credentials;
 use crate::error::Failure;
 use crate::http::now_ms;
@@ -32,6 +32,7 @@ use crate::sql::Sql;
 use crate::task_index_store::TaskIndexStore;
 use crate::task_store::TaskStore;
 use mimo_agent::registry::{PresenceReport, Registration};
+use mimo_agent::task::{ArtifactGrant, ArtifactStored, Artifacts, ATTACHMENT};
 
 /// An in-memory database of Node's SQLite (`DatabaseSync`), shared by clones.
 #[derive(Clone)]
@@ -433,84 +434,49 @@ fn failed_authentications_are_counted_per_client_until_it_is_blocked() {
 }
 
 #[wasm_bindgen_test]
-fn an_artifact_is_granted_then_stored_and_only_stored_ones_are_swept() {
+fn an_artifacts_record_is_kept_as_the_task_machine_has_it_and_read_back_whole() {
     let store = ArtifactStore::open(NodeSql::open()).unwrap();
-    let grant = |id: &str| ArtifactGrant {
+    let mut artifacts = Artifacts::default();
+    let grant = |id: &str, kind: &str, name: Option<&str>| ArtifactGrant {
         artifact_id: id.into(),
-        kind: "screenshot".into(),
-        key: format!("tasks/t/screenshot/{id}"),
+        kind: kind.into(),
+        key: format!("tasks/t/{kind}/{id}"),
         content_type: "image/png".into(),
         max_length: 1_000,
-        action_id: Some("act-1".into()),
-        name: None,
+        action_id: (kind == "screenshot").then(|| "act-1".into()),
+        name: name.map(Into::into),
     };
-    store.grant(&grant("a1"), 10).unwrap();
-    store.grant(&grant("a2"), 11).unwrap();
+    for (id, kind, name, at) in [
+        ("a1", "screenshot", None, 10),
+        ("f1", ATTACHMENT, Some("id card.pdf"), 11),
+    ] {
+        let granted = artifacts.grant(grant(id, kind, name), at).unwrap();
+        store.save(&granted).unwrap();
+    }
     let stored = ArtifactStored {
-        artifact_id: "a1".into(),
+        artifact_id: "f1".into(),
         size: 640,
         sha256: "ab".repeat(32),
     };
-    assert!(store.stored(&stored, 20).unwrap());
-    let unknown = ArtifactStored {
-        artifact_id: "never-granted".into(),
-        ..stored.clone()
-    };
-    assert!(!store.stored(&unknown, 21).unwrap());
-    let record = store.get("a1").unwrap().expect("recorded");
-    assert_eq!(record.size, Some(640));
-    assert_eq!(record.stored_at, Some(20));
-    assert_eq!(store.get("a2").unwrap().expect("granted").stored_at, None);
+    store.save(&artifacts.stored(stored, 20).unwrap()).unwrap();
+    let expected = vec![
+        artifacts.get("a1").unwrap().clone(),
+        artifacts.get("f1").unwrap().clone(),
+    ];
+    let mut read = store.all().unwrap();
+    read.sort_by(|a, b| a.artifact_id.cmp(&b.artifact_id));
     assert_eq!(
-        store.stored_artifacts().unwrap(),
-        [("a1".to_owned(), "tasks/t/screenshot/a1".to_owned(), 20)]
+        read, expected,
+        "a grant, and a completed upload replacing its grant"
+    );
+    assert_eq!(
+        Artifacts::restore(read).attachments()[0].name,
+        "id card.pdf"
     );
     store.forget(&["a1".to_owned()]).unwrap();
-    assert!(store.get("a1").unwrap().is_none());
+    assert_eq!(store.all().unwrap().len(), 1);
     store.clear().unwrap();
-    assert!(store.get("a2").unwrap().is_none());
-}
-
-#[wasm_bindgen_test]
-fn attached_files_are_listed_once_their_upload_completed_in_the_order_given() {
-    let store = ArtifactStore::open(NodeSql::open()).unwrap();
-    let attach = |id: &str, name: &str| ArtifactGrant {
-        artifact_id: id.into(),
-        kind: "attachment".into(),
-        key: format!("tasks/t/attachment/{id}"),
-        content_type: "application/pdf".into(),
-        max_length: 5_000,
-        action_id: None,
-        name: Some(name.into()),
-    };
-    store.grant(&attach("f2", "contract.pdf"), 10).unwrap();
-    store.grant(&attach("f1", "id card.pdf"), 11).unwrap();
-    assert!(store.attachments().unwrap().is_empty(), "none uploaded yet");
-    for id in ["f1", "f2"] {
-        let stored = ArtifactStored {
-            artifact_id: id.into(),
-            size: 4_321,
-            sha256: "cd".repeat(32),
-        };
-        assert!(store.stored(&stored, 20).unwrap());
-    }
-    let names: Vec<(String, String, u64)> = store
-        .attachments()
-        .unwrap()
-        .into_iter()
-        .map(|a| (a.artifact_id, a.name, a.size))
-        .collect();
-    assert_eq!(
-        names,
-        [
-            ("f2".into(), "contract.pdf".into(), 4_321),
-            ("f1".into(), "id card.pdf".into(), 4_321)
-        ]
-    );
-    assert_eq!(
-        store.get("f2").unwrap().unwrap().name.as_deref(),
-        Some("contract.pdf")
-    );
+    assert!(store.all().unwrap().is_empty());
 }
 
 #[wasm_bindgen_test]

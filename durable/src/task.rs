@@ -32,7 +32,7 @@ use mimo_protocol::{
     FrontendEvent, FrontendMessage, TaskControl,
 };
 use mimo_r2_artifacts::archive::{self, Body, Entry};
-use mimo_r2_artifacts::{retention, store, task_prefix, TaskId};
+use mimo_r2_artifacts::{store, task_prefix, TaskId};
 use serde::Serialize;
 use worker::*;
 
@@ -148,7 +148,7 @@ fn load(
         summary,
         run: store.load_run()?,
         actions: action_store.load()?,
-        attachments: artifacts.attachments()?,
+        artifacts: artifacts.all()?,
         snapshot: store.load_snapshot()?.map(|(_, snapshot)| snapshot),
         secrets: secrets.list()?,
     })
@@ -363,39 +363,17 @@ impl DurableObject for TaskCoordinator {
             }
             (Method::Post, "/artifacts/granted") => {
                 let grant: ArtifactGrant = req.json().await?;
-                if !self.exists() {
-                    return error_response(&unknown_task());
-                }
-                self.artifacts.grant(&grant, now_ms())?;
-                Ok(Response::empty()?.with_status(201))
+                self.answer(Input::ArtifactGranted(grant), Caller::Direct)
+                    .await
             }
             (Method::Post, "/artifacts/stored") => {
                 let stored: ArtifactStored = req.json().await?;
-                if !self.exists() || !self.artifacts.stored(&stored, now_ms())? {
-                    return error_response(&ErrorObject::new(
-                        ErrorCode::NotFound,
-                        "no such artifact in this task",
-                    ));
-                }
-                self.schedule_retention().await?;
-                let attached = self
-                    .artifacts
-                    .attachments()?
-                    .into_iter()
-                    .find(|a| a.artifact_id == stored.artifact_id);
-                match attached {
-                    Some(attachment) => {
-                        self.answer(Input::FileAttached(attachment), Caller::Direct)
-                            .await
-                    }
-                    None => Response::empty(),
-                }
+                self.answer(Input::ArtifactStored(stored), Caller::Direct)
+                    .await
             }
             (Method::Get, "/artifacts/get") => {
-                let record = match query("artifactId") {
-                    Some(id) if self.exists() => self.artifacts.get(&id)?,
-                    _ => None,
-                };
+                let record =
+                    query("artifactId").and_then(|id| self.task.borrow().artifact(&id).cloned());
                 match record {
                     Some(record) => Response::from_json(&record),
                     None => {
@@ -442,13 +420,12 @@ impl DurableObject for TaskCoordinator {
     }
 
     /// Runs what is due: held model calls, what a restart cut off, action timeouts and
-    /// retries, and the artifact retention sweep.
+    /// retries, the artifacts past their retention.
     async fn alarm(&self) -> Result<Response> {
         // This alarm is being handled: clear it, so that what the work below schedules is set
         // anew instead of being mistaken for already pending.
         self.state.storage().delete_alarm().await?;
         self.handle(Input::Alarm, Caller::Direct).await?;
-        self.sweep_artifacts().await?;
         Response::empty()
     }
 }
@@ -717,6 +694,13 @@ impl TaskCoordinator {
                 self.wake_at(at).await?;
                 Ok(Followup::Nothing)
             }
+            Effect::DeleteArtifacts(records) => {
+                let keys = records.iter().map(|r| r.key.clone()).collect();
+                self.bucket()?.delete_multiple(keys).await?;
+                let ids: Vec<String> = records.into_iter().map(|r| r.artifact_id).collect();
+                self.artifacts.forget(&ids)?;
+                Ok(Followup::Nothing)
+            }
             Effect::Erase { task_id } => {
                 self.erase(&task_id).await?;
                 Ok(Followup::Input(Box::new(Input::Erased)))
@@ -771,6 +755,7 @@ impl TaskCoordinator {
             Effect::SaveSummary(summary) => self.store.save_summary(&summary)?,
             Effect::SaveRun(run) => self.store.save_run(run.as_ref())?,
             Effect::SaveAction(record) => self.action_store.save(&record)?,
+            Effect::SaveArtifact(record) => self.artifacts.save(&record)?,
             Effect::SaveSnapshot(push) => {
                 self.store.save_snapshot(&push.client_id, &push.snapshot)?
             }
@@ -907,9 +892,10 @@ impl TaskCoordinator {
     /// be one. Its size is checked before its bytes are read.
     async fn read_image(&self, artifact_id: &str) -> std::result::Result<llm::Image, String> {
         let record = self
-            .artifacts
-            .get(artifact_id)
-            .map_err(|e| e.to_string())?
+            .task
+            .borrow()
+            .artifact(artifact_id)
+            .cloned()
             .ok_or("it is not an artifact of this task")?;
         read_image(&self.bucket().map_err(|e| e.to_string())?, &record).await
     }
@@ -922,49 +908,9 @@ impl TaskCoordinator {
         self.env.bucket(ARTIFACTS)
     }
 
-    fn retention_ms(&self) -> u64 {
-        let configured = self
-            .env
-            .var("MIMO_ARTIFACT_RETENTION_DAYS")
-            .ok()
-            .map(|v| v.to_string());
-        retention::retention_ms(configured.as_deref())
-    }
-
     /// Sets the alarm to `at` unless it is already due sooner: one alarm serves every purpose.
     async fn wake_at(&self, at: u64) -> Result<()> {
         alarm::wake_at(&self.state.storage(), at).await
-    }
-
-    async fn schedule_retention(&self) -> Result<()> {
-        let stored: Vec<u64> = self
-            .artifacts
-            .stored_artifacts()?
-            .into_iter()
-            .map(|(_, _, at)| at)
-            .collect();
-        match retention::sweep(&stored, self.retention_ms(), now_ms()).1 {
-            Some(next) => self.wake_at(next).await,
-            None => Ok(()),
-        }
-    }
-
-    /// Deletes the artifacts past their retention, from R2 first (a crash in between leaves a
-    /// record whose object is gone, which the next sweep removes; never an unlisted object).
-    async fn sweep_artifacts(&self) -> Result<()> {
-        let stored = self.artifacts.stored_artifacts()?;
-        let times: Vec<u64> = stored.iter().map(|(_, _, at)| *at).collect();
-        let (expired, next) = retention::sweep(&times, self.retention_ms(), now_ms());
-        if !expired.is_empty() {
-            let keys: Vec<String> = expired.iter().map(|&i| stored[i].1.clone()).collect();
-            self.bucket()?.delete_multiple(keys).await?;
-            let ids: Vec<String> = expired.iter().map(|&i| stored[i].0.clone()).collect();
-            self.artifacts.forget(&ids)?;
-        }
-        if let Some(next) = next {
-            self.wake_at(next).await?;
-        }
-        Ok(())
     }
 
     /// Deletes the task, as the task machine decides (`Input::Delete`, carried out by
@@ -1158,7 +1104,7 @@ impl TaskCoordinator {
         ];
         for artifact_id in audit::screenshots(&records) {
             // Forgotten past its retention, it has no record: named missing in the archive.
-            let record = self.artifacts.get(artifact_id)?;
+            let record = self.task.borrow().artifact(artifact_id).cloned();
             let content_type = record.as_ref().map(|r| r.content_type.as_str());
             if let Some(name) = audit::screenshot_file(&task_id, artifact_id, content_type) {
                 entries.push(Entry {

@@ -14,7 +14,6 @@
 //! - [`http`]: which request is refused with which status (403, 404, 405, 413, 415), and the
 //!   headers a download is served with.
 //! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
-//! - [`retention`]: how long stored artifacts are kept.
 //! - [`archive`]: zip archives written as a stream, objects read into them as they go (the
 //!   evidence export).
 //! - `store` (feature `r2`): streaming R2 reads and writes, the crate's only I/O.
@@ -22,7 +21,6 @@
 pub mod archive;
 pub mod http;
 pub mod presign;
-pub mod retention;
 pub mod signing;
 pub mod sigv4;
 #[cfg(feature = "r2")]

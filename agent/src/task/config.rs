@@ -1,6 +1,7 @@
 //! A deployment's task settings, read once from its environment (`wrangler.toml` vars and
 //! secrets) through a lookup function, so that every rule about them is tested natively.
 
+use super::artifacts::{days_ms, DEFAULT_RETENTION_DAYS};
 use crate::actions::{ScriptBounds, Timeouts};
 use crate::llm::{self, LlmConfig, LlmError, LlmErrorKind, Provider};
 use crate::records::{Budget, RunConfig};
@@ -21,6 +22,8 @@ pub struct TaskConfig {
     /// What a task's own secrets are encrypted under (`MIMO_SECRETS_KEY`); without it a task
     /// cannot store one.
     pub secrets_key: Option<SecretsKey>,
+    /// How long a stored artifact is kept (`MIMO_ARTIFACT_RETENTION_DAYS`, 30 by default).
+    pub artifact_retention_ms: u64,
 }
 
 impl Default for TaskConfig {
@@ -46,12 +49,18 @@ impl TaskConfig {
         let llm = llm_config(&lookup);
         let run = run_config(&mut reader, llm.as_ref().ok());
         let (secrets, secrets_key) = secrets(&mut reader);
+        let artifact_retention_ms = days_ms(
+            reader
+                .days("MIMO_ARTIFACT_RETENTION_DAYS")
+                .unwrap_or(DEFAULT_RETENTION_DAYS),
+        );
         let config = TaskConfig {
             run,
             timeouts,
             llm,
             secrets,
             secrets_key,
+            artifact_retention_ms,
         };
         (config, reader.warnings)
     }
@@ -91,6 +100,23 @@ impl<'a> Settings<'a> {
                     name,
                     message: format!(
                         "{name}={raw:?} is not a positive whole number; the default applies"
+                    ),
+                });
+                None
+            }
+        }
+    }
+
+    /// A positive number of days (fractions allowed), if set.
+    fn days(&mut self, name: &'static str) -> Option<f64> {
+        let raw = self.get(name)?;
+        match raw.trim().parse::<f64>() {
+            Ok(d) if d.is_finite() && d > 0.0 => Some(d),
+            _ => {
+                self.warnings.push(ConfigWarning {
+                    name,
+                    message: format!(
+                        "{name}={raw:?} is not a positive number of days; the default applies"
                     ),
                 });
                 None
@@ -393,6 +419,7 @@ mod tests {
         let (config, warnings) = config(&[]);
         assert_eq!(config.run, RunConfig::default());
         assert_eq!(config.timeouts, Timeouts::default());
+        assert_eq!(config.artifact_retention_ms, 30 * 86_400_000);
         assert!(warnings.is_empty());
         let error = config.llm.unwrap_err();
         assert!(
@@ -412,8 +439,10 @@ mod tests {
             ("MIMO_AGENT_CONTEXT_TOKENS", "9000"),
             ("MIMO_AGENT_TEXT_LIMIT", "400"),
             ("MIMO_AGENT_CONFIRM_RISKY", "off"),
+            ("MIMO_ARTIFACT_RETENTION_DAYS", " 0.5 "),
         ]);
         assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.artifact_retention_ms, 43_200_000);
         assert_eq!(config.timeouts.ack_ms, 700);
         assert_eq!(config.timeouts.exec_ms, 1200);
         assert_eq!(config.timeouts.slow_exec_ms, 3000);
@@ -432,9 +461,11 @@ mod tests {
             ("MIMO_AGENT_MAX_STEPS", "0"),
             ("MIMO_AGENT_TEXT_LIMIT", "-3"),
             ("MIMO_AGENT_CONFIRM_RISKY", "maybe"),
+            ("MIMO_ARTIFACT_RETENTION_DAYS", "-1"),
         ]);
         assert_eq!(config.timeouts.ack_ms, Timeouts::default().ack_ms);
         assert_eq!(config.run, RunConfig::default());
+        assert_eq!(config.artifact_retention_ms, 30 * 86_400_000);
         let named: Vec<&str> = warnings.iter().map(|w| w.name).collect();
         assert_eq!(
             named,
@@ -442,7 +473,8 @@ mod tests {
                 "MIMO_ACTION_ACK_TIMEOUT_MS",
                 "MIMO_AGENT_MAX_STEPS",
                 "MIMO_AGENT_TEXT_LIMIT",
-                "MIMO_AGENT_CONFIRM_RISKY"
+                "MIMO_AGENT_CONFIRM_RISKY",
+                "MIMO_ARTIFACT_RETENTION_DAYS"
             ]
         );
         assert!(warnings[0].message.contains("\"5s\""), "{:?}", warnings[0]);

@@ -69,6 +69,12 @@ pub enum Effect {
     SaveRun(Option<AgentRun>),
     SaveAction(ActionRecord),
     SaveSnapshot(SnapshotPush),
+    /// Store an artifact's record (a new grant, or its completed upload).
+    SaveArtifact(ArtifactRecord),
+    /// Delete these artifacts, whose retention ended: their R2 objects first, then their
+    /// records (a crash in between leaves a record whose object is gone, deleted again by the
+    /// next sweep; never an object no record lists).
+    DeleteArtifacts(Vec<ArtifactRecord>),
     /// Make sure the alarm rings by `at` (an earlier alarm serves as well).
     WakeAt(u64),
     CallLlm(LlmCall),

@@ -88,8 +88,10 @@ pub enum Input {
     /// The task's own secrets changed (stored or deleted, from the web app): the names the
     /// model is told from its next call on.
     SecretsChanged(Vec<mimo_protocol::SecretInfo>),
-    /// The person attached a file to the task (its upload completed).
-    FileAttached(Attachment),
+    /// An upload of an artifact of the task was presigned.
+    ArtifactGranted(ArtifactGrant),
+    /// An artifact's upload completed (a file the person attached is attached now).
+    ArtifactStored(ArtifactStored),
     /// An [`Effect::Dispatch`] could not be handed to the extension.
     DispatchFailed {
         action_id: String,

@@ -7,6 +7,7 @@
 //! comes back as another [`Input`]. Every rule — what a control pauses, when a model call waits
 //! for the alarm, what a restart picks up, which snapshot is stale — is here, tested natively.
 
+mod artifacts;
 pub mod client_steps;
 mod config;
 mod effect;
@@ -18,8 +19,8 @@ mod tests;
 use std::collections::VecDeque;
 
 use mimo_protocol::{
-    ActionCommand, Attachment, BrowserAction, BrowserSnapshot, ErrorCode, ErrorObject,
-    FrontendEvent, ServerToExtension, TaskControl, TaskStatus, TokenUsage,
+    ActionCommand, BrowserAction, BrowserSnapshot, ErrorCode, ErrorObject, FrontendEvent,
+    ServerToExtension, TaskControl, TaskStatus, TokenUsage,
 };
 
 use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
@@ -30,6 +31,7 @@ use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
 
 pub use crate::conversation::PageImage;
+pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored, Artifacts, ATTACHMENT};
 pub use client_steps::ClientConsent;
 pub use config::{ConfigWarning, Settings, TaskConfig};
 pub use effect::{Effect, LlmCall, SideCall};
@@ -49,6 +51,7 @@ pub struct Task {
     /// `None` until the task is created, and again once it is deleted.
     conversation: Option<Conversation>,
     actions: ActionQueue,
+    artifacts: Artifacts,
     /// Model calls (and the skill lookups before them) of [`Caller::Relay`] inputs, held for
     /// the alarm.
     held: Vec<Effect>,
@@ -68,8 +71,7 @@ pub struct Stored {
     pub summary: Option<ChatSummary>,
     pub run: Option<AgentRun>,
     pub actions: Vec<ActionRecord>,
-    /// The files attached to the task, in the order they were attached.
-    pub attachments: Vec<Attachment>,
+    pub artifacts: Vec<ArtifactRecord>,
     /// The latest snapshot of the bound browser's windows and tabs.
     pub snapshot: Option<BrowserSnapshot>,
     /// The task's own secrets: names and domains (their values stay sealed in storage).
@@ -91,6 +93,7 @@ impl Task {
             config,
             conversation: None,
             actions,
+            artifacts: Artifacts::default(),
             held: Vec::new(),
             waiting_step: None,
             side_calls: Vec::new(),
@@ -114,7 +117,8 @@ impl Task {
         if let Some(bounds) = stored.task.as_ref().and_then(|t| t.script_bounds) {
             actions.set_script_bounds(bounds);
         }
-        let attachments = stored.attachments;
+        let artifacts = Artifacts::restore(stored.artifacts);
+        let attachments = artifacts.attachments();
         let snapshot = stored.snapshot;
         let conversation = stored.task.map(|task| {
             let mut conversation = Conversation::restore(task, stored.messages, stored.run)
@@ -136,10 +140,16 @@ impl Task {
             config,
             conversation,
             actions,
+            artifacts,
             held: Vec::new(),
             waiting_step: None,
             side_calls: Vec::new(),
         }
+    }
+
+    /// An artifact of the task, by its id.
+    pub fn artifact(&self, artifact_id: &str) -> Option<&ArtifactRecord> {
+        self.artifacts.get(artifact_id)
     }
 
     pub fn config(&self) -> &TaskConfig {
@@ -201,6 +211,9 @@ impl Task {
         if let Input::Start(start) = input {
             return self.start(start, now, caller);
         }
+        if let Input::SelectClient { client_id } = input {
+            return self.select_client(client_id, BindPurpose::Requested, now, caller);
+        }
         let Some(conversation) = self.conversation.as_mut() else {
             return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
         };
@@ -215,7 +228,6 @@ impl Task {
             Input::UserMessage { .. }
                 | Input::Regenerate
                 | Input::Confirm { .. }
-                | Input::SelectClient { .. }
                 | Input::Control(_)
         ) && caller == Caller::Direct;
         if recovers {
@@ -231,7 +243,8 @@ impl Task {
             | Input::Alarm
             | Input::Delete { .. }
             | Input::Erased
-            | Input::Start(_) => {
+            | Input::Start(_)
+            | Input::SelectClient { .. } => {
                 unreachable!("above")
             }
             Input::Forked {
@@ -342,17 +355,27 @@ impl Task {
             Input::StartOnTab(tab_id) => {
                 work.extend(conversation_work(conversation.start_on_tab(tab_id, now)));
             }
-            Input::FileAttached(attachment) => {
-                work.extend(conversation_work(conversation.file_attached(attachment)));
+            Input::ArtifactGranted(grant) => {
+                out.extend(self.artifacts.grant(grant, now).map(Effect::SaveArtifact));
+            }
+            Input::ArtifactStored(stored) => {
+                let Some(record) = self.artifacts.stored(stored, now) else {
+                    return Err(ErrorObject::new(
+                        ErrorCode::NotFound,
+                        "no such artifact in this task",
+                    ));
+                };
+                // Swept once its retention ends (an earlier alarm sweeps it as well).
+                out.push(Effect::WakeAt(now + self.config.artifact_retention_ms));
+                if let Some(attachment) = record.attachment() {
+                    work.extend(conversation_work(conversation.file_attached(attachment)));
+                }
+                out.push(Effect::SaveArtifact(record));
             }
             // With the deployment's: the model is told the names from its next call on.
             Input::SecretsChanged(task) => {
                 conversation.secrets = crate::secrets::infos(&task, &self.config.secrets);
             }
-            Input::SelectClient { client_id } => out.push(Effect::Bind {
-                client_id: Some(client_id),
-                purpose: BindPurpose::Requested,
-            }),
             Input::Control(control) => {
                 touches_actions = true;
                 let (said, scheduled) = match control {
@@ -549,23 +572,40 @@ impl Task {
             out.extend(self.handle(Input::SetStepMode(true), now, caller)?);
         }
         match start.client_id.take() {
+            // Chosen as the person chooses one, the rest going with the request to the
+            // registry.
             Some(client_id) => {
-                // Chosen as the person chooses one (a restart's leftovers picked up first),
-                // the rest going with the request to the registry.
-                let chosen = self.handle(Input::SelectClient { client_id }, now, caller)?;
-                out.extend(chosen.into_iter().map(|effect| match effect {
-                    Effect::Bind {
-                        client_id,
-                        purpose: BindPurpose::Requested,
-                    } => Effect::Bind {
-                        client_id,
-                        purpose: BindPurpose::Start(Box::new(start.clone())),
-                    },
-                    other => other,
-                }));
+                let purpose = BindPurpose::Start(Box::new(start));
+                out.extend(self.select_client(client_id, purpose, now, caller)?);
             }
             None => out.extend(self.start_bound(start, now)?),
         }
+        Ok(out)
+    }
+
+    /// The extension chosen for the task (by the person, or by a start): the registry is
+    /// asked for it, `purpose` saying what follows its answer; a restart's leftovers are picked
+    /// up too, as for the person's other inputs.
+    fn select_client(
+        &mut self,
+        client_id: String,
+        purpose: BindPurpose,
+        now: u64,
+        caller: Caller,
+    ) -> Result<Vec<Effect>, ErrorObject> {
+        let Some(conversation) = self.conversation.as_mut() else {
+            return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
+        };
+        let recovered = match caller {
+            Caller::Direct => recover(conversation, &self.actions, now),
+            Caller::Relay => Vec::new(),
+        };
+        let mut out = vec![Effect::Bind {
+            client_id: Some(client_id),
+            purpose,
+        }];
+        let work = recovered.into_iter().map(Work::Conversation).collect();
+        self.settle(work, &mut out, false, now, caller);
         Ok(out)
     }
 
@@ -671,6 +711,11 @@ impl Task {
         }
         work.extend(self.actions.tick(now).into_iter().map(Work::Action));
         self.settle(work, &mut out, true, now, Caller::Direct);
+        let (expired, next) = self.artifacts.sweep(self.config.artifact_retention_ms, now);
+        if !expired.is_empty() {
+            out.push(Effect::DeleteArtifacts(expired));
+        }
+        out.extend(next.map(Effect::WakeAt));
         out
     }
 

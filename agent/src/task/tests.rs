@@ -261,7 +261,7 @@ fn stored(task: &Task) -> Stored {
         summary: None,
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: task.actions().records().to_vec(),
-        attachments: Vec::new(),
+        artifacts: Vec::new(),
         snapshot: None,
         secrets: Vec::new(),
     }
@@ -935,7 +935,7 @@ fn a_web_app_connecting_asks_for_an_extension_and_for_recovery() {
         summary: None,
         run: None,
         actions: Vec::new(),
-        attachments: Vec::new(),
+        artifacts: Vec::new(),
         snapshot: None,
         secrets: Vec::new(),
     };
@@ -957,7 +957,7 @@ fn restart(task: &Task, messages: Vec<StoredMessage>) -> Task {
             .and_then(|c| c.summary().cloned()),
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: task.actions().records().to_vec(),
-        attachments: Vec::new(),
+        artifacts: Vec::new(),
         snapshot: None,
         secrets: Vec::new(),
     };
@@ -1033,7 +1033,7 @@ fn after_a_restart_a_run_takes_the_result_that_arrived_meanwhile() {
         summary: None,
         run: task.conversation.as_ref().and_then(|c| c.run().cloned()),
         actions: queue.records().to_vec(),
-        attachments: Vec::new(),
+        artifacts: Vec::new(),
         snapshot: None,
         secrets: Vec::new(),
     };
@@ -1225,6 +1225,7 @@ fn the_model_is_told_secret_names_and_domains_and_never_a_value() {
     );
 }
 
+mod artifacts;
 mod compaction;
 mod consent;
 mod limits;
