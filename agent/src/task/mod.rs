@@ -12,7 +12,9 @@ pub mod client_steps;
 mod config;
 mod effect;
 mod input;
+mod lifecycle;
 mod messages;
+mod settle;
 #[cfg(test)]
 mod tests;
 
@@ -98,16 +100,6 @@ impl Task {
             waiting_step: None,
             side_calls: Vec::new(),
         }
-    }
-
-    /// Deletes the task (or, `unreadable`, the one of that id whose records could not be read):
-    /// everything kept of it is erased, then the machine starts over ([`Input::Erased`]).
-    fn delete(&self, unreadable: Option<String>) -> Result<Vec<Effect>, ErrorObject> {
-        let task_id = self.record().map(|t| t.task_id.clone()).or(unreadable);
-        let Some(task_id) = task_id else {
-            return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
-        };
-        Ok(vec![Effect::Erase { task_id }])
     }
 
     /// The task as storage has it, after an eviction or a restart. What a restart cut off is
@@ -552,122 +544,6 @@ impl Task {
         Ok(out)
     }
 
-    /// A task started in one request ([`Start`]): its bounds and mode, then its extension (the
-    /// rest once the registry has bound it: [`BindPurpose::Start`]), as the inputs each would be.
-    fn start(
-        &mut self,
-        mut start: Start,
-        now: u64,
-        caller: Caller,
-    ) -> Result<Vec<Effect>, ErrorObject> {
-        let mut out = Vec::new();
-        if start.take_ms.is_some() || start.report_ms.is_some() {
-            let bounds = Input::SetScriptBounds {
-                take_ms: start.take_ms.take(),
-                report_ms: start.report_ms.take(),
-            };
-            out.extend(self.handle(bounds, now, caller)?);
-        }
-        if std::mem::take(&mut start.step_by_step) {
-            out.extend(self.handle(Input::SetStepMode(true), now, caller)?);
-        }
-        match start.client_id.take() {
-            // Chosen as the person chooses one, the rest going with the request to the
-            // registry.
-            Some(client_id) => {
-                let purpose = BindPurpose::Start(Box::new(start));
-                out.extend(self.select_client(client_id, purpose, now, caller)?);
-            }
-            None => out.extend(self.start_bound(start, now)?),
-        }
-        Ok(out)
-    }
-
-    /// The extension chosen for the task (by the person, or by a start): the registry is
-    /// asked for it, `purpose` saying what follows its answer; a restart's leftovers are picked
-    /// up too, as for the person's other inputs.
-    fn select_client(
-        &mut self,
-        client_id: String,
-        purpose: BindPurpose,
-        now: u64,
-        caller: Caller,
-    ) -> Result<Vec<Effect>, ErrorObject> {
-        let Some(conversation) = self.conversation.as_mut() else {
-            return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
-        };
-        let recovered = match caller {
-            Caller::Direct => recover(conversation, &self.actions, now),
-            Caller::Relay => Vec::new(),
-        };
-        let mut out = vec![Effect::Bind {
-            client_id: Some(client_id),
-            purpose,
-        }];
-        let work = recovered.into_iter().map(Work::Conversation).collect();
-        self.settle(work, &mut out, false, now, caller);
-        Ok(out)
-    }
-
-    /// What of a start follows its extension's binding: the tab it starts on, then its goal,
-    /// whose model call is held for the alarm.
-    fn start_bound(&mut self, start: Start, now: u64) -> Result<Vec<Effect>, ErrorObject> {
-        let mut out = Vec::new();
-        if let Some(tab_id) = start.on_tab {
-            out.extend(self.handle(Input::StartOnTab(Some(tab_id)), now, Caller::Direct)?);
-        }
-        if let Some(goal) = start.goal {
-            let message = Input::UserMessage {
-                content: goal.content,
-                client_message_id: None,
-                answer_schema: goal.answer_schema,
-            };
-            out.extend(self.handle(message, now, Caller::Relay)?);
-        }
-        Ok(out)
-    }
-
-    fn create(
-        &mut self,
-        task_id: String,
-        fork: Option<conversation::ForkSeed>,
-        now: u64,
-    ) -> Result<Vec<Effect>, ErrorObject> {
-        if task_id.is_empty() {
-            return Err(ErrorObject::new(
-                ErrorCode::SchemaValidationFailed,
-                "taskId is required",
-            ));
-        }
-        if self.conversation.is_some() {
-            return Ok(Vec::new());
-        }
-        let (created, effects) = match fork {
-            // The log starts with the task's status, so every client learns it from the history.
-            None => {
-                let created = Conversation::new(task_id, now);
-                let status = created.status_event();
-                (created, vec![conversation::Effect::SaveTask, status])
-            }
-            Some(seed) => Conversation::from_fork(task_id, seed, now),
-        };
-        let mut created = created.with_config(self.config.run.clone());
-        created.secrets = crate::secrets::infos(&[], &self.config.secrets);
-        // A new task only stores and tells: nothing runs yet.
-        let out = effects
-            .into_iter()
-            .filter_map(|effect| match effect {
-                conversation::Effect::SaveTask => Some(Effect::SaveTask(created.task().clone())),
-                conversation::Effect::SaveMessage(message) => Some(Effect::SaveMessage(message)),
-                conversation::Effect::SaveSummary(summary) => Some(Effect::SaveSummary(summary)),
-                conversation::Effect::Emit(event) => Some(Effect::Emit(event)),
-                _ => None,
-            })
-            .collect();
-        self.conversation = Some(created);
-        Ok(out)
-    }
-
     /// A snapshot pushed for an extension this task no longer uses is stale, and ignored.
     fn snapshot(&mut self, push: SnapshotPush) -> Vec<Effect> {
         let selected = self.record().and_then(|t| t.selected_client_id.as_deref());
@@ -775,227 +651,14 @@ impl Task {
         );
         (submitted, conversation.actions_started(now))
     }
+}
 
-    /// Lets the conversation and the scheduler answer each other until only I/O is left, which
-    /// is appended to `out` in order (the model call naming the task, when one is due, last). When the scheduler was involved the alarm is set for its
-    /// next deadline, and an idle queue tells the conversation.
-    fn settle(
-        &mut self,
-        work: Vec<Work>,
-        out: &mut Vec<Effect>,
-        mut touches_actions: bool,
-        now: u64,
-        caller: Caller,
-    ) {
-        let mut queue: VecDeque<Work> = work.into();
-        loop {
-            while let Some(item) = queue.pop_front() {
-                match item {
-                    Work::Conversation(effect) => {
-                        queue.extend(self.conversation_effect(effect, out, now, caller))
-                    }
-                    Work::Action(effect) => {
-                        touches_actions = true;
-                        queue.extend(self.action_effect(effect, out, now));
-                    }
-                }
-            }
-            if !touches_actions {
-                break;
-            }
-            touches_actions = false;
-            if let Some(at) = self.actions.next_deadline() {
-                out.push(Effect::WakeAt(at));
-            }
-            if self.actions.is_idle() {
-                if let Some(conversation) = self.conversation.as_mut() {
-                    let idle = conversation.actions_idle(now);
-                    queue.extend(idle.into_iter().map(Work::Conversation));
-                }
-            }
-            if queue.is_empty() {
-                break;
-            }
-        }
-        for (purpose, messages) in std::mem::take(&mut self.side_calls) {
-            self.toward_model(Effect::AskModel { purpose, messages }, 0, out, now, caller);
-        }
-    }
-
-    fn conversation_effect(
-        &mut self,
-        effect: conversation::Effect,
-        out: &mut Vec<Effect>,
-        now: u64,
-        caller: Caller,
-    ) -> Vec<Work> {
-        let Some(conversation) = self.conversation.as_ref() else {
-            return Vec::new();
-        };
-        match effect {
-            conversation::Effect::Emit(event) => {
-                // The extension's overlay follows the task's status; its side panel shows the
-                // confirmations, and drops each once answered (here or there).
-                let task_id = conversation.task().task_id.clone();
-                let selected = conversation.task().selected_client_id.clone();
-                let bridge = conversation.task().allow_bridge;
-                let tell = match &event {
-                    FrontendEvent::TaskStatus {
-                        status,
-                        selected_client_id: Some(client_id),
-                        ..
-                    } => Some(Effect::Tell {
-                        client_id: client_id.clone(),
-                        message: ServerToExtension::TaskState {
-                            task_id,
-                            status: *status,
-                            bridge,
-                        },
-                    }),
-                    FrontendEvent::BridgeMode { .. } => selected.map(|client_id| Effect::Tell {
-                        client_id,
-                        message: ServerToExtension::TaskState {
-                            task_id,
-                            status: conversation.task().status,
-                            bridge,
-                        },
-                    }),
-                    FrontendEvent::ConfirmationRequested(request) => {
-                        selected.map(|client_id| Effect::Tell {
-                            client_id,
-                            message: ServerToExtension::ConfirmationRequested {
-                                task_id,
-                                request: Box::new(request.clone()),
-                            },
-                        })
-                    }
-                    FrontendEvent::ConfirmationAnswered {
-                        step, approved, by, ..
-                    } => selected.map(|client_id| Effect::Tell {
-                        client_id,
-                        message: ServerToExtension::ConfirmationSettled {
-                            task_id,
-                            step: *step,
-                            approved: *approved,
-                            by: by.clone(),
-                        },
-                    }),
-                    _ => None,
-                };
-                out.push(Effect::Emit(event));
-                out.extend(tell);
-            }
-            conversation::Effect::SaveTask => {
-                out.push(Effect::SaveTask(conversation.task().clone()))
-            }
-            conversation::Effect::SaveMessage(message) => {
-                if let Some(messages) = conversation.title_request(&message) {
-                    self.side_calls.push((SideCall::Title, messages));
-                }
-                let answered = message.message.role == mimo_protocol::ChatRole::Assistant;
-                out.push(Effect::SaveMessage(message));
-                // Each answer may have made the conversation long enough to compact.
-                if answered {
-                    let compaction = self
-                        .conversation
-                        .as_mut()
-                        .and_then(|c| c.compaction_request());
-                    if let Some((compaction, messages)) = compaction {
-                        self.side_calls
-                            .push((SideCall::Summary(compaction), messages));
-                    }
-                }
-            }
-            conversation::Effect::SaveSummary(summary) => out.push(Effect::SaveSummary(summary)),
-            conversation::Effect::SaveRun => out.push(Effect::SaveRun(conversation.run().cloned())),
-            conversation::Effect::CallLlm {
-                turn_id,
-                messages,
-                tools,
-                delay_ms,
-                image,
-            } => {
-                let call = Effect::CallLlm(LlmCall {
-                    turn_id,
-                    messages,
-                    tools,
-                    delay_ms,
-                    image,
-                });
-                self.toward_model(call, delay_ms, out, now, caller);
-            }
-            conversation::Effect::LookupSkills { turn_id, query } => {
-                let lookup = Effect::LookupSkills { turn_id, query };
-                self.toward_model(lookup, 0, out, now, caller);
-            }
-            conversation::Effect::BindClient => out.push(Effect::Bind {
-                client_id: None,
-                purpose: BindPurpose::Run,
-            }),
-            conversation::Effect::WakeAt(at) => out.push(Effect::WakeAt(at)),
-            conversation::Effect::SubmitAction { action_id, command } => {
-                let task = conversation.task();
-                let submitted = queue(&mut self.actions, task, action_id, None, command, now);
-                return submitted.into_iter().map(Work::Action).collect();
-            }
-        }
-        Vec::new()
-    }
-
-    /// A model call, or the skill lookup it waits for, after `delay_ms`: held for the alarm when
-    /// an object waits for `caller`'s answer, else made now.
-    fn toward_model(
-        &mut self,
-        effect: Effect,
-        delay_ms: u64,
-        out: &mut Vec<Effect>,
-        now: u64,
-        caller: Caller,
-    ) {
-        match caller {
-            Caller::Relay => {
-                self.held.push(effect);
-                out.push(Effect::WakeAt(now));
-            }
-            Caller::Direct => {
-                if self.config.llm.is_ok() {
-                    // Should the runtime restart before the call ends, this alarm finds the
-                    // turn cut off and runs it again.
-                    out.push(Effect::WakeAt(now + delay_ms + TURN_WATCH_MS));
-                }
-                out.push(effect);
-            }
-        }
-    }
-
-    fn action_effect(
-        &mut self,
-        effect: ActionEffect,
-        out: &mut Vec<Effect>,
-        now: u64,
-    ) -> Vec<Work> {
-        match effect {
-            ActionEffect::Save(record) => out.push(Effect::SaveAction(record)),
-            ActionEffect::Dispatch(action) => out.push(Effect::Dispatch(action)),
-            ActionEffect::Query(action) => out.push(Effect::Tell {
-                client_id: action.client_id,
-                message: ServerToExtension::ActionQuery {
-                    task_id: action.task_id,
-                    action_id: action.action_id,
-                    attempt: action.attempt,
-                },
-            }),
-            ActionEffect::Finished(record) => {
-                // The developer API's waiters get the record as it is kept.
-                out.push(Effect::ActionFinished(record.clone().kept()));
-                if let Some(conversation) = self.conversation.as_mut() {
-                    let next = conversation.action_finished(&record, now);
-                    return next.into_iter().map(Work::Conversation).collect();
-                }
-            }
-        }
-        Vec::new()
-    }
+fn show_snapshot(push: SnapshotPush) -> Vec<Effect> {
+    let event = FrontendEvent::SnapshotSync {
+        client_id: push.client_id.clone(),
+        snapshot: push.snapshot.clone(),
+    };
+    vec![Effect::SaveSnapshot(push), Effect::Show(event)]
 }
 
 /// Queues an action for the task's extension. Without a bound one the dispatch fails as
@@ -1028,12 +691,4 @@ fn recover(
     let mut effects = conversation.recover(now);
     effects.extend(conversation.resume_run(|id| actions.get(id).cloned(), now));
     effects
-}
-
-fn show_snapshot(push: SnapshotPush) -> Vec<Effect> {
-    let event = FrontendEvent::SnapshotSync {
-        client_id: push.client_id.clone(),
-        snapshot: push.snapshot.clone(),
-    };
-    vec![Effect::SaveSnapshot(push), Effect::Show(event)]
 }
