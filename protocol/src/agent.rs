@@ -10,9 +10,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::action::ScrollDirection;
+use crate::action::{ActionCommand, DragEnd, ScrollDirection, Target};
+use crate::artifact::Attachment;
 use crate::bridge::{BashArgs, BridgeTool, EditArgs, ReadArgs, WriteArgs};
-use crate::ErrorObject;
+use crate::{ErrorCode, ErrorObject};
 
 /// The name of the one tool the model calls at every step.
 pub const AGENT_TOOL_NAME: &str = "AgentOutput";
@@ -279,6 +280,134 @@ impl AgentAction {
             _ => return None,
         };
         Some((tool, args.expect("bridge arguments serialize")))
+    }
+}
+
+impl AgentAction {
+    /// The command this action becomes (`None` for the ones the run answers itself: `done`,
+    /// `read_page`, `list_tabs`), the task's attached files naming what `upload_file` sends (a
+    /// file not attached is the step's error), `agent_id` the agent a bridge invocation is
+    /// attributed to.
+    pub fn command(
+        &self,
+        attachments: &[Attachment],
+        agent_id: &str,
+    ) -> Result<Option<ActionCommand>, ErrorObject> {
+        let target = Target::click_id;
+        if let Some((tool, args)) = self.bridge_invocation() {
+            return Ok(Some(ActionCommand::BridgeInvoke {
+                tool,
+                args,
+                agent_id: agent_id.to_owned(),
+                confirmed_protected_path: None,
+            }));
+        }
+        Ok(Some(match self.clone() {
+            AgentAction::Navigate { url } => ActionCommand::BrowserNavigate { url },
+            AgentAction::Click { index } => ActionCommand::BrowserClick {
+                target: target(index),
+                strategy: None,
+                checked: None,
+            },
+            AgentAction::Type {
+                index,
+                text,
+                submit,
+            } => ActionCommand::BrowserType {
+                target: target(index),
+                text,
+                submit: Some(submit),
+                strategy: None,
+            },
+            AgentAction::SelectOption { index, option } => ActionCommand::BrowserSelectOption {
+                target: target(index),
+                option,
+            },
+            AgentAction::Scroll {
+                direction,
+                index,
+                amount,
+            } => ActionCommand::BrowserScroll {
+                target: Target {
+                    click_id: index,
+                    ..Target::default()
+                },
+                direction,
+                amount,
+            },
+            AgentAction::PressKey { key } => ActionCommand::BrowserPressKey { key, expect: None },
+            AgentAction::Hover { index } => ActionCommand::BrowserHover {
+                target: target(index),
+            },
+            AgentAction::Back {} => ActionCommand::BrowserBack {},
+            AgentAction::Forward {} => ActionCommand::BrowserForward {},
+            AgentAction::WaitFor {
+                text,
+                url,
+                selector,
+                timeout_ms,
+            } => ActionCommand::BrowserWaitFor {
+                text,
+                url,
+                selector,
+                timeout_ms,
+            },
+            AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
+            AgentAction::ScrollTo { text } => ActionCommand::BrowserScrollTo { text },
+            AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt {
+                x,
+                y,
+                expect: None,
+                scale: None,
+            },
+            AgentAction::HoverAt { x, y } => ActionCommand::BrowserHoverAt { x, y, scale: None },
+            AgentAction::Drag { from, to } => {
+                let end = |p: DragPoint| DragEnd {
+                    click_id: p.index,
+                    x: p.x,
+                    y: p.y,
+                };
+                ActionCommand::BrowserDrag {
+                    from: end(from),
+                    to: end(to),
+                    expect: None,
+                    scale: None,
+                }
+            }
+            AgentAction::ReadTab { tab_id } => ActionCommand::BrowserReadTab { tab_id },
+            AgentAction::SwitchTab { tab_id } => ActionCommand::BrowserSwitchTab { tab_id },
+            AgentAction::OpenTab { url } => ActionCommand::BrowserOpenTab { url },
+            AgentAction::CloseTab { tab_id } => ActionCommand::BrowserCloseTab { tab_id },
+            AgentAction::UploadFile { index, file } => {
+                let Some(attachment) = attachments.iter().find(|a| a.name == file) else {
+                    let names: Vec<&str> = attachments.iter().map(|a| a.name.as_str()).collect();
+                    return Err(ErrorObject::new(
+                        ErrorCode::TargetNotFound,
+                        if names.is_empty() {
+                            format!("no file is attached to this task, so {file:?} cannot be uploaded: ask the user to attach it")
+                        } else {
+                            format!(
+                                "no attached file is named {file:?}; the attached files are {names:?}"
+                            )
+                        },
+                    ));
+                };
+                ActionCommand::BrowserUploadFile {
+                    target: target(index),
+                    artifact_id: attachment.artifact_id.clone(),
+                    name: attachment.name.clone(),
+                    content_type: attachment.content_type.clone(),
+                }
+            }
+            // Answered by the run itself, from what it already holds.
+            AgentAction::Done { .. } | AgentAction::ReadPage { .. } | AgentAction::ListTabs {} => {
+                return Ok(None)
+            }
+            AgentAction::FileRead { .. }
+            | AgentAction::FileWrite { .. }
+            | AgentAction::FileEdit { .. }
+            | AgentAction::RunCommand { .. } => unreachable!("bridge invocations, above"),
+        }))
     }
 }
 

@@ -6,8 +6,8 @@ use ts_rs::TS;
 use crate::action::BoundingBox;
 use crate::snapshot::ChromeId;
 use crate::{
-    AgentAction, BrowserSnapshot, BrowserTaskResult, ErrorObject, LlmErrorKind, PageDialog,
-    Reflection, RiskLevel, TaskStatus, TaskTab, TokenUsage, ToolPhase, ToolResult,
+    AgentAction, Attachment, BrowserSnapshot, BrowserTaskResult, ErrorObject, LlmErrorKind,
+    PageDialog, Reflection, RiskLevel, TaskStatus, TaskTab, TokenUsage, ToolPhase, ToolResult,
 };
 
 /// Web → server (`frontend_message`).
@@ -115,18 +115,6 @@ pub struct ChatMessage {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(as = "Option<bool>", optional)]
     pub superseded: bool,
-}
-
-/// A file the person attached to the task (an `attachment` artifact): the model sees its name,
-/// type and size, never its bytes, and `upload_file` puts it into a file input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct Attachment {
-    pub artifact_id: String,
-    pub name: String,
-    pub content_type: String,
-    #[ts(type = "number")]
-    pub size: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

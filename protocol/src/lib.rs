@@ -37,14 +37,15 @@ pub use agent::{
     AgentAction, AgentActionKind, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint,
     Reflection, RiskLevel, SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
+pub use artifact::Attachment;
 pub use client_id::ClientId;
 pub use error::{ErrorCode, ErrorObject, LlmErrorKind};
 pub use extension::{
     AttemptState, BrowserInfo, ExtensionInfo, ExtensionMessage, ServerToExtension,
 };
 pub use frontend::{
-    Attachment, ChatMessage, ChatRole, ConfirmationRequest, EventEnvelope, FrontendEvent,
-    FrontendMessage, OutputStatus,
+    ChatMessage, ChatRole, ConfirmationRequest, EventEnvelope, FrontendEvent, FrontendMessage,
+    OutputStatus,
 };
 pub use secrets::{PiiKind, RedactionPolicy, SecretInfo, SecretScope};
 pub use skills::{Skill, SkillHit, SkillList, SkillSearch};

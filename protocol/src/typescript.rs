@@ -121,7 +121,7 @@ pub fn typescript_module() -> String {
         frontend::ChatRole,
         frontend::ChatMessage,
         frontend::OutputStatus,
-        frontend::Attachment,
+        crate::artifact::Attachment,
         frontend::FrontendEvent,
         frontend::ConfirmationRequest,
         frontend::EventEnvelope,

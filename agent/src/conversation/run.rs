@@ -19,9 +19,9 @@ use mimo_protocol::agent::{SubtaskStatus, AGENT_TOOL_NAME, BROWSER_TASK_TOOL_NAM
 use mimo_protocol::bridge::agent_id;
 use mimo_protocol::script::is_script_client;
 use mimo_protocol::{
-    ActionCommand, ActionStatus, AgentAction, AgentOutput, Attachment, ChatMessage, ChatRole,
-    ConfirmationRequest, DragEnd, DragPoint, ErrorCode, ErrorObject, FrontendEvent, OutputStatus,
-    PageDialog, RiskLevel, Target, TaskStatus, TokenUsage, ToolPhase, ToolResult,
+    ActionCommand, ActionStatus, AgentAction, AgentOutput, ChatMessage, ChatRole,
+    ConfirmationRequest, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, PageDialog,
+    RiskLevel, TaskStatus, TokenUsage, ToolPhase, ToolResult,
 };
 
 use serde_json::json;
@@ -38,7 +38,6 @@ mod confirm;
 mod finish;
 mod observe;
 
-pub use command::command_for;
 use command::*;
 
 /// How long a run waits for the person to allow Mimo on a site one of its steps needs before
@@ -275,7 +274,7 @@ impl Conversation {
             _ => {}
         }
         let agent_id = agent_id(run.subtask.as_ref().map(|s| s.number));
-        let command = match command_for(&step.output.action, &self.attachments, &agent_id) {
+        let command = match step.output.action.command(&self.attachments, &agent_id) {
             Ok(command) => command.expect("not done"),
             Err(error) => return self.refuse_step(error, now),
         };

@@ -12,6 +12,18 @@ pub use limits::*;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+/// A file the person attached to the task (an `attachment` artifact): the model sees its name,
+/// type and size, never its bytes, and `upload_file` puts it into a file input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub artifact_id: String,
+    pub name: String,
+    pub content_type: String,
+    #[ts(type = "number")]
+    pub size: u64,
+}
+
 /// Body of `POST /api/artifacts/presign`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

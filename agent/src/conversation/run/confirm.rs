@@ -12,7 +12,11 @@ impl Conversation {
         let run = self.run.as_ref()?;
         let step = run.steps.last()?;
         let agent_id = agent_id(run.subtask.as_ref().map(|s| s.number));
-        let command = command_for(&step.output.action, &self.attachments, &agent_id).ok()??;
+        let command = step
+            .output
+            .action
+            .command(&self.attachments, &agent_id)
+            .ok()??;
         match self.admit(command, Asker::Agent { confirmed: false }) {
             Verdict::Ask { why, .. } => Some(why),
             Verdict::Send(_) | Verdict::Refuse(_) => None,

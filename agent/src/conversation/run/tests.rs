@@ -2876,6 +2876,6 @@ fn going_back_and_forward_become_the_history_commands() {
         (AgentAction::Back {}, ActionCommand::BrowserBack {}),
         (AgentAction::Forward {}, ActionCommand::BrowserForward {}),
     ] {
-        assert_eq!(command_for(&action, &[], "agent"), Ok(Some(command)));
+        assert_eq!(action.command(&[], "agent"), Ok(Some(command)));
     }
 }
