@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use worker::{js_sys, Env, Headers, Method, Request, RequestInit, Response, Result, Stub};
 
-use crate::error::{read_json, read_outcome, Answer};
+use crate::error::{read_json, read_outcome, Reply};
 use crate::http::json_request;
 use crate::mcp_oauth::RESOURCE_HEADER;
 use crate::registry_store::HandOver;
@@ -169,35 +169,35 @@ impl RegistryClient {
     }
 
     /// Binds a task to an extension (automatic selection when `client_id` is `None`).
-    pub async fn bind(&self, request: &BindRequest) -> Answer<Binding> {
+    pub async fn bind(&self, request: &BindRequest) -> Reply<Binding> {
         let request = json_request(Method::Post, "/bind", Some(request))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
     /// The extension a task is bound to (`NOT_FOUND` when none).
-    pub async fn binding_of(&self, task_id: &str) -> Answer<String> {
+    pub async fn binding_of(&self, task_id: &str) -> Reply<String> {
         self.get(&format!("/binding?taskId={}", urlencode(task_id)))
             .await
     }
 
     /// The deployment's extensions, online or not.
-    pub async fn list(&self) -> Answer<ExtensionList> {
+    pub async fn list(&self) -> Reply<ExtensionList> {
         self.get("/list").await
     }
 
     /// A new pairing code for the web app to show.
-    pub async fn pairing_code(&self) -> Answer<PairingCode> {
+    pub async fn pairing_code(&self) -> Reply<PairingCode> {
         let request = json_request::<()>(Method::Post, "/pairing-code", None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
     /// Trades a pairing code for an extension credential (`UNAUTHORIZED` for a wrong code).
-    pub async fn pair(&self, request: &PairRequest) -> Answer<PairResponse> {
+    pub async fn pair(&self, request: &PairRequest) -> Reply<PairResponse> {
         self.post("/pair", request).await
     }
 
     /// Revokes an extension's credential and closes its socket.
-    pub async fn revoke(&self, client_id: &str) -> Answer<()> {
+    pub async fn revoke(&self, client_id: &str) -> Reply<()> {
         let path = format!("/revoke?clientId={}", urlencode(client_id));
         let request = json_request::<()>(Method::Post, &path, None)?;
         read_outcome(self.0.fetch_with_request(request).await?).await
@@ -206,7 +206,7 @@ impl RegistryClient {
     /// Whose an extension token is (`UNAUTHORIZED` when unknown or revoked), asked where it is
     /// kept: at the object of the client it names (`mimo_agent::credentials::token_client`),
     /// else — a token from before tokens named their client — at the directory.
-    pub async fn authenticate(env: &Env, check: &TokenCheck) -> Answer<TicketHolder> {
+    pub async fn authenticate(env: &Env, check: &TokenCheck) -> Reply<TicketHolder> {
         match token_client(&check.token) {
             Some(client_id) => {
                 let path = format!(
@@ -220,44 +220,44 @@ impl RegistryClient {
     }
 
     /// A single-use ticket for one socket of the holder.
-    pub async fn ticket(&self, holder: &TicketHolder) -> Answer<WsTicket> {
+    pub async fn ticket(&self, holder: &TicketHolder) -> Reply<WsTicket> {
         self.post("/ticket", holder).await
     }
 
     /// Whose a socket's ticket is, using it up (`UNAUTHORIZED` when wrong, expired or used).
-    pub async fn redeem(&self, redeem: &TicketRedeem) -> Answer<TicketHolder> {
+    pub async fn redeem(&self, redeem: &TicketRedeem) -> Reply<TicketHolder> {
         self.post("/redeem", redeem).await
     }
 
     /// Counts a failed authentication; says until when the client is blocked, if it now is.
-    pub async fn auth_failure(&self, failure: &AuthFailure) -> Answer<AuthFailureCount> {
+    pub async fn auth_failure(&self, failure: &AuthFailure) -> Reply<AuthFailureCount> {
         self.post("/auth-failure", failure).await
     }
 
     /// Until when the client is blocked, if it is, counting nothing.
-    pub async fn auth_status(&self, client: &AuthFailure) -> Answer<AuthFailureCount> {
+    pub async fn auth_status(&self, client: &AuthFailure) -> Reply<AuthFailureCount> {
         self.post("/auth-status", client).await
     }
 
     /// A client's object reports the client's presence.
-    pub async fn report(&self, report: &PresenceReport) -> Answer<()> {
+    pub async fn report(&self, report: &PresenceReport) -> Reply<()> {
         let request = json_request(Method::Post, "/report", Some(report))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
 
     /// A client's object, when it first runs: what the directory keeps for it, handed over.
-    pub async fn hand_over(&self, client_id: &ClientId) -> Answer<HandOver> {
+    pub async fn hand_over(&self, client_id: &ClientId) -> Reply<HandOver> {
         let path = format!("/hand-over?clientId={}", urlencode(client_id.as_str()));
         let request = json_request::<()>(Method::Post, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
-    async fn get<T: DeserializeOwned>(&self, path: &str) -> Answer<T> {
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Reply<T> {
         let request = json_request::<()>(Method::Get, path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
-    async fn post<B: Serialize, T: DeserializeOwned>(&self, route: &str, body: &B) -> Answer<T> {
+    async fn post<B: Serialize, T: DeserializeOwned>(&self, route: &str, body: &B) -> Reply<T> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
@@ -276,12 +276,12 @@ impl ClientObject {
     }
 
     /// The object of `client_id`, named as it is given (a task's stored binding, a path).
-    pub fn named(env: &Env, client_id: &str) -> Answer<Self> {
+    pub fn named(env: &Env, client_id: &str) -> Reply<Self> {
         Ok(Self::new(env, &ClientId::parse(client_id)?)?)
     }
 
     /// Sends a frame on the extension's socket (`PLUGIN_OFFLINE` when it has none open).
-    pub async fn send(&self, client_id: &str, message: ServerToExtension) -> Answer<()> {
+    pub async fn send(&self, client_id: &str, message: ServerToExtension) -> Reply<()> {
         let body = SendToExtension {
             client_id: ClientId::parse(client_id)?,
             message,
@@ -303,11 +303,7 @@ impl ClientObject {
     }
 
     /// A poll made here on behalf of `client_id` (a script: see the script API).
-    pub async fn poll_frames(
-        &self,
-        client_id: &str,
-        request: &PollRequest,
-    ) -> Answer<PollResponse> {
+    pub async fn poll_frames(&self, client_id: &str, request: &PollRequest) -> Reply<PollResponse> {
         self.post(&format!("/poll?clientId={}", urlencode(client_id)), request)
             .await
     }
@@ -324,7 +320,7 @@ impl ClientObject {
     }
 
     /// The client this object is (`client_id`) is the one task `task_id` is bound to.
-    pub async fn is_bound(&self, client_id: &str, task_id: &str) -> Answer<bool> {
+    pub async fn is_bound(&self, client_id: &str, task_id: &str) -> Reply<bool> {
         let path = format!(
             "/bound?clientId={}&taskId={}",
             urlencode(client_id),
@@ -336,20 +332,20 @@ impl ClientObject {
 
     /// Tells the object what the directory decided about its client; answers with the client's
     /// snapshot.
-    pub async fn news(&self, client_id: &ClientId, news: &News) -> Answer<Option<BrowserSnapshot>> {
+    pub async fn news(&self, client_id: &ClientId, news: &News) -> Reply<Option<BrowserSnapshot>> {
         let path = format!("/news?clientId={}", urlencode(client_id.as_str()));
         let request = json_request(Method::Post, &path, Some(news))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
     /// The client's presence as its object knows it now.
-    pub async fn presence(&self, client_id: &ClientId) -> Answer<PresenceReport> {
+    pub async fn presence(&self, client_id: &ClientId) -> Reply<PresenceReport> {
         let path = format!("/presence?clientId={}", urlencode(client_id.as_str()));
         let request = json_request::<()>(Method::Get, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
-    async fn post<B: Serialize, T: DeserializeOwned>(&self, route: &str, body: &B) -> Answer<T> {
+    async fn post<B: Serialize, T: DeserializeOwned>(&self, route: &str, body: &B) -> Reply<T> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
@@ -371,34 +367,34 @@ impl TaskClient {
     }
 
     /// Relays what the extension says about one of the task's actions.
-    pub async fn action_event(&self, event: &ActionEvent) -> Answer<()> {
+    pub async fn action_event(&self, event: &ActionEvent) -> Reply<()> {
         self.post("/action-event", event).await
     }
 
     /// Relays takeover, resume or stop from the extension's overlay.
-    pub async fn control(&self, control: TaskControl) -> Answer<()> {
+    pub async fn control(&self, control: TaskControl) -> Reply<()> {
         self.post("/control", &control).await
     }
 
     /// Relays the person's answer to a confirmation, given outside the web app.
-    pub async fn confirm(&self, answer: &ConfirmBody) -> Answer<()> {
+    pub async fn confirm(&self, answer: &ConfirmBody) -> Reply<()> {
         self.post("/confirm", answer).await
     }
 
     /// Starts a task for a script whose polling client is `client_id`.
-    pub async fn script_start(&self, start: &ScriptStart, client_id: &str) -> Answer<()> {
+    pub async fn script_start(&self, start: &ScriptStart, client_id: &str) -> Reply<()> {
         let path = format!("/script/start?clientId={}", urlencode(client_id));
         self.post(&path, start).await
     }
 
     /// Where the task stands, for a script.
-    pub async fn script_status(&self) -> Answer<ScriptStatus> {
+    pub async fn script_status(&self) -> Reply<ScriptStatus> {
         let request = json_request::<()>(Method::Get, "/script/status", None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
     /// Every action of the task with its state and outcome.
-    pub async fn actions(&self) -> Answer<Vec<ActionRecord>> {
+    pub async fn actions(&self) -> Reply<Vec<ActionRecord>> {
         let request = json_request::<()>(Method::Get, "/actions", None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
@@ -413,7 +409,7 @@ impl TaskClient {
         &self,
         action: &SubmitAction,
         consent: ClientConsent,
-    ) -> Answer<Option<ActionRecord>> {
+    ) -> Reply<Option<ActionRecord>> {
         let path = match consent {
             ClientConsent::Unasked => "/actions",
             ClientConsent::ConfirmedInClient => "/actions/confirmed",
@@ -424,13 +420,13 @@ impl TaskClient {
     }
 
     /// Gives the task a goal to run (`/run`), answered once the task has it.
-    pub async fn run(&self, goal: &RunGoal) -> Answer<()> {
+    pub async fn run(&self, goal: &RunGoal) -> Reply<()> {
         self.post("/run", goal).await
     }
 
     /// Where the task stands and how its run ended, waiting up to `wait_ms` for it to end (or,
     /// given `after_steps`, to finish a step more than that).
-    pub async fn run_state(&self, wait_ms: u64, after_steps: Option<u32>) -> Answer<RunState> {
+    pub async fn run_state(&self, wait_ms: u64, after_steps: Option<u32>) -> Reply<RunState> {
         let mut path = format!("/run?waitMs={wait_ms}");
         if let Some(steps) = after_steps {
             path.push_str(&format!("&afterSteps={steps}"));
@@ -440,19 +436,19 @@ impl TaskClient {
     }
 
     /// Pushes the task's extension's new browser snapshot.
-    pub async fn snapshot(&self, push: &SnapshotPush) -> Answer<()> {
+    pub async fn snapshot(&self, push: &SnapshotPush) -> Reply<()> {
         self.post("/snapshot", push).await
     }
 
     /// Creates the task (nothing happens when it exists).
-    pub async fn init(&self, task_id: &str) -> Answer<Created> {
+    pub async fn init(&self, task_id: &str) -> Reply<Created> {
         let path = format!("/init?taskId={}", urlencode(task_id));
         let request = json_request::<()>(Method::Post, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
 
     /// What a fork of the task at `message_id` starts from.
-    pub async fn fork_seed(&self, message_id: &str) -> Answer<ForkSeed> {
+    pub async fn fork_seed(&self, message_id: &str) -> Reply<ForkSeed> {
         let body = ForkRequest {
             message_id: message_id.to_owned(),
         };
@@ -461,13 +457,13 @@ impl TaskClient {
     }
 
     /// Closes the sockets `client_id`'s side panel has open on the task (its credential ended).
-    pub async fn close_side_panels(&self, client_id: &str) -> Answer<()> {
+    pub async fn close_side_panels(&self, client_id: &str) -> Reply<()> {
         let route = format!("/side-panels/close?clientId={}", urlencode(client_id));
         self.post(&route, &()).await
     }
 
     /// Binds the new task to `client_id`'s browser, its first run on `here`'s tab.
-    pub async fn start_here(&self, client_id: &str, here: &TaskHere) -> Answer<()> {
+    pub async fn start_here(&self, client_id: &str, here: &TaskHere) -> Reply<()> {
         self.post(
             &format!("/start-here?clientId={}", urlencode(client_id)),
             here,
@@ -476,28 +472,28 @@ impl TaskClient {
     }
 
     /// Creates the task `task_id` as a fork from `seed`.
-    pub async fn fork_init(&self, task_id: &str, seed: &ForkSeed) -> Answer<()> {
+    pub async fn fork_init(&self, task_id: &str, seed: &ForkSeed) -> Reply<()> {
         let path = format!("/fork-init?taskId={}", urlencode(task_id));
         self.post(&path, seed).await
     }
 
     /// Tells the task forked that the fork `fork` was made of it.
-    pub async fn forked(&self, fork: &ForkedFrom) -> Answer<()> {
+    pub async fn forked(&self, fork: &ForkedFrom) -> Reply<()> {
         self.post("/forked", fork).await
     }
 
     /// Records an upload grant for one of the task's artifacts.
-    pub async fn artifact_granted(&self, grant: &ArtifactGrant) -> Answer<()> {
+    pub async fn artifact_granted(&self, grant: &ArtifactGrant) -> Reply<()> {
         self.post("/artifacts/granted", grant).await
     }
 
     /// Records that an artifact's upload completed (`NOT_FOUND` for an artifact never granted).
-    pub async fn artifact_stored(&self, stored: &ArtifactStored) -> Answer<()> {
+    pub async fn artifact_stored(&self, stored: &ArtifactStored) -> Reply<()> {
         self.post("/artifacts/stored", stored).await
     }
 
     /// One of the task's artifacts as recorded.
-    pub async fn artifact(&self, artifact_id: &str) -> Answer<ArtifactRecord> {
+    pub async fn artifact(&self, artifact_id: &str) -> Reply<ArtifactRecord> {
         let path = format!("/artifacts/get?artifactId={}", urlencode(artifact_id));
         let request = json_request::<()>(Method::Get, &path, None)?;
         read_json(self.0.fetch_with_request(request).await?).await
@@ -543,7 +539,7 @@ impl TaskClient {
             .await
     }
 
-    async fn post<T: Serialize>(&self, route: &str, body: &T) -> Answer<()> {
+    async fn post<T: Serialize>(&self, route: &str, body: &T) -> Reply<()> {
         let request = json_request(Method::Post, route, Some(body))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
@@ -614,7 +610,7 @@ impl McpClient {
     }
 
     /// Who holds the MCP token `check` names (`UNAUTHORIZED` for none live).
-    pub async fn check_token(&self, check: &McpTokenCheck) -> Answer<TokenHolder> {
+    pub async fn check_token(&self, check: &McpTokenCheck) -> Reply<TokenHolder> {
         let request = json_request(Method::Post, "/tokens/check", Some(check))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
@@ -684,7 +680,7 @@ impl SkillClient {
     }
 
     /// The skills a run's model call gets for its goal and page.
-    pub async fn matching(&self, query: &SkillQuery) -> Answer<Vec<Skill>> {
+    pub async fn matching(&self, query: &SkillQuery) -> Reply<Vec<Skill>> {
         let request = json_request(Method::Post, "/match", Some(query))?;
         read_json(self.0.fetch_with_request(request).await?).await
     }
@@ -723,13 +719,13 @@ impl TaskIndexClient {
     }
 
     /// Creates or updates a task's entry.
-    pub async fn put(&self, entry: &IndexEntry) -> Answer<()> {
+    pub async fn put(&self, entry: &IndexEntry) -> Reply<()> {
         let request = json_request(Method::Post, "/put", Some(entry))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }
 
     /// Removes a deleted task's entry.
-    pub async fn delete(&self, task_id: &str) -> Answer<()> {
+    pub async fn delete(&self, task_id: &str) -> Reply<()> {
         let path = format!("/delete?taskId={}", urlencode(task_id));
         let request = json_request::<()>(Method::Post, &path, None)?;
         read_outcome(self.0.fetch_with_request(request).await?).await
@@ -767,7 +763,7 @@ impl WebhookClient {
     }
 
     /// Hands a task's events (in order) over for delivery.
-    pub async fn report(&self, events: &mimo_protocol::webhooks::WebhookEvents) -> Answer<()> {
+    pub async fn report(&self, events: &mimo_protocol::webhooks::WebhookEvents) -> Reply<()> {
         let request = json_request(Method::Post, "/events", Some(events))?;
         read_outcome(self.0.fetch_with_request(request).await?).await
     }

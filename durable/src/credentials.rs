@@ -14,7 +14,7 @@ use worker::{Result, SqlStorage};
 use crate::sql::{add_column, int, text, Sql};
 
 use crate::clients::AuthFailure;
-use crate::error::Answer;
+use crate::error::Reply;
 use crate::http::{now_ms, random_bytes};
 
 pub const SCHEMA: &str = "
@@ -77,7 +77,7 @@ impl<S: Sql> Credentials<S> {
     /// extension pairing again names the credential it held (`replaces`, revoked or not): it
     /// keeps its id and that credential is revoked — one extension, one credential. Nobody
     /// names an id, so no one can take another extension's id or revoke its credential.
-    pub fn pair(&self, request: &PairRequest) -> Answer<PairResponse> {
+    pub fn pair(&self, request: &PairRequest) -> Reply<PairResponse> {
         let wrong = || {
             refused(
                 "the pairing code is wrong, expired or already used; show a new one in the web app",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_util::future::Either;
 use worker::Delay;
 
-use crate::error::{Answer, Failure};
+use crate::error::{Failure, Reply};
 
 /// How long another object (the registry, the skill library, the session list) may take to
 /// answer a request that does not wait for anything itself.
@@ -26,7 +26,7 @@ pub async fn with_deadline<F: Future>(future: F, budget: Duration) -> Option<F::
 /// `answer` within [`OBJECT_ANSWER_MS`], else a runtime failure saying that `what` did not
 /// answer — handled as any failure of the runtime underneath (a dispatch that did not reach the
 /// extension, a skill lookup without skills).
-pub async fn answered<T>(what: &str, answer: impl Future<Output = Answer<T>>) -> Answer<T> {
+pub async fn answered<T>(what: &str, answer: impl Future<Output = Reply<T>>) -> Reply<T> {
     answered_within(what, OBJECT_ANSWER_MS, answer).await
 }
 
@@ -34,8 +34,8 @@ pub async fn answered<T>(what: &str, answer: impl Future<Output = Answer<T>>) ->
 pub async fn answered_within<T>(
     what: &str,
     ms: u64,
-    answer: impl Future<Output = Answer<T>>,
-) -> Answer<T> {
+    answer: impl Future<Output = Reply<T>>,
+) -> Reply<T> {
     match with_deadline(answer, Duration::from_millis(ms)).await {
         Some(answer) => answer,
         None => Err(Failure::Runtime(worker::Error::RustError(format!(

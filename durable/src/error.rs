@@ -19,8 +19,8 @@ pub enum Failure {
     Runtime(#[source] worker::Error),
 }
 
-/// An answer of another part: the value, or why not.
-pub type Answer<T> = Result<T, Failure>;
+/// What a call to another part (an object, a service) comes back with: the value, or why not.
+pub type Reply<T> = Result<T, Failure>;
 
 impl Failure {
     /// The failure as the response to the request that met it: a refusal is answered with its
@@ -63,7 +63,7 @@ pub trait Refusable<T> {
     fn refusal(self) -> worker::Result<Result<T, ErrorObject>>;
 }
 
-impl<T> Refusable<T> for Answer<T> {
+impl<T> Refusable<T> for Reply<T> {
     fn refusal(self) -> worker::Result<Result<T, ErrorObject>> {
         match self {
             Ok(value) => Ok(Ok(value)),
@@ -74,7 +74,7 @@ impl<T> Refusable<T> for Answer<T> {
 }
 
 /// Whether another object's answer was a success, or the error object it sent.
-pub async fn read_outcome(response: Response) -> Answer<()> {
+pub async fn read_outcome(response: Response) -> Reply<()> {
     if response.status_code() < 300 {
         Ok(())
     } else {
@@ -83,7 +83,7 @@ pub async fn read_outcome(response: Response) -> Answer<()> {
 }
 
 /// Reads the body of a response from another object: the value, or the error object it sent.
-pub async fn read_json<T: serde::de::DeserializeOwned>(mut response: Response) -> Answer<T> {
+pub async fn read_json<T: serde::de::DeserializeOwned>(mut response: Response) -> Reply<T> {
     if response.status_code() < 300 {
         Ok(response.json().await?)
     } else {

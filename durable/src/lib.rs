@@ -53,7 +53,7 @@ pub use clients::{
     ConfirmBody, McpClient, McpTokenCheck, RegistryClient, SkillClient, TaskClient,
     TaskIndexClient, TicketHolder, TicketRedeem, TokenCheck, TokenHolder, WebhookClient,
 };
-pub use error::{Answer, Failure, Refusable};
+pub use error::{Failure, Refusable, Reply};
 pub use http::{error_response, now_ms, query_param, random_bytes};
 pub use mcp_oauth::{consent_refused, AuthorizeCheck, RESOURCE_HEADER};
 pub use mcp_session::McpSession;

@@ -21,7 +21,7 @@ use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_agent::mcp::elicit::{self, Decision};
 use mimo_agent::mcp::runs::{self, SessionRun, StreamPoint};
 use mimo_agent::mcp::session::{self, admit, Refusal, Session};
-use mimo_agent::mcp::tools::{self, Answer, FormField, FormStop};
+use mimo_agent::mcp::tools::{self, FormField, FormStop, ToolReply};
 use mimo_agent::mcp::{self, BrowserTool, Call, Incoming, TaskTool, Tool};
 use mimo_agent::task::ClientConsent;
 use mimo_protocol::mcp::{
@@ -492,7 +492,7 @@ impl McpSession {
                 s.client_id = Some(record.client_id.clone());
             })?;
         }
-        answer_of(&self.env, &task, tool, &record)
+        reply_of(&self.env, &task, tool, &record)
             .await
             .map(Called::Answered)
     }
@@ -693,7 +693,7 @@ impl Ask {
     async fn submit(&self, env: &Env, consent: ClientConsent) -> Result<CallToolResult> {
         let task = TaskClient::new(env, &self.task_id)?;
         Ok(match task.submit(&self.submit, consent).await.refusal()? {
-            Ok(Some(record)) => answer_of(env, &task, &self.tool, &record).await?,
+            Ok(Some(record)) => reply_of(env, &task, &self.tool, &record).await?,
             Ok(None) => CallToolResult::error("the task did not keep the action it was given"),
             Err(refusal) => tools::refused(&refusal),
         })
@@ -720,16 +720,16 @@ enum Waiting {
     Answer(oneshot::Receiver<Option<Value>>),
 }
 
-/// What a tool call answers once its step is `record`: its result, or the screenshot it took.
-async fn answer_of(
+/// What a tool call replies once its step is `record`: its result, or the screenshot it took.
+async fn reply_of(
     env: &Env,
     task: &TaskClient,
     tool: &BrowserTool,
     record: &ActionRecord,
 ) -> Result<CallToolResult> {
-    match tool.answer(record) {
-        Answer::Result(result) => Ok(result),
-        Answer::Image(shot) => {
+    match tool.reply(record) {
+        ToolReply::Result(result) => Ok(result),
+        ToolReply::Image(shot) => {
             let image = match task.artifact(&shot.artifact_id).await.refusal()? {
                 Ok(record) => read_image(&env.bucket(ARTIFACTS)?, &record).await,
                 Err(error) => Err(error.message),

@@ -44,7 +44,7 @@ use crate::clients::{
 };
 use crate::credentials::Credentials;
 use crate::deadline::{answered, answered_within, OBJECT_ANSWER_MS};
-use crate::error::{Answer, Refusable};
+use crate::error::{Refusable, Reply};
 use crate::http::{error_response, now_ms, query_param, read_body, token_generation};
 use crate::registry_store::{RegistryStore, EPOCH, HANDED_OVER, REPORTED_AT, REVOKED};
 use crate::socket::{finish_close, parse_message};
@@ -713,7 +713,7 @@ impl ExtensionRegistry {
     /// keeps for its client (its standing, its bindings, and what a deployment from before the
     /// clients had objects of their own kept for it). Once; a request that comes meanwhile
     /// waits for it.
-    async fn take_over(&self, client_id: &ClientId) -> crate::error::Answer<()> {
+    async fn take_over(&self, client_id: &ClientId) -> crate::error::Reply<()> {
         loop {
             match self.handed_over.get() {
                 Some(true) => return Ok(()),
@@ -833,7 +833,7 @@ impl ExtensionRegistry {
 
     /// The directory binds a task, and tells the client's object (and the one it was bound to
     /// before) before it answers, so that a frame sent right after goes where it should.
-    async fn bind(&self, req: BindRequest) -> Answer<Binding> {
+    async fn bind(&self, req: BindRequest) -> Reply<Binding> {
         let candidates = listing::candidates(self.list().await?);
         let bound = self.store.binding_of(&req.task_id)?;
         let chosen = selection::bind(

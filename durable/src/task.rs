@@ -235,7 +235,7 @@ impl DurableObject for TaskCoordinator {
             (Method::Post, "/fork-init") => match read_body::<ForkSeed>(&mut req).await {
                 Ok(seed) => {
                     let task_id = query("taskId").unwrap_or_default();
-                    self.answer(Input::CreateFork { task_id, seed }, Caller::Direct)
+                    self.respond(Input::CreateFork { task_id, seed }, Caller::Direct)
                         .await
                 }
                 Err(error) => error_response(&error),
@@ -246,7 +246,7 @@ impl DurableObject for TaskCoordinator {
                         task_id: fork.task_id,
                         message_id: fork.message_id,
                     };
-                    self.answer(input, Caller::Relay).await
+                    self.respond(input, Caller::Relay).await
                 }
                 Err(error) => error_response(&error),
             },
@@ -308,7 +308,7 @@ impl DurableObject for TaskCoordinator {
                 self.run_state(wait_ms, after_steps).await
             }
             (Method::Post, "/control") => match read_body::<TaskControl>(&mut req).await {
-                Ok(control) => self.answer(Input::Control(control), Caller::Relay).await,
+                Ok(control) => self.respond(Input::Control(control), Caller::Relay).await,
                 Err(error) => error_response(&error),
             },
             (Method::Post, "/script/start") => match read_body::<ScriptStart>(&mut req).await {
@@ -339,16 +339,16 @@ impl DurableObject for TaskCoordinator {
                         reason: answer.reason,
                         by: answer.by,
                     };
-                    self.answer(input, Caller::Relay).await
+                    self.respond(input, Caller::Relay).await
                 }
                 Err(error) => error_response(&error),
             },
             (Method::Post, "/action-event") => match read_body::<ActionEvent>(&mut req).await {
-                Ok(event) => self.answer(Input::Extension(event), Caller::Relay).await,
+                Ok(event) => self.respond(Input::Extension(event), Caller::Relay).await,
                 Err(error) => error_response(&error),
             },
             (Method::Post, "/snapshot") => match read_body::<SnapshotPush>(&mut req).await {
-                Ok(push) => self.answer(Input::Snapshot(push), Caller::Direct).await,
+                Ok(push) => self.respond(Input::Snapshot(push), Caller::Direct).await,
                 Err(error) => error_response(&error),
             },
             (Method::Post, "/delete") => self.delete(query("taskId")).await,
@@ -363,12 +363,12 @@ impl DurableObject for TaskCoordinator {
             }
             (Method::Post, "/artifacts/granted") => {
                 let grant: ArtifactGrant = req.json().await?;
-                self.answer(Input::ArtifactGranted(grant), Caller::Direct)
+                self.respond(Input::ArtifactGranted(grant), Caller::Direct)
                     .await
             }
             (Method::Post, "/artifacts/stored") => {
                 let stored: ArtifactStored = req.json().await?;
-                self.answer(Input::ArtifactStored(stored), Caller::Direct)
+                self.respond(Input::ArtifactStored(stored), Caller::Direct)
                     .await
             }
             (Method::Get, "/artifacts/get") => {
@@ -572,7 +572,7 @@ impl TaskCoordinator {
     }
 
     /// [`TaskCoordinator::handle`] for a request: empty, or the first refusal.
-    pub(crate) async fn answer(&self, input: Input, caller: Caller) -> Result<Response> {
+    pub(crate) async fn respond(&self, input: Input, caller: Caller) -> Result<Response> {
         match self.handle(input, caller).await?.into_iter().next() {
             None => Response::empty(),
             Some(refusal) => error_response(&refusal),
@@ -1019,7 +1019,7 @@ impl TaskCoordinator {
     /// polling client) is its extension ([`Start::script`]).
     async fn script_start(&self, start: ScriptStart, client_id: String) -> Result<Response> {
         let start = Start::script(start, client_id);
-        self.answer(Input::Start(start), Caller::Direct).await
+        self.respond(Input::Start(start), Caller::Direct).await
     }
 
     /// A task the side panel of `client_id`'s browser starts on the tab the person looks at:
@@ -1030,7 +1030,7 @@ impl TaskCoordinator {
             on_tab: Some(tab_id),
             ..Start::default()
         };
-        self.answer(Input::Start(start), Caller::Direct).await
+        self.respond(Input::Start(start), Caller::Direct).await
     }
 
     /// The task's audit records (seed 002 §7.1), one per step, built from `events`, its history,

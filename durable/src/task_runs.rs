@@ -30,7 +30,7 @@ impl TaskCoordinator {
             }),
             ..Start::default()
         };
-        self.answer(Input::Start(start), Caller::Direct).await
+        self.respond(Input::Start(start), Caller::Direct).await
     }
 
     /// `GET /run?waitMs=[&afterSteps=]`: where the task stands, waiting up to `wait_ms` for

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use mimo_agent::credentials::{client_key, FailureLimit, Principal, EXTENSION_TOKEN_PREFIX};
 use mimo_durable::{
-    error_response, now_ms, query_param, Answer, AuthFailure, AuthFailureCount, Failure, Refusable,
-    RegistryClient, TicketRedeem, TokenCheck,
+    error_response, now_ms, query_param, AuthFailure, AuthFailureCount, Failure, Refusable,
+    RegistryClient, Reply, TicketRedeem, TokenCheck,
 };
 use mimo_protocol::{ErrorCode, ErrorObject};
 use sha2::{Digest, Sha256};
@@ -144,7 +144,7 @@ fn failure_limit(env: &Env) -> FailureLimit {
 }
 
 /// Who sent an HTTP API request, from its bearer token.
-pub async fn from_bearer(req: &Request, env: &Env) -> Answer<Principal> {
+pub async fn from_bearer(req: &Request, env: &Env) -> Reply<Principal> {
     let expected = match env.secret("MIMO_API_TOKEN").map(|s| s.to_string()) {
         Ok(token) if !token.is_empty() => token,
         _ => return Err(Failure::Refused(unauthorized("this deployment has no MIMO_API_TOKEN set; set it with `wrangler secret put MIMO_API_TOKEN` (or in .dev.vars locally)"))),
@@ -168,7 +168,7 @@ pub async fn from_bearer(req: &Request, env: &Env) -> Answer<Principal> {
 
 /// Who opens a WebSocket, from its single-use `?ticket=`. A token in the URL is refused: it
 /// would stay in logs and histories.
-pub async fn from_ticket(req: &Request, env: &Env) -> Answer<Principal> {
+pub async fn from_ticket(req: &Request, env: &Env) -> Reply<Principal> {
     let url = req.url()?;
     let param = |name: &str| query_param(&url, name);
     if param("token").is_some() {

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use mimo_agent::credentials::Principal;
 use mimo_agent::task::Settings;
 use mimo_durable::{
-    error_response, query_param, Answer, ClientObject, Failure, RegistryClient, SkillClient,
+    error_response, query_param, ClientObject, Failure, RegistryClient, Reply, SkillClient,
     TaskClient, TaskIndexClient, TicketHolder,
 };
 use mimo_protocol::extension::PairRequest;
@@ -528,7 +528,7 @@ fn require_upgrade(req: &Request) -> Result<()> {
 }
 
 /// Another object's answer as this request's response.
-fn reply<T: serde::Serialize>(answer: Answer<T>) -> Result<Response> {
+fn reply<T: serde::Serialize>(answer: Reply<T>) -> Result<Response> {
     match answer {
         Ok(value) => Response::from_json(&value),
         Err(failure) => failure.respond(),

@@ -141,7 +141,7 @@ pub async fn serve(mut req: Request, env: &Env, client: &str) -> Result<Response
 
 /// The MCP token's id, from `Authorization: Bearer`. The deployment token is not one: an MCP
 /// client gets its own, which can be revoked alone.
-async fn token_of(req: &Request, env: &Env) -> mimo_durable::Answer<String> {
+async fn token_of(req: &Request, env: &Env) -> mimo_durable::Reply<String> {
     let Some(token) = auth::bearer(req) else {
         return Err(Failure::Refused(auth::unauthorized(
             "missing token: send `Authorization: Bearer <MCP token>` (make one in the web app)",

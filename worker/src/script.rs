@@ -7,8 +7,8 @@
 
 use mimo_agent::actions::{ActionRecord, ActionState};
 use mimo_durable::{
-    error_response, now_ms, query_param, Answer, ClientObject, ConfirmBody, Confirmer, Failure,
-    RegistryClient, TaskClient,
+    error_response, now_ms, query_param, ClientObject, ConfirmBody, Confirmer, Failure,
+    RegistryClient, Reply, TaskClient,
 };
 use mimo_protocol::extension::{PollRequest, MAX_POLL_WAIT_MS};
 use mimo_protocol::script::{
@@ -34,7 +34,8 @@ pub(crate) async fn body<T: DeserializeOwned>(
     })
 }
 
-fn answer<T: serde::Serialize>(result: Answer<T>) -> Result<Response> {
+/// The response to a script's request: the value as JSON, or the failure's error.
+fn respond<T: serde::Serialize>(result: Reply<T>) -> Result<Response> {
     match result {
         Ok(value) => Response::from_json(&value),
         Err(failure) => failure.respond(),
@@ -56,16 +57,16 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
                 ErrorCode::SchemaValidationFailed,
                 "goal must say what the task is to do",
             )),
-            Ok(start) => answer(start_task(env, start).await),
+            Ok(start) => respond(start_task(env, start).await),
             Err(error) => error_response(&error),
         },
         (Method::Post, "/api/agent/next") => match body::<ScriptNext>(&mut req).await {
-            Ok(next) if task_id_ok(&next.task_id) => answer(next_action(env, next).await),
+            Ok(next) if task_id_ok(&next.task_id) => respond(next_action(env, next).await),
             Ok(_) => unknown(),
             Err(error) => error_response(&error),
         },
         (Method::Post, "/api/agent/report") => match body::<ScriptReport>(&mut req).await {
-            Ok(report) if task_id_ok(&report.task_id) => answer(report_action(env, report).await),
+            Ok(report) if task_id_ok(&report.task_id) => respond(report_action(env, report).await),
             Ok(_) => unknown(),
             Err(error) => error_response(&error),
         },
@@ -88,7 +89,7 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
                 };
                 keep_present(env, &confirm.task_id).await?;
                 let task = TaskClient::new(env, &confirm.task_id)?;
-                answer(
+                respond(
                     task.confirm(&answer_body)
                         .await
                         .map(|()| json!({ "ok": true })),
@@ -100,7 +101,7 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
         (Method::Post, "/api/agent/cancel") => match body::<ScriptCancel>(&mut req).await {
             Ok(cancel) if task_id_ok(&cancel.task_id) => {
                 let task = TaskClient::new(env, &cancel.task_id)?;
-                answer(
+                respond(
                     task.control(TaskControl::Stop)
                         .await
                         .map(|()| json!({ "ok": true })),
@@ -115,7 +116,7 @@ pub async fn route(mut req: Request, env: &Env, path: &str) -> Result<Response> 
                 return unknown();
             }
             keep_present(env, &task_id).await?;
-            answer(TaskClient::new(env, &task_id)?.script_status().await)
+            respond(TaskClient::new(env, &task_id)?.script_status().await)
         }
         _ => error_response(&ErrorObject::new(
             ErrorCode::NotFound,
@@ -148,7 +149,7 @@ async fn keep_present(env: &Env, task_id: &str) -> Result<()> {
 }
 
 /// A new task with the script as its executor, started on `goal`.
-async fn start_task(env: &Env, start: ScriptStart) -> Answer<serde_json::Value> {
+async fn start_task(env: &Env, start: ScriptStart) -> Reply<serde_json::Value> {
     // Bounds out of range are refused before a task exists (the task checks them again).
     mimo_agent::script::bounds(
         start.take_timeout_ms,
@@ -201,7 +202,7 @@ fn poll(ack: u64, frames: Vec<ExtensionMessage>, wait_ms: u32) -> PollRequest {
 /// task), unless the script reported it already (`since`); else, when a
 /// step waits for confirmation, that step; else none — waiting up to `wait_ms` for one. Taken
 /// from the task's own records, so concurrent and repeated calls give the same action.
-async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
+async fn next_action(env: &Env, next: ScriptNext) -> Reply<serde_json::Value> {
     let task = TaskClient::new(env, &next.task_id)?;
     let client_id = script::script_client_id(&next.task_id);
     let registry = ClientObject::named(env, &client_id)?;
@@ -258,7 +259,7 @@ async fn next_action(env: &Env, next: ScriptNext) -> Answer<serde_json::Value> {
 }
 
 /// The script's observation, as the action's result (recorded once however often it comes).
-async fn report_action(env: &Env, report: ScriptReport) -> Answer<serde_json::Value> {
+async fn report_action(env: &Env, report: ScriptReport) -> Reply<serde_json::Value> {
     let task = TaskClient::new(env, &report.task_id)?;
     let Some(record) = task
         .actions()

@@ -1,4 +1,4 @@
-use super::tools::{self, Answer};
+use super::tools::{self, ToolReply};
 use super::*;
 use crate::actions::{ActionRecord, ActionState};
 use mimo_protocol::mcp::{CallToolResult, Content};
@@ -611,8 +611,8 @@ fn outcome(
     .unwrap()
 }
 
-fn text_of(answer: Answer) -> (String, bool) {
-    let Answer::Result(CallToolResult {
+fn text_of(answer: ToolReply) -> (String, bool) {
+    let ToolReply::Result(CallToolResult {
         content, is_error, ..
     }) = answer
     else {
@@ -648,7 +648,7 @@ fn outcomes_answer_as_tool_results() {
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, index, None)),
     );
-    let (text, is_error) = text_of(snapshot.answer(&done));
+    let (text, is_error) = text_of(snapshot.reply(&done));
     assert!(!is_error);
     assert!(
         text.starts_with("Page URL: https://shop.example/\nPage title: Shop\n"),
@@ -669,7 +669,7 @@ fn outcomes_answer_as_tool_results() {
     };
     let mut clicked = outcome(ActionStatus::Ok, json!({}), None);
     clicked.warnings = vec!["clicked with DOM events".into()];
-    let (text, is_error) = text_of(click.answer(&record(
+    let (text, is_error) = text_of(click.reply(&record(
         click.command(true, &[]).unwrap(),
         ActionState::Succeeded,
         Some(clicked),
@@ -685,7 +685,7 @@ fn outcomes_answer_as_tool_results() {
             "no element [1]",
         )),
     );
-    let (text, is_error) = text_of(click.answer(&record(
+    let (text, is_error) = text_of(click.reply(&record(
         click.command(true, &[]).unwrap(),
         ActionState::Failed,
         Some(failed),
@@ -694,14 +694,14 @@ fn outcomes_answer_as_tool_results() {
     assert_eq!(text, "TARGET_NOT_FOUND: no element [1]");
 
     // Still running when the wait ended: said, not waited for.
-    let (text, is_error) = text_of(click.answer(&record(
+    let (text, is_error) = text_of(click.reply(&record(
         click.command(true, &[]).unwrap(),
         ActionState::Acked,
         None,
     )));
     assert!(is_error);
     assert!(text.contains("has not finished yet"), "{text}");
-    let (text, is_error) = text_of(click.answer(&record(
+    let (text, is_error) = text_of(click.reply(&record(
         click.command(true, &[]).unwrap(),
         ActionState::TimedOut,
         None,
@@ -715,12 +715,12 @@ fn a_screenshot_answers_with_its_image() {
     let shot = BrowserTool::TakeScreenshot { full_page: false };
     let result =
         json!({ "artifactId": "a1", "url": "https://shop.example/", "width": 800, "height": 600 });
-    let answer = shot.answer(&record(
+    let answer = shot.reply(&record(
         shot.command(true, &[]).unwrap(),
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, result, None)),
     ));
-    let Answer::Image(taken) = answer else {
+    let ToolReply::Image(taken) = answer else {
         panic!("{answer:?}")
     };
     assert_eq!(taken.artifact_id, "a1");
@@ -830,7 +830,7 @@ fn a_tab_answer_lists_the_tabs_by_index() {
         ActionState::Succeeded,
         Some(outcome(ActionStatus::Ok, result, None)),
     );
-    let (text, is_error) = text_of(tabs.answer(&opened));
+    let (text, is_error) = text_of(tabs.reply(&opened));
     assert!(!is_error);
     assert_eq!(
         text,
@@ -852,7 +852,7 @@ fn a_tab_answer_lists_the_tabs_by_index() {
         None,
     );
     indexed.tab_id = Some(41);
-    let (text, _) = text_of(list.answer(&record(
+    let (text, _) = text_of(list.reply(&record(
         list.command(true, &[]).unwrap(),
         ActionState::Succeeded,
         Some(indexed),
@@ -1004,7 +1004,7 @@ fn a_box_already_as_asked_is_said_to_be_so() {
             ActionState::Succeeded,
             Some(outcome(ActionStatus::Ok, result, None)),
         );
-        text_of(tick.answer(&done))
+        text_of(tick.reply(&done))
     };
     assert_eq!(
         answered(json!({ "clicked": false, "checked": true })),
@@ -1028,7 +1028,7 @@ fn a_form_answers_each_field_and_where_it_stopped() {
     let all = tools::form_answer(&filled, None);
     assert!(!all.is_error);
     assert_eq!(
-        text_of(Answer::Result(all)).0,
+        text_of(ToolReply::Result(all)).0,
         "Filled 2 fields\nName: Typed into [3]\nTerms: [5] was ticked already"
     );
 
@@ -1042,7 +1042,7 @@ fn a_form_answers_each_field_and_where_it_stopped() {
         )),
     );
     assert!(failed.is_error);
-    let (text, _) = text_of(Answer::Result(failed));
+    let (text, _) = text_of(ToolReply::Result(failed));
     assert!(text.starts_with("Filled 1 fields, then stopped at \"Country\"\nName: Typed into [3]\nCountry: TARGET_NOT_FOUND"), "{text}");
     assert!(
         text.ends_with("The fields after it were not filled."),
@@ -1057,7 +1057,7 @@ fn a_form_answers_each_field_and_where_it_stopped() {
         )),
     );
     assert!(asked.is_error);
-    let (text, _) = text_of(Answer::Result(asked));
+    let (text, _) = text_of(ToolReply::Result(asked));
     assert!(
         text.contains("Password: not done, it needs the person's confirmation (typing a password"),
         "{text}"
@@ -1188,7 +1188,7 @@ fn a_snapshot_reads_the_page_in_view_the_whole_page_or_one_region() {
             None,
         )),
     );
-    let (text, _) = text_of(region.answer(&done));
+    let (text, _) = text_of(region.reply(&done));
     assert!(
         text.starts_with("(Only what was [12]; the refs of the rest are forgotten"),
         "{text}"

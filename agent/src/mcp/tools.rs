@@ -118,10 +118,10 @@ pub enum TabsAction {
     Close { index: Option<usize> },
 }
 
-/// What a tool call answers, once its action ended: its result, or (a screenshot) the artifact
+/// What a tool call replies, once its action ended: its result, or (a screenshot) the artifact
 /// whose image the caller reads and hands to [`screenshot_result`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub enum ToolReply {
     Result(CallToolResult),
     Image(ScreenshotResult),
 }
@@ -548,9 +548,9 @@ impl BrowserTool {
 
     /// What the call answers once its action is `record` (as the queue left it when the wait
     /// ended: an action still running is said to be, not waited for again).
-    pub fn answer(&self, record: &ActionRecord) -> Answer {
+    pub fn reply(&self, record: &ActionRecord) -> ToolReply {
         if !record.state.is_final() {
-            return Answer::Result(CallToolResult::error(format!(
+            return ToolReply::Result(CallToolResult::error(format!(
                 "{} ({}) has not finished yet ({:?}); its outcome will show in the task's \
                  history in Mimo's web app",
                 record.command.name(),
@@ -559,7 +559,7 @@ impl BrowserTool {
             )));
         }
         let Some(outcome) = &record.outcome else {
-            return Answer::Result(CallToolResult::error(format!(
+            return ToolReply::Result(CallToolResult::error(format!(
                 "{} ({}) ended {:?} without an outcome",
                 record.command.name(),
                 record.action_id,
@@ -573,7 +573,7 @@ impl BrowserTool {
                     "the action failed without an error",
                 )
             });
-            return Answer::Result(with_notes(
+            return ToolReply::Result(with_notes(
                 CallToolResult::error(error_text(&error)),
                 outcome,
             ));
@@ -602,10 +602,10 @@ impl BrowserTool {
             BrowserTool::TakeScreenshot { .. } => {
                 let size = |key: &str| result.get(key).and_then(Value::as_u64).unwrap_or(0) as u32;
                 return match field("artifactId") {
-                    "" => Answer::Result(CallToolResult::error(
+                    "" => ToolReply::Result(CallToolResult::error(
                         "the screenshot came back without its artifact",
                     )),
-                    artifact_id => Answer::Image(ScreenshotResult {
+                    artifact_id => ToolReply::Image(ScreenshotResult {
                         artifact_id: artifact_id.to_owned(),
                         url: field("url").to_owned(),
                         width: size("width"),
@@ -654,7 +654,7 @@ impl BrowserTool {
             }
             BrowserTool::Tabs(_) => tabs_text(&task_tabs(record)),
         };
-        Answer::Result(with_notes(CallToolResult::text(text), outcome))
+        ToolReply::Result(with_notes(CallToolResult::text(text), outcome))
     }
 }
 
