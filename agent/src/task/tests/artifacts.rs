@@ -71,16 +71,6 @@ fn deleted(effects: &[Effect]) -> Vec<String> {
         .collect()
 }
 
-fn wakes(effects: &[Effect]) -> Vec<u64> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::WakeAt(at) => Some(*at),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn a_file_the_person_attached_is_told_once_its_upload_completes_and_once_only() {
     let mut task = kept_a_day();
