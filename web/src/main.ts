@@ -1,8 +1,8 @@
 // Mimo web app: wires the token, routing, the task socket and the views together.
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
-import type { ExtensionInfo, FrontendMessage, TaskListEntry, TaskStatus } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listTasks, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listExtensions, listMcpTokens, pairingCode, revokeExtension, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
+import type { FrontendMessage } from "../../protocol/ts/protocol.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listMcpTokens, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
 import { ChatView, conversationEvents } from "./chat.ts";
 import { consentQuery, showConsent } from "./consent.ts";
 import { h } from "./dom.ts";
@@ -19,10 +19,9 @@ import { SkillsPanel, skillName } from "./skills.ts";
 import { McpTokensPanel } from "./mcp-tokens.ts";
 import { WebhooksPanel } from "./webhooks.ts";
 import { GettingStarted } from "./onboarding.ts";
+import { Extensions } from "./extensions.ts";
+import { Sessions } from "./sessions.ts";
 
-const EXTENSIONS_REFRESH_MS = 5000;
-/** How long the session list waits for more changes of the open task before it is loaded again. */
-const TASKS_RELOAD_MS = 300;
 /** Banner code for a task whose socket keeps being refused. */
 const UNREACHABLE = "NOT_FOUND";
 
@@ -34,24 +33,17 @@ class App {
   private session: Session | null = null;
   /** The task whose replay is shown (instead of a live session). */
   private replaying: string | null = null;
-  private extensions: ExtensionInfo[] = [];
-  private extensionsTimer: ReturnType<typeof setInterval> | null = null;
-  private extensionsLoading = false;
   private checkingToken = false;
   private creatingTask = false;
-  /** The sessions shown (every page loaded), and the cursor of the next page. */
-  private sessions: TaskListEntry[] = [];
-  private sessionsNext: string | null = null;
-  /** Counts the loads of the list, so that only the latest one's answer is shown. */
-  private sessionsAsked = 0;
-  private sessionsTimer: ReturnType<typeof setTimeout> | null = null;
 
   private readonly header: Header;
   private readonly banners = new Banners();
   private readonly tasks: TaskList;
+  private readonly sessions: Sessions;
   private readonly chat: ChatView;
   private readonly replay: ReplayView;
   private readonly extensionsPanel: ExtensionsPanel;
+  private readonly extensions: Extensions;
   private readonly guide: GettingStarted;
   private readonly browserPanel = new BrowserPanel();
   private readonly secretsPanel = new SecretsPanel({
@@ -100,8 +92,8 @@ class App {
         }
         void this.newTask();
       },
-      onSearch: () => void this.loadTasks(false),
-      onMore: () => void this.loadTasks(true),
+      onSearch: () => void this.sessions.load(false),
+      onMore: () => void this.sessions.load(true),
     });
     this.chat = new ChatView({
       onSend: (text, onCurrentTab, answerSchema) => this.send(text, onCurrentTab, answerSchema),
@@ -123,15 +115,28 @@ class App {
       },
     });
     this.guide = new GettingStarted({
-      onPair: () => void this.pairBrowser(),
+      onPair: () => void this.extensions.pair(),
       onTry: (goal) => void this.tryTask(goal),
     });
     this.chat.setGuide(this.guide.el);
+    this.sessions = new Sessions({
+      token: () => this.token,
+      list: this.tasks,
+      guide: this.guide,
+      tokenRejected: (err) => this.tokenRejected(err),
+    });
     this.extensionsPanel = new ExtensionsPanel({
-      onRefresh: () => void this.refreshExtensions(),
+      onRefresh: () => void this.extensions.refresh(),
       onSelect: (clientId) => this.sendFrame({ type: "select_client", clientId }),
-      onPair: () => void this.pairBrowser(),
-      onRevoke: (clientId) => void this.revoke(clientId),
+      onPair: () => void this.extensions.pair(),
+      onRevoke: (clientId) => void this.extensions.revoke(clientId),
+    });
+    this.extensions = new Extensions({
+      token: () => this.token,
+      panel: this.extensionsPanel,
+      guide: this.guide,
+      tokenRejected: (err) => this.tokenRejected(err),
+      changed: () => this.renderSnapshot(),
     });
     this.shell = h(
       "div",
@@ -159,9 +164,9 @@ class App {
     });
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState !== "visible" || !this.token) return;
-      void this.refreshExtensions();
+      void this.extensions.refresh();
       // Tasks may have been created or have moved on from another device meanwhile.
-      void this.loadTasks(false);
+      void this.sessions.load(false);
     });
   }
 
@@ -173,7 +178,7 @@ class App {
   // ------------------------------------------------------------ token
 
   private showTokenForm(changing: boolean, error?: string): void {
-    this.stopExtensionsPolling();
+    this.extensions.stopPolling();
     // With a (new) token, the route is opened afresh.
     this.setReplaying(null);
     const form = tokenForm({
@@ -185,7 +190,7 @@ class App {
           const changed = token !== this.token;
           storeToken(token);
           this.token = token;
-          this.setExtensions(list.extensions);
+          this.extensions.set(list.extensions);
           if (changed) this.closeSession();
           this.showMain();
         } catch (err) {
@@ -256,13 +261,13 @@ class App {
     }
     if (!this.shell.isConnected) this.root.replaceChildren(this.shell);
     this.openRoute();
-    void this.loadTasks(false);
-    void this.refreshExtensions();
+    void this.sessions.load(false);
+    void this.extensions.refresh();
     void this.loadSkills();
     void this.mcpPanel.load();
     void this.webhooksPanel.load();
     void this.loadSetup();
-    this.startExtensionsPolling();
+    this.extensions.startPolling();
   }
 
   /** What the guide tells of this deployment (its model, its demo task); it does without. */
@@ -392,7 +397,7 @@ class App {
           this.header.setTask(taskId, title);
           document.title = `Mimo — ${title}`;
         }
-        this.taskChanged(taskId, status, title);
+        this.sessions.changed(taskId, status, title);
       },
       snapshot: () => this.renderSnapshot(),
       stepMode: (stepByStep) => this.stepModePanel.render(stepByStep),
@@ -455,7 +460,7 @@ class App {
       this.browserPanel.render(null);
       return;
     }
-    const name = this.extensions.find((x) => x.clientId === snap.clientId)?.name;
+    const name = this.extensions.list.find((x) => x.clientId === snap.clientId)?.name;
     this.browserPanel.render({ clientId: snap.clientId, name, snapshot: snap.snapshot });
   }
 
@@ -468,7 +473,7 @@ class App {
       const taskId = await createTask(this.token);
       openTask(taskId);
       this.openRoute();
-      void this.loadTasks(false);
+      void this.sessions.load(false);
       return taskId;
     } catch (err) {
       this.apiFailed(err, "Could not create a task");
@@ -476,42 +481,6 @@ class App {
     } finally {
       this.creatingTask = false;
     }
-  }
-
-  /**
-   * The session list from the server: its first page (for the words searched for), or the next
-   * page after those shown (`more`). Only the latest load's answer is shown.
-   */
-  private async loadTasks(more: boolean): Promise<void> {
-    if (!this.token || (more && this.sessionsNext === null)) return;
-    const asked = ++this.sessionsAsked;
-    try {
-      const page = await listTasks(this.token, this.tasks.words, more ? (this.sessionsNext ?? undefined) : undefined);
-      if (asked !== this.sessionsAsked) return;
-      this.sessions = more ? [...this.sessions, ...page.tasks] : page.tasks;
-      // A task that was asked something (it has a title), not a blank one.
-      if (this.tasks.words === "") this.guide.setHasTasks(this.sessions.some((t) => (t.title ?? "") !== ""));
-      this.sessionsNext = page.nextBefore;
-      this.tasks.render(this.sessions, page.nextBefore !== null);
-    } catch (err) {
-      if (asked !== this.sessionsAsked) return;
-      if (err instanceof ApiError && err.unauthorized) return this.tokenRejected(err);
-      this.tasks.showError(err instanceof Error ? err.message : String(err));
-    }
-  }
-
-  /**
-   * The open task's status or title is now `status` and `title`: when the list shows otherwise
-   * (or does not show it yet), it is loaded again — once for a burst of changes.
-   */
-  private taskChanged(taskId: string, status: TaskStatus, title: string | undefined): void {
-    const shown = this.sessions.find((t) => t.taskId === taskId);
-    if (shown && shown.status === status && shown.title === title) return;
-    if (this.sessionsTimer) clearTimeout(this.sessionsTimer);
-    this.sessionsTimer = setTimeout(() => {
-      this.sessionsTimer = null;
-      void this.loadTasks(false);
-    }, TASKS_RELOAD_MS);
   }
 
   /** The open task's secrets: names and domains. */
@@ -583,7 +552,7 @@ class App {
       const made = await forkTask(this.token, this.session.model.taskId, messageId);
       openTask(made.taskId);
       this.openRoute();
-      void this.loadTasks(false);
+      void this.sessions.load(false);
     } catch (err) {
       this.apiFailed(err, "Could not fork the task");
     }
@@ -639,66 +608,6 @@ class App {
     const message = err instanceof Error ? err.message : String(err);
     const code = err instanceof ApiError && err.code !== "NETWORK" ? err.code : "INTERNAL_ERROR";
     this.banners.show({ code, message: `${what}: ${message}` });
-  }
-
-  // ------------------------------------------------------------ extensions
-
-  private startExtensionsPolling(): void {
-    this.stopExtensionsPolling();
-    this.extensionsTimer = setInterval(() => {
-      if (document.visibilityState === "visible") void this.refreshExtensions();
-    }, EXTENSIONS_REFRESH_MS);
-  }
-
-  private stopExtensionsPolling(): void {
-    if (this.extensionsTimer) clearInterval(this.extensionsTimer);
-    this.extensionsTimer = null;
-  }
-
-  private async refreshExtensions(): Promise<void> {
-    if (!this.token || this.extensionsLoading) return;
-    this.extensionsLoading = true;
-    this.extensionsPanel.setLoading(true);
-    try {
-      const list = await listExtensions(this.token);
-      this.setExtensions(list.extensions);
-    } catch (err) {
-      if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
-      else this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      this.extensionsLoading = false;
-      this.extensionsPanel.setLoading(false);
-    }
-  }
-
-  private async pairBrowser(): Promise<void> {
-    if (!this.token) return;
-    try {
-      const { code, expiresAt } = await pairingCode(this.token);
-      this.extensionsPanel.showPairingCode(code, expiresAt);
-      this.guide.showPairingCode(code, expiresAt);
-    } catch (err) {
-      if (err instanceof ApiError && err.unauthorized) this.tokenRejected(err);
-      else this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
-    }
-  }
-
-  private async revoke(clientId: string): Promise<void> {
-    if (!this.token) return;
-    try {
-      await revokeExtension(this.token, clientId);
-    } catch (err) {
-      if (err instanceof ApiError && err.unauthorized) return this.tokenRejected(err);
-      this.extensionsPanel.setError(err instanceof Error ? err.message : String(err));
-    }
-    await this.refreshExtensions();
-  }
-
-  private setExtensions(list: ExtensionInfo[]): void {
-    this.extensions = list;
-    this.extensionsPanel.setExtensions(list);
-    this.guide.setExtensions(list);
-    this.renderSnapshot();
   }
 }
 
