@@ -13,6 +13,7 @@
 //! and, when stored objects were gone by the time they were read (past their retention, say),
 //! `MISSING.txt` naming them: an archive says what it lacks rather than failing.
 
+use crate::error::Error;
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
@@ -42,36 +43,6 @@ pub enum Body<K> {
     Bytes(Vec<u8>),
     /// An object, opened by the archive's `open` when it is written.
     Object(K),
-}
-
-/// Why an archive stream ended early.
-#[derive(Debug)]
-pub enum ArchiveError<E> {
-    /// Writing the format failed.
-    Zip(zip::result::ZipError),
-    /// Opening or reading an object failed.
-    Source(E),
-}
-
-impl<E: fmt::Display> fmt::Display for ArchiveError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ArchiveError::Zip(e) => write!(f, "writing the zip archive: {e}"),
-            ArchiveError::Source(e) => write!(f, "reading an object for the archive: {e}"),
-        }
-    }
-}
-
-impl<E> From<zip::result::ZipError> for ArchiveError<E> {
-    fn from(e: zip::result::ZipError) -> Self {
-        ArchiveError::Zip(e)
-    }
-}
-
-impl<E> From<std::io::Error> for ArchiveError<E> {
-    fn from(e: std::io::Error) -> Self {
-        ArchiveError::Zip(e.into())
-    }
 }
 
 /// Where the zip writer puts its bytes; the stream hands them on after each write.
@@ -173,11 +144,12 @@ pub fn zip_stream<K, O, F, S, E>(
     entries: Vec<Entry<K>>,
     modified_ms: u64,
     open: O,
-) -> impl Stream<Item = Result<Vec<u8>, ArchiveError<E>>>
+) -> impl Stream<Item = Result<Vec<u8>, Error>>
 where
     O: FnMut(K) -> F,
     F: Future<Output = Result<Option<S>, E>>,
     S: Stream<Item = Result<Vec<u8>, E>>,
+    E: fmt::Display,
 {
     let output = Output::default();
     let writer = Writer {
@@ -207,11 +179,12 @@ where
 }
 
 /// Writes on until there are bytes to hand on (or the archive is complete: then the last ones).
-async fn next_chunk<K, O, F, S, E>(w: &mut Writer<K, O, S>) -> Result<Vec<u8>, ArchiveError<E>>
+async fn next_chunk<K, O, F, S, E>(w: &mut Writer<K, O, S>) -> Result<Vec<u8>, Error>
 where
     O: FnMut(K) -> F,
     F: Future<Output = Result<Option<S>, E>>,
     S: Stream<Item = Result<Vec<u8>, E>>,
+    E: fmt::Display,
 {
     loop {
         if let Some((_, chunks, digest)) = w.current.as_mut() {
@@ -220,7 +193,7 @@ where
                     digest.update(&chunk);
                     w.write(&chunk)?;
                 }
-                Some(Err(e)) => return Err(ArchiveError::Source(e)),
+                Some(Err(e)) => return Err(Error::Source(e.to_string())),
                 None => {
                     let (name, _, digest) = w.current.take().expect("current");
                     w.summed(&name, digest);
@@ -235,7 +208,10 @@ where
                 Some(Entry {
                     name,
                     body: Body::Object(key),
-                }) => match (w.open)(key).await.map_err(ArchiveError::Source)? {
+                }) => match (w.open)(key)
+                    .await
+                    .map_err(|e| Error::Source(e.to_string()))?
+                {
                     Some(chunks) => {
                         w.start(&name)?;
                         w.current = Some((name, Box::pin(chunks), Sha256::new()));

@@ -6,89 +6,14 @@
 //!   (415, 413) before streaming, and [`UploadGrant::body_limit`] while streaming (413);
 //! - `GET /artifacts/download/<id>?…` → [`authorize`] (404, 405, 403), answered with
 //!   [`download_headers`];
-//! - an upload to an artifact already stored → [`Refusal::AlreadyStored`] (403).
+//! - an upload to an artifact already stored → [`Error::AlreadyStored`] (403).
 
-use mimo_protocol::{ErrorCode, ErrorObject};
-
+use crate::error::Error;
 use crate::signing::{
-    verify, Grant, Method, SignatureError, UploadGrant, DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX,
+    verify, Grant, Method, UploadGrant, DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX,
 };
 use mimo_protocol::artifact::ArtifactId;
-use mimo_protocol::artifact::READABILITY_MAX_BYTES;
 use mimo_protocol::artifact::{media_type, same_media_type, ArtifactKind};
-
-/// A refused artifact request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
-    /// 404: not an artifact route, or an id that cannot exist.
-    #[error("no such artifact route")]
-    NotFound,
-    /// 405: the route exists but takes another method; send `Allow: <allow>`.
-    #[error("method not allowed; use {allow}")]
-    MethodNotAllowed {
-        /// The one method the route takes.
-        allow: &'static str,
-    },
-    /// 403: the signed URL is expired, tampered or malformed.
-    #[error(transparent)]
-    Forbidden(SignatureError),
-    /// 403: the upload URL was used already: an artifact is stored once, never replaced.
-    #[error("this upload URL was used already: a stored artifact is never replaced")]
-    AlreadyStored,
-    /// 413: the body is (or is declared) longer than `limit`.
-    #[error("{kind} artifact is over {limit} bytes")]
-    PayloadTooLarge {
-        /// The artifact's kind.
-        kind: ArtifactKind,
-        /// The most bytes that were allowed.
-        limit: u64,
-    },
-    /// 415: the content type is missing, not allowed for the kind, or not the one granted.
-    #[error(
-        "content type not allowed for a {kind} artifact (allowed: {})",
-        kind.allowed_media_types().join(", ")
-    )]
-    UnsupportedMediaType {
-        /// The artifact's kind.
-        kind: ArtifactKind,
-    },
-}
-
-impl Refusal {
-    /// The HTTP status.
-    pub fn status(&self) -> u16 {
-        match self {
-            Refusal::NotFound => 404,
-            Refusal::MethodNotAllowed { .. } => 405,
-            Refusal::Forbidden(_) | Refusal::AlreadyStored => 403,
-            Refusal::PayloadTooLarge { .. } => 413,
-            Refusal::UnsupportedMediaType { .. } => 415,
-        }
-    }
-
-    /// A stable machine-readable code for the error body. Readability text over the kind's
-    /// limit is `READABILITY_TOO_LARGE`, the code the design names.
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            Refusal::NotFound => ErrorCode::NotFound,
-            Refusal::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
-            Refusal::Forbidden(_) | Refusal::AlreadyStored => ErrorCode::PermissionDenied,
-            Refusal::PayloadTooLarge {
-                kind: ArtifactKind::Readability,
-                limit: READABILITY_MAX_BYTES,
-            } => ErrorCode::ReadabilityTooLarge,
-            Refusal::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
-            Refusal::UnsupportedMediaType { .. } => ErrorCode::UnsupportedMediaType,
-        }
-    }
-}
-
-impl From<&Refusal> for ErrorObject {
-    /// The refusal as the error body of its response.
-    fn from(refusal: &Refusal) -> Self {
-        ErrorObject::new(refusal.code(), refusal.to_string())
-    }
-}
 
 /// Checks a presign request: the content type must be allowed for the kind (415) and the
 /// declared length must not exceed the kind's limit (413).
@@ -96,12 +21,12 @@ pub fn check_presign(
     kind: ArtifactKind,
     content_type: &str,
     content_length: u64,
-) -> Result<(), Refusal> {
+) -> Result<(), Error> {
     if !kind.allows_content_type(content_type) {
-        return Err(Refusal::UnsupportedMediaType { kind });
+        return Err(Error::UnsupportedMediaType { kind });
     }
     if content_length > kind.max_bytes() {
-        return Err(Refusal::PayloadTooLarge {
+        return Err(Error::PayloadTooLarge {
             kind,
             limit: kind.max_bytes(),
         });
@@ -119,21 +44,21 @@ pub fn authorize(
     path: &str,
     query: &str,
     now_ms: u64,
-) -> Result<Grant, Refusal> {
+) -> Result<Grant, Error> {
     let (method, id) = if let Some(id) = path.strip_prefix(UPLOAD_PATH_PREFIX) {
         (Method::Put, id)
     } else if let Some(id) = path.strip_prefix(DOWNLOAD_PATH_PREFIX) {
         (Method::Get, id)
     } else {
-        return Err(Refusal::NotFound);
+        return Err(Error::NotFound);
     };
     if http_method != method.as_str() {
-        return Err(Refusal::MethodNotAllowed {
+        return Err(Error::MethodNotAllowed {
             allow: method.as_str(),
         });
     }
-    let id = ArtifactId::parse(id).map_err(|_| Refusal::NotFound)?;
-    verify(signing_key, method, &id, query, now_ms).map_err(Refusal::Forbidden)
+    let id = ArtifactId::parse(id).map_err(|_| Error::NotFound)?;
+    verify(signing_key, method, &id, query, now_ms)
 }
 
 /// Checks an authorized upload's headers before reading the body, and returns the most body
@@ -147,26 +72,26 @@ pub fn check_upload(
     grant: &UploadGrant,
     content_type: Option<&str>,
     content_length: Option<u64>,
-) -> Result<u64, Refusal> {
+) -> Result<u64, Error> {
     let kind = grant.kind;
     let type_ok = content_type
         .is_some_and(|ct| kind.allows_content_type(ct) && same_media_type(ct, &grant.content_type));
     if !type_ok {
-        return Err(Refusal::UnsupportedMediaType { kind });
+        return Err(Error::UnsupportedMediaType { kind });
     }
     let limit = grant.body_limit();
     if content_length.is_some_and(|len| len > limit) {
-        return Err(Refusal::PayloadTooLarge { kind, limit });
+        return Err(Error::PayloadTooLarge { kind, limit });
     }
     Ok(limit)
 }
 
 /// The refusal for a streamed body that turned out longer than `limit` (from
 /// [`check_upload`]) once `received` bytes were read; `Ok` while within it.
-pub fn check_streamed_length(grant: &UploadGrant, received: u64) -> Result<(), Refusal> {
+pub fn check_streamed_length(grant: &UploadGrant, received: u64) -> Result<(), Error> {
     let limit = grant.body_limit();
     if received > limit {
-        Err(Refusal::PayloadTooLarge {
+        Err(Error::PayloadTooLarge {
             kind: grant.kind,
             limit,
         })
@@ -243,7 +168,7 @@ mod tests {
     use super::*;
     use crate::signing::{derive_signing_key, download_path, upload_path, DownloadGrant};
     use mimo_protocol::artifact::TaskId;
-    use mimo_protocol::artifact::{HTML_MAX_BYTES, SCREENSHOT_MAX_BYTES};
+    use mimo_protocol::artifact::{HTML_MAX_BYTES, READABILITY_MAX_BYTES, SCREENSHOT_MAX_BYTES};
 
     const NOW: u64 = 1_700_000_000_000;
     const TASK: &str = "3f2b8c4e-9a1d-4e7f-8b2c-0d5e6f7a8b9c";
@@ -268,20 +193,14 @@ mod tests {
 
     #[test]
     fn statuses() {
-        assert_eq!(Refusal::NotFound.status(), 404);
-        assert_eq!(Refusal::MethodNotAllowed { allow: "PUT" }.status(), 405);
-        assert_eq!(Refusal::Forbidden(SignatureError::Expired).status(), 403);
-        assert_eq!(
-            Refusal::Forbidden(SignatureError::BadSignature).status(),
-            403
-        );
-        assert_eq!(
-            Refusal::Forbidden(SignatureError::Malformed("x")).status(),
-            403
-        );
+        assert_eq!(Error::NotFound.status(), 404);
+        assert_eq!(Error::MethodNotAllowed { allow: "PUT" }.status(), 405);
+        assert_eq!(Error::Expired.status(), 403);
+        assert_eq!(Error::BadSignature.status(), 403);
+        assert_eq!(Error::Malformed("x").status(), 403);
         let k = ArtifactKind::Html;
-        assert_eq!(Refusal::PayloadTooLarge { kind: k, limit: 1 }.status(), 413);
-        assert_eq!(Refusal::UnsupportedMediaType { kind: k }.status(), 415);
+        assert_eq!(Error::PayloadTooLarge { kind: k, limit: 1 }.status(), 413);
+        assert_eq!(Error::UnsupportedMediaType { kind: k }.status(), 415);
     }
 
     #[test]
@@ -351,19 +270,19 @@ mod tests {
         for m in ["GET", "POST", "HEAD", "OPTIONS", "put"] {
             assert_eq!(
                 authorize(&key(), m, path, query, NOW),
-                Err(Refusal::MethodNotAllowed { allow: "PUT" }),
+                Err(Error::MethodNotAllowed { allow: "PUT" }),
                 "{m}"
             );
         }
         let dpath = path.replace("/upload/", "/download/");
         assert_eq!(
             authorize(&key(), "PUT", &dpath, query, NOW),
-            Err(Refusal::MethodNotAllowed { allow: "GET" })
+            Err(Error::MethodNotAllowed { allow: "GET" })
         );
         // The upload query on the download route (with the right method) is malformed there.
         assert!(matches!(
             authorize(&key(), "GET", &dpath, query, NOW),
-            Err(Refusal::Forbidden(SignatureError::Malformed(_)))
+            Err(Error::Malformed(_))
         ));
         for p in [
             "/artifacts/other/x",
@@ -373,7 +292,7 @@ mod tests {
         ] {
             assert_eq!(
                 authorize(&key(), "PUT", p, query, NOW),
-                Err(Refusal::NotFound),
+                Err(Error::NotFound),
                 "{p}"
             );
         }
@@ -386,21 +305,21 @@ mod tests {
             let p = format!("/artifacts/upload/{bad_id}");
             assert_eq!(
                 authorize(&key(), "PUT", &p, query, NOW),
-                Err(Refusal::NotFound),
+                Err(Error::NotFound),
                 "{p}"
             );
         }
         assert_eq!(
             authorize(&key(), "PUT", path, query, g.expires_at_ms),
-            Err(Refusal::Forbidden(SignatureError::Expired))
+            Err(Error::Expired)
         );
         assert_eq!(
             authorize(&derive_signing_key(b"other"), "PUT", path, query, NOW),
-            Err(Refusal::Forbidden(SignatureError::BadSignature))
+            Err(Error::BadSignature)
         );
         assert!(matches!(
             authorize(&key(), "PUT", path, "", NOW),
-            Err(Refusal::Forbidden(SignatureError::Malformed(_)))
+            Err(Error::Malformed(_))
         ));
     }
 
@@ -410,7 +329,7 @@ mod tests {
         assert_eq!(check_upload(&g, Some("image/png"), Some(1000)), Ok(1000));
         assert_eq!(check_upload(&g, Some("IMAGE/PNG; x=y"), None), Ok(1000));
         assert_eq!(check_upload(&g, Some("image/png"), Some(0)), Ok(1000));
-        let too_large = Refusal::PayloadTooLarge {
+        let too_large = Error::PayloadTooLarge {
             kind: ArtifactKind::Screenshot,
             limit: 1000,
         };
@@ -418,7 +337,7 @@ mod tests {
             check_upload(&g, Some("image/png"), Some(1001)),
             Err(too_large.clone())
         );
-        let unsupported = Err(Refusal::UnsupportedMediaType {
+        let unsupported = Err(Error::UnsupportedMediaType {
             kind: ArtifactKind::Screenshot,
         });
         assert_eq!(check_upload(&g, None, Some(1)), unsupported);
@@ -519,7 +438,7 @@ mod tests {
 
     #[test]
     fn a_used_upload_url_is_forbidden() {
-        let r = Refusal::AlreadyStored;
+        let r = Error::AlreadyStored;
         assert_eq!((r.status(), r.code().as_str()), (403, "PERMISSION_DENIED"));
     }
 }

@@ -16,9 +16,12 @@
 //! - [`presign`]: the presign API's bodies, grants, and the configured [`UrlSigner`].
 //! - [`archive`]: zip archives written as a stream, objects read into them as they go (the
 //!   evidence export).
+//! - [`Error`]: the one error type: a refusal with its status and code, a URL that could not
+//!   be presigned, an archive that ended early.
 //! - `store` (feature `r2`): streaming R2 reads and writes, the crate's only I/O.
 
 pub mod archive;
+mod error;
 pub mod http;
 pub mod presign;
 pub mod signing;
@@ -26,9 +29,8 @@ pub mod sigv4;
 #[cfg(feature = "r2")]
 pub mod store;
 
-pub use http::{
-    authorize, check_presign, check_streamed_length, check_upload, download_headers, Refusal,
-};
+pub use error::Error;
+pub use http::{authorize, check_presign, check_streamed_length, check_upload, download_headers};
 // The wire side of artifacts (kinds, limits, ids and keys, the presign bodies) is
 // `mimo_protocol::artifact`; re-exported so that callers find all of artifacts here.
 pub use mimo_protocol::artifact::{
@@ -42,6 +44,6 @@ pub use presign::{grant_download, grant_upload, UrlSigner};
 pub use signing::{
     constant_time_eq, derive_signing_key, download_path, download_query, sign_download,
     sign_upload, upload_path, upload_query, verify, verify_download, verify_upload, DownloadGrant,
-    Grant, Method, SignatureError, UploadGrant,
+    Grant, Method, UploadGrant,
 };
-pub use sigv4::{R2Config, SigV4Error};
+pub use sigv4::R2Config;

@@ -6,9 +6,10 @@
 //! (find the object's kind) → [`grant_download`] → [`UrlSigner::download_url`] →
 //! [`DownloadResponse`].
 
-use crate::http::{check_presign, download_headers, Refusal};
+use crate::error::Error;
+use crate::http::{check_presign, download_headers};
 use crate::signing::{download_path, upload_path, DownloadGrant, UploadGrant};
-use crate::sigv4::{R2Config, SigV4Error};
+use crate::sigv4::R2Config;
 use mimo_protocol::artifact::{
     clamp_expiry_secs, ArtifactId, ArtifactKind, PresignRequest, ARTIFACT_RANDOM_BYTES,
 };
@@ -21,7 +22,7 @@ pub fn grant_upload(
     random: [u8; ARTIFACT_RANDOM_BYTES],
     now_ms: u64,
     expiry_secs: u64,
-) -> Result<UploadGrant, Refusal> {
+) -> Result<UploadGrant, Error> {
     check_presign(request.kind, &request.content_type, request.content_length)?;
     Ok(UploadGrant {
         artifact_id: ArtifactId::new(&request.task_id, random),
@@ -67,7 +68,7 @@ pub enum UrlSigner {
 
 impl UrlSigner {
     /// The upload URL of a grant made at `now_ms`.
-    pub fn upload_url(&self, grant: &UploadGrant, now_ms: u64) -> Result<String, SigV4Error> {
+    pub fn upload_url(&self, grant: &UploadGrant, now_ms: u64) -> Result<String, Error> {
         match self {
             UrlSigner::Worker {
                 signing_key,
@@ -98,7 +99,7 @@ impl UrlSigner {
         grant: &DownloadGrant,
         stored_content_type: Option<&str>,
         now_ms: u64,
-    ) -> Result<String, SigV4Error> {
+    ) -> Result<String, Error> {
         match self {
             UrlSigner::Worker {
                 signing_key,

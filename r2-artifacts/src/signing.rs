@@ -33,7 +33,7 @@
 //!
 //! The signature is recomputed and compared with [`constant_time_eq`], the single comparison
 //! of secret-dependent bytes in this module. It is checked before the expiry, so
-//! [`SignatureError::Expired`] is only ever reported for URLs we really issued.
+//! [`Error::Expired`] is only ever reported for URLs we really issued.
 
 use std::borrow::Cow;
 
@@ -43,6 +43,8 @@ use subtle::ConstantTimeEq;
 
 use mimo_protocol::artifact::ArtifactId;
 use mimo_protocol::artifact::ArtifactKind;
+
+use crate::error::Error;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -143,21 +145,6 @@ impl Grant {
     }
 }
 
-/// Why a signed URL was refused. All three are a 403 to the client; the distinction is for
-/// logs and tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum SignatureError {
-    /// The signature is genuine but the URL has expired.
-    #[error("signed URL has expired")]
-    Expired,
-    /// The signature does not match what the URL claims (tampered or forged).
-    #[error("signature does not match")]
-    BadSignature,
-    /// The query is not one we issue: a parameter missing, repeated, unknown or unparsable.
-    #[error("malformed signed URL: {0}")]
-    Malformed(&'static str),
-}
-
 /// The key our URLs are signed with: HMAC-SHA256(deployment secret, [`SIGNING_KEY_CONTEXT`]).
 /// Derived rather than reused so the URL-signing key and the API token it may come from can
 /// never stand in for each other.
@@ -246,7 +233,7 @@ pub fn verify_upload(
     artifact_id: &ArtifactId,
     query: &str,
     now_ms: u64,
-) -> Result<UploadGrant, SignatureError> {
+) -> Result<UploadGrant, Error> {
     let q = SignedQuery::parse(query, Method::Put)?;
     let grant = UploadGrant {
         artifact_id: artifact_id.clone(),
@@ -272,7 +259,7 @@ pub fn verify_download(
     artifact_id: &ArtifactId,
     query: &str,
     now_ms: u64,
-) -> Result<DownloadGrant, SignatureError> {
+) -> Result<DownloadGrant, Error> {
     let q = SignedQuery::parse(query, Method::Get)?;
     let grant = DownloadGrant {
         artifact_id: artifact_id.clone(),
@@ -295,7 +282,7 @@ pub fn verify(
     artifact_id: &ArtifactId,
     query: &str,
     now_ms: u64,
-) -> Result<Grant, SignatureError> {
+) -> Result<Grant, Error> {
     match method {
         Method::Put => verify_upload(signing_key, artifact_id, query, now_ms).map(Grant::Upload),
         Method::Get => {
@@ -305,17 +292,12 @@ pub fn verify(
 }
 
 /// Signature first (constant time), then expiry.
-fn check(
-    expected: &str,
-    presented: &str,
-    expires_at_ms: u64,
-    now_ms: u64,
-) -> Result<(), SignatureError> {
+fn check(expected: &str, presented: &str, expires_at_ms: u64, now_ms: u64) -> Result<(), Error> {
     if !constant_time_eq(expected.as_bytes(), presented.as_bytes()) {
-        return Err(SignatureError::BadSignature);
+        return Err(Error::BadSignature);
     }
     if now_ms >= expires_at_ms {
-        return Err(SignatureError::Expired);
+        return Err(Error::Expired);
     }
     Ok(())
 }
@@ -363,8 +345,8 @@ struct SignedQuery {
 }
 
 impl SignedQuery {
-    fn parse(query: &str, method: Method) -> Result<Self, SignatureError> {
-        use SignatureError::Malformed;
+    fn parse(query: &str, method: Method) -> Result<Self, Error> {
+        use crate::error::Error::Malformed;
         let query = query.strip_prefix('?').unwrap_or(query);
         let mut kind = None;
         let mut expires = None;
@@ -582,18 +564,18 @@ pub(crate) mod tests {
         assert!(verify_upload(&key(), &g.artifact_id, &q, EXPIRES - 1).is_ok());
         assert_eq!(
             verify_upload(&key(), &g.artifact_id, &q, EXPIRES),
-            Err(SignatureError::Expired)
+            Err(Error::Expired)
         );
         assert_eq!(
             verify_upload(&key(), &g.artifact_id, &q, u64::MAX),
-            Err(SignatureError::Expired)
+            Err(Error::Expired)
         );
         let d = download();
         let q = download_query(&key(), &d);
         assert!(verify_download(&key(), &d.artifact_id, &q, EXPIRES - 1).is_ok());
         assert_eq!(
             verify_download(&key(), &d.artifact_id, &q, EXPIRES),
-            Err(SignatureError::Expired)
+            Err(Error::Expired)
         );
     }
 
@@ -601,7 +583,7 @@ pub(crate) mod tests {
     fn tampered_fields_are_bad_signatures() {
         let g = upload();
         let q = upload_query(&key(), &g);
-        let bad = Err(SignatureError::BadSignature);
+        let bad = Err(Error::BadSignature);
 
         // Key: another artifact id, same task.
         assert_eq!(verify_upload(&key(), &id(8), &q, NOW), bad);
@@ -661,7 +643,7 @@ pub(crate) mod tests {
     fn tampered_download_fields_are_bad_signatures() {
         let d = download();
         let q = download_query(&key(), &d);
-        let bad = Err(SignatureError::BadSignature);
+        let bad = Err(Error::BadSignature);
         assert_eq!(verify_download(&key(), &id(9), &q, NOW), bad);
         let t = with_param(&q, "kind", "screenshot");
         assert_eq!(verify_download(&key(), &d.artifact_id, &t, NOW), bad);
@@ -671,14 +653,14 @@ pub(crate) mod tests {
 
     #[test]
     fn method_is_bound() {
-        let bad = SignatureError::BadSignature;
+        let bad = Error::BadSignature;
         // An upload URL stripped of its upload parameters does not download.
         let g = upload();
         let q = upload_query(&key(), &g);
         let stripped = without_param(&without_param(&q, "ct"), "max");
         assert_eq!(
             verify_download(&key(), &g.artifact_id, &stripped, NOW),
-            Err(bad)
+            Err(bad.clone())
         );
         // A download URL given upload parameters does not upload.
         let d = DownloadGrant {
@@ -718,7 +700,7 @@ pub(crate) mod tests {
         let malformed = |query: &str| {
             matches!(
                 verify_upload(&key(), id, query, NOW),
-                Err(SignatureError::Malformed(_))
+                Err(Error::Malformed(_))
             )
         };
         assert!(malformed(""));
@@ -750,7 +732,7 @@ pub(crate) mod tests {
         for extra in ["ct=text%2Fhtml", "max=1"] {
             assert!(matches!(
                 verify_download(&key(), id, &format!("{d}&{extra}"), NOW),
-                Err(SignatureError::Malformed(_))
+                Err(Error::Malformed(_))
             ));
         }
         // Garbage never panics.
@@ -805,7 +787,7 @@ pub(crate) mod tests {
         // Expired URLs still had their signature compared (and first).
         assert_eq!(
             verify_upload(&key(), &g.artifact_id, &q, EXPIRES),
-            Err(SignatureError::Expired)
+            Err(Error::Expired)
         );
         assert_eq!(calls(), before + 3);
 

@@ -25,7 +25,9 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use mimo_protocol::artifact::{check_expiry_secs, ExpiryOutOfRange};
+use mimo_protocol::artifact::check_expiry_secs;
+
+use crate::error::Error;
 use mimo_protocol::time::UtcDateTime;
 
 /// R2's SigV4 region.
@@ -33,26 +35,6 @@ const R2_REGION: &str = "auto";
 
 /// The last second `X-Amz-Date` can write: 9999-12-31T23:59:59Z.
 const LAST_SIGNABLE_SECOND: u64 = 253_402_300_799;
-
-/// Why a URL could not be presigned.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SigV4Error {
-    /// The lifetime is outside 1 s – 7 days.
-    #[error(transparent)]
-    Expiry(#[from] ExpiryOutOfRange),
-    /// The time is past what `X-Amz-Date` can write.
-    #[error("time is past 9999-12-31T23:59:59Z")]
-    TimeOutOfRange,
-    /// A configuration value is unusable; the text says which.
-    #[error("invalid R2 configuration: {0}")]
-    InvalidConfig(&'static str),
-    /// The object key is unusable; the text says why.
-    #[error("invalid object key: {0}")]
-    InvalidKey(&'static str),
-    /// A signed header's value is unusable; the text says why.
-    #[error("invalid signed header: {0}")]
-    InvalidHeader(&'static str),
-}
 
 /// R2's S3 API credentials and bucket, from configuration (e.g. Worker secrets
 /// `R2_ACCOUNT_ID`, `R2_ACCESS_KEY_ID`, `R2_SECRET_ACCESS_KEY` and the bucket name). When they
@@ -95,15 +77,15 @@ impl R2Config {
         bucket: &str,
         access_key_id: &str,
         secret_access_key: &str,
-    ) -> Result<Self, SigV4Error> {
+    ) -> Result<Self, Error> {
         let alnum = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric());
         if !alnum(account_id) || account_id.bytes().any(|b| b.is_ascii_uppercase()) {
-            return Err(SigV4Error::InvalidConfig(
+            return Err(Error::InvalidConfig(
                 "account id must be lowercase ASCII letters and digits",
             ));
         }
         if !alnum(access_key_id) {
-            return Err(SigV4Error::InvalidConfig(
+            return Err(Error::InvalidConfig(
                 "access key id must be ASCII alphanumeric",
             ));
         }
@@ -114,12 +96,12 @@ impl R2Config {
             && !bucket.starts_with('-')
             && !bucket.ends_with('-');
         if !bucket_ok {
-            return Err(SigV4Error::InvalidConfig(
+            return Err(Error::InvalidConfig(
                 "bucket must be 3-63 of a-z, 0-9 and '-'",
             ));
         }
         if secret_access_key.is_empty() {
-            return Err(SigV4Error::InvalidConfig("secret access key is empty"));
+            return Err(Error::InvalidConfig("secret access key is empty"));
         }
         let host = format!("{account_id}.r2.cloudflarestorage.com");
         Ok(R2Config {
@@ -139,13 +121,13 @@ impl R2Config {
     /// written as a URL writes it (lowercase, no default port) and the prefix must be made of
     /// `A–Z a–z 0–9 - _ . ~ /` without `.` or `..` segments, so that the URL handed out is
     /// the one given, unchanged.
-    pub fn with_endpoint(mut self, endpoint: &str) -> Result<Self, SigV4Error> {
-        const NOT_CANONICAL: SigV4Error =
-            SigV4Error::InvalidConfig("endpoint must be written as a URL writes it");
+    pub fn with_endpoint(mut self, endpoint: &str) -> Result<Self, Error> {
+        const NOT_CANONICAL: Error =
+            Error::InvalidConfig("endpoint must be written as a URL writes it");
         let (scheme, rest) = endpoint
             .split_once("://")
             .filter(|(scheme, _)| matches!(*scheme, "http" | "https"))
-            .ok_or(SigV4Error::InvalidConfig(
+            .ok_or(Error::InvalidConfig(
                 "endpoint must start with http:// or https://",
             ))?;
         let (host, prefix) = rest.split_once('/').map_or((rest, ""), |(h, p)| (h, p));
@@ -157,7 +139,7 @@ impl R2Config {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.~/".contains(&b));
         if !host_ok || !prefix_ok {
-            return Err(SigV4Error::InvalidConfig(
+            return Err(Error::InvalidConfig(
                 "endpoint must be scheme://host[:port][/path]",
             ));
         }
@@ -186,7 +168,7 @@ impl R2Config {
         disposition: &str,
         unix_seconds: u64,
         expires_secs: u64,
-    ) -> Result<String, SigV4Error> {
+    ) -> Result<String, Error> {
         let query = [
             ("response-content-type", content_type),
             ("response-content-disposition", disposition),
@@ -205,12 +187,12 @@ impl R2Config {
         content_length: Option<u64>,
         unix_seconds: u64,
         expires_secs: u64,
-    ) -> Result<String, SigV4Error> {
+    ) -> Result<String, Error> {
         if content_type
             .bytes()
             .any(|b| b != b'\t' && !(0x20..0x7f).contains(&b))
         {
-            return Err(SigV4Error::InvalidHeader(
+            return Err(Error::InvalidHeader(
                 "content type has control or non-ASCII bytes",
             ));
         }
@@ -232,10 +214,10 @@ impl R2Config {
         headers: &[(&str, &str)],
         unix_seconds: u64,
         expires_secs: u64,
-    ) -> Result<String, SigV4Error> {
+    ) -> Result<String, Error> {
         let expires = check_expiry_secs(expires_secs)?;
         if unix_seconds > LAST_SIGNABLE_SECOND {
-            return Err(SigV4Error::TimeOutOfRange);
+            return Err(Error::TimeOutOfRange);
         }
         let path = format!("{}/{}", self.base, uri_encode(checked_key(key)?, false));
         let region = self.region;
@@ -328,12 +310,12 @@ fn collapse_spaces(value: &str) -> String {
 
 /// `key`, unless a URL would change it: empty (the bucket's URL), or with a `.` or `..` segment
 /// (resolved away).
-fn checked_key(key: &str) -> Result<&str, SigV4Error> {
+fn checked_key(key: &str) -> Result<&str, Error> {
     if key.is_empty() {
-        return Err(SigV4Error::InvalidKey("empty"));
+        return Err(Error::InvalidKey("empty"));
     }
     if key.split('/').any(|segment| matches!(segment, "." | "..")) {
-        return Err(SigV4Error::InvalidKey("has a '.' or '..' segment"));
+        return Err(Error::InvalidKey("has a '.' or '..' segment"));
     }
     Ok(key)
 }
@@ -389,7 +371,7 @@ mod tests {
         key: &str,
         unix_seconds: u64,
         expires_secs: u64,
-    ) -> Result<String, SigV4Error> {
+    ) -> Result<String, Error> {
         config.presign_get(key, "image/png", "inline", unix_seconds, expires_secs)
     }
 
@@ -462,10 +444,7 @@ mod tests {
         assert_eq!(put("text/plain;\tcharset=utf-8").unwrap(), canonical);
         assert_ne!(put("text/plain; charset=utf-16").unwrap(), canonical);
         for bad in ["text/plain\n", "text/plain; x=é", "a\rb"] {
-            assert!(
-                matches!(put(bad), Err(SigV4Error::InvalidHeader(_))),
-                "{bad:?}"
-            );
+            assert!(matches!(put(bad), Err(Error::InvalidHeader(_))), "{bad:?}");
         }
     }
 
@@ -482,11 +461,11 @@ mod tests {
         assert_eq!(date(1_735_689_599), "20241231T235959Z");
         // The last second a four-digit year writes; later ones cannot be signed.
         assert_eq!(date(253_402_300_799), "99991231T235959Z");
-        assert_eq!(get(253_402_300_800, 1), Err(SigV4Error::TimeOutOfRange));
-        assert_eq!(get(u64::MAX, 1), Err(SigV4Error::TimeOutOfRange));
+        assert_eq!(get(253_402_300_800, 1), Err(Error::TimeOutOfRange));
+        assert_eq!(get(u64::MAX, 1), Err(Error::TimeOutOfRange));
 
-        assert!(matches!(get(0, 0), Err(SigV4Error::Expiry(_))));
-        assert!(matches!(get(0, 604_801), Err(SigV4Error::Expiry(_))));
+        assert!(matches!(get(0, 0), Err(Error::Expiry(_))));
+        assert!(matches!(get(0, 604_801), Err(Error::Expiry(_))));
         assert!(get(0, 604_800).unwrap().contains("&X-Amz-Expires=604800&"));
     }
 
@@ -499,7 +478,7 @@ mod tests {
         );
         for bad in ["", ".", "..", "a/./b", "a/../b", "a/.."] {
             assert!(
-                matches!(get(&r2(), bad, 0, 1), Err(SigV4Error::InvalidKey(_))),
+                matches!(get(&r2(), bad, 0, 1), Err(Error::InvalidKey(_))),
                 "{bad}"
             );
         }

@@ -10,10 +10,11 @@ use mimo_durable::{
 };
 use mimo_protocol::artifact::{valid_file_name, MAX_FILE_NAME_CHARS};
 use mimo_protocol::{ErrorCode, ErrorObject};
+use mimo_r2_artifacts::Error as ArtifactError;
 use mimo_r2_artifacts::{
     authorize, check_upload, derive_signing_key, grant_download, grant_upload, store, ArtifactId,
-    ArtifactKind, DownloadResponse, Grant, PresignRequest, PresignResponse, R2Config, Refusal,
-    SigV4Error, UrlSigner, DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
+    ArtifactKind, DownloadResponse, Grant, PresignRequest, PresignResponse, R2Config, UrlSigner,
+    DEFAULT_DOWNLOAD_EXPIRY_SECS, DEFAULT_UPLOAD_EXPIRY_SECS,
 };
 use worker::{Env, Request, Response, Result};
 
@@ -103,7 +104,7 @@ pub async fn presign(mut req: Request, env: &Env, for_client: Option<&str>) -> R
         return failure.respond();
     }
     let signer = signer(env, &req)?;
-    let unsigned = |e: SigV4Error| worker::Error::RustError(e.to_string());
+    let unsigned = |e: ArtifactError| worker::Error::RustError(e.to_string());
     let upload_url = signer.upload_url(&grant, now).map_err(unsigned)?;
     let download = grant_download(
         grant.artifact_id.clone(),
@@ -245,7 +246,7 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
             // An upload URL is used once: refused before its body is read when the task knows
             // the artifact is stored (the conditional put below decides for uploads that race).
             if granted.stored_at.is_some() {
-                return refuse(&Refusal::AlreadyStored);
+                return refuse(&ArtifactError::AlreadyStored);
             }
             let content_type = content_type.unwrap_or_default();
             let object = match store::put_streaming(
@@ -258,7 +259,7 @@ async fn serve_signed(req: &mut Request, env: &Env) -> Result<Response> {
             .await
             {
                 Ok(Some(object)) => object,
-                Ok(None) => return refuse(&Refusal::AlreadyStored),
+                Ok(None) => return refuse(&ArtifactError::AlreadyStored),
                 Err(e) => {
                     return error_response(&ErrorObject::new(
                         ErrorCode::UploadIncomplete,
@@ -316,9 +317,9 @@ fn unknown_artifact() -> ErrorObject {
 }
 
 /// A refusal as an error response; a 405 names the method the route takes.
-fn refuse(refusal: &Refusal) -> Result<Response> {
+fn refuse(refusal: &ArtifactError) -> Result<Response> {
     let mut response = error_response(&ErrorObject::from(refusal))?;
-    if let Refusal::MethodNotAllowed { allow } = refusal {
+    if let ArtifactError::MethodNotAllowed { allow } = refusal {
         response.headers_mut().set("allow", allow)?;
     }
     Ok(response)
