@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, deleteSkill, exportTask, exportZip, forkTask, listSecrets, listSkills, putSecret, putSkill, forgetToken, getSetup, getTask, listMcpTokens, revokeMcpToken, searchSkills, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, exportTask, exportZip, forkTask, listSecrets, putSecret, forgetToken, getSetup, getTask, listMcpTokens, revokeMcpToken, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
 import { ChatView, conversationEvents } from "./chat.ts";
 import { consentQuery, showConsent } from "./consent.ts";
 import { h } from "./dom.ts";
@@ -15,7 +15,7 @@ import { SecretsPanel } from "./secrets.ts";
 import { SitesPanel } from "./sites.ts";
 import { StepModePanel } from "./step-mode.ts";
 import { BridgePanel } from "./bridge-panel.ts";
-import { SkillsPanel, skillName } from "./skills.ts";
+import { Skills } from "./skills.ts";
 import { McpTokensPanel } from "./mcp-tokens.ts";
 import { WebhooksPanel } from "./webhooks.ts";
 import { GettingStarted } from "./onboarding.ts";
@@ -66,11 +66,7 @@ class App {
     deliveries: (id) => webhookDeliveries(this.token ?? "", id),
     resend: (id) => resendDelivery(this.token ?? "", id),
   });
-  private readonly skillsPanel = new SkillsPanel({
-    onSave: (text) => this.saveSkill(text),
-    onDelete: (name) => void this.removeSkill(name),
-    onSearch: () => void this.loadSkills(),
-  });
+  private readonly skills = new Skills(() => this.token);
   private readonly shell: HTMLElement;
 
   constructor(root: HTMLElement) {
@@ -152,7 +148,7 @@ class App {
           "aside",
           { class: "sidepanel", "aria-label": "Browser and settings" },
           panelGroup("Browser", "group-browser", this.extensionsPanel.el, this.browserPanel.el),
-          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skillsPanel.el, this.mcpPanel.el, this.webhooksPanel.el),
+          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skills.panel.el, this.mcpPanel.el, this.webhooksPanel.el),
         ),
       ),
     );
@@ -263,7 +259,7 @@ class App {
     this.openRoute();
     void this.sessions.load(false);
     void this.extensions.refresh();
-    void this.loadSkills();
+    void this.skills.load();
     void this.mcpPanel.load();
     void this.webhooksPanel.load();
     void this.loadSetup();
@@ -514,37 +510,6 @@ class App {
   }
 
   /** The deployment's skills, or those matching the words searched for in the panel. */
-  private async loadSkills(): Promise<void> {
-    if (!this.token) return;
-    const words = this.skillsPanel.words;
-    try {
-      const listed = words === "" ? (await listSkills(this.token)).map((skill) => ({ skill })) : (await searchSkills(this.token, words)).results;
-      // The words may have changed meanwhile: their own answer shows then.
-      if (words === this.skillsPanel.words) this.skillsPanel.render(listed, words !== "");
-    } catch (err) {
-      this.skillsPanel.showError(err instanceof Error ? err.message : String(err));
-    }
-  }
-
-  /** Stores a SKILL.md under the name its front matter gives. */
-  private async saveSkill(text: string): Promise<void> {
-    const name = skillName(text);
-    if (name === null) throw new Error("A SKILL.md begins with front matter between two --- lines that names it (name: my-skill).");
-    await putSkill(this.token ?? "", name, text);
-    await this.loadSkills();
-  }
-
-  private async removeSkill(name: string): Promise<void> {
-    if (!this.token) return;
-    try {
-      await deleteSkill(this.token, name);
-    } catch (err) {
-      this.skillsPanel.showError(err instanceof Error ? err.message : String(err));
-    }
-    await this.loadSkills();
-  }
-
-  /** Attaches files to the task (starting one when none is open); the task shows each once stored. */
   /** A new task with this one's history up to `messageId`, opened at once. */
   private async fork(messageId: string): Promise<void> {
     if (!this.session || !this.token) return;
@@ -558,6 +523,7 @@ class App {
     }
   }
 
+  /** Attaches files to the task (starting one when none is open); the task shows each once stored. */
   private async attach(files: File[]): Promise<void> {
     if (!this.session && !(await this.newTask())) return;
     const taskId = this.session!.model.taskId;

@@ -3,6 +3,7 @@
 // actions they allow. This panel lists them, finds them by their words, stores one from a file
 // or pasted text, and deletes them.
 import type { Skill } from "../../protocol/ts/protocol.ts";
+import { deleteSkill, listSkills, putSkill, searchSkills } from "./api.ts";
 import { h, replaceChildren } from "./dom.ts";
 
 export type SkillsHandlers = {
@@ -116,5 +117,53 @@ export class SkillsPanel {
 
   showError(message: string): void {
     this.error.textContent = message;
+  }
+}
+
+/** The skills panel and what it asks of the server, under the person's token. */
+export class Skills {
+  readonly panel: SkillsPanel;
+  readonly #token: () => string | null;
+
+  constructor(token: () => string | null) {
+    this.#token = token;
+    this.panel = new SkillsPanel({
+      onSave: (text) => this.save(text),
+      onDelete: (name) => void this.remove(name),
+      onSearch: () => void this.load(),
+    });
+  }
+
+  /** Every skill, or those the panel's words find. */
+  async load(): Promise<void> {
+    const token = this.#token();
+    if (!token) return;
+    const words = this.panel.words;
+    try {
+      const listed = words === "" ? (await listSkills(token)).map((skill) => ({ skill })) : (await searchSkills(token, words)).results;
+      // The words may have changed meanwhile: their own answer shows then.
+      if (words === this.panel.words) this.panel.render(listed, words !== "");
+    } catch (err) {
+      this.panel.showError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /** Stores a SKILL.md under the name its front matter gives. */
+  async save(text: string): Promise<void> {
+    const name = skillName(text);
+    if (name === null) throw new Error("A SKILL.md begins with front matter between two --- lines that names it (name: my-skill).");
+    await putSkill(this.#token() ?? "", name, text);
+    await this.load();
+  }
+
+  async remove(name: string): Promise<void> {
+    const token = this.#token();
+    if (!token) return;
+    try {
+      await deleteSkill(token, name);
+    } catch (err) {
+      this.panel.showError(err instanceof Error ? err.message : String(err));
+    }
+    await this.load();
   }
 }
