@@ -2,7 +2,7 @@
 
 import { MAX_USER_MESSAGE_BYTES } from "../../protocol/ts/protocol.ts";
 import type { FrontendMessage } from "../../protocol/ts/protocol.ts";
-import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, deleteSecret, exportTask, exportZip, forkTask, listSecrets, putSecret, forgetToken, getSetup, getTask, listMcpTokens, revokeMcpToken, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
+import { ApiError, artifactUrl, attachFile, auditLog, createMcpToken, createTask, exportTask, exportZip, forkTask, forgetToken, getSetup, getTask, listMcpTokens, revokeMcpToken, storedToken, storeToken, verifyToken, listWebhooks, createWebhook, deleteWebhook, rotateWebhook, webhookDeliveries, resendDelivery } from "./api.ts";
 import { ChatView, conversationEvents } from "./chat.ts";
 import { consentQuery, showConsent } from "./consent.ts";
 import { h } from "./dom.ts";
@@ -11,7 +11,7 @@ import { currentRoute, onRouteChange, openTask, replaceReplayStep } from "./rout
 import { TaskSocket } from "./socket.ts";
 import { currentTab, TaskModel } from "./task.ts";
 import { Banners, BrowserPanel, ExtensionsPanel, Header, TaskList, tokenForm } from "./view.ts";
-import { SecretsPanel } from "./secrets.ts";
+import { Secrets } from "./secrets.ts";
 import { SitesPanel } from "./sites.ts";
 import { StepModePanel } from "./step-mode.ts";
 import { BridgePanel } from "./bridge-panel.ts";
@@ -46,9 +46,10 @@ class App {
   private readonly extensions: Extensions;
   private readonly guide: GettingStarted;
   private readonly browserPanel = new BrowserPanel();
-  private readonly secretsPanel = new SecretsPanel({
-    onSave: (name, value, domains) => this.saveSecret(name, value, domains),
-    onDelete: (name) => void this.removeSecret(name),
+  private readonly secrets = new Secrets({
+    token: () => this.token,
+    openTask: () => this.session?.model.taskId ?? null,
+    newTask: () => this.newTask(),
   });
   private readonly sitesPanel = new SitesPanel((allowed, blocked) => this.sendFrame({ type: "set_domains", allowed, blocked }));
   private readonly stepModePanel = new StepModePanel((stepByStep) => this.sendFrame({ type: "set_step_mode", stepByStep }));
@@ -148,7 +149,7 @@ class App {
           "aside",
           { class: "sidepanel", "aria-label": "Browser and settings" },
           panelGroup("Browser", "group-browser", this.extensionsPanel.el, this.browserPanel.el),
-          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secretsPanel.el, this.skills.panel.el, this.mcpPanel.el, this.webhooksPanel.el),
+          panelGroup("Settings", "group-settings", this.stepModePanel.el, this.bridgePanel.el, this.sitesPanel.el, this.secrets.panel.el, this.skills.panel.el, this.mcpPanel.el, this.webhooksPanel.el),
         ),
       ),
     );
@@ -368,11 +369,11 @@ class App {
     this.chat.reset();
     this.chat.setNote(null);
     this.browserPanel.render(null);
-    this.secretsPanel.render([]);
+    this.secrets.panel.render([]);
     this.sitesPanel.render([], []);
     this.stepModePanel.render(false);
     this.bridgePanel.render({ allow: false, confirm: true });
-    void this.loadSecrets(taskId);
+    void this.secrets.load(taskId);
     this.header.setTask(taskId);
     this.extensionsPanel.setSelected(undefined, true);
     this.tasks.setCurrent(taskId);
@@ -479,37 +480,6 @@ class App {
     }
   }
 
-  /** The open task's secrets: names and domains. */
-  private async loadSecrets(taskId: string): Promise<void> {
-    if (!this.token) return;
-    try {
-      const secrets = await listSecrets(this.token, taskId);
-      if (this.session?.model.taskId === taskId || this.session === null) this.secretsPanel.render(secrets);
-    } catch (err) {
-      this.secretsPanel.showError(err instanceof Error ? err.message : String(err));
-    }
-  }
-
-  /** Stores a secret of the open task (starting one when none is open). */
-  private async saveSecret(name: string, value: string, domains: string[]): Promise<void> {
-    if (!this.session && !(await this.newTask())) return;
-    const taskId = this.session!.model.taskId;
-    await putSecret(this.token ?? "", taskId, name, value, domains);
-    await this.loadSecrets(taskId);
-  }
-
-  private async removeSecret(name: string): Promise<void> {
-    const taskId = this.session?.model.taskId;
-    if (!taskId || !this.token) return;
-    try {
-      await deleteSecret(this.token, taskId, name);
-    } catch (err) {
-      this.secretsPanel.showError(err instanceof Error ? err.message : String(err));
-    }
-    await this.loadSecrets(taskId);
-  }
-
-  /** The deployment's skills, or those matching the words searched for in the panel. */
   /** A new task with this one's history up to `messageId`, opened at once. */
   private async fork(messageId: string): Promise<void> {
     if (!this.session || !this.token) return;

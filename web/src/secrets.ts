@@ -2,6 +2,7 @@
 // each bound to the domains where it may be typed. Values go to the server once, encrypted
 // there; this panel lists names and domains only and never shows a value again.
 import type { SecretInfo } from "../../protocol/ts/protocol.ts";
+import { deleteSecret, listSecrets, putSecret } from "./api.ts";
 import { h, replaceChildren } from "./dom.ts";
 
 export type SecretsHandlers = {
@@ -79,5 +80,61 @@ export class SecretsPanel {
 
   showError(message: string): void {
     this.error.textContent = message;
+  }
+}
+
+export type SecretsDeps = {
+  /** The deployment token, if the person gave one. */
+  token(): string | null;
+  /** The task open now, if any. */
+  openTask(): string | null;
+  /** Starts a task and opens it (its id, or null when none could be made). */
+  newTask(): Promise<string | null>;
+};
+
+/** The secrets panel of the open task and what it asks of the server. */
+export class Secrets {
+  readonly panel: SecretsPanel;
+  readonly #deps: SecretsDeps;
+
+  constructor(deps: SecretsDeps) {
+    this.#deps = deps;
+    this.panel = new SecretsPanel({
+      onSave: (name, value, domains) => this.save(name, value, domains),
+      onDelete: (name) => void this.remove(name),
+    });
+  }
+
+  /** The task's secrets: names and domains (shown if it is still the one open). */
+  async load(taskId: string): Promise<void> {
+    const token = this.#deps.token();
+    if (!token) return;
+    try {
+      const secrets = await listSecrets(token, taskId);
+      const open = this.#deps.openTask();
+      if (open === taskId || open === null) this.panel.render(secrets);
+    } catch (err) {
+      this.panel.showError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /** Stores a secret of the open task (starting one when none is open). */
+  async save(name: string, value: string, domains: string[]): Promise<void> {
+    const taskId = this.#deps.openTask() ?? (await this.#deps.newTask());
+    if (taskId === null) return;
+    await putSecret(this.#deps.token() ?? "", taskId, name, value, domains);
+    await this.load(taskId);
+  }
+
+  async remove(name: string): Promise<void> {
+    const taskId = this.#deps.openTask();
+    const token = this.#deps.token();
+    if (!taskId || !token) return;
+    try {
+      await deleteSecret(token, taskId, name);
+    } catch (err) {
+      this.panel.showError(err instanceof Error ? err.message : String(err));
+    }
+    await this.load(taskId);
   }
 }
