@@ -69,4 +69,16 @@ impl Conversation {
         }
         self.transition(TaskStatus::Ongoing, now)
     }
+
+    /// The task ends in `error`: its answer says so, and its status is `error`.
+    pub(crate) fn end_in_error(&mut self, error: ErrorObject, now: u64) -> Vec<Effect> {
+        let mut effects = vec![Effect::Emit(FrontendEvent::StructuredOutput {
+            status: OutputStatus::Error,
+            output: None,
+            error: Some(error),
+            warnings: Vec::new(),
+        })];
+        effects.extend(self.transition(TaskStatus::Error, now));
+        effects
+    }
 }

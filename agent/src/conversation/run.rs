@@ -584,13 +584,7 @@ impl Conversation {
             run.phase = Phase::Finished;
         }
         effects.push(Effect::SaveRun);
-        effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
-            status: OutputStatus::Error,
-            output: None,
-            error: Some(error),
-            warnings: Vec::new(),
-        }));
-        effects.extend(self.transition(TaskStatus::Error, now));
+        effects.extend(self.end_in_error(error, now));
         effects
     }
 

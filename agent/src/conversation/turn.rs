@@ -182,13 +182,7 @@ impl Conversation {
                     Err(error) => error,
                 };
                 effects.extend(self.finish_turn(now));
-                effects.push(Effect::Emit(FrontendEvent::StructuredOutput {
-                    status: OutputStatus::Error,
-                    output: None,
-                    error: Some(error),
-                    warnings: Vec::new(),
-                }));
-                effects.extend(self.transition(TaskStatus::Error, now));
+                effects.extend(self.end_in_error(error, now));
                 effects
             }
         }
