@@ -78,7 +78,7 @@ export function siteNotAllowed(site: string): ActionError {
 
 /**
  * A host as rules and URLs are compared: lower case, punycode (IDNA), without trailing dots; null
- * when it is not a host. The server's `site_host` (protocol/src/action.rs) is the same rule.
+ * when it is not a host. The server's `site_host` (protocol/src/action/mod.rs) is the same rule.
  */
 export function siteHost(host: string): string | null {
   try {
@@ -119,7 +119,7 @@ export function ruleCovers(rule: DomainRule, host: string, port: string): boolea
 
 /**
  * Why the task's domain policy keeps it from `url` (naming the rule), or null. The same rules
- * as the server's `DomainPolicy::refusal` (protocol/src/action.rs), tested against one table
+ * as the server's `DomainPolicy::refusal` (protocol/src/action/mod.rs), tested against one table
  * (protocol/tests/fixtures/domain-rules.json): the URL read as the browser reads it, hosts
  * compared normalised (`siteHost`); a host covers its subdomains on any port, `host:port`
  * exactly that port (the scheme's default when the URL names none); blocked rules win; with

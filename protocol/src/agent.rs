@@ -10,10 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::action::{ActionCommand, DragEnd, ScrollDirection, Target};
-use crate::artifact::Attachment;
-use crate::bridge::{BashArgs, BridgeTool, EditArgs, ReadArgs, WriteArgs};
-use crate::{ErrorCode, ErrorObject};
+use crate::action::AgentAction;
+use crate::ErrorObject;
 
 /// The name of the one tool the model calls at every step.
 pub const AGENT_TOOL_NAME: &str = "AgentOutput";
@@ -41,432 +39,6 @@ pub struct AgentOutput {
     /// The one action to take now.
     pub action: AgentAction,
 }
-
-/// One end of a drag: the element with `index`, or the point `x`, `y` (pixels of the page's
-/// screenshot).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
-pub struct DragPoint {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub index: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub x: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub y: Option<f64>,
-}
-
-/// The actions the model can take. Elements are named by their `index` in the page's element
-/// list (`[12]<button>…`), which is the extension's `clickId`.
-#[derive(
-    Debug,
-    Clone,
-    PartialEq,
-    Serialize,
-    Deserialize,
-    TS,
-    strum::IntoStaticStr,
-    strum::EnumDiscriminants,
-)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(JsonSchema))]
-#[serde(remote = "Self", rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[strum_discriminants(
-    name(AgentActionKind),
-    derive(strum::EnumIter, strum::IntoStaticStr),
-    strum(serialize_all = "snake_case")
-)]
-pub enum AgentAction {
-    /// Open a URL in the task's tab.
-    Navigate { url: String },
-    /// Click the element with this index.
-    Click { index: u32 },
-    /// Replace the content of the input, textarea or editable element with this index by
-    /// `text`; `submit` presses Enter afterwards. To type a stored secret write its placeholder
-    /// `{{secret:name}}` in `text`: it is filled in at the moment of typing, never shown to you.
-    Type {
-        index: u32,
-        text: String,
-        #[serde(default)]
-        submit: bool,
-    },
-    /// Choose an option (by its value or visible label) in the select with this index.
-    SelectOption { index: u32, option: String },
-    /// Scroll the page, or the scrollable element with `index`; `amount` in pixels (one screen
-    /// by default).
-    Scroll {
-        direction: ScrollDirection,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        index: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        amount: Option<u32>,
-    },
-    /// Press a key such as `Enter`, `Escape`, `Tab`, `ArrowDown`, optionally with modifiers
-    /// (`Control+a`).
-    PressKey { key: String },
-    /// Move the pointer over the element with this index (opens hover menus).
-    Hover { index: u32 },
-    /// Go back to the previous page.
-    Back {},
-    /// Go forward again to the page you went back from.
-    Forward {},
-    /// Wait until the page shows `text`, its URL contains `url`, or an element matches the CSS
-    /// `selector`.
-    WaitFor {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        text: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        url: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        selector: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        timeout_ms: Option<u32>,
-    },
-    /// Answer the JavaScript dialog the page shows (an alert, a confirm, a prompt, or "leave
-    /// this page?"): `accept` true presses OK (or Leave), false Cancel; `text` is the answer
-    /// typed into a prompt.
-    Dialog {
-        accept: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        text: Option<String>,
-    },
-    /// Bring `text` into view, wherever it is on the page (also in a scrolling list, and in a
-    /// feed that loads more as it is scrolled): one step instead of many scrolls.
-    ScrollTo { text: String },
-    /// Click at a point of the page (x, y in pixels of the page's screenshot, whose size is
-    /// given with the page) where the element list has nothing to name: a control drawn on a
-    /// canvas, in SVG or a map.
-    ClickAt { x: f64, y: f64 },
-    /// Move the mouse to a point of the page (x, y as for click_at).
-    HoverAt { x: f64, y: f64 },
-    /// Drag from one element or point to another: a card (draggable) to a column (dropzone),
-    /// an item of a sortable list to another's place, a slider's knob.
-    Drag { from: DragPoint, to: DragPoint },
-    /// Put a file the user attached to the task (by its name in <attachments>) into the file
-    /// input with this index (or the button or label that opens it).
-    UploadFile { index: u32, file: String },
-    /// List the user's own open tabs (titles, sites) when the goal is about them.
-    ListTabs {},
-    /// Read one of the user's own open tabs (listed in <browser_tabs>) without touching it:
-    /// for goals about what they have open ("summarise my tabs", "compare these products").
-    ReadTab { tab_id: i32 },
-    /// Act in another of the task's tabs (the `tabs` of the page list them).
-    SwitchTab { tab_id: i32 },
-    /// Open a URL in a new tab of the task; it becomes the tab the next actions act in.
-    OpenTab { url: String },
-    /// Close one of the task's tabs (the current one by default); the task goes on in another.
-    CloseTab {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        tab_id: Option<i32>,
-    },
-    /// Read the page's text on from character `from` (where the content was cut; by default
-    /// where the text shown now ends): long articles and tables are read whole this way.
-    ReadPage {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        from: Option<u32>,
-    },
-    /// Read a text file of the folder the user shared from their computer (<local_files>):
-    /// `path` is relative to it; `offset` (first line, 0-based) and `limit` (lines) read part of
-    /// a long file.
-    FileRead {
-        path: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        offset: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        limit: Option<u32>,
-    },
-    /// Create or replace a file of the shared folder with `content` (missing folders are made).
-    FileWrite { path: String, content: String },
-    /// Replace the text `old` by `new` in a file of the shared folder; `old` must occur exactly
-    /// once (give enough of the surrounding text to make it unique).
-    FileEdit {
-        path: String,
-        old: String,
-        new: String,
-    },
-    /// Run one allowed program in the shared folder: `command` is the program and its
-    /// arguments, quoted as in a shell but run without one (no pipes, redirections, `;`, `&&`).
-    /// It is killed after `timeout_ms` (30 s by default). Its exit code, stdout and stderr come
-    /// back.
-    RunCommand {
-        command: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        timeout_ms: Option<u32>,
-    },
-    /// End the task: `success` says whether the goal was reached, `text` is the final answer
-    /// for the person (what was done, values found, or why it could not be done). When the
-    /// user gave an answer format (<answer_format>), `data` is the answer as JSON matching it.
-    Done {
-        success: bool,
-        text: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional, type = "unknown")]
-        data: Option<serde_json::Value>,
-    },
-}
-via_json_value!(AgentAction);
-
-impl AgentAction {
-    /// The element of the page's list it acts on, by index, if any.
-    pub fn target(&self) -> Option<u32> {
-        match self {
-            AgentAction::Click { index }
-            | AgentAction::Type { index, .. }
-            | AgentAction::SelectOption { index, .. }
-            | AgentAction::Hover { index }
-            | AgentAction::UploadFile { index, .. } => Some(*index),
-            AgentAction::Scroll { index, .. } => *index,
-            _ => None,
-        }
-    }
-
-    /// The action's name, e.g. `click`: its variant's, as serde names it.
-    pub fn name(&self) -> &'static str {
-        self.into()
-    }
-
-    pub fn kind(&self) -> AgentActionKind {
-        self.into()
-    }
-
-    /// The local bridge's tool and arguments (seed 004 §4.2) this action invokes, for the
-    /// actions that work in the folder the user shared from their computer.
-    pub fn bridge_invocation(&self) -> Option<(BridgeTool, serde_json::Value)> {
-        let (tool, args) = match self.clone() {
-            AgentAction::FileRead {
-                path,
-                offset,
-                limit,
-            } => (
-                BridgeTool::Read,
-                serde_json::to_value(ReadArgs {
-                    path,
-                    offset,
-                    limit,
-                }),
-            ),
-            AgentAction::FileWrite { path, content } => (
-                BridgeTool::Write,
-                serde_json::to_value(WriteArgs { path, content }),
-            ),
-            AgentAction::FileEdit { path, old, new } => (
-                BridgeTool::Edit,
-                serde_json::to_value(EditArgs { path, old, new }),
-            ),
-            AgentAction::RunCommand {
-                command,
-                timeout_ms,
-            } => (
-                BridgeTool::Bash,
-                serde_json::to_value(BashArgs {
-                    command,
-                    timeout_ms: timeout_ms.map(u64::from),
-                }),
-            ),
-            _ => return None,
-        };
-        Some((tool, args.expect("bridge arguments serialize")))
-    }
-}
-
-impl AgentAction {
-    /// The command this action becomes (`None` for the ones the run answers itself: `done`,
-    /// `read_page`, `list_tabs`), the task's attached files naming what `upload_file` sends (a
-    /// file not attached is the step's error), `agent_id` the agent a bridge invocation is
-    /// attributed to.
-    pub fn command(
-        &self,
-        attachments: &[Attachment],
-        agent_id: &str,
-    ) -> Result<Option<ActionCommand>, ErrorObject> {
-        let target = Target::click_id;
-        if let Some((tool, args)) = self.bridge_invocation() {
-            return Ok(Some(ActionCommand::BridgeInvoke {
-                tool,
-                args,
-                agent_id: agent_id.to_owned(),
-                confirmed_protected_path: None,
-            }));
-        }
-        Ok(Some(match self.clone() {
-            AgentAction::Navigate { url } => ActionCommand::BrowserNavigate { url },
-            AgentAction::Click { index } => ActionCommand::BrowserClick {
-                target: target(index),
-                strategy: None,
-                checked: None,
-            },
-            AgentAction::Type {
-                index,
-                text,
-                submit,
-            } => ActionCommand::BrowserType {
-                target: target(index),
-                text,
-                submit: Some(submit),
-                strategy: None,
-            },
-            AgentAction::SelectOption { index, option } => ActionCommand::BrowserSelectOption {
-                target: target(index),
-                option,
-            },
-            AgentAction::Scroll {
-                direction,
-                index,
-                amount,
-            } => ActionCommand::BrowserScroll {
-                target: Target {
-                    click_id: index,
-                    ..Target::default()
-                },
-                direction,
-                amount,
-            },
-            AgentAction::PressKey { key } => ActionCommand::BrowserPressKey { key, expect: None },
-            AgentAction::Hover { index } => ActionCommand::BrowserHover {
-                target: target(index),
-            },
-            AgentAction::Back {} => ActionCommand::BrowserBack {},
-            AgentAction::Forward {} => ActionCommand::BrowserForward {},
-            AgentAction::WaitFor {
-                text,
-                url,
-                selector,
-                timeout_ms,
-            } => ActionCommand::BrowserWaitFor {
-                text,
-                url,
-                selector,
-                timeout_ms,
-            },
-            AgentAction::Dialog { accept, text } => ActionCommand::BrowserDialog { accept, text },
-            AgentAction::ScrollTo { text } => ActionCommand::BrowserScrollTo { text },
-            AgentAction::ClickAt { x, y } => ActionCommand::BrowserClickAt {
-                x,
-                y,
-                expect: None,
-                scale: None,
-            },
-            AgentAction::HoverAt { x, y } => ActionCommand::BrowserHoverAt { x, y, scale: None },
-            AgentAction::Drag { from, to } => {
-                let end = |p: DragPoint| DragEnd {
-                    click_id: p.index,
-                    x: p.x,
-                    y: p.y,
-                };
-                ActionCommand::BrowserDrag {
-                    from: end(from),
-                    to: end(to),
-                    expect: None,
-                    scale: None,
-                }
-            }
-            AgentAction::ReadTab { tab_id } => ActionCommand::BrowserReadTab { tab_id },
-            AgentAction::SwitchTab { tab_id } => ActionCommand::BrowserSwitchTab { tab_id },
-            AgentAction::OpenTab { url } => ActionCommand::BrowserOpenTab { url },
-            AgentAction::CloseTab { tab_id } => ActionCommand::BrowserCloseTab { tab_id },
-            AgentAction::UploadFile { index, file } => {
-                let Some(attachment) = attachments.iter().find(|a| a.name == file) else {
-                    let names: Vec<&str> = attachments.iter().map(|a| a.name.as_str()).collect();
-                    return Err(ErrorObject::new(
-                        ErrorCode::TargetNotFound,
-                        if names.is_empty() {
-                            format!("no file is attached to this task, so {file:?} cannot be uploaded: ask the user to attach it")
-                        } else {
-                            format!(
-                                "no attached file is named {file:?}; the attached files are {names:?}"
-                            )
-                        },
-                    ));
-                };
-                ActionCommand::BrowserUploadFile {
-                    target: target(index),
-                    artifact_id: attachment.artifact_id.clone(),
-                    name: attachment.name.clone(),
-                    content_type: attachment.content_type.clone(),
-                }
-            }
-            // Answered by the run itself, from what it already holds.
-            AgentAction::Done { .. } | AgentAction::ReadPage { .. } | AgentAction::ListTabs {} => {
-                return Ok(None)
-            }
-            AgentAction::FileRead { .. }
-            | AgentAction::FileWrite { .. }
-            | AgentAction::FileEdit { .. }
-            | AgentAction::RunCommand { .. } => unreachable!("bridge invocations, above"),
-        }))
-    }
-}
-
-impl AgentActionKind {
-    /// The action's name, e.g. `click`.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
-    /// How a step of this action reads for people (the web app's step titles), as a template
-    /// of the action's arguments, written out for every action so that a new one has to say it:
-    ///
-    /// - `{arg}` the argument as it is; `{arg:quoted}` in quotes, shortened to 60 characters;
-    ///   `{arg:round}` a number rounded; `{arg:element}` the element with that index (its name
-    ///   on the page when known, else `element [index]`); `{arg:end}` a drag's end (an element,
-    ///   or a point); `{arg?}` nothing, but the argument must be true.
-    /// - `[a|b]`: the first alternative all of whose arguments are given (present, not false),
-    ///   else nothing.
-    ///
-    /// The first letter is capitalised where it is shown.
-    pub const fn wording(self) -> &'static str {
-        use AgentActionKind::*;
-        match self {
-            Navigate => "go to {url}",
-            Click => "click {index:element}",
-            Type => "type {text:quoted} into {index:element}[{submit?} and submit]",
-            SelectOption => "choose {option:quoted} in {index:element}",
-            Scroll => "scroll {direction}[ in {index:element}]",
-            PressKey => "press {key}",
-            Hover => "point at {index:element}",
-            Back => "go back",
-            Forward => "go forward",
-            WaitFor => {
-                "wait for [the text {text:quoted}|the address {url:quoted}|the element {selector:quoted}]"
-            }
-            Dialog => "answer the page's dialog: [{accept?}OK|Cancel][ with {text:quoted}]",
-            ScrollTo => "scroll to {text:quoted}",
-            ClickAt => "click at {x:round},{y:round}",
-            HoverAt => "point at {x:round},{y:round}",
-            Drag => "drag {from:end} to {to:end}",
-            UploadFile => "attach {file:quoted} to {index:element}",
-            ListTabs => "list your open tabs",
-            ReadTab => "read your tab {tab_id}",
-            SwitchTab => "switch to tab {tab_id}",
-            OpenTab => "open {url} in a new tab",
-            CloseTab => "[close tab {tab_id}|close this tab]",
-            ReadPage => "[read the page on from character {from}|read more of the page]",
-            FileRead => "read the file {path:quoted} on this computer",
-            FileWrite => "write the file {path:quoted} on this computer",
-            FileEdit => "edit the file {path:quoted} on this computer",
-            RunCommand => "run {command:quoted} on this computer",
-            Done => "[{success?}finish|give up]",
-        }
-    }
-}
-
-/// The actions that use the local bridge ([`AgentAction::bridge_invocation`]): offered only
-/// when the task's extension has a bridge connected and the task allows it.
-pub const BRIDGE_ACTIONS: [&str; 4] = ["file_read", "file_write", "file_edit", "run_command"];
 
 /// A tool result as it goes back to the model (seed 000 §5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -676,6 +248,8 @@ pub fn action_names() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::{ActionCommand, AgentActionKind};
+    use crate::bridge::BridgeTool;
     use serde_json::json;
     use strum::IntoEnumIterator;
 
@@ -723,9 +297,9 @@ mod tests {
         assert_eq!(some["required"], agent_output_schema()["required"]);
     }
 
-    #[test]
-    fn every_actions_name_is_the_one_it_is_sent_and_listed_by() {
-        let examples = [
+    /// One action of each kind, in the schema's order, as the model sends it.
+    fn one_of_each() -> Vec<serde_json::Value> {
+        vec![
             json!({ "navigate": { "url": "https://example.com" } }),
             json!({ "click": { "index": 1 } }),
             json!({ "type": { "index": 1, "text": "mug" } }),
@@ -753,7 +327,12 @@ mod tests {
             json!({ "file_edit": { "path": "a.txt", "old": "x", "new": "y" } }),
             json!({ "run_command": { "command": "ls" } }),
             json!({ "done": { "success": true, "text": "Bought." } }),
-        ];
+        ]
+    }
+
+    #[test]
+    fn every_actions_name_is_the_one_it_is_sent_and_listed_by() {
+        let examples = one_of_each();
         let mut names = Vec::new();
         for example in examples {
             let sent = example.as_object().unwrap().keys().next().unwrap().clone();
@@ -766,6 +345,28 @@ mod tests {
             action_names(),
             "one example of every action, in the schema's order"
         );
+    }
+
+    /// The command each action becomes is the one its entry of the catalog declares (its own,
+    /// or `becomes`), and an action the run answers itself becomes none.
+    #[test]
+    fn every_action_becomes_the_command_its_kind_declares() {
+        let attachments = [crate::artifact::Attachment {
+            artifact_id: "art-1".into(),
+            name: "cv.pdf".into(),
+            content_type: "application/pdf".into(),
+            size: 3,
+        }];
+        for example in one_of_each() {
+            let action: AgentAction = serde_json::from_value(example).unwrap();
+            let command = action.command(&attachments, "main").unwrap();
+            assert_eq!(
+                command.as_ref().map(ActionCommand::kind),
+                action.kind().command_kind(),
+                "{}",
+                action.name()
+            );
+        }
     }
 
     /// Every action's wording names only arguments it has, in a form the web app knows, and a
@@ -815,16 +416,32 @@ mod tests {
 
     #[test]
     fn the_bridge_actions_invoke_the_bridge_tools() {
-        let names = action_names();
-        for name in BRIDGE_ACTIONS {
-            assert!(names.iter().any(|n| n == name), "{name} not in the schema");
-        }
+        let bridge: Vec<&str> = AgentActionKind::iter()
+            .filter(|kind| kind.uses_bridge())
+            .map(AgentActionKind::name)
+            .collect();
+        assert_eq!(
+            bridge,
+            ["file_read", "file_write", "file_edit", "run_command"]
+        );
+        let invocation = |action: &AgentAction| match action.command(&[], "subtask-1") {
+            Ok(Some(ActionCommand::BridgeInvoke {
+                tool,
+                args,
+                agent_id,
+                confirmed_protected_path: None,
+            })) => {
+                assert_eq!(agent_id, "subtask-1");
+                Some((tool, args))
+            }
+            _ => None,
+        };
         let run = AgentAction::RunCommand {
             command: "ls -la".into(),
             timeout_ms: Some(1_000),
         };
         assert_eq!(
-            run.bridge_invocation(),
+            invocation(&run),
             Some((
                 BridgeTool::Bash,
                 json!({ "command": "ls -la", "timeoutMs": 1_000 })
@@ -835,14 +452,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            edit.bridge_invocation(),
+            invocation(&edit),
             Some((
                 BridgeTool::Edit,
                 json!({ "path": "a.txt", "old": "x", "new": "y" })
             ))
         );
-        assert!(BRIDGE_ACTIONS.contains(&edit.name()));
-        assert_eq!(AgentAction::Back {}.bridge_invocation(), None);
+        assert!(AgentActionKind::names_a_bridge_action(edit.name()));
+        assert!(!AgentActionKind::names_a_bridge_action("back"));
+        assert!(!AgentActionKind::names_a_bridge_action("no_such_action"));
+        assert_eq!(invocation(&AgentAction::Back {}), None);
     }
 
     #[test]

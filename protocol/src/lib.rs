@@ -30,12 +30,13 @@ pub mod typescript;
 pub mod webhooks;
 
 pub use action::{
-    ActionCommand, ActionKind, ActionOutcome, ActionStatus, BrowserAction, DialogKind,
-    DomainPolicy, DragEnd, ElementFacts, FieldKind, FormFacts, PageDialog, Rerun, Target, TaskTab,
+    ActionCommand, ActionKind, ActionOutcome, ActionStatus, AgentAction, AgentActionKind,
+    BrowserAction, DialogKind, DomainPolicy, DragEnd, DragPoint, ElementFacts, FieldKind,
+    FormFacts, PageDialog, Rerun, Target, TaskTab,
 };
 pub use agent::{
-    AgentAction, AgentActionKind, AgentOutput, BrowserTaskArgs, BrowserTaskResult, DragPoint,
-    Reflection, RiskLevel, SubtaskStatus, TokenUsage, ToolPhase, ToolResult,
+    AgentOutput, BrowserTaskArgs, BrowserTaskResult, Reflection, RiskLevel, SubtaskStatus,
+    TokenUsage, ToolPhase, ToolResult,
 };
 pub use artifact::Attachment;
 pub use client_id::ClientId;

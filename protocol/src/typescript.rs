@@ -79,11 +79,11 @@ pub fn typescript_module() -> String {
         action::DomIndexResult,
         agent::Reflection,
         agent::AgentOutput,
-        agent::DragPoint,
+        action::DragPoint,
         agent::BrowserTaskArgs,
         agent::SubtaskStatus,
         agent::BrowserTaskResult,
-        agent::AgentAction,
+        action::AgentAction,
         agent::ToolResult,
         agent::TokenUsage,
         agent::ToolPhase,
@@ -261,7 +261,7 @@ pub fn typescript_module() -> String {
     out.push_str("type KeysOf<T> = T extends unknown ? keyof T : never;\n");
     out.push_str("export type AgentActionName = KeysOf<AgentAction>;\n");
     out.push_str("export const STEP_WORDING: Record<AgentActionName, string> = {\n");
-    for kind in agent::AgentActionKind::iter() {
+    for kind in action::AgentActionKind::iter() {
         out.push_str(&format!("  {:?}: {:?},\n", kind.name(), kind.wording()));
     }
     out.push_str("};\n");

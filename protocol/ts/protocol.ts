@@ -196,7 +196,7 @@ within?: number, } } | { "name": "browser_observe", "params": { timeoutMs?: numb
  * are stored right after — for a reader that takes neither from R2 at once (the agent
  * whose model is not shown the screenshot: the text comes inline).
  */
-waitStored?: boolean, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
+waitStored?: boolean, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
 /**
  * A checkbox, radio button or switch to be left in this state: its state is read just
  * before acting and it is clicked only when it is not in it already, so a step that
@@ -250,11 +250,11 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+expect?: ElementFacts, } } | { "name": "browser_select_option", "params": { 
 /**
- * Pixels; a viewport (or container) height/width by default.
+ * The option's value or its visible label.
  */
-amount?: number, clickId?: number, xpath?: string, 
+option: string, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -276,11 +276,11 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+expect?: ElementFacts, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
- * The option's value or its visible label.
+ * Pixels; a viewport (or container) height/width by default.
  */
-option: string, clickId?: number, xpath?: string, 
+amount?: number, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -328,7 +328,7 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
+expect?: ElementFacts, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
 /**
  * The facts at the point the step was rated on.
  */
@@ -477,7 +477,7 @@ within?: number, } } | { "name": "browser_observe", "params": { timeoutMs?: numb
  * are stored right after — for a reader that takes neither from R2 at once (the agent
  * whose model is not shown the screenshot: the text comes inline).
  */
-waitStored?: boolean, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
+waitStored?: boolean, } } | { "name": "browser_xpath_scan", "params": { scope?: ScanScope, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_click", "params": { strategy?: ClickStrategy, 
 /**
  * A checkbox, radio button or switch to be left in this state: its state is read just
  * before acting and it is clicked only when it is not in it already, so a step that
@@ -531,11 +531,11 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_get_html", "params": { xpath?: string, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
+expect?: ElementFacts, } } | { "name": "browser_select_option", "params": { 
 /**
- * Pixels; a viewport (or container) height/width by default.
+ * The option's value or its visible label.
  */
-amount?: number, clickId?: number, xpath?: string, 
+option: string, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -557,11 +557,11 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_navigate", "params": { url: string, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_select_option", "params": { 
+expect?: ElementFacts, } } | { "name": "browser_scroll", "params": { direction: ScrollDirection, 
 /**
- * The option's value or its visible label.
+ * Pixels; a viewport (or container) height/width by default.
  */
-option: string, clickId?: number, xpath?: string, 
+amount?: number, clickId?: number, xpath?: string, 
 /**
  * A CSS selector: its first match, in open shadow roots too.
  */
@@ -609,7 +609,7 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
+expect?: ElementFacts, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
 /**
  * The facts at the point the step was rated on.
  */
@@ -1916,16 +1916,16 @@ export const ACTION_TRAITS = {
   "browser_dom_index": {"rerun":"read_only","mutating":false,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
   "browser_observe": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":true,"needsTaskTab":true,"label":"looking at the page"},
   "browser_xpath_scan": {"rerun":"read_only","mutating":false,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_get_html": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
+  "browser_navigate": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url}"},
   "browser_click": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"clicking {target}"},
   "browser_type": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"typing into {target}"},
-  "browser_get_html": {"rerun":"read_only","mutating":false,"verify":"look","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"reading the page"},
-  "browser_scroll": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"scrolling {direction}"},
-  "browser_navigate": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"opening {url}"},
-  "browser_back": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going back"},
-  "browser_forward": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going forward"},
   "browser_select_option": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"choosing {option:quoted}"},
+  "browser_scroll": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"scrolling {direction}"},
   "browser_press_key": {"rerun":"once","mutating":true,"verify":"watched","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pressing {key}"},
   "browser_hover": {"rerun":"idempotent","mutating":true,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
+  "browser_back": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going back"},
+  "browser_forward": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going forward"},
   "browser_wait_for": {"rerun":"read_only","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
   "browser_dialog": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"answering the page's dialog"},
   "browser_scroll_to": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"looking for {text:quoted}"},

@@ -4,7 +4,6 @@
 //! an LLM stream event, stop, a client selection, a restart) returns the [`Effect`]s the shell
 //! must carry out, in order. The shell never decides anything itself.
 
-use mimo_protocol::agent::BRIDGE_ACTIONS;
 use mimo_protocol::bridge::BridgeInfo;
 use mimo_protocol::{
     limits::MAX_USER_MESSAGE_BYTES, ActionCommand, Attachment, BrowserSnapshot, ChatMessage,

@@ -218,7 +218,7 @@ impl Conversation {
         if let Some(why) = skills::refusal(self.skills_in_use(), step.output.action.name()) {
             return self.refuse_step(ErrorObject::new(ErrorCode::PermissionDenied, why), now);
         }
-        let uses_bridge = step.output.action.bridge_invocation().is_some();
+        let uses_bridge = step.output.action.kind().uses_bridge();
         if uses_bridge && self.usable_bridge().is_none() {
             let why = if self.task.allow_bridge {
                 "no local bridge is connected to the extension, so files and commands on the \

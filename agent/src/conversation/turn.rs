@@ -2,6 +2,7 @@
 //! its stream, and how the turn ends.
 
 use super::*;
+use mimo_protocol::AgentActionKind;
 
 impl Conversation {
     /// What the person wrote. A message sent again with a `client_message_id` already in the
@@ -328,7 +329,7 @@ impl Conversation {
         let offered = skills::offered_actions(self.skills_in_use());
         let bridge = self.usable_bridge().is_some();
         let mut tools = vec![prompt::agent_tool(|action| {
-            (bridge || !BRIDGE_ACTIONS.contains(&action))
+            (bridge || !AgentActionKind::names_a_bridge_action(action))
                 && offered.as_ref().is_none_or(|o| o.contains(action))
         })];
         // Delegating is the chat model's: a sub-agent does its job itself.

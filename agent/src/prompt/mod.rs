@@ -6,11 +6,12 @@ use std::sync::LazyLock;
 
 use mimo_protocol::agent::{
     action_names, agent_output_schema_offering, browser_task_schema, AGENT_TOOL_NAME,
-    BRIDGE_ACTIONS, BROWSER_TASK_TOOL_NAME,
+    BROWSER_TASK_TOOL_NAME,
 };
 use mimo_protocol::bridge::BridgeInfo;
 use mimo_protocol::{
-    Attachment, BrowserSnapshot, ChatMessage, ChatRole, DialogKind, PageDialog, TaskTab, ToolResult,
+    AgentActionKind, Attachment, BrowserSnapshot, ChatMessage, ChatRole, DialogKind, PageDialog,
+    TaskTab, ToolResult,
 };
 
 use serde::Serialize;
@@ -74,7 +75,7 @@ success=false and say why and what the user could do. Do not stop without callin
 static BROWSER_SECTIONS: LazyLock<String> = LazyLock::new(|| {
     let (local, browser): (Vec<String>, Vec<String>) = action_names()
         .into_iter()
-        .partition(|name| BRIDGE_ACTIONS.contains(&name.as_str()));
+        .partition(|name| AgentActionKind::names_a_bridge_action(name));
     BROWSER_SECTIONS_TEXT
         .replace("{actions}", &browser.join(", "))
         .replace("{local_actions}", &local.join(", "))

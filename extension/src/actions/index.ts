@@ -1,7 +1,7 @@
 // The action catalog's handlers, one per action: what each action's name runs. An action of the
 // protocol without a handler here (or a handler of the wrong shape for its traits) does not
 // compile. What kind of action each one is — page-changing, safe to rerun, its overlay label —
-// is not here but in `ACTION_TRAITS`, generated from protocol/src/action.rs.
+// is not here but in `ACTION_TRAITS`, generated from the catalog in protocol/src/action/catalog.rs.
 import { bridgeInvoke } from "./bridge-invoke.ts";
 import { browserClick } from "./click.ts";
 import { browserClickAt } from "./click-at.ts";

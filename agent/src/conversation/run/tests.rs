@@ -21,6 +21,15 @@ fn bound() -> Conversation {
     c
 }
 
+/// The names of the actions that use the local bridge.
+fn bridge_actions() -> Vec<&'static str> {
+    use strum::IntoEnumIterator;
+    mimo_protocol::AgentActionKind::iter()
+        .filter(|kind| kind.uses_bridge())
+        .map(mimo_protocol::AgentActionKind::name)
+        .collect()
+}
+
 fn turn_of(effects: &[Effect]) -> (String, Vec<llm::ChatMessage>) {
     let calls: Vec<_> = effects
         .iter()
@@ -2398,7 +2407,7 @@ fn the_skills_of_the_goal_and_page_guide_the_run_and_restrict_its_actions() {
     assert!(!messages.iter().any(|m| m.content.starts_with("<skills>")));
     assert_eq!(
         offered(&effects).len(),
-        mimo_protocol::agent::action_names().len() - mimo_protocol::agent::BRIDGE_ACTIONS.len(),
+        mimo_protocol::agent::action_names().len() - bridge_actions().len(),
         "all but the bridge's, as no bridge is connected"
     );
 }
@@ -2685,7 +2694,7 @@ fn the_bridge_is_offered_only_when_connected_and_allowed_and_a_model_using_it_an
             .any(|e| matches!(e, Effect::SubmitAction { .. })),
         "no page to prepare after a file step"
     );
-    for action in mimo_protocol::agent::BRIDGE_ACTIONS {
+    for action in bridge_actions() {
         assert!(offered(&effects).iter().any(|a| a == action), "{action}");
     }
     let (_, messages) = turn_of(&effects);

@@ -10,6 +10,12 @@ use ts_rs::TS;
 use crate::snapshot::ChromeId;
 use crate::ErrorObject;
 
+#[macro_use]
+mod define;
+mod catalog;
+
+pub use catalog::{ActionCommand, ActionKind, AgentAction, AgentActionKind, DragPoint};
+
 /// Where a DOM scan looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -235,301 +241,6 @@ pub struct DragEnd {
     pub y: Option<f64>,
 }
 
-/// The action catalog: the action's name and its parameters. [`ActionKind`] names each action
-/// without its parameters and says what kind of action it is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, strum::EnumDiscriminants)]
-#[serde(remote = "Self", rename_all = "snake_case")]
-#[ts(tag = "name", content = "params")]
-#[strum_discriminants(
-    name(ActionKind),
-    derive(Hash, strum::EnumIter, strum::IntoStaticStr),
-    strum(serialize_all = "snake_case")
-)]
-pub enum ActionCommand {
-    /// Opens the task's own tab, in its own unfocused window, grouped and titled.
-    #[serde(rename_all = "camelCase")]
-    TaskStart {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        url: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        reuse_existing_tab: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        group_title: Option<String>,
-        /// Start on this tab of the person's ("continue on this page") instead of a window of
-        /// the task's own: it joins the task until the task ends, and is never closed by it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        adopt_tab_id: Option<ChromeId>,
-        /// Where the task may go: the extension checks every action's page against it, after
-        /// redirects too.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        domains: Option<DomainPolicy>,
-        /// The task's own rules, checked as well as `domains` (boxed: most tasks have none, and
-        /// every queued action is as large as this one).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional, as = "Option<DomainPolicy>")]
-        task_domains: Option<Box<DomainPolicy>>,
-        /// What personal data the extension keeps out of what it sends for the task (absent:
-        /// the default, evidence filtered).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        redaction: Option<crate::secrets::RedactionPolicy>,
-    },
-    #[serde(rename_all = "camelCase")]
-    TaskStop {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        close_tab: Option<bool>,
-    },
-    BrowserDebuggerAttach {},
-    #[serde(rename_all = "camelCase")]
-    BrowserWaitForLoaded {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        timeout_ms: Option<u32>,
-    },
-    #[serde(rename_all = "camelCase")]
-    BrowserScreenshot {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        full_page: Option<bool>,
-    },
-    BrowserReadabilityExtract {},
-    #[serde(rename_all = "camelCase")]
-    BrowserDomIndex {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        scope: Option<ScanScope>,
-        /// The attribute the click ids are written to; `data-mimo_click_id` by default.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        assign_attr: Option<String>,
-        /// Only one region of the page: this element of the last list (a click id of the top
-        /// frame) and what it holds. The ids of the rest are forgotten, as any new list does.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        within: Option<u32>,
-    },
-    /// Prepares the page for the model in one round trip: waits for it to load (up to
-    /// `timeout_ms`), then takes its screenshot, readable text and element list together. Each
-    /// part succeeds or fails on its own ([`ObserveResult`]).
-    #[serde(rename_all = "camelCase")]
-    BrowserObserve {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        timeout_ms: Option<u32>,
-        /// Whether the result waits until the screenshot and the readable text are stored
-        /// (the default). `false`: it comes as soon as each has its artifact id, and their bytes
-        /// are stored right after — for a reader that takes neither from R2 at once (the agent
-        /// whose model is not shown the screenshot: the text comes inline).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        wait_stored: Option<bool>,
-    },
-    BrowserXpathScan {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        scope: Option<ScanScope>,
-    },
-    BrowserClick {
-        #[serde(flatten)]
-        target: Target,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        strategy: Option<ClickStrategy>,
-        /// A checkbox, radio button or switch to be left in this state: its state is read just
-        /// before acting and it is clicked only when it is not in it already, so a step that
-        /// means "ticked" never unticks a box the page (or the person) ticked meanwhile.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        checked: Option<bool>,
-    },
-    BrowserType {
-        #[serde(flatten)]
-        target: Target,
-        text: String,
-        /// Press Enter after typing.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        submit: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        strategy: Option<TypeStrategy>,
-    },
-    BrowserGetHtml {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        xpath: Option<String>,
-    },
-    /// Scrolls the page, or the element targeted (a scrollable container).
-    BrowserScroll {
-        #[serde(flatten)]
-        target: Target,
-        direction: ScrollDirection,
-        /// Pixels; a viewport (or container) height/width by default.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        amount: Option<u32>,
-    },
-    BrowserNavigate {
-        url: String,
-    },
-    BrowserBack {},
-    BrowserForward {},
-    BrowserSelectOption {
-        #[serde(flatten)]
-        target: Target,
-        /// The option's value or its visible label.
-        option: String,
-    },
-    /// A key such as `Enter`, `Escape`, `Tab`, `ArrowDown`, optionally with modifiers
-    /// (`Control+a`). With `expect`, Enter or Space is pressed only if the focused element's
-    /// facts (its form's target, a link's destination) are not outbound, or are the ones the
-    /// step was rated on (the field typed into last); `TARGET_CHANGED` otherwise.
-    BrowserPressKey {
-        key: String,
-        /// The facts of the focused element the step was rated on (none: nothing outbound).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional, as = "Option<ElementFacts>")]
-        expect: Option<Box<ElementFacts>>,
-    },
-    BrowserHover {
-        #[serde(flatten)]
-        target: Target,
-    },
-    /// Waits until the page shows a text, reaches a URL (substring), or has an element
-    /// matching a CSS selector.
-    #[serde(rename_all = "camelCase")]
-    BrowserWaitFor {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        text: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        url: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        selector: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        timeout_ms: Option<u32>,
-    },
-    /// Answers the JavaScript dialog (`alert`, `confirm`, `prompt`, `beforeunload`) open in the
-    /// task's tab: OK (`accept`) or Cancel, with `text` typed into a prompt.
-    BrowserDialog {
-        accept: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        text: Option<String>,
-    },
-    /// Brings a text into view (find-in-page), in the page or the scroll container holding it;
-    /// a page that loads more as it is scrolled is scrolled to its end until the text appears.
-    BrowserScrollTo {
-        text: String,
-    },
-    /// A trusted click at a point of the viewport (CSS pixels): for what the element list cannot
-    /// name — a control drawn on a canvas, in SVG, on a map. With `expect`, the extension reads
-    /// the facts of the element at the point when it acts and refuses with `TARGET_CHANGED`
-    /// when they are outbound or irreversible (a submit of a form to another site or holding a
-    /// password or payment field, a link to another site, a frame of another site) and differ
-    /// from `expect`: a step rated as "nothing outbound here" (`{}`) cannot send a form. Without
-    /// it (the person confirmed the step as the riskiest target it could be) nothing is checked.
-    BrowserClickAt {
-        x: f64,
-        y: f64,
-        /// The facts at the point the step was rated on.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional, as = "Option<ElementFacts>")]
-        expect: Option<Box<ElementFacts>>,
-        /// `x` and `y` are pixels of a screenshot taken at this scale (its pixels per CSS
-        /// pixel: the device pixel ratio, the width cap, the page's zoom); without it, CSS
-        /// pixels of the viewport.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        scale: Option<f64>,
-    },
-    /// Moves the mouse to a point of the viewport (hover menus drawn at a point).
-    BrowserHoverAt {
-        x: f64,
-        y: f64,
-        /// As for [`ActionCommand::BrowserClickAt`].
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        scale: Option<f64>,
-    },
-    /// Drags with trusted input from one element or point to another: HTML5 drag and drop (the
-    /// drag CDP intercepts, then dropped) and pointer-based dragging (press, moves, release).
-    /// Both ends are checked as `browser_click_at` checks its point.
-    BrowserDrag {
-        from: DragEnd,
-        to: DragEnd,
-        /// What the step was rated on at the point it acts (see [`ActionCommand::BrowserClickAt`]).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional, as = "Option<ElementFacts>")]
-        expect: Option<Box<ElementFacts>>,
-        /// The scale of the ends' points (see [`ActionCommand::BrowserClickAt`]).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        scale: Option<f64>,
-    },
-    /// Puts a file the person attached to the task into a file input (the input itself, the
-    /// label of one, or an element holding one), with the `input` and `change` events a page
-    /// expects from the file chooser.
-    #[serde(rename_all = "camelCase")]
-    BrowserUploadFile {
-        #[serde(flatten)]
-        target: Target,
-        /// The attachment's artifact.
-        artifact_id: String,
-        name: String,
-        content_type: String,
-    },
-    /// Reads one of the person's own tabs (not the task's): its readable text, as the person
-    /// sees it, on a site they allowed. Nothing in it is touched.
-    #[serde(rename_all = "camelCase")]
-    BrowserReadTab {
-        tab_id: ChromeId,
-    },
-    /// Makes another of the task's tabs the one its actions act in (and shows it in its window).
-    #[serde(rename_all = "camelCase")]
-    BrowserSwitchTab {
-        tab_id: ChromeId,
-    },
-    /// Opens a URL in a new tab of the task (its window and group), which becomes the current one.
-    BrowserOpenTab {
-        url: String,
-    },
-    /// Closes one of the task's tabs (the current one by default); the task's last tab stays.
-    #[serde(rename_all = "camelCase")]
-    BrowserCloseTab {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        tab_id: Option<ChromeId>,
-    },
-    /// Relays one invocation to the local bridge the extension is connected to (seed 004
-    /// §4.2), attributed to the task (its session) and `agent_id` (`main`, or the sub-agent's
-    /// `subtask-N`); the bridge's result is the action's, its `E_*` errors the action's error.
-    #[serde(rename_all = "camelCase")]
-    BridgeInvoke {
-        tool: crate::bridge::BridgeTool,
-        /// The tool's arguments ([`crate::bridge::ReadArgs`], …), relayed as they are.
-        #[ts(type = "unknown")]
-        args: serde_json::Value,
-        agent_id: String,
-        /// The protected location (`.git/`, a shell startup file) the person confirmed this
-        /// write or edit of: set by the coordinator's consent gate only, never taken from a
-        /// caller ([`crate::bridge::Invoke::confirmed_protected_path`]).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        confirmed_protected_path: Option<String>,
-    },
-}
-via_json_value_adjacent!(ActionCommand, "name", "params");
-
 /// What running an action a second time does: it decides whether an attempt whose outcome is
 /// unknown (a timeout, a restarted extension) may simply be run again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -591,329 +302,6 @@ impl ActionKind {
     /// The catalog name, e.g. `browser_click`.
     pub fn name(self) -> &'static str {
         self.into()
-    }
-
-    /// The catalog: every action's traits, written out in full so that a new action has to
-    /// decide each of them.
-    pub const fn traits(self) -> ActionTraits {
-        use ActionKind::*;
-        use Rerun::*;
-        use Verify::*;
-        match self {
-            TaskStart => ActionTraits {
-                rerun: Idempotent,
-                mutating: false,
-                // Verified: the task's tab opened or taken.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: false,
-                label: "starting",
-            },
-            TaskStop => ActionTraits {
-                rerun: Idempotent,
-                mutating: false,
-                // Verified: the task's tabs let go.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: false,
-                label: "stopping",
-            },
-            BrowserDebuggerAttach => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                // Verified: the debugger attached.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "getting ready",
-            },
-            BrowserWaitForLoaded => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                // Its budget is its own timeout (`Timeouts::exec_ms`).
-                // Verified: the page loaded.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "waiting for the page to load",
-            },
-            BrowserScreenshot => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: true,
-                captures_page: true,
-                needs_task_tab: true,
-                label: "taking a screenshot",
-            },
-            BrowserReadabilityExtract => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: true,
-                captures_page: true,
-                needs_task_tab: true,
-                label: "reading the page",
-            },
-            BrowserDomIndex => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "reading the page",
-            },
-            BrowserObserve => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: true,
-                captures_page: true,
-                needs_task_tab: true,
-                label: "looking at the page",
-            },
-            BrowserXpathScan => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "reading the page",
-            },
-            BrowserClick => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: what the element's kind does.
-                verify: Watched,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "clicking {target}",
-            },
-            BrowserType => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the field's value, read back.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "typing into {target}",
-            },
-            BrowserGetHtml => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "reading the page",
-            },
-            BrowserScroll => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the page or element scrolled (else: nothing left to scroll).
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "scrolling {direction}",
-            },
-            BrowserNavigate => ActionTraits {
-                rerun: Idempotent,
-                mutating: true,
-                // Verified: the page at the address loaded.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "opening {url}",
-            },
-            BrowserBack => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the previous page of the tab's history.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "going back",
-            },
-            BrowserForward => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the next page of the tab's history.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "going forward",
-            },
-            BrowserSelectOption => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the chosen option, read back.
-                verify: Watched,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "choosing {option:quoted}",
-            },
-            BrowserPressKey => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: any change at a place that does not change by itself.
-                verify: Watched,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "pressing {key}",
-            },
-            BrowserHover => ActionTraits {
-                rerun: Idempotent,
-                mutating: true,
-                // Verified: a CSS hover leaves nothing a page's scripts could see.
-                verify: Look,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "pointing at {target}",
-            },
-            BrowserWaitFor => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                // Its budget is its own timeout (`Timeouts::exec_ms`).
-                // Verified: the text, element or address appeared.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "waiting for {text|selector|url}",
-            },
-            BrowserDialog => ActionTraits {
-                // A dialog answered twice: the second finds none, or a new one it must not answer.
-                rerun: Once,
-                mutating: true,
-                // Verified: the dialog answered and closed.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "answering the page's dialog",
-            },
-            BrowserScrollTo => ActionTraits {
-                // Scrolling to the same text again ends in the same place.
-                rerun: Idempotent,
-                mutating: true,
-                // A feed loads as it is scrolled.
-                // Verified: the text found and in view.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "looking for {text:quoted}",
-            },
-            BrowserClickAt => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: what the element at the point does.
-                verify: Watched,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "clicking at {x},{y}",
-            },
-            BrowserHoverAt => ActionTraits {
-                rerun: Idempotent,
-                mutating: true,
-                // Verified: a CSS hover leaves nothing a page's scripts could see.
-                verify: Look,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "pointing at {x},{y}",
-            },
-            BrowserDrag => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the dragged element moved, or where it was dropped changed.
-                verify: Watched,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "dragging",
-            },
-            BrowserUploadFile => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // It downloads the file first.
-                // Verified: the files set on the input, read back.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "attaching {name:quoted}",
-            },
-            BrowserReadTab => ActionTraits {
-                rerun: ReadOnly,
-                mutating: false,
-                verify: Look,
-                slow: true,
-                captures_page: false,
-                // The person's tab, not the task's.
-                needs_task_tab: false,
-                label: "reading tab {tabId}",
-            },
-            BrowserSwitchTab => ActionTraits {
-                rerun: Idempotent,
-                mutating: true,
-                // Verified: the task in the other tab.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "switching to tab {tabId}",
-            },
-            BrowserOpenTab => ActionTraits {
-                // A second run opens a second tab.
-                rerun: Once,
-                mutating: true,
-                // Verified: a new tab at the address.
-                verify: Handler,
-                slow: true,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "opening {url} in a new tab",
-            },
-            BrowserCloseTab => ActionTraits {
-                rerun: Once,
-                mutating: true,
-                // Verified: the tab closed.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: true,
-                label: "closing tab {tabId}",
-            },
-            BridgeInvoke => ActionTraits {
-                // A write, an edit or a command run twice acts twice.
-                rerun: Once,
-                // It works on the person's computer, not on the page.
-                mutating: false,
-                // Verified: the bridge's answer.
-                verify: Handler,
-                slow: false,
-                captures_page: false,
-                needs_task_tab: false,
-                label: "using files on this computer ({tool})",
-            },
-        }
     }
 
     pub const fn rerun(self) -> Rerun {
@@ -1434,7 +822,7 @@ mod tests {
                 "browser_hover",
                 "browser_scroll_to",
                 "browser_hover_at",
-                "browser_switch_tab"
+                "browser_switch_tab",
             ]
         );
         assert_eq!(
@@ -1442,11 +830,11 @@ mod tests {
             [
                 "browser_click",
                 "browser_type",
+                "browser_select_option",
                 "browser_scroll",
+                "browser_press_key",
                 "browser_back",
                 "browser_forward",
-                "browser_select_option",
-                "browser_press_key",
                 "browser_dialog",
                 "browser_click_at",
                 "browser_drag",
@@ -1459,15 +847,15 @@ mod tests {
         assert_eq!(
             names_where(|t| t.mutating),
             [
+                "browser_navigate",
                 "browser_click",
                 "browser_type",
-                "browser_scroll",
-                "browser_navigate",
-                "browser_back",
-                "browser_forward",
                 "browser_select_option",
+                "browser_scroll",
                 "browser_press_key",
                 "browser_hover",
+                "browser_back",
+                "browser_forward",
                 "browser_dialog",
                 "browser_scroll_to",
                 "browser_click_at",
@@ -1501,7 +889,7 @@ mod tests {
             [
                 "browser_screenshot",
                 "browser_readability_extract",
-                "browser_observe"
+                "browser_observe",
             ]
         );
         assert_eq!(
@@ -1534,7 +922,7 @@ mod tests {
                 "task_start",
                 "task_stop",
                 "browser_read_tab",
-                "bridge_invoke"
+                "bridge_invoke",
             ]
         );
     }
