@@ -8,6 +8,19 @@ export const POLL_MS = 50;
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The page a tab landed on once `loaded` settles (its address and title), for an action that
+ * loaded one: a load that did not finish is a warning, not the action's failure.
+ */
+export async function landedOn(tabId: number, loaded: Promise<chrome.tabs.Tab>) {
+  const warnings: string[] = [];
+  const tab = await loaded.catch((error: unknown) => {
+    warnings.push(errorText(error));
+    return chrome.tabs.get(tabId);
+  });
+  return { result: { url: tab.url ?? "", title: tab.title ?? "" }, warnings };
+}
+
 /** Resolves when the tab's status is `complete` (now, or at the next update). */
 export function tabComplete(tabId: number, timeoutMs: number, afterNavigation = false): Promise<chrome.tabs.Tab> {
   return new Promise((resolve, reject) => {

@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn the_schema_names_every_action_and_can_offer_only_some() {
         let names = action_names();
-        assert_eq!(names.len(), 27, "{names:?}");
+        assert_eq!(names.len(), 28, "{names:?}");
         assert_eq!(names.first().map(String::as_str), Some("navigate"));
         assert!(names.iter().any(|n| n == "done") && names.iter().any(|n| n == "read_page"));
         let some = agent_output_schema_offering(|name| name == "click" || name == "done");
@@ -309,6 +309,7 @@ mod tests {
             json!({ "hover": { "index": 1 } }),
             json!({ "back": {} }),
             json!({ "forward": {} }),
+            json!({ "reload": {} }),
             json!({ "wait_for": { "text": "Done" } }),
             json!({ "dialog": { "accept": true } }),
             json!({ "scroll_to": { "text": "Reviews" } }),

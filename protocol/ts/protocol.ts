@@ -328,7 +328,7 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
+expect?: ElementFacts, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_reload", "params": Record<symbol, never> } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
 /**
  * The facts at the point the step was rated on.
  */
@@ -609,7 +609,7 @@ role?: string,
  * reads them again just before acting and refuses with `TARGET_CHANGED` when they differ.
  * (Boxed: every queued action is as large as its largest kind.)
  */
-expect?: ElementFacts, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
+expect?: ElementFacts, } } | { "name": "browser_back", "params": Record<symbol, never> } | { "name": "browser_forward", "params": Record<symbol, never> } | { "name": "browser_reload", "params": Record<symbol, never> } | { "name": "browser_wait_for", "params": { text?: string, url?: string, selector?: string, timeoutMs?: number, } } | { "name": "browser_dialog", "params": { accept: boolean, text?: string, } } | { "name": "browser_scroll_to", "params": { text: string, } } | { "name": "browser_click_at", "params": { x: number, y: number, 
 /**
  * The facts at the point the step was rated on.
  */
@@ -892,7 +892,7 @@ data?: unknown, steps: number,
  */
 url?: string, error?: ErrorObject, };
 
-export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "forward": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "list_tabs": Record<symbol, never> } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "file_read": { path: string, offset?: number, limit?: number, } } | { "file_write": { path: string, content: string, } } | { "file_edit": { path: string, old: string, new: string, } } | { "run_command": { command: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
+export type AgentAction = { "navigate": { url: string, } } | { "click": { index: number, } } | { "type": { index: number, text: string, submit: boolean, } } | { "select_option": { index: number, option: string, } } | { "scroll": { direction: ScrollDirection, index?: number, amount?: number, } } | { "press_key": { key: string, } } | { "hover": { index: number, } } | { "back": Record<symbol, never> } | { "forward": Record<symbol, never> } | { "reload": Record<symbol, never> } | { "wait_for": { text?: string, url?: string, selector?: string, timeout_ms?: number, } } | { "dialog": { accept: boolean, text?: string, } } | { "scroll_to": { text: string, } } | { "click_at": { x: number, y: number, } } | { "hover_at": { x: number, y: number, } } | { "drag": { from: DragPoint, to: DragPoint, } } | { "upload_file": { index: number, file: string, } } | { "list_tabs": Record<symbol, never> } | { "read_tab": { tab_id: number, } } | { "switch_tab": { tab_id: number, } } | { "open_tab": { url: string, } } | { "close_tab": { tab_id?: number, } } | { "read_page": { from?: number, } } | { "file_read": { path: string, offset?: number, limit?: number, } } | { "file_write": { path: string, content: string, } } | { "file_edit": { path: string, old: string, new: string, } } | { "run_command": { command: string, timeout_ms?: number, } } | { "done": { success: boolean, text: string, data?: unknown, } };
 
 export type ToolResult = { toolCallId: string, 
 /**
@@ -1926,6 +1926,7 @@ export const ACTION_TRAITS = {
   "browser_hover": {"rerun":"idempotent","mutating":true,"verify":"look","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"pointing at {target}"},
   "browser_back": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going back"},
   "browser_forward": {"rerun":"once","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"going forward"},
+  "browser_reload": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"reloading the page"},
   "browser_wait_for": {"rerun":"read_only","mutating":false,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"waiting for {text|selector|url}"},
   "browser_dialog": {"rerun":"once","mutating":true,"verify":"handler","slow":false,"capturesPage":false,"needsTaskTab":true,"label":"answering the page's dialog"},
   "browser_scroll_to": {"rerun":"idempotent","mutating":true,"verify":"handler","slow":true,"capturesPage":false,"needsTaskTab":true,"label":"looking for {text:quoted}"},
@@ -1951,6 +1952,7 @@ export const STEP_WORDING: Record<AgentActionName, string> = {
   "hover": "point at {index:element}",
   "back": "go back",
   "forward": "go forward",
+  "reload": "reload the page",
   "wait_for": "wait for [the text {text:quoted}|the address {url:quoted}|the element {selector:quoted}]",
   "dialog": "answer the page's dialog: [{accept?}OK|Cancel][ with {text:quoted}]",
   "scroll_to": "scroll to {text:quoted}",

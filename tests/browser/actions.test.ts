@@ -638,6 +638,26 @@ describe("navigation and waiting", () => {
     assert.equal(posts(), before + 1, "the form's POST was not sent again");
   });
 
+  it("reloads the page, and never the answer to a form (that could send the form again)", { timeout: 40_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/login.html?reload`);
+    await page.evaluate(() => Object.assign(window, { mimoMark: 1 }));
+    const reloaded = await ok<{ url: string; title: string }>(h, taskId, { name: "browser_reload", params: {} });
+    assert.equal(reloaded.result.url, `${h.a}/login.html?reload`);
+    const how = await page.evaluate(() => [(performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming).type, "mimoMark" in window]);
+    assert.deepEqual(how, ["reload", false], "a new document, loaded by a reload");
+    // The person signs in: the tab's page is now the answer to the form's POST.
+    const posts = () => fixtureRequests.filter((r) => r.path === "/login").length;
+    await page.fill("#username", "ada@example.com");
+    await page.fill("#password", "correct horse");
+    await Promise.all([page.waitForURL(`${h.a}/login`), page.click("#signin")]);
+    const sent = posts();
+    const refusal = await fails(h, taskId, { name: "browser_reload", params: {} }, "INVALID_TARGET");
+    assert.match(refusal.message, /answer to a form: reloading it could send the form again/);
+    await sleep(300);
+    assert.equal(posts(), sent, "the form's POST was not sent again");
+    assert.equal(await page.textContent("#who"), "Signed in as ada@example.com", "the answer is still shown");
+  });
+
   it("holds a page-changing action while a page loads, and says NAVIGATION_IN_PROGRESS when it does not finish", { timeout: 40_000 }, async () => {
     const { taskId, page } = await startTask(h, `${h.a}/buttons.html?loading`);
     const buy = (await index(taskId)).elements.find((e) => e.text === "Add to cart")!;

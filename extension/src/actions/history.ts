@@ -2,7 +2,7 @@
 // page's load awaited. Chrome does not send a form again this way: an entry that was the answer
 // to a form's POST, and is not in its cache, shows its "Confirm Form Resubmission" page instead.
 import { CdpFailure } from "../cdp.ts";
-import { DEFAULT_LOAD_TIMEOUT_MS, tabComplete } from "../loading.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS, landedOn, tabComplete } from "../loading.ts";
 import { ActionError, errorText } from "../results.ts";
 import type { Handler, TabContext } from "./handler.ts";
 
@@ -30,12 +30,7 @@ async function go(ctx: TabContext, direction: Direction) {
       throw new ActionError("INVALID_TARGET", `cannot go ${direction.way}: ${errorText(again)}`);
     }
   }
-  const warnings: string[] = [];
-  const tab = await loaded.catch((error: unknown) => {
-    warnings.push(errorText(error));
-    return chrome.tabs.get(ctx.tabId);
-  });
-  return { result: { url: tab.url ?? "", title: tab.title ?? "" }, warnings };
+  return landedOn(ctx.tabId, loaded);
 }
 
 export const browserBack: Handler<"browser_back"> = { leavesPage: true, run: (ctx) => go(ctx, BACK) };

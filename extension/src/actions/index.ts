@@ -21,6 +21,7 @@ import { browserOpenTab } from "./open-tab.ts";
 import { browserPressKey } from "./press-key.ts";
 import { browserReadTab } from "./read-tab.ts";
 import { browserReadabilityExtract } from "./readability-extract.ts";
+import { browserReload } from "./reload.ts";
 import { browserScreenshot } from "./screenshot.ts";
 import { browserScroll } from "./scroll.ts";
 import { browserScrollTo } from "./scroll-to.ts";
@@ -51,6 +52,7 @@ export const ACTION_HANDLERS: ActionHandlers = {
   browser_navigate: browserNavigate,
   browser_back: browserBack,
   browser_forward: browserForward,
+  browser_reload: browserReload,
   browser_select_option: browserSelectOption,
   browser_press_key: browserPressKey,
   browser_hover: browserHover,

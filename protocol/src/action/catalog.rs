@@ -546,6 +546,26 @@ action_catalog! {
     }
     into |cx| ActionCommand::BrowserForward {};
 
+    /// Load the page again from its address (a page that changed since, or did not load
+    /// whole). A page that answered a form is not reloaded: navigate to its address instead.
+    model Reload {}
+    wording "reload the page";
+    /// Loads the task's page again and waits for it. The answer to a form is refused
+    /// (`INVALID_TARGET`): reloading it could send the form again.
+    command BrowserReload {}
+    traits {
+        // Loading the same address again ends in the same place.
+        rerun: Idempotent,
+        mutating: true,
+        // Verified: the page loaded again.
+        verify: Handler,
+        slow: true,
+        captures_page: false,
+        needs_task_tab: true,
+        label: "reloading the page",
+    }
+    into |cx| ActionCommand::BrowserReload {};
+
     /// Wait until the page shows `text`, its URL contains `url`, or an element matches the CSS
     /// `selector`.
     model WaitFor {

@@ -2880,10 +2880,11 @@ fn the_model_lists_the_persons_tabs_with_an_action_titles_and_origins_only() {
 }
 
 #[test]
-fn going_back_and_forward_become_the_history_commands() {
+fn going_back_forward_and_reloading_become_the_history_commands() {
     for (action, command) in [
         (AgentAction::Back {}, ActionCommand::BrowserBack {}),
         (AgentAction::Forward {}, ActionCommand::BrowserForward {}),
+        (AgentAction::Reload {}, ActionCommand::BrowserReload {}),
     ] {
         assert_eq!(action.command(&[], "agent"), Ok(Some(command)));
     }
