@@ -1,8 +1,10 @@
 // The conversation: messages as the server stores them, assistant text streamed delta by delta,
-// structured outputs, and the composer.
+// structured outputs, steps and confirmations, with the composer (composer.ts) under them.
 
 import type { Attachment, ChatMessage, EventEnvelope, TaskStatus, TokenUsage } from "../../protocol/ts/protocol.ts";
-import { answerView, parseAnswerFormat } from "./answer.ts";
+import { answerView } from "./answer.ts";
+import { Composer, isActive } from "./composer.ts";
+import type { ChatPlace, ComposerHandlers } from "./composer.ts";
 import { clockTime, h } from "./dom.ts";
 import { outlinedShot, riskBadge } from "./evidence.ts";
 import { retryRemainingMs, retryText } from "./retry.ts";
@@ -29,39 +31,18 @@ type Rendered = {
   superseded: boolean;
 };
 
-export type ChatHandlers = {
-  /**
-   * Returns false when the message could not be taken (the composer keeps the text).
-   * `onCurrentTab`: the browser work starts on the tab the person is looking at.
-   */
-  onSend: (text: string, onCurrentTab: boolean, answerSchema: unknown) => boolean | Promise<boolean>;
-  onStop: () => void;
+export type ChatHandlers = ComposerHandlers & {
   /** Answer the latest request again (the answer there is kept as an alternative). */
   onRegenerate: () => void;
   /** Make this alternative answer to the latest request the current one. */
   onSelectAnswer: (messageId: string) => void;
   /** A new task with the history up to this message, to go another way from there (none: no Fork). */
   onFork?: (messageId: string) => void;
-  /** Hold the task where it is: what runs finishes, nothing new starts. */
-  onPause: () => void;
-  /** Hand the browser back to Mimo after taking over, or go on after a pause. */
-  onResume: () => void;
-  /** Take the browser over: the task waits, the task tab is the person's until they resume. */
-  onTakeOver: () => void;
   /** The person's answer to a step waiting for confirmation (and why not, when declined). */
   onConfirm: (step: number, approve: boolean, reason?: string) => void;
   /** Where to load a stored artifact from (a step's screenshot). */
   artifactUrl: (artifactId: string) => Promise<string>;
-  /** The person chose files to attach to the task (none: no Attach). */
-  onAttach?: (files: File[]) => void;
 };
-
-/**
- * Where the conversation is shown: the web app (`app`), or the extension's side panel
- * (`panel`), narrow, always about the tab the person is looking at: no tab choice, no answer
- * format.
- */
-export type ChatPlace = "app" | "panel";
 
 /** What of a task's events the conversation shows itself, wherever it is shown. */
 export type ConversationEvents = Pick<TaskSink, "message" | "delta" | "output" | "step" | "subtask" | "fork" | "compacted" | "confirmation" | "answered" | "siteAccess" | "warning" | "retry" | "page" | "attachment">;
@@ -85,11 +66,6 @@ export function conversationEvents(chat: ChatView): ConversationEvents {
   };
 }
 
-/** Statuses in which the task is doing something that Stop can end. */
-export function isActive(status: TaskStatus): boolean {
-  return status === "running" || status === "ongoing" || status === "waiting_confirmation" || status === "waiting_permission" || status === "takeover" || status === "paused";
-}
-
 export class ChatView {
   readonly el: HTMLElement;
   private readonly scroller: HTMLElement;
@@ -98,18 +74,8 @@ export class ChatView {
   /** In the empty conversation: no browser is connected yet, and how to connect one. */
   private readonly noBrowser: HTMLElement;
   private readonly thinking: HTMLElement;
-  private readonly composer: HTMLTextAreaElement;
-  private readonly sendButton: HTMLButtonElement;
-  private readonly stopButton: HTMLButtonElement;
-  private readonly resumeButton: HTMLButtonElement;
-  private readonly pauseButton: HTMLButtonElement;
-  private readonly takeOverButton: HTMLButtonElement;
+  private readonly composer: Composer;
   private readonly answerControls = h("span", { class: "answer-controls", "data-testid": "answer-controls" });
-  private readonly note: HTMLElement;
-  private readonly onCurrentTab: HTMLInputElement;
-  /** The answer format (a JSON Schema) sent with each message while it is filled in. */
-  private readonly answerFormat: HTMLTextAreaElement;
-  private readonly answerFormatBox: HTMLElement;
   private readonly handlers: ChatHandlers;
   private messages = new Map<string, Rendered>();
   /** The agent's step cards by step number (of the latest run). */
@@ -119,7 +85,6 @@ export class ChatView {
   /** The answer buttons of the confirmation asked last, until the task moves on. */
   private confirmButtons: HTMLButtonElement[] = [];
   private status: TaskStatus = "created";
-  private sending = false;
   /** The assistant message that finished last, until anything else happens (to mark it stopped). */
   private justFinished: Rendered | null = null;
   /**
@@ -174,80 +139,8 @@ export class ChatView {
       if (this.following) this.scroller.scrollTop = this.scroller.scrollHeight;
     }).observe(inner);
 
-    this.composer = h("textarea", {
-      class: "composer-input",
-      "data-testid": "composer",
-      rows: 1,
-      placeholder: "Message Mimo…",
-      "aria-label": "Message",
-      onkeydown: ((e: KeyboardEvent) => {
-        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-          e.preventDefault();
-          void this.submit();
-        }
-      }) as EventListener,
-      oninput: () => this.syncComposer(),
-    });
-    this.sendButton = h("button", { class: "btn btn-primary", type: "submit", "data-testid": "send", disabled: true, title: "Send (Enter)" }, "Send");
-    this.resumeButton = h("button", { class: "btn", type: "button", "data-testid": "resume", hidden: true, onclick: () => this.handlers.onResume(), title: "Go on: hand the browser back to Mimo" }, "Resume");
-    this.pauseButton = h("button", { class: "btn", type: "button", "data-testid": "pause", hidden: true, onclick: () => this.handlers.onPause(), title: "Pause: what runs finishes, nothing new starts until you resume" }, "Pause");
-    this.takeOverButton = h("button", { class: "btn", type: "button", "data-testid": "take-over", hidden: true, onclick: () => this.handlers.onTakeOver(), title: "Take over: the task waits and the tab is yours until you resume" }, "Take over");
-    this.stopButton = h("button", { class: "btn btn-danger", type: "button", "data-testid": "stop", hidden: true, onclick: () => this.handlers.onStop(), title: "Stop the task" }, h("span", { class: "stop-square" }), "Stop");
-    this.note = h("div", { class: "composer-note" }, "Enter to send · Shift+Enter for a new line");
-    // Files for the agent to put into a page's file inputs; it sees their names only.
-    const onAttach = this.handlers.onAttach;
-    const picker = h("input", {
-      type: "file",
-      multiple: true,
-      hidden: true,
-      "data-testid": "attach-input",
-      onchange: () => {
-        const files = Array.from(picker.files ?? []);
-        picker.value = "";
-        if (files.length > 0) onAttach?.(files);
-      },
-    });
-    this.onCurrentTab = h("input", { type: "checkbox", "data-testid": "on-current-tab" });
-    const currentTab = h("label", { class: "composer-toggle", title: "Continue on the tab you are looking at instead of a window of Mimo's own" }, this.onCurrentTab, "On my current tab");
-    const attachButton = h("button", { class: "btn", type: "button", "data-testid": "attach", title: "Attach files for Mimo to upload into pages", onclick: () => picker.click() }, "Attach");
-    this.answerFormat = h("textarea", {
-      class: "answer-format-input",
-      "data-testid": "answer-format",
-      rows: 4,
-      spellcheck: false,
-      placeholder: '{"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "number"}}, "required": ["name", "price"]}}',
-      "aria-label": "Answer format (JSON Schema)",
-    });
-    this.answerFormatBox = h(
-      "div",
-      { class: "answer-format", hidden: true },
-      h("div", { class: "answer-format-label" }, "Answer format — a JSON Schema the answer's data must match (sent with each message while filled in)"),
-      this.answerFormat,
-    );
-    const formatButton = h("button", {
-      class: "btn",
-      type: "button",
-      "data-testid": "answer-format-toggle",
-      title: "Ask for the answer as data in a format of yours (JSON Schema)",
-      onclick: () => {
-        this.answerFormatBox.hidden = !this.answerFormatBox.hidden;
-        if (!this.answerFormatBox.hidden) this.answerFormat.focus();
-      },
-    }, "Format");
-    const form = h(
-      "form",
-      { class: "composer", onsubmit: ((e: Event) => { e.preventDefault(); void this.submit(); }) as EventListener },
-      this.answerFormatBox,
-      h(
-        "div",
-        { class: "composer-box" },
-        this.composer,
-        // Send stays in reach: the other buttons scroll within their row when it is too narrow.
-        h("div", { class: "composer-row" }, h("div", { class: "composer-actions" }, ...(place === "app" ? [currentTab, formatButton] : []), ...(onAttach !== undefined ? [picker, attachButton] : []), this.pauseButton, this.takeOverButton, this.resumeButton, this.stopButton), this.sendButton),
-      ),
-      this.note,
-    );
-    this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, h("div", { class: "jump-anchor" }, this.jump), form);
+    this.composer = new Composer(handlers, place);
+    this.el = h("section", { class: "chat", "aria-label": "Conversation" }, this.scroller, h("div", { class: "jump-anchor" }, this.jump), this.composer.el);
   }
 
   /** Empties the conversation (another task was opened). */
@@ -285,8 +178,7 @@ export class ChatView {
   }
 
   setNote(text: string | null): void {
-    this.note.textContent = text ?? "Enter to send · Shift+Enter for a new line";
-    this.note.classList.toggle("warn", text !== null);
+    this.composer.setNote(text);
   }
 
   setStatus(status: TaskStatus): void {
@@ -750,47 +642,13 @@ export class ChatView {
 
   private syncChrome(): void {
     const active = isActive(this.status);
-    this.stopButton.hidden = !active;
-    // The person took over the browser, or paused: automation waits until they resume.
     const held = this.status === "takeover" || this.status === "paused";
-    this.resumeButton.hidden = !held;
-    this.pauseButton.hidden = !(this.status === "running" || this.status === "ongoing");
-    this.takeOverButton.hidden = this.pauseButton.hidden;
+    this.composer.setStatus(this.status);
     this.syncAnswers();
     // Thinking, not waiting: a step waiting for the person shows its card, not the dots.
     const waits = this.status === "waiting_confirmation" || this.status === "waiting_permission";
     this.thinking.hidden = !(active && !held && !waits && !this.streaming());
     this.empty.hidden = this.list.childElementCount > 0;
-    this.syncComposer();
-  }
-
-  private syncComposer(): void {
-    this.composer.style.height = "auto";
-    this.composer.style.height = `${Math.min(this.composer.scrollHeight, 200)}px`;
-    this.sendButton.disabled = this.sending || this.composer.value.trim() === "";
-  }
-
-  private async submit(): Promise<void> {
-    const text = this.composer.value.trim();
-    if (!text || this.sending) return;
-    const format = parseAnswerFormat(this.answerFormat.value);
-    if (format.error !== undefined) {
-      this.answerFormatBox.hidden = false;
-      this.setNote(format.error);
-      return;
-    }
-    this.sending = true;
-    this.syncComposer();
-    try {
-      if (await this.handlers.onSend(text, this.onCurrentTab.checked, format.schema)) {
-        this.composer.value = "";
-        this.onCurrentTab.checked = false;
-      }
-    } finally {
-      this.sending = false;
-      this.syncComposer();
-      this.composer.focus();
-    }
   }
 
   /** Runs a change: a following view shows it; one the person scrolled up offers a way down. */
