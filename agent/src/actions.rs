@@ -2,7 +2,7 @@
 //! each observed to its end — a result, or a timeout that becomes an error code.
 //!
 //! Lifecycle: `pending → sent → acked → succeeded | failed | timed_out | canceled`. Every
-//! record is saved (effect [`ActionEffect::Save`]) before it is dispatched, so after an eviction
+//! record is saved (effect [`Effect::SaveAction`]) before it is dispatched, so after an eviction
 //! or restart the queue is rebuilt from storage and nothing runs twice: a dispatched attempt is
 //! never dispatched again, only retried as a new attempt after a retryable failure (once, after
 //! [`Timeouts::retry_delay_ms`]). Duplicate acks and results are ignored.
@@ -18,87 +18,12 @@ use mimo_protocol::bridge::{BridgeTool, DEFAULT_BASH_TIMEOUT_MS};
 use mimo_protocol::script::is_script_client;
 use mimo_protocol::{
     ActionCommand, ActionOutcome, ActionStatus, AttemptState, BrowserAction, ErrorCode,
-    ErrorObject, Rerun,
+    ErrorObject, Rerun, ServerToExtension,
 };
-use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionState {
-    /// Waiting its turn, or waiting to be retried.
-    Pending,
-    /// Delivered to the extension, not yet acknowledged.
-    Sent,
-    /// The extension has it and is running it.
-    Acked,
-    /// It timed out, and may have run: the extension is asked what became of it.
-    Checking,
-    Succeeded,
-    Failed,
-    TimedOut,
-    Canceled,
-}
+use crate::task::Effect;
 
-impl ActionState {
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            ActionState::Succeeded
-                | ActionState::Failed
-                | ActionState::TimedOut
-                | ActionState::Canceled
-        )
-    }
-}
-
-/// One action as stored and as shown to the web app and the developer API.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ActionRecord {
-    pub action_id: String,
-    pub task_id: String,
-    pub client_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tab_id: Option<i32>,
-    pub command: ActionCommand,
-    pub state: ActionState,
-    /// The attempt dispatched last (0 before the first dispatch).
-    pub attempt: u32,
-    pub created_at: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sent_at: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acked_at: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<u64>,
-    /// When the current wait ends: the ack or execution timeout, or the retry time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<ActionOutcome>,
-}
-
-impl ActionRecord {
-    /// The record as it may be kept and shown: its outcome without what only the model may
-    /// read ([`ActionOutcome::kept`]).
-    pub fn kept(mut self) -> Self {
-        self.outcome = self.outcome.map(ActionOutcome::kept);
-        self
-    }
-
-    /// The action as its client receives it, given `budget_ms` to carry it out.
-    pub fn dispatch(&self, budget_ms: Option<u64>) -> BrowserAction {
-        BrowserAction {
-            action_id: self.action_id.clone(),
-            attempt: self.attempt,
-            task_id: self.task_id.clone(),
-            client_id: self.client_id.clone(),
-            tab_id: self.tab_id,
-            budget_ms,
-            command: self.command.clone(),
-        }
-    }
-}
+pub use crate::records::{ActionRecord, ActionState};
 
 /// How long the extension gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,20 +116,6 @@ impl Timeouts {
     }
 }
 
-/// What the shell must do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ActionEffect {
-    /// Store the record (insert or replace by `action_id`).
-    Save(ActionRecord),
-    /// Send to the extension; on failure report [`ActionQueue::dispatch_failed`].
-    Dispatch(BrowserAction),
-    /// Ask the extension what became of this attempt (`action_query`). Best effort: without
-    /// an answer the check times out.
-    Query(BrowserAction),
-    /// The action ended (whoever waits for it can stop waiting).
-    Finished(ActionRecord),
-}
-
 #[derive(Debug, Default)]
 pub struct ActionQueue {
     records: Vec<ActionRecord>,
@@ -238,7 +149,7 @@ impl ActionQueue {
     }
 
     /// Pauses dispatching (takeover) or resumes it, dispatching what waits.
-    pub fn set_paused(&mut self, paused: bool, now: u64) -> Vec<ActionEffect> {
+    pub fn set_paused(&mut self, paused: bool, now: u64) -> Vec<Effect> {
         self.paused = paused;
         if paused {
             Vec::new()
@@ -296,7 +207,7 @@ impl ActionQueue {
         tab_id: Option<i32>,
         command: ActionCommand,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         let tab_id = tab_id.or_else(|| command.needs_tab().then(|| self.task_tab()).flatten());
         let record = ActionRecord {
             action_id,
@@ -314,13 +225,13 @@ impl ActionQueue {
             outcome: None,
         };
         self.records.push(record.clone());
-        let mut effects = vec![ActionEffect::Save(record)];
+        let mut effects = vec![Effect::SaveAction(record)];
         effects.extend(self.dispatch_next(now));
         effects
     }
 
     /// The extension acknowledged an attempt.
-    pub fn acked(&mut self, action_id: &str, attempt: u32, now: u64) -> Vec<ActionEffect> {
+    pub fn acked(&mut self, action_id: &str, attempt: u32, now: u64) -> Vec<Effect> {
         let all = self.timeouts;
         let Some(record) = self.current_attempt(action_id, attempt) else {
             return Vec::new();
@@ -332,12 +243,12 @@ impl ActionQueue {
         record.state = ActionState::Acked;
         record.acked_at = Some(now);
         record.deadline = Some(now + timeouts.exec_ms(&record.command));
-        vec![ActionEffect::Save(record.clone())]
+        vec![Effect::SaveAction(record.clone())]
     }
 
     /// The extension reported how an attempt ended. A result for an attempt that already
     /// ended (a duplicate, or one that timed out first) changes nothing.
-    pub fn outcome(&mut self, outcome: ActionOutcome, now: u64) -> Vec<ActionEffect> {
+    pub fn outcome(&mut self, outcome: ActionOutcome, now: u64) -> Vec<Effect> {
         let Some(record) = self.current_attempt(&outcome.action_id, outcome.attempt) else {
             return Vec::new();
         };
@@ -369,7 +280,7 @@ impl ActionQueue {
         state: AttemptState,
         outcome: Option<ActionOutcome>,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         let Some(record) = self.current_attempt(action_id, attempt) else {
             return Vec::new();
         };
@@ -414,7 +325,7 @@ impl ActionQueue {
         action_id: &str,
         error: ErrorObject,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         let all = self.timeouts;
         let Some(record) = self
             .records
@@ -431,13 +342,13 @@ impl ActionQueue {
             record.state = ActionState::Pending;
             record.deadline = Some(now + backoff);
             record.outcome = Some(outcome);
-            return vec![ActionEffect::Save(record.clone())];
+            return vec![Effect::SaveAction(record.clone())];
         }
         self.retry_or_fail(action_id, ActionState::Failed, outcome, now)
     }
 
     /// Timeouts and due retries.
-    pub fn tick(&mut self, now: u64) -> Vec<ActionEffect> {
+    pub fn tick(&mut self, now: u64) -> Vec<Effect> {
         let mut effects = Vec::new();
         let due: Vec<(String, ActionState)> = self
             .records
@@ -482,7 +393,7 @@ impl ActionQueue {
     }
 
     /// Cancels everything not yet finished (the task was stopped).
-    pub fn cancel_all(&mut self, now: u64) -> Vec<ActionEffect> {
+    pub fn cancel_all(&mut self, now: u64) -> Vec<Effect> {
         let open: Vec<String> = self
             .records
             .iter()
@@ -503,7 +414,7 @@ impl ActionQueue {
     }
 
     /// An attempt that timed out may have run: ask the extension before anything else.
-    fn check(&mut self, action_id: &str, timeout: ActionOutcome, now: u64) -> Vec<ActionEffect> {
+    fn check(&mut self, action_id: &str, timeout: ActionOutcome, now: u64) -> Vec<Effect> {
         let all = self.timeouts;
         let record = self.record_mut(action_id);
         let ack_ms = all.for_client(&record.client_id).ack_ms;
@@ -511,8 +422,8 @@ impl ActionQueue {
         record.deadline = Some(now + ack_ms);
         record.outcome = Some(timeout);
         vec![
-            ActionEffect::Save(record.clone()),
-            ActionEffect::Query(record.dispatch(None)),
+            Effect::SaveAction(record.clone()),
+            query(record.dispatch(None)),
         ]
     }
 
@@ -523,7 +434,7 @@ impl ActionQueue {
         mut timeout: ActionOutcome,
         message: String,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         if let Some(error) = timeout.error.as_mut() {
             error.message = format!("{}: {message}", error.message);
             error.retryable = false;
@@ -553,7 +464,7 @@ impl ActionQueue {
         state: ActionState,
         outcome: ActionOutcome,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         let timeouts = self.timeouts;
         let record = self.record_mut(action_id);
         let delay = timeouts.retry_delay_for(&record.command);
@@ -562,7 +473,7 @@ impl ActionQueue {
             record.state = ActionState::Pending;
             record.deadline = Some(now + delay);
             record.outcome = Some(outcome);
-            return vec![ActionEffect::Save(record.clone())];
+            return vec![Effect::SaveAction(record.clone())];
         }
         self.finish(action_id, state, outcome, now)
     }
@@ -574,7 +485,7 @@ impl ActionQueue {
         state: ActionState,
         outcome: ActionOutcome,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         let mut effects = self.end(action_id, state, outcome, now);
         effects.extend(self.dispatch_next(now));
         effects
@@ -586,7 +497,7 @@ impl ActionQueue {
         state: ActionState,
         outcome: ActionOutcome,
         now: u64,
-    ) -> Vec<ActionEffect> {
+    ) -> Vec<Effect> {
         let record = self.record_mut(action_id);
         record.state = state;
         record.finished_at = Some(now);
@@ -599,11 +510,11 @@ impl ActionQueue {
             outcome: Some(outcome),
             ..kept.clone()
         };
-        vec![ActionEffect::Save(kept), ActionEffect::Finished(heard)]
+        vec![Effect::SaveAction(kept), Effect::ActionFinished(heard)]
     }
 
     /// Dispatches the oldest pending action that is due, if nothing is in flight.
-    fn dispatch_next(&mut self, now: u64) -> Vec<ActionEffect> {
+    fn dispatch_next(&mut self, now: u64) -> Vec<Effect> {
         let in_flight = self.records.iter().any(|r| {
             matches!(
                 r.state,
@@ -630,9 +541,22 @@ impl ActionQueue {
         record.deadline = Some(now + timeouts.ack_ms);
         let budget_ms = timeouts.exec_ms(&record.command);
         vec![
-            ActionEffect::Save(record.clone()),
-            ActionEffect::Dispatch(record.dispatch(Some(budget_ms))),
+            Effect::SaveAction(record.clone()),
+            Effect::Dispatch(record.dispatch(Some(budget_ms))),
         ]
+    }
+}
+
+/// Asks the extension what became of this attempt (`action_query`). Best effort: without an
+/// answer the check times out.
+fn query(action: BrowserAction) -> Effect {
+    Effect::Tell {
+        client_id: action.client_id,
+        message: ServerToExtension::ActionQuery {
+            task_id: action.task_id,
+            action_id: action.action_id,
+            attempt: action.attempt,
+        },
     }
 }
 
@@ -679,12 +603,7 @@ mod tests {
         }
     }
 
-    fn submit(
-        q: &mut ActionQueue,
-        id: &str,
-        command: ActionCommand,
-        now: u64,
-    ) -> Vec<ActionEffect> {
+    fn submit(q: &mut ActionQueue, id: &str, command: ActionCommand, now: u64) -> Vec<Effect> {
         q.submit(
             id.into(),
             "task".into(),
@@ -696,31 +615,39 @@ mod tests {
     }
 
     /// The attempts sent (`query`: asked about) by these effects.
-    fn attempts(effects: &[ActionEffect], query: bool) -> Vec<(String, u32)> {
+    fn attempts(effects: &[Effect], query: bool) -> Vec<(String, u32)> {
         effects
             .iter()
             .filter_map(|e| match (e, query) {
-                (ActionEffect::Dispatch(a), false) | (ActionEffect::Query(a), true) => {
-                    Some((a.action_id.clone(), a.attempt))
-                }
+                (Effect::Dispatch(a), false) => Some((a.action_id.clone(), a.attempt)),
+                (
+                    Effect::Tell {
+                        message:
+                            ServerToExtension::ActionQuery {
+                                action_id, attempt, ..
+                            },
+                        ..
+                    },
+                    true,
+                ) => Some((action_id.clone(), *attempt)),
                 _ => None,
             })
             .collect()
     }
 
-    fn dispatched(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+    fn dispatched(effects: &[Effect]) -> Vec<(String, u32)> {
         attempts(effects, false)
     }
 
-    fn queried(effects: &[ActionEffect]) -> Vec<(String, u32)> {
+    fn queried(effects: &[Effect]) -> Vec<(String, u32)> {
         attempts(effects, true)
     }
 
-    fn finished(effects: &[ActionEffect]) -> Vec<(String, ActionState)> {
+    fn finished(effects: &[Effect]) -> Vec<(String, ActionState)> {
         effects
             .iter()
             .filter_map(|e| match e {
-                ActionEffect::Finished(r) => Some((r.action_id.clone(), r.state)),
+                Effect::ActionFinished(r) => Some((r.action_id.clone(), r.state)),
                 _ => None,
             })
             .collect()
@@ -757,7 +684,7 @@ mod tests {
         let mut q = ActionQueue::new(T);
         let first = submit(&mut q, "a", click(1), 0);
         assert!(
-            matches!(first[0], ActionEffect::Save(ref r) if r.state == ActionState::Pending),
+            matches!(first[0], Effect::SaveAction(ref r) if r.state == ActionState::Pending),
             "saved before sent"
         );
         assert_eq!(dispatched(&first), vec![("a".into(), 1)]);
@@ -926,7 +853,7 @@ mod tests {
         assert!(q
             .tick(10_000)
             .iter()
-            .all(|e| !matches!(e, ActionEffect::Dispatch(a) if a.action_id == "a")));
+            .all(|e| !matches!(e, Effect::Dispatch(a) if a.action_id == "a")));
         assert_eq!(q.get("a").unwrap().attempt, 1);
     }
 
@@ -946,7 +873,7 @@ mod tests {
         assert!(q
             .outcome(ok("a", 2), 1_140)
             .iter()
-            .any(|e| matches!(e, ActionEffect::Finished(r) if r.state == ActionState::Succeeded)));
+            .any(|e| matches!(e, Effect::ActionFinished(r) if r.state == ActionState::Succeeded)));
     }
 
     #[test]
@@ -1136,7 +1063,7 @@ mod tests {
         assert!(q
             .outcome(ok("b", 2), 100_520)
             .iter()
-            .any(|e| matches!(e, ActionEffect::Finished(r) if r.state == ActionState::Succeeded)));
+            .any(|e| matches!(e, Effect::ActionFinished(r) if r.state == ActionState::Succeeded)));
     }
 
     #[test]
@@ -1161,7 +1088,7 @@ mod tests {
         q.outcome(started, 10);
         assert_eq!(q.task_tab(), Some(42));
         let effects = submit(&mut q, "c", click(1), 20);
-        let ActionEffect::Dispatch(action) = &effects[2] else {
+        let Effect::Dispatch(action) = &effects[2] else {
             panic!("{effects:?}")
         };
         assert_eq!(action.tab_id, Some(42));
@@ -1173,7 +1100,7 @@ mod tests {
             click(1),
             30,
         );
-        assert!(matches!(&explicit[0], ActionEffect::Save(r) if r.tab_id == Some(7)));
+        assert!(matches!(&explicit[0], Effect::SaveAction(r) if r.tab_id == Some(7)));
     }
 
     #[test]
@@ -1203,7 +1130,7 @@ mod tests {
         q.outcome(ok("d", 1), 50);
         assert_eq!(q.task_tab(), Some(43));
         let effects = submit(&mut q, "e", click(3), 60);
-        assert!(matches!(&effects[0], ActionEffect::Save(r) if r.tab_id == Some(43)));
+        assert!(matches!(&effects[0], Effect::SaveAction(r) if r.tab_id == Some(43)));
     }
 
     #[test]

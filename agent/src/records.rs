@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use mimo_protocol::{
-    ActionCommand, AgentOutput, ChatMessage, ElementFacts, PageDialog, TaskStatus, TaskTab,
-    TokenUsage, ToolResult,
+    ActionCommand, ActionOutcome, AgentOutput, BrowserAction, ChatMessage, ElementFacts,
+    PageDialog, TaskStatus, TaskTab, TokenUsage, ToolResult,
 };
 use serde::{Deserialize, Serialize};
 
@@ -450,5 +450,84 @@ impl AgentRun {
 
     pub fn is_active(&self) -> bool {
         self.phase != Phase::Finished
+    }
+}
+
+/// Where a browser action is in its life (see `crate::actions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionState {
+    /// Waiting its turn, or waiting to be retried.
+    Pending,
+    /// Delivered to the extension, not yet acknowledged.
+    Sent,
+    /// The extension has it and is running it.
+    Acked,
+    /// It timed out, and may have run: the extension is asked what became of it.
+    Checking,
+    Succeeded,
+    Failed,
+    TimedOut,
+    Canceled,
+}
+
+impl ActionState {
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            ActionState::Succeeded
+                | ActionState::Failed
+                | ActionState::TimedOut
+                | ActionState::Canceled
+        )
+    }
+}
+
+/// One action as stored and as shown to the web app and the developer API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRecord {
+    pub action_id: String,
+    pub task_id: String,
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<i32>,
+    pub command: ActionCommand,
+    pub state: ActionState,
+    /// The attempt dispatched last (0 before the first dispatch).
+    pub attempt: u32,
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
+    /// When the current wait ends: the ack or execution timeout, or the retry time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ActionOutcome>,
+}
+
+impl ActionRecord {
+    /// The record as it may be kept and shown: its outcome without what only the model may
+    /// read ([`ActionOutcome::kept`]).
+    pub fn kept(mut self) -> Self {
+        self.outcome = self.outcome.map(ActionOutcome::kept);
+        self
+    }
+
+    /// The action as its client receives it, given `budget_ms` to carry it out.
+    pub fn dispatch(&self, budget_ms: Option<u64>) -> BrowserAction {
+        BrowserAction {
+            action_id: self.action_id.clone(),
+            attempt: self.attempt,
+            task_id: self.task_id.clone(),
+            client_id: self.client_id.clone(),
+            tab_id: self.tab_id,
+            budget_ms,
+            command: self.command.clone(),
+        }
     }
 }

@@ -25,10 +25,11 @@ use mimo_protocol::{
     ServerToExtension, TaskControl, TaskStatus, TokenUsage,
 };
 
-use crate::actions::{ActionEffect, ActionQueue, ActionRecord};
+use crate::actions::ActionQueue;
 use crate::conversation::{self, Asker, Conversation};
 use crate::credentials::Confirmer;
 use crate::llm;
+use crate::records::ActionRecord;
 use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
 
@@ -81,10 +82,13 @@ pub struct Stored {
 }
 
 /// Work inside one [`Task::handle`]: effects of the conversation and of the scheduler, which
-/// feed each other before any I/O is left for the coordinator.
+/// feed each other before any I/O is left for the coordinator (the scheduler's are the task's
+/// own, all I/O but an action's end, which the conversation hears of too).
+// Short-lived like the effects it holds: their size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Work {
     Conversation(conversation::Effect),
-    Action(ActionEffect),
+    Action(Effect),
 }
 
 impl Task {
@@ -213,7 +217,7 @@ impl Task {
         let mut out: Vec<Effect> = Vec::new();
         let conversation_work =
             |effects: Vec<conversation::Effect>| effects.into_iter().map(Work::Conversation);
-        let action_work = |effects: Vec<ActionEffect>| effects.into_iter().map(Work::Action);
+        let action_work = |effects: Vec<Effect>| effects.into_iter().map(Work::Action);
         // Inputs that may follow a restart pick up what it cut off first.
         let recovers = matches!(
             input,
@@ -637,7 +641,7 @@ impl Task {
         tab_id: Option<i32>,
         command: ActionCommand,
         now: u64,
-    ) -> (Vec<ActionEffect>, Vec<conversation::Effect>) {
+    ) -> (Vec<Effect>, Vec<conversation::Effect>) {
         let Some(conversation) = self.conversation.as_mut() else {
             return (Vec::new(), Vec::new());
         };
@@ -670,7 +674,7 @@ fn queue(
     tab_id: Option<i32>,
     command: ActionCommand,
     now: u64,
-) -> Vec<ActionEffect> {
+) -> Vec<Effect> {
     actions.submit(
         action_id,
         task.task_id.clone(),

@@ -197,32 +197,22 @@ impl Task {
         }
     }
 
-    fn action_effect(
-        &mut self,
-        effect: ActionEffect,
-        out: &mut Vec<Effect>,
-        now: u64,
-    ) -> Vec<Work> {
-        match effect {
-            ActionEffect::Save(record) => out.push(Effect::SaveAction(record)),
-            ActionEffect::Dispatch(action) => out.push(Effect::Dispatch(action)),
-            ActionEffect::Query(action) => out.push(Effect::Tell {
-                client_id: action.client_id,
-                message: ServerToExtension::ActionQuery {
-                    task_id: action.task_id,
-                    action_id: action.action_id,
-                    attempt: action.attempt,
-                },
-            }),
-            ActionEffect::Finished(record) => {
-                // The developer API's waiters get the record as it is kept.
-                out.push(Effect::ActionFinished(record.clone().kept()));
-                if let Some(conversation) = self.conversation.as_mut() {
-                    let next = conversation.action_finished(&record, now);
-                    return next.into_iter().map(Work::Conversation).collect();
-                }
-            }
+    /// One of the scheduler's effects: I/O for the coordinator, and an action's end heard by
+    /// the conversation too.
+    fn action_effect(&mut self, effect: Effect, out: &mut Vec<Effect>, now: u64) -> Vec<Work> {
+        let Effect::ActionFinished(record) = effect else {
+            out.push(effect);
+            return Vec::new();
+        };
+        // The developer API's waiters get the record as it is kept.
+        out.push(Effect::ActionFinished(record.clone().kept()));
+        match self.conversation.as_mut() {
+            Some(conversation) => conversation
+                .action_finished(&record, now)
+                .into_iter()
+                .map(Work::Conversation)
+                .collect(),
+            None => Vec::new(),
         }
-        Vec::new()
     }
 }
