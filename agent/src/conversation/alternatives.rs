@@ -48,12 +48,14 @@ impl Conversation {
                 "there is no answer to regenerate yet",
             ));
         }
-        let mut effects = Vec::new();
-        for i in answer {
-            effects.extend(self.mark_superseded(i, true));
-        }
+        let changed: Vec<StoredMessage> = answer
+            .into_iter()
+            .filter_map(|i| self.mark_superseded(i, true))
+            .collect();
+        let mut effects = stored_and_told(&changed);
         self.run = None;
         effects.extend(self.start_turn(now));
+        effects.extend(self.side_calls(&changed));
         Ok(effects)
     }
 
@@ -84,11 +86,15 @@ impl Conversation {
             .filter(|(_, m)| m.position > request)
             .map(|(i, _)| i)
             .collect();
-        let mut effects = Vec::new();
-        for i in answers {
-            let other = self.history[i].message.version.unwrap_or(1) != chosen;
-            effects.extend(self.mark_superseded(i, other));
-        }
+        let changed: Vec<StoredMessage> = answers
+            .into_iter()
+            .filter_map(|i| {
+                let other = self.history[i].message.version.unwrap_or(1) != chosen;
+                self.mark_superseded(i, other)
+            })
+            .collect();
+        let mut effects = stored_and_told(&changed);
+        effects.extend(self.side_calls(&changed));
         Ok(effects)
     }
 
@@ -103,19 +109,28 @@ impl Conversation {
         Ok(())
     }
 
-    /// Marks history message `i` superseded (or not), storing it and telling the web app when
-    /// that changes it.
-    fn mark_superseded(&mut self, i: usize, superseded: bool) -> Vec<Effect> {
+    /// Marks history message `i` superseded (or not); the message when that changed it.
+    fn mark_superseded(&mut self, i: usize, superseded: bool) -> Option<StoredMessage> {
         let stored = &mut self.history[i];
         if stored.message.superseded == superseded {
-            return Vec::new();
+            return None;
         }
         stored.message.superseded = superseded;
-        vec![
-            Effect::SaveMessage(stored.clone()),
-            Effect::Emit(FrontendEvent::Message {
-                message: stored.message.clone(),
-            }),
-        ]
+        Some(stored.clone())
     }
+}
+
+/// Messages that changed: stored, and the web app told.
+fn stored_and_told(changed: &[StoredMessage]) -> Vec<Effect> {
+    changed
+        .iter()
+        .flat_map(|stored| {
+            [
+                Effect::SaveMessage(stored.clone()),
+                Effect::Emit(FrontendEvent::Message {
+                    message: stored.message.clone(),
+                }),
+            ]
+        })
+        .collect()
 }

@@ -63,7 +63,7 @@ impl Conversation {
     /// The summary call that compacts the conversation, if it has grown past
     /// [`COMPACT_AT_PERCENT`] of the context and has something before what it keeps; `None`
     /// while one is being made. Asked after each answer.
-    pub fn compaction_request(&mut self) -> Option<(Compaction, Vec<llm::ChatMessage>)> {
+    pub(super) fn compaction_request(&mut self) -> Option<(Compaction, Vec<llm::ChatMessage>)> {
         if self.summarizing.is_some() {
             return None;
         }

@@ -95,6 +95,8 @@ impl Conversation {
         if let Some(summary) = seed.summary {
             effects.extend(fork.keep_summary(summary));
         }
+        let seeded = fork.history.clone();
+        effects.extend(fork.side_calls(&seeded));
         // A fork that ends with an answer is done until the person goes another way.
         if !fork.history.is_empty() && !fork.awaits_reply() {
             fork.task.status = TaskStatus::Completed;

@@ -82,6 +82,22 @@ pub enum Effect {
     },
     /// Make sure the task is woken by `at` (a wait of the run's has a bound).
     WakeAt(u64),
+    /// Ask the model something beside the conversation (`purpose`), once the effects of the
+    /// input that made it due are carried out, and report the text of its answer to
+    /// [`Conversation::title_suggested`] or [`Conversation::chat_summarized`].
+    AskModel {
+        purpose: SideCall,
+        messages: Vec<llm::ChatMessage>,
+    },
+}
+
+/// What a model call beside the conversation ([`Effect::AskModel`]) is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideCall {
+    /// Naming the task after its first exchange (a failure leaves the title as it is).
+    Title,
+    /// Summarizing the conversation's earlier part, which grew too long for the context.
+    Summary(Compaction),
 }
 
 /// The person's answer to a confirmation.
@@ -352,6 +368,39 @@ impl Conversation {
         };
         self.history.push(stored.clone());
         stored
+    }
+
+    /// Stores a message of the history (new, or changed), with what storing it makes due
+    /// ([`Conversation::side_calls`]).
+    fn save_message(&mut self, stored: StoredMessage) -> Vec<Effect> {
+        let mut effects = self.side_calls(std::slice::from_ref(&stored));
+        effects.insert(0, Effect::SaveMessage(stored));
+        effects
+    }
+
+    /// What storing these messages of the history asks of the model beside the conversation:
+    /// the task's title after its first answer, and a summary of the earlier conversation
+    /// once it grew too long for the context (each answer may make it so).
+    fn side_calls(&mut self, saved: &[StoredMessage]) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for stored in saved {
+            if let Some(messages) = self.title_request(stored) {
+                effects.push(Effect::AskModel {
+                    purpose: SideCall::Title,
+                    messages,
+                });
+            }
+            if stored.message.role != ChatRole::Assistant {
+                continue;
+            }
+            if let Some((compaction, messages)) = self.compaction_request() {
+                effects.push(Effect::AskModel {
+                    purpose: SideCall::Summary(compaction),
+                    messages,
+                });
+            }
+        }
+        effects
     }
 
     pub(crate) fn next_position(&self) -> u32 {

@@ -138,6 +138,48 @@ fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
     assert_eq!(statuses(&finished), vec![TaskStatus::Completed]);
     assert!(!c.is_current_turn(&turn));
     assert_eq!(c.task().current_turn, None);
+    // Storing the first answer makes naming the task due: an effect of its own, with the
+    // first exchange to name it after.
+    let asked: Vec<_> = finished
+        .iter()
+        .filter_map(|e| match e {
+            Effect::AskModel { purpose, messages } => Some((*purpose, messages.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{finished:?}");
+    assert_eq!(asked[0].0, SideCall::Title);
+    let exchange: String = asked[0].1.iter().map(|m| m.content.clone()).collect();
+    assert!(exchange.contains("Find the blue mug") && exchange.contains("Hello"));
+}
+
+#[test]
+fn only_the_first_answer_asks_for_a_title() {
+    let mut c = conversation();
+    let first = c
+        .answered(|c| c.user_message("Hi".into(), None, None, 2_000))
+        .unwrap();
+    let (turn, _) = llm_call(&first);
+    c.answered(|c| c.llm_event(&turn, delta("Hello"), 2_100));
+    let answered = c.answered(|c| c.llm_event(&turn, done(), 2_200));
+    assert!(answered.iter().any(|e| matches!(
+        e,
+        Effect::AskModel {
+            purpose: SideCall::Title,
+            ..
+        }
+    )));
+    let second = c
+        .answered(|c| c.user_message("And now?".into(), None, None, 3_000))
+        .unwrap();
+    let (turn, _) = llm_call(&second);
+    c.answered(|c| c.llm_event(&turn, delta("Still here"), 3_100));
+    let again = c.answered(|c| c.llm_event(&turn, done(), 3_200));
+    assert_eq!(saved_messages(&again).len(), 1);
+    assert!(
+        !again.iter().any(|e| matches!(e, Effect::AskModel { .. })),
+        "{again:?}"
+    );
 }
 
 #[test]

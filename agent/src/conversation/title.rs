@@ -14,7 +14,7 @@ pub(super) const TITLE_CHARS: usize = 60;
 impl Conversation {
     /// The model call that names the task, when `saved` is its first answer: the title taken
     /// from the first message is then refreshed from the whole first exchange.
-    pub fn title_request(&self, saved: &StoredMessage) -> Option<Vec<llm::ChatMessage>> {
+    pub(super) fn title_request(&self, saved: &StoredMessage) -> Option<Vec<llm::ChatMessage>> {
         let answer = &saved.message;
         let first_answer = self
             .history

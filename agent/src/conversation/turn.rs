@@ -65,12 +65,10 @@ impl Conversation {
             superseded: false,
         };
         let stored = self.append(message.clone());
-        let mut effects = vec![
-            Effect::SaveMessage(stored),
-            Effect::Emit(FrontendEvent::Message {
-                message: message.clone(),
-            }),
-        ];
+        let mut effects = self.save_message(stored);
+        effects.push(Effect::Emit(FrontendEvent::Message {
+            message: message.clone(),
+        }));
         if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
             // The run reads it at its next step (its answer format stays the one it began with).
             run.updates.push(message.content);
@@ -397,14 +395,12 @@ impl Conversation {
         };
         let at = self.history.partition_point(|m| m.position < turn.position);
         self.history.insert(at, stored.clone());
-        let mut effects = vec![
-            Effect::Emit(FrontendEvent::ChatDelta {
-                message_id: turn.message_id,
-                delta: String::new(),
-                finished: true,
-            }),
-            Effect::SaveMessage(stored.clone()),
-        ];
+        let mut effects = vec![Effect::Emit(FrontendEvent::ChatDelta {
+            message_id: turn.message_id,
+            delta: String::new(),
+            finished: true,
+        })];
+        effects.extend(self.save_message(stored.clone()));
         if stored.message.version.is_some() {
             // A regenerated answer: the web app learns which alternative it is.
             effects.push(Effect::Emit(FrontendEvent::Message {

@@ -36,15 +36,6 @@ impl LlmCall {
     }
 }
 
-/// What a model call beside the conversation ([`Effect::AskModel`]) is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SideCall {
-    /// Naming the task after its first exchange (a failure leaves the title as it is).
-    Title,
-    /// Summarizing the conversation's earlier part, which grew too long for the context.
-    Summary(conversation::Compaction),
-}
-
 /// I/O for the coordinator, in order. Each carries what it needs, as it was when it was made.
 #[derive(Debug, Clone, PartialEq)]
 // Effects are short-lived (returned, carried out, dropped); their size does not matter.

@@ -117,23 +117,10 @@ impl Task {
             conversation::Effect::SaveTask => {
                 out.push(Effect::SaveTask(conversation.task().clone()))
             }
-            conversation::Effect::SaveMessage(message) => {
-                if let Some(messages) = conversation.title_request(&message) {
-                    self.side_calls.push((SideCall::Title, messages));
-                }
-                let answered = message.message.role == mimo_protocol::ChatRole::Assistant;
-                out.push(Effect::SaveMessage(message));
-                // Each answer may have made the conversation long enough to compact.
-                if answered {
-                    let compaction = self
-                        .conversation
-                        .as_mut()
-                        .and_then(|c| c.compaction_request());
-                    if let Some((compaction, messages)) = compaction {
-                        self.side_calls
-                            .push((SideCall::Summary(compaction), messages));
-                    }
-                }
+            conversation::Effect::SaveMessage(message) => out.push(Effect::SaveMessage(message)),
+            // Asked once the rest of the input's work is done (see `settle`).
+            conversation::Effect::AskModel { purpose, messages } => {
+                self.side_calls.push((purpose, messages))
             }
             conversation::Effect::SaveSummary(summary) => out.push(Effect::SaveSummary(summary)),
             conversation::Effect::SaveRun => out.push(Effect::SaveRun(conversation.run().cloned())),

@@ -138,7 +138,7 @@ impl Conversation {
         let stored = self.append(message.clone());
         let mut effects = vec![
             Effect::SaveRun,
-            Effect::SaveMessage(stored),
+            Effect::SaveMessage(stored.clone()),
             Effect::Emit(FrontendEvent::Message { message }),
             Effect::Emit(FrontendEvent::StructuredOutput {
                 status: if success {
@@ -156,6 +156,7 @@ impl Conversation {
             }),
         ];
         effects.extend(self.transition(TaskStatus::Completed, now));
+        effects.extend(self.side_calls(&[stored]));
         effects
     }
 }
