@@ -56,15 +56,7 @@ pub enum Effect {
     SaveSummary(ChatSummary),
     /// Store the browser run as it is now ([`Conversation::run`]).
     SaveRun,
-    /// Stream a completion offering `tools`, after waiting `delay_ms` (a retry's backoff), and
-    /// feed each event to [`Conversation::llm_event`] with `turn_id`.
-    CallLlm {
-        turn_id: String,
-        messages: Vec<llm::ChatMessage>,
-        tools: Vec<llm::ToolSpec>,
-        delay_ms: u64,
-        image: Option<PageImage>,
-    },
+    CallLlm(LlmCall),
     /// Ask the skill library for the skills of `query` and report its answer to
     /// [`Conversation::skills_found`]: the model call of turn `turn_id` waits for them.
     LookupSkills {
@@ -89,6 +81,40 @@ pub enum Effect {
         purpose: SideCall,
         messages: Vec<llm::ChatMessage>,
     },
+}
+
+/// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
+/// feeding each event back to [`Conversation::llm_event`] with `turn_id` (the task's
+/// `Input::Llm`) while the turn is current. With `image`, the page's screenshot is read first
+/// and attached ([`LlmCall::attach`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmCall {
+    pub turn_id: String,
+    pub messages: Vec<llm::ChatMessage>,
+    pub tools: Vec<llm::ToolSpec>,
+    pub delay_ms: u64,
+    pub image: Option<PageImage>,
+}
+
+impl LlmCall {
+    /// The screenshot read for [`LlmCall::image`] joins the page's message.
+    pub fn attach(&mut self, image: llm::Image) {
+        let page = self.image.as_ref().map(|i| i.message);
+        if let Some(message) = page.and_then(|at| self.messages.get_mut(at)) {
+            message.image = Some(image);
+        }
+    }
+
+    /// What the web app is told when the screenshot could not be read or sent (`why`): the
+    /// call goes without it.
+    pub fn image_unavailable(why: &str) -> FrontendEvent {
+        FrontendEvent::Warning {
+            message: format!(
+                "The page's screenshot could not be sent to the model ({why}); it reads the page \
+                 as text this step."
+            ),
+        }
+    }
 }
 
 /// What a model call beside the conversation ([`Effect::AskModel`]) is for.

@@ -20,9 +20,9 @@ fn llm_call(effects: &[Effect]) -> (String, Vec<llm::ChatMessage>) {
     let calls: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::CallLlm {
+            Effect::CallLlm(LlmCall {
                 turn_id, messages, ..
-            } => Some((turn_id.clone(), messages.clone())),
+            }) => Some((turn_id.clone(), messages.clone())),
             _ => None,
         })
         .collect();
@@ -91,7 +91,7 @@ fn a_user_message_is_stored_echoed_and_starts_a_streamed_turn() {
     );
     let (turn, messages) = llm_call(&effects);
     assert!(
-        matches!(effects.last(), Some(Effect::CallLlm { .. })),
+        matches!(effects.last(), Some(Effect::CallLlm(_))),
         "the call comes last"
     );
     assert_eq!(messages.len(), 2);
@@ -235,7 +235,7 @@ fn messages_sent_during_a_turn_are_answered_next_in_conversation_order() {
         .answered(|c| c.user_message("two".into(), None, None, 2))
         .unwrap();
     assert!(
-        queued.iter().all(|e| !matches!(e, Effect::CallLlm { .. })),
+        queued.iter().all(|e| !matches!(e, Effect::CallLlm(_))),
         "no second call while one streams"
     );
     assert_eq!(
@@ -325,7 +325,7 @@ fn an_llm_error_ends_the_turn_with_a_structured_error() {
         assert!(
             matches!(&retry[..], [
                 Effect::Emit(FrontendEvent::ModelRetry { attempt: a, max_attempts: LLM_RETRIES, reason: LlmErrorKind::RateLimited, message, delay_ms: d }),
-                Effect::CallLlm { turn_id, delay_ms, .. },
+                Effect::CallLlm(LlmCall { turn_id, delay_ms, .. }),
             ] if *a == attempt && message == "slow down" && *d == wait && *turn_id == turn && *delay_ms == wait),
             "{retry:?}"
         );
@@ -453,7 +453,7 @@ fn a_failure_after_text_was_shown_is_not_retried() {
     c.answered(|c| c.llm_event(&turn, delta("Half an ans"), 2));
     let cut = LlmError::network("connection reset");
     let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(cut), 3));
-    assert!(effects.iter().all(|e| !matches!(e, Effect::CallLlm { .. })));
+    assert!(effects.iter().all(|e| !matches!(e, Effect::CallLlm(_))));
     assert_eq!(statuses(&effects), vec![TaskStatus::Error]);
     assert_eq!(saved_messages(&effects)[0].message.content, "Half an ans");
 }

@@ -334,13 +334,13 @@ impl Conversation {
         if !self.run_is_active() {
             tools.push(prompt::browser_task_tool());
         }
-        Effect::CallLlm {
+        Effect::CallLlm(LlmCall {
             turn_id,
             messages,
             tools,
             delay_ms,
             image,
-        }
+        })
     }
 
     /// Reserves the next message for a model turn and makes it current.

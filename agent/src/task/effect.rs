@@ -3,39 +3,6 @@
 
 use super::*;
 
-/// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
-/// feeding each event back as [`Input::Llm`] while [`Task::is_current_turn`] holds. With
-/// `image`, the page's screenshot is read first and attached ([`LlmCall::attach`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlmCall {
-    pub turn_id: String,
-    pub messages: Vec<llm::ChatMessage>,
-    pub tools: Vec<llm::ToolSpec>,
-    pub delay_ms: u64,
-    pub image: Option<PageImage>,
-}
-
-impl LlmCall {
-    /// The screenshot read for [`LlmCall::image`] joins the page's message.
-    pub fn attach(&mut self, image: llm::Image) {
-        let page = self.image.as_ref().map(|i| i.message);
-        if let Some(message) = page.and_then(|at| self.messages.get_mut(at)) {
-            message.image = Some(image);
-        }
-    }
-
-    /// What the web app is told when the screenshot could not be read or sent (`why`): the
-    /// call goes without it.
-    pub fn image_unavailable(why: &str) -> FrontendEvent {
-        FrontendEvent::Warning {
-            message: format!(
-                "The page's screenshot could not be sent to the model ({why}); it reads the page \
-                 as text this step."
-            ),
-        }
-    }
-}
-
 /// I/O for the coordinator, in order. Each carries what it needs, as it was when it was made.
 #[derive(Debug, Clone, PartialEq)]
 // Effects are short-lived (returned, carried out, dropped); their size does not matter.

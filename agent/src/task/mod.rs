@@ -34,11 +34,11 @@ use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
 
 pub use crate::conversation::PageImage;
-pub use crate::conversation::SideCall;
+pub use crate::conversation::{LlmCall, SideCall};
 pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored, Artifacts, ATTACHMENT};
 pub use client_steps::ClientConsent;
 pub use config::{ConfigWarning, Settings, TaskConfig};
-pub use effect::{Effect, LlmCall};
+pub use effect::Effect;
 pub use input::{BindPurpose, Caller, Goal, Input, Start};
 pub use messages::{ActionEvent, Binding, SnapshotPush};
 

@@ -124,21 +124,9 @@ impl Task {
             }
             conversation::Effect::SaveSummary(summary) => out.push(Effect::SaveSummary(summary)),
             conversation::Effect::SaveRun => out.push(Effect::SaveRun(conversation.run().cloned())),
-            conversation::Effect::CallLlm {
-                turn_id,
-                messages,
-                tools,
-                delay_ms,
-                image,
-            } => {
-                let call = Effect::CallLlm(LlmCall {
-                    turn_id,
-                    messages,
-                    tools,
-                    delay_ms,
-                    image,
-                });
-                self.toward_model(call, delay_ms, out, now, caller);
+            conversation::Effect::CallLlm(call) => {
+                let delay_ms = call.delay_ms;
+                self.toward_model(Effect::CallLlm(call), delay_ms, out, now, caller);
             }
             conversation::Effect::LookupSkills { turn_id, query } => {
                 let lookup = Effect::LookupSkills { turn_id, query };

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::actions::{ActionRecord, ActionState};
-use crate::conversation::{ConfirmAnswer, Conversation, Effect};
+use crate::conversation::{ConfirmAnswer, Conversation, Effect, LlmCall};
 use crate::llm::{LlmError, LlmErrorKind, LlmEvent, StopReason, ToolCall};
 use crate::records::RunConfig;
 
@@ -34,12 +34,12 @@ fn turn_of(effects: &[Effect]) -> (String, Vec<llm::ChatMessage>) {
     let calls: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::CallLlm {
+            Effect::CallLlm(LlmCall {
                 turn_id,
                 messages,
                 tools,
                 ..
-            } => {
+            }) => {
                 assert_eq!(tools[0].name, "AgentOutput", "the agent tool is offered");
                 Some((turn_id.clone(), messages.clone()))
             }
@@ -396,7 +396,7 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
     assert!(!c.run().unwrap().is_active());
     assert!(!effects
         .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm(_))));
 }
 
 #[test]
@@ -482,7 +482,7 @@ fn a_reply_without_a_tool_call_or_with_bad_arguments_is_retried_with_the_reason(
         .contains("must reply with a call of the AgentOutput tool"));
     assert!(effects
         .iter()
-        .any(|e| matches!(e, Effect::CallLlm { delay_ms: 0, .. })));
+        .any(|e| matches!(e, Effect::CallLlm(LlmCall { delay_ms: 0, .. }))));
 
     // Arguments that do not match the schema: the tool result says what was wrong.
     let bad = LlmEvent::ToolCall(ToolCall {
@@ -504,7 +504,7 @@ fn a_reply_without_a_tool_call_or_with_bad_arguments_is_retried_with_the_reason(
         c.answered(|c| c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 30));
     assert!(effects
         .iter()
-        .any(|e| matches!(e, Effect::CallLlm { delay_ms, .. } if *delay_ms > 0)));
+        .any(|e| matches!(e, Effect::CallLlm(LlmCall { delay_ms, .. }) if *delay_ms > 0)));
     let (turn, _) = turn_of(&effects);
     let effects =
         c.answered(|c| c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset again")), 40));
@@ -520,7 +520,7 @@ fn a_valid_step_resets_the_retry_count_and_auth_errors_are_not_retried() {
     let turn = at_first_page(&mut c, "");
     let auth = LlmError::new(LlmErrorKind::Auth, "bad key");
     let effects = c.answered(|c| c.llm_event(&turn, LlmEvent::Error(auth), 30));
-    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm(_))));
     assert_eq!(output_of(&effects).2.unwrap().code, ErrorCode::LlmError);
 }
 
@@ -577,7 +577,7 @@ fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
     assert_eq!(c.task().status, TaskStatus::Error);
     assert!(!effects
         .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm(_))));
 }
 
 #[test]
@@ -612,7 +612,7 @@ fn the_step_limit_ends_the_run_with_a_clear_error() {
     let error = error.unwrap();
     assert_eq!(error.code, ErrorCode::StepLimitExceeded);
     assert!(error.message.contains("MIMO_AGENT_MAX_STEPS"));
-    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm(_))));
 }
 
 #[test]
@@ -764,7 +764,7 @@ fn what_the_person_writes_during_a_run_reaches_the_next_step() {
         .answered(|c| c.user_message("only the large mug".into(), None, None, 12))
         .unwrap();
     assert!(
-        !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
+        !effects.iter().any(|e| matches!(e, Effect::CallLlm(_))),
         "no second turn"
     );
     let effects = ok(
@@ -810,7 +810,7 @@ fn a_pause_holds_the_next_model_call_until_resume() {
         json!({ "tabId": 7, "windowId": 1, "url": "http://x/" }),
     );
     let effects = prepare_page(&mut c, effects, "[1]<button>Buy</button>");
-    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm(_))));
     assert_eq!(c.task().status, TaskStatus::Paused);
     // Resume makes the held call, with the page it was for.
     let effects = c.answered(|c| c.resume(30));
@@ -848,7 +848,7 @@ fn an_extension_gone_for_good_ends_the_run_with_plugin_offline() {
     assert!(error.message.contains("went offline"));
     assert!(!effects
         .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm { .. })));
+        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm(_))));
 }
 
 #[test]
@@ -1626,11 +1626,11 @@ fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
 /// The screenshot a model call among `effects` asks to send, and the message it joins.
 fn image_of(effects: &[Effect]) -> Option<(String, llm::ChatMessage)> {
     effects.iter().find_map(|e| match e {
-        Effect::CallLlm {
+        Effect::CallLlm(LlmCall {
             messages,
             image: Some(image),
             ..
-        } => Some((image.artifact_id.clone(), messages[image.message].clone())),
+        }) => Some((image.artifact_id.clone(), messages[image.message].clone())),
         _ => None,
     })
 }
@@ -1732,11 +1732,11 @@ fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run
     let (retry, messages) = turn_of(&effects);
     assert!(effects.iter().any(|e| matches!(
         e,
-        Effect::CallLlm {
+        Effect::CallLlm(LlmCall {
             delay_ms: 0,
             image: None,
             ..
-        }
+        })
     )));
     assert!(messages.last().unwrap().content.contains("[1]<button>Add"));
     assert!(events(&effects).iter().any(|e| matches!(e,
@@ -2257,7 +2257,7 @@ fn a_tasks_own_sites_are_kept_with_the_deployments_and_told_to_the_extension() {
 /// The skill lookup among `effects`, the model call waiting for it.
 fn lookup_of(effects: &[Effect]) -> (String, crate::skills::SkillQuery) {
     assert!(
-        !effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })),
+        !effects.iter().any(|e| matches!(e, Effect::CallLlm(_))),
         "the call waits for the skills: {effects:#?}"
     );
     let lookups: Vec<_> = effects
@@ -2274,7 +2274,7 @@ fn lookup_of(effects: &[Effect]) -> (String, crate::skills::SkillQuery) {
 /// The actions the model call among `effects` offers.
 fn offered(effects: &[Effect]) -> Vec<String> {
     let tools = effects.iter().find_map(|e| match e {
-        Effect::CallLlm { tools, .. } => Some(tools[0].parameters.clone()),
+        Effect::CallLlm(LlmCall { tools, .. }) => Some(tools[0].parameters.clone()),
         _ => None,
     });
     tools.expect("a model call")["properties"]["action"]["oneOf"]
@@ -2460,10 +2460,10 @@ fn each_retried_step_call_is_told_to_the_web_app_with_its_reason_and_wait() {
     );
     assert!(effects.iter().any(|e| matches!(
         e,
-        Effect::CallLlm {
+        Effect::CallLlm(LlmCall {
             delay_ms: 4_000,
             ..
-        }
+        })
     )));
     // A reply without the tool is corrected at once: the second retry, without a wait.
     let (turn, _) = turn_of(&effects);

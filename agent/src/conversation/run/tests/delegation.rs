@@ -18,7 +18,9 @@ fn tool_names(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .find_map(|e| match e {
-            Effect::CallLlm { tools, .. } => Some(tools.iter().map(|t| t.name.clone()).collect()),
+            Effect::CallLlm(LlmCall { tools, .. }) => {
+                Some(tools.iter().map(|t| t.name.clone()).collect())
+            }
             _ => None,
         })
         .expect("a model call")
@@ -292,7 +294,7 @@ fn stopping_during_a_subtask_ends_it_as_stopped_by_the_person() {
     assert_eq!(c.task().status, TaskStatus::Canceled);
     // Nothing else of the request runs: no second sub-task, no model call, late results ignored.
     assert!(started(&effects).is_empty());
-    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::CallLlm(_))));
     assert!(ok(&mut c, start, json!({ "tabId": 7 })).is_empty());
     let transcript = &c.run().unwrap().delegation.as_ref().unwrap().transcript;
     assert!(transcript.last().unwrap().content.contains("stopped"));

@@ -43,7 +43,7 @@ fn started(effects: &[Effect]) -> Vec<u32> {
 fn model_calls(effects: &[Effect]) -> usize {
     effects
         .iter()
-        .filter(|e| matches!(e, Effect::CallLlm { .. }))
+        .filter(|e| matches!(e, Effect::CallLlm(_)))
         .count()
 }
 
