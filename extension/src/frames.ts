@@ -35,7 +35,8 @@ async function send<T>(tabId: number, frameId: number, request: FrameRequest, ms
   return bounded(asked, ms, () => new ActionError("TIMEOUT", `frame ${frameId} of tab ${tabId} did not answer ${request.op} within ${ms / 1000} s: its page is busy, frozen or held by a dialog`, true));
 }
 
-async function tabGone(tabId: number): Promise<boolean> {
+/** Whether the tab is closed. */
+export async function tabGone(tabId: number): Promise<boolean> {
   return (await chrome.tabs.get(tabId).catch(() => null)) === null;
 }
 

@@ -6,11 +6,11 @@ import type { TabContext } from "./actions/handler.ts";
 import type { Debugger } from "./cdp.ts";
 import { DEFAULT_CLICK_ATTR } from "./frame-protocol.ts";
 import type { FrameTarget, Located, Point } from "./frame-protocol.ts";
-import { allFrames, everyFrame, frameCall } from "./frames.ts";
+import { allFrames, everyFrame, frameCall, tabGone } from "./frames.ts";
 import type { FrameInfo } from "./frames.ts";
 import type { KeySpec } from "./keys.ts";
 import { checkDomains, siteRulesRefusal } from "./guard.ts";
-import { ActionError } from "./results.ts";
+import { ActionError, errorText } from "./results.ts";
 import { siteAllowed } from "./site-access.ts";
 import { ambiguity, notFound, targetDescription, targetProblem } from "./targets.ts";
 
@@ -119,13 +119,21 @@ export async function dispatchMouse(cdp: Debugger, tabId: number, type: string, 
  * at once rather than each after the previous one's answer (as puppeteer's `click` does): they
  * travel in order on the tab's one input channel, and the page handles each in turn as before,
  * without two round trips to its renderer in between.
+ *
+ * Fails with CDP's own error (`CdpFailure`, after which DOM events may be tried) only when the
+ * press did not reach the page. A press that did is never followed by another click: when its
+ * release goes unanswered because the click closed its tab (a sign-in popup's button), the
+ * click is done; otherwise it may have taken effect, and is not to be run again.
  */
 export async function clickMouse(cdp: Debugger, tabId: number, p: Point): Promise<void> {
-  await Promise.all([
+  const [, pressed, released] = await Promise.allSettled([
     dispatchMouse(cdp, tabId, "mouseMoved", p),
     dispatchMouse(cdp, tabId, "mousePressed", p, { button: "left", buttons: 1, clickCount: 1 }),
     dispatchMouse(cdp, tabId, "mouseReleased", p, { button: "left", buttons: 0, clickCount: 1 }),
   ]);
+  if (pressed.status === "rejected") throw pressed.reason;
+  if (released.status === "fulfilled" || (await tabGone(tabId))) return;
+  throw new ActionError("TIMEOUT", `the click was pressed, but its release was not confirmed (${errorText(released.reason)}): it may have taken effect`, false);
 }
 
 /** A key pressed and released (`Input.dispatchKeyEvent`). */
