@@ -13,7 +13,7 @@ import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts
 import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { changedSince, EXPECTS_EFFECT, noEffect, stepJudged, tabState } from "./effects.ts";
-import { frameCall } from "./frames.ts";
+import { frameCall, tabGone } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
 import { addTab, bringForward, openedFrom } from "./task-tabs.ts";
 import { leaveTab, tabsOf } from "./tasks.ts";
@@ -66,8 +66,26 @@ export class Executor {
     // cast is there because TypeScript cannot follow one name through both.
     const handler = ACTION_HANDLERS[action.name] as AnyHandler;
     if (!ACTION_TRAITS[action.name].needsTaskTab) return handler.run({ action, deps: this.#deps }, action.params);
+    return this.#look(action, handler, action.tabId);
+  }
+
+  /** Runs `action` in the task's tab `requested` (its current one when undefined). */
+  async #look(action: BrowserAction, handler: AnyHandler, requested: number | undefined): Promise<ActionSuccess> {
+    const ctx = await this.#tabContext(action, handler, requested);
+    try {
+      return await this.#inTab(action, handler, ctx);
+    } catch (error) {
+      // A look whose tab closed while it looked (a sign-in popup the person closes) is taken
+      // again where the task goes on: #tabContext finds the tab gone and moves, saying so. An
+      // action on the page is never run again: it may have taken effect.
+      const again = !ACTION_TRAITS[action.name].mutating && error instanceof ActionError && error.code === "TASK_TAB_CLOSED" && (await tabGone(ctx.tabId));
+      if (!again) throw error;
+      return this.#look(action, handler, ctx.tabId);
+    }
+  }
+
+  async #inTab(action: BrowserAction, handler: AnyHandler, ctx: TabContext & { moved?: string }): Promise<ActionSuccess> {
     const stages = timeline(action);
-    const ctx = await this.#tabContext(action, handler);
     const dialogs = this.#deps.dialogs;
     const notes = [...(ctx.moved !== undefined ? [ctx.moved] : []), ...dialogs.takeNotes(ctx.tabId)];
     const open = dialogs.current(ctx.tabId);
@@ -174,9 +192,8 @@ export class Executor {
    * action on the page fails (`TASK_TAB_CLOSED`, naming the tab the task is in now), never
    * acting on a page nobody chose it for.
    */
-  async #tabContext(action: BrowserAction, handler: AnyHandler): Promise<TabContext & { moved?: string }> {
+  async #tabContext(action: BrowserAction, handler: AnyHandler, requested: number | undefined): Promise<TabContext & { moved?: string }> {
     let task = await this.#deps.tasks.get(action.taskId);
-    let requested = action.tabId;
     let moved: string | undefined;
     // The tab asked for, looked up once: it is the tab acted in unless it is gone.
     const asked = requested !== undefined && task?.tabClosed !== true ? await chrome.tabs.get(requested).catch(() => null) : undefined;
@@ -198,6 +215,9 @@ export class Executor {
     }
     const tabId = taskTabFor(task, requested, action.taskId);
     const tab = asked?.id === tabId ? asked : await chrome.tabs.get(tabId).catch(() => null);
+    // The tab the task went on in is gone too (or none was named and the current one is): it
+    // leaves the task like the one asked for, which goes on in another if it has one left.
+    if (tab === null && task!.tabClosed !== true) return this.#tabContext(action, handler, tabId);
     if (tab === null || task!.tabClosed === true) {
       await this.#deps.tasks.update(action.taskId, (t) => (t.tabClosed = true));
       throw new ActionError("TASK_TAB_CLOSED", `the task's tab ${tabId} was closed; start the task again (task_start)`, false);

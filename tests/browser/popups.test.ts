@@ -82,4 +82,25 @@ describe("popup windows", () => {
     await logged(await pageAt(h, start), "popup:signed-in:ann");
     await web.close();
   });
+
+  it("a popup the person closes while it is being looked at: the look is taken in its opener", { timeout: 90_000 }, async () => {
+    // The popup is still loading (a slow frame) when the run looks at it, and the look waits
+    // for the load: the person closes it meanwhile.
+    const start = `${h.a}/popup-login.html?hops=0&slow=20000`;
+    h.mimo.llm.reset();
+    h.mimo.llm.script(signInPolicy(start));
+    const taskId = await newTask(h.mimo);
+    const web = await WebClient.connect(h.mimo, taskId);
+    web.send({ type: "user_message", content: `Sign in at ${start}` });
+    const popup = await pageAt(h, `${h.a}/popup-auth.html?hops=0&slow=20000`, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await popup.close();
+    const outcome = await web.waitFor((e) => e.type === "structuredOutput", "the task's outcome", 60_000);
+    assert.equal((outcome as { status?: string }).status, "ok", JSON.stringify(outcome));
+    // The slow popup was never shown to the model: the look went on in the opener.
+    const pages = web.received.filter((e) => e.type === "pageObserved").map((e) => (e as { url: string }).url);
+    assert.ok(!pages.some((u) => u.includes("popup-auth.html?hops=0&slow=")), pages.join("\n"));
+    await logged(await pageAt(h, start), "popup:signed-in:ann");
+    await web.close();
+  });
 });

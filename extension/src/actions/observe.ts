@@ -8,6 +8,7 @@
 // each has its artifact id, its bytes stored right after.
 import type { DomIndexResult, ObserveResult, ObservedPart, ReadabilityResult, ScreenshotResult } from "../../../protocol/ts/protocol.ts";
 import { DEFAULT_CLICK_ATTR } from "../frame-protocol.ts";
+import { tabGone } from "../frames.ts";
 import { fitReadable } from "../observation.ts";
 import { ActionError, errorObject, errorText, MAX_RESULT_BYTES } from "../results.ts";
 import { timeline } from "../timeline.ts";
@@ -59,6 +60,10 @@ export const browserObserve: Handler<"browser_observe"> = {
       stages.part("act.readability", () => part<ReadabilityResult>(() => readableText(ctx, wait), true)),
       stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, { scope: "viewport", attr: DEFAULT_CLICK_ATTR, xpathScan: false, budget: MAX_RESULT_BYTES - BESIDE_INDEX_BYTES }), false)),
     ]);
+    // A tab that closed while it was looked at has nothing to show either: the executor looks
+    // again where the task goes on.
+    const closed = [screenshot, readability, domIndex].some((p) => p.error?.code === "TASK_TAB_CLOSED");
+    if (closed && (await tabGone(ctx.tabId))) throw new ActionError("TASK_TAB_CLOSED", "the task's tab was closed while it was observed", false);
     const result: ObserveResult = { screenshot, readability, domIndex };
     if (loaded !== undefined) result.notLoaded = loaded;
     fitReadable(result);
