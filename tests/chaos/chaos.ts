@@ -138,6 +138,16 @@ function answerDialogs(page: import("playwright-core").Page): number[] {
   return delays;
 }
 
+/** Whether `quiet()` holds within `ms` (polled). */
+async function idle(quiet: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!quiet()) {
+    if (Date.now() > deadline) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
 /** Strikes one fault. The web socket is passed by reference so a dropped one can be replaced. */
 async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, random: () => number): Promise<void> {
   switch (fault) {
@@ -153,8 +163,17 @@ async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, ra
       await web.socket.close();
       return reconnect(h, taskId, web);
     case "evict_coordinator":
-      // Not running (hibernated already) is as evicted as it gets; one busy with a request
-      // cannot be evicted by the runtime (a restart covers that case).
+      // The runtime evicts an idle object: none busy with a request, and none waiting on I/O of
+      // its own (a model's answer, or the pause before a model call is tried again).
+      // miniflare's eviction would cut such a wait too, and leave the old instance running it
+      // out (until the model call's timeout) while the task's sockets and messages wait for
+      // the new one: no deployment does that (a restart, which kills a busy object, is
+      // `restart_runtime`). So it strikes once no model call is open or due, or not at all; a
+      // call that starts just as it strikes is still cut (that run goes quiet until the call's
+      // timeout, 20 s, within the watchdog's bound). Not running (hibernated already) is as
+      // evicted as it gets.
+      const pausing = () => web.socket.received.some((e) => e.type === "modelRetry" && e.at + e.delayMs + 500 > Date.now());
+      if (!(await idle(() => h.mimo.llm.open() === 0 && !pausing(), 5_000))) return;
       return h.mimo.evictTask(taskId).catch((e: unknown) => {
         if (!/not currently running|still has active references/.test(String(e))) throw e;
       });
@@ -273,9 +292,9 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   // watchdog's bound, but a person would wonder).
   let story: string | undefined;
   if (unclear !== undefined || lost.length > 0 || doubled.length > 0 || quiet.ms > QUIET_TOLD_MS || output?.status === "error") {
-    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; at: number; type: string; status?: string; error?: unknown; phase?: string }> };
+    const exported = (await (await api(h.mimo, `/api/task/${taskId}/export`)).json()) as { task: { status: string }; events: Array<{ seq: number; at: number; type: string; status?: string; error?: unknown; phase?: string; reason?: string }> };
     const start = exported.events[0]?.at ?? 0;
-    const events = exported.events.map((e) => `${e.seq}@${((e.at - start) / 1000).toFixed(1)}:${e.type}${e.status ? `=${e.status}` : ""}${e.phase ? `/${e.phase}` : ""}${e.error ? ` ${JSON.stringify(e.error)}` : ""}`);
+    const events = exported.events.map((e) => `${e.seq}@${((e.at - start) / 1000).toFixed(1)}:${e.type}${e.status ? `=${e.status}` : ""}${e.phase ? `/${e.phase}` : ""}${e.error ? ` ${JSON.stringify(e.error)}` : ""}${e.reason ? `(${e.reason})` : ""}`);
     const failures = records.flatMap((r) => (r.outcome?.error ? [`${r.command.name}@tab${r.tabId ?? "?"}: ${r.outcome.error.code} ${r.outcome.error.message.slice(0, 160)}`] : []));
     story = `[task ${exported.task.status}; events ${events.join(" ")}${failures.length > 0 ? `; failed actions: ${failures.join(" | ")}` : ""}]`;
   }

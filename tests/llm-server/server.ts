@@ -109,6 +109,8 @@ export type LlmServer = {
   titleRequests(): RecordedRequest[];
   /** The requests to summarize a long chat, apart from the others. */
   summaryRequests(): RecordedRequest[];
+  /** How many requests are open: their answer not sent to its end, and their client still there. */
+  open(): number;
   close(): Promise<void>;
 };
 
@@ -135,10 +137,16 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   let titleLog: RecordedRequest[] = [];
   let summaryLog: RecordedRequest[] = [];
 
+  let open = 0;
+
   const server = createServer((req, res) => {
     // Aborts pending stalls and chunk delays when the client goes away or close() runs.
     const closed = new AbortController();
-    res.once('close', () => closed.abort());
+    open++;
+    res.once('close', () => {
+      open--;
+      closed.abort();
+    });
     handle(req, res, closed.signal).catch((err: unknown) => {
       if (closed.signal.aborted) return;
       if (res.headersSent) res.destroy();
@@ -293,6 +301,9 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     },
     requests() {
       return [...log];
+    },
+    open() {
+      return open;
     },
     titleRequests() {
       return [...titleLog];
