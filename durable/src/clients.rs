@@ -2,11 +2,11 @@
 //! and answer types, and typed clients that send them, so that a route's shape is written once.
 
 use mimo_agent::actions::ActionRecord;
-use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::{token_client, Confirmer, FailureLimit};
 use mimo_agent::mcp::runs::RunState;
 use mimo_agent::registry::{News, PresenceReport};
 use mimo_agent::skills::SkillQuery;
+use mimo_agent::task::ForkSeed;
 use mimo_agent::task::{ActionEvent, Binding, ClientConsent, SnapshotPush};
 pub use mimo_agent::task::{ArtifactGrant, ArtifactRecord, ArtifactStored};
 use mimo_agent::task_index::IndexEntry;

@@ -12,9 +12,9 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::StreamExt;
 use mimo_agent::actions::ActionRecord;
-use mimo_agent::conversation::ForkSeed;
 use mimo_agent::credentials::Viewer;
 use mimo_agent::llm;
+use mimo_agent::task::ForkSeed;
 use mimo_agent::task::{
     ActionEvent, Caller, ClientConsent, Effect, Input, LlmCall, SnapshotPush, Start, Stored, Task,
     TaskConfig,

@@ -9,6 +9,7 @@ use mimo_protocol::{ChatMessage, ChatRole, FrontendEvent};
 
 use super::{Conversation, Effect};
 use crate::records::{ChatSummary, StoredMessage};
+use crate::task::Compaction;
 use crate::{llm, prompt, text};
 
 /// The conversation is compacted once its prompt takes more than this share (in percent) of
@@ -21,14 +22,6 @@ const KEEP_PERCENT: usize = 25;
 
 /// The longest summary kept, in characters (a model that ignores the word limit is cut).
 const SUMMARY_CHARS: usize = 6_000;
-
-/// A summary asked of the model: of the conversation up to and including position `up_to`,
-/// standing for `messages` messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compaction {
-    pub up_to: u32,
-    pub messages: u32,
-}
 
 impl Conversation {
     pub fn with_summary(mut self, summary: Option<ChatSummary>) -> Self {

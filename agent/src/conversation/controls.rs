@@ -14,7 +14,6 @@ impl Conversation {
         effects.extend(self.stop_subtask());
         if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
             run.phase = Phase::Finished;
-            effects.push(Effect::SaveRun);
         }
         effects.extend(self.transition(TaskStatus::Canceled, now));
         effects

@@ -207,14 +207,11 @@ impl Conversation {
         };
         let mut delegation = run.delegation.take().unwrap_or_default();
         delegation.answered(&subtask.tool_call_id, &result);
-        let mut effects = vec![
-            Effect::SaveRun,
-            Effect::Emit(FrontendEvent::SubtaskFinished {
-                subtask: subtask.number,
-                tool_call_id: subtask.tool_call_id,
-                result,
-            }),
-        ];
+        let mut effects = vec![Effect::Emit(FrontendEvent::SubtaskFinished {
+            subtask: subtask.number,
+            tool_call_id: subtask.tool_call_id,
+            result,
+        })];
         effects.extend(self.next_subtask(goal_position, delegation, now));
         effects
     }

@@ -3,24 +3,10 @@
 
 use mimo_protocol::task::ForkedFrom;
 use mimo_protocol::{ChatMessage, ErrorCode, ErrorObject, FrontendEvent, TaskStatus};
-use serde::{Deserialize, Serialize};
 
 use super::{Conversation, Effect};
 use crate::records::{ChatSummary, StoredMessage};
-
-/// What a fork starts from, as the task forked hands it to the new one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ForkSeed {
-    pub forked_from: ForkedFrom,
-    pub title: Option<String>,
-    /// The conversation up to and including the message forked at, in order.
-    pub messages: Vec<ChatMessage>,
-    /// The compaction of those messages, if the task had one before the message forked at:
-    /// its `up_to` is an index into `messages`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<ChatSummary>,
-}
+use crate::task::ForkSeed;
 
 impl Conversation {
     /// The seed of a fork at `message_id`: the conversation up to it (answers the person
@@ -77,7 +63,7 @@ impl Conversation {
             .filter_map(|m| m.message_id.strip_prefix('m')?.parse::<u32>().ok())
             .max()
             .unwrap_or(0);
-        let mut effects = vec![Effect::SaveTask];
+        let mut effects = Vec::new();
         for (position, message) in seed.messages.into_iter().enumerate() {
             let stored = StoredMessage {
                 position: position as u32,

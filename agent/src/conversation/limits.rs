@@ -104,7 +104,7 @@ impl Conversation {
         match self.run.as_mut() {
             Some(run) => {
                 run.request_usage = add(run.request_usage, usage);
-                vec![Effect::SaveRun]
+                Vec::new()
             }
             None => {
                 self.unrun_usage = add(self.unrun_usage, usage);

@@ -6,14 +6,14 @@
 
 use mimo_protocol::bridge::BridgeInfo;
 use mimo_protocol::{
-    limits::MAX_USER_MESSAGE_BYTES, ActionCommand, Attachment, BrowserSnapshot, ChatMessage,
-    ChatRole, DomainPolicy, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, TaskStatus,
-    TokenUsage,
+    limits::MAX_USER_MESSAGE_BYTES, Attachment, BrowserSnapshot, ChatMessage, ChatRole,
+    DomainPolicy, ErrorCode, ErrorObject, FrontendEvent, OutputStatus, TaskStatus, TokenUsage,
 };
 use serde_json::json;
 
 use crate::records::{AgentRun, Budget, ChatSummary, Phase, RunConfig, StoredMessage, TaskRecord};
 use crate::skills::{self, SkillQuery};
+use crate::task::{Compaction, Effect, LlmCall, PageImage, SideCall};
 use crate::{answer_format, llm, prompt, status::can_transition};
 
 mod alternatives;
@@ -29,10 +29,8 @@ mod settings;
 mod title;
 mod turn;
 
-pub use compaction::Compaction;
 pub use consent::{Asker, Verdict};
 
-pub use fork::ForkSeed;
 mod run;
 pub use run::SITE_WAIT_MS;
 
@@ -40,91 +38,6 @@ pub use delegation::MAX_SUBTASKS;
 pub(crate) use retry::next_attempt;
 pub use retry::{llm_backoff_ms, LLM_RETRIES, MAX_OVERFLOWS};
 use title::TITLE_CHARS;
-
-/// What the shell must do, in order.
-#[derive(Debug, Clone, PartialEq)]
-// Effects are short-lived (returned, carried out, dropped); their size does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum Effect {
-    /// Append to the task's event log (it gets the next sequence number) and send to every web
-    /// socket of the task.
-    Emit(FrontendEvent),
-    /// Store the task row as it is now ([`Conversation::task`]).
-    SaveTask,
-    SaveMessage(StoredMessage),
-    /// Store a compaction of the conversation (kept with the earlier ones; the latest is used).
-    SaveSummary(ChatSummary),
-    /// Store the browser run as it is now ([`Conversation::run`]).
-    SaveRun,
-    CallLlm(LlmCall),
-    /// Ask the skill library for the skills of `query` and report its answer to
-    /// [`Conversation::skills_found`]: the model call of turn `turn_id` waits for them.
-    LookupSkills {
-        turn_id: String,
-        query: SkillQuery,
-    },
-    /// Bind the task to an extension (automatic selection) and report to
-    /// [`Conversation::client_bound`].
-    BindClient,
-    /// Queue a browser action on the task's extension; its end is reported to
-    /// [`Conversation::action_finished`].
-    SubmitAction {
-        action_id: String,
-        command: ActionCommand,
-    },
-    /// Make sure the task is woken by `at` (a wait of the run's has a bound).
-    WakeAt(u64),
-    /// Ask the model something beside the conversation (`purpose`), once the effects of the
-    /// input that made it due are carried out, and report the text of its answer to
-    /// [`Conversation::title_suggested`] or [`Conversation::chat_summarized`].
-    AskModel {
-        purpose: SideCall,
-        messages: Vec<llm::ChatMessage>,
-    },
-}
-
-/// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
-/// feeding each event back to [`Conversation::llm_event`] with `turn_id` (the task's
-/// `Input::Llm`) while the turn is current. With `image`, the page's screenshot is read first
-/// and attached ([`LlmCall::attach`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlmCall {
-    pub turn_id: String,
-    pub messages: Vec<llm::ChatMessage>,
-    pub tools: Vec<llm::ToolSpec>,
-    pub delay_ms: u64,
-    pub image: Option<PageImage>,
-}
-
-impl LlmCall {
-    /// The screenshot read for [`LlmCall::image`] joins the page's message.
-    pub fn attach(&mut self, image: llm::Image) {
-        let page = self.image.as_ref().map(|i| i.message);
-        if let Some(message) = page.and_then(|at| self.messages.get_mut(at)) {
-            message.image = Some(image);
-        }
-    }
-
-    /// What the web app is told when the screenshot could not be read or sent (`why`): the
-    /// call goes without it.
-    pub fn image_unavailable(why: &str) -> FrontendEvent {
-        FrontendEvent::Warning {
-            message: format!(
-                "The page's screenshot could not be sent to the model ({why}); it reads the page \
-                 as text this step."
-            ),
-        }
-    }
-}
-
-/// What a model call beside the conversation ([`Effect::AskModel`]) is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SideCall {
-    /// Naming the task after its first exchange (a failure leaves the title as it is).
-    Title,
-    /// Summarizing the conversation's earlier part, which grew too long for the context.
-    Summary(Compaction),
-}
 
 /// The person's answer to a confirmation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,15 +47,6 @@ pub struct ConfirmAnswer {
     pub reason: Option<String>,
     /// Where they answered.
     pub by: crate::credentials::Confirmer,
-}
-
-/// The latest page's screenshot, to be sent with a model call: the shell reads artifact
-/// `artifact_id` and attaches it to the call's message `message` (the page's). Reading it is
-/// I/O, so the call only names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageImage {
-    pub artifact_id: String,
-    pub message: usize,
 }
 
 #[derive(Debug)]
@@ -347,8 +251,6 @@ impl Conversation {
             effects.extend(self.call_model(turn_id, 0, now));
         } else if self.awaits_reply() {
             effects.extend(self.start_turn(now));
-        } else {
-            effects.push(Effect::SaveTask);
         }
         effects
     }
@@ -383,7 +285,7 @@ impl Conversation {
         }
         self.task.status = to;
         self.task.updated_at = now;
-        vec![Effect::SaveTask, self.status_event()]
+        vec![self.status_event()]
     }
 
     /// Puts `message` at the end of the history; what storage is to keep.

@@ -6,7 +6,8 @@
 //! screenshot + readability → element index, seed 000 §4.5), and the model is asked for the next
 //! step, until it calls `done`, the person stops, an error ends it, or the step limit is reached.
 //!
-//! The run is persisted as a whole after every change ([`Effect::SaveRun`]); together with the
+//! The run is persisted as a whole after every change (the task saves it whenever it differs
+//! from what storage holds); together with the
 //! stored action queue that lets a restarted coordinator continue where it was without running
 //! any action twice ([`Conversation::resume_run`]).
 
@@ -31,6 +32,7 @@ use crate::actions::{ActionRecord, ActionState};
 use crate::llm::{self, LlmError, LlmErrorKind};
 use crate::prompt::{self, RunView};
 use crate::records::{AgentRun, Budget, Observation, Phase, Purpose, Step};
+use crate::task::BindPurpose;
 use crate::{answer_format, risk, skills, text};
 
 mod answered;
@@ -261,7 +263,10 @@ impl Conversation {
         in_screenshot_pixels(&mut command, run.observation.as_ref());
         if self.task.selected_client_id.is_none() {
             self.run.as_mut().expect("run").phase = Phase::Binding;
-            return vec![Effect::SaveRun, Effect::BindClient];
+            return vec![Effect::Bind {
+                client_id: None,
+                purpose: BindPurpose::Run,
+            }];
         }
         // Asked before anything runs for it, the task's tab included.
         if !step.confirmed {
@@ -301,7 +306,7 @@ impl Conversation {
                 };
                 self.run.as_mut().expect("run").phase = Phase::Confirming;
                 let event = FrontendEvent::ConfirmationRequested(request);
-                let mut effects = vec![Effect::SaveRun, Effect::Emit(event)];
+                let mut effects = vec![Effect::Emit(event)];
                 effects.extend(self.transition(TaskStatus::WaitingConfirmation, now));
                 return effects;
             }
@@ -381,7 +386,7 @@ impl Conversation {
             command: command.clone(),
             purpose,
         };
-        vec![Effect::SaveRun, Effect::SubmitAction { action_id, command }]
+        vec![Effect::Submit { action_id, command }]
     }
 
     /// The registry answered the run's request for an extension.
@@ -464,9 +469,7 @@ impl Conversation {
                 if purpose == Purpose::TaskStart && ok {
                     run.tab_open = true;
                     // The person's tab this run started on is taken; a later run starts anew.
-                    if self.task.start_tab.take().is_some() {
-                        effects.push(Effect::SaveTask);
-                    }
+                    self.task.start_tab = None;
                     if !starting_navigation {
                         // The tab is open; now the step's own action.
                         effects.extend(self.act(&turn_id, now));
@@ -522,11 +525,14 @@ impl Conversation {
         now: u64,
     ) -> Vec<Effect> {
         match self.run.as_ref().map(|r| r.phase.clone()) {
-            Some(Phase::Binding) => vec![Effect::BindClient],
+            Some(Phase::Binding) => vec![Effect::Bind {
+                client_id: None,
+                purpose: BindPurpose::Run,
+            }],
             Some(Phase::Acting {
                 action_id, command, ..
             }) => match lookup(&action_id) {
-                None => vec![Effect::SubmitAction { action_id, command }],
+                None => vec![Effect::Submit { action_id, command }],
                 Some(record) if record.state.is_final() => self.action_finished(&record, now),
                 Some(_) => Vec::new(),
             },
@@ -583,7 +589,6 @@ impl Conversation {
         if let Some(run) = self.run.as_mut() {
             run.phase = Phase::Finished;
         }
-        effects.push(Effect::SaveRun);
         effects.extend(self.end_in_error(error, now));
         effects
     }

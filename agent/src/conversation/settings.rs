@@ -13,7 +13,7 @@ impl Conversation {
         }
         self.task.start_tab = tab_id;
         self.task.updated_at = now;
-        vec![Effect::SaveTask]
+        Vec::new()
     }
 
     /// The person sets the task's own allowed and blocked sites (rules as in
@@ -46,13 +46,10 @@ impl Conversation {
         }
         self.task.domains = domains.clone();
         self.task.updated_at = now;
-        Ok(vec![
-            Effect::SaveTask,
-            Effect::Emit(FrontendEvent::TaskDomains {
-                allowed: domains.allowed,
-                blocked: domains.blocked,
-            }),
-        ])
+        Ok(vec![Effect::Emit(FrontendEvent::TaskDomains {
+            allowed: domains.allowed,
+            blocked: domains.blocked,
+        })])
     }
 
     /// Step-by-step mode on or off: from the next step on, each waits for the person.
@@ -62,10 +59,7 @@ impl Conversation {
         }
         self.task.step_by_step = on;
         self.task.updated_at = now;
-        vec![
-            Effect::SaveTask,
-            Effect::Emit(FrontendEvent::StepMode { step_by_step: on }),
-        ]
+        vec![Effect::Emit(FrontendEvent::StepMode { step_by_step: on })]
     }
 
     /// The bounds of the script that carries out this task's actions, kept with the task.
@@ -79,7 +73,7 @@ impl Conversation {
         }
         self.task.script_bounds = Some(bounds);
         self.task.updated_at = now;
-        vec![Effect::SaveTask]
+        Vec::new()
     }
 
     /// The local bridge's switches for this task: whether its actions are offered, and whether
@@ -91,10 +85,7 @@ impl Conversation {
         self.task.allow_bridge = allow;
         self.task.confirm_bridge = confirm;
         self.task.updated_at = now;
-        vec![
-            Effect::SaveTask,
-            Effect::Emit(FrontendEvent::BridgeMode { allow, confirm }),
-        ]
+        vec![Effect::Emit(FrontendEvent::BridgeMode { allow, confirm })]
     }
 
     pub fn select_client(&mut self, client_id: String, now: u64) -> Vec<Effect> {
@@ -103,6 +94,6 @@ impl Conversation {
         }
         self.task.selected_client_id = Some(client_id);
         self.task.updated_at = now;
-        vec![Effect::SaveTask, self.status_event()]
+        vec![self.status_event()]
     }
 }

@@ -546,10 +546,7 @@ fn selecting_the_same_client_again_is_a_no_op() {
     let effects = c.select_client("alpha".into(), 1);
     assert!(matches!(
         effects[..],
-        [
-            Effect::SaveTask,
-            Effect::Emit(FrontendEvent::TaskStatus { .. })
-        ]
+        [Effect::Emit(FrontendEvent::TaskStatus { .. })]
     ));
     assert!(c.select_client("alpha".into(), 2).is_empty());
     assert_eq!(c.task().selected_client_id.as_deref(), Some("alpha"));

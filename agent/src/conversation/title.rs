@@ -45,7 +45,7 @@ impl Conversation {
         }
         self.task.title = Some(title);
         self.task.updated_at = now;
-        vec![Effect::SaveTask, self.status_event()]
+        vec![self.status_event()]
     }
 }
 

@@ -72,7 +72,6 @@ impl Conversation {
         if let Some(run) = self.run.as_mut().filter(|r| r.is_active()) {
             // The run reads it at its next step (its answer format stays the one it began with).
             run.updates.push(message.content);
-            effects.push(Effect::SaveRun);
             return Ok(effects);
         }
         // The request this message makes is answered in its own format, or freely.
@@ -82,7 +81,6 @@ impl Conversation {
         } else {
             // Answered by the next turn, which starts when the current one ends.
             self.task.updated_at = now;
-            effects.push(Effect::SaveTask);
         }
         Ok(effects)
     }
@@ -210,15 +208,13 @@ impl Conversation {
         if self.task.status == TaskStatus::Paused {
             // The turn stays open; resuming makes the call.
             self.paused_call = Some((turn_id, delay_ms));
-            return vec![Effect::SaveTask, Effect::SaveRun];
+            return Vec::new();
         }
         let mut effects = if self.task.status == TaskStatus::Takeover {
             Vec::new()
         } else {
             self.transition(TaskStatus::Running, now)
         };
-        effects.push(Effect::SaveTask);
-        effects.push(Effect::SaveRun);
         let query = self.skill_query();
         if self.skills.as_ref().map(|s| &s.query) == Some(&query) {
             effects.push(self.model_call(turn_id, delay_ms));
@@ -367,7 +363,7 @@ impl Conversation {
             Some(turn) if turn.text.is_empty() => {
                 self.turn = None;
                 self.task.current_turn = None;
-                vec![Effect::SaveTask]
+                Vec::new()
             }
             Some(_) => self.finish_turn(now),
             None => Vec::new(),

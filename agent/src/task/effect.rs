@@ -1,5 +1,7 @@
 //! What the task hands the coordinator to carry out: every effect, and the model calls among
-//! them.
+//! them. The conversation, the run and the action queue speak the same effects: the task
+//! routes them (an action to submit goes to the queue, a model call may wait for the alarm)
+//! and the rest reaches the coordinator unchanged.
 
 use super::*;
 
@@ -62,6 +64,13 @@ pub enum Effect {
         client_id: String,
         message: ServerToExtension,
     },
+    /// Queue a browser action on the task's extension (the run's step, or its page's
+    /// observation); its end is reported to the conversation. Taken by the task's action
+    /// queue: it never reaches the coordinator.
+    Submit {
+        action_id: String,
+        command: ActionCommand,
+    },
     /// An action ended: whoever waits for it can stop waiting.
     ActionFinished(ActionRecord),
     /// The task is deleted: everything kept of task `task_id` goes (its artifacts, every stored
@@ -70,4 +79,64 @@ pub enum Effect {
     Erase {
         task_id: String,
     },
+}
+
+/// A model call: stream a completion offering `tools`, after `delay_ms` (a retry's backoff),
+/// feeding each event back to [`Conversation::llm_event`](crate::conversation::Conversation::llm_event) with `turn_id` (the task's
+/// `Input::Llm`) while the turn is current. With `image`, the page's screenshot is read first
+/// and attached ([`LlmCall::attach`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmCall {
+    pub turn_id: String,
+    pub messages: Vec<llm::ChatMessage>,
+    pub tools: Vec<llm::ToolSpec>,
+    pub delay_ms: u64,
+    pub image: Option<PageImage>,
+}
+
+impl LlmCall {
+    /// The screenshot read for [`LlmCall::image`] joins the page's message.
+    pub fn attach(&mut self, image: llm::Image) {
+        let page = self.image.as_ref().map(|i| i.message);
+        if let Some(message) = page.and_then(|at| self.messages.get_mut(at)) {
+            message.image = Some(image);
+        }
+    }
+
+    /// What the web app is told when the screenshot could not be read or sent (`why`): the
+    /// call goes without it.
+    pub fn image_unavailable(why: &str) -> FrontendEvent {
+        FrontendEvent::Warning {
+            message: format!(
+                "The page's screenshot could not be sent to the model ({why}); it reads the page \
+                 as text this step."
+            ),
+        }
+    }
+}
+
+/// What a model call beside the conversation ([`Effect::AskModel`]) is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideCall {
+    /// Naming the task after its first exchange (a failure leaves the title as it is).
+    Title,
+    /// Summarizing the conversation's earlier part, which grew too long for the context.
+    Summary(Compaction),
+}
+
+/// The latest page's screenshot, to be sent with a model call: the shell reads artifact
+/// `artifact_id` and attaches it to the call's message `message` (the page's). Reading it is
+/// I/O, so the call only names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageImage {
+    pub artifact_id: String,
+    pub message: usize,
+}
+
+/// A summary asked of the model: of the conversation up to and including position `up_to`,
+/// standing for `messages` messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    pub up_to: u32,
+    pub messages: u32,
 }

@@ -1,7 +1,9 @@
 //! What the coordinator hands the task: every input, who waits for its answer, and why an
 //! extension is asked for.
 
-use mimo_protocol::FrontendMessage;
+use mimo_protocol::task::ForkedFrom;
+use mimo_protocol::{ChatMessage, FrontendMessage};
+use serde::{Deserialize, Serialize};
 
 use super::*;
 
@@ -18,10 +20,7 @@ pub enum Input {
     /// again.)
     Erased,
     /// The task is created as a fork of another (nothing happens when it exists).
-    CreateFork {
-        task_id: String,
-        seed: conversation::ForkSeed,
-    },
+    CreateFork { task_id: String, seed: ForkSeed },
     /// A fork of this task was made at one of its messages.
     Forked { task_id: String, message_id: String },
     /// A web app's socket was accepted and has replayed the history.
@@ -233,4 +232,18 @@ pub enum BindPurpose {
         tab_id: Option<i32>,
         command: ActionCommand,
     },
+}
+
+/// What a fork starts from, as the task forked hands it to the new one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkSeed {
+    pub forked_from: ForkedFrom,
+    pub title: Option<String>,
+    /// The conversation up to and including the message forked at, in order.
+    pub messages: Vec<ChatMessage>,
+    /// The compaction of those messages, if the task had one before the message forked at:
+    /// its `up_to` is an index into `messages`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<ChatSummary>,
 }

@@ -66,8 +66,7 @@ impl Task {
             client_id: Some(client_id),
             purpose,
         }];
-        let work = recovered.into_iter().map(Work::Conversation).collect();
-        self.settle(work, &mut out, false, now, caller);
+        self.settle(recovered, &mut out, false, now, caller);
         Ok(out)
     }
 
@@ -96,7 +95,7 @@ impl Task {
     pub(super) fn create(
         &mut self,
         task_id: String,
-        fork: Option<conversation::ForkSeed>,
+        fork: Option<ForkSeed>,
         now: u64,
     ) -> Result<Vec<Effect>, ErrorObject> {
         if task_id.is_empty() {
@@ -113,24 +112,22 @@ impl Task {
             None => {
                 let created = Conversation::new(task_id, now);
                 let status = created.status_event();
-                (created, vec![conversation::Effect::SaveTask, status])
+                (created, vec![status])
             }
             Some(seed) => Conversation::from_fork(task_id, seed, now),
         };
         let mut created = created.with_config(self.config.run.clone());
         created.secrets = crate::secrets::infos(&[], &self.config.secrets);
-        // A new task only stores and tells: nothing runs yet.
-        let out = effects
-            .into_iter()
-            .filter_map(|effect| match effect {
-                conversation::Effect::SaveTask => Some(Effect::SaveTask(created.task().clone())),
-                conversation::Effect::SaveMessage(message) => Some(Effect::SaveMessage(message)),
-                conversation::Effect::SaveSummary(summary) => Some(Effect::SaveSummary(summary)),
-                conversation::Effect::Emit(event) => Some(Effect::Emit(event)),
-                _ => None,
-            })
-            .collect();
         self.conversation = Some(created);
+        // The task's record first. A new task only stores and tells: nothing runs yet.
+        let mut out = Vec::new();
+        self.save_changes(&mut out);
+        out.extend(effects.into_iter().filter(|effect| {
+            matches!(
+                effect,
+                Effect::SaveMessage(_) | Effect::SaveSummary(_) | Effect::Emit(_)
+            )
+        }));
         Ok(out)
     }
 }

@@ -33,13 +33,11 @@ use crate::records::ActionRecord;
 use crate::records::{AgentRun, ChatSummary, StoredMessage, TaskRecord};
 use crate::skills::SkillQuery;
 
-pub use crate::conversation::PageImage;
-pub use crate::conversation::{LlmCall, SideCall};
 pub use artifacts::{ArtifactGrant, ArtifactRecord, ArtifactStored, Artifacts, ATTACHMENT};
 pub use client_steps::ClientConsent;
 pub use config::{ConfigWarning, Settings, TaskConfig};
-pub use effect::Effect;
-pub use input::{BindPurpose, Caller, Goal, Input, Start};
+pub use effect::{Compaction, Effect, LlmCall, PageImage, SideCall};
+pub use input::{BindPurpose, Caller, ForkSeed, Goal, Input, Start};
 pub use messages::{ActionEvent, Binding, SnapshotPush};
 
 /// How often the alarm looks at a model call under way: in the object that made it, the call is
@@ -64,6 +62,7 @@ pub struct Task {
     /// The model calls beside the conversation (naming the task, summarizing it) found while
     /// effects settle: they go after them, so they hold up nothing the task does.
     side_calls: Vec<(SideCall, Vec<llm::ChatMessage>)>,
+    saved: Saved,
 }
 
 /// What storage holds of a task.
@@ -82,14 +81,13 @@ pub struct Stored {
     pub secrets: Vec<mimo_protocol::SecretInfo>,
 }
 
-/// Work inside one [`Task::handle`]: effects of the conversation and of the scheduler, which
-/// feed each other before any I/O is left for the coordinator (the scheduler's are the task's
-/// own, all I/O but an action's end, which the conversation hears of too).
-// Short-lived like the effects it holds: their size does not matter.
-#[allow(clippy::large_enum_variant)]
-enum Work {
-    Conversation(conversation::Effect),
-    Action(Effect),
+/// What storage holds of the task's record and its browser run, as last saved. The task finds
+/// what the conversation changed by comparing with it, and saves that before the effects of the
+/// change are carried out: no change is left unsaved, and none is saved twice.
+#[derive(Debug, Default)]
+struct Saved {
+    task: Option<TaskRecord>,
+    run: Option<AgentRun>,
 }
 
 impl Task {
@@ -104,6 +102,7 @@ impl Task {
             held: Vec::new(),
             waiting_step: None,
             side_calls: Vec::new(),
+            saved: Saved::default(),
         }
     }
 
@@ -133,6 +132,10 @@ impl Task {
             // A takeover or a pause outlives restarts. Pausing returns no effects.
             actions.set_paused(true, now);
         }
+        let saved = Saved {
+            task: conversation.as_ref().map(|c| c.task().clone()),
+            run: conversation.as_ref().and_then(|c| c.run().cloned()),
+        };
         Task {
             config,
             conversation,
@@ -141,6 +144,7 @@ impl Task {
             held: Vec::new(),
             waiting_step: None,
             side_calls: Vec::new(),
+            saved,
         }
     }
 
@@ -159,7 +163,7 @@ impl Task {
     }
 
     /// What a fork of this task at `message_id` starts from.
-    pub fn fork_seed(&self, message_id: &str) -> Result<conversation::ForkSeed, ErrorObject> {
+    pub fn fork_seed(&self, message_id: &str) -> Result<ForkSeed, ErrorObject> {
         self.conversation
             .as_ref()
             .ok_or_else(|| ErrorObject::new(ErrorCode::NotFound, "unknown task"))?
@@ -214,11 +218,8 @@ impl Task {
         let Some(conversation) = self.conversation.as_mut() else {
             return Err(ErrorObject::new(ErrorCode::NotFound, "unknown task"));
         };
-        let mut work: Vec<Work> = Vec::new();
+        let mut work: Vec<Effect> = Vec::new();
         let mut out: Vec<Effect> = Vec::new();
-        let conversation_work =
-            |effects: Vec<conversation::Effect>| effects.into_iter().map(Work::Conversation);
-        let action_work = |effects: Vec<Effect>| effects.into_iter().map(Work::Action);
         // Inputs that may follow a restart pick up what it cut off first.
         let recovers = matches!(
             input,
@@ -228,7 +229,7 @@ impl Task {
                 | Input::Control(_)
         ) && caller == Caller::Direct;
         if recovers {
-            work.extend(conversation_work(recover(conversation, &self.actions, now)));
+            work.extend(recover(conversation, &self.actions, now));
         }
         let mut touches_actions = false;
         // What of a start waits for the extension it was bound to.
@@ -248,9 +249,7 @@ impl Task {
                 task_id,
                 message_id,
             } => {
-                work.extend(conversation_work(
-                    conversation.fork_made(task_id, message_id),
-                ));
+                work.extend(conversation.fork_made(task_id, message_id));
             }
             Input::WebConnected => {
                 if conversation.needs_recovery() {
@@ -272,7 +271,7 @@ impl Task {
             } => {
                 let effects =
                     conversation.user_message(content, client_message_id, answer_schema, now)?;
-                work.extend(conversation_work(effects));
+                work.extend(effects);
             }
             Input::Confirm {
                 step,
@@ -292,14 +291,12 @@ impl Task {
                 let reason = reason
                     .map(|r| r.trim().chars().take(500).collect::<String>())
                     .filter(|r| !r.is_empty() && !approve);
-                work.push(Work::Conversation(conversation::Effect::Emit(
-                    FrontendEvent::ConfirmationAnswered {
-                        step,
-                        approved: approve,
-                        by: by.name().into(),
-                        reason: reason.clone(),
-                    },
-                )));
+                work.push(Effect::Emit(FrontendEvent::ConfirmationAnswered {
+                    step,
+                    approved: approve,
+                    by: by.name().into(),
+                    reason: reason.clone(),
+                }));
                 if approve {
                     touches_actions |= self.send_submitted(held, &mut out, &mut work, now);
                 } else {
@@ -320,37 +317,31 @@ impl Task {
                     reason,
                     by,
                 };
-                work.extend(conversation_work(conversation.confirm(step, answer, now)?));
+                work.extend(conversation.confirm(step, answer, now)?);
             }
             Input::SetStepMode(on) => {
-                work.extend(conversation_work(conversation.set_step_mode(on, now)));
+                work.extend(conversation.set_step_mode(on, now));
             }
             Input::SetScriptBounds { take_ms, report_ms } => {
                 let bounds =
                     crate::script::bounds(take_ms, report_ms, self.config.timeouts.script)?;
                 self.actions.set_script_bounds(bounds);
-                work.extend(conversation_work(
-                    conversation.set_script_bounds(bounds, now),
-                ));
+                work.extend(conversation.set_script_bounds(bounds, now));
             }
             Input::Regenerate => {
-                work.extend(conversation_work(conversation.regenerate(now)?));
+                work.extend(conversation.regenerate(now)?);
             }
             Input::SelectAnswer { message_id } => {
-                work.extend(conversation_work(conversation.select_answer(&message_id)?));
+                work.extend(conversation.select_answer(&message_id)?);
             }
             Input::SetBridge { allow, confirm } => {
-                work.extend(conversation_work(
-                    conversation.set_bridge(allow, confirm, now),
-                ));
+                work.extend(conversation.set_bridge(allow, confirm, now));
             }
             Input::SetDomains { allowed, blocked } => {
-                work.extend(conversation_work(
-                    conversation.set_domains(allowed, blocked, now)?,
-                ));
+                work.extend(conversation.set_domains(allowed, blocked, now)?);
             }
             Input::StartOnTab(tab_id) => {
-                work.extend(conversation_work(conversation.start_on_tab(tab_id, now)));
+                work.extend(conversation.start_on_tab(tab_id, now));
             }
             Input::ArtifactGranted(grant) => {
                 out.extend(self.artifacts.grant(grant, now).map(Effect::SaveArtifact));
@@ -365,7 +356,7 @@ impl Task {
                 // Swept once its retention ends (an earlier alarm sweeps it as well).
                 out.push(Effect::WakeAt(now + self.config.artifact_retention_ms));
                 if let Some(attachment) = record.attachment() {
-                    work.extend(conversation_work(conversation.file_attached(attachment)));
+                    work.extend(conversation.file_attached(attachment));
                 }
                 out.push(Effect::SaveArtifact(record));
             }
@@ -390,25 +381,22 @@ impl Task {
                     ),
                     TaskControl::Stop => (conversation.stop(now), self.actions.cancel_all(now)),
                 };
-                work.extend(conversation_work(said));
-                work.extend(action_work(scheduled));
+                work.extend(said);
+                touches_actions |= !scheduled.is_empty();
+                work.extend(scheduled);
             }
             Input::SkillsFound { turn_id, result } => {
-                work.extend(conversation_work(
-                    conversation.skills_found(&turn_id, result),
-                ));
+                work.extend(conversation.skills_found(&turn_id, result));
             }
             Input::Llm { turn_id, event } => {
-                work.extend(conversation_work(
-                    conversation.llm_event(&turn_id, event, now),
-                ));
+                work.extend(conversation.llm_event(&turn_id, event, now));
             }
             Input::ModelAnswered {
                 purpose,
                 text,
                 usage,
             } => {
-                work.extend(conversation_work(conversation.count_usage(usage)));
+                work.extend(conversation.count_usage(usage));
                 let effects = match (purpose, text) {
                     (SideCall::Title, Some(title)) => conversation.title_suggested(&title, now),
                     (SideCall::Title, None) => Vec::new(),
@@ -416,7 +404,7 @@ impl Task {
                         conversation.chat_summarized(compaction, text.as_deref(), now)
                     }
                 };
-                work.extend(conversation_work(effects));
+                work.extend(effects);
             }
             Input::Extension(event) => {
                 touches_actions = true;
@@ -434,30 +422,24 @@ impl Task {
                         .actions
                         .attempt_status(&action_id, attempt, state, outcome, now),
                 };
-                work.extend(action_work(effects));
+                work.extend(effects);
             }
             Input::DispatchFailed { action_id, error } => {
                 touches_actions = true;
-                work.extend(action_work(
-                    self.actions.dispatch_failed(&action_id, error, now),
-                ));
+                work.extend(self.actions.dispatch_failed(&action_id, error, now));
             }
             Input::Bound { purpose, result } => {
                 let binding = match (result, &purpose) {
                     (Ok(binding), _) => Some(binding),
                     (Err(error), BindPurpose::Run) => {
-                        work.extend(conversation_work(
-                            conversation.client_bound(Err(error), now),
-                        ));
+                        work.extend(conversation.client_bound(Err(error), now));
                         None
                     }
                     (Err(error), _) => return Err(error),
                 };
                 if let Some(binding) = binding {
                     let client_id = binding.client_id.clone();
-                    work.extend(conversation_work(
-                        conversation.select_client(client_id.clone(), now),
-                    ));
+                    work.extend(conversation.select_client(client_id.clone(), now));
                     if let Some(snapshot) = binding.snapshot {
                         conversation.browser = Some(snapshot.clone());
                         out.extend(show_snapshot(SnapshotPush {
@@ -466,9 +448,7 @@ impl Task {
                         }));
                     }
                     match purpose {
-                        BindPurpose::Run => {
-                            work.extend(conversation_work(conversation.client_bound(Ok(()), now)))
-                        }
+                        BindPurpose::Run => work.extend(conversation.client_bound(Ok(()), now)),
                         BindPurpose::Requested => {}
                         BindPurpose::Start(rest) => started = Some(rest),
                         BindPurpose::Submit {
@@ -478,8 +458,8 @@ impl Task {
                         } => {
                             touches_actions = true;
                             let (submitted, started) = self.submit(action_id, tab_id, command, now);
-                            work.extend(action_work(submitted));
-                            work.extend(conversation_work(started));
+                            work.extend(submitted);
+                            work.extend(started);
                         }
                     }
                 }
@@ -534,9 +514,7 @@ impl Task {
                     Some(asked) => {
                         out.push(Effect::WakeAt(held.until));
                         self.waiting_step = Some(held);
-                        work.push(Work::Conversation(conversation::Effect::Emit(
-                            FrontendEvent::ConfirmationRequested(asked),
-                        )));
+                        work.push(Effect::Emit(FrontendEvent::ConfirmationRequested(asked)));
                     }
                     None => touches_actions |= self.send_submitted(held, &mut out, &mut work, now),
                 }
@@ -564,33 +542,27 @@ impl Task {
     /// Held model calls, what a restart cut off, and the scheduler's timeouts and retries.
     fn alarm(&mut self, now: u64) -> Vec<Effect> {
         let mut out: Vec<Effect> = std::mem::take(&mut self.held);
-        let mut work: Vec<Work> = Vec::new();
+        let mut work: Vec<Effect> = Vec::new();
         if let Some(held) = self.waiting_step.take_if(|held| now >= held.until) {
-            work.push(Work::Conversation(conversation::Effect::Emit(
-                FrontendEvent::ConfirmationAnswered {
-                    step: client_steps::CLIENT_STEP,
-                    approved: false,
-                    by: client_steps::UNANSWERED_BY.into(),
-                    reason: None,
-                },
-            )));
+            work.push(Effect::Emit(FrontendEvent::ConfirmationAnswered {
+                step: client_steps::CLIENT_STEP,
+                approved: false,
+                by: client_steps::UNANSWERED_BY.into(),
+                reason: None,
+            }));
             out.push(Effect::StepRefused {
                 action_id: held.action_id,
                 error: client_steps::not_approved(false, None),
             });
         }
         if let Some(conversation) = self.conversation.as_mut() {
-            work.extend(
-                recover(conversation, &self.actions, now)
-                    .into_iter()
-                    .map(Work::Conversation),
-            );
+            work.extend(recover(conversation, &self.actions, now));
             // A call this object is making: looked at again soon (see [`TURN_WATCH_MS`]).
             if conversation.in_turn() {
                 out.push(Effect::WakeAt(now + TURN_WATCH_MS));
             }
         }
-        work.extend(self.actions.tick(now).into_iter().map(Work::Action));
+        work.extend(self.actions.tick(now));
         self.settle(work, &mut out, true, now, Caller::Direct);
         let (expired, next) = self.artifacts.sweep(self.config.artifact_retention_ms, now);
         if !expired.is_empty() {
@@ -606,7 +578,7 @@ impl Task {
         &mut self,
         step: client_steps::Held,
         out: &mut Vec<Effect>,
-        work: &mut Vec<Work>,
+        work: &mut Vec<Effect>,
         now: u64,
     ) -> bool {
         let client_steps::Held {
@@ -631,8 +603,8 @@ impl Task {
             return false;
         }
         let (submitted, started) = self.submit(action_id, tab_id, command, now);
-        work.extend(submitted.into_iter().map(Work::Action));
-        work.extend(started.into_iter().map(Work::Conversation));
+        work.extend(submitted);
+        work.extend(started);
         true
     }
 
@@ -642,7 +614,7 @@ impl Task {
         tab_id: Option<i32>,
         command: ActionCommand,
         now: u64,
-    ) -> (Vec<Effect>, Vec<conversation::Effect>) {
+    ) -> (Vec<Effect>, Vec<Effect>) {
         let Some(conversation) = self.conversation.as_mut() else {
             return (Vec::new(), Vec::new());
         };
@@ -688,11 +660,7 @@ fn queue(
 
 /// What picks up a restart's leftovers: a model turn cut off is run again, a browser run
 /// continues from the stored action queue (nothing when there is nothing to pick up).
-fn recover(
-    conversation: &mut Conversation,
-    actions: &ActionQueue,
-    now: u64,
-) -> Vec<conversation::Effect> {
+fn recover(conversation: &mut Conversation, actions: &ActionQueue, now: u64) -> Vec<Effect> {
     let mut effects = conversation.recover(now);
     effects.extend(conversation.resume_run(|id| actions.get(id).cloned(), now));
     effects

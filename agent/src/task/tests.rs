@@ -54,6 +54,7 @@ fn direct(task: &mut Task, input: Input, now: u64) -> Vec<Effect> {
     let effects = task
         .handle(input, now, Caller::Direct)
         .unwrap_or_else(|e| panic!("refused: {e}"));
+    kept(task, &effects);
     effects
         .into_iter()
         .flat_map(|effect| match effect {
@@ -70,8 +71,36 @@ fn direct(task: &mut Task, input: Input, now: u64) -> Vec<Effect> {
 }
 
 fn relayed(task: &mut Task, input: Input, now: u64) -> Vec<Effect> {
-    task.handle(input, now, Caller::Relay)
-        .unwrap_or_else(|e| panic!("refused: {e}"))
+    let effects = task
+        .handle(input, now, Caller::Relay)
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+    kept(task, &effects);
+    effects
+}
+
+/// What every input leaves true: nothing the conversation changed is left unsaved, nothing is
+/// saved twice over, and no action to submit escapes the task's queue.
+fn kept(task: &Task, effects: &[Effect]) {
+    if let Some(conversation) = task.conversation.as_ref() {
+        assert_eq!(
+            task.saved.task.as_ref(),
+            Some(conversation.task()),
+            "record unsaved"
+        );
+        assert_eq!(task.saved.run.as_ref(), conversation.run(), "run unsaved");
+    }
+    let saved = |e: &Effect| match e {
+        Effect::SaveTask(record) => Some(format!("{record:?}")),
+        Effect::SaveRun(run) => Some(format!("{run:?}")),
+        _ => None,
+    };
+    let saves: Vec<String> = effects.iter().filter_map(saved).collect();
+    let unique: std::collections::BTreeSet<&String> = saves.iter().collect();
+    assert_eq!(unique.len(), saves.len(), "saved twice over: {saves:#?}");
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::Submit { .. })),
+        "an action to submit left the task: {effects:#?}"
+    );
 }
 
 fn bind(task: &mut Task, purpose: BindPurpose, now: u64) -> Vec<Effect> {

@@ -122,10 +122,7 @@ impl Conversation {
             purpose,
             until,
         };
-        let mut effects = vec![
-            Effect::SaveRun,
-            Effect::Emit(FrontendEvent::SiteAccessNeeded { step, site }),
-        ];
+        let mut effects = vec![Effect::Emit(FrontendEvent::SiteAccessNeeded { step, site })];
         effects.extend(self.transition(TaskStatus::WaitingPermission, now));
         effects.push(Effect::WakeAt(until));
         effects

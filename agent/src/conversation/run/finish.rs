@@ -137,7 +137,6 @@ impl Conversation {
         };
         let stored = self.append(message.clone());
         let mut effects = vec![
-            Effect::SaveRun,
             Effect::SaveMessage(stored.clone()),
             Effect::Emit(FrontendEvent::Message { message }),
             Effect::Emit(FrontendEvent::StructuredOutput {

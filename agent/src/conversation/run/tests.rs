@@ -54,9 +54,7 @@ fn submitted(effects: &[Effect]) -> (String, ActionCommand) {
     let actions: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::SubmitAction { action_id, command } => {
-                Some((action_id.clone(), command.clone()))
-            }
+            Effect::Submit { action_id, command } => Some((action_id.clone(), command.clone())),
             _ => None,
         })
         .collect();
@@ -67,7 +65,7 @@ fn submitted(effects: &[Effect]) -> (String, ActionCommand) {
 /// The action `effects` submit, if any.
 fn submission(effects: &[Effect]) -> Option<(String, ActionCommand)> {
     effects.iter().find_map(|e| match e {
-        Effect::SubmitAction { action_id, command } => Some((action_id.clone(), command.clone())),
+        Effect::Submit { action_id, command } => Some((action_id.clone(), command.clone())),
         _ => None,
     })
 }
@@ -325,7 +323,6 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
     assert!(
         matches!(&start.1, ActionCommand::TaskStart { url: Some(u), .. } if u == "http://shop.test/")
     );
-    assert!(effects.contains(&Effect::SaveRun));
 
     let effects = ok(
         &mut c,
@@ -396,7 +393,7 @@ fn a_browser_task_runs_step_by_step_to_its_answer() {
     assert!(!c.run().unwrap().is_active());
     assert!(!effects
         .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm(_))));
+        .any(|e| matches!(e, Effect::Submit { .. } | Effect::CallLlm(_))));
 }
 
 #[test]
@@ -418,9 +415,14 @@ fn a_plain_answer_ends_as_chat_without_a_run() {
     }));
     assert!(c.run().is_none());
     assert_eq!(c.task().status, TaskStatus::Completed);
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::BindClient)));
+    assert!(!effects.iter().any(|e| matches!(
+        e,
+        Effect::Submit { .. }
+            | Effect::Bind {
+                client_id: None,
+                purpose: BindPurpose::Run
+            }
+    )));
 }
 
 #[test]
@@ -437,10 +439,11 @@ fn an_unbound_task_binds_first_and_fails_clearly_when_no_extension_is_online() {
             .unwrap(),
     );
     let effects = reply(&mut c, &turn, navigate());
-    assert!(effects.contains(&Effect::BindClient));
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(effects.contains(&Effect::Bind {
+        client_id: None,
+        purpose: BindPurpose::Run
+    }));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     // The registry bound one (the shell selects it, then reports): task_start follows.
     c.select_client("client-1".into(), 5);
     let effects = c.answered(|c| c.client_bound(Ok(()), 5));
@@ -577,7 +580,7 @@ fn page_preparation_goes_on_with_one_capture_missing_and_fails_without_both() {
     assert_eq!(c.task().status, TaskStatus::Error);
     assert!(!effects
         .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm(_))));
+        .any(|e| matches!(e, Effect::Submit { .. } | Effect::CallLlm(_))));
 }
 
 #[test]
@@ -799,8 +802,7 @@ fn a_takeover_lasts_through_the_model_thinking_until_resume() {
 fn a_pause_holds_the_next_model_call_until_resume() {
     let mut c = bound();
     let start = opening(&mut c);
-    let effects = c.pause(15);
-    assert!(effects.contains(&Effect::SaveTask));
+    c.pause(15);
     assert_eq!(c.task().status, TaskStatus::Paused);
     // The tab that was opening opens; its page is prepared (the task's queue holds those
     // actions until resume); then no model call is made.
@@ -848,7 +850,7 @@ fn an_extension_gone_for_good_ends_the_run_with_plugin_offline() {
     assert!(error.message.contains("went offline"));
     assert!(!effects
         .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. } | Effect::CallLlm(_))));
+        .any(|e| matches!(e, Effect::Submit { .. } | Effect::CallLlm(_))));
 }
 
 #[test]
@@ -887,9 +889,7 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
         &turn,
         vec![agent_call("call_c", json!({ "click": { "index": 2 } }))],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationRequested(r) if r.step == 3 && r.reason.contains("Place order") && !r.step_by_step && r.target.is_none()
             && r.target_name.as_deref() == Some("Place order"))));
@@ -917,9 +917,7 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationAnswered { approved: false, by, reason: Some(reason), .. }
             if by == "extension" && reason == "wrong shop, use the other one")));
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let (_, messages) = turn_of(&effects);
     let result: Value = serde_json::from_str(&messages[messages.len() - 2].content).unwrap();
     assert_eq!(result["error"]["code"], "CONFIRMATION_REQUIRED");
@@ -955,9 +953,7 @@ fn an_irreversible_step_waits_for_the_person_who_may_confirm_or_decline() {
 }
 
 fn sent_any(effects: &[Effect]) -> bool {
-    effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. }))
+    effects.iter().any(|e| matches!(e, Effect::Submit { .. }))
 }
 
 fn approve() -> ConfirmAnswer {
@@ -997,9 +993,7 @@ fn step_by_step_every_step_waits_for_next_step_and_a_risky_one_says_why() {
         &turn,
         vec![agent_call("call_b", json!({ "click": { "index": 1 } }))],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationRequested(r) if r.step_by_step && r.reason.starts_with("Step by step"))));
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
@@ -1389,9 +1383,7 @@ fn a_dialog_the_step_opened_stops_the_preparation_and_is_answered_by_the_model()
     let effects = c.answered(|c| c.action_finished(&clicked, 20));
 
     // Nothing on the page can be read while the dialog holds its scripts: no preparation.
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::PageObserved { step: 2, dialog: Some(d), url, title, .. }
             if d == &asking && url == "http://shop.test/" && title == "Shop")));
@@ -1586,7 +1578,7 @@ fn the_persons_tabs_are_listed_and_read_without_opening_a_tab_of_the_task() {
 #[test]
 fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
     let mut c = bound();
-    assert_eq!(c.start_on_tab(Some(42), 0), vec![Effect::SaveTask]);
+    assert!(c.start_on_tab(Some(42), 0).is_empty());
     let (turn, messages) = turn_of(
         &c.answered(|c| c.user_message("add this to my cart".into(), None, None, 1))
             .unwrap(),
@@ -1614,7 +1606,6 @@ fn a_run_continues_on_the_persons_tab_when_asked_and_only_that_run() {
         start,
         json!({ "tabId": 42, "windowId": 1, "url": "http://shop.test/" }),
     );
-    assert!(effects.contains(&Effect::SaveTask));
     assert_eq!(c.task().start_tab, None, "taken by this run");
     // The step's own action follows in that tab.
     assert!(matches!(
@@ -1742,7 +1733,6 @@ fn a_model_that_refuses_the_screenshot_goes_on_with_text_for_the_rest_of_the_run
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::Warning { message } if message.contains("image_url is only supported") && message.contains("text only"))));
     assert!(c.run().unwrap().images_refused, "kept with the run");
-    assert!(effects.contains(&Effect::SaveRun));
     assert_eq!(c.run().unwrap().llm_retries, 0, "not a failed call");
 
     // Later pages go without it too.
@@ -1813,9 +1803,7 @@ fn the_same_action_on_an_unchanged_page_is_warned_about_then_ends_the_run() {
     // At the limit the step is not run and the run ends.
     let mut c = at_most_six();
     let effects = click_in_circles(&mut c, 6);
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let (status, _, error) = output_of(&effects);
     assert_eq!(status, OutputStatus::Error);
     let error = error.unwrap();
@@ -1893,9 +1881,7 @@ fn a_blocked_domain_is_refused_before_anything_is_sent_and_the_extension_is_told
             json!({ "navigate": { "url": "https://www.evil.test/login" } }),
         )],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ToolUsed { phase: ToolPhase::End, result: Some(r), .. }
             if r.error.as_ref().is_some_and(|e| e.code == ErrorCode::PermissionDenied && e.message.contains("\"evil.test\" of MIMO_BLOCKED_DOMAINS")))));
@@ -2104,9 +2090,7 @@ fn read_page_moves_the_shown_text_on_and_says_where_it_ends() {
         &turn,
         vec![agent_call("call_b", json!({ "read_page": {} }))],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let (turn, messages) = turn_of(&effects);
     let page = &messages.last().unwrap().content;
     assert!(page.contains("characters 600–999 of 999"), "{page}");
@@ -2187,7 +2171,6 @@ fn a_tasks_own_sites_are_kept_with_the_deployments_and_told_to_the_extension() {
             1,
         )
         .unwrap();
-    assert!(effects.contains(&Effect::SaveTask));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::TaskDomains { allowed, blocked } if allowed == &["shop.test"] && blocked == &["ads.shop.test"])));
     assert!(
@@ -2208,9 +2191,7 @@ fn a_tasks_own_sites_are_kept_with_the_deployments_and_told_to_the_extension() {
             vec![agent_call(id, json!({ "navigate": { "url": url } }))],
         );
         assert!(
-            !effects
-                .iter()
-                .any(|e| matches!(e, Effect::SubmitAction { .. })),
+            !effects.iter().any(|e| matches!(e, Effect::Submit { .. })),
             "{url}"
         );
         let why = events(&effects)
@@ -2526,8 +2507,8 @@ fn a_step_too_long_for_the_model_is_asked_again_compacted_and_the_run_goes_on() 
         prompt::estimate_tokens(&compacted, &[]) < prompt::estimate_tokens(&whole, &[]),
         "a shorter prompt"
     );
-    // Stored with the run, so the next steps (and a restarted coordinator) keep to it.
-    assert!(effects.iter().any(|e| matches!(e, Effect::SaveRun)));
+    // Kept in the run (which the task stores), so the next steps (and a restarted
+    // coordinator) keep to it.
     let stored: AgentRun =
         serde_json::from_value(serde_json::to_value(c.run().unwrap()).unwrap()).unwrap();
     assert_eq!(stored.overflows, 1);
@@ -2624,9 +2605,7 @@ fn the_bridge_is_offered_only_when_connected_and_allowed_and_a_model_using_it_an
             json!({ "file_read": { "path": "notes.md" } }),
         )],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let result = last_tool_result(&effects);
     assert_eq!(result["error"]["code"], "PERMISSION_DENIED", "{result}");
     assert!(result["error"]["message"]
@@ -2689,9 +2668,7 @@ fn the_bridge_is_offered_only_when_connected_and_allowed_and_a_model_using_it_an
         json!({ "path": "notes.md", "content": "buy milk\n" }),
     );
     assert!(
-        !effects
-            .iter()
-            .any(|e| matches!(e, Effect::SubmitAction { .. })),
+        !effects.iter().any(|e| matches!(e, Effect::Submit { .. })),
         "no page to prepare after a file step"
     );
     for action in bridge_actions() {
@@ -2728,9 +2705,7 @@ fn bridge_writes_wait_for_confirmation_unless_turned_off_and_its_errors_reach_th
             json!({ "file_write": { "path": "todo.txt", "content": "milk" } }),
         )],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     assert!(events(&effects).iter().any(|e| matches!(e,
         FrontendEvent::ConfirmationRequested(r) if r.risk == mimo_protocol::RiskLevel::High && r.reason == "it writes the file \"todo.txt\" on your computer")));
     assert_eq!(c.task().status, TaskStatus::WaitingConfirmation);
@@ -2865,9 +2840,7 @@ fn the_model_lists_the_persons_tabs_with_an_action_titles_and_origins_only() {
         vec![agent_call("call_a", json!({ "list_tabs": {} }))],
     );
     assert!(
-        !effects
-            .iter()
-            .any(|e| matches!(e, Effect::SubmitAction { .. })),
+        !effects.iter().any(|e| matches!(e, Effect::Submit { .. })),
         "answered by the run itself"
     );
     let (_, messages) = turn_of(&effects);

@@ -2,8 +2,8 @@
 //! and a fork's included, carry in place of its earlier messages.
 
 use super::*;
-use crate::conversation::Compaction;
 use crate::records::ChatSummary;
+use crate::task::Compaction;
 
 /// A context of 2,400 tokens: three exchanges of [`long`] messages pass the compaction
 /// threshold (three quarters of it), two do not.

@@ -47,9 +47,7 @@ fn asked(effects: &[Effect]) -> Option<mimo_protocol::ConfirmationRequest> {
 }
 
 fn sent(effects: &[Effect]) -> bool {
-    effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. }))
+    effects.iter().any(|e| matches!(e, Effect::Submit { .. }))
 }
 
 #[test]

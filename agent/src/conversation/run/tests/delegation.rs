@@ -318,9 +318,7 @@ fn bad_calls_go_back_to_the_master_and_the_number_of_subtasks_is_bounded() {
     );
     // No sub-task starts: the master hears why at once.
     assert!(started(&effects).is_empty());
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let (mut turn, messages) = turn_of(&effects);
     let results: Vec<Value> = messages
         .iter()
@@ -403,9 +401,7 @@ fn a_restart_while_the_master_answers_asks_it_again_without_running_the_subtasks
     assert!(restored.needs_recovery());
     let effects = restored.answered(|r| r.recover(40));
     assert!(started(&effects).is_empty());
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let (again, messages) = turn_of(&effects);
     assert_ne!(again, master_turn);
     assert_eq!(messages.len(), before.len());

@@ -3,7 +3,7 @@
 use mimo_protocol::{ChatRole, TaskStatus};
 
 use super::*;
-use crate::conversation::ForkSeed;
+use crate::task::ForkSeed;
 
 fn chat(c: &mut Conversation, question: &str, answer: &str) {
     let (turn, _) = turn_of(

@@ -121,9 +121,7 @@ fn sub_agents_that_together_go_over_the_budget_end_the_request() {
             usage(400, 10),
         ],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let results = closed(&effects);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].1.status, SubtaskStatus::Failed);
@@ -187,7 +185,6 @@ fn retried_and_corrected_calls_count_and_the_total_outlives_a_restart() {
     let effects =
         c.answered(|c| c.llm_event(&turn, LlmEvent::Error(LlmError::network("reset")), 30));
     turn_of(&effects);
-    assert!(effects.contains(&Effect::SaveRun));
     let spent = TokenUsage {
         input_tokens: 130,
         output_tokens: 10,
@@ -211,9 +208,7 @@ fn retried_and_corrected_calls_count_and_the_total_outlives_a_restart() {
             usage(100, 20),
         ],
     );
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let (_, _, error) = output_of(&effects);
     let error = error.unwrap();
     assert_eq!(error.code, ErrorCode::BudgetExceeded);
@@ -330,9 +325,7 @@ fn an_a_b_cycle_on_an_unchanged_page_is_warned_about_then_ends_the_run() {
     // The fourth time in full ends the run before that step runs.
     let mut c = at_most(4);
     let effects = steps_on(&mut c, &clicks(&[1, 2]), 8, same);
-    assert!(!effects
-        .iter()
-        .any(|e| matches!(e, Effect::SubmitAction { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Submit { .. })));
     let error = ended(&effects).expect("the run ends");
     assert_eq!(error.code, ErrorCode::LoopDetected);
     assert!(
