@@ -81,8 +81,8 @@ impl Conversation {
         if let Some(summary) = seed.summary {
             effects.extend(fork.keep_summary(summary));
         }
-        let seeded = fork.history.clone();
-        effects.extend(fork.side_calls(&seeded));
+        // Nothing is asked of the model yet, not even a summary of a long seed (a new task
+        // only stores and tells): the fork's first answer asks for what is due then.
         // A fork that ends with an answer is done until the person goes another way.
         if !fork.history.is_empty() && !fork.awaits_reply() {
             fork.task.status = TaskStatus::Completed;

@@ -283,3 +283,30 @@ fn a_fork_after_the_summarized_part_keeps_the_summary_and_one_inside_it_does_not
     assert!(text.contains("Questions 1 and 2.") && !text.contains("question 1"));
     assert!(text.contains("question 3") && text.contains("another way"));
 }
+
+#[test]
+fn a_fork_of_a_long_chat_asks_for_its_summary_at_its_first_answer() {
+    // Long enough to be compacted in any context (the deployment's default one too), and
+    // forked before its summary came: the seed carries none.
+    let mut task = created_small();
+    assert_eq!(summary_requests(&exchanges(&mut task, 1..=90)).len(), 1);
+    let seed = task.fork_seed("m180").unwrap();
+    assert_eq!(seed.summary, None);
+
+    let mut fork = Task::new(small_context());
+    let created = direct(
+        &mut fork,
+        Input::CreateFork {
+            task_id: "task-2".into(),
+            seed,
+        },
+        50,
+    );
+    assert!(
+        !created.iter().any(|e| matches!(e, Effect::AskModel { .. })),
+        "a new task asks nothing of the model: {created:#?}"
+    );
+    // Nor is a summary taken to be under way: the first answer asks for it.
+    let answered = exchange(&mut fork, "another way", "another answer", 60);
+    assert_eq!(summary_requests(&answered).len(), 1, "{answered:#?}");
+}
