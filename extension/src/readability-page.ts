@@ -94,11 +94,13 @@ function plainText(html: string): string {
 }
 
 globalThis.__mimoReadability = () => {
-  const clone = visibleClone();
+  // What a person can see is decided once (the costly part: every element's style and box);
+  // Readability takes a copy apart, and the page without an article is read from the rest.
+  const visible = visibleClone();
   const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
   turndown.use(tables);
   turndown.remove(["script", "style", "noscript"]);
-  const article = new Readability(clone).parse();
+  const article = new Readability(visible.cloneNode(true) as Document).parse();
   if (article !== null && article.content) {
     return {
       title: article.title ?? document.title,
@@ -107,8 +109,7 @@ globalThis.__mimoReadability = () => {
       article: true,
     };
   }
-  // No article: the whole body as the page shows it (Readability took the first clone apart).
-  const body = visibleClone();
-  const html = body.body?.innerHTML ?? "";
+  // No article: the whole body as the page shows it.
+  const html = visible.body?.innerHTML ?? "";
   return { title: document.title, text: plainText(html), markdown: turndown.turndown(html), article: false };
 };
