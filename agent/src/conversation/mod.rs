@@ -1,8 +1,9 @@
 //! One task's conversation: user messages in, streamed assistant turns out.
 //!
 //! [`Conversation`] is the sans-I/O heart of the task coordinator. Each input (a user message,
-//! an LLM stream event, stop, a client selection, a restart) returns the [`Effect`]s the shell
-//! must carry out, in order. The shell never decides anything itself.
+//! an LLM stream event, stop, a client selection, a restart) returns the task's [`Effect`]s, in
+//! order: the task routes them (an action to its queue) and saves what the input changed of the
+//! task's record and the run. The shell never decides anything itself.
 
 use mimo_protocol::bridge::BridgeInfo;
 use mimo_protocol::{
