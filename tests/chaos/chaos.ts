@@ -208,8 +208,10 @@ async function strike(h: Harness, fault: Fault, taskId: string, web: WebSide, ra
       const hops = Math.floor(random() * 3);
       const closeAfter = random() < 0.5 ? 500 + Math.floor(random() * 3_000) : undefined;
       if (closeAfter !== undefined) {
-        void h.context
-          .waitForEvent("page", { timeout: 5_000 })
+        // The window this page opens: not whichever page opens next (the task's own tab, when
+        // the task starts meanwhile, which the person would then have closed).
+        void page
+          .waitForEvent("popup", { timeout: 5_000 })
           .then((popup) => setTimeout(() => void popup.close().catch(() => undefined), closeAfter))
           .catch(() => undefined);
       }
