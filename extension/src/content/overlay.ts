@@ -54,6 +54,8 @@ export class Overlay {
   #suspended = false;
   /** The box shown (label, note or bar), and where it may go. */
   #box: { el: HTMLElement; spots: Spot[] } | null = null;
+  /** The text of the `ongoing` label, while it is shown. */
+  #text: HTMLElement | null = null;
   #placing = false;
 
   constructor(handlers: OverlayHandlers) {
@@ -69,16 +71,28 @@ export class Overlay {
   }
 
   set(state: OverlayState, label?: string): void {
+    const relabel = state === "ongoing" && this.state === "ongoing" && this.#text !== null && this.#host?.isConnected === true;
     this.state = state;
     if (label !== undefined) this.label = label;
-    this.#render();
+    if (!relabel) return this.#render();
+    // Each action says what it does: only the text changes, and the box is placed again at the
+    // next frame. Placing it hit-tests the page, which after a change costs a huge page tens of
+    // milliseconds: the action it labels does not wait for that.
+    this.#host!.dataset.label = this.label;
+    this.#text!.textContent = this.#labelText();
+    this.#placeSoon();
   }
 
   suspend(on: boolean): void {
     if (this.#suspended === on) return;
     this.#suspended = on;
     if (this.#host) this.#host.style.display = on ? "none" : "";
-    if (!on) this.#place();
+    // Shown again where it was; placed again at the next frame (the page may have moved).
+    if (!on) this.#placeSoon();
+  }
+
+  #labelText(): string {
+    return `Mimo: ${this.label || "working"}`;
   }
 
   #ensureHost(): ShadowRoot {
@@ -97,6 +111,7 @@ export class Overlay {
   }
 
   #render(): void {
+    this.#text = null;
     if (this.state === "idle" || this.state === "hidden") {
       this.#box = null;
       if (this.#host !== null) {
@@ -116,7 +131,8 @@ export class Overlay {
       const label = document.createElement("div");
       label.className = "label";
       const text = document.createElement("span");
-      text.textContent = `Mimo: ${this.label || "working"}`;
+      text.textContent = this.#labelText();
+      this.#text = text;
       const take = this.#button("Take over", "take", () => this.#handlers.takeOver());
       label.append(text, take);
       root.append(frame, label);
