@@ -66,11 +66,11 @@ export class Executor {
     // cast is there because TypeScript cannot follow one name through both.
     const handler = ACTION_HANDLERS[action.name] as AnyHandler;
     if (!ACTION_TRAITS[action.name].needsTaskTab) return handler.run({ action, deps: this.#deps }, action.params);
-    return this.#look(action, handler, action.tabId);
+    return this.#run(action, handler, action.tabId);
   }
 
   /** Runs `action` in the task's tab `requested` (its current one when undefined). */
-  async #look(action: BrowserAction, handler: AnyHandler, requested: number | undefined): Promise<ActionSuccess> {
+  async #run(action: BrowserAction, handler: AnyHandler, requested: number | undefined): Promise<ActionSuccess> {
     const ctx = await this.#tabContext(action, handler, requested);
     try {
       return await this.#inTab(action, handler, ctx);
@@ -80,7 +80,7 @@ export class Executor {
       // action on the page is never run again: it may have taken effect.
       const again = !ACTION_TRAITS[action.name].mutating && error instanceof ActionError && error.code === "TASK_TAB_CLOSED" && (await tabGone(ctx.tabId));
       if (!again) throw error;
-      return this.#look(action, handler, ctx.tabId);
+      return this.#run(action, handler, ctx.tabId);
     }
   }
 

@@ -98,6 +98,8 @@ impl Task {
                 };
                 let heard = conversation.action_finished(&record, now);
                 self.save_changes(out);
+                // Whatever ended the action (the queue, the extension's result, a dispatch that
+                // failed) touched the queue itself and said so: hearing of the end does not.
                 return Routed {
                     work: heard,
                     touches_actions: false,
