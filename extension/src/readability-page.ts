@@ -5,9 +5,11 @@
 import { tables } from "@joplin/turndown-plugin-gfm";
 import { Readability } from "@mozilla/readability";
 import TurndownService from "turndown";
+import { pageChanges } from "./page-changes.ts";
 import { isSensitiveField, SECRET_PLACEHOLDER } from "./secrets.ts";
 
-export type ReadabilityPage = { title: string; text: string; markdown: string; article: boolean };
+/** `unchanged`: given again, read before at the same count of the page's changes. */
+export type ReadabilityPage = { title: string; text: string; markdown: string; article: boolean; unchanged?: true };
 
 declare global {
   // eslint-disable-next-line no-var
@@ -93,7 +95,24 @@ function plainText(html: string): string {
   return (doc.body.textContent ?? "").replace(/[ \t]+/g, " ").replace(/ ?\n ?/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
 }
 
+/** The page's text last read, and what it was read at. */
+let last: { at: string; page: ReadabilityPage } | undefined;
+
+/** What the text depends on beyond the document: its address, the window's size and zoom. */
+function readAt(): string | undefined {
+  const changes = pageChanges();
+  return changes === undefined ? undefined : `${changes} ${location.href} ${innerWidth}x${innerHeight}@${devicePixelRatio}`;
+}
+
 globalThis.__mimoReadability = () => {
+  const at = readAt();
+  if (at !== undefined && last?.at === at) return { ...last.page, unchanged: true };
+  const page = read();
+  last = at === undefined ? undefined : { at, page };
+  return page;
+};
+
+function read(): ReadabilityPage {
   // What a person can see is decided once (the costly part: every element's style and box);
   // Readability takes a copy apart, and the page without an article is read from the rest.
   const visible = visibleClone();
@@ -112,4 +131,4 @@ globalThis.__mimoReadability = () => {
   // No article: the whole body as the page shows it.
   const html = visible.body?.innerHTML ?? "";
   return { title: document.title, text: plainText(html), markdown: turndown.turndown(html), article: false };
-};
+}

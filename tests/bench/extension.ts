@@ -3,6 +3,8 @@
 //   - DOM index time and serialized size (bytes, and tokens estimated at 4 bytes each) for a
 //     10,000-element page and for a mid-size page, viewport and whole-document scope (a whole
 //     document too large for one message is also uploaded whole as an artifact: that time counts)
+//   - the observation's parts one by one and at once, and the readable text of a page that has
+//     not changed since it was read (given again) beside a changed page's
 //   - the round trip of a CDP click: server → extension → page → back, through the worker
 //   - the agent's step overhead without the LLM: from the model's tool call complete (the
 //     scripted LLM server wrote its last frame) to the next LLM request, for click steps on the
@@ -96,11 +98,13 @@ function breakdown(records: TimedRecord[]): string {
  * its captures one action each, on the same page, sent → result as the server sees it.
  */
 async function observeFigures(h: Harness) {
-  const { taskId } = await startTask(h, `${h.a}/big?rows=150`);
-  const time = async (command: ActionCommand) => {
+  const { taskId, page } = await startTask(h, `${h.a}/big?rows=150`);
+  /** `changed`: the page changes before each run (readable text of an unchanged page is given again). */
+  const time = async (command: ActionCommand, changed = true) => {
     const times: number[] = [];
     let record: TimedRecord | undefined;
     for (let i = 0; i < RUNS; i++) {
+      if (changed) await page.evaluate((run) => (document.body.dataset.benchRun = String(run)), i);
       ({ record } = await ok(h, taskId, command, { partial: true }));
       times.push(record.finishedAt! - record.sentAt!);
     }
@@ -108,6 +112,7 @@ async function observeFigures(h: Harness) {
   };
   const shot = await time({ name: "browser_screenshot", params: {} });
   const text = await time({ name: "browser_readability_extract", params: {} });
+  const unchanged = await time({ name: "browser_readability_extract", params: {} }, false);
   const index = await time({ name: "browser_dom_index", params: {} });
   const look = await time({ name: "browser_observe", params: {} });
   const apart = shot.ms + text.ms + index.ms;
@@ -116,6 +121,7 @@ async function observeFigures(h: Harness) {
       `element list ${index.ms.toFixed(0)} ms (act ${index.act}): ${apart.toFixed(0)} ms`,
   );
   console.log(`  browser_observe, all three at once: ${look.ms.toFixed(0)} ms (act ${look.act}; ${(look.ms / apart).toFixed(2)}× one by one)`);
+  console.log(`  readable text of the page unchanged since it was read: ${unchanged.ms.toFixed(0)} ms (act ${unchanged.act}; ${(unchanged.ms / text.ms).toFixed(2)}× a changed page's)`);
 }
 
 const STEPS = sized(50, 3);

@@ -88,6 +88,53 @@ describe("readability", () => {
   });
 });
 
+describe("readable text of a page that did not change", () => {
+  it("is given again, and read anew after any change a person could see: its text, a class, a hover, the window", { timeout: 60_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/changing-text.html`);
+    const read = async () => {
+      const { result, record } = await ok<ReadabilityResult>(h, taskId, { name: "browser_readability_extract", params: {} });
+      const stages = (record.outcome?.timings ?? []).map((t) => t.stage);
+      return { text: result.text!, reused: stages.includes("text.unchanged"), read: stages.includes("text.read") };
+    };
+    const first = await read();
+    assert.ok(first.read && !first.reused);
+    assert.match(first.text, /nine to five/);
+    assert.match(first.text, /fresh mackerel/);
+    assert.match(first.text, /ferry timetable/);
+    assert.doesNotMatch(first.text, /returns desk/, "a menu that is not open is not seen");
+    // Nothing changed: the same text, without taking the page apart again.
+    const again = await read();
+    assert.ok(again.reused, "an unchanged page is not read again");
+    assert.equal(again.text, first.text);
+
+    // The page's own text changes.
+    await page.evaluate(() => (document.getElementById("hours")!.textContent = "Open from ten to six."));
+    const changed = await read();
+    assert.ok(changed.read && !changed.reused);
+    assert.match(changed.text, /ten to six/);
+    assert.doesNotMatch(changed.text, /nine to five/);
+    assert.ok((await read()).reused);
+
+    // A class hides a part: what a person no longer sees is no longer the page's text.
+    await page.evaluate(() => (document.getElementById("notice")!.className = "gone"));
+    assert.doesNotMatch((await read()).text, /fresh mackerel/);
+
+    // A narrower window hides what only a wide one shows (a media query): nothing in the
+    // document changes.
+    assert.ok((await read()).reused);
+    await page.setViewportSize({ width: 500, height: 700 });
+    const narrow = await read();
+    assert.ok(narrow.read, "a resized window is read anew");
+    assert.doesNotMatch(narrow.text, /ferry timetable/);
+
+    // The pointer opens a menu (`:hover`): nothing in the document changes either, yet it shows.
+    await page.hover("#menu");
+    const hovered = await read();
+    assert.ok(hovered.read, "a hover is read anew");
+    assert.match(hovered.text, /returns desk/);
+  });
+});
+
 describe("an observation", () => {
   it("waits for the page, then takes its screenshot, readable text and element list in one action", { timeout: 30_000 }, async () => {
     const { taskId } = await startTask(h, `${h.a}/article.html?observe`);

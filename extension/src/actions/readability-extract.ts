@@ -7,23 +7,22 @@ import type { UploadWait } from "../artifacts.ts";
 import { utf8 } from "../image.ts";
 import { ActionError, errorText, MAX_RESULT_BYTES } from "../results.ts";
 import type { ActionSuccess } from "../results.ts";
+import type { ReadabilityPage } from "../readability-page.ts";
 import { timeline } from "../timeline.ts";
 import type { Handler, TabContext } from "./handler.ts";
-
-type Page = { title: string; text: string; markdown: string; article: boolean };
 
 /**
  * The readable text of a tab's top frame (Readability and Turndown, injected on demand: once
  * per document — a page read again, after each step, runs what it already has).
  */
-export async function readPage(tabId: number): Promise<Page> {
-  let page: Page | null | undefined;
+export async function readPage(tabId: number): Promise<ReadabilityPage> {
+  let page: ReadabilityPage | null | undefined;
   const read = async () => {
     const [run] = await chrome.scripting.executeScript({
       target: { tabId, frameIds: [0] },
       func: () => (globalThis as unknown as { __mimoReadability?(): unknown }).__mimoReadability?.() ?? null,
     });
-    return run?.result as Page | null | undefined;
+    return run?.result as ReadabilityPage | null | undefined;
   };
   try {
     page = await read();
@@ -45,7 +44,10 @@ export const browserReadabilityExtract: Handler<"browser_readability_extract"> =
 /** The tab's readable text, inline when small enough, stored in R2; the result comes when the upload is `wait`ed for. */
 export async function readableText(ctx: TabContext, wait: UploadWait): Promise<ActionSuccess> {
   const stages = timeline(ctx.action);
-  const page = await stages.part("text.read", () => readPage(ctx.tabId));
+  const reading = performance.now();
+  const page = await readPage(ctx.tabId);
+  // Given again: the page has not changed since it was last read (page-changes.ts).
+  stages.note(page.unchanged === true ? "text.unchanged" : "text.read", performance.now() - reading);
   const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];
   const textBytes = utf8(page.text).byteLength;
   if (textBytes > READABILITY_MAX_BYTES) {

@@ -12,7 +12,9 @@
 // (content/expectations.ts). The frame says what changed since the step began; the worker
 // judges the tab from every frame's answer (effects.ts).
 import type { FrameState, StepPurpose } from "../frame-protocol.ts";
+import { CHANGING_EVENTS, countPageChanges, pageChanged } from "../page-changes.ts";
 import { controlsDigest, countsForStep, expectedEffects, expectedKind, expectFrom, expectNothingYet } from "./expectations.ts";
+import { MASK_HOST_ID } from "./mask.ts";
 
 const OVERLAY_HOST = "mimo-overlay-host";
 /** The page's changes during the step, at places that do not change by themselves, that its kind counts. */
@@ -36,14 +38,15 @@ const RESTLESS_DEPTH = 4;
 /** Never restless: what everything hangs from (a page adding a script must not mute a modal). */
 const ROOTS = new Set(["HTML", "HEAD", "BODY"]);
 
-function isOverlay(node: Node): boolean {
-  return node instanceof Element && node.id === OVERLAY_HOST;
+/** The overlay, or the boxes that cover fields for the instant of a screenshot. */
+function isOurs(node: Node): boolean {
+  return node instanceof Element && (node.id === OVERLAY_HOST || node.id === MASK_HOST_ID);
 }
 
 function ours(record: MutationRecord): boolean {
   if (record.type === "attributes" && record.attributeName?.startsWith("data-mimo")) return true;
   const moved = [...Array.from(record.addedNodes), ...Array.from(record.removedNodes)];
-  if (moved.length > 0 && moved.every(isOverlay)) return true;
+  if (moved.length > 0 && moved.every(isOurs)) return true;
   const node = record.target;
   const el = node instanceof Element ? node : node.parentElement;
   return el !== null && (el.id === OVERLAY_HOST || el.closest(`#${OVERLAY_HOST}`) !== null);
@@ -78,10 +81,13 @@ export function watchChanges(): void {
     for (const record of records) {
       const place = ours(record) ? null : placeOf(record);
       if (place === null) continue;
+      pageChanged();
       if (stepSince === null) changedUnprompted(place, now);
       else if (!restless(place, now) && countsForStep(record, place)) changes++;
     }
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  countPageChanges();
+  for (const type of CHANGING_EVENTS) addEventListener(type, pageChanged, { capture: true, passive: true });
 }
 
 /** A step begins (`true`: its first look) or was judged (`false`). */

@@ -6,10 +6,11 @@
 // (`pageText`), the worker — the only one that knows the values — finds them in it, and the
 // elements showing those parts are covered too.
 import type { PiiKind } from "../../../protocol/ts/protocol.ts";
+import { pageChanged } from "../page-changes.ts";
 import { hasPii } from "../redact.ts";
 import { isSensitiveField } from "../secrets.ts";
 
-const MASK_HOST_ID = "__mimo_capture_mask";
+export const MASK_HOST_ID = "__mimo_capture_mask";
 const FIELDS = "input, textarea, select, [contenteditable]:not([contenteditable=false]), [data-sensitive], [data-mimo-secret]";
 const NOT_TEXT = new Set(["hidden", "submit", "button", "reset", "image", "checkbox", "radio", "file", "range", "color"]);
 
@@ -126,4 +127,6 @@ export function unmaskFields(): void {
 /** The element a secret was typed into is sensitive from now on (see `isSensitiveField`). */
 export function markSecret(el: Element): void {
   el.setAttribute("data-mimo-secret", "");
+  // Ours, so no change of the page's own; but what the page's text shows of the field is not.
+  pageChanged();
 }
