@@ -13,7 +13,8 @@ import type { Handler, TabContext } from "./handler.ts";
 
 /**
  * The readable text of a tab's top frame (Readability and Turndown, injected on demand: once
- * per document — a page read again, after each step, runs what it already has).
+ * per document — a page read again, after each step, runs what it already has, and gives the
+ * same text without reading while the page has not changed: `unchanged`, page-changes.ts).
  */
 export async function readPage(tabId: number): Promise<ReadabilityPage> {
   let page: ReadabilityPage | null | undefined;
