@@ -40,7 +40,11 @@ async function failure(what: string, res: Response): Promise<ActionError> {
   return new ActionError("PAGE_PREP_FAILED", `${what} failed: ${res.status} ${body.slice(0, 200)}`, true);
 }
 
-export type UploadRequest = { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string };
+/**
+ * `gzip`: the body goes (and is stored) gzip-compressed, as `application/gzip`, after the
+ * evidence filter has read it as `contentType`.
+ */
+export type UploadRequest = { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string; gzip?: boolean };
 export type Uploaded = { artifactId: string; url: string };
 
 /**
@@ -74,7 +78,13 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
     const clean = evidenceText(text, await policyOf(request.taskId));
     if (clean !== text) body = new TextEncoder().encode(clean);
   }
-  const presign: PresignRequest = { ...request, contentLength: body.byteLength };
+  let contentType = request.contentType;
+  if (request.gzip === true) {
+    body = await gzip(body);
+    contentType = "application/gzip";
+  }
+  const { taskId, kind, actionId } = request;
+  const presign: PresignRequest = { taskId, kind, contentType, ...(actionId !== undefined ? { actionId } : {}), contentLength: body.byteLength };
   const refused = (error: unknown): ActionError => {
     if (error instanceof ActionError) return error;
     const why = timedOut(error) ? `the server did not answer within ${REQUEST_MS / 1000} s (${TRANSFER_MS / 1000} s for the upload)` : error instanceof Error ? error.message : String(error);
@@ -100,7 +110,7 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
     // server and stored is refused the next time (403 from the Worker, 412 from R2), and then
     // only the server knows whether it is stored.
     let again = false;
-    let res = await fetchRetrying(grant.uploadUrl, () => ({ method: "PUT", headers: { "content-type": request.contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) }), () => (again = true));
+    let res = await fetchRetrying(grant.uploadUrl, () => ({ method: "PUT", headers: { "content-type": contentType, "if-none-match": "*" }, body: body as BodyInit, signal: AbortSignal.timeout(TRANSFER_MS) }), () => (again = true));
     // 201: the Worker stored it and told the task; the grant's download URL serves it.
     if (res.status === 201) return grant.downloadUrl;
     if (res.status !== 200 && !(again && (res.status === 403 || res.status === 412))) throw await failure("the upload", res);
@@ -114,6 +124,11 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
   // Awaited by the caller, later: not an unhandled rejection in the meantime.
   stored.catch(() => undefined);
   return { artifactId: grant.artifactId, downloadUrl: grant.downloadUrl, stored };
+}
+
+/** `bytes` gzip-compressed (the browser's own zlib). */
+async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(new Blob([bytes as BlobPart]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
 }
 
 /** The bytes of a stored artifact of one of this extension's tasks, at most `maxBytes`. */

@@ -159,6 +159,8 @@ fn file_extension(media_type: &str) -> Option<&'static str> {
         "application/json" => "json",
         "application/pdf" => "pdf",
         "application/zip" => "zip",
+        // Only a DOM index is stored compressed.
+        "application/gzip" => "json.gz",
         _ => return None,
     })
 }
@@ -405,6 +407,10 @@ mod tests {
             (
                 "application/json",
                 format!("attachment; filename=\"{name}.json\""),
+            ),
+            (
+                "application/gzip",
+                format!("attachment; filename=\"{name}.json.gz\""),
             ),
             (
                 "application/pdf",

@@ -4,6 +4,7 @@
 // and each error code comes from a case made for it.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { gunzipSync } from "node:zlib";
 import type { DomElement, DomIndexResult, TaskStartResult } from "../../protocol/ts/protocol.ts";
 import { newTask, sleep, WebClient } from "../support/clients.ts";
 import { act, downloadArtifact, extensionStorage, fails, fixtureRequests, logged, ok, pageAt, pageLog, refused, serviceWorker, startHarness, startTask } from "./harness.ts";
@@ -748,8 +749,12 @@ describe("a 10,000-element page", () => {
     assert.match(warnings.join("; "), new RegExp(`whole index is in artifact ${result.artifactId}`));
     const res = await downloadArtifact(h, result.artifactId);
     assert.equal(res.status, 200);
-    assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
-    const stored = (await res.json()) as DomIndexResult;
+    // Stored gzip-compressed (a tenth of the JSON's size), and saved as such.
+    assert.equal(res.headers.get("content-type"), "application/gzip");
+    assert.match(res.headers.get("content-disposition") ?? "", /^attachment; filename=".*\.json\.gz"$/);
+    const packed = new Uint8Array(await res.arrayBuffer());
+    const stored = JSON.parse(gunzipSync(packed).toString("utf8")) as DomIndexResult;
+    assert.ok(packed.byteLength * 4 < JSON.stringify(stored).length, `compressed: ${packed.byteLength} bytes`);
     // 2,000 rows of a button, a link and an input: every one, with its click id, xpath and text line.
     assert.equal(stored.elements.length, 6000);
     assert.equal(stored.artifactId, undefined, "the artifact is the whole index itself");

@@ -196,6 +196,7 @@ describe("artifact downloads", () => {
       ["readability", "text/markdown", "text/markdown", "attachment; filename=\"ID.md\""],
       ["readability", "text/plain", "text/plain", "attachment; filename=\"ID.txt\""],
       ["dom_index", "application/json", "application/json", "attachment; filename=\"ID.json\""],
+      ["dom_index", "application/gzip", "application/gzip", "attachment; filename=\"ID.json.gz\""],
       ["attachment", "application/pdf", "application/pdf", "attachment; filename=\"ID.pdf\""],
       ["attachment", "application/msword", "application/msword", "attachment; filename=\"ID\""],
     ];
@@ -285,10 +286,15 @@ describe("artifact refusals", () => {
     res = await presign({ ...ok, kind: "readability", contentType: "text/markdown", contentLength: 2 * 1024 * 1024 + 1 });
     assert.equal(res.status, 413);
     assert.equal(await errorCode(res), "READABILITY_TOO_LARGE");
-    // A whole DOM index: JSON only, up to its own limit.
+    // A whole DOM index: JSON, plain or gzip-compressed, only, up to its own limit (of what
+    // is stored); no other kind takes a gzip file.
     const index: PresignRequest = { ...ok, kind: "dom_index", contentType: "application/json" };
     assert.equal((await presign(index)).status, 200);
+    assert.equal((await presign({ ...index, contentType: "application/gzip" })).status, 200);
     assert.equal((await presign({ ...index, contentType: "text/html" })).status, 415);
+    for (const kind of ["screenshot", "html", "readability", "attachment"] as const) {
+      assert.equal((await presign({ ...ok, kind, contentType: "application/gzip", ...(kind === "attachment" ? { name: "a.gz" } : {}) })).status, 415, kind);
+    }
     res = await presign({ ...index, contentLength: DOM_INDEX_MAX_BYTES + 1 });
     assert.equal(res.status, 413);
     assert.equal(await errorCode(res), "PAYLOAD_TOO_LARGE");

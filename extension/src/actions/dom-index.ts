@@ -2,7 +2,7 @@
 // cross-origin, not those of sites the person has not allowed) and what accepts a drop
 // (drop-zones.ts), numbered with click ids, and
 // the compact text form for the model. An index too large for one message is stored whole in
-// R2 and the message carries what fits.
+// R2 (gzip-compressed JSON) and the message carries what fits.
 import { DOM_INDEX_MAX_BYTES } from "../../../protocol/ts/protocol.ts";
 import type { DomElement, DomIndexResult, ScanScope } from "../../../protocol/ts/protocol.ts";
 import { startUpload } from "../artifacts.ts";
@@ -122,7 +122,7 @@ export async function indexPage(ctx: TabContext, request: IndexRequest): Promise
   } else {
     const storeStarted = performance.now();
     try {
-      const started = await startUpload(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "dom_index", contentType: "application/json", actionId: ctx.action.actionId }, json);
+      const started = await startUpload(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "dom_index", contentType: "application/json", actionId: ctx.action.actionId, gzip: true }, json);
       artifactId = started.artifactId;
       storing = started.stored.finally(() => stages.note("index.store", performance.now() - storeStarted));
     } catch (error) {
