@@ -42,9 +42,28 @@ async function failure(what: string, res: Response): Promise<ActionError> {
 
 /**
  * `gzip`: the body goes (and is stored) gzip-compressed, as `application/gzip`, after the
- * evidence filter has read it as `contentType`.
+ * evidence filter has read it as `contentType`. `reuse`: the same bytes as this task's last
+ * upload of the kind (as filtered) are not uploaded again; that artifact is given again.
  */
-export type UploadRequest = { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string; gzip?: boolean };
+export type UploadRequest = { taskId: string; kind: ArtifactKind; contentType: string; actionId?: string; gzip?: boolean; reuse?: boolean };
+
+/**
+ * How long an upload is given again for the same bytes: well within its download URL's life
+ * (5 minutes), and what a run's steps on one page take.
+ */
+const REUSE_MS = 4 * 60_000;
+
+type Started = { artifactId: string; downloadUrl: string; stored: Promise<string> };
+
+/** The last `reuse` upload of each task and kind: its filtered bytes' digest, when, and what it gave. */
+const lastUploads = new Map<string, Started & { digest: string; at: number }>();
+const MAX_LAST_UPLOADS = 64;
+
+async function digestOf(bytes: Uint8Array): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export type Uploaded = { artifactId: string; url: string };
 
 /**
@@ -68,7 +87,7 @@ export async function uploadArtifact(server: ServerAccess, request: UploadReques
  * its way; `stored` resolves with the download URL once it is stored. Whoever has other work to
  * do meanwhile does it before awaiting `stored`.
  */
-export async function startUpload(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<{ artifactId: string; downloadUrl: string; stored: Promise<string> }> {
+export async function startUpload(server: ServerAccess, request: UploadRequest, body: Uint8Array): Promise<Started> {
   const base = server.serverUrl.replace(/\/+$/, "");
   const auth = { authorization: `Bearer ${server.token}` };
   // Evidence is filtered here, for every kind of text artifact: secrets, and personal data
@@ -78,6 +97,12 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
     const clean = evidenceText(text, await policyOf(request.taskId));
     if (clean !== text) body = new TextEncoder().encode(clean);
   }
+  // The same text as the step before (a scroll, a click that changed nothing said): the
+  // artifact already stored holds it. Keyed by the task, never shared between tasks.
+  const reuseKey = request.reuse === true ? `${request.taskId} ${request.kind} ${request.contentType}` : undefined;
+  const digest = reuseKey !== undefined ? await digestOf(body) : "";
+  const last = reuseKey !== undefined ? lastUploads.get(reuseKey) : undefined;
+  if (last !== undefined && last.digest === digest && Date.now() - last.at < REUSE_MS) return { artifactId: last.artifactId, downloadUrl: last.downloadUrl, stored: last.stored };
   let contentType = request.contentType;
   if (request.gzip === true) {
     body = await gzip(body);
@@ -121,9 +146,18 @@ export async function startUpload(server: ServerAccess, request: UploadRequest, 
     return ((await res.json()) as DownloadResponse).downloadUrl;
   };
   const stored = put().catch((error: unknown) => Promise.reject(refused(error)));
+  const started = { artifactId: grant.artifactId, downloadUrl: grant.downloadUrl, stored };
+  if (reuseKey !== undefined) {
+    const entry = { ...started, digest, at: Date.now() };
+    lastUploads.delete(reuseKey);
+    lastUploads.set(reuseKey, entry);
+    if (lastUploads.size > MAX_LAST_UPLOADS) lastUploads.delete(lastUploads.keys().next().value!);
+    // An upload that failed is never given again.
+    stored.catch(() => lastUploads.get(reuseKey) === entry && lastUploads.delete(reuseKey));
+  }
   // Awaited by the caller, later: not an unhandled rejection in the meantime.
   stored.catch(() => undefined);
-  return { artifactId: grant.artifactId, downloadUrl: grant.downloadUrl, stored };
+  return started;
 }
 
 /** `bytes` gzip-compressed (the browser's own zlib). */

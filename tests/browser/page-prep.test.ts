@@ -94,7 +94,7 @@ describe("readable text of a page that did not change", () => {
     const read = async () => {
       const { result, record } = await ok<ReadabilityResult>(h, taskId, { name: "browser_readability_extract", params: {} });
       const stages = (record.outcome?.timings ?? []).map((t) => t.stage);
-      return { text: result.text!, reused: stages.includes("text.unchanged"), read: stages.includes("text.read") };
+      return { text: result.text!, markdown: result.markdown!, artifactId: result.artifactId!, reused: stages.includes("text.unchanged"), read: stages.includes("text.read") };
     };
     const first = await read();
     assert.ok(first.read && !first.reused);
@@ -106,11 +106,27 @@ describe("readable text of a page that did not change", () => {
     const again = await read();
     assert.ok(again.reused, "an unchanged page is not read again");
     assert.equal(again.text, first.text);
+    // Nor is its text stored again: the artifact that holds it is given again.
+    assert.equal(again.artifactId, first.artifactId);
+    assert.equal(await (await download(again.artifactId)).text(), first.markdown);
+    // A change a person cannot read (an attribute): read anew, the same text, the same artifact.
+    await page.evaluate(() => (document.body.dataset.seen = "1"));
+    const same = await read();
+    assert.ok(same.read && !same.reused);
+    assert.equal(same.artifactId, first.artifactId);
+    // Another task on the same page never shares this task's artifact.
+    const other = await startTask(h, `${h.a}/changing-text.html`);
+    const theirs = await ok<ReadabilityResult>(h, other.taskId, { name: "browser_readability_extract", params: {} });
+    assert.equal(theirs.result.text, first.text);
+    assert.notEqual(theirs.result.artifactId, first.artifactId);
+    assert.ok(theirs.result.artifactId!.startsWith(other.taskId), theirs.result.artifactId);
 
     // The page's own text changes.
     await page.evaluate(() => (document.getElementById("hours")!.textContent = "Open from ten to six."));
     const changed = await read();
     assert.ok(changed.read && !changed.reused);
+    assert.notEqual(changed.artifactId, first.artifactId, "other text is stored anew");
+    assert.match(await (await download(changed.artifactId)).text(), /ten to six/);
     assert.match(changed.text, /ten to six/);
     assert.doesNotMatch(changed.text, /nine to five/);
     assert.ok((await read()).reused);

@@ -57,7 +57,7 @@ export async function readableText(ctx: TabContext, wait: UploadWait): Promise<A
   const markdown = utf8(page.markdown);
   const stored = markdown.byteLength <= READABILITY_MAX_BYTES ? { body: markdown, contentType: "text/markdown; charset=utf-8" } : { body: utf8(page.text), contentType: "text/plain; charset=utf-8" };
   const uploaded = await stages.part("text.upload", async () =>
-    uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId }, stored.body, wait),
+    uploadArtifact(await ctx.deps.server(), { taskId: ctx.task.taskId, kind: "readability", contentType: stored.contentType, actionId: ctx.action.actionId, reuse: true }, stored.body, wait),
   );
   const result: ReadabilityResult = { artifactId: uploaded.artifactId, title: page.title, contentLengthBytes: textBytes, truncated: false };
   if (textBytes >= READABILITY_INLINE_LIMIT_BYTES) {
