@@ -19,6 +19,7 @@ import { confirmationRequested, confirmationSettled } from "./confirmations.ts";
 import { fromExtensionPage, isPageMessage, refused } from "./messages.ts";
 import { ensureContentScript, forgetAllowedRequests, siteAllowed } from "./site-access.ts";
 import { loadServerAccess, SETTING_KEYS } from "./storage.ts";
+import type { ServerAccess } from "./storage.ts";
 import { BrowserSync } from "./sync.ts";
 import type { BrowserReader } from "./sync.ts";
 import type { ChromeState } from "./snapshot.ts";
@@ -96,13 +97,31 @@ chrome.debugger.onDetach.addListener((source) => {
   if (source.tabId !== undefined) dialogs.closed(source.tabId);
 });
 const newTabs = new NewTabs();
+
+/**
+ * Where the server is and this browser's credential, read once and kept until a setting or the
+ * credential changes (SETTING_KEYS, below): every action and every upload asks for it, and
+ * reading the vault took a few ms of each. A read that failed is not kept.
+ */
+let serverAccess: Promise<ServerAccess> | undefined;
+function server(): Promise<ServerAccess> {
+  if (serverAccess === undefined) {
+    const reading = loadServerAccess();
+    serverAccess = reading;
+    reading.catch(() => {
+      if (serverAccess === reading) serverAccess = undefined;
+    });
+  }
+  return serverAccess;
+}
+
 const executor = new Executor({
   tasks,
   cdp,
   dialogs,
   newTabs,
   bridge,
-  server: loadServerAccess,
+  server,
   now: () => Date.now(),
 });
 
@@ -277,7 +296,10 @@ chrome.tabGroups.onUpdated.addListener((group) => sync.groupChanged(group));
 chrome.tabGroups.onRemoved.addListener((group) => sync.groupRemoved(group.id));
 
 chrome.storage.onChanged.addListener((changes, area) => {
-  if (area === "local" && SETTING_KEYS.some((key) => key in changes)) connection.restart();
+  if (area === "local" && SETTING_KEYS.some((key) => key in changes)) {
+    serverAccess = undefined;
+    connection.restart();
+  }
   if (area === "local" && BRIDGE_SETTING_KEYS.some((key) => key in changes)) void bridge.restart();
 });
 

@@ -5,9 +5,9 @@
 // the side panel.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { BrowserAction, DomIndexResult, ExtensionMessage, ServerToExtension } from "../../protocol/ts/protocol.ts";
+import type { BrowserAction, DomIndexResult, ExtensionMessage, ScreenshotResult, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { sleep } from "../support/clients.ts";
-import { act, extensionCredential, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
+import { act, downloadArtifact, extensionCredential, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pairFromOptions, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -301,5 +301,25 @@ describe("the side panel", () => {
 
   it("logged no errors or warnings on the way", () => {
     assert.deepEqual(h.logs, []);
+  });
+});
+
+describe("a new pairing", () => {
+  it("is what the next upload uses: the server and credential are read again when they change", { timeout: 60_000 }, async () => {
+    const { taskId } = await startTask(h, `${h.a}/buttons.html`);
+    // Read once and kept: the service worker does not read its vault for every action.
+    await ok(h, taskId, { name: "browser_screenshot", params: {} });
+    const before = (await extensionCredential(h.options))!;
+    const auth = { authorization: `Bearer ${h.mimo.token}` };
+    assert.equal((await fetch(`${h.mimo.url}/api/extension/${before.clientId}`, { method: "DELETE", headers: auth })).status, 200);
+    await h.options.locator('#status[data-state="offline"]').waitFor({ timeout: 10_000 });
+    await pairFromOptions(h.mimo, h.options);
+    await h.options.locator('#status[data-state="online"]').waitFor({ timeout: 15_000 });
+    const paired = (await extensionCredential(h.options))!;
+    assert.notEqual(paired.token, before.token, "the revoked credential was replaced");
+    // Uploaded with the new credential: the revoked one would be refused.
+    const again = await startTask(h, `${h.a}/buttons.html?again`);
+    const { result } = await ok<ScreenshotResult>(h, again.taskId, { name: "browser_screenshot", params: {} });
+    assert.equal((await downloadArtifact(h, result.artifactId)).status, 200);
   });
 });
