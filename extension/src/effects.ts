@@ -40,11 +40,13 @@ export type TabLook = { url: string; status: string; title: string; frames: Map<
  * changes from now on, but not at places that change by themselves: content/changes.ts).
  */
 export async function tabState(tabId: number, step?: true): Promise<TabLook> {
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (tab === null) return "closed";
-  const frames = await allFrames(tabId);
   const request: FrameRequest = step === undefined ? { op: "state" } : { op: "state", step };
-  const states = await Promise.all(frames.map(async (f) => [f.frameId, { parent: f.parentFrameId, state: await frameLook<FrameState>(tabId, f.frameId, request) }] as const));
+  // The tab, its frames and the top frame's state asked at once: each is a round trip, and the
+  // top frame is always there (most pages have no other).
+  const top = frameLook<FrameState>(tabId, 0, request);
+  const [tab, frames] = await Promise.all([chrome.tabs.get(tabId).catch(() => null), allFrames(tabId)]);
+  if (tab === null) return "closed";
+  const states = await Promise.all(frames.map(async (f) => [f.frameId, { parent: f.parentFrameId, state: await (f.frameId === 0 ? top : frameLook<FrameState>(tabId, f.frameId, request)) }] as const));
   return { url: `${tab.url}|${tab.pendingUrl ?? ""}`, status: tab.status ?? "", title: tab.title ?? "", frames: new Map(states) };
 }
 
