@@ -5,6 +5,7 @@
 import type { ArtifactKind, DownloadResponse, PresignRequest, PresignResponse } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
 import { evidenceText, isTextual, policyOf } from "./evidence.ts";
+import { toHex } from "./image.ts";
 import { timedOut } from "./bounded.ts";
 import { sleep } from "./loading.ts";
 import { ActionError } from "./results.ts";
@@ -60,8 +61,7 @@ const lastUploads = new Map<string, Started & { digest: string; at: number }>();
 const MAX_LAST_UPLOADS = 64;
 
 async function digestOf(bytes: Uint8Array): Promise<string> {
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
-  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource)));
 }
 
 export type Uploaded = { artifactId: string; url: string };

@@ -12,6 +12,7 @@
 // is the same in the service worker and in a test.
 import type { BridgeInfo, BridgeMessage, BridgeRequest, Invoke, InvokeResult } from "../../protocol/ts/protocol.ts";
 import { backoffDelay } from "./backoff.ts";
+import { toHex } from "./image.ts";
 
 /** Where the bridge listens unless the person says otherwise (`mimo-bridge --port`). */
 export const DEFAULT_BRIDGE_URL = "ws://127.0.0.1:8765";
@@ -68,7 +69,6 @@ function proofMessage(side: "bridge" | "client", clientNonce: string, bridgeNonc
   return new TextEncoder().encode(`mimo-bridge v1 ${side}\n${clientNonce}\n${bridgeNonce}`);
 }
 
-const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
 function fromHex(text: string): Uint8Array<ArrayBuffer> | null {
   if (!/^(?:[0-9a-f]{2})*$/.test(text)) return null;

@@ -1,4 +1,4 @@
-// Image bytes: base64 (as CDP and data URLs carry them) and the size in a PNG or JPEG header.
+// Image bytes: base64 (as CDP and data URLs carry them), hex, and the size in a PNG or JPEG header.
 // Pure: tested under node:test.
 
 export function base64ToBytes(base64: string): Uint8Array {
@@ -34,6 +34,11 @@ export function bytesToBase64(bytes: Uint8Array): string {
   const CHUNK = 0x8000;
   for (let i = 0; i < bytes.length; i += CHUNK) binary += String.fromCharCode(...bytes.subarray(i, i + CHUNK));
   return btoa(binary);
+}
+
+/** Lowercase hex, two digits a byte (nonces, digests). */
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 export function utf8(text: string): Uint8Array {
