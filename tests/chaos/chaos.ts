@@ -111,13 +111,16 @@ async function chaosHooks(h: Harness, call: "dropSocket" | "chaos", arg?: unknow
 }
 
 /** The web app's side of a run: its socket, and the goal it sent (with its own message id). */
-type WebSide = { socket: WebClient; goal: FrontendMessage };
+/** `earlier`: what the sockets it replaced received (the new one resumes after their last event). */
+type WebSide = { socket: WebClient; goal: FrontendMessage; earlier: EventEnvelope[] };
 
 /**
  * Connects again from the last event seen, as the web app does, and sends the goal again: the
  * first one may have died with the old socket, and the server stores a message id once.
  */
 async function reconnect(h: Harness, taskId: string, web: WebSide): Promise<void> {
+  // The outcome may have come just before the old socket closed: the new one never sees it again.
+  web.earlier.push(...(web.socket.received as EventEnvelope[]));
   web.socket = await WebClient.connect(h.mimo, taskId, web.socket.lastSeq());
   web.socket.send(web.goal);
 }
@@ -234,14 +237,14 @@ export async function chaosRun(h: Harness, seed: number): Promise<RunReport> {
   h.mimo.llm.script(turnsWithTrouble(shop, random, faults));
   const taskId = await newTask(h.mimo);
   const goal: FrontendMessage = { type: "user_message", content: `Open ${shop}, find the blue mug and add two to the cart`, clientMessageId: `goal-${seed}` };
-  const web: WebSide = { socket: await WebClient.connect(h.mimo, taskId), goal };
+  const web: WebSide = { socket: await WebClient.connect(h.mimo, taskId), goal, earlier: [] };
   web.socket.send(goal);
 
   // Two to four faults at random moments of the run (it takes a few seconds).
   const strikes = 2 + Math.floor(random() * 3);
   const plan = Array.from({ length: strikes }, () => ({ at: random() * 6_000, fault: FAULTS[Math.floor(random() * FAULTS.length)]! })).sort((a, b) => a.at - b.at);
   let output: (Output & EventEnvelope) | undefined;
-  const finished = () => web.socket.received.find((e) => e.type === "structuredOutput") as (Output & EventEnvelope) | undefined;
+  const finished = () => [...web.earlier, ...web.socket.received].find((e) => e.type === "structuredOutput") as (Output & EventEnvelope) | undefined;
   for (const { at, fault } of plan) {
     const wait = started + at - Date.now();
     if (wait > 0) await sleep(wait);
