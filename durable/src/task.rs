@@ -619,8 +619,14 @@ impl TaskCoordinator {
 
     async fn effect(&self, effect: Effect) -> Result<Followup> {
         match effect {
-            Effect::CallLlm(call) => Ok(Followup::Effects(self.call_llm(call).await?)),
+            // A new title or status reaches the session list before a model call, however long
+            // it streams (the rest is reported once the input's work is done, in `handle`).
+            Effect::CallLlm(call) => {
+                self.report_to_index().await;
+                Ok(Followup::Effects(self.call_llm(call).await?))
+            }
             Effect::AskModel { purpose, messages } => {
+                self.report_to_index().await;
                 let (text, usage) = self.ask_model(&messages).await;
                 Ok(Followup::Input(Box::new(Input::ModelAnswered {
                     purpose,
@@ -683,11 +689,11 @@ impl TaskCoordinator {
                 }
                 Ok(Followup::Nothing)
             }
+            // Not reported to the session list here: that is a call to another object, which
+            // an action dispatched after this save (a developer API action starting the task
+            // running) would wait for.
             Effect::SaveTask(record) => {
                 self.store.save_task(&record)?;
-                // A new title or status reaches the session list before the model call that
-                // may follow, however long it streams.
-                self.report_to_index().await;
                 Ok(Followup::Nothing)
             }
             Effect::WakeAt(at) => {
