@@ -340,6 +340,14 @@ export async function signedInApp(context: BrowserContext, url: string, token: s
   return app;
 }
 
+/**
+ * Waits until the task tab's overlay has been placed: it is placed at the frame after it is
+ * drawn (unseen until then), and animation frame callbacks run in the order they were asked for.
+ */
+export async function overlayPlaced(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+}
+
 /** The Playwright page showing `url` (the task's tab, which the extension opened). */
 export async function pageAt(h: Harness, url: string, timeoutMs = 10_000): Promise<Page> {
   const deadline = Date.now() + timeoutMs;
@@ -460,6 +468,8 @@ export async function overlayHtml(page: Page): Promise<string | null> {
 
 /** Presses one of the overlay's buttons (`take`, `resume`, `stop`) as the person does: a real click where it is drawn. */
 export async function pressOverlay(page: Page, button: "take" | "resume" | "stop"): Promise<void> {
+  // Where a person sees it: not before it is placed.
+  await overlayPlaced(page);
   const at = await withOverlayRoot(page, async (cdp, rootId) => {
     const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: rootId, selector: `button.${button}` });
     assert.ok(nodeId !== 0, `the overlay has no ${button} button`);

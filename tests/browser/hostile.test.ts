@@ -17,7 +17,7 @@ import { after, before, describe, it } from "node:test";
 import type { CDPSession, Page } from "playwright-core";
 import type { DownloadResponse, PresignResponse, TaskStatus } from "../../protocol/ts/protocol.ts";
 import { api, sleep } from "../support/clients.ts";
-import { act, downloadArtifact, extensionCredential, extensionStorage, ok, pressOverlay, startHarness, startTask } from "./harness.ts";
+import { act, downloadArtifact, extensionCredential, extensionStorage, ok, overlayPlaced, pressOverlay, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -241,6 +241,7 @@ describe("the overlay against the page", () => {
     const held = act(h, taskId, { name: "browser_scroll", params: { direction: "down" } });
 
     // The page: no way into the overlay, and its clicks are not the person's.
+    await overlayPlaced(page);
     const reach = await page.evaluate(() => {
       const host = document.getElementById("mimo-overlay-host")!;
       host.dispatchEvent(new MouseEvent("click", { bubbles: true, composed: true }));

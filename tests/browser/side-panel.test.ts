@@ -19,7 +19,7 @@ import type { Page } from "playwright-core";
 import { api, sleep } from "../support/clients.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
 import { ROOT } from "../support/mimo.ts";
-import { act, logged, serviceWorker, signedInApp, startHarness, startTask } from "./harness.ts";
+import { act, logged, overlayPlaced, serviceWorker, signedInApp, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 let h: Harness;
@@ -161,12 +161,14 @@ describe("the side panel", () => {
       );
     const running = act(h, taskId, { name: "browser_wait_for", params: { text: "never there", timeoutMs: 3_000 } });
     await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "ongoing", null, { timeout: 10_000 });
+    await overlayPlaced(page);
     assert.deepEqual(await reachable(), [], "the working label covers no control");
     // The person takes over with a click on the page's own control: it works, and so do the others.
     const chat = await page.locator("#chat").boundingBox();
     await page.mouse.click(chat!.x + chat!.width / 2, chat!.y + chat!.height / 2);
     await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "takeover", null, { timeout: 10_000 });
     await running;
+    await overlayPlaced(page);
     assert.deepEqual(await reachable(), [], "the takeover bar covers no control");
     await page.mouse.wheel(0, 400);
     await sleep(300);

@@ -152,7 +152,11 @@ export class Overlay {
       root.append(bar);
       this.#box = { el: bar, spots: EDGES };
     }
-    this.#place();
+    // Placed at the next frame, unseen (and not in the way of a click) until then: placing
+    // hit-tests the page, which costs a huge page tens of milliseconds that the action drawing
+    // it would otherwise wait for.
+    this.#box.el.style.visibility = "hidden";
+    this.#placeSoon();
   }
 
   #placeSoon(): void {
@@ -175,7 +179,7 @@ export class Overlay {
       top: s.vertical === "top" ? MARGIN : viewport.height - MARGIN - height,
     });
     const free = box.spots.map(at).find((p) => !this.#coversControl(p.left, p.top, width, height)) ?? at(box.spots[0]!);
-    Object.assign(box.el.style, { left: `${Math.max(0, free.left)}px`, top: `${Math.max(0, free.top)}px`, right: "auto", bottom: "auto", transform: "none" });
+    Object.assign(box.el.style, { left: `${Math.max(0, free.left)}px`, top: `${Math.max(0, free.top)}px`, right: "auto", bottom: "auto", transform: "none", visibility: "" });
   }
 
   /** Whether a control of the page shows anywhere in the box (sampled on a grid). */
