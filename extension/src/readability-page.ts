@@ -37,18 +37,27 @@ const TRANSPARENT = /^(transparent|rgba\(.*,\s*0\))$/;
  * (display, visibility, opacity, content-visibility), no size with its overflow cut, placed off
  * the page, text too small to read, or text in the colour of what is behind it.
  */
-function unseen(el: Element, backgrounds: Map<Element, string>): boolean {
+function unseen(el: Element, scroll: { x: number; y: number }, backgrounds: Map<Element, string>): boolean {
   if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return true;
   const rect = el.getBoundingClientRect();
   // Left of or above the page's origin: no scrolling brings it into view.
-  if (rect.right + scrollX <= 0 || rect.bottom + scrollY <= 0) return true;
+  if (rect.right + scroll.x <= 0 || rect.bottom + scroll.y <= 0) return true;
   const style = getComputedStyle(el);
   if (rect.width <= 1 && rect.height <= 1 && style.overflow !== "visible") return true;
-  if (style.clipPath === "inset(50%)" || style.clipPath === "inset(100%)") return true;
-  const ownText = Array.from(el.childNodes).some((n) => n.nodeType === Node.TEXT_NODE && (n.textContent ?? "").trim() !== "");
-  if (!ownText) return false;
-  if (parseFloat(style.fontSize) < 2 || TRANSPARENT.test(style.color)) return true;
-  return style.color === backgroundBehind(el, backgrounds);
+  const clip = style.clipPath;
+  if (clip === "inset(50%)" || clip === "inset(100%)") return true;
+  if (!hasOwnText(el)) return false;
+  const colour = style.color;
+  if (parseFloat(style.fontSize) < 2 || TRANSPARENT.test(colour)) return true;
+  return colour === backgroundBehind(el, backgrounds);
+}
+
+/** Whether `el` holds text of its own (not only in its children). Walked without a copy: this runs for every element. */
+function hasOwnText(el: Element): boolean {
+  for (let n = el.firstChild; n !== null; n = n.nextSibling) {
+    if (n.nodeType === Node.TEXT_NODE && (n.nodeValue ?? "").trim() !== "") return true;
+  }
+  return false;
 }
 
 /** The colour painted behind `el`: its own background or the nearest ancestor's (white at the top). */
@@ -72,9 +81,10 @@ function visibleClone(): Document {
   const copies = clone.body === null ? [] : Array.from(clone.body.querySelectorAll("*"));
   if (live.length === copies.length) {
     const backgrounds = new Map<Element, string>();
+    const scroll = { x: scrollX, y: scrollY };
     const unseenCopies: Element[] = [];
     for (let i = 0; i < live.length; i++) {
-      if (!unseen(live[i], backgrounds)) continue;
+      if (!unseen(live[i], scroll, backgrounds)) continue;
       unseenCopies.push(copies[i]);
       // Everything inside goes with it.
       while (i + 1 < live.length && live[i].contains(live[i + 1])) i++;
@@ -85,14 +95,15 @@ function visibleClone(): Document {
   return clone;
 }
 
-/** Text of some HTML, parsed inertly (nothing loads), with block elements on their own lines. */
-function plainText(html: string): string {
-  const doc = new DOMParser().parseFromString(html, "text/html");
-  for (const el of Array.from(doc.body.querySelectorAll("td, th"))) el.append(doc.createTextNode(" | "));
-  for (const el of Array.from(doc.body.querySelectorAll("p, div, section, article, li, h1, h2, h3, h4, h5, h6, tr, br, pre, blockquote"))) {
+/** The text of what `content` holds (a copy of it is marked up), with block elements on their own lines. */
+function plainText(content: Element): string {
+  const root = content.cloneNode(true) as Element;
+  const doc = root.ownerDocument;
+  for (const el of Array.from(root.querySelectorAll("td, th"))) el.append(doc.createTextNode(" | "));
+  for (const el of Array.from(root.querySelectorAll("p, div, section, article, li, h1, h2, h3, h4, h5, h6, tr, br, pre, blockquote"))) {
     el.append(doc.createTextNode("\n"));
   }
-  return (doc.body.textContent ?? "").replace(/[ \t]+/g, " ").replace(/ ?\n ?/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
+  return (root.textContent ?? "").replace(/[ \t]+/g, " ").replace(/ ?\n ?/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
 }
 
 /** The page's text last read, and what it was read at. */
@@ -119,8 +130,10 @@ function read(): ReadabilityPage {
   const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced" });
   turndown.use(tables);
   turndown.remove(["script", "style", "noscript"]);
-  const article = new Readability(visible.cloneNode(true) as Document).parse();
-  if (article !== null && article.content) {
+  // The article as an element, not HTML: the text and the markdown are read from it without
+  // writing it out and parsing it again, twice.
+  const article = new Readability(visible.cloneNode(true) as Document, { serializer: (node) => node as HTMLElement }).parse();
+  if (article?.content && article.content.hasChildNodes()) {
     return {
       title: article.title ?? document.title,
       text: plainText(article.content),
@@ -129,6 +142,7 @@ function read(): ReadabilityPage {
     };
   }
   // No article: the whole body as the page shows it.
-  const html = visible.body?.innerHTML ?? "";
-  return { title: document.title, text: plainText(html), markdown: turndown.turndown(html), article: false };
+  const body = visible.body;
+  if (body === null) return { title: document.title, text: "", markdown: "", article: false };
+  return { title: document.title, text: plainText(body), markdown: turndown.turndown(body), article: false };
 }
