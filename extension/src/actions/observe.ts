@@ -1,6 +1,6 @@
 // browser_observe: the page as the model is shown it after each step, in one round trip. It
 // waits for the page to load (a page that does not is captured as it is, saying so), then takes
-// the screenshot, the readable text and the element list at once — each part by its own
+// the element list, and the screenshot and the readable text at once — each part by its own
 // action's handler, each succeeding or failing on its own (a capture that failed in a way that
 // may pass is tried once more). Together they fit one message: the element list is fitted to
 // what the others leave, and readable text that would not fit stays in its artifact. A reader
@@ -48,18 +48,16 @@ export const browserObserve: Handler<"browser_observe"> = {
     const stages = timeline(ctx.action);
     stages.mark("load");
     const wait = params.waitStored === false ? "granted" : "stored";
-    // The capture first, the page's own thread left to it (masking fields, drawing the frame):
-    // the text and the element list, which keep that thread busy, start once it is taken,
-    // while the image is stored.
-    let captured!: () => void;
-    const taken = new Promise<void>((resolve) => (captured = resolve));
-    const shooting = stages.part("act.screenshot", () => part<ScreenshotResult>(() => takeScreenshot(ctx, false, wait, captured), true));
-    await Promise.race([taken, shooting]);
-    const [screenshot, readability, domIndex] = await Promise.all([
-      shooting,
-      stages.part("act.readability", () => part<ReadabilityResult>(() => readableText(ctx, wait), true)),
-      stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, { scope: "viewport", attr: DEFAULT_CLICK_ATTR, xpathScan: false, budget: MAX_RESULT_BYTES - BESIDE_INDEX_BYTES }), false)),
-    ]);
+    // Each part keeps the page's own thread busy for a while: the element list first (the
+    // shortest), then the capture (masking fields, drawing a frame), and the readable text (the
+    // longest) once that frame is drawn — the image is read back, encoded and stored meanwhile,
+    // off that thread.
+    const domIndex = await stages.part("act.index", () => part<DomIndexResult>(() => indexPage(ctx, { scope: "viewport", attr: DEFAULT_CLICK_ATTR, xpathScan: false, budget: MAX_RESULT_BYTES - BESIDE_INDEX_BYTES }), false));
+    let capturing!: () => void;
+    const asked = new Promise<void>((resolve) => (capturing = resolve));
+    const shooting = stages.part("act.screenshot", () => part<ScreenshotResult>(() => takeScreenshot(ctx, false, wait, capturing), true));
+    await Promise.race([asked, shooting]);
+    const [screenshot, readability] = await Promise.all([shooting, stages.part("act.readability", () => part<ReadabilityResult>(() => readableText(ctx, wait, true), true))]);
     // A tab that closed while it was looked at has nothing to show either: the executor looks
     // again where the task goes on.
     const closed = [screenshot, readability, domIndex].some((p) => p.error?.code === "TASK_TAB_CLOSED");

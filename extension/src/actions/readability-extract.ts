@@ -11,17 +11,44 @@ import type { ReadabilityPage } from "../readability-page.ts";
 import { timeline } from "../timeline.ts";
 import type { Handler, TabContext } from "./handler.ts";
 
+/** How long a reading that waits for the page's next frame waits at most. */
+const FRAME_WAIT_MS = 100;
+
 /**
  * The readable text of a tab's top frame (Readability and Turndown, injected on demand: once
  * per document — a page read again, after each step, runs what it already has, and gives the
  * same text without reading while the page has not changed: `unchanged`, page-changes.ts).
+ * `afterFrame`: read once the page has drawn its next frame.
  */
-export async function readPage(tabId: number): Promise<ReadabilityPage> {
+export async function readPage(tabId: number, afterFrame = false): Promise<ReadabilityPage> {
   let page: ReadabilityPage | null | undefined;
   const read = async () => {
     const [run] = await chrome.scripting.executeScript({
       target: { tabId, frameIds: [0] },
-      func: () => (globalThis as unknown as { __mimoReadability?(): unknown }).__mimoReadability?.() ?? null,
+      // Runs in the page: what it uses comes as arguments (`waitMs`: 0 reads at once).
+      func: (waitMs: number) => {
+        const reader = (globalThis as unknown as { __mimoReadability?(): unknown }).__mimoReadability;
+        if (reader === undefined) return null;
+        // A page out of sight draws no frames (and its timers are slowed): read at once.
+        if (waitMs === 0 || document.visibilityState !== "visible") return reader();
+        return new Promise((resolve, reject) => {
+          let done = false;
+          const go = () => {
+            if (done) return;
+            done = true;
+            try {
+              resolve(reader());
+            } catch (error) {
+              reject(error);
+            }
+          };
+          // Once the frame is drawn (after its animation frame callbacks, the next task), or
+          // soon should none come.
+          requestAnimationFrame(() => setTimeout(go, 0));
+          setTimeout(go, waitMs);
+        });
+      },
+      args: [afterFrame ? FRAME_WAIT_MS : 0],
     });
     return run?.result as ReadabilityPage | null | undefined;
   };
@@ -42,11 +69,15 @@ export const browserReadabilityExtract: Handler<"browser_readability_extract"> =
   run: (ctx) => readableText(ctx, "stored"),
 };
 
-/** The tab's readable text, inline when small enough, stored in R2; the result comes when the upload is `wait`ed for. */
-export async function readableText(ctx: TabContext, wait: UploadWait): Promise<ActionSuccess> {
+/**
+ * The tab's readable text, inline when small enough, stored in R2; the result comes when the
+ * upload is `wait`ed for. `afterFrame`: read once the page has drawn its next frame (one a
+ * screenshot under way captures, which the reading would otherwise hold up).
+ */
+export async function readableText(ctx: TabContext, wait: UploadWait, afterFrame = false): Promise<ActionSuccess> {
   const stages = timeline(ctx.action);
   const reading = performance.now();
-  const page = await readPage(ctx.tabId);
+  const page = await readPage(ctx.tabId, afterFrame);
   // Given again: the page has not changed since it was last read (page-changes.ts).
   stages.note(page.unchanged === true ? "text.unchanged" : "text.read", performance.now() - reading);
   const warnings: string[] = page.article ? [] : ["no article found: the text is the whole page's"];

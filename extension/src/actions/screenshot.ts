@@ -34,9 +34,10 @@ export const browserScreenshot: Handler<"browser_screenshot"> = {
 
 /**
  * The tab's screenshot, stored in R2; the result comes when the upload is `wait`ed for.
- * `captured` is called once the page is captured (or the capture failed), before the upload.
+ * `capturing` is called once the image is asked for, its fields masked (or no capture could
+ * be), while it is still to be read back, encoded and stored.
  */
-export async function screenshot(ctx: TabContext, fullPage: boolean, wait: UploadWait, captured?: () => void): Promise<ActionSuccess> {
+export async function screenshot(ctx: TabContext, fullPage: boolean, wait: UploadWait, capturing?: () => void): Promise<ActionSuccess> {
   const warnings: string[] = [];
   let bytes: Uint8Array;
   let partial = false;
@@ -64,7 +65,9 @@ export async function screenshot(ctx: TabContext, fullPage: boolean, wait: Uploa
       ? { x: 0, y: 0, width: metrics.cssContentSize.width, height: metrics.cssContentSize.height }
       : { x: viewport.pageX, y: viewport.pageY, width: viewport.clientWidth, height: viewport.clientHeight };
     cssWidth = area.width;
-    bytes = await capture(fullPage ? { ...area, scale: 1 } : undefined);
+    const first = capture(fullPage ? { ...area, scale: 1 } : undefined);
+    capturing?.();
+    bytes = await first;
     // The image is the area times the screen's pixel ratio, which only the first capture
     // tells; a wider one is taken again, scaled down to MAX_WIDTH.
     const width = imageSize(bytes)?.width ?? 0;
@@ -87,7 +90,7 @@ export async function screenshot(ctx: TabContext, fullPage: boolean, wait: Uploa
   } finally {
     await unmask();
     void frameCall(ctx.tabId, 0, { op: "mark", untilMs: 0 }).catch(() => undefined);
-    captured?.();
+    capturing?.();
   }
   if (bytes.byteLength > SCREENSHOT_MAX_BYTES) throw new ActionError("PAGE_PREP_FAILED", `the screenshot is ${bytes.byteLength} bytes, over the limit`, false);
   const size = imageSize(bytes) ?? { width: 0, height: 0 };
