@@ -252,6 +252,9 @@ describe("files and commands through the local bridge", () => {
       }
       assert.ok(Date.now() < deadline, "the file was written once confirmed");
     }
+    // The run's last model call answered before the next test scripts the model: one made
+    // after it would take that test's first answer (its step 1 then the other's `done`).
+    await app.locator('[data-testid="task-status"][data-status="completed"]').waitFor({ timeout: 30_000 });
     await app.close();
   });
 
