@@ -12,7 +12,7 @@ import { Connection } from "./connection.ts";
 import { DEFAULT_DIALOG_TIMEOUT_MS, DIALOG_TIMEOUT_KEY, dialogFromCdp, PageDialogs } from "./dialogs.ts";
 import { Executor } from "./executor.ts";
 import { isContentMessage } from "./frame-protocol.ts";
-import type { ContentMessage, FrameRequest } from "./frame-protocol.ts";
+import type { ContentMessage, OverlayState } from "./frame-protocol.ts";
 import { forServer, policyOf, setPolicyLookup } from "./evidence.ts";
 import { everyFrame, frameCall } from "./frames.ts";
 import { confirmationRequested, confirmationSettled } from "./confirmations.ts";
@@ -27,7 +27,7 @@ import { addTab, NewTabs } from "./task-tabs.ts";
 import { NetGuard } from "./net-guard.ts";
 import { handBack, leaveTab, TAKEOVER_LOG_KEY, TaskRegistry, tabsOf } from "./tasks.ts";
 import type { TaskRecord } from "./tasks.ts";
-import { overlayFor } from "./overlay-state.ts";
+import { overlayFor, overlayOf, overlayWhileActing } from "./overlay-state.ts";
 import { seeded } from "./random.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
@@ -173,11 +173,6 @@ const sync = new BrowserSync(reader, {
   failed: (message) => connection.fail(message),
 });
 
-/** What a task's overlay shows now. */
-function overlayOf(task: TaskRecord): FrameRequest {
-  return task.label === undefined ? { op: "overlay", state: task.overlay } : { op: "overlay", state: task.overlay, label: task.label };
-}
-
 /** Statuses of a task that has ended. */
 const ENDED: ReadonlySet<string> = new Set(["completed", "error", "canceled"]);
 
@@ -220,18 +215,23 @@ async function flushControls(): Promise<void> {
   }
 }
 
+/** What a task tab's overlay shows now: the task's, or that of an action under way in it. */
+function overlayIn(task: TaskRecord, tabId: number): OverlayState {
+  return executor.actingIn(tabId) ? overlayWhileActing(task.overlay) : task.overlay;
+}
+
 /** The person acted in a task tab's overlay (or on the page while Mimo worked). */
 async function personAction(message: ContentMessage, tabId: number): Promise<unknown> {
   const task = await tasks.byTab(tabId);
   if (message.type === "mimo:overlay-state") {
-    return task === undefined ? { state: "idle" } : { state: task.overlay, label: task.label };
+    return task === undefined ? { state: "idle" } : { state: overlayIn(task, tabId), label: task.label };
   }
   if (task === undefined) return null;
   const at = Date.now();
   let control: TaskControl | undefined;
   const updated = await tasks.update(task.taskId, (t) => {
     if (message.type === "mimo:takeover") {
-      if (t.overlay !== "ongoing") return;
+      if (overlayIn(t, tabId) !== "ongoing") return;
       t.takeover = { at, reason: message.reason };
       t.overlay = "takeover";
       control = "takeover";

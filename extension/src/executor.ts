@@ -9,16 +9,17 @@
 // (its own work, held by the dialog, finishes when the dialog is answered).
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { ActionName, BrowserAction, PageDialog } from "../../protocol/ts/protocol.ts";
+import type { FrameRequest } from "./frame-protocol.ts";
 import type { ExecutorDeps, TabContext, TaskContext } from "./actions/handler.ts";
 import { ACTION_HANDLERS } from "./actions/index.ts";
 import { describeDialog, heldByDialog } from "./dialogs.ts";
 import { changedSince, EXPECTS_EFFECT, noEffect, stepJudged, tabState } from "./effects.ts";
-import { frameCall, tabGone } from "./frames.ts";
+import { everyFrame, frameCall, tabGone } from "./frames.ts";
 import { sleep, tabComplete } from "./loading.ts";
 import { addTab, bringForward, openedFrom } from "./task-tabs.ts";
 import { leaveTab, tabsOf } from "./tasks.ts";
 import { checkDomains, checkUrl, taskTabFor } from "./guard.ts";
-import { actionLabel } from "./overlay-state.ts";
+import { actionLabel, overlayOf, overlayWhileActing } from "./overlay-state.ts";
 import { ActionError } from "./results.ts";
 import type { ActionSuccess } from "./results.ts";
 import { requireSite } from "./site-access.ts";
@@ -33,6 +34,11 @@ const OPENS_TABS: ReadonlySet<ActionName> = new Set<ActionName>(["browser_click"
 const NEW_TAB_WAIT_MS = 150;
 /** How long a page-changing action waits for a page that is loading before it is refused. */
 const NAVIGATION_WAIT_MS = 3_000;
+/**
+ * How long the label of an action in a task that waits for what's next (the developer API's
+ * actions) stays drawn after it: the next one, usually sent within this, keeps it up.
+ */
+const LABEL_LINGER_MS = 1_500;
 
 /**
  * A point on a canvas (or in an embedded plugin): what it draws changes no DOM, so nothing tells
@@ -56,6 +62,8 @@ type AnyHandler = { run(ctx: TaskContext, params: unknown): Promise<ActionSucces
 
 export class Executor {
   readonly #deps: ExecutorDeps;
+  /** Tabs with an action under way in them, and how many. */
+  readonly #acting = new Map<number, number>();
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
@@ -84,7 +92,23 @@ export class Executor {
     }
   }
 
+  /** Whether an action is under way in the tab (its overlay shows so: `overlayWhileActing`). */
+  actingIn(tabId: number): boolean {
+    return this.#acting.has(tabId);
+  }
+
   async #inTab(action: BrowserAction, handler: AnyHandler, ctx: TabContext & { moved?: string }): Promise<ActionSuccess> {
+    this.#acting.set(ctx.tabId, (this.#acting.get(ctx.tabId) ?? 0) + 1);
+    try {
+      return await this.#actInTab(action, handler, ctx);
+    } finally {
+      const left = this.#acting.get(ctx.tabId)! - 1;
+      if (left > 0) this.#acting.set(ctx.tabId, left);
+      else this.#acting.delete(ctx.tabId);
+    }
+  }
+
+  async #actInTab(action: BrowserAction, handler: AnyHandler, ctx: TabContext & { moved?: string }): Promise<ActionSuccess> {
     const stages = timeline(action);
     const dialogs = this.#deps.dialogs;
     const notes = [...(ctx.moved !== undefined ? [ctx.moved] : []), ...dialogs.takeNotes(ctx.tabId)];
@@ -115,9 +139,15 @@ export class Executor {
     // The step's baseline, the overlay's label and the tabs already opened from this one, at
     // once: what the overlay draws is never counted as the page's change (content/changes.ts),
     // and a tab the person opened from here before is never taken for the step's.
+    // A task waiting for what's next (its overlay hidden) shows the action while it runs, in
+    // every frame (the person's input in any of them takes over), and goes back to what its
+    // record says once it ended (see `finally`).
+    const shown = overlayWhileActing(ctx.task.overlay);
+    const acting = shown !== ctx.task.overlay;
+    const drawn: FrameRequest = { op: "overlay", state: shown, ...(label !== undefined ? { label } : {}) };
     const [before, , openedBefore] = await Promise.all([
       verified ? tabState(ctx.tabId, true) : ("closed" as const),
-      label !== undefined ? frameCall(ctx.tabId, 0, { op: "overlay", state: ctx.task.overlay, label }).catch(() => undefined) : undefined,
+      label !== undefined ? (acting ? everyFrame(ctx.tabId, drawn) : frameCall(ctx.tabId, 0, drawn).catch(() => undefined)) : undefined,
       opensTabs ? openedFrom(ctx.tabId).then((tabs) => new Set(tabs.map((t) => t.id))) : new Set<number | undefined>(),
     ]);
     stages.mark("baseline");
@@ -164,6 +194,9 @@ export class Executor {
       stages.mark("tabs");
       return success;
     } finally {
+      // Not waited for: the result need not wait for the page to draw it (the overlay's
+      // messages reach the frame in order, before any of the next action's).
+      if (label !== undefined && acting) void this.#overlayAsRecorded(action.taskId, ctx.tabId);
       stepEnded?.();
       if (verified) stepJudged(ctx.tabId);
       watch.cancel();
@@ -171,6 +204,15 @@ export class Executor {
       // Ended by a dialog, the handler's own work goes on until the dialog is answered.
       running.catch(() => undefined);
     }
+  }
+
+  /**
+   * The tab's overlay as the task's record says now (the action's own state ended): the person's
+   * input is theirs again at once, and the label stays drawn a moment for the next action.
+   */
+  async #overlayAsRecorded(taskId: string, tabId: number): Promise<void> {
+    const task = await this.#deps.tasks.get(taskId);
+    if (task !== undefined) await everyFrame(tabId, { ...overlayOf(task), lingerMs: LABEL_LINGER_MS });
   }
 
   /**

@@ -125,7 +125,8 @@ export type FrameRequest =
   | { op: "unmask" }
   /** What a person would notice of the frame; `step`: a step begins (true) or was judged (false). */
   | { op: "state"; step?: boolean }
-  | { op: "overlay"; state: OverlayState; label?: string };
+  // `lingerMs`: an `ongoing` label going `hidden` stays drawn this long (see `Overlay.set`).
+  | { op: "overlay"; state: OverlayState; label?: string; lingerMs?: number };
 
 /** What a person would notice change in a frame (content/changes.ts). */
 /**

@@ -8,7 +8,8 @@
 // node:test.
 import { ACTION_TRAITS } from "../../protocol/ts/protocol.ts";
 import type { BrowserAction, Target, TaskStatus } from "../../protocol/ts/protocol.ts";
-import type { OverlayState } from "./frame-protocol.ts";
+import type { FrameRequest, OverlayState } from "./frame-protocol.ts";
+import type { TaskRecord } from "./tasks.ts";
 
 export function overlayFor(status: TaskStatus): OverlayState {
   switch (status) {
@@ -30,6 +31,21 @@ export function overlayFor(status: TaskStatus): OverlayState {
     case "canceled":
       return "idle";
   }
+}
+
+/** What a task's overlay shows now. */
+export function overlayOf(task: TaskRecord): Extract<FrameRequest, { op: "overlay" }> {
+  return task.label === undefined ? { op: "overlay", state: task.overlay } : { op: "overlay", state: task.overlay, label: task.label };
+}
+
+/**
+ * What the overlay shows while one of the task's actions runs: `ongoing` (Mimo controls the
+ * tab; the person's own input takes over) in a task that is running, or that waits for what's
+ * next (`hidden`) and has an action under way — one the developer API sent (seed 000 §2.2) —,
+ * whatever else it shows otherwise.
+ */
+export function overlayWhileActing(overlay: OverlayState): OverlayState {
+  return overlay === "hidden" ? "ongoing" : overlay;
 }
 
 /** The element as the person reads it: `[12]`, `//input[1]`, `#save`, `"Save"`, `button "Save"`. */

@@ -281,6 +281,48 @@ describe("the overlay and takeover", () => {
   });
 });
 
+describe("the overlay of the developer API's actions", () => {
+  type Stored = { tasks: Record<string, { overlay: string; takeover?: { reason: string } }>; takeovers?: Array<{ taskId: string; type: string }> };
+  const overlayState = (page: import("playwright-core").Page) => page.evaluate(() => document.getElementById("mimo-overlay-host")?.dataset.state ?? "none");
+  async function serverStatus(taskId: string): Promise<string> {
+    const res = await fetch(`${h.mimo.url}/api/task/${taskId}`, { headers: { authorization: `Bearer ${h.mimo.token}` } });
+    return ((await res.json()) as { status: string }).status;
+  }
+  const takeovers = async (taskId: string) => ((await extensionStorage<Stored>(h, ["takeovers"])).takeovers ?? []).filter((t) => t.taskId === taskId);
+
+  // The task stays `ongoing` while such an action runs (no status flips each way): the extension
+  // alone knows an action is under way, in every frame of the tab, and only while it is.
+  it("takes over on the person's input in any frame while one runs, and never once it ended", { timeout: 60_000 }, async () => {
+    const url = `${h.a}/frames.html?other=${new URL(h.b).port}&api-overlay`;
+    const { taskId, page } = await startTask(h, url);
+    await page.frameLocator("#cross").locator("#frame-btn").waitFor();
+    await ok(h, taskId, { name: "browser_click", params: { xpath: "//*[@id='top-btn']" } });
+    await logged(page, "click:top-btn:trusted=true");
+    assert.equal(await serverStatus(taskId), "ongoing", "no status change for an action of the developer API");
+
+    // Just after it (its label may still be drawn): the page is the person's, in every frame.
+    await page.frameLocator("#same").locator("#frame-btn").click();
+    await page.mouse.click(700, 20);
+    await page.keyboard.press("x");
+    await logged(page, "click:same:trusted=true");
+    await page.waitForFunction(() => document.getElementById("mimo-overlay-host") === null, undefined, { timeout: 10_000 });
+    assert.deepEqual(await takeovers(taskId), [], "input after the action is no takeover");
+    assert.equal(await serverStatus(taskId), "ongoing");
+
+    // While one runs, input in a cross-origin frame takes over.
+    const running = act(h, taskId, { name: "browser_wait_for", params: { text: "never there", timeoutMs: 2000 } });
+    await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "ongoing", undefined, { timeout: 10_000 });
+    await page.frameLocator("#cross").locator("#frame-input").click();
+    await running;
+    for (const deadline = Date.now() + 10_000; (await serverStatus(taskId)) !== "takeover"; await sleep(100)) {
+      assert.ok(Date.now() < deadline, "the server knows of the takeover");
+    }
+    assert.deepEqual((await takeovers(taskId)).map((t) => t.type), ["takeover"]);
+    assert.equal(await overlayState(page), "takeover", "the overlay hands the tab to the person");
+    await pressOverlay(page, "stop");
+  });
+});
+
 describe("the side panel", () => {
   it("shows the connection, the task and the last actions", { timeout: 30_000 }, async () => {
     const { taskId } = await startTask(h, `${h.a}/buttons.html?panel`);

@@ -51,10 +51,16 @@ impl Conversation {
     }
 
     /// Browser actions started running for the task (the developer API drives it directly).
+    /// A task not under way yet, or one that ended, runs again (and is `ongoing` once they are
+    /// idle). One that waits for what's next (`ongoing`) stays so: the extension shows each
+    /// action while it runs (seed 000 §2.2: an action under way in a `running` or `ongoing`
+    /// task puts the overlay `ongoing`), and a status flip each way for every action would tell
+    /// every socket, the extension, the session list and the webhooks twice an action, all of it
+    /// on the action's way out and its answer's way back.
     pub fn actions_started(&mut self, now: u64) -> Vec<Effect> {
         if matches!(
             self.task.status,
-            TaskStatus::Running | TaskStatus::Takeover | TaskStatus::Paused
+            TaskStatus::Running | TaskStatus::Ongoing | TaskStatus::Takeover | TaskStatus::Paused
         ) {
             return Vec::new();
         }

@@ -537,7 +537,19 @@ fn takeover_pauses_a_running_task_and_resume_continues_it() {
     assert_eq!(statuses(&c.resume(7)), vec![TaskStatus::Running]);
     assert!(c.resume(8).is_empty(), "resume only ends a takeover");
     assert_eq!(statuses(&c.actions_idle(9)), vec![TaskStatus::Ongoing]);
-    assert_eq!(statuses(&c.stop(10)), vec![TaskStatus::Canceled]);
+    assert!(
+        c.actions_started(10).is_empty(),
+        "an ongoing task stays ongoing while its actions run"
+    );
+    assert!(c.actions_idle(11).is_empty());
+    assert_eq!(c.task().status, TaskStatus::Ongoing);
+    assert_eq!(statuses(&c.stop(12)), vec![TaskStatus::Canceled]);
+    assert_eq!(
+        statuses(&c.actions_started(13)),
+        vec![TaskStatus::Running],
+        "an ended task runs again"
+    );
+    assert_eq!(statuses(&c.actions_idle(14)), vec![TaskStatus::Ongoing]);
 }
 
 #[test]

@@ -43,10 +43,10 @@ function start(): void {
       })
     : null;
 
-  const setState = (next: OverlayState, label?: string) => {
+  const setState = (next: OverlayState, label?: string, lingerMs?: number) => {
     state = next;
     if (next !== "takeover") reported = false;
-    overlay?.set(next, label);
+    overlay?.set(next, label, lingerMs);
   };
 
   const takeover = (reason: string) => {
@@ -142,7 +142,7 @@ function start(): void {
         overlay?.suspend(req.untilMs > 0);
         return true;
       case "overlay":
-        setState(req.state, req.label);
+        setState(req.state, req.label, req.lingerMs);
         return true;
       case "markSecret": {
         const field = resolveTarget(req.target);

@@ -26,6 +26,7 @@ const CSS = `
 .note { right: 12px; bottom: 12px; padding: 6px 12px; pointer-events: none; opacity: 0.92; }
 button { font: inherit; color: #311b92; background: #fff; border: 0; border-radius: 6px; padding: 3px 10px; cursor: pointer; }
 button.stop { color: #b71c1c; }
+:host([data-suspended]) .label, :host([data-suspended]) .bar { pointer-events: none; }
 `;
 
 export type OverlayHandlers = { takeOver(): void; resume(): void; stop(): void };
@@ -50,10 +51,12 @@ export class Overlay {
   #root: ShadowRoot | null = null;
   state: OverlayState = "idle";
   label = "";
-  /** Hidden for a moment (our own input, a screenshot) without changing state. */
+  /** Out of the way of our own input for a moment: it takes no clicks, and looks the same. */
   #suspended = false;
   /** The box shown (label, note or bar), and where it may go. */
   #box: { el: HTMLElement; spots: Spot[] } | null = null;
+  /** Hides a lingering label (see `set`). */
+  #lingering: ReturnType<typeof setTimeout> | undefined;
   /** The text of the `ongoing` label, while it is shown. */
   #text: HTMLElement | null = null;
   #placing = false;
@@ -70,10 +73,24 @@ export class Overlay {
     return this.#host !== null && event.composedPath().includes(this.#host);
   }
 
-  set(state: OverlayState, label?: string): void {
+  /**
+   * Shows `state`. `lingerMs`: an `ongoing` label that goes `hidden` stays drawn this long
+   * first, unless something else is shown meanwhile: one action after another (the developer
+   * API's) keeps one label that says what each does, rather than the label coming and going
+   * with each. A page whose drawing changes has the browser draw a frame before it hands it the
+   * next click, so each coming and going made every click slower.
+   */
+  set(state: OverlayState, label?: string, lingerMs = 0): void {
+    clearTimeout(this.#lingering);
+    if (lingerMs > 0 && state === "hidden" && this.state === "ongoing") {
+      this.#lingering = setTimeout(() => this.set(state), lingerMs);
+      return;
+    }
     const relabel = state === "ongoing" && this.state === "ongoing" && this.#text !== null && this.#host?.isConnected === true;
+    const unchanged = relabel && (label === undefined || label === this.label);
     this.state = state;
     if (label !== undefined) this.label = label;
+    if (unchanged) return;
     if (!relabel) return this.#render();
     // Each action says what it does: only the text changes, and the box is placed again at the
     // next frame. Placing it hit-tests the page, which after a change costs a huge page tens of
@@ -83,12 +100,15 @@ export class Overlay {
     this.#placeSoon();
   }
 
+  /**
+   * Our own input goes through the label and the bar to the page beneath. Nothing is hidden or
+   * moved: a page whose drawing changed makes the browser draw a frame before it hands the
+   * click to the page (hiding and showing the label made a click ~8 ms slower).
+   */
   suspend(on: boolean): void {
     if (this.#suspended === on) return;
     this.#suspended = on;
-    if (this.#host) this.#host.style.display = on ? "none" : "";
-    // Shown again where it was; placed again at the next frame (the page may have moved).
-    if (!on) this.#placeSoon();
+    this.#host?.toggleAttribute("data-suspended", on);
   }
 
   #labelText(): string {
@@ -123,7 +143,7 @@ export class Overlay {
     const root = this.#ensureHost();
     this.#host!.dataset.state = this.state;
     this.#host!.dataset.label = this.label;
-    if (this.#suspended) this.#host!.style.display = "none";
+    this.#host!.toggleAttribute("data-suspended", this.#suspended);
     for (const el of Array.from(root.children)) if (el.tagName !== "STYLE") el.remove();
     if (this.state === "ongoing") {
       const frame = document.createElement("div");
@@ -171,7 +191,7 @@ export class Overlay {
   /** Moves the box shown to the first of its spots where it covers none of the page's controls. */
   #place(): void {
     const box = this.#box;
-    if (box === null || !box.el.isConnected || this.#suspended) return;
+    if (box === null || !box.el.isConnected) return;
     const { width, height } = box.el.getBoundingClientRect();
     const viewport = { width: document.documentElement.clientWidth || innerWidth, height: document.documentElement.clientHeight || innerHeight };
     const at = (s: Spot) => ({
