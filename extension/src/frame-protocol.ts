@@ -118,7 +118,8 @@ export type FrameRequest =
   | { op: "setFiles"; target: FrameTarget; files: Array<{ name: string; type: string; base64: string }> }
   | { op: "readyState" }
   | { op: "locate"; target: FrameTarget }
-  | { op: "mark"; untilMs: number }
+  // `hide`: the overlay is not drawn meanwhile (a screenshot); otherwise our input goes through it.
+  | { op: "mark"; untilMs: number; hide?: boolean }
   | { op: "markSecret"; target: FrameTarget }
   | { op: "pageText" }
   | { op: "mask"; kinds: PiiKind[]; secrets: Array<[number, number]> }

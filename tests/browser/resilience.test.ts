@@ -321,6 +321,31 @@ describe("the overlay of the developer API's actions", () => {
     assert.equal(await overlayState(page), "takeover", "the overlay hands the tab to the person");
     await pressOverlay(page, "stop");
   });
+
+  it("is drawn while a screenshot is taken, and is not in it", { timeout: 60_000 }, async () => {
+    const { taskId, page } = await startTask(h, `${h.a}/buttons.html?shot-overlay`);
+    // A look at the page first: its label lingers, drawn, when the screenshot is taken.
+    await ok(h, taskId, { name: "browser_dom_index", params: {} });
+    await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "ongoing", undefined, { timeout: 10_000 });
+    const { result } = await ok<ScreenshotResult>(h, taskId, { name: "browser_screenshot", params: {} });
+    const jpeg = Buffer.from(await (await downloadArtifact(h, result.artifactId)).arrayBuffer()).toString("base64");
+    // The overlay's frame is a purple border along every edge of the viewport; the page is white there.
+    const viewer = await h.context.newPage();
+    const edges = await viewer.evaluate(async (src) => {
+      const img = new Image();
+      img.src = src;
+      await img.decode();
+      const canvas = document.createElement("canvas");
+      canvas.width = img.width;
+      canvas.height = img.height;
+      const g = canvas.getContext("2d")!;
+      g.drawImage(img, 0, 0);
+      const at = (x: number, y: number) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3));
+      return [at(1, img.height >> 1), at(img.width - 2, img.height >> 1), at(img.width >> 1, 1), at(img.width >> 1, img.height - 2)];
+    }, `data:image/jpeg;base64,${jpeg}`);
+    await viewer.close();
+    for (const [r, g, b] of edges) assert.ok(r! > 200 && g! > 200 && b! > 200, `the page's white at the edges, not the overlay: ${JSON.stringify(edges)}`);
+  });
 });
 
 describe("the side panel", () => {

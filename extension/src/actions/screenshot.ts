@@ -44,7 +44,8 @@ export async function screenshot(ctx: TabContext, fullPage: boolean, wait: Uploa
   /** The CSS width of what was captured (the viewport, or the whole page): the image's scale. */
   let cssWidth: number | undefined;
   const stages = timeline(ctx.action);
-  await frameCall(ctx.tabId, 0, { op: "mark", untilMs: MARK_MS }).catch(() => undefined);
+  // The overlay is not in the picture.
+  await frameCall(ctx.tabId, 0, { op: "mark", untilMs: MARK_MS, hide: true }).catch(() => undefined);
   // Fields holding secrets or personal data are covered for the capture (evidence.ts).
   const unmask = await stages.part("shot.mask", () => maskForCapture(ctx.tabId, ctx.task.taskId));
   try {

@@ -139,7 +139,7 @@ function start(): void {
         return locate(req.target);
       case "mark":
         oursUntil = req.untilMs > 0 ? performance.now() + req.untilMs : 0;
-        overlay?.suspend(req.untilMs > 0);
+        overlay?.suspend(req.untilMs > 0, req.hide === true);
         return true;
       case "overlay":
         setState(req.state, req.label, req.lingerMs);

@@ -53,6 +53,8 @@ export class Overlay {
   label = "";
   /** Out of the way of our own input for a moment: it takes no clicks, and looks the same. */
   #suspended = false;
+  /** Not drawn for a moment (a screenshot), without changing state. */
+  #hidden = false;
   /** The box shown (label, note or bar), and where it may go. */
   #box: { el: HTMLElement; spots: Spot[] } | null = null;
   /** Hides a lingering label (see `set`). */
@@ -102,13 +104,28 @@ export class Overlay {
 
   /**
    * Our own input goes through the label and the bar to the page beneath. Nothing is hidden or
-   * moved: a page whose drawing changed makes the browser draw a frame before it hands the
-   * click to the page (hiding and showing the label made a click ~8 ms slower).
+   * moved for it: a page whose drawing changed makes the browser draw a frame before it hands
+   * the click to the page (hiding and showing the label made a click ~8 ms slower). `hide`: not
+   * drawn at all meanwhile (a screenshot is taken, which draws a frame anyway).
    */
-  suspend(on: boolean): void {
-    if (this.#suspended === on) return;
+  suspend(on: boolean, hide = false): void {
+    const hidden = on && hide;
+    if (this.#suspended === on && this.#hidden === hidden) return;
+    const shownAgain = this.#hidden && !hidden;
     this.#suspended = on;
-    this.#host?.toggleAttribute("data-suspended", on);
+    this.#hidden = hidden;
+    this.#suspendHost();
+    // Shown again where it was; placed again at the next frame (the page may have moved).
+    if (shownAgain) this.#placeSoon();
+  }
+
+  /** Puts the host as `suspend` says, touching only what differs (each change is a redraw). */
+  #suspendHost(): void {
+    const host = this.#host;
+    if (host === null) return;
+    if (host.hasAttribute("data-suspended") !== this.#suspended) host.toggleAttribute("data-suspended", this.#suspended);
+    const display = this.#hidden ? "none" : "";
+    if (host.style.display !== display) host.style.display = display;
   }
 
   #labelText(): string {
@@ -143,7 +160,7 @@ export class Overlay {
     const root = this.#ensureHost();
     this.#host!.dataset.state = this.state;
     this.#host!.dataset.label = this.label;
-    this.#host!.toggleAttribute("data-suspended", this.#suspended);
+    this.#suspendHost();
     for (const el of Array.from(root.children)) if (el.tagName !== "STYLE") el.remove();
     if (this.state === "ongoing") {
       const frame = document.createElement("div");
@@ -191,7 +208,7 @@ export class Overlay {
   /** Moves the box shown to the first of its spots where it covers none of the page's controls. */
   #place(): void {
     const box = this.#box;
-    if (box === null || !box.el.isConnected) return;
+    if (box === null || !box.el.isConnected || this.#hidden) return;
     const { width, height } = box.el.getBoundingClientRect();
     const viewport = { width: document.documentElement.clientWidth || innerWidth, height: document.documentElement.clientHeight || innerHeight };
     const at = (s: Spot) => ({
