@@ -145,9 +145,13 @@ export class Executor {
     const shown = overlayWhileActing(ctx.task.overlay);
     const acting = shown !== ctx.task.overlay;
     const drawn: FrameRequest = { op: "overlay", state: shown, ...(label !== undefined ? { label } : {}) };
+    // An action on the page is labelled once it acted: a label drawn before it changes what the
+    // page draws, and the browser then draws a frame before it hands the page our click (the
+    // click of an agent's step waited ~7 ms for it). The label says what Mimo did last meanwhile.
+    const labelAfter = mutating && label !== undefined;
     const [before, , openedBefore] = await Promise.all([
       verified ? tabState(ctx.tabId, true) : ("closed" as const),
-      label !== undefined ? (acting ? everyFrame(ctx.tabId, drawn) : frameCall(ctx.tabId, 0, drawn).catch(() => undefined)) : undefined,
+      label === undefined ? undefined : acting ? everyFrame(ctx.tabId, labelAfter ? { op: "overlay", state: shown } : drawn) : labelAfter ? undefined : frameCall(ctx.tabId, 0, drawn).catch(() => undefined),
       opensTabs ? openedFrom(ctx.tabId).then((tabs) => new Set(tabs.map((t) => t.id))) : new Set<number | undefined>(),
     ]);
     stages.mark("baseline");
@@ -157,6 +161,7 @@ export class Executor {
     try {
       const success = await Promise.race([running, watch.opened.then((dialog) => openedBy(action.name, dialog))]);
       stages.mark("act");
+      if (labelAfter) void frameCall(ctx.tabId, 0, drawn).catch(() => undefined);
       success.dialog ??= dialogs.current(ctx.tabId);
       if (notes.length > 0) success.warnings = [...notes, ...(success.warnings ?? [])];
       // Chrome opens the tab a click asked for just after the click, and the step's effect is
