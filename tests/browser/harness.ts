@@ -278,6 +278,30 @@ export async function downloadArtifact(h: Harness, artifactId: string): Promise<
   return fetch(downloadUrl);
 }
 
+/** The colours of a JPEG at points given in CSS pixels of a viewport `viewportWidth` wide. */
+export async function pixels(h: Harness, jpeg: Buffer, viewportWidth: number, points: Array<{ x: number; y: number }>): Promise<number[][]> {
+  const page = await h.context.newPage();
+  try {
+    return await page.evaluate(
+      async ({ data, viewportWidth, points }) => {
+        const img = new Image();
+        img.src = `data:image/jpeg;base64,${data}`;
+        await img.decode();
+        const canvas = document.createElement("canvas");
+        canvas.width = img.naturalWidth;
+        canvas.height = img.naturalHeight;
+        const g = canvas.getContext("2d")!;
+        g.drawImage(img, 0, 0);
+        const scale = img.naturalWidth / viewportWidth;
+        return points.map((p) => Array.from(g.getImageData(Math.round(p.x * scale), Math.round(p.y * scale), 1, 1).data.slice(0, 3)));
+      },
+      { data: jpeg.toString("base64"), viewportWidth, points },
+    );
+  } finally {
+    await page.close();
+  }
+}
+
 /** Gives the task `taskId` the secret `name` (typed only on `domains`); the harness needs `MIMO_SECRETS_KEY`. */
 export async function putSecret(h: Harness, taskId: string, name: string, value: string, domains: string[]): Promise<void> {
   const res = await fetch(`${h.mimo.url}/api/task/${taskId}/secrets/${name}`, {

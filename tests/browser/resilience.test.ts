@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { BrowserAction, DomIndexResult, ExtensionMessage, ScreenshotResult, ServerToExtension } from "../../protocol/ts/protocol.ts";
 import { sleep } from "../support/clients.ts";
-import { act, downloadArtifact, extensionCredential, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pairFromOptions, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
+import { act, downloadArtifact, extensionCredential, extensionStorage, fails, logged, ok, overlayHtml, pageAt, pageLog, pairFromOptions, pixels, pressOverlay, serviceWorker, startHarness, startTask, stopServiceWorker } from "./harness.ts";
 import type { ActionRecord, Harness } from "./harness.ts";
 
 let h: Harness;
@@ -328,22 +328,16 @@ describe("the overlay of the developer API's actions", () => {
     await ok(h, taskId, { name: "browser_dom_index", params: {} });
     await page.waitForFunction(() => document.getElementById("mimo-overlay-host")?.dataset.state === "ongoing", undefined, { timeout: 10_000 });
     const { result } = await ok<ScreenshotResult>(h, taskId, { name: "browser_screenshot", params: {} });
-    const jpeg = Buffer.from(await (await downloadArtifact(h, result.artifactId)).arrayBuffer()).toString("base64");
-    // The overlay's frame is a purple border along every edge of the viewport; the page is white there.
-    const viewer = await h.context.newPage();
-    const edges = await viewer.evaluate(async (src) => {
-      const img = new Image();
-      img.src = src;
-      await img.decode();
-      const canvas = document.createElement("canvas");
-      canvas.width = img.width;
-      canvas.height = img.height;
-      const g = canvas.getContext("2d")!;
-      g.drawImage(img, 0, 0);
-      const at = (x: number, y: number) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3));
-      return [at(1, img.height >> 1), at(img.width - 2, img.height >> 1), at(img.width >> 1, 1), at(img.width >> 1, img.height - 2)];
-    }, `data:image/jpeg;base64,${jpeg}`);
-    await viewer.close();
+    const jpeg = Buffer.from(await (await downloadArtifact(h, result.artifactId)).arrayBuffer());
+    // The overlay's frame is a purple border 3 CSS pixels wide along every edge of the viewport;
+    // the page is white there.
+    const [width, height] = await page.evaluate(() => [innerWidth, innerHeight]);
+    const edges = await pixels(h, jpeg, width!, [
+      { x: 1, y: height! / 2 },
+      { x: width! - 2, y: height! / 2 },
+      { x: width! / 2, y: 1 },
+      { x: width! / 2, y: height! - 2 },
+    ]);
     for (const [r, g, b] of edges) assert.ok(r! > 200 && g! > 200 && b! > 200, `the page's white at the edges, not the overlay: ${JSON.stringify(edges)}`);
   });
 });

@@ -13,7 +13,7 @@ import path from "node:path";
 import { api, newTask, WebClient } from "../support/clients.ts";
 import { unzip } from "../support/unzip.ts";
 import { agentStep, onElement } from "../support/shopper.ts";
-import { downloadArtifact, fails, fixtureRequests, ok, pageAt, putSecret, serviceWorker, startHarness, startTask } from "./harness.ts";
+import { downloadArtifact, fails, fixtureRequests, ok, pageAt, pixels, putSecret, serviceWorker, startHarness, startTask } from "./harness.ts";
 import type { Harness } from "./harness.ts";
 
 /** A password with characters that HTML and JSON escape, and a memorable word. */
@@ -100,30 +100,6 @@ function assertAbsent(where: string, haystack: string | Buffer, values: string[]
   for (const value of values) {
     const form = holds(text, value);
     assert.ok(form === undefined, `${JSON.stringify(form)} (${value}) is in ${where}`);
-  }
-}
-
-/** The colours of a JPEG at points given in CSS pixels of a viewport `viewportWidth` wide. */
-async function pixels(jpeg: Buffer, viewportWidth: number, points: Array<{ x: number; y: number }>): Promise<number[][]> {
-  const page = await h.context.newPage();
-  try {
-    return await page.evaluate(
-      async ({ data, viewportWidth, points }) => {
-        const img = new Image();
-        img.src = `data:image/jpeg;base64,${data}`;
-        await img.decode();
-        const canvas = document.createElement("canvas");
-        canvas.width = img.naturalWidth;
-        canvas.height = img.naturalHeight;
-        const g = canvas.getContext("2d")!;
-        g.drawImage(img, 0, 0);
-        const scale = img.naturalWidth / viewportWidth;
-        return points.map((p) => Array.from(g.getImageData(Math.round(p.x * scale), Math.round(p.y * scale), 1, 1).data.slice(0, 3)));
-      },
-      { data: jpeg.toString("base64"), viewportWidth, points },
-    );
-  } finally {
-    await page.close();
   }
 }
 
@@ -221,13 +197,13 @@ describe("secrets by placeholder", () => {
     // mask is gone from the page right after.
     const jpeg = await screenshot(taskId);
     const width = await page.evaluate(() => innerWidth);
-    const memorable = await pixels(jpeg, width, await across(page, "#memorable"));
+    const memorable = await pixels(h, jpeg, width, await across(page, "#memorable"));
     assert.ok(memorable.every((p) => near(p, MASK)), `the memorable word's field is not masked: ${JSON.stringify(memorable)}`);
-    const email = await pixels(jpeg, width, await across(page, "#username"));
+    const email = await pixels(h, jpeg, width, await across(page, "#username"));
     assert.ok(email.every((p) => near(p, MASK)), `the e-mail field is not masked: ${JSON.stringify(email)}`);
     assert.equal(await page.locator("#__mimo_capture_mask").count(), 0);
     // An empty field is not masked (the mask is not just everywhere).
-    const empty = await pixels(jpeg, width, await across(page, "#password"));
+    const empty = await pixels(h, jpeg, width, await across(page, "#password"));
     assert.ok(empty.some((p) => !near(p, MASK)), `an empty field is masked: ${JSON.stringify(empty)}`);
 
     // HTML, page text and the element list show the placeholder.
@@ -242,7 +218,7 @@ describe("secrets by placeholder", () => {
     const { result: seen } = await ok<ObserveResult>(h, taskId, { name: "browser_observe", params: {} });
     assert.match(seen.domIndex.result!.text, /memorable[^\n]*value=.?••••/);
     const observed = Buffer.from(await (await downloadArtifact(h, seen.screenshot.result!.artifactId)).arrayBuffer());
-    const covered = await pixels(observed, width, await across(page, "#memorable"));
+    const covered = await pixels(h, observed, width, await across(page, "#memorable"));
     assert.ok(covered.every((p) => near(p, MASK)), `the observation's screenshot shows the field: ${JSON.stringify(covered)}`);
     assert.ok(seen.readability.result?.artifactId, JSON.stringify(seen.readability));
     for (const o of await r2Objects(`tasks/${taskId}/`)) assertAbsent(`R2 object ${o.key}`, o.bytes, [WORD]);
@@ -274,10 +250,10 @@ describe("secrets by placeholder", () => {
     const jpeg = await screenshot(taskId);
     const width = await page.evaluate(() => innerWidth);
     for (const id of ["#echo", "#token", "#copy"]) {
-      const got = await pixels(jpeg, width, await across(page, id));
+      const got = await pixels(h, jpeg, width, await across(page, id));
       assert.ok(got.every((p) => near(p, MASK)), `${id} is not masked: ${JSON.stringify(got)}`);
     }
-    const heading = await pixels(jpeg, width, await across(page, "h1"));
+    const heading = await pixels(h, jpeg, width, await across(page, "h1"));
     assert.ok(heading.some((p) => !near(p, MASK)), `the heading is masked: ${JSON.stringify(heading)}`);
     assert.equal(await page.locator("#__mimo_capture_mask").count(), 0);
     await ok(h, taskId, { name: "browser_get_html", params: {} });
@@ -313,7 +289,7 @@ describe("secrets by placeholder", () => {
       const results = shown.find((p) => p?.url.includes("?q=") === true && p.screenshotArtifactId !== undefined);
       assert.ok(results !== undefined, audit);
       const shot = await readFile(path.join(work, "files", `screenshots/${results.screenshotArtifactId}.jpg`));
-      const echo = await pixels(shot, width, await across(page, "#echo"));
+      const echo = await pixels(h, shot, width, await across(page, "#echo"));
       assert.ok(echo.every((p) => near(p, MASK)), `#echo is not masked in the agent's screenshot: ${JSON.stringify(echo)}`);
     } finally {
       await rm(work, { recursive: true, force: true });
@@ -360,10 +336,10 @@ describe("personal data in evidence", () => {
     // The screenshot covers the fields holding personal data, not the others.
     const width = await page.evaluate(() => innerWidth);
     for (const id of ["#email", "#phone"]) {
-      const got = await pixels(jpeg, width, await across(page, id));
+      const got = await pixels(h, jpeg, width, await across(page, id));
       assert.ok(got.every((p) => near(p, MASK)), `${id} is not masked: ${JSON.stringify(got)}`);
     }
-    const nick = await pixels(jpeg, width, await across(page, "#nick"));
+    const nick = await pixels(h, jpeg, width, await across(page, "#nick"));
     assert.ok(nick.some((p) => !near(p, MASK)), "the nickname field is masked");
     web.close();
   });
